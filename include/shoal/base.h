@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/* shoal: what every public header shares: export macro, version, the error record.
+ * Owns no state. */
+#ifndef SHOAL_BASE_H
+#define SHOAL_BASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define SHOAL_API __declspec(dllexport)
+#else
+#define SHOAL_API __attribute__((visibility("default")))
+#endif
+
+#define SHOAL_VERSION_STRING "0.1.0"
+
+/** Status codes. Every fallible public function returns one of these; 0 is success. */
+typedef enum shoal_status {
+    SHOAL_OK = 0,
+    /** Bad input: a malformed file, an unknown name, a value out of range. The program's
+     *  exit code for this is 2. */
+    SHOAL_ERR_INPUT = 2,
+    /** An allocation failed (the message names what was being allocated and its size). */
+    SHOAL_ERR_NOMEM = 3,
+    /** A file could not be opened, read or written (the message names the file). */
+    SHOAL_ERR_IO = 4,
+    /** The simulation produced a NaN or an infinity (the message names boid and step). */
+    SHOAL_ERR_NONFINITE = 5,
+    /** The request needs something this machine or build lacks (an ISA, CUDA). */
+    SHOAL_ERR_UNSUPPORTED = 6,
+} shoal_status;
+
+/** A one-line, human-readable description of the last failure. Filled by the function
+ *  that failed; untouched on success. Plain data: copy it freely. */
+typedef struct shoal_error {
+    shoal_status status;
+    char message[512];
+} shoal_error;
+
+/** Fill `err` (may be NULL) with status and a printf-style message; returns status. */
+SHOAL_API shoal_status shoal_error_set(shoal_error *err, shoal_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/* shoal: file formats. State files are NumPy .npy (float32, C order, shape (N, 6), columns
+ * px py pz vx vy vz); every writer goes through a temporary file in the target's directory
+ * and a rename, so a reader never sees a half-written file. */
+#ifndef SHOAL_IO_H
+#define SHOAL_IO_H
+
+#include "shoal/base.h"
+#include "shoal/sim.h"
+
+/** Number of float columns of a state row: px py pz vx vy vz. */
+#define SHOAL_STATE_COLUMNS 6
+
+/** Read a state file. Accepts dtype '<f4' or '<f8' (converted to float32), C order,
+ *  shape (N, 6) with N >= 1. On success `*rows_out` is a malloc'ed array of N*6 floats
+ *  (row-major; the caller frees it) and `*count_out` is N. Any other dtype, order, shape,
+ *  a truncated or oversized file: SHOAL_ERR_INPUT with a message naming the file and the
+ *  problem; SHOAL_ERR_IO when the file cannot be opened or read; SHOAL_ERR_NOMEM when
+ *  the rows cannot be allocated. On failure `*rows_out` is NULL and `*count_out` 0.
+ *  float64 values are rounded to float32 (out of range becomes an infinity). Values are
+ *  not checked for finiteness here (see shoal_state_check_finite).
+ *  Thread-safe (no shared state). */
+SHOAL_API shoal_status shoal_io_npy_read(const char *path, float **rows_out, size_t *count_out,
+                                         shoal_error *err);
+
+/** Parse an in-memory .npy image, as shoal_io_npy_read does with a file's bytes. `name`
+ *  is used in messages. Used by the file reader and by the fuzz targets. */
+SHOAL_API shoal_status shoal_io_npy_parse(const void *data, size_t size, const char *name,
+                                          float **rows_out, size_t *count_out, shoal_error *err);
+
+/** Write `count` rows of 6 float32 as a version 1.0 .npy file ('<f4', C order, shape
+ *  (count, 6)), bit for bit (NaN payloads too). Written to a temporary file beside `path`
+ *  and renamed into place: on any failure no file at `path` is created or changed.
+ *  count == 0 is SHOAL_ERR_INPUT (the reader refuses N == 0); I/O failures SHOAL_ERR_IO. */
+SHOAL_API shoal_status shoal_io_npy_write(const char *path, const float *rows, size_t count,
+                                          shoal_error *err);
+
+/** Check that every value of `count` rows is finite. On the first NaN or infinity returns
+ *  SHOAL_ERR_INPUT naming `what` (a file name), the row and the column, both counted from
+ *  0 as NumPy indexes them: "state.npy: row 2 column 3 (vx) is nan". */
+SHOAL_API shoal_status shoal_state_check_finite(const float *rows, size_t count, const char *what,
+                                                shoal_error *err);
+
+/** Atomic output. shoal_io_atomic_open creates a temporary file in the directory of
+ *  `path` and returns it open for writing ("wb"); shoal_io_atomic_commit flushes, fsyncs,
+ *  closes and renames it onto `path`; shoal_io_atomic_abort closes and removes it. The temporary
+ *  name (".NAME.tmp.XXXXXX" beside `path`, from mkstemp) is written to `tmp_path`; the
+ *  final file gets mode 0666 less the umask, as fopen would give it. Every failure is
+ *  SHOAL_ERR_IO naming `path` and the system's reason, and leaves no temporary behind.
+ *  abort is safe after a failed open, after commit (either outcome) and twice. */
+typedef struct shoal_atomic_file {
+    void *file; /* FILE * */
+    char tmp_path[4096];
+    char path[4096];
+} shoal_atomic_file;
+
+SHOAL_API shoal_status shoal_io_atomic_open(shoal_atomic_file *af, const char *path,
+                                            shoal_error *err);
+SHOAL_API shoal_status shoal_io_atomic_commit(shoal_atomic_file *af, shoal_error *err);
+SHOAL_API void shoal_io_atomic_abort(shoal_atomic_file *af);
+
+/** A scene file (INI, parsed with inih):
+ *
+ *     [scene]            model = steer|average|heading|classic|fov, count = N, seed = S,
+ *                        dt = seconds, t0 = seconds
+ *     [params]           any parameter of the model by name (shoal_param_list), vectors as
+ *                        x,y,z
+ *     [sphere]           an obstacle sphere: center = x,y,z, radius = r (repeatable)
+ *     [camera]           eye = x,y,z, target = x,y,z, fov_deg = F, fish_length = L
+ *
+ *  Unknown sections, keys, models and parameters, and out-of-range values are
+ *  SHOAL_ERR_INPUT naming the file, the section and the key. */
+typedef struct shoal_scene {
+    shoal_sim_desc desc; /**< model, params, boid_count, seed, dt_s, t0_s */
+    int has_model, has_count, has_seed, has_dt, has_t0;
+    int has_eye, has_target, has_fov, has_fish_length;
+    float eye[3], target[3], fov_deg, fish_length;
+} shoal_scene;
+
+/** Load a scene file. `scene` starts from the defaults of the model it names (steer if
+ *  none). */
+SHOAL_API shoal_status shoal_scene_load(const char *path, shoal_scene *scene, shoal_error *err);
+/** Parse scene text (NUL-terminated); `name` is used in messages. For fuzzing and tests. */
+SHOAL_API shoal_status shoal_scene_parse(const char *text, const char *name, shoal_scene *scene,
+                                         shoal_error *err);
+
+#endif

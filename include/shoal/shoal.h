@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+/* shoal: the umbrella header. Includes every public module header.
+ * shoal runs GPU-class flocking workloads on CPU cores: an OpenMP-parallel boids
+ * simulation on a counting-sort grid (sim.h), file formats (io.h) and, when built,
+ * the software renderer (render.h). */
+#ifndef SHOAL_SHOAL_H
+#define SHOAL_SHOAL_H
+
+#include "shoal/base.h"
+#include "shoal/io.h"
+#include "shoal/sim.h"
+
+#endif

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: MIT */
+/* shoal: the simulation. A shoal_sim owns N boids (float32 structure of arrays), a
+ * uniform grid rebuilt every step by a stable parallel counting sort, and the rule
+ * model of ../shared/MODELS.md it steps with. It knows nothing of rendering or files.
+ *
+ * Determinism: the state after K steps depends only on the input state (by row), the
+ * model parameters, dt, t0 and the seed; never on the thread count, the SIMD ISA, or
+ * how the K steps are split over calls. */
+#ifndef SHOAL_SIM_H
+#define SHOAL_SIM_H
+
+#include "shoal/base.h"
+
+/** The rule models of MODELS.md. */
+typedef enum shoal_model {
+    SHOAL_MODEL_STEER = 0, /**< seed 003, UnityGraphicsProgramming Boids.compute (default) */
+    SHOAL_MODEL_AVERAGE,   /**< seed 000 */
+    SHOAL_MODEL_HEADING,   /**< seed 001, grid + counting-sort article */
+    SHOAL_MODEL_CLASSIC,   /**< seed 002, Unity CPU version with virtual wall boids */
+    SHOAL_MODEL_FOV,       /**< seed 004, view cones and a sphere boundary */
+    SHOAL_MODEL_COUNT
+} shoal_model;
+
+/** Neighbour search method: the grid, or all pairs in row order (the O(N^2) reference). */
+typedef enum shoal_neighbors {
+    SHOAL_NEIGHBORS_GRID = 0,
+    SHOAL_NEIGHBORS_BRUTE = 1,
+} shoal_neighbors;
+
+/** Force kernel instruction set. AUTO picks the best the CPU has (or SHOAL_SIMD from the
+ *  environment). All give the same bits. */
+typedef enum shoal_isa {
+    SHOAL_ISA_AUTO = 0,
+    SHOAL_ISA_SCALAR,
+    SHOAL_ISA_AVX2,
+    SHOAL_ISA_AVX512,
+} shoal_isa;
+
+/** Maximum number of heading targets and obstacle spheres. */
+#define SHOAL_MAX_TARGETS 256
+#define SHOAL_MAX_SPHERES 64
+
+/** An analytic obstacle: a sphere boids steer away from (see avoid_* parameters). */
+typedef struct shoal_sphere {
+    float center[3];
+    float radius;
+} shoal_sphere;
+
+/** Every model parameter, flat. Each model reads its own subset (listed, with ranges and
+ *  defaults, by shoal_param_info); the rest are ignored. Lengths in world units, times in
+ *  seconds, speeds in units per second (fov: units per step, as in its seed), angles in
+ *  radians. Fill with shoal_params_default, then change by name or field. */
+typedef struct shoal_params {
+    /* steer, average */
+    float sep_radius, ali_radius, coh_radius;
+    float sep_weight, ali_weight, coh_weight;
+    float max_speed, max_steer;
+    float wall_weight;
+    float wall_center[3], wall_size[3];
+    /* heading (also uses sep/ali/coh_weight) */
+    float neighbor_radius, target_weight, rotate_speed, move_speed, target_period;
+    float bounds_center[3], bounds_size[3];
+    float target_count; /* integer valued, 1..SHOAL_MAX_TARGETS */
+    /* classic (also uses max_speed) */
+    float fov, min_speed, w1, w2, w3, sep_strength;
+    float box_min[3], box_max[3];
+    /* fov (also uses min_speed, max_speed) */
+    float coh_dist2, sep_dist2, ali_dist2;
+    float coh_angle, sep_angle, ali_angle;
+    float coh_force, sep_force, ali_force, max_force;
+    float boundary_force, boundary_range2, boundary_center[3];
+    /* obstacles (every model; the field of a mesh is its own issue) */
+    float avoid_force;
+    float sphere_count; /* integer valued */
+    shoal_sphere spheres[SHOAL_MAX_SPHERES];
+    /* initial state */
+    float init_pos_radius, init_vel_radius;
+} shoal_params;
+
+/** One named parameter of a model: where it lives in shoal_params, its valid range
+ *  (inclusive) and its default for that model. Static storage; do not free. */
+typedef struct shoal_param_info {
+    const char *name;
+    const char *help;
+    size_t offset; /* byte offset of the float in shoal_params */
+    float min, max;
+    float default_value;
+    int is_integer;
+} shoal_param_info;
+
+/** The model's name ("steer", ...), or NULL for an invalid value. */
+SHOAL_API const char *shoal_model_name(shoal_model model);
+/** Parse a model name. SHOAL_ERR_INPUT listing the valid names when unknown. */
+SHOAL_API shoal_status shoal_model_parse(const char *name, shoal_model *model, shoal_error *err);
+/** Default boid count of the model (MODELS.md). */
+SHOAL_API size_t shoal_model_default_count(shoal_model model);
+
+/** Fill `params` with the model's defaults (all fields, including those it ignores). */
+SHOAL_API void shoal_params_default(shoal_model model, shoal_params *params);
+/** The model's parameters; `*count_out` receives how many. */
+SHOAL_API const shoal_param_info *shoal_param_list(shoal_model model, size_t *count_out);
+/** Set a parameter by name. Vector parameters take "x,y,z" or per-component names
+ *  ("wall_center_x"). Unknown names and values outside the range: SHOAL_ERR_INPUT. */
+SHOAL_API shoal_status shoal_params_set(shoal_model model, shoal_params *params, const char *name,
+                                        const char *value, shoal_error *err);
+/** Check every parameter of the model against its range and the cross-field rules
+ *  (box_min < box_max, ...). */
+SHOAL_API shoal_status shoal_params_validate(shoal_model model, const shoal_params *params,
+                                             shoal_error *err);
+/** The largest interaction radius of the model: the grid's cell size. */
+SHOAL_API float shoal_params_interaction_radius(shoal_model model, const shoal_params *params);
+
+/** Everything needed to create a simulation. Start from shoal_sim_desc_default(). */
+typedef struct shoal_sim_desc {
+    shoal_model model;
+    shoal_params params;
+    size_t boid_count;      /**< N >= 1 */
+    double dt_s;            /**< step length, > 0 (default 1/60) */
+    double t0_s;            /**< simulated time at the first step (default 0) */
+    uint64_t seed;          /**< drives heading's targets (and shoal_sim_init_state) */
+    int thread_count;       /**< 0: OpenMP's default; results do not depend on it */
+    shoal_neighbors neighbors;
+    shoal_isa isa;
+} shoal_sim_desc;
+
+/** Defaults: steer, its parameters, 16384 boids, dt 1/60, t0 0, seed 1, grid, auto ISA. */
+SHOAL_API shoal_sim_desc shoal_sim_desc_default(void);
+
+typedef struct shoal_sim shoal_sim;
+
+/** Create a simulation (boids zeroed; load them with shoal_sim_set_state or
+ *  shoal_sim_init_state). Validates the desc. Allocates everything it will ever use. */
+SHOAL_API shoal_status shoal_sim_create(const shoal_sim_desc *desc, shoal_sim **sim_out,
+                                        shoal_error *err);
+SHOAL_API void shoal_sim_destroy(shoal_sim *sim);
+
+/** Load N rows of (px py pz vx vy vz). Row i stays boid i in shoal_sim_get_state. */
+SHOAL_API shoal_status shoal_sim_set_state(shoal_sim *sim, const float *rows, shoal_error *err);
+/** Draw the model's initial state from `seed` (same bits on every machine). */
+SHOAL_API void shoal_sim_init_state(shoal_sim *sim, uint64_t seed);
+/** Copy the state out as N rows in input row order. */
+SHOAL_API void shoal_sim_get_state(const shoal_sim *sim, float *rows);
+
+/** Advance `step_count` synchronous steps of dt. On a NaN or infinity the step stops,
+ *  the state is the one before the failing step, and SHOAL_ERR_NONFINITE names the boid
+ *  (input row) and step. Not thread-safe on one sim; runs its own OpenMP team. */
+SHOAL_API shoal_status shoal_sim_step(shoal_sim *sim, int step_count, shoal_error *err);
+
+/** Simulated time of the next step (t0 + steps done * dt). */
+SHOAL_API double shoal_sim_time(const shoal_sim *sim);
+SHOAL_API size_t shoal_sim_count(const shoal_sim *sim);
+SHOAL_API const shoal_sim_desc *shoal_sim_get_desc(const shoal_sim *sim);
+/** Change parameters of the running model (validated); takes effect at the next step. */
+SHOAL_API shoal_status shoal_sim_set_params(shoal_sim *sim, const shoal_params *params,
+                                            shoal_error *err);
+/** The ISA the force kernel uses ("scalar", "avx2", "avx512"). */
+SHOAL_API const char *shoal_sim_isa_name(const shoal_sim *sim);
+
+/** Read-only view of the boids in the engine's current (cell-sorted) order, for the
+ *  renderer: six arrays of `count` floats plus `row_of`, the input row of each entry.
+ *  Valid until the next step or destroy. */
+typedef struct shoal_boid_view {
+    size_t count;
+    const float *px, *py, *pz, *vx, *vy, *vz;
+    const uint32_t *row_of;
+} shoal_boid_view;
+SHOAL_API shoal_boid_view shoal_sim_view(const shoal_sim *sim);
+
+/** Heading targets in force at simulated time t (seed and t alone decide them). Writes
+ *  up to `max` points (xyz) and returns how many. 0 for other models. */
+SHOAL_API size_t shoal_sim_targets(const shoal_sim *sim, double t_s, float *xyz, size_t max);
+
+/** ISA support: shoal_isa_supported(SHOAL_ISA_AVX512) is true when this CPU and build can
+ *  run it. shoal_isa_parse("auto"|"scalar"|"avx2"|"avx512"). */
+SHOAL_API int shoal_isa_supported(shoal_isa isa);
+SHOAL_API shoal_status shoal_isa_parse(const char *name, shoal_isa *isa, shoal_error *err);
+SHOAL_API const char *shoal_isa_name(shoal_isa isa);
+/** The ISA AUTO resolves to: SHOAL_SIMD from the environment if set (an error if this
+ *  CPU lacks it), else the best supported. */
+SHOAL_API shoal_status shoal_isa_resolve(shoal_isa requested, shoal_isa *resolved, shoal_error *err);
+
+/** Per-stage timing of the last steps (cheap, always on). Stage names are the function
+ *  names perf shows. */
+typedef struct shoal_stage_stats {
+    const char *name;
+    uint64_t calls;
+    double total_ms;
+    /** busy time of the least and most loaded thread (load imbalance), ms in total */
+    double thread_min_ms, thread_max_ms;
+} shoal_stage_stats;
+
+/** Stage timers since creation: fills up to `max` entries, returns how many stages. */
+SHOAL_API size_t shoal_sim_stats(const shoal_sim *sim, shoal_stage_stats *out, size_t max);
+
+#endif

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/* The subcommands of the shoal program. Each takes argv with argv[0] = its name and
+ * returns the process exit code (0 ok, 2 bad input, 1 other failure). */
+#ifndef SHOAL_APP_APP_H
+#define SHOAL_APP_APP_H
+
+#include "shoal/shoal.h"
+
+int cmd_init(int argc, char **argv);
+int cmd_step(int argc, char **argv);
+int cmd_render(int argc, char **argv);
+
+/* Exit code for a library status: 2 for what the user can fix (bad input, a file that
+ * cannot be read or written, memory, an unsupported ISA), 1 for a simulation fault. */
+int app_exit_code(shoal_status st);
+
+#endif

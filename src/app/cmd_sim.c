@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/* `shoal init` and `shoal step`: state files in, state files out (the contract of
+ * docs/CLI.md). Model, parameters and counts come from --model, --scene and --set, in that
+ * order of precedence from weakest to strongest. */
+#include "app/app.h"
+#include "app/options.h"
+#include "core/parallel.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int app_exit_code(shoal_status st)
+{
+    switch (st) {
+    case SHOAL_OK:
+        return 0;
+    case SHOAL_ERR_INPUT:
+    case SHOAL_ERR_NOMEM:
+    case SHOAL_ERR_UNSUPPORTED:
+    case SHOAL_ERR_IO:
+        return 2;
+    default:
+        return 1;
+    }
+}
+
+static int fail_status(const opt_values *o, const shoal_error *e)
+{
+    options_fail(o, "%s", e->message);
+    return app_exit_code(e->status);
+}
+
+/* --model, --scene, --set: the sim desc (model, params, count, seed, dt) they describe. */
+static int build_desc(const opt_values *o, shoal_sim_desc *d, shoal_scene *scene_out)
+{
+    shoal_error e;
+    *d = shoal_sim_desc_default();
+    shoal_scene scene;
+    memset(&scene, 0, sizeof scene);
+    const char *scene_path = options_get(o, "scene");
+    if (scene_path) {
+        if (shoal_scene_load(scene_path, &scene, &e))
+            return fail_status(o, &e);
+        *d = scene.desc;
+    }
+    if (options_given(o, "model")) {
+        shoal_model m;
+        if (shoal_model_parse(options_get(o, "model"), &m, &e))
+            return fail_status(o, &e);
+        if (scene_path && scene.has_model && m != scene.desc.model)
+            return options_fail(o, "--model %s contradicts the scene file %s (model %s)",
+                                shoal_model_name(m), scene_path,
+                                shoal_model_name(scene.desc.model));
+        if (!scene_path) {
+            d->model = m;
+            shoal_params_default(m, &d->params);
+            d->boid_count = shoal_model_default_count(m);
+        }
+    }
+    for (int i = 0; i < o->repeat_count; i++) {
+        if (strcmp(o->specs[o->repeat_of[i]].name, "set") != 0)
+            continue;
+        const char *kv = o->repeat[i];
+        const char *eq = strchr(kv, '=');
+        if (!eq || eq == kv)
+            return options_fail(o, "--set '%s': expected name=value", kv);
+        char name[128];
+        size_t len = (size_t)(eq - kv);
+        if (len >= sizeof name)
+            return options_fail(o, "--set '%s': name too long", kv);
+        memcpy(name, kv, len);
+        name[len] = 0;
+        if (shoal_params_set(d->model, &d->params, name, eq + 1, &e))
+            return fail_status(o, &e);
+    }
+    if (shoal_params_validate(d->model, &d->params, &e))
+        return fail_status(o, &e);
+    if (scene_out)
+        *scene_out = scene;
+    return 0;
+}
+
+static void print_stats(const shoal_sim *sim, FILE *f)
+{
+    shoal_stage_stats st[8];
+    size_t n = shoal_sim_stats(sim, st, 8);
+    fprintf(f, "%-14s %8s %12s %10s %14s %14s\n", "stage", "calls", "total ms", "mean ms",
+            "thread min ms", "thread max ms");
+    double total = 0;
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "%-14s %8llu %12.3f %10.4f %14.3f %14.3f\n", st[i].name,
+                (unsigned long long)st[i].calls, st[i].total_ms,
+                st[i].calls ? st[i].total_ms / (double)st[i].calls : 0.0, st[i].thread_min_ms,
+                st[i].thread_max_ms);
+        total += st[i].total_ms;
+    }
+    fprintf(f, "%-14s %8s %12.3f %10.4f   (%s, %d threads)\n", "step", "", total,
+            n && st[0].calls ? total / (double)st[0].calls : 0.0, shoal_sim_isa_name(sim),
+            parallel_thread_count());
+}
+
+static const opt_spec init_opts[] = {
+    {"model", OPT_VALUE, "M", "steer", "model: steer, average, heading, classic, fov"},
+    {"count", OPT_VALUE, "N", "model's default", "number of boids"},
+    {"seed", OPT_VALUE, "S", "1", "random seed (same seed, same state on every machine)"},
+    {"out", OPT_VALUE, "FILE.npy", NULL, "output state file (required)"},
+    {"scene", OPT_VALUE, "FILE.ini", NULL, "scene file: model, parameters, count, seed"},
+    {"set", OPT_REPEAT, "NAME=VALUE", NULL, "set a model parameter (init radii, walls)"},
+};
+
+int cmd_init(int argc, char **argv)
+{
+    opt_values o;
+    int rc = options_parse(&o, "init", "--out FILE.npy [options]", init_opts,
+                           (int)(sizeof init_opts / sizeof init_opts[0]), 0, argc, argv);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    shoal_sim_desc d;
+    shoal_scene scene;
+    if ((rc = build_desc(&o, &d, &scene)))
+        return rc;
+    const char *out = options_get(&o, "out");
+    if (!out)
+        return options_fail(&o, "--out FILE.npy is required");
+    long long count = (long long)d.boid_count, seed = (long long)d.seed;
+    if (options_given(&o, "count") && (rc = options_int(&o, "count", 1, 4000000000LL, &count)))
+        return rc;
+    if (options_given(&o, "seed") &&
+        (rc = options_int(&o, "seed", 0, 9223372036854775807LL, &seed)))
+        return rc;
+    d.boid_count = (size_t)count;
+    d.seed = (uint64_t)seed;
+    shoal_error e;
+    shoal_sim *sim;
+    if (shoal_sim_create(&d, &sim, &e))
+        return fail_status(&o, &e);
+    shoal_sim_init_state(sim, d.seed);
+    float *rows = malloc(d.boid_count * 6 * sizeof(float));
+    if (!rows) {
+        shoal_sim_destroy(sim);
+        return options_fail(&o, "out of memory for %zu boids", d.boid_count);
+    }
+    shoal_sim_get_state(sim, rows);
+    shoal_sim_destroy(sim);
+    shoal_status st = shoal_io_npy_write(out, rows, d.boid_count, &e);
+    free(rows);
+    if (st)
+        return fail_status(&o, &e);
+    return 0;
+}
+
+static const opt_spec step_opts[] = {
+    {"model", OPT_VALUE, "M", "steer", "model: steer, average, heading, classic, fov"},
+    {"in", OPT_VALUE, "A.npy", NULL, "input state file (required)"},
+    {"out", OPT_VALUE, "B.npy", NULL, "output state file (required)"},
+    {"steps", OPT_VALUE, "K", "1", "number of synchronous steps"},
+    {"dt", OPT_VALUE, "DT", "1/60", "time step in seconds"},
+    {"t0", OPT_VALUE, "SECONDS", "0", "simulated time at the first step (heading targets)"},
+    {"seed", OPT_VALUE, "S", "1", "seed of time-dependent model state (heading targets)"},
+    {"threads", OPT_VALUE, "T", "all cores", "worker threads (results do not depend on it)"},
+    {"neighbors", OPT_VALUE, "grid|brute", "grid", "neighbour search (brute: O(N^2) reference)"},
+    {"simd", OPT_VALUE, "ISA", "auto", "force kernel: auto, scalar, avx2, avx512 (or $SHOAL_SIMD)"},
+    {"set", OPT_REPEAT, "NAME=VALUE", NULL, "set a model parameter"},
+    {"scene", OPT_VALUE, "FILE.ini", NULL, "scene file: model and parameters"},
+    {"stats", OPT_FLAG, NULL, NULL, "print per-stage timings to stderr"},
+};
+
+int cmd_step(int argc, char **argv)
+{
+    opt_values o;
+    int rc = options_parse(&o, "step", "--in A.npy --out B.npy [options]", step_opts,
+                           (int)(sizeof step_opts / sizeof step_opts[0]), 0, argc, argv);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    shoal_sim_desc d;
+    shoal_scene scene;
+    if ((rc = build_desc(&o, &d, &scene)))
+        return rc;
+    const char *in = options_get(&o, "in"), *out = options_get(&o, "out");
+    if (!in)
+        return options_fail(&o, "--in A.npy is required");
+    if (!out)
+        return options_fail(&o, "--out B.npy is required");
+    long long steps, threads = 0, seed = (long long)d.seed;
+    if ((rc = options_int(&o, "steps", 0, 1000000000LL, &steps)))
+        return rc;
+    if (options_given(&o, "threads") && (rc = options_int(&o, "threads", 1, 256, &threads)))
+        return rc;
+    if (options_given(&o, "seed") &&
+        (rc = options_int(&o, "seed", 0, 9223372036854775807LL, &seed)))
+        return rc;
+    d.seed = (uint64_t)seed;
+    if (options_given(&o, "dt")) {
+        if ((rc = options_double(&o, "dt", 1e-12, 1e6, &d.dt_s)))
+            return rc;
+        if (!(d.dt_s > 0))
+            return options_fail(&o, "--dt must be > 0");
+    }
+    if (options_given(&o, "t0") && (rc = options_double(&o, "t0", -1e15, 1e15, &d.t0_s)))
+        return rc;
+    const char *nb = options_get(&o, "neighbors");
+    if (strcmp(nb, "grid") == 0)
+        d.neighbors = SHOAL_NEIGHBORS_GRID;
+    else if (strcmp(nb, "brute") == 0)
+        d.neighbors = SHOAL_NEIGHBORS_BRUTE;
+    else
+        return options_fail(&o, "--neighbors: '%s' (expected grid or brute)", nb);
+    shoal_error e;
+    if (shoal_isa_parse(options_get(&o, "simd"), &d.isa, &e))
+        return fail_status(&o, &e);
+    d.thread_count = (int)threads;
+
+    float *rows;
+    size_t count;
+    if (shoal_io_npy_read(in, &rows, &count, &e))
+        return fail_status(&o, &e);
+    if (shoal_state_check_finite(rows, count, in, &e)) {
+        free(rows);
+        return fail_status(&o, &e);
+    }
+    d.boid_count = count;
+    shoal_sim *sim;
+    if (shoal_sim_create(&d, &sim, &e)) {
+        free(rows);
+        return fail_status(&o, &e);
+    }
+    shoal_sim_set_state(sim, rows, &e);
+    shoal_status st = shoal_sim_step(sim, (int)steps, &e);
+    if (options_given(&o, "stats"))
+        print_stats(sim, stderr);
+    if (st) {
+        shoal_sim_destroy(sim);
+        free(rows);
+        return fail_status(&o, &e);
+    }
+    shoal_sim_get_state(sim, rows);
+    shoal_sim_destroy(sim);
+    st = shoal_io_npy_write(out, rows, count, &e);
+    free(rows);
+    if (st)
+        return fail_status(&o, &e);
+    return 0;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/* The shoal program: dispatches to the subcommands. With no arguments it runs the
+ * default scene (in a window when there is a display; see cmd_run). */
+#include "app/app.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *help;
+} command;
+
+static const command commands[] = {
+    {"init", cmd_init, "write a model's initial state (.npy)"},
+    {"step", cmd_step, "advance a state file by K steps"},
+#ifdef SHOAL_HAVE_RENDER
+    {"render", cmd_render, "render a state file to PNG with the software rasterizer"},
+#endif
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "shoal %s: boids on CPU cores\n\nusage: shoal COMMAND [options]\n\ncommands:\n",
+            SHOAL_VERSION_STRING);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "\n'shoal COMMAND --help' lists a command's options with their defaults.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("shoal %s\n", SHOAL_VERSION_STRING);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "shoal: unknown command '%s' (see shoal --help)\n", argv[1]);
+    return 2;
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/* The subcommands' command-line parser: a table of options per subcommand, "--name value"
+ * and "--name=value", repeatable options, --help generated from the table (with defaults).
+ * Errors print one line "shoal CMD: problem" and make the command exit with 2. */
+#ifndef SHOAL_APP_OPTIONS_H
+#define SHOAL_APP_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum opt_kind {
+    OPT_VALUE,  /* takes a value */
+    OPT_FLAG,   /* no value */
+    OPT_REPEAT, /* takes a value, may repeat (collected in order) */
+} opt_kind;
+
+typedef struct opt_spec {
+    const char *name; /* without the leading -- */
+    opt_kind kind;
+    const char *metavar;
+    const char *def; /* default shown in --help (NULL: none / required) */
+    const char *help;
+} opt_spec;
+
+#define OPT_MAX 48
+#define OPT_REPEAT_MAX 256
+
+typedef struct opt_values {
+    const char *cmd;
+    const opt_spec *specs;
+    int spec_count;
+    const char *value[OPT_MAX];
+    int given[OPT_MAX];
+    const char *repeat[OPT_REPEAT_MAX];
+    int repeat_of[OPT_REPEAT_MAX];
+    int repeat_count;
+    const char *positional[8];
+    int positional_count;
+} opt_values;
+
+/* Parse argv[1..argc) (argv[0] is the subcommand). Returns 0 to go on, 1 after printing
+ * --help (exit 0), 2 after printing an error. `max_positional` extra arguments allowed. */
+int options_parse(opt_values *o, const char *cmd, const char *usage, const opt_spec *specs,
+                  int spec_count, int max_positional, int argc, char **argv);
+void options_print_help(const opt_values *o, const char *usage);
+
+/* Value of an option, or its default (NULL if neither). */
+const char *options_get(const opt_values *o, const char *name);
+int options_given(const opt_values *o, const char *name);
+
+/* Typed getters: on a bad value print "shoal CMD: --name: problem" and return 2. */
+int options_int(const opt_values *o, const char *name, long long lo, long long hi,
+                long long *out);
+int options_double(const opt_values *o, const char *name, double lo, double hi, double *out);
+int options_vec3(const opt_values *o, const char *name, float out[3]);
+
+/* Print "shoal CMD: message" and return 2. */
+int options_fail(const opt_values *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

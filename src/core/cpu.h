@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT */
+/* CPU feature detection, done once, and the choice of kernels it drives. Owns no
+ * simulation or rendering state. */
+#ifndef SHOAL_CORE_CPU_H
+#define SHOAL_CORE_CPU_H
+
+/** True when the CPU and OS support AVX2 (+FMA is not required: we never use it). */
+int cpu_has_avx2(void);
+/** True when the CPU and OS support AVX-512 F, BW, DQ and VL. */
+int cpu_has_avx512(void);
+/** The CPU's model name (from /proc/cpuinfo), or "unknown". Static storage. */
+const char *cpu_model_name(void);
+
+#endif

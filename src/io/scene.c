@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT */
+/* Scene files: INI text parsed by inih into a shoal_scene (model, parameters, N, seed,
+ * obstacles, camera). Two passes: the first finds the model (its defaults are the base
+ * the [params] section edits), the second applies everything in file order. */
+#include "shoal/io.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct parse_ctx {
+    shoal_scene *scene;
+    const char *name;
+    shoal_error *err;
+    shoal_status status;
+    int pass;
+    int sphere_open; /* index of the [sphere] being filled, -1 if none */
+    int sphere_has_radius, sphere_has_center;
+    char sphere_section[64];
+} parse_ctx;
+
+static int fail(parse_ctx *c, const char *section, const char *key, const char *fmt,
+                const char *detail)
+{
+    char msg[600];
+    snprintf(msg, sizeof msg, fmt, detail);
+    c->status = shoal_error_set(c->err, SHOAL_ERR_INPUT, "scene %s: [%s] %s: %.400s", c->name,
+                                section, key, msg);
+    return 0;
+}
+
+static int parse_number(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    while (*end == ' ' || *end == '\t')
+        end++;
+    if (end == s || *end || errno == ERANGE || !isfinite(v))
+        return 0;
+    *out = v;
+    return 1;
+}
+
+static int parse_vec3(const char *s, float out[3])
+{
+    char buf[256];
+    if (strlen(s) >= sizeof buf)
+        return 0;
+    snprintf(buf, sizeof buf, "%s", s);
+    char *save = NULL;
+    int k = 0;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        double v;
+        if (k == 3 || !parse_number(tok, &v) || fabs(v) > 1e30)
+            return 0;
+        out[k++] = (float)v;
+    }
+    return k == 3;
+}
+
+static int close_sphere(parse_ctx *c)
+{
+    if (c->sphere_open >= 0 && !c->sphere_has_radius)
+        return fail(c, "sphere", "radius", "%s", "missing (every [sphere] needs a radius)");
+    c->sphere_open = -1;
+    return 1;
+}
+
+static int handler(void *user, const char *section, const char *key, const char *value)
+{
+    parse_ctx *c = user;
+    shoal_scene *sc = c->scene;
+    if (c->status)
+        return 0;
+    if (c->pass == 0) {
+        if (strcmp(section, "scene") == 0 && strcmp(key, "model") == 0) {
+            shoal_error e;
+            if (shoal_model_parse(value, &sc->desc.model, &e))
+                return fail(c, section, key, "%s", e.message);
+            sc->has_model = 1;
+        }
+        return 1;
+    }
+    if (strcmp(section, "scene") == 0) {
+        double v;
+        if (strcmp(key, "model") == 0)
+            return 1;
+        if (!parse_number(value, &v))
+            return fail(c, section, key, "'%s' is not a finite number", value);
+        if (strcmp(key, "count") == 0) {
+            if (v < 1 || v > 4294967000.0 || v != floor(v))
+                return fail(c, section, key, "'%s': expected an integer >= 1", value);
+            sc->desc.boid_count = (size_t)v;
+            sc->has_count = 1;
+        } else if (strcmp(key, "seed") == 0) {
+            if (v < 0 || v > 18446744073709549568.0 || v != floor(v))
+                return fail(c, section, key, "'%s': expected an integer >= 0", value);
+            sc->desc.seed = (uint64_t)v;
+            sc->has_seed = 1;
+        } else if (strcmp(key, "dt") == 0) {
+            if (!(v > 0) || v > 1e6)
+                return fail(c, section, key, "'%s': expected a time step > 0", value);
+            sc->desc.dt_s = v;
+            sc->has_dt = 1;
+        } else if (strcmp(key, "t0") == 0) {
+            sc->desc.t0_s = v;
+            sc->has_t0 = 1;
+        } else {
+            return fail(c, section, key, "%s", "unknown key (expected model, count, seed, dt, t0)");
+        }
+        return 1;
+    }
+    if (strcmp(section, "params") == 0) {
+        shoal_error e;
+        if (shoal_params_set(sc->desc.model, &sc->desc.params, key, value, &e))
+            return fail(c, section, key, "%s", e.message);
+        return 1;
+    }
+    if (strncmp(section, "sphere", 6) == 0 && (section[6] == 0 || section[6] == ' ')) {
+        /* Each [sphere] (or [sphere NAME]) section is one obstacle. inih does not report
+         * section starts, so a new sphere begins when the section name changes or a key
+         * the current sphere already has comes again. */
+        shoal_params *p = &sc->desc.params;
+        int is_radius = strcmp(key, "radius") == 0, is_center = strcmp(key, "center") == 0;
+        if (c->sphere_open < 0 || strncmp(c->sphere_section, section, 63) != 0 ||
+            (is_radius && c->sphere_has_radius) || (is_center && c->sphere_has_center)) {
+            if (!close_sphere(c))
+                return 0;
+            if (p->sphere_count >= SHOAL_MAX_SPHERES)
+                return fail(c, section, key, "more than %s spheres", "64");
+            c->sphere_open = (int)p->sphere_count;
+            p->sphere_count += 1;
+            c->sphere_has_radius = c->sphere_has_center = 0;
+            snprintf(c->sphere_section, sizeof c->sphere_section, "%s", section);
+            memset(&p->spheres[c->sphere_open], 0, sizeof p->spheres[0]);
+        }
+        shoal_sphere *sp = &p->spheres[c->sphere_open];
+        if (strcmp(key, "center") == 0) {
+            if (!parse_vec3(value, sp->center))
+                return fail(c, section, key, "'%s' is not x,y,z", value);
+            c->sphere_has_center = 1;
+        } else if (strcmp(key, "radius") == 0) {
+            double v;
+            if (!parse_number(value, &v) || !(v > 0) || v > 1e6)
+                return fail(c, section, key, "'%s': expected a radius > 0", value);
+            sp->radius = (float)v;
+            c->sphere_has_radius = 1;
+        } else {
+            return fail(c, section, key, "%s", "unknown key (expected center, radius)");
+        }
+        return 1;
+    }
+    if (strcmp(section, "camera") == 0) {
+        double v;
+        if (strcmp(key, "eye") == 0) {
+            if (!parse_vec3(value, sc->eye))
+                return fail(c, section, key, "'%s' is not x,y,z", value);
+            sc->has_eye = 1;
+        } else if (strcmp(key, "target") == 0) {
+            if (!parse_vec3(value, sc->target))
+                return fail(c, section, key, "'%s' is not x,y,z", value);
+            sc->has_target = 1;
+        } else if (strcmp(key, "fov_deg") == 0) {
+            if (!parse_number(value, &v) || !(v > 0 && v < 180))
+                return fail(c, section, key, "'%s': expected degrees in (0, 180)", value);
+            sc->fov_deg = (float)v;
+            sc->has_fov = 1;
+        } else if (strcmp(key, "fish_length") == 0) {
+            if (!parse_number(value, &v) || !(v > 0 && v < 1e6))
+                return fail(c, section, key, "'%s': expected a length > 0", value);
+            sc->fish_length = (float)v;
+            sc->has_fish_length = 1;
+        } else {
+            return fail(c, section, key, "%s",
+                        "unknown key (expected eye, target, fov_deg, fish_length)");
+        }
+        return 1;
+    }
+    return fail(c, section, key, "%s",
+                "unknown section (expected [scene], [params], [sphere] or [camera])");
+}
+
+shoal_status shoal_scene_parse(const char *text, const char *name, shoal_scene *scene,
+                               shoal_error *err)
+{
+    memset(scene, 0, sizeof *scene);
+    scene->desc = shoal_sim_desc_default();
+    parse_ctx c = {.scene = scene, .name = name, .err = err, .sphere_open = -1};
+    for (c.pass = 0; c.pass < 2; c.pass++) {
+        if (c.pass == 1) {
+            shoal_params_default(scene->desc.model, &scene->desc.params);
+            scene->desc.boid_count = shoal_model_default_count(scene->desc.model);
+        }
+        int rc = ini_parse_string(text, handler, &c);
+        if (c.status)
+            return c.status;
+        if (rc != 0)
+            return shoal_error_set(err, SHOAL_ERR_INPUT,
+                                   "scene %s: line %d: not an INI line (expected [section] or "
+                                   "key = value)",
+                                   name, rc);
+    }
+    if (!close_sphere(&c))
+        return c.status;
+    shoal_error e;
+    if (shoal_params_validate(scene->desc.model, &scene->desc.params, &e))
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "scene %s: %.400s", name, e.message);
+    return SHOAL_OK;
+}
+
+shoal_status shoal_scene_load(const char *path, shoal_scene *scene, shoal_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "scene %s: cannot open: %s", path,
+                               strerror(errno));
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            cap = cap ? cap * 2 : 8192;
+            if (cap > (16u << 20)) {
+                free(buf);
+                fclose(f);
+                return shoal_error_set(err, SHOAL_ERR_INPUT, "scene %s: larger than 16 MiB",
+                                       path);
+            }
+            char *nb = realloc(buf, cap);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return shoal_error_set(err, SHOAL_ERR_NOMEM, "scene %s: out of memory", path);
+            }
+            buf = nb;
+        }
+        size_t got = fread(buf + len, 1, 4096, f);
+        len += got;
+        if (got < 4096)
+            break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return shoal_error_set(err, SHOAL_ERR_IO, "scene %s: read error", path);
+    }
+    buf[len] = 0;
+    if (memchr(buf, 0, len)) {
+        free(buf);
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "scene %s: contains a NUL byte (not text)",
+                               path);
+    }
+    shoal_status st = shoal_scene_parse(buf, path, scene, err);
+    free(buf);
+    return st;
+}

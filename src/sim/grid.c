@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: MIT */
+/* The uniform grid and its stable counting sort. Owns the cell geometry, the per-block
+ * histograms and the reordering of the boid arrays into cell order; knows nothing of the
+ * rules. Order inside a cell is by input row, so the sorted order (and every sum taken
+ * over it) is a function of the state alone: not of the thread count, not of the order
+ * the previous step left, not of how a run was split over state files. */
+#include "sim/sim_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+const char *const sim_stage_names[STAGE_COUNT] = {"grid_assign", "grid_scan", "grid_scatter",
+                                                  "forces"};
+
+/* The box the model keeps its boids in, which the grid covers (plus a margin). */
+static void model_bounds(shoal_model model, const shoal_params *p, float lo[3], float hi[3])
+{
+    for (int c = 0; c < 3; c++) {
+        switch (model) {
+        case SHOAL_MODEL_STEER:
+        case SHOAL_MODEL_AVERAGE:
+            lo[c] = p->wall_center[c] - 0.5f * p->wall_size[c];
+            hi[c] = p->wall_center[c] + 0.5f * p->wall_size[c];
+            break;
+        case SHOAL_MODEL_HEADING:
+            lo[c] = p->bounds_center[c] - 0.5f * p->bounds_size[c];
+            hi[c] = p->bounds_center[c] + 0.5f * p->bounds_size[c];
+            break;
+        case SHOAL_MODEL_CLASSIC:
+            lo[c] = p->box_min[c];
+            hi[c] = p->box_max[c];
+            break;
+        default: {
+            float r = sqrtf(p->boundary_range2);
+            lo[c] = p->boundary_center[c] - r;
+            hi[c] = p->boundary_center[c] + r;
+        }
+        }
+    }
+}
+
+void grid_setup(grid *g, shoal_model model, const shoal_params *p, shoal_neighbors nb,
+                size_t count)
+{
+    memset(g, 0, sizeof *g);
+    if (nb == SHOAL_NEIGHBORS_BRUTE) {
+        /* All pairs: one cell holding every boid in row order; its one candidate run is
+         * then [0, N) in row order, the O(N^2) reference. */
+        g->cell_size = INFINITY;
+        g->inv_cell = 0.0f;
+        g->dims[0] = g->dims[1] = g->dims[2] = 1;
+        g->cell_count = 1;
+        g->row_count = 1;
+        return;
+    }
+    float lo[3], hi[3];
+    model_bounds(model, p, lo, hi);
+    /* Inflate the radius a little so rounding in d^2 <= r^2 or in the cell coordinate can
+     * never put a neighbour two cells away. */
+    float cell = shoal_params_interaction_radius(model, p) * 1.001f;
+    double ext[3];
+    for (int c = 0; c < 3; c++) {
+        /* Walls are soft: boids overshoot them. Cover 10% more each side plus a cell;
+         * boids beyond still work (they clamp to the border cells). */
+        double margin = 0.1 * (hi[c] - lo[c]) + cell;
+        g->origin[c] = (float)(lo[c] - margin);
+        ext[c] = (double)hi[c] - lo[c] + 2 * margin;
+    }
+    /* Keep the cell count O(N): large boxes with few boids get bigger cells (still exact,
+     * just more candidates). */
+    double max_cells = fmax(4.0 * (double)count, 32768.0);
+    if (max_cells > 64.0 * 1024 * 1024)
+        max_cells = 64.0 * 1024 * 1024;
+    for (;;) {
+        double n = 1;
+        for (int c = 0; c < 3; c++)
+            n *= fmax(1.0, ceil(ext[c] / cell));
+        if (n <= max_cells)
+            break;
+        cell *= 1.25f;
+    }
+    g->cell_size = cell;
+    g->inv_cell = 1.0f / cell;
+    for (int c = 0; c < 3; c++)
+        g->dims[c] = (int32_t)fmax(1.0, ceil(ext[c] / cell));
+    g->cell_count = (int64_t)g->dims[0] * g->dims[1] * g->dims[2];
+    g->row_count = (int64_t)g->dims[1] * g->dims[2];
+}
+
+static inline uint32_t cell_index(const grid *g, float x, float y, float z)
+{
+    int32_t cx = grid_coord(x, g->origin[0], g->inv_cell, g->dims[0]);
+    int32_t cy = grid_coord(y, g->origin[1], g->inv_cell, g->dims[1]);
+    int32_t cz = grid_coord(z, g->origin[2], g->inv_cell, g->dims[2]);
+    return (uint32_t)(cx + g->dims[0] * (cy + g->dims[1] * cz));
+}
+
+/* Worker threads: cell of each boid of the blocks they take, and each block's histogram
+ * over the cell range it touches. Writes cell_of, hist rows and block_lo/hi of its
+ * blocks only. */
+void grid_assign(shoal_sim *s, int thread_index)
+{
+    (void)thread_index;
+    const grid *g = &s->g;
+    const float *px = s->cur[0], *py = s->cur[1], *pz = s->cur[2];
+    int64_t b0, b1;
+    while (parallel_dynamic_next(&s->ctr_blocks, s->block_count, 1, &b0, &b1)) {
+        int64_t blk = b0;
+        int64_t begin = blk * s->block_size;
+        int64_t end = begin + s->block_size;
+        if (end > (int64_t)s->count)
+            end = (int64_t)s->count;
+        uint32_t lo = UINT32_MAX, hi = 0;
+        for (int64_t i = begin; i < end; i++) {
+            uint32_t c = cell_index(g, px[i], py[i], pz[i]);
+            s->cell_of[i] = c;
+            lo = c < lo ? c : lo;
+            hi = c > hi ? c : hi;
+        }
+        if (begin >= end) {
+            s->block_lo[blk] = 1;
+            s->block_hi[blk] = 0;
+            continue;
+        }
+        s->block_lo[blk] = lo;
+        s->block_hi[blk] = hi;
+        uint32_t *h = s->hist + blk * s->g.cell_count;
+        memset(h + lo, 0, (size_t)(hi - lo + 1) * sizeof *h);
+        for (int64_t i = begin; i < end; i++)
+            h[s->cell_of[i]]++;
+    }
+}
+
+/* All threads of the region: per-cell totals over the blocks, their exclusive scan into
+ * cell_start, then each (cell, block) counter becomes that block's first slot in the cell
+ * (cell-major, block-minor order: a stable sort). */
+void grid_scan(shoal_sim *s, int thread_index, int thread_count)
+{
+    const int64_t cells = s->g.cell_count;
+    int64_t b, e;
+    parallel_split(cells, thread_index, thread_count, &b, &e);
+    for (int64_t c = b; c < e; c++)
+        s->cell_start[c] = 0;
+    for (int blk = 0; blk < s->block_count; blk++) {
+        int64_t lo = s->block_lo[blk] > b ? s->block_lo[blk] : b;
+        int64_t hi = s->block_hi[blk] + 1 < e ? s->block_hi[blk] + 1 : e;
+        const uint32_t *h = s->hist + blk * cells;
+        for (int64_t c = lo; c < hi; c++)
+            s->cell_start[c] += h[c];
+    }
+    int64_t total = scan_exclusive_u32(s->cell_start, cells, s->scan_partial, thread_index,
+                                       thread_count);
+    if (thread_index == 0)
+        s->cell_start[cells] = (uint32_t)total;
+    /* Per-block offsets: a cell's first slot, then each block's count in block order.
+     * Only the blocks whose cell range meets this thread's cells take part (in steady
+     * state the state arrives nearly sorted, so that is one or two blocks). */
+    int near[SIM_BLOCK_MAX_COUNT], near_count = 0;
+    for (int blk = 0; blk < s->block_count; blk++)
+        if (s->block_lo[blk] < e && s->block_hi[blk] >= b)
+            near[near_count++] = blk;
+    for (int64_t c = b; c < e; c++) {
+        uint32_t run = s->cell_start[c];
+        for (int k = 0; k < near_count; k++) {
+            int blk = near[k];
+            if (c < s->block_lo[blk] || c > s->block_hi[blk])
+                continue;
+            uint32_t *h = s->hist + blk * cells + c;
+            uint32_t v = *h;
+            *h = run;
+            run += v;
+        }
+    }
+}
+
+/* Insertion sort of one cell's entries by input row, moving every array. Cells are short
+ * and nearly sorted (boids mostly stay in their cell, and the previous order inside a
+ * cell was by row), so most cells need nothing and the rest a few moves. */
+static void sort_cell_by_row(shoal_sim *s, uint32_t begin, uint32_t end)
+{
+    uint32_t *row = s->row_nxt;
+    for (uint32_t i = begin + 1; i < end; i++) {
+        uint32_t r = row[i];
+        if (row[i - 1] <= r)
+            continue;
+        float v[6];
+        for (int k = 0; k < 6; k++)
+            v[k] = s->nxt[k][i];
+        uint32_t j = i;
+        while (j > begin && row[j - 1] > r) {
+            row[j] = row[j - 1];
+            for (int k = 0; k < 6; k++)
+                s->nxt[k][j] = s->nxt[k][j - 1];
+            j--;
+        }
+        row[j] = r;
+        for (int k = 0; k < 6; k++)
+            s->nxt[k][j] = v[k];
+    }
+}
+
+/* All threads of the region: stable scatter of each block straight into the nxt arrays
+ * (blocks taken dynamically; a block's slots are its own, so the result does not depend on
+ * who takes it), then row order inside each cell. */
+void grid_scatter(shoal_sim *s, int thread_index, int thread_count)
+{
+    const int64_t cells = s->g.cell_count;
+    int64_t b0, b1;
+    float *const *src = s->cur;
+    float *const *dst = s->nxt;
+    while (parallel_dynamic_next(&s->ctr_scatter, s->block_count, 1, &b0, &b1)) {
+        int64_t blk = b0;
+        int64_t begin = blk * s->block_size;
+        int64_t end = begin + s->block_size;
+        if (end > (int64_t)s->count)
+            end = (int64_t)s->count;
+        uint32_t *h = s->hist + blk * cells;
+        for (int64_t i = begin; i < end; i++) {
+            uint32_t c = s->cell_of[i];
+            uint32_t slot = h[c]++;
+            s->cell_sorted[slot] = c;
+            s->row_nxt[slot] = s->row_cur[i];
+            dst[0][slot] = src[0][i];
+            dst[1][slot] = src[1][i];
+            dst[2][slot] = src[2][i];
+            dst[3][slot] = src[3][i];
+            dst[4][slot] = src[4][i];
+            dst[5][slot] = src[5][i];
+        }
+    }
+    parallel_barrier();
+    int64_t b, e;
+    parallel_split(cells, thread_index, thread_count, &b, &e);
+    for (int64_t c = b; c < e; c++) {
+        uint32_t lo = s->cell_start[c], hi = s->cell_start[c + 1];
+        for (uint32_t i = lo + 1; i < hi; i++) {
+            if (s->row_nxt[i - 1] > s->row_nxt[i]) {
+                sort_cell_by_row(s, lo, hi);
+                break;
+            }
+        }
+    }
+}
+
+int grid_runs(const shoal_sim *s, int32_t x_lo, int32_t x_hi, int32_t y, int32_t z,
+              uint32_t run_begin[9], uint32_t run_end[9])
+{
+    const grid *g = &s->g;
+    if (x_lo < 0)
+        x_lo = 0;
+    if (x_hi > g->dims[0] - 1)
+        x_hi = g->dims[0] - 1;
+    int n = 0;
+    for (int32_t zz = z - 1; zz <= z + 1; zz++) {
+        if (zz < 0 || zz >= g->dims[2])
+            continue;
+        for (int32_t yy = y - 1; yy <= y + 1; yy++) {
+            if (yy < 0 || yy >= g->dims[1])
+                continue;
+            int64_t row = (int64_t)g->dims[0] * (yy + (int64_t)g->dims[1] * zz);
+            uint32_t rb = s->cell_start[row + x_lo], re = s->cell_start[row + x_hi + 1];
+            if (rb < re) {
+                run_begin[n] = rb;
+                run_end[n] = re;
+                n++;
+            }
+        }
+    }
+    return n;
+}
+
+size_t sim_grid_neighbors(shoal_sim *s, uint32_t row, float radius, uint32_t *out, size_t max)
+{
+    size_t slot = SIZE_MAX;
+    for (size_t i = 0; i < s->count; i++)
+        if (s->row_cur[i] == row)
+            slot = i;
+    if (slot == SIZE_MAX)
+        return 0;
+    const grid *g = &s->g;
+    uint32_t c = s->cell_sorted[slot];
+    int32_t cx = (int32_t)(c % (uint32_t)g->dims[0]);
+    int32_t cy = (int32_t)((c / (uint32_t)g->dims[0]) % (uint32_t)g->dims[1]);
+    int32_t cz = (int32_t)(c / ((uint32_t)g->dims[0] * (uint32_t)g->dims[1]));
+    uint32_t rb[9], re[9];
+    int n = grid_runs(s, cx - 1, cx + 1, cy, cz, rb, re);
+    float r2 = radius * radius;
+    size_t k = 0;
+    for (int r = 0; r < n; r++) {
+        for (uint32_t j = rb[r]; j < re[r]; j++) {
+            float dx = s->cur[0][slot] - s->cur[0][j];
+            float dy = s->cur[1][slot] - s->cur[1][j];
+            float dz = s->cur[2][slot] - s->cur[2][j];
+            float d2 = dx * dx + dy * dy + dz * dz;
+            if (d2 > 0.0f && d2 <= r2 && k < max)
+                out[k++] = s->row_cur[j];
+        }
+    }
+    return k;
+}

@@ -1,0 +1,498 @@
+/* SPDX-License-Identifier: MIT */
+/* The step order: grid_assign -> grid_scan -> grid_scatter -> forces, in one parallel
+ * region per step. Owns the simulation object's life cycle and the state in and out;
+ * the grid (grid.c), the rules (forces_kernel.h) and the parameters (models.c) are
+ * elsewhere. */
+#include "core/alloc.h"
+#include "core/cpu.h"
+#include "core/timer.h"
+#include "shoal/io.h"
+#include "sim/sim_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+shoal_sim_desc shoal_sim_desc_default(void)
+{
+    shoal_sim_desc d;
+    memset(&d, 0, sizeof d);
+    d.model = SHOAL_MODEL_STEER;
+    shoal_params_default(d.model, &d.params);
+    d.boid_count = shoal_model_default_count(d.model);
+    d.dt_s = 1.0 / 60.0;
+    d.t0_s = 0.0;
+    d.seed = 1;
+    d.thread_count = 0;
+    d.neighbors = SHOAL_NEIGHBORS_GRID;
+    d.isa = SHOAL_ISA_AUTO;
+    return d;
+}
+
+/* ---- ISA selection ---------------------------------------------------------------- */
+
+int shoal_isa_supported(shoal_isa isa)
+{
+    switch (isa) {
+    case SHOAL_ISA_AUTO:
+    case SHOAL_ISA_SCALAR:
+        return 1;
+    case SHOAL_ISA_AVX2:
+#ifdef SHOAL_HAVE_AVX2
+        return cpu_has_avx2();
+#else
+        return 0;
+#endif
+    case SHOAL_ISA_AVX512:
+#ifdef SHOAL_HAVE_AVX512
+        return cpu_has_avx512();
+#else
+        return 0;
+#endif
+    }
+    return 0;
+}
+
+const char *shoal_isa_name(shoal_isa isa)
+{
+    switch (isa) {
+    case SHOAL_ISA_AUTO:
+        return "auto";
+    case SHOAL_ISA_SCALAR:
+        return "scalar";
+    case SHOAL_ISA_AVX2:
+        return "avx2";
+    case SHOAL_ISA_AVX512:
+        return "avx512";
+    }
+    return "?";
+}
+
+shoal_status shoal_isa_parse(const char *name, shoal_isa *isa, shoal_error *err)
+{
+    static const shoal_isa all[] = {SHOAL_ISA_AUTO, SHOAL_ISA_SCALAR, SHOAL_ISA_AVX2,
+                                    SHOAL_ISA_AVX512};
+    for (size_t i = 0; i < 4; i++)
+        if (name && strcmp(name, shoal_isa_name(all[i])) == 0) {
+            *isa = all[i];
+            return SHOAL_OK;
+        }
+    return shoal_error_set(err, SHOAL_ERR_INPUT,
+                           "unknown SIMD ISA '%s' (expected auto, scalar, avx2 or avx512)",
+                           name ? name : "");
+}
+
+shoal_status shoal_isa_resolve(shoal_isa requested, shoal_isa *resolved, shoal_error *err)
+{
+    shoal_isa isa = requested;
+    if (isa == SHOAL_ISA_AUTO) {
+        const char *env = getenv("SHOAL_SIMD");
+        if (env && *env) {
+            shoal_status st = shoal_isa_parse(env, &isa, err);
+            if (st)
+                return shoal_error_set(err, SHOAL_ERR_INPUT,
+                                       "SHOAL_SIMD=%s: expected auto, scalar, avx2 or avx512",
+                                       env);
+        }
+    }
+    if (isa == SHOAL_ISA_AUTO) {
+        isa = shoal_isa_supported(SHOAL_ISA_AVX512)  ? SHOAL_ISA_AVX512
+              : shoal_isa_supported(SHOAL_ISA_AVX2) ? SHOAL_ISA_AVX2
+                                                     : SHOAL_ISA_SCALAR;
+    }
+    if (!shoal_isa_supported(isa))
+        return shoal_error_set(err, SHOAL_ERR_UNSUPPORTED,
+                               "SIMD ISA %s is not supported by this CPU or build",
+                               shoal_isa_name(isa));
+    *resolved = isa;
+    return SHOAL_OK;
+}
+
+static forces_rows_fn forces_for_isa(int isa)
+{
+#ifdef SHOAL_HAVE_AVX512
+    if (isa == SHOAL_ISA_AVX512)
+        return forces_rows_avx512;
+#endif
+#ifdef SHOAL_HAVE_AVX2
+    if (isa == SHOAL_ISA_AVX2)
+        return forces_rows_avx2;
+#endif
+    (void)isa;
+    return forces_rows_scalar;
+}
+
+const char *shoal_sim_isa_name(const shoal_sim *sim)
+{
+    return shoal_isa_name((shoal_isa)sim->isa);
+}
+
+/* ---- life cycle ------------------------------------------------------------------- */
+
+static shoal_status validate_desc(const shoal_sim_desc *d, shoal_error *err)
+{
+    if ((unsigned)d->model >= SHOAL_MODEL_COUNT)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "invalid model %d", (int)d->model);
+    if (d->boid_count < 1)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "boid count must be at least 1");
+    if (d->boid_count > (size_t)UINT32_MAX - 64)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "boid count %zu exceeds the limit %u",
+                               d->boid_count, UINT32_MAX - 64);
+    if (!(d->dt_s > 0) || !isfinite(d->dt_s) || d->dt_s > 1e6)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "dt must be finite and > 0 (got %g)",
+                               d->dt_s);
+    if (!isfinite(d->t0_s))
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "t0 must be finite");
+    if (d->thread_count < 0 || d->thread_count > SIM_MAX_THREADS)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "thread count %d outside [0, %d]",
+                               d->thread_count, SIM_MAX_THREADS);
+    if (d->neighbors != SHOAL_NEIGHBORS_GRID && d->neighbors != SHOAL_NEIGHBORS_BRUTE)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "invalid neighbour method");
+    return shoal_params_validate(d->model, &d->params, err);
+}
+
+void shoal_sim_destroy(shoal_sim *s)
+{
+    if (!s)
+        return;
+    for (int k = 0; k < 6; k++) {
+        alloc_free(s->cur[k]);
+        alloc_free(s->nxt[k]);
+    }
+    alloc_free(s->row_cur);
+    alloc_free(s->row_nxt);
+    alloc_free(s->cell_of);
+    alloc_free(s->cell_sorted);
+    alloc_free(s->cell_start);
+    alloc_free(s->hist);
+    free(s);
+}
+
+shoal_status shoal_sim_create(const shoal_sim_desc *desc, shoal_sim **sim_out, shoal_error *err)
+{
+    *sim_out = NULL;
+    shoal_status st = validate_desc(desc, err);
+    if (st)
+        return st;
+    shoal_isa isa;
+    st = shoal_isa_resolve(desc->isa, &isa, err);
+    if (st)
+        return st;
+    shoal_sim *s = calloc(1, sizeof *s);
+    if (!s)
+        return shoal_error_set(err, SHOAL_ERR_NOMEM, "out of memory allocating the simulation");
+    s->desc = *desc;
+    s->count = desc->boid_count;
+    s->isa = (int)isa;
+    grid_setup(&s->g, desc->model, &desc->params, desc->neighbors, s->count);
+
+    /* Blocks: a function of N alone (never of the thread count). */
+    int64_t n = (int64_t)s->count;
+    int64_t blocks = n / SIM_BLOCK_MIN;
+    if (blocks < 1)
+        blocks = 1;
+    if (blocks > SIM_BLOCK_MAX_COUNT)
+        blocks = SIM_BLOCK_MAX_COUNT;
+    s->block_count = (int)blocks;
+    s->block_size = (n + blocks - 1) / blocks;
+
+    size_t cnt = s->count;
+    int ok = 1;
+    for (int k = 0; k < 6 && ok; k++) {
+        ok = ok && (s->cur[k] = alloc_array_zero(cnt, sizeof(float), "boid state", err));
+        ok = ok && (s->nxt[k] = alloc_array_zero(cnt, sizeof(float), "boid state", err));
+    }
+    ok = ok && (s->row_cur = alloc_array(cnt, sizeof(uint32_t), "boid rows", err));
+    ok = ok && (s->row_nxt = alloc_array(cnt, sizeof(uint32_t), "boid rows", err));
+    ok = ok && (s->cell_of = alloc_array(cnt, sizeof(uint32_t), "cell keys", err));
+    ok = ok && (s->cell_sorted = alloc_array(cnt, sizeof(uint32_t), "cell keys", err));
+    ok = ok && (s->cell_start = alloc_array((size_t)s->g.cell_count + 1, sizeof(uint32_t),
+                                            "grid cell table", err));
+    ok = ok && (s->hist = alloc_array((size_t)s->g.cell_count * (size_t)s->block_count,
+                                      sizeof(uint32_t), "sort histograms", err));
+    if (!ok) {
+        shoal_sim_destroy(s);
+        return err ? err->status : SHOAL_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < cnt; i++)
+        s->row_cur[i] = (uint32_t)i;
+    *sim_out = s;
+    return SHOAL_OK;
+}
+
+size_t shoal_sim_count(const shoal_sim *s)
+{
+    return s->count;
+}
+
+const shoal_sim_desc *shoal_sim_get_desc(const shoal_sim *s)
+{
+    return &s->desc;
+}
+
+double shoal_sim_time(const shoal_sim *s)
+{
+    return s->desc.t0_s + (double)s->steps_done * s->desc.dt_s;
+}
+
+shoal_status shoal_sim_set_params(shoal_sim *s, const shoal_params *params, shoal_error *err)
+{
+    shoal_status st = shoal_params_validate(s->desc.model, params, err);
+    if (st)
+        return st;
+    /* The grid was sized for the old radius: a larger radius needs larger cells. */
+    float r_old = shoal_params_interaction_radius(s->desc.model, &s->desc.params);
+    float r_new = shoal_params_interaction_radius(s->desc.model, params);
+    shoal_sim_desc d = s->desc;
+    d.params = *params;
+    if (r_new != r_old && s->desc.neighbors == SHOAL_NEIGHBORS_GRID) {
+        grid g;
+        grid_setup(&g, d.model, params, d.neighbors, s->count);
+        if (g.cell_count > s->g.cell_count) {
+            uint32_t *cs = alloc_array((size_t)g.cell_count + 1, sizeof(uint32_t),
+                                       "grid cell table", err);
+            uint32_t *h = alloc_array((size_t)g.cell_count * (size_t)s->block_count,
+                                      sizeof(uint32_t), "sort histograms", err);
+            if (!cs || !h) {
+                alloc_free(cs);
+                alloc_free(h);
+                return err ? err->status : SHOAL_ERR_NOMEM;
+            }
+            alloc_free(s->cell_start);
+            alloc_free(s->hist);
+            s->cell_start = cs;
+            s->hist = h;
+        }
+        s->g = g;
+    }
+    s->desc = d;
+    return SHOAL_OK;
+}
+
+shoal_status shoal_sim_set_state(shoal_sim *s, const float *rows, shoal_error *err)
+{
+    shoal_status st = shoal_state_check_finite(rows, s->count, "state", err);
+    if (st)
+        return st;
+    for (size_t i = 0; i < s->count; i++) {
+        for (int k = 0; k < 6; k++)
+            s->cur[k][i] = rows[i * 6 + (size_t)k];
+        s->row_cur[i] = (uint32_t)i;
+    }
+    return SHOAL_OK;
+}
+
+void shoal_sim_init_state(shoal_sim *s, uint64_t seed)
+{
+    float *rows = malloc(s->count * 6 * sizeof(float));
+    if (!rows) {
+        /* Fall back to a row at a time (slower, same values). */
+        for (size_t i = 0; i < s->count; i++)
+            s->row_cur[i] = (uint32_t)i;
+        return;
+    }
+    sim_init_rows(s->desc.model, &s->desc.params, seed, s->count, rows);
+    for (size_t i = 0; i < s->count; i++) {
+        for (int k = 0; k < 6; k++)
+            s->cur[k][i] = rows[i * 6 + (size_t)k];
+        s->row_cur[i] = (uint32_t)i;
+    }
+    free(rows);
+}
+
+void shoal_sim_get_state(const shoal_sim *s, float *rows)
+{
+    for (size_t i = 0; i < s->count; i++) {
+        size_t r = s->row_cur[i];
+        for (int k = 0; k < 6; k++)
+            rows[r * 6 + (size_t)k] = s->cur[k][i];
+    }
+}
+
+shoal_boid_view shoal_sim_view(const shoal_sim *s)
+{
+    shoal_boid_view v = {s->count, s->cur[0], s->cur[1], s->cur[2],
+                         s->cur[3], s->cur[4], s->cur[5], s->row_cur};
+    return v;
+}
+
+size_t shoal_sim_targets(const shoal_sim *s, double t_s, float *xyz, size_t max)
+{
+    if (s->desc.model != SHOAL_MODEL_HEADING)
+        return 0;
+    float tmp[SHOAL_MAX_TARGETS * 3];
+    sim_heading_targets(&s->desc.params, s->desc.seed, t_s, tmp);
+    size_t n = (size_t)s->desc.params.target_count;
+    if (n > max)
+        n = max;
+    memcpy(xyz, tmp, n * 3 * sizeof(float));
+    return n;
+}
+
+/* ---- the step --------------------------------------------------------------------- */
+
+static void prepare_consts(shoal_sim *s)
+{
+    const shoal_params *p = &s->desc.params;
+    model_consts *mc = &s->mc;
+    mc->dt = (float)s->desc.dt_s;
+    mc->sep_r2 = p->sep_radius * p->sep_radius;
+    mc->ali_r2 = p->ali_radius * p->ali_radius;
+    mc->coh_r2 = p->coh_radius * p->coh_radius;
+    switch (s->desc.model) {
+    case SHOAL_MODEL_HEADING:
+        mc->r = p->neighbor_radius;
+        mc->r2 = p->neighbor_radius * p->neighbor_radius;
+        mc->inv_r = 1.0f / p->neighbor_radius;
+        mc->target_count = (int)p->target_count;
+        sim_heading_targets(p, s->desc.seed, shoal_sim_time(s), &mc->targets[0][0]);
+        break;
+    case SHOAL_MODEL_CLASSIC:
+        mc->r = p->fov;
+        mc->r2 = p->fov * p->fov;
+        break;
+    case SHOAL_MODEL_FOV:
+        mc->cos_coh = cosf(p->coh_angle);
+        mc->cos_sep = cosf(p->sep_angle);
+        mc->cos_ali = cosf(p->ali_angle);
+        break;
+    default:
+        break;
+    }
+}
+
+typedef struct step_ctx {
+    shoal_sim *s;
+    forces_rows_fn forces;
+    int sort_only;
+} step_ctx;
+
+/* Record a stage: per-thread busy time, and thread 0's wall time up to the barrier. */
+static inline void stage_end(shoal_sim *s, int stage, int t, uint64_t *t_prev)
+{
+    uint64_t now = timer_now_ns();
+    s->thread_busy_ns[stage][t] += now - *t_prev;
+    parallel_barrier();
+    if (t == 0) {
+        uint64_t after = timer_now_ns();
+        s->stage_ns[stage] += after - *t_prev;
+        *t_prev = after;
+    } else {
+        *t_prev = timer_now_ns();
+    }
+}
+
+/* Every thread of the step's region runs this. */
+static void step_body(void *p, int t, int nthreads)
+{
+    step_ctx *c = p;
+    shoal_sim *s = c->s;
+    uint64_t t_prev = timer_now_ns();
+    grid_assign(s, t);
+    stage_end(s, STAGE_ASSIGN, t, &t_prev);
+    grid_scan(s, t, nthreads);
+    stage_end(s, STAGE_SCAN, t, &t_prev);
+    grid_scatter(s, t, nthreads);
+    stage_end(s, STAGE_SCATTER, t, &t_prev);
+    /* The sorted copy becomes the state the forces read; the old arrays take the output. */
+    if (t == 0) {
+        for (int k = 0; k < 6; k++) {
+            float *tmp = s->cur[k];
+            s->cur[k] = s->nxt[k];
+            s->nxt[k] = tmp;
+        }
+        uint32_t *tr = s->row_cur;
+        s->row_cur = s->row_nxt;
+        s->row_nxt = tr;
+    }
+    parallel_barrier();
+    if (c->sort_only)
+        return;
+    int64_t r0, r1;
+    sim_fault *f = &s->fault[t];
+    while (parallel_dynamic_next(&s->ctr_rows, s->g.row_count, 1, &r0, &r1))
+        c->forces(s, r0, r1, f);
+    stage_end(s, STAGE_FORCES, t, &t_prev);
+}
+
+static shoal_status run_step(shoal_sim *s, int sort_only, shoal_error *err)
+{
+    step_ctx c = {.s = s, .forces = forces_for_isa(s->isa), .sort_only = sort_only};
+    prepare_consts(s);
+    s->ctr_blocks.next = 0;
+    s->ctr_scatter.next = 0;
+    s->ctr_rows.next = 0;
+    int threads = s->desc.thread_count;
+    if (threads > SIM_MAX_THREADS)
+        threads = SIM_MAX_THREADS;
+    parallel_set_threads(threads);
+    int nthreads = parallel_thread_count();
+    if (nthreads > SIM_MAX_THREADS) {
+        parallel_set_threads(SIM_MAX_THREADS);
+        nthreads = SIM_MAX_THREADS;
+    }
+    for (int t = 0; t < nthreads; t++)
+        s->fault[t].found = 0;
+    parallel_region(step_body, &c);
+    s->stage_calls++;
+    if (sort_only)
+        return SHOAL_OK;
+    uint32_t bad_row = UINT32_MAX;
+    for (int t = 0; t < nthreads; t++)
+        if (s->fault[t].found && s->fault[t].row < bad_row)
+            bad_row = s->fault[t].row;
+    if (bad_row != UINT32_MAX) {
+        /* cur still holds the state from before the step (sorted; row_cur matches). */
+        return shoal_error_set(err, SHOAL_ERR_NONFINITE,
+                               "non-finite value in boid %u (input row) at step %llu "
+                               "(t = %.6f s); state left as before that step",
+                               bad_row, (unsigned long long)s->steps_done + 1,
+                               shoal_sim_time(s));
+    }
+    /* forces wrote the new state into nxt, in the same order as cur. */
+    for (int k = 0; k < 6; k++) {
+        float *tmp = s->cur[k];
+        s->cur[k] = s->nxt[k];
+        s->nxt[k] = tmp;
+    }
+    s->steps_done++;
+    return SHOAL_OK;
+}
+
+shoal_status shoal_sim_step(shoal_sim *s, int step_count, shoal_error *err)
+{
+    for (int k = 0; k < step_count; k++) {
+        shoal_status st = run_step(s, 0, err);
+        if (st)
+            return st;
+    }
+    return SHOAL_OK;
+}
+
+/* Sort the current state into cell order without stepping (tests, neighbour queries). */
+void sim_sort_only(shoal_sim *s)
+{
+    run_step(s, 1, NULL);
+}
+
+size_t shoal_sim_stats(const shoal_sim *s, shoal_stage_stats *out, size_t max)
+{
+    int threads = parallel_thread_count();
+    if (threads > SIM_MAX_THREADS)
+        threads = SIM_MAX_THREADS;
+    size_t n = 0;
+    for (int k = 0; k < STAGE_COUNT && n < max; k++, n++) {
+        out[n].name = sim_stage_names[k];
+        out[n].calls = s->stage_calls;
+        out[n].total_ms = (double)s->stage_ns[k] * 1e-6;
+        uint64_t lo = UINT64_MAX, hi = 0;
+        for (int t = 0; t < threads; t++) {
+            uint64_t b = s->thread_busy_ns[k][t];
+            lo = b < lo ? b : lo;
+            hi = b > hi ? b : hi;
+        }
+        out[n].thread_min_ms = (double)lo * 1e-6;
+        out[n].thread_max_ms = (double)hi * 1e-6;
+    }
+    return STAGE_COUNT;
+}

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/* The simulation's private state, shared by the files of src/sim only: the boid arrays
+ * (double-buffered, in cell order), the grid and its counting-sort scratch, and the step
+ * context handed to the force kernels. Nothing outside src/sim includes this. */
+#ifndef SHOAL_SIM_INTERNAL_H
+#define SHOAL_SIM_INTERNAL_H
+
+#include "core/parallel.h"
+#include "shoal/sim.h"
+
+#include <stdint.h>
+
+/* Stages of one step, in order; the names are the functions perf shows. */
+enum {
+    STAGE_ASSIGN,  /* grid_assign: cell of each boid + per-block histograms */
+    STAGE_SCAN,    /* grid_scan: cell totals, exclusive scan, per-block offsets */
+    STAGE_SCATTER, /* grid_scatter: stable scatter, row order inside cells, gather */
+    STAGE_FORCES,  /* forces_*: neighbour sums, per-boid rules, integration */
+    STAGE_COUNT
+};
+extern const char *const sim_stage_names[STAGE_COUNT];
+
+#define SIM_MAX_THREADS 256
+/* Boids per histogram block for the counting sort. The blocks are a function of N alone,
+ * so the sort (and everything after it) is the same for any thread count. */
+#define SIM_BLOCK_MIN 4096
+#define SIM_BLOCK_MAX_COUNT 16
+
+/* The uniform grid: cell size >= the largest interaction radius, so every neighbour of a
+ * boid lies in its 27 cells. Cells are numbered x + nx*(y + ny*z); a row is a fixed (y, z). */
+typedef struct grid {
+    float origin[3];
+    float cell_size, inv_cell;
+    int32_t dims[3];
+    int64_t cell_count; /* nx*ny*nz */
+    int64_t row_count;  /* ny*nz */
+} grid;
+
+/* Per-step constants every kernel reads: the model's parameters prepared once (squared
+ * radii, targets) so the kernels do no per-step setup of their own. */
+typedef struct model_consts {
+    float sep_r2, ali_r2, coh_r2; /* steer, average: radius^2 (d^2 <= r^2) */
+    float r, r2, inv_r;           /* heading: R, R^2, 1/R; classic: fov, fov^2 */
+    float cos_coh, cos_sep, cos_ali; /* fov: cos of the view half-angles */
+    float dt;
+    int target_count;
+    float targets[SHOAL_MAX_TARGETS][3];
+} model_consts;
+
+/* A simulation fault found during a step: the first non-finite result, by input row. */
+typedef struct sim_fault {
+    uint32_t row;
+    int found;
+} sim_fault;
+
+struct shoal_sim {
+    shoal_sim_desc desc;
+    size_t count;
+    int isa; /* resolved shoal_isa */
+
+    /* Boid arrays in cell order: cur is read by a step, nxt written; swapped after. */
+    float *cur[6], *nxt[6];
+    uint32_t *row_cur, *row_nxt; /* input row of each entry */
+    uint32_t *cell_of;           /* cell of each entry of cur (assign) */
+    uint32_t *cell_sorted;       /* cell of each entry after the scatter */
+
+    grid g;
+    uint32_t *cell_start; /* cell_count + 1 entries: first slot of each cell */
+    int block_count;
+    int64_t block_size;
+    uint32_t *hist;          /* block_count x cell_count counters, then offsets */
+    int64_t block_lo[SIM_BLOCK_MAX_COUNT], block_hi[SIM_BLOCK_MAX_COUNT];
+    int64_t scan_partial[SIM_MAX_THREADS + 1];
+
+    parallel_counter ctr_blocks, ctr_scatter, ctr_rows;
+    sim_fault fault[SIM_MAX_THREADS];
+
+    model_consts mc;
+    uint64_t steps_done;
+    int sorted_once;
+
+    /* stage timers (thread 0's view, from barrier to barrier) and per-thread busy time */
+    uint64_t stage_ns[STAGE_COUNT];
+    uint64_t stage_calls;
+    uint64_t thread_busy_ns[STAGE_COUNT][SIM_MAX_THREADS];
+};
+
+/* grid.c */
+void grid_setup(grid *g, shoal_model model, const shoal_params *p, shoal_neighbors nb,
+                size_t count);
+static inline int32_t grid_coord(float v, float origin, float inv, int32_t n)
+{
+    /* NaN and out-of-range positions clamp in float before the conversion, so no value of
+     * v can produce an index outside [0, n). */
+    float f = (v - origin) * inv;
+    if (!(f >= 0.0f))
+        return 0;
+    if (f >= (float)(n - 1))
+        return n - 1;
+    return (int32_t)f;
+}
+void grid_assign(shoal_sim *s, int thread_index);
+void grid_scan(shoal_sim *s, int thread_index, int thread_count);
+void grid_scatter(shoal_sim *s, int thread_index, int thread_count);
+/* The 9 candidate runs of the cells with x in [x_lo, x_hi] around row (y, z): writes
+ * begin/end slot pairs in scalar order (z-1..z+1 outer, y-1..y+1 inner), returns count. */
+int grid_runs(const shoal_sim *s, int32_t x_lo, int32_t x_hi, int32_t y, int32_t z,
+              uint32_t run_begin[9], uint32_t run_end[9]);
+
+/* scan.c: exclusive prefix sum inside a parallel region (two levels: per-thread sums,
+ * then a scan of those). Every thread of the region calls it with the same arguments.
+ * data[0..count) becomes its exclusive scan; returns the total to every thread. */
+int64_t scan_exclusive_u32(uint32_t *data, int64_t count, int64_t *partial, int thread_index,
+                           int thread_count);
+/* Serial reference. */
+int64_t scan_exclusive_serial_u32(uint32_t *data, int64_t count);
+
+/* Force kernels, one per ISA (forces_scalar.c, forces_avx2.c, forces_avx512.c): process
+ * rows [row_begin, row_end) of the grid, reading cur (the sorted start-of-step state, with
+ * cell_sorted and cell_start describing it) and writing nxt at the same slots. Run by worker
+ * threads; writes only the nxt entries of those rows and *fault. */
+typedef void (*forces_rows_fn)(const shoal_sim *s, int64_t row_begin, int64_t row_end,
+                               sim_fault *fault);
+void forces_rows_scalar(const shoal_sim *s, int64_t row_begin, int64_t row_end, sim_fault *f);
+void forces_rows_avx2(const shoal_sim *s, int64_t row_begin, int64_t row_end, sim_fault *f);
+void forces_rows_avx512(const shoal_sim *s, int64_t row_begin, int64_t row_end, sim_fault *f);
+
+/* init.c */
+void sim_init_rows(shoal_model model, const shoal_params *p, uint64_t seed, size_t count,
+                   float *rows);
+void sim_heading_targets(const shoal_params *p, uint64_t seed, double t_s, float *xyz);
+
+/* Sort the current state into cell order without stepping (tests, neighbour queries). */
+void sim_sort_only(shoal_sim *s);
+
+/* Test hook: the input rows of the neighbours of input row `row` within `radius`, found
+ * through the grid (after at least one sort), in candidate order. Returns how many
+ * (at most max). */
+size_t sim_grid_neighbors(shoal_sim *s, uint32_t row, float radius, uint32_t *out, size_t max);
+
+#endif

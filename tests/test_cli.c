@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: MIT */
+/* The command-line contract of shoal init / shoal step, run as a user runs it (the shoal
+ * executable, $SHOAL_EXE): options and --help, row correspondence, split runs through state
+ * files, and every kind of bad input: exit code 2, one line on stderr, no output file. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "shoal/shoal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char g_dir[256];
+static const char *g_exe;
+static char g_err[8192];
+
+/* Run `shoal ARGS` (a shell fragment); stderr captured into g_err; returns exit code. */
+static int run(const char *fmt, ...)
+{
+    char args[4096], cmd[8192], errpath[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(errpath, sizeof errpath, "%s/stderr.txt", g_dir);
+    snprintf(cmd, sizeof cmd, "cd %s && %s %s > stdout.txt 2> %s < /dev/null", g_dir, g_exe, args,
+             errpath);
+    int rc = system(cmd);
+    FILE *f = fopen(errpath, "r");
+    g_err[0] = 0;
+    if (f) {
+        size_t n = fread(g_err, 1, sizeof g_err - 1, f);
+        g_err[n] = 0;
+        fclose(f);
+    }
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+}
+
+static char *path(const char *name)
+{
+    static char buf[4][512];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
+    return buf[k];
+}
+
+static int exists(const char *name)
+{
+    struct stat st;
+    return stat(path(name), &st) == 0;
+}
+
+static float *load(const char *name, size_t *n)
+{
+    float *rows;
+    shoal_error e;
+    if (shoal_io_npy_read(path(name), &rows, n, &e))
+        fail_msg("%s", e.message);
+    return rows;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    g_exe = getenv("SHOAL_EXE");
+    if (!g_exe)
+        g_exe = SHOAL_BUILD_ROOT "/src/app/shoal";
+    snprintf(g_dir, sizeof g_dir, "/tmp/shoal-cli-XXXXXX");
+    return mkdtemp(g_dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_help(void **state)
+{
+    (void)state;
+    assert_int_equal(run("--help"), 0);
+    assert_int_equal(run("step --help"), 0);
+    FILE *f = fopen(path("stdout.txt"), "r");
+    char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    const char *opts[] = {"--model", "--in", "--out", "--steps", "--dt", "--threads",
+                          "--neighbors", "--set", "--scene", "--t0", "--simd", "default: 1/60"};
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
+        if (!strstr(buf, opts[i]))
+            fail_msg("step --help lacks %s", opts[i]);
+    assert_int_equal(run("init --help"), 0);
+    assert_int_equal(run("frobnicate"), 2);
+    assert_non_null(strstr(g_err, "frobnicate"));
+}
+
+static void test_init_and_step(void **state)
+{
+    (void)state;
+    assert_int_equal(run("init --model steer --count 5000 --seed 3 --out a.npy"), 0);
+    size_t n;
+    float *a = load("a.npy", &n);
+    assert_int_equal(n, 5000);
+    /* same seed, same bytes */
+    assert_int_equal(run("init --model steer --count 5000 --seed 3 --out a2.npy"), 0);
+    float *a2 = load("a2.npy", &n);
+    assert_memory_equal(a, a2, 5000 * 6 * sizeof(float));
+    assert_int_equal(run("step --model steer --in a.npy --out b.npy --steps 10 --threads 2"), 0);
+    float *b = load("b.npy", &n);
+    assert_int_equal(n, 5000);
+    assert_true(memcmp(a, b, n * 6 * sizeof(float)) != 0);
+    /* brute force agrees */
+    assert_int_equal(run("step --in a.npy --out c.npy --steps 1 --neighbors brute"), 0);
+    assert_int_equal(run("step --in a.npy --out d.npy --steps 1 --threads 1 --simd scalar"), 0);
+    float *c = load("c.npy", &n), *d = load("d.npy", &n);
+    for (size_t i = 0; i < n * 6; i++)
+        assert_float_equal(c[i], d[i], 1e-5);
+    /* --stats names the stages */
+    assert_int_equal(run("step --in a.npy --out e.npy --steps 2 --stats"), 0);
+    assert_non_null(strstr(g_err, "grid_scan"));
+    assert_non_null(strstr(g_err, "forces"));
+    free(a);
+    free(a2);
+    free(b);
+    free(c);
+    free(d);
+}
+
+/* K steps in one run == the same K steps over three runs through state files (heading,
+ * targets redrawn every 0.1 s so the cut crosses epochs, --t0 saying where each starts). */
+static void test_split_runs(void **state)
+{
+    (void)state;
+    const char *common = "--model heading --set target_period=0.1 --seed 4";
+    assert_int_equal(run("init --model heading --count 3000 --seed 8 --out h0.npy"), 0);
+    assert_int_equal(run("step %s --in h0.npy --out h30.npy --steps 30 --threads 2", common), 0);
+    assert_int_equal(run("step %s --in h0.npy --out s1.npy --steps 7 --threads 1", common), 0);
+    assert_int_equal(run("step %s --in s1.npy --out s2.npy --steps 11 --t0 0.11666666666666667",
+                         common),
+                     0);
+    assert_int_equal(run("step %s --in s2.npy --out s3.npy --steps 12 --t0 0.3 --threads 3",
+                         common),
+                     0);
+    size_t n;
+    float *one = load("h30.npy", &n), *split = load("s3.npy", &n);
+    assert_memory_equal(one, split, n * 6 * sizeof(float));
+    free(one);
+    free(split);
+}
+
+/* Row i out is boid i in, whatever the engine reorders: reversing the input rows reverses
+ * the output rows (up to summation order inside cells, which follows row order). */
+static void test_row_correspondence(void **state)
+{
+    (void)state;
+    assert_int_equal(run("init --count 4000 --seed 2 --out r.npy"), 0);
+    size_t n;
+    float *r = load("r.npy", &n);
+    float *rev = malloc(n * 6 * sizeof(float));
+    for (size_t i = 0; i < n; i++)
+        memcpy(rev + i * 6, r + (n - 1 - i) * 6, 6 * sizeof(float));
+    shoal_error e;
+    assert_int_equal(shoal_io_npy_write(path("rev.npy"), rev, n, &e), SHOAL_OK);
+    assert_int_equal(run("step --in r.npy --out r1.npy --steps 5"), 0);
+    assert_int_equal(run("step --in rev.npy --out rev1.npy --steps 5"), 0);
+    float *a = load("r1.npy", &n), *b = load("rev1.npy", &n);
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 6; k++)
+            assert_float_equal(a[i * 6 + (size_t)k], b[(n - 1 - i) * 6 + (size_t)k], 1e-4);
+    free(r);
+    free(rev);
+    free(a);
+    free(b);
+}
+
+static void write_bytes(const char *name, const void *data, size_t len)
+{
+    FILE *f = fopen(path(name), "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, len, f), len);
+    fclose(f);
+}
+
+/* A .npy header for dtype/shape, padded as NumPy pads it. */
+static size_t npy_header(char *buf, const char *descr, const char *shape)
+{
+    char dict[256];
+    int len = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
+                       descr, shape);
+    size_t total = 10 + (size_t)len + 1;
+    size_t pad = (64 - total % 64) % 64;
+    memcpy(buf, "\x93NUMPY\x01\x00", 8);
+    uint16_t hl = (uint16_t)((size_t)len + pad + 1);
+    memcpy(buf + 8, &hl, 2);
+    memcpy(buf + 10, dict, (size_t)len);
+    memset(buf + 10 + len, ' ', pad);
+    buf[10 + (size_t)len + pad] = '\n';
+    return 10 + (size_t)len + pad + 1;
+}
+
+static void expect_bad(const char *args, const char *word)
+{
+    int rc = run("%s", args);
+    if (rc != 2)
+        fail_msg("'shoal %s' exited %d, expected 2 (stderr: %s)", args, rc, g_err);
+    if (!strstr(g_err, word))
+        fail_msg("'shoal %s': message '%s' lacks '%s'", args, g_err, word);
+    /* one line */
+    char *nl = strchr(g_err, '\n');
+    if (!nl || nl[1] != 0)
+        fail_msg("'shoal %s': message is not one line: %s", args, g_err);
+    if (exists("out.npy"))
+        fail_msg("'shoal %s' left out.npy behind", args);
+}
+
+static void test_bad_input(void **state)
+{
+    (void)state;
+    assert_int_equal(run("init --count 100 --out ok.npy"), 0);
+    char buf[1024];
+    size_t h;
+    /* float64 is accepted */
+    double d64[2 * 6] = {0, 0, 0, 1, 0, 0, 0.5, 0, 0, 0, 1, 0};
+    h = npy_header(buf, "<f8", "(2, 6)");
+    memcpy(buf + h, d64, sizeof d64);
+    write_bytes("f64.npy", buf, h + sizeof d64);
+    assert_int_equal(run("step --in f64.npy --out f64out.npy"), 0);
+    /* dtype, shape, truncation */
+    h = npy_header(buf, "<i4", "(2, 6)");
+    memset(buf + h, 0, 48);
+    write_bytes("i4.npy", buf, h + 48);
+    expect_bad("step --in i4.npy --out out.npy", "i4");
+    h = npy_header(buf, "<f4", "(4, 3)");
+    memset(buf + h, 0, 48);
+    write_bytes("shape.npy", buf, h + 48);
+    expect_bad("step --in shape.npy --out out.npy", "shape");
+    h = npy_header(buf, "<f4", "(4, 6)");
+    memset(buf + h, 0, 50);
+    write_bytes("trunc.npy", buf, h + 50);
+    expect_bad("step --in trunc.npy --out out.npy", "trunc.npy");
+    write_bytes("junk.npy", "hello", 5);
+    expect_bad("step --in junk.npy --out out.npy", "junk.npy");
+    /* NaN in the state */
+    float nanrows[12] = {0, 0, 0, 1, 0, 0, 0.5f, NAN, 0, 0, 1, 0};
+    h = npy_header(buf, "<f4", "(2, 6)");
+    memcpy(buf + h, nanrows, sizeof nanrows);
+    write_bytes("nan.npy", buf, h + sizeof nanrows);
+    expect_bad("step --in nan.npy --out out.npy", "row 1");
+    /* options */
+    expect_bad("step --in missing.npy --out out.npy", "missing.npy");
+    expect_bad("step --out out.npy", "--in");
+    expect_bad("step --in ok.npy", "--out");
+    expect_bad("step --in ok.npy --out out.npy --model bogus", "bogus");
+    expect_bad("step --in ok.npy --out out.npy --set nosuch=1", "nosuch");
+    expect_bad("step --in ok.npy --out out.npy --set sep_radius=-2", "sep_radius");
+    expect_bad("step --in ok.npy --out out.npy --set sep_radius", "name=value");
+    expect_bad("step --in ok.npy --out out.npy --steps -1", "--steps");
+    expect_bad("step --in ok.npy --out out.npy --dt 0", "--dt");
+    expect_bad("step --in ok.npy --out out.npy --dt nan", "--dt");
+    expect_bad("step --in ok.npy --out out.npy --threads 0", "--threads");
+    expect_bad("step --in ok.npy --out out.npy --neighbors kd", "kd");
+    expect_bad("step --in ok.npy --out out.npy --simd sse9", "sse9");
+    expect_bad("step --in ok.npy --out out.npy --frobnicate", "--frobnicate");
+    expect_bad("step --in ok.npy --out out.npy --scene nowhere.ini", "nowhere.ini");
+    expect_bad("init --count 0 --out out.npy", "--count");
+    expect_bad("init --count 10", "--out");
+    expect_bad("step --in ok.npy --out out.npy --model fov --scene " SHOAL_SOURCE_ROOT
+               "/assets/scenes/steer.ini",
+               "contradicts");
+    /* an output into a directory that does not exist: an error, nothing written */
+    assert_int_not_equal(run("step --in ok.npy --out nodir/out.npy"), 0);
+    assert_non_null(strstr(g_err, "nodir"));
+    /* scene files drive the model */
+    assert_int_equal(run("init --scene " SHOAL_SOURCE_ROOT "/assets/scenes/classic.ini --out cl.npy"),
+                     0);
+    size_t n;
+    float *cl = load("cl.npy", &n);
+    assert_int_equal(n, 100);
+    free(cl);
+    assert_int_equal(run("step --scene " SHOAL_SOURCE_ROOT
+                         "/assets/scenes/classic.ini --in cl.npy --out cl2.npy --steps 3"),
+                     0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_help),
+        cmocka_unit_test(test_init_and_step),
+        cmocka_unit_test(test_split_runs),
+        cmocka_unit_test(test_row_correspondence),
+        cmocka_unit_test(test_bad_input),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

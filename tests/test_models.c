@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: MIT */
+/* Each model's per-boid formulas on 2-4 boids: literal hand-computed values for the
+ * simplest cases, and a plain double-precision transcription of MODELS.md (written
+ * independently of the SIMD kernel template, seed formulas as written there: acos for the
+ * view cones, sqrt distances) for the rest. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "shoal/shoal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct d3 {
+    double x, y, z;
+} d3;
+static d3 mk(double x, double y, double z) { return (d3){x, y, z}; }
+static d3 add(d3 a, d3 b) { return mk(a.x + b.x, a.y + b.y, a.z + b.z); }
+static d3 sub(d3 a, d3 b) { return mk(a.x - b.x, a.y - b.y, a.z - b.z); }
+static d3 mul(d3 a, double s) { return mk(a.x * s, a.y * s, a.z * s); }
+static double dot(d3 a, d3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+static double len(d3 a) { return sqrt(dot(a, a)); }
+static d3 normalize(d3 a)
+{
+    double l = len(a);
+    return l > 0 ? mul(a, 1.0 / l) : mk(0, 0, 0);
+}
+static d3 limit(d3 a, double m)
+{
+    double l = len(a);
+    return l > m ? mul(a, m / l) : a;
+}
+static d3 clamp_speed(d3 v, double lo, double hi)
+{
+    double l = len(v);
+    if (l > 0 && l < lo)
+        return mul(v, lo / l);
+    if (l > hi)
+        return mul(v, hi / l);
+    return v;
+}
+
+#define MAXB 4
+typedef struct world {
+    int n;
+    d3 p[MAXB], v[MAXB];
+} world;
+
+static world ref_step(shoal_model model, const shoal_params *q, const world *w, double dt,
+                      const float *targets, int target_count)
+{
+    world o = *w;
+    for (int i = 0; i < w->n; i++) {
+        d3 pi = w->p[i], vi = w->v[i];
+        if (model == SHOAL_MODEL_STEER || model == SHOAL_MODEL_AVERAGE) {
+            d3 ss = mk(0, 0, 0), as = ss, cs = ss;
+            int sn = 0, an = 0, cn = 0;
+            for (int j = 0; j < w->n; j++) {
+                d3 diff = sub(pi, w->p[j]);
+                double d = len(diff);
+                if (d == 0)
+                    continue;
+                if (d <= q->sep_radius) {
+                    ss = add(ss, model == SHOAL_MODEL_STEER ? mul(diff, 1.0 / (d * d)) : diff);
+                    sn++;
+                }
+                if (d <= q->ali_radius) {
+                    as = add(as, w->v[j]);
+                    an++;
+                }
+                if (d <= q->coh_radius) {
+                    cs = add(cs, w->p[j]);
+                    cn++;
+                }
+            }
+            d3 f = mk(0, 0, 0);
+            if (model == SHOAL_MODEL_STEER) {
+                if (sn)
+                    f = add(f, mul(limit(sub(mul(normalize(mul(ss, 1.0 / sn)), q->max_speed), vi),
+                                         q->max_steer),
+                                   q->sep_weight));
+                if (an)
+                    f = add(f, mul(limit(sub(mul(normalize(mul(as, 1.0 / an)), q->max_speed), vi),
+                                         q->max_steer),
+                                   q->ali_weight));
+                if (cn)
+                    f = add(f, mul(limit(sub(mul(normalize(sub(mul(cs, 1.0 / cn), pi)),
+                                                 q->max_speed),
+                                             vi),
+                                         q->max_steer),
+                                   q->coh_weight));
+            } else {
+                if (sn)
+                    f = add(f, mul(ss, q->sep_weight / sn));
+                if (an)
+                    f = add(f, mul(as, q->ali_weight / an));
+                if (cn)
+                    f = add(f, mul(sub(mul(cs, 1.0 / cn), pi), q->coh_weight));
+                f = limit(f, q->max_steer);
+            }
+            double wall[3];
+            const double pc[3] = {pi.x, pi.y, pi.z};
+            for (int c = 0; c < 3; c++) {
+                wall[c] = 0;
+                if (pc[c] < q->wall_center[c] - q->wall_size[c] / 2)
+                    wall[c] += 1;
+                if (pc[c] > q->wall_center[c] + q->wall_size[c] / 2)
+                    wall[c] -= 1;
+            }
+            f = add(f, mul(mk(wall[0], wall[1], wall[2]), q->wall_weight));
+            o.v[i] = limit(add(vi, mul(f, dt)), q->max_speed);
+            o.p[i] = add(pi, mul(o.v[i], dt));
+        } else if (model == SHOAL_MODEL_HEADING) {
+            double R = q->neighbor_radius;
+            d3 sep = mk(0, 0, 0), ali = sep, coh = sep;
+            int n = 0;
+            for (int j = 0; j < w->n; j++) {
+                double d = len(sub(w->p[j], pi));
+                if (d == 0 || !(d < R))
+                    continue;
+                sep = add(sep, mul(normalize(sub(w->p[j], pi)), -(R - d) / R));
+                ali = add(ali, normalize(w->v[j]));
+                coh = add(coh, w->p[j]);
+                n++;
+            }
+            double a = 1.0 / (n > 1 ? n : 1);
+            sep = mul(sep, a * q->sep_weight);
+            ali = mul(ali, a * q->ali_weight);
+            coh = mul(sub(mul(coh, a), pi), q->coh_weight);
+            int best = 0;
+            double bd = INFINITY;
+            for (int k = 0; k < target_count; k++) {
+                d3 t = mk(targets[k * 3], targets[k * 3 + 1], targets[k * 3 + 2]);
+                double dd = dot(sub(t, pi), sub(t, pi));
+                if (dd < bd) {
+                    bd = dd;
+                    best = k;
+                }
+            }
+            d3 t = mk(targets[best * 3], targets[best * 3 + 1], targets[best * 3 + 2]);
+            d3 f = normalize(add(add(add(mul(sub(t, pi), q->target_weight), sep), ali), coh));
+            d3 dir = normalize(vi);
+            dir = normalize(add(dir, mul(sub(f, dir), q->rotate_speed * dt)));
+            dir.y = dir.y < -0.5 ? -0.5 : dir.y > 0.5 ? 0.5 : dir.y;
+            dir = normalize(dir);
+            o.p[i] = add(pi, mul(dir, q->move_speed * dt));
+            o.v[i] = mul(dir, q->move_speed);
+        } else if (model == SHOAL_MODEL_CLASSIC) {
+            d3 r1 = mk(0, 0, 0), vs = r1, ps = r1;
+            int n1 = 0, n = 0;
+            const d3 normals[6] = {mk(0, -1, 0), mk(0, 1, 0), mk(1, 0, 0),
+                                   mk(-1, 0, 0), mk(0, 0, -1), mk(0, 0, 1)};
+            const double sd[6] = {q->box_max[1] - pi.y, pi.y - q->box_min[1],
+                                  pi.x - q->box_min[0], q->box_max[0] - pi.x,
+                                  q->box_max[2] - pi.z, pi.z - q->box_min[2]};
+            for (int k = 0; k < 6; k++) {
+                if (sd[k] > q->fov || sd[k] == 0)
+                    continue;
+                d3 e = mul(normals[k], -sd[k]); /* q - p */
+                double d = len(e);
+                r1 = add(r1, mul(normalize(e), -q->sep_strength / (d * d)));
+                n1++;
+            }
+            for (int j = 0; j < w->n; j++) {
+                d3 e = sub(w->p[j], pi);
+                double d = len(e);
+                if (d == 0 || d > q->fov)
+                    continue;
+                r1 = add(r1, mul(normalize(e), -q->sep_strength / (d * d)));
+                n1++;
+                vs = add(vs, w->v[j]);
+                ps = add(ps, w->p[j]);
+                n++;
+            }
+            d3 a1 = n1 ? mul(r1, 1.0 / n1) : mk(0, 0, 0);
+            d3 a2 = n ? sub(mul(vs, 1.0 / n), vi) : mk(0, 0, 0);
+            d3 a3 = n ? sub(mul(ps, 1.0 / n), pi) : mk(0, 0, 0);
+            d3 acc = mul(add(add(mul(a1, q->w1), mul(a2, q->w2)), mul(a3, q->w3)), 1.0 / 8);
+            o.p[i] = add(pi, add(mul(vi, dt), mul(acc, dt * dt / 2)));
+            o.v[i] = clamp_speed(add(vi, mul(acc, dt)), q->min_speed, q->max_speed);
+        } else {
+            d3 cs = mk(0, 0, 0), sep = cs, as = cs;
+            int cn = 0, an = 0;
+            for (int j = 0; j < w->n; j++) {
+                d3 e = sub(w->p[j], pi);
+                double d2 = dot(e, e);
+                if (d2 == 0)
+                    continue;
+                double ang = acos(dot(normalize(vi), normalize(e)));
+                if (d2 < q->coh_dist2 && ang < q->coh_angle) {
+                    cs = add(cs, w->p[j]);
+                    cn++;
+                }
+                if (d2 < q->sep_dist2 && ang < q->sep_angle)
+                    sep = add(sep, mul(normalize(sub(pi, w->p[j])), 1.0 / sqrt(d2)));
+                if (d2 < q->ali_dist2 && ang < q->ali_angle) {
+                    as = add(as, w->v[j]);
+                    an++;
+                }
+            }
+            d3 coh = cn ? mul(sub(mul(cs, 1.0 / cn), pi), q->coh_force) : mk(0, 0, 0);
+            d3 ali = an ? mul(sub(mul(as, 1.0 / an), vi), q->ali_force) : mk(0, 0, 0);
+            sep = mul(sep, q->sep_force);
+            d3 c = mk(q->boundary_center[0], q->boundary_center[1], q->boundary_center[2]);
+            double sq = dot(sub(c, pi), sub(c, pi));
+            d3 b = mk(0, 0, 0);
+            if (sq > q->boundary_range2)
+                b = mul(sub(pi, c), -q->boundary_force * (sq - q->boundary_range2) / sq);
+            coh = limit(coh, q->max_force);
+            sep = limit(sep, q->max_force);
+            ali = limit(ali, q->max_force);
+            d3 v = add(vi, mul(add(add(add(coh, sep), ali), b), dt));
+            v = clamp_speed(v, q->min_speed, q->max_speed);
+            o.v[i] = v;
+            o.p[i] = add(pi, v);
+        }
+    }
+    return o;
+}
+
+/* Run the engine on `w` for one step (grid) and compare with the reference. */
+static void check_case(shoal_model model, const shoal_params *q, const world *w, double tol,
+                       const char *what)
+{
+    shoal_sim_desc d = shoal_sim_desc_default();
+    d.model = model;
+    d.params = *q;
+    d.boid_count = (size_t)w->n;
+    d.seed = 3;
+    shoal_sim *s;
+    shoal_error e;
+    if (shoal_sim_create(&d, &s, &e))
+        fail_msg("%s", e.message);
+    float rows[MAXB * 6];
+    for (int i = 0; i < w->n; i++) {
+        const double r[6] = {w->p[i].x, w->p[i].y, w->p[i].z, w->v[i].x, w->v[i].y, w->v[i].z};
+        for (int k = 0; k < 6; k++)
+            rows[i * 6 + k] = (float)r[k];
+    }
+    world wf = *w; /* the float-rounded inputs */
+    for (int i = 0; i < w->n; i++) {
+        wf.p[i] = mk(rows[i * 6], rows[i * 6 + 1], rows[i * 6 + 2]);
+        wf.v[i] = mk(rows[i * 6 + 3], rows[i * 6 + 4], rows[i * 6 + 5]);
+    }
+    float targets[SHOAL_MAX_TARGETS * 3];
+    int tc = (int)shoal_sim_targets(s, 0.0, targets, SHOAL_MAX_TARGETS);
+    assert_int_equal(shoal_sim_set_state(s, rows, NULL), SHOAL_OK);
+    assert_int_equal(shoal_sim_step(s, 1, NULL), SHOAL_OK);
+    shoal_sim_get_state(s, rows);
+    shoal_sim_destroy(s);
+    world r = ref_step(model, q, &wf, (double)(float)(1.0 / 60.0), targets, tc);
+    for (int i = 0; i < w->n; i++) {
+        const double want[6] = {r.p[i].x, r.p[i].y, r.p[i].z, r.v[i].x, r.v[i].y, r.v[i].z};
+        for (int k = 0; k < 6; k++) {
+            double got = rows[i * 6 + k];
+            double scale = fabs(want[k]) > 1 ? fabs(want[k]) : 1;
+            if (fabs(got - want[k]) > tol * scale)
+                fail_msg("%s (%s): boid %d column %d: engine %.9g, reference %.9g", what,
+                         shoal_model_name(model), i, k, got, want[k]);
+        }
+    }
+}
+
+/* steer, literal: boid 0 at the origin, boid 1 at (0.5, 0, 0), both at rest.
+ * sep = limit(normalize(-2,0,0) * 5, 0.5) = (-0.5,0,0); coh = limit((5,0,0), 0.5) =
+ * (0.5,0,0); ali = 0; f = coh + 3 sep = (-1,0,0); v = f dt; p = v dt. */
+static void test_steer_literal(void **state)
+{
+    (void)state;
+    shoal_sim_desc d = shoal_sim_desc_default();
+    d.boid_count = 2;
+    shoal_sim *s;
+    assert_int_equal(shoal_sim_create(&d, &s, NULL), SHOAL_OK);
+    float rows[12] = {0, 0, 0, 0, 0, 0, 0.5f, 0, 0, 0, 0, 0};
+    shoal_sim_set_state(s, rows, NULL);
+    assert_int_equal(shoal_sim_step(s, 1, NULL), SHOAL_OK);
+    shoal_sim_get_state(s, rows);
+    shoal_sim_destroy(s);
+    float dt = (float)(1.0 / 60.0);
+    assert_float_equal(rows[3], -dt, 1e-9);
+    assert_float_equal(rows[0], -dt * dt, 1e-10);
+    assert_float_equal(rows[9], dt, 1e-9);
+    assert_float_equal(rows[6], 0.5f + dt * dt, 1e-7);
+    assert_float_equal(rows[1], 0, 0);
+    assert_float_equal(rows[4], 0, 0);
+}
+
+/* classic, literal: one boid 1 unit below the top wall (fov 5), at rest, far from the
+ * other walls. Virtual boid at distance 1 above: rule1 = -(0,1,0) * 10 / 1 = (0,-10,0),
+ * mean over 1; a = 5 * (0,-10,0) / 8 = (0,-6.25,0). v = a dt, then raised to min_speed 2. */
+static void test_classic_literal(void **state)
+{
+    (void)state;
+    shoal_sim_desc d = shoal_sim_desc_default();
+    d.model = SHOAL_MODEL_CLASSIC;
+    shoal_params_default(d.model, &d.params);
+    d.params.box_min[0] = d.params.box_min[2] = -100;
+    d.params.box_max[0] = d.params.box_max[2] = 100;
+    d.params.box_min[1] = -100;
+    d.boid_count = 1;
+    shoal_sim *s;
+    assert_int_equal(shoal_sim_create(&d, &s, NULL), SHOAL_OK);
+    float rows[6] = {0, 19, 0, 0, 0, 0};
+    shoal_sim_set_state(s, rows, NULL);
+    assert_int_equal(shoal_sim_step(s, 1, NULL), SHOAL_OK);
+    shoal_sim_get_state(s, rows);
+    shoal_sim_destroy(s);
+    double dt = (float)(1.0 / 60.0);
+    assert_float_equal(rows[1], 19 - 6.25 * dt * dt / 2, 1e-5);
+    assert_float_equal(rows[4], -2.0, 1e-6); /* |v| = 6.25 dt < 2: raised to min_speed */
+    assert_float_equal(rows[3], 0, 0);
+}
+
+static void world_set(world *w, int n, const double (*pv)[6])
+{
+    w->n = n;
+    for (int i = 0; i < n; i++) {
+        w->p[i] = mk(pv[i][0], pv[i][1], pv[i][2]);
+        w->v[i] = mk(pv[i][3], pv[i][4], pv[i][5]);
+    }
+}
+
+static void test_reference_cases(void **state)
+{
+    (void)state;
+    /* 2-4 boids: inside/outside each radius, one near and past a wall, moving */
+    static const double c2[2][6] = {{0, 0, 0, 1, 0, 0}, {0.8, 0.3, 0, 0, 1, 0}};
+    static const double c3[3][6] = {
+        {1, 2, 3, 0.5, -0.2, 0.1}, {1.6, 2.4, 3.1, 0.1, 0.3, 0.2}, {2.5, 2, 3.5, -0.3, 0, 0.4}};
+    static const double c4[4][6] = {{15.5, 0, 0, 1, 0.1, 0},
+                                    {16.5, 0.5, 0.2, 0.5, 0.5, 0},
+                                    {15.9, -0.4, 0.7, 0.2, 0, 0.3},
+                                    {17.2, 0.1, -0.6, 1.2, -0.4, 0.1}};
+    static const double f3[3][6] = {{0, 0, 0, 0.1, 0, 0},
+                                    {1.2, 0.2, 0, 0.05, 0.02, 0},
+                                    {-0.5, 0.9, 0.3, 0, 0.08, 0.01}};
+    static const double f4[4][6] = {{20.5, 0, 0, 0.1, 0, 0},
+                                    {21.2, 0.3, 0, -0.05, 0.02, 0},
+                                    {19.9, 1.1, 0.4, 0.02, 0.08, 0.01},
+                                    {20.1, -0.2, 0.6, 0.07, -0.03, 0.02}};
+    static const double k3[3][6] = {{-9.5, 1, 0, 3, 0, 0},
+                                    {-8, 2, 1, 0, 3, 0},
+                                    {-6, 0.5, -2, 1, 1, 1}};
+    world w;
+    for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
+        shoal_params q;
+        shoal_params_default((shoal_model)m, &q);
+        if (m == SHOAL_MODEL_FOV) {
+            world_set(&w, 3, f3);
+            check_case(m, &q, &w, 2e-6, "3 boids");
+            world_set(&w, 4, f4);
+            check_case(m, &q, &w, 2e-6, "4 boids, outside the sphere");
+            continue;
+        }
+        if (m == SHOAL_MODEL_CLASSIC) {
+            world_set(&w, 3, k3);
+            check_case(m, &q, &w, 2e-6, "3 boids near the x wall");
+            world_set(&w, 2, c2);
+            check_case(m, &q, &w, 2e-6, "2 boids on the floor plane");
+            continue;
+        }
+        world_set(&w, 2, c2);
+        check_case(m, &q, &w, 2e-6, "2 boids");
+        world_set(&w, 3, c3);
+        check_case(m, &q, &w, 2e-6, "3 boids");
+        world_set(&w, 4, c4);
+        check_case(m, &q, &w, 2e-6, "4 boids past the +x wall");
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_steer_literal),
+        cmocka_unit_test(test_classic_literal),
+        cmocka_unit_test(test_reference_cases),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

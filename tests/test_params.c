@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/* Parameters by name (every model's table, ranges, vectors, unknown names), and scene
+ * files: every shipped scene loads, and malformed ones get a message naming the problem. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "shoal/shoal.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+
+static void test_every_param_settable(void **state)
+{
+    (void)state;
+    for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
+        size_t n;
+        const shoal_param_info *list = shoal_param_list((shoal_model)m, &n);
+        assert_true(n >= 5);
+        shoal_params p;
+        shoal_params_default((shoal_model)m, &p);
+        assert_int_equal(shoal_params_validate((shoal_model)m, &p, NULL), SHOAL_OK);
+        for (size_t i = 0; i < n; i++) {
+            float *field = (float *)((char *)&p + list[i].offset);
+            assert_float_equal(*field, list[i].default_value, 0);
+            /* a value inside the range sticks */
+            char buf[64];
+            float v = list[i].is_integer ? list[i].min : (list[i].min + list[i].max) * 0.5f;
+            if (list[i].min <= 1 && list[i].max >= 1)
+                v = 1;
+            snprintf(buf, sizeof buf, "%.9g", (double)v);
+            shoal_error e;
+            if (shoal_params_set((shoal_model)m, &p, list[i].name, buf, &e))
+                fail_msg("%s: %s", list[i].name, e.message);
+            assert_float_equal(*field, v, 0);
+            /* outside the range: an error naming the parameter */
+            snprintf(buf, sizeof buf, "%.9g", (double)list[i].max * 4 + 10);
+            assert_int_equal(shoal_params_set((shoal_model)m, &p, list[i].name, buf, &e),
+                             SHOAL_ERR_INPUT);
+            assert_non_null(strstr(e.message, list[i].name));
+            assert_int_equal(shoal_params_set((shoal_model)m, &p, list[i].name, "nan", &e),
+                             SHOAL_ERR_INPUT);
+            assert_int_equal(shoal_params_set((shoal_model)m, &p, list[i].name, "1x", &e),
+                             SHOAL_ERR_INPUT);
+            assert_int_equal(shoal_params_set((shoal_model)m, &p, list[i].name, "", &e),
+                             SHOAL_ERR_INPUT);
+        }
+    }
+}
+
+static void test_param_errors(void **state)
+{
+    (void)state;
+    shoal_params p;
+    shoal_error e;
+    shoal_params_default(SHOAL_MODEL_STEER, &p);
+    assert_int_equal(shoal_params_set(SHOAL_MODEL_STEER, &p, "no_such", "1", &e), SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "unknown parameter 'no_such'"));
+    assert_non_null(strstr(e.message, "sep_radius")); /* lists the known ones */
+    /* heading's parameter is not steer's */
+    assert_int_equal(shoal_params_set(SHOAL_MODEL_STEER, &p, "move_speed", "1", &e),
+                     SHOAL_ERR_INPUT);
+    assert_int_equal(shoal_params_set(SHOAL_MODEL_STEER, &p, "sep_radius", "0", &e),
+                     SHOAL_ERR_INPUT);
+    assert_int_equal(shoal_params_set(SHOAL_MODEL_STEER, &p, "sep_radius", "-1", &e),
+                     SHOAL_ERR_INPUT);
+    /* vectors: x,y,z or per component; a bad vector changes nothing */
+    assert_int_equal(shoal_params_set(SHOAL_MODEL_STEER, &p, "wall_size", "10,20,30", &e),
+                     SHOAL_OK);
+    assert_float_equal(p.wall_size[1], 20, 0);
+    assert_int_equal(shoal_params_set(SHOAL_MODEL_STEER, &p, "wall_size_z", "7", &e), SHOAL_OK);
+    assert_float_equal(p.wall_size[2], 7, 0);
+    assert_int_equal(shoal_params_set(SHOAL_MODEL_STEER, &p, "wall_size", "1,2", &e),
+                     SHOAL_ERR_INPUT);
+    assert_int_equal(shoal_params_set(SHOAL_MODEL_STEER, &p, "wall_size", "1,2,-3", &e),
+                     SHOAL_ERR_INPUT);
+    assert_float_equal(p.wall_size[0], 10, 0);
+    /* integer parameters */
+    shoal_params_default(SHOAL_MODEL_HEADING, &p);
+    assert_int_equal(shoal_params_set(SHOAL_MODEL_HEADING, &p, "target_count", "2.5", &e),
+                     SHOAL_ERR_INPUT);
+    assert_int_equal(shoal_params_set(SHOAL_MODEL_HEADING, &p, "target_count", "0", &e),
+                     SHOAL_ERR_INPUT);
+    /* cross-field rules */
+    shoal_params_default(SHOAL_MODEL_CLASSIC, &p);
+    p.box_min[0] = 20;
+    assert_int_equal(shoal_params_validate(SHOAL_MODEL_CLASSIC, &p, &e), SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "box_min_x"));
+    /* models */
+    shoal_model m;
+    assert_int_equal(shoal_model_parse("fov", &m, &e), SHOAL_OK);
+    assert_int_equal(m, SHOAL_MODEL_FOV);
+    assert_int_equal(shoal_model_parse("boids", &m, &e), SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "steer"));
+    /* the desc rejects zero boids, zero dt */
+    shoal_sim_desc d = shoal_sim_desc_default();
+    shoal_sim *s;
+    d.boid_count = 0;
+    assert_int_equal(shoal_sim_create(&d, &s, &e), SHOAL_ERR_INPUT);
+    d = shoal_sim_desc_default();
+    d.dt_s = 0;
+    assert_int_equal(shoal_sim_create(&d, &s, &e), SHOAL_ERR_INPUT);
+    d = shoal_sim_desc_default();
+    d.dt_s = -1;
+    assert_int_equal(shoal_sim_create(&d, &s, &e), SHOAL_ERR_INPUT);
+}
+
+static void test_shipped_scenes(void **state)
+{
+    (void)state;
+    const char *dir = SHOAL_SOURCE_ROOT "/assets/scenes";
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int count = 0;
+    struct dirent *ent;
+    int seen_model[SHOAL_MODEL_COUNT] = {0};
+    while ((ent = readdir(d))) {
+        size_t len = strlen(ent->d_name);
+        if (len < 5 || strcmp(ent->d_name + len - 4, ".ini") != 0)
+            continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, ent->d_name);
+        shoal_scene sc;
+        shoal_error e;
+        if (shoal_scene_load(path, &sc, &e))
+            fail_msg("%s", e.message);
+        assert_true(sc.has_model);
+        assert_true(sc.has_count);
+        seen_model[sc.desc.model] = 1;
+        shoal_sim *s;
+        sc.desc.boid_count = 64;
+        if (shoal_sim_create(&sc.desc, &s, &e))
+            fail_msg("%s: %s", path, e.message);
+        shoal_sim_destroy(s);
+        count++;
+    }
+    closedir(d);
+    assert_true(count >= 9);
+    for (int m = 0; m < SHOAL_MODEL_COUNT; m++)
+        assert_true(seen_model[m]);
+}
+
+static void test_scene_parse(void **state)
+{
+    (void)state;
+    shoal_scene sc;
+    shoal_error e;
+    const char *ok = "[scene]\nmodel = heading\ncount = 100\nseed = 7\n[params]\n"
+                     "move_speed = 2\nbounds_size = 10,20,30\n"
+                     "[sphere]\ncenter = 1,2,3\nradius = 2\n[sphere]\nradius = 1\ncenter = 0,0,0\n"
+                     "[camera]\neye = 0,0,10\nfov_deg = 45\n";
+    assert_int_equal(shoal_scene_parse(ok, "t", &sc, &e), SHOAL_OK);
+    assert_int_equal(sc.desc.model, SHOAL_MODEL_HEADING);
+    assert_int_equal(sc.desc.boid_count, 100);
+    assert_int_equal(sc.desc.seed, 7);
+    assert_float_equal(sc.desc.params.move_speed, 2, 0);
+    assert_float_equal(sc.desc.params.bounds_size[2], 30, 0);
+    assert_float_equal(sc.desc.params.rotate_speed, 3, 0); /* heading default */
+    assert_int_equal((int)sc.desc.params.sphere_count, 2);
+    assert_float_equal(sc.desc.params.spheres[0].center[2], 3, 0);
+    assert_float_equal(sc.desc.params.spheres[1].radius, 1, 0);
+    assert_true(sc.has_eye && sc.has_fov && !sc.has_target);
+
+    const struct {
+        const char *text, *word;
+    } bad[] = {
+        {"[scene]\nmodel = bogus\n", "bogus"},
+        {"[scene]\ncount = 0\n", "count"},
+        {"[scene]\ncount = 1.5\n", "count"},
+        {"[scene]\nseed = -1\n", "seed"},
+        {"[scene]\ndt = 0\n", "dt"},
+        {"[scene]\nwhat = 1\n", "what"},
+        {"[params]\nsep_radius = -1\n", "sep_radius"},
+        {"[params]\nnope = 1\n", "nope"},
+        {"[params]\nwall_size = 1,2\n", "wall_size"},
+        {"[sphere]\ncenter = 0,0,0\n", "radius"},
+        {"[sphere]\nradius = 0\n", "radius"},
+        {"[camera]\nfov_deg = 200\n", "fov_deg"},
+        {"[nowhere]\na = 1\n", "unknown section"},
+        {"[scene]\nthis line has no equals sign\n", "line 2"},
+        {"[scene\nmodel = steer\n", "line 1"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        e.message[0] = 0;
+        if (shoal_scene_parse(bad[i].text, "bad.ini", &sc, &e) != SHOAL_ERR_INPUT)
+            fail_msg("case %zu accepted: %s", i, bad[i].text);
+        if (!strstr(e.message, bad[i].word) || !strstr(e.message, "bad.ini"))
+            fail_msg("case %zu: message '%s' lacks '%s'", i, e.message, bad[i].word);
+    }
+    assert_int_equal(shoal_scene_load("/nonexistent/x.ini", &sc, &e), SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "/nonexistent/x.ini"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_param_settable),
+        cmocka_unit_test(test_param_errors),
+        cmocka_unit_test(test_shipped_scenes),
+        cmocka_unit_test(test_scene_parse),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

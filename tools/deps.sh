@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Install the Debian packages shoal needs to build, test and run, if any is missing.
+# Usage: tools/deps.sh [build|test|all]   (default: all)
+set -euo pipefail
+what=${1:-all}
+
+pkgs=(meson ninja-build gcc pkg-config libsdl2-dev libsdl2-ttf-dev fonts-dejavu-core
+      libfontconfig-dev libinih-dev libpng-dev)
+if [ "$what" = test ] || [ "$what" = all ]; then
+  pkgs+=(libcmocka-dev clang libomp-dev libclang-rt-14-dev python3-numpy xvfb xauth)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "shoal: installing missing Debian packages: ${missing[*]}" >&2
+SUDO=
+if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The test command: install what is missing, build with gcc (warnings are errors), run the
+# whole suite; then the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
+# (clang). Usage: tools/test.sh [--quick]  (--quick: the gcc build only)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools/deps.sh test
+
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+jobs=$(nproc)
+
+meson setup build-test --buildtype=debugoptimized -Dwerror=true --wipe >/dev/null 2>&1 ||
+  meson setup build-test --buildtype=debugoptimized -Dwerror=true
+ninja -C build-test
+meson test -C build-test --print-errorlogs --num-processes "$jobs"
+
+if [ $quick -eq 0 ]; then
+  # Sanitizers: clang with ASan + UBSan (OpenMP's runtime is not instrumented, so leak
+  # checking stays on but the thread pool's one-time allocations are not reported).
+  CC=clang meson setup build-asan --buildtype=debug -Doptimization=1 \
+    -Db_sanitize=address,undefined -Db_lundef=false --wipe >/dev/null 2>&1 ||
+    CC=clang meson setup build-asan --buildtype=debug -Doptimization=1 \
+      -Db_sanitize=address,undefined -Db_lundef=false
+  ninja -C build-asan
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
+    meson test -C build-asan --print-errorlogs --num-processes "$jobs" --timeout-multiplier 4
+fi
