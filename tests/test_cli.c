@@ -21,6 +21,7 @@
 static char g_dir[256];
 static const char *g_exe;
 static char g_err[8192];
+static const char *g_env = ""; /* environment assignments put before the command */
 
 /* Run `shoal ARGS` (a shell fragment); stderr captured into g_err; returns exit code. */
 static int run(const char *fmt, ...)
@@ -31,8 +32,8 @@ static int run(const char *fmt, ...)
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
     snprintf(errpath, sizeof errpath, "%s/stderr.txt", g_dir);
-    snprintf(cmd, sizeof cmd, "cd %s && %s %s > stdout.txt 2> %s < /dev/null", g_dir, g_exe, args,
-             errpath);
+    snprintf(cmd, sizeof cmd, "cd %s && %s %s %s > stdout.txt 2> %s < /dev/null", g_dir, g_env,
+             g_exe, args, errpath);
     int rc = system(cmd);
     FILE *f = fopen(errpath, "r");
     g_err[0] = 0;
@@ -294,6 +295,56 @@ static void test_bad_input(void **state)
                      0);
 }
 
+/* --simd and SHOAL_SIMD: every ISA gives the same bytes; an ISA the CPU lacks is a clear
+ * error (SHOAL_CPU_DISABLE plays a CPU without AVX2/AVX-512), and auto falls back. */
+static void test_isa_selection(void **state)
+{
+    (void)state;
+    assert_int_equal(run("init --count 3000 --seed 5 --out i.npy"), 0);
+    assert_int_equal(run("step --in i.npy --out i_scalar.npy --steps 20 --simd scalar"), 0);
+    assert_int_equal(run("step --in i.npy --out i_auto.npy --steps 20"), 0);
+    size_t n;
+    float *a = load("i_scalar.npy", &n), *b = load("i_auto.npy", &n);
+    assert_memory_equal(a, b, n * 6 * sizeof(float));
+    free(b);
+    const char *isas[] = {"avx2", "avx512"};
+    for (int i = 0; i < 2; i++) {
+        if (!shoal_isa_supported(i == 0 ? SHOAL_ISA_AVX2 : SHOAL_ISA_AVX512)) {
+            printf("# skip %s: not on this CPU\n", isas[i]);
+            continue;
+        }
+        assert_int_equal(run("step --in i.npy --out i_%s.npy --steps 20 --simd %s", isas[i],
+                             isas[i]),
+                         0);
+        char name[64];
+        snprintf(name, sizeof name, "i_%s.npy", isas[i]);
+        b = load(name, &n);
+        assert_memory_equal(a, b, n * 6 * sizeof(float));
+        free(b);
+        /* the same through the environment */
+        char env[64];
+        snprintf(env, sizeof env, "SHOAL_SIMD=%s", isas[i]);
+        g_env = env;
+        assert_int_equal(run("step --in i.npy --out i_env.npy --steps 20"), 0);
+        g_env = "";
+        b = load("i_env.npy", &n);
+        assert_memory_equal(a, b, n * 6 * sizeof(float));
+        free(b);
+    }
+    /* a CPU without the wide ISAs: asking is an error, auto runs scalar with the same bits */
+    g_env = "SHOAL_CPU_DISABLE=avx2,avx512";
+    expect_bad("step --in i.npy --out out.npy --simd avx512", "avx512");
+    expect_bad("step --in i.npy --out out.npy --simd avx2", "avx2");
+    assert_int_equal(run("step --in i.npy --out i_old.npy --steps 20"), 0);
+    b = load("i_old.npy", &n);
+    assert_memory_equal(a, b, n * 6 * sizeof(float));
+    free(b);
+    g_env = "SHOAL_SIMD=sse9";
+    expect_bad("step --in i.npy --out out.npy", "SHOAL_SIMD");
+    g_env = "";
+    free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -302,6 +353,7 @@ int main(void)
         cmocka_unit_test(test_split_runs),
         cmocka_unit_test(test_row_correspondence),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_isa_selection),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -166,6 +166,12 @@ typedef struct shoal_boid_view {
 } shoal_boid_view;
 SHOAL_API shoal_boid_view shoal_sim_view(const shoal_sim *sim);
 
+/** The grid's geometry (for drawing it, and for tools that must reproduce the candidate
+ *  order): cell (x, y, z) spans origin + [x, x+1) * cell_size on each axis; boids outside
+ *  clamp to the border cells. With --neighbors brute: dims 1 1 1 and cell_size infinity. */
+SHOAL_API void shoal_sim_grid_info(const shoal_sim *sim, float origin[3], float *cell_size,
+                                   int32_t dims[3]);
+
 /** Heading targets in force at simulated time t (seed and t alone decide them). Writes
  *  up to `max` points (xyz) and returns how many. 0 for other models. */
 SHOAL_API size_t shoal_sim_targets(const shoal_sim *sim, double t_s, float *xyz, size_t max);

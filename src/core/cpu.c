@@ -4,10 +4,30 @@
 #include "core/cpu.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* SHOAL_CPU_DISABLE=avx2,avx512 makes shoal behave as on a CPU without those features:
+ * how the tests check the fallback and the "not supported" errors on any machine. */
+static int disabled(const char *feature)
+{
+    const char *env = getenv("SHOAL_CPU_DISABLE");
+    if (!env)
+        return 0;
+    size_t n = strlen(feature);
+    for (const char *p = env; (p = strstr(p, feature)) != NULL; p += n) {
+        int start = p == env || p[-1] == ',';
+        int end = p[n] == 0 || p[n] == ',';
+        if (start && end)
+            return 1;
+    }
+    return 0;
+}
 
 int cpu_has_avx2(void)
 {
+    if (disabled("avx2"))
+        return 0;
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx2") != 0;
@@ -18,6 +38,8 @@ int cpu_has_avx2(void)
 
 int cpu_has_avx512(void)
 {
+    if (disabled("avx512"))
+        return 0;
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&

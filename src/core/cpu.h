@@ -4,9 +4,11 @@
 #ifndef SHOAL_CORE_CPU_H
 #define SHOAL_CORE_CPU_H
 
-/** True when the CPU and OS support AVX2 (+FMA is not required: we never use it). */
+/** True when the CPU and OS support AVX2 (FMA is not required: we never use it), unless
+ *  SHOAL_CPU_DISABLE lists "avx2" (to test the fallback on any machine). */
 int cpu_has_avx2(void);
-/** True when the CPU and OS support AVX-512 F, BW, DQ and VL. */
+/** True when the CPU and OS support AVX-512 F, BW, DQ and VL, unless SHOAL_CPU_DISABLE
+ *  lists "avx512". */
 int cpu_has_avx512(void);
 /** The CPU's model name (from /proc/cpuinfo), or "unknown". Static storage. */
 const char *cpu_model_name(void);

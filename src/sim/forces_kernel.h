@@ -114,8 +114,9 @@ static inline vf3 KFN(wall)(const shoal_params *prm, vf3 p)
 
 /* steer and average share the pair loop: both need the three radius tests and the sums of
  * v_j and p_j; they differ in the separation term (steer: diff / d / d, average: diff). */
-static void KFN(group_steer_average)(const shoal_sim *s, const kgroup *g, int average,
-                                     sim_fault *f)
+static inline __attribute__((always_inline)) void
+KFN(steer_average_impl)(const shoal_sim *s, const kgroup *g, int average, int shared_mask,
+                        sim_fault *f)
 {
     const shoal_params *prm = &s->desc.params;
     const model_consts *mc = &s->mc;
@@ -139,11 +140,14 @@ static void KFN(group_steer_average)(const shoal_sim *s, const kgroup *g, int av
             vf d2 = v3_dot(diff, diff);
             /* d == 0 skips the pair (and the boid itself); radius tests are d^2 <= r^2 */
             vm near = vm_and(vf_gt(d2, zero), vf_le(d2, max_r2));
-            if (!vm_any(near))
-                continue;
+            /* No early exit when no lane is near: the branch would be taken about half the
+             * time and mispredict; the masked adds below cost less. */
             vm m_sep = vm_and(near, vf_le(d2, sep_r2));
-            vm m_ali = vm_and(near, vf_le(d2, ali_r2));
-            vm m_coh = vm_and(near, vf_le(d2, coh_r2));
+            vm m_ali = near, m_coh = near;
+            if (!shared_mask) {
+                m_ali = vm_and(near, vf_le(d2, ali_r2));
+                m_coh = vm_and(near, vf_le(d2, coh_r2));
+            }
             if (vm_any(m_sep)) {
                 vf3 term;
                 if (average) {
@@ -160,9 +164,12 @@ static void KFN(group_steer_average)(const shoal_sim *s, const kgroup *g, int av
             ali = v3_add_masked(ali, m_ali, vj);
             ali_n = vf_add_masked(ali_n, m_ali, one);
             coh = v3_add_masked(coh, m_coh, pj);
-            coh_n = vf_add_masked(coh_n, m_coh, one);
+            if (!shared_mask)
+                coh_n = vf_add_masked(coh_n, m_coh, one);
         }
     }
+    if (shared_mask)
+        coh_n = ali_n; /* same mask, so the same count, exactly */
 
     vf3 force = v3_zero();
     vm has_sep = vf_gt(sep_n, zero), has_ali = vf_gt(ali_n, zero), has_coh = vf_gt(coh_n, zero);
@@ -203,6 +210,20 @@ static void KFN(group_steer_average)(const shoal_sim *s, const kgroup *g, int av
     KFN(check_finite)(s, g, p, v, f);
     KFN(store3)(s->nxt, 0, g->base, g->n, p);
     KFN(store3)(s->nxt, 3, g->base, g->n, v);
+}
+
+/* Dispatch to a variant where alignment and cohesion share one mask (the usual case:
+ * ali_radius == coh_radius >= sep_radius), which saves two compares and a count per
+ * candidate. Same masks, same sums: the same bits as the general variant. */
+static void KFN(group_steer_average)(const shoal_sim *s, const kgroup *g, int average,
+                                     sim_fault *f)
+{
+    const model_consts *mc = &s->mc;
+    int shared = mc->ali_r2 == mc->coh_r2 && mc->sep_r2 <= mc->ali_r2;
+    if (shared)
+        KFN(steer_average_impl)(s, g, average, 1, f);
+    else
+        KFN(steer_average_impl)(s, g, average, 0, f);
 }
 
 /* heading (seed 001): one radius, strict d < R, direction-based. */

@@ -316,6 +316,15 @@ shoal_boid_view shoal_sim_view(const shoal_sim *s)
     return v;
 }
 
+void shoal_sim_grid_info(const shoal_sim *s, float origin[3], float *cell_size, int32_t dims[3])
+{
+    for (int c = 0; c < 3; c++) {
+        origin[c] = s->g.origin[c];
+        dims[c] = s->g.dims[c];
+    }
+    *cell_size = s->g.cell_size;
+}
+
 size_t shoal_sim_targets(const shoal_sim *s, double t_s, float *xyz, size_t max)
 {
     if (s->desc.model != SHOAL_MODEL_HEADING)
