@@ -112,6 +112,29 @@ static inline vf3 KFN(wall)(const shoal_params *prm, vf3 p)
     return w;
 }
 
+#define SEP_LIST_MAX 256
+
+/* steer's separation over the candidates the pair loop listed (in candidate order):
+ * sep += diff * (1 / d^2) where 0 < d^2 <= sep_r2. Equal to adding it inside the loop:
+ * sep is touched by nothing else, so the order of its additions is unchanged. Returns 0. */
+static inline int KFN(steer_sep_flush)(float *const *in, vf3 p, vf sep_r2,
+                                       const uint32_t *list, int count, vf3 *sep, vf *sep_n)
+{
+    vf zero = vf_zero(), one = vf_set1(1.0f);
+    for (int k = 0; k < count; k++) {
+        uint32_t j = list[k];
+        vf3 diff = {vf_sub(p.x, vf_set1(in[0][j])), vf_sub(p.y, vf_set1(in[1][j])),
+                    vf_sub(p.z, vf_set1(in[2][j]))};
+        vf d2 = v3_dot(diff, diff);
+        vm m = vm_and(vf_gt(d2, zero), vf_le(d2, sep_r2));
+        /* normalize(diff) / d == diff / d^2, taken as diff * (1 / d^2): one IEEE division
+         * instead of a square root and six (DESIGN.md: prefer formulas without a root) */
+        *sep = v3_add_masked(*sep, m, v3_mul(diff, vf_div(one, d2)));
+        *sep_n = vf_add_masked(*sep_n, m, one);
+    }
+    return 0;
+}
+
 /* steer and average share the pair loop: both need the three radius tests and the sums of
  * v_j and p_j; they differ in the separation term (steer: diff / d / d, average: diff). */
 static inline __attribute__((always_inline)) void
@@ -131,6 +154,8 @@ KFN(steer_average_impl)(const shoal_sim *s, const kgroup *g, int average, int sh
     vf zero = vf_zero(), one = vf_set1(1.0f);
     vf3 sep = v3_zero(), ali = v3_zero(), coh = v3_zero();
     vf sep_n = zero, ali_n = zero, coh_n = zero;
+    uint32_t sep_list[SEP_LIST_MAX + 1];
+    int sep_count = 0;
 
     for (int r = 0; r < g->runs; r++) {
         for (uint32_t j = g->rb[r]; j < g->re[r]; j++) {
@@ -148,16 +173,20 @@ KFN(steer_average_impl)(const shoal_sim *s, const kgroup *g, int average, int sh
                 m_ali = vm_and(near, vf_le(d2, ali_r2));
                 m_coh = vm_and(near, vf_le(d2, coh_r2));
             }
-            if (vm_any(m_sep)) {
-                vf3 term;
-                if (average) {
-                    term = diff;
-                } else {
-                    vf d = vf_sqrt(d2);
-                    term = v3_div(v3_div(diff, d), d); /* normalize(diff) / d */
-                }
-                sep = v3_add_masked(sep, m_sep, term);
+            if (average) {
+                /* seed 000: the plain difference; cheap enough to add unconditionally */
+                sep = v3_add_masked(sep, m_sep, diff);
                 sep_n = vf_add_masked(sep_n, m_sep, one);
+            } else {
+                /* steer's term needs a division. Few candidates are that close (about one
+                 * iteration in seven has any lane within sep_radius), and a branch on it
+                 * mispredicts: remember the candidate without branching and add the terms
+                 * after the loop, in the same candidate order. */
+                sep_list[sep_count] = j;
+                sep_count += vm_any(m_sep);
+                if (sep_count == SEP_LIST_MAX)
+                    sep_count = KFN(steer_sep_flush)(in, p, sep_r2, sep_list, sep_count, &sep,
+                                                     &sep_n);
             }
             vf3 vj = v3_set1(wx[j], wy[j], wz[j]);
             vf3 pj = v3_set1(qx[j], qy[j], qz[j]);
@@ -170,6 +199,8 @@ KFN(steer_average_impl)(const shoal_sim *s, const kgroup *g, int average, int sh
     }
     if (shared_mask)
         coh_n = ali_n; /* same mask, so the same count, exactly */
+    if (sep_count)
+        KFN(steer_sep_flush)(in, p, sep_r2, sep_list, sep_count, &sep, &sep_n);
 
     vf3 force = v3_zero();
     vm has_sep = vf_gt(sep_n, zero), has_ali = vf_gt(ali_n, zero), has_coh = vf_gt(coh_n, zero);
@@ -248,9 +279,10 @@ static void KFN(group_heading)(const shoal_sim *s, const kgroup *g, sim_fault *f
             if (!vm_any(m))
                 continue;
             vf d = vf_sqrt(d2);
-            /* -normalize(p_j - p_i) * (R - d) / R == (diff / d) * ((R - d) / R) */
-            vf w = vf_div(vf_sub(R, d), R);
-            sep = v3_add_masked(sep, m, v3_mul(v3_div(diff, d), w));
+            /* -normalize(p_j - p_i) * (R - d) / R == diff * ((R - d) / (R * d)): one square
+             * root and one division per pair instead of four divisions */
+            vf w = vf_div(vf_sub(R, d), vf_mul(R, d));
+            sep = v3_add_masked(sep, m, v3_mul(diff, w));
             /* dir_j = v_j / |v_j|: a property of the candidate, computed once (scalar) */
             float vjx = wx[j], vjy = wy[j], vjz = wz[j];
             float vl = __builtin_sqrtf(vjx * vjx + vjy * vjy + vjz * vjz);

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/* shoal: the software renderer. Draws every boid as an instanced low-poly fish with a
+ * tile-based fixed-point rasterizer (OpenMP threads, AVX2/AVX-512 with a scalar twin) into an
+ * ARGB8888 framebuffer. It reads a caller-owned view of positions and velocities and knows
+ * nothing else of the simulation. Also here: the fish mesh loader (Wavefront OBJ) and the PNG
+ * writer. The conventions below are a contract that other tools compare against
+ * (docs/RENDER.md has the long form).
+ *
+ * Conventions:
+ *  - World right-handed, +Y up. The camera looks from `eye` at `target` with up +Y; OpenGL's
+ *    perspective projection (gluPerspective) with vertical field of view fov_deg, near, far.
+ *  - Image row 0 is the top. Pixel (x, y) has its centre at (x + 0.5, y + 0.5); vertices are
+ *    snapped to 1/256 pixel (round to nearest); a pixel is covered when its centre is inside
+ *    the triangle, with the top-left rule of the y-down image for centres on an edge. This is
+ *    what OpenGL (Mesa) produces once its bottom-up readback is flipped.
+ *  - Front faces are counter-clockwise in OpenGL's y-up window coordinates; back faces are
+ *    culled. Triangles are clipped against the near plane (z_clip >= -w_clip), not rejected.
+ *  - Depth: z_clip / w_clip interpolated linearly in window space, float32, test `less`
+ *    against a buffer cleared to 1.0 (so beyond-far fragments are dropped, as GL clips them);
+ *    between different instances an equal depth goes to the lower instance id; within one
+ *    instance the earlier triangle of the mesh wins. Images do not depend on the order in
+ *    which instances are given, on the thread count or on the ISA.
+ *  - Instance i is drawn with the model matrix T(p_i) R(v_i) S(fish_length): Z axis =
+ *    normalize(v), X axis = normalize(cross((0,1,0), Z)), or (1,0,0) when v is vertical,
+ *    Y axis = cross(Z, X); zero velocity gives the identity orientation. */
+#ifndef SHOAL_RENDER_H
+#define SHOAL_RENDER_H
+
+#include "shoal/base.h"
+#include "shoal/sim.h" /* shoal_isa */
+
+/* ---------------------------------------------------------------------------------------
+ * Meshes (src/io/obj.c)
+ * ------------------------------------------------------------------------------------- */
+
+/** A triangle mesh: `vertex_count` positions (xyz floats, model units) and `triangle_count`
+ *  triangles (3 vertex indices each, 0-based, counter-clockwise seen from the front). Owned
+ *  by whoever loaded it; release with shoal_mesh_free. Plain data otherwise. */
+typedef struct shoal_mesh {
+    size_t vertex_count;
+    size_t triangle_count;
+    float *positions;  /**< 3 * vertex_count floats */
+    uint32_t *indices; /**< 3 * triangle_count indices, each < vertex_count */
+} shoal_mesh;
+
+/** Read a Wavefront OBJ file. Understands `v x y z [w]` (w ignored), `f` with the forms
+ *  `a`, `a/b`, `a//c`, `a/b/c`, 1-based and negative (relative) indices, polygons of more
+ *  than 3 vertices (assumed convex; fanned from their first vertex); skips `vt`, `vn`, `vp`,
+ *  `o`, `g`, `s`, `usemtl`, `mtllib`, comments and blank lines. Rejects with SHOAL_ERR_INPUT,
+ *  naming the file, line and problem: an unknown statement, a non-numeric, NaN or infinite
+ *  coordinate, an index of 0 or out of range, a face of fewer than 3 vertices, a triangle of
+ *  zero area, a file with no faces. SHOAL_ERR_IO when the file cannot be read. On failure
+ *  `*mesh` is left empty (all zero). Thread-safe. */
+SHOAL_API shoal_status shoal_mesh_load(const char *path, shoal_mesh *mesh, shoal_error *err);
+
+/** Parse an OBJ image held in memory (`size` bytes, need not be NUL-terminated), as
+ *  shoal_mesh_load does with a file's bytes; `name` is used in messages. For fuzzing. */
+SHOAL_API shoal_status shoal_mesh_parse(const void *data, size_t size, const char *name,
+                                        shoal_mesh *mesh, shoal_error *err);
+
+/** Free what a load or parse allocated and zero the struct. NULL or an empty mesh is fine. */
+SHOAL_API void shoal_mesh_free(shoal_mesh *mesh);
+
+/* ---------------------------------------------------------------------------------------
+ * PNG (src/io/png.c)
+ * ------------------------------------------------------------------------------------- */
+
+/** Write `width` x `height` pixels of ARGB8888 (0xAARRGGBB, row 0 at the top, `stride_px`
+ *  pixels between rows) as an 8-bit RGB PNG (alpha is dropped). Written through
+ *  shoal_io_atomic_open/commit: on any failure no file at `path` is created or changed.
+ *  SHOAL_ERR_IO names the file. Thread-safe. */
+SHOAL_API shoal_status shoal_io_png_write(const char *path, const uint32_t *argb, int width,
+                                          int height, int stride_px, shoal_error *err);
+
+/* ---------------------------------------------------------------------------------------
+ * Renderer (src/render/)
+ * ------------------------------------------------------------------------------------- */
+
+/** Largest image side in pixels (keeps fixed-point window coordinates inside int32 with a
+ *  guard band of 16384 pixels around the image). */
+#define SHOAL_RENDER_MAX_SIZE 8192
+
+/** How fish pixels are coloured. */
+typedef enum shoal_shade {
+    /** Flat Lambert + ambient with a fixed light from above, per-instance colour (by speed,
+     *  or by group when the caller gives groups), depth fog toward an underwater gradient
+     *  that is also the background. */
+    SHOAL_SHADE_LIT = 0,
+    /** Every pixel of instance i is the 24-bit colour id(i) + 1 (R = (id+1) >> 16 & 255,
+     *  G = (id+1) >> 8 & 255, B = (id+1) & 255), alpha 255; background 0 (alpha 255). No
+     *  lighting, fog or LOD: the exact mesh is always drawn. Coverage and depth order are
+     *  those of OpenGL on the same inputs. Ids above 0xFFFFFE wrap (24 bits). */
+    SHOAL_SHADE_ID = 1,
+} shoal_shade;
+
+/** A perspective camera. Units are world units; the up vector is +Y. When the view
+ *  direction is (anti)parallel to +Y, +Z is used as up instead. */
+typedef struct shoal_camera {
+    float eye[3];
+    float target[3]; /**< must differ from eye */
+    float fov_deg;   /**< vertical field of view, in (0, 180) degrees */
+    float near;      /**< near plane distance, > 0 (default 0.1) */
+    float far;       /**< far plane distance, > near (default 2000) */
+} shoal_camera;
+
+/** eye (0, 0, 75), target (0, 0, 0), fov 60 degrees, near 0.1, far 2000. */
+SHOAL_API shoal_camera shoal_camera_default(void);
+
+/** Everything needed to create a renderer. Start from shoal_render_desc_default(). */
+typedef struct shoal_render_desc {
+    int width, height;     /**< image size in pixels, 1..SHOAL_RENDER_MAX_SIZE (1280x720) */
+    shoal_shade shade;     /**< SHOAL_SHADE_LIT */
+    int lod;               /**< 1: level of detail in lit mode (ignored in id mode) (1) */
+    float fish_length;     /**< world length of every fish, > 0 (1.0) */
+    shoal_isa isa;         /**< rasterizer ISA; AUTO resolves as shoal_isa_resolve. All
+                                ISAs give identical images. (AUTO) */
+    int thread_count;      /**< > 0: threads for this renderer's parallel regions; 0: the
+                                process default (parallel_set_threads / OpenMP) (0) */
+    const char *mesh_path; /**< OBJ of the fish; NULL: fish.obj from the asset directory,
+                                see shoal_render_asset_path (NULL) */
+    const char *lod_mesh_path; /**< OBJ of the reduced fish used by LOD; NULL: fish_lod1.obj */
+    /** LOD thresholds on the fish's projected length in pixels (length * focal / distance):
+     *  below lod_splat_px a fish is a depth-tested splat of a few pixels, below lod_reduced_px
+     *  the reduced mesh, else the exact mesh. (4, 20) */
+    float lod_splat_px, lod_reduced_px;
+    /** Fog in lit mode: linear in the distance from the eye, from fog_start to fog_end
+     *  (world units), at most fog_max (0..1). fog_start <= 0 or fog_end <= fog_start:
+     *  automatic, 0.5x and 3x the eye-target distance. (0, 0, 0.85) */
+    float fog_start, fog_end, fog_max;
+} shoal_render_desc;
+
+/** Defaults as listed per field. */
+SHOAL_API shoal_render_desc shoal_render_desc_default(void);
+
+/** Where the renderer finds its default assets: writes `dir/name` to `out` (`size` bytes)
+ *  for the first directory that has the file, in this order: $SHOAL_ASSETS, ./assets, the
+ *  executable's ../share/shoal and ../assets, ../../assets, ../../../assets, the source tree's
+ *  assets/ (compiled in). Returns 1 if found, 0 if not (then `out` holds `name`). */
+SHOAL_API int shoal_render_asset_path(const char *name, char *out, size_t size);
+
+/** The instances of one frame: a read-only view, borrowed for the duration of
+ *  shoal_render_frame only. Positions and velocities must be finite. */
+typedef struct shoal_render_instances {
+    size_t count;                      /**< number of instances (0 draws the background) */
+    const float *px, *py, *pz;         /**< positions, world units */
+    const float *vx, *vy, *vz;         /**< velocities: orientation, and colour by speed */
+    /** Optional: the instance id of entry i (id colour, depth tie-break); NULL means i.
+     *  Give the input row when the entries are in another order (shoal_boid_view.row_of):
+     *  the image is then the same as for the rows in row order. Ids should be distinct. */
+    const uint32_t *id;
+    /** Optional: colour group of entry i (lit mode: palette[group % 8] instead of the
+     *  colour by speed). NULL: colour by speed. */
+    const uint8_t *group;
+} shoal_render_instances;
+
+/** The frame a renderer drew: `width` x `height` ARGB8888 pixels (0xAARRGGBB, alpha 255),
+ *  row 0 at the top, `stride_px` pixels between rows. Owned by the renderer; valid until the
+ *  next frame, set_size or destroy. */
+typedef struct shoal_framebuffer {
+    int width, height, stride_px;
+    const uint32_t *argb;
+} shoal_framebuffer;
+
+/** What the last frame did. Times are wall-clock milliseconds of each stage (stages run one
+ *  after the other, each with all threads). Triangle counts: `submitted` = triangles of the
+ *  meshes of the instances that survived the bounding-sphere cull (what a GPU would be fed);
+ *  `visible` = front-facing triangles after clipping that may cover a pixel centre (survived
+ *  back-face, zero-area and sample-gap culls); `rasterized` = (triangle, tile) pairs the tile
+ *  workers scanned. resolve_ms is the part of raster's wall time spent writing tiles to the
+ *  framebuffer (summed over threads, divided by the thread count). */
+typedef struct shoal_render_stats {
+    double instance_ms;  /**< cull by bounding sphere, LOD choice */
+    double setup_ms;     /**< model matrices, vertex transform, clipping, back-face cull,
+                              triangle setup and colours, splats, binning */
+    double raster_ms;    /**< tile rasterization: edge functions, depth, shading */
+    double resolve_ms;   /**< tile buffers to the framebuffer */
+    double total_ms;     /**< whole shoal_render_frame call */
+    uint64_t instances;          /**< instances given */
+    uint64_t instances_visible;  /**< after the frustum cull */
+    uint64_t instances_full, instances_reduced, instances_splat; /**< LOD choice */
+    uint64_t instances_clipped;  /**< drawn through the near/guard-band clipper */
+    uint64_t triangles_submitted, triangles_visible, triangles_rasterized;
+    uint64_t pixels_written;     /**< fragments that passed the depth test */
+    const char *isa;             /**< "scalar", "avx2" or "avx512" */
+    int thread_count;
+} shoal_render_stats;
+
+typedef struct shoal_renderer shoal_renderer;
+
+/** Create a renderer: validates the desc, loads the meshes, allocates the framebuffer and
+ *  tile buffers. SHOAL_ERR_INPUT for a bad desc or mesh (the message names it),
+ *  SHOAL_ERR_UNSUPPORTED when the ISA asked for is not available, SHOAL_ERR_NOMEM. */
+SHOAL_API shoal_status shoal_renderer_create(const shoal_render_desc *desc, shoal_renderer **out,
+                                             shoal_error *err);
+SHOAL_API void shoal_renderer_destroy(shoal_renderer *r);
+
+/** Draw one frame. Validates the camera (SHOAL_ERR_INPUT naming the field) and the view
+ *  (NULL arrays with count > 0). Runs its own OpenMP team (see thread_count); not
+ *  thread-safe on one renderer. Buffers grow to the largest frame seen and are reused: no
+ *  allocation once warm (SHOAL_ERR_NOMEM if growing fails). Deterministic: the same inputs
+ *  give the same pixels for every thread count and ISA. */
+SHOAL_API shoal_status shoal_render_frame(shoal_renderer *r, const shoal_render_instances *inst,
+                                          const shoal_camera *cam, shoal_error *err);
+
+/** The last frame (background before the first). */
+SHOAL_API shoal_framebuffer shoal_render_framebuffer(const shoal_renderer *r);
+
+/** Statistics of the last frame. */
+SHOAL_API shoal_render_stats shoal_render_get_stats(const shoal_renderer *r);
+
+/** Resize the image (1..SHOAL_RENDER_MAX_SIZE); reallocates the framebuffer. */
+SHOAL_API shoal_status shoal_render_set_size(shoal_renderer *r, int width, int height,
+                                             shoal_error *err);
+
+/** The ISA the renderer resolved to ("scalar", "avx2", "avx512"). */
+SHOAL_API const char *shoal_render_isa_name(const shoal_renderer *r);
+
+/** Frame a set of points: target = centre of their bounding box, eye on the +Z side of it
+ *  (slightly above) far enough that the bounding sphere, grown by `margin` world units (use
+ *  the fish length), fits the vertical and horizontal field of view of an image of aspect
+ *  width/height. `cam->fov_deg`, near and far are read (far is raised to see the whole
+ *  sphere); eye and target are written. Non-finite points are skipped; with none left the
+ *  camera looks at the origin from (0, 0, 10). Deterministic, thread-safe. */
+SHOAL_API void shoal_render_camera_frame(const float *px, const float *py, const float *pz,
+                                         size_t count, float margin, float aspect,
+                                         shoal_camera *cam);
+
+/** FNV-1a 64 of the framebuffer's pixels (row by row, little-endian ARGB words): the golden
+ *  image hash used by the tests and by `shoal render --stats`. */
+SHOAL_API uint64_t shoal_render_hash(shoal_framebuffer fb);
+
+#endif

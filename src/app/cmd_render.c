@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: MIT */
+/* `shoal render`: a state file (.npy) in, a PNG out, through the software renderer; and
+ * `shoal render --bench N --count M`, the speed-target scene of docs/RENDER.md timed over N
+ * frames. Owns only the command line: bad input prints one line "shoal render: problem" and
+ * exits 2, and no output file is left behind on any error (the PNG writer is atomic). */
+#include "app/app.h"
+#include "app/options.h"
+#include "core/parallel.h"
+#include "core/rng.h"
+#include "shoal/render.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const opt_spec render_specs[] = {
+    {"in", OPT_VALUE, "STATE.npy", NULL, "state to draw: float32/64 (N, 6) px py pz vx vy vz"},
+    {"out", OPT_VALUE, "FRAME.png", NULL, "PNG to write (optional with --bench)"},
+    {"size", OPT_VALUE, "WxH", "1280x720", "image size in pixels"},
+    {"eye", OPT_VALUE, "x,y,z", NULL, "camera position (with --target; neither: frame the state)"},
+    {"target", OPT_VALUE, "x,y,z", NULL, "point the camera looks at (up is +Y)"},
+    {"fov-deg", OPT_VALUE, "F", "60", "vertical field of view in degrees, (0, 180)"},
+    {"near", OPT_VALUE, "D", "0.1", "near plane distance"},
+    {"far", OPT_VALUE, "D", "2000", "far plane distance"},
+    {"fish-length", OPT_VALUE, "L", "1", "length of every fish in world units"},
+    {"shade", OPT_VALUE, "lit|id", "lit", "lit: lighting, fog, colour by speed; id: colour i+1"},
+    {"lod", OPT_VALUE, "on|off", "on", "level of detail in lit mode (splats, reduced mesh)"},
+    {"threads", OPT_VALUE, "T", "0", "worker threads (0: all cores); images do not depend on it"},
+    {"simd", OPT_VALUE, "auto|scalar|avx2|avx512", "auto", "rasterizer ISA; all give the same image"},
+    {"mesh", OPT_VALUE, "PATH", "assets/fish.obj", "fish mesh (Wavefront OBJ)"},
+    {"lod-mesh", OPT_VALUE, "PATH", "assets/fish_lod1.obj", "reduced fish mesh for LOD"},
+    {"stats", OPT_FLAG, NULL, NULL, "print per-stage times, counts and the image hash"},
+    {"bench", OPT_VALUE, "N", NULL, "time N frames of the benchmark scene (median ms)"},
+    {"count", OPT_VALUE, "N", "10000", "--bench: number of fish"},
+    {"seed", OPT_VALUE, "S", "1", "--bench: seed of the fish positions and directions"},
+};
+#define RENDER_SPEC_COUNT ((int)(sizeof render_specs / sizeof render_specs[0]))
+
+static const char *render_usage =
+    "--in STATE.npy --out FRAME.png [--size WxH] [--eye x,y,z --target x,y,z] [options]\n"
+    "       shoal render --bench N [--count M] [--out FRAME.png] [options]";
+
+typedef struct render_opts {
+    shoal_render_desc desc;
+    shoal_camera cam;
+    int have_camera;
+    int stats;
+    long long bench, count, seed, threads;
+} render_opts;
+
+static int render_fail(const opt_values *o, const shoal_error *e)
+{
+    options_fail(o, "%s", e->message);
+    return app_exit_code(e->status);
+}
+
+static int parse_size(const opt_values *o, int *w, int *h)
+{
+    const char *v = options_get(o, "size");
+    char *end;
+    long a = strtol(v, &end, 10);
+    if (end == v || (*end != 'x' && *end != 'X'))
+        return options_fail(o, "--size: '%s' is not WxH", v);
+    const char *p = end + 1;
+    long b = strtol(p, &end, 10);
+    if (end == p || *end)
+        return options_fail(o, "--size: '%s' is not WxH", v);
+    if (a < 1 || b < 1 || a > SHOAL_RENDER_MAX_SIZE || b > SHOAL_RENDER_MAX_SIZE)
+        return options_fail(o, "--size: %ldx%ld is outside 1..%d per side", a, b,
+                            SHOAL_RENDER_MAX_SIZE);
+    *w = (int)a;
+    *h = (int)b;
+    return 0;
+}
+
+static int parse_opts(const opt_values *o, render_opts *ro)
+{
+    memset(ro, 0, sizeof *ro);
+    ro->desc = shoal_render_desc_default();
+    ro->cam = shoal_camera_default();
+    shoal_render_desc *d = &ro->desc;
+    int rc;
+    if ((rc = parse_size(o, &d->width, &d->height)))
+        return rc;
+    double v;
+    if ((rc = options_double(o, "fov-deg", 1e-3, 179.9, &v)))
+        return rc;
+    ro->cam.fov_deg = (float)v;
+    if ((rc = options_double(o, "near", 1e-6, 1e30, &v)))
+        return rc;
+    ro->cam.near = (float)v;
+    if ((rc = options_double(o, "far", 1e-6, 1e30, &v)))
+        return rc;
+    ro->cam.far = (float)v;
+    if (!(ro->cam.far > ro->cam.near))
+        return options_fail(o, "--far %g must be greater than --near %g", (double)ro->cam.far,
+                            (double)ro->cam.near);
+    if ((rc = options_double(o, "fish-length", 1e-6, 1e6, &v)))
+        return rc;
+    d->fish_length = (float)v;
+    const char *shade = options_get(o, "shade");
+    if (strcmp(shade, "lit") == 0)
+        d->shade = SHOAL_SHADE_LIT;
+    else if (strcmp(shade, "id") == 0)
+        d->shade = SHOAL_SHADE_ID;
+    else
+        return options_fail(o, "--shade: '%s' is not lit or id", shade);
+    const char *lod = options_get(o, "lod");
+    if (strcmp(lod, "on") == 0)
+        d->lod = 1;
+    else if (strcmp(lod, "off") == 0)
+        d->lod = 0;
+    else
+        return options_fail(o, "--lod: '%s' is not on or off", lod);
+    if ((rc = options_int(o, "threads", 0, 1024, &ro->threads)))
+        return rc;
+    d->thread_count = (int)ro->threads;
+    shoal_error e;
+    if (shoal_isa_parse(options_get(o, "simd"), &d->isa, &e))
+        return render_fail(o, &e);
+    if (options_given(o, "mesh"))
+        d->mesh_path = options_get(o, "mesh");
+    if (options_given(o, "lod-mesh"))
+        d->lod_mesh_path = options_get(o, "lod-mesh");
+    int has_eye = options_given(o, "eye"), has_target = options_given(o, "target");
+    if (has_eye != has_target)
+        return options_fail(o, "give both --eye and --target, or neither to frame the state "
+                               "automatically");
+    if (has_eye) {
+        if ((rc = options_vec3(o, "eye", ro->cam.eye)) || (rc = options_vec3(o, "target", ro->cam.target)))
+            return rc;
+        if (ro->cam.eye[0] == ro->cam.target[0] && ro->cam.eye[1] == ro->cam.target[1] &&
+            ro->cam.eye[2] == ro->cam.target[2])
+            return options_fail(o, "--eye and --target are the same point");
+        ro->have_camera = 1;
+    }
+    ro->stats = options_given(o, "stats");
+    if (options_given(o, "bench")) {
+        if ((rc = options_int(o, "bench", 1, 100000, &ro->bench)))
+            return rc;
+        if ((rc = options_int(o, "count", 0, 100000000, &ro->count)))
+            return rc;
+        if ((rc = options_int(o, "seed", 0, INT64_MAX, &ro->seed)))
+            return rc;
+        if (options_given(o, "in"))
+            return options_fail(o, "--bench draws its own scene; it takes no --in");
+    } else {
+        if (options_given(o, "count") || options_given(o, "seed"))
+            return options_fail(o, "--count and --seed are for --bench");
+        if (!options_given(o, "in"))
+            return options_fail(o, "--in is required (see shoal render --help)");
+        if (!options_given(o, "out"))
+            return options_fail(o, "--out is required (see shoal render --help)");
+    }
+    return 0;
+}
+
+/* Structure-of-arrays copy of (N, 6) rows: the renderer's view wants one array per column. */
+typedef struct soa6 {
+    float *buf;
+    shoal_render_instances inst;
+} soa6;
+
+static int soa_from_rows(const float *rows, size_t n, soa6 *s)
+{
+    s->buf = malloc((n ? n : 1) * 6 * sizeof(float));
+    if (!s->buf)
+        return 0;
+    float *c[6];
+    for (int k = 0; k < 6; k++)
+        c[k] = s->buf + (size_t)k * n;
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 6; k++)
+            c[k][i] = rows[i * 6 + (size_t)k];
+    memset(&s->inst, 0, sizeof s->inst);
+    s->inst.count = n;
+    s->inst.px = c[0];
+    s->inst.py = c[1];
+    s->inst.pz = c[2];
+    s->inst.vx = c[3];
+    s->inst.vy = c[4];
+    s->inst.vz = c[5];
+    return 1;
+}
+
+/* The speed-target scene: fish uniform in x [-50, 50], y [-28, 28], z [-50, 50], random
+ * directions, speeds in [0.5, 1.5]; one counter-based stream per fish, so any count is a
+ * prefix-independent, machine-independent scene. */
+static float *bench_scene(size_t n, uint64_t seed)
+{
+    float *rows = malloc((n ? n : 1) * 6 * sizeof(float));
+    if (!rows)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        rng r = rng_stream(seed, i);
+        float *row = rows + 6 * i;
+        row[0] = rng_range(&r, -50.0f, 50.0f);
+        row[1] = rng_range(&r, -28.0f, 28.0f);
+        row[2] = rng_range(&r, -50.0f, 50.0f);
+        float d[3];
+        rng_direction(&r, d);
+        float s = rng_range(&r, 0.5f, 1.5f);
+        row[3] = d[0] * s;
+        row[4] = d[1] * s;
+        row[5] = d[2] * s;
+    }
+    return rows;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void print_stats(const shoal_render_stats *s, shoal_framebuffer fb)
+{
+    printf("render: %s, %d threads, %dx%d\n", s->isa, s->thread_count, fb.width, fb.height);
+    printf("  instances  %llu given, %llu visible (%llu full, %llu reduced, %llu splat, %llu "
+           "clipped)\n",
+           (unsigned long long)s->instances, (unsigned long long)s->instances_visible,
+           (unsigned long long)s->instances_full, (unsigned long long)s->instances_reduced,
+           (unsigned long long)s->instances_splat, (unsigned long long)s->instances_clipped);
+    printf("  triangles  %llu submitted, %llu visible, %llu rasterized (tri x tile)\n",
+           (unsigned long long)s->triangles_submitted, (unsigned long long)s->triangles_visible,
+           (unsigned long long)s->triangles_rasterized);
+    printf("  pixels     %llu written\n", (unsigned long long)s->pixels_written);
+    printf("  ms         instance %.3f  setup %.3f  raster %.3f  resolve %.3f  total %.3f\n",
+           s->instance_ms, s->setup_ms, s->raster_ms, s->resolve_ms, s->total_ms);
+    printf("  hash       %016llx\n", (unsigned long long)shoal_render_hash(fb));
+}
+
+static int run_bench(const opt_values *o, render_opts *ro, shoal_renderer *r, const soa6 *s)
+{
+    int n = (int)ro->bench;
+    double *tot = malloc(sizeof(double) * 6 * (size_t)n);
+    if (!tot)
+        return options_fail(o, "out of memory");
+    double *ins = tot + n, *set = tot + 2 * n, *ras = tot + 3 * n, *res = tot + 4 * n;
+    double *cpu = tot + 5 * n;
+    shoal_error e;
+    for (int i = -2; i < n; i++) { /* two warm-up frames grow every buffer */
+        struct timespec c0, c1;
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+        shoal_status fst = shoal_render_frame(r, &s->inst, &ro->cam, &e);
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+        if (fst) {
+            free(tot);
+            return render_fail(o, &e);
+        }
+        if (i < 0)
+            continue;
+        shoal_render_stats st = shoal_render_get_stats(r);
+        tot[i] = st.total_ms;
+        cpu[i] = (double)(c1.tv_sec - c0.tv_sec) * 1e3 + (double)(c1.tv_nsec - c0.tv_nsec) * 1e-6;
+        ins[i] = st.instance_ms;
+        set[i] = st.setup_ms;
+        ras[i] = st.raster_ms;
+        res[i] = st.resolve_ms;
+    }
+    shoal_render_stats st = shoal_render_get_stats(r);
+    double best = tot[0];
+    for (int i = 1; i < n; i++)
+        best = tot[i] < best ? tot[i] : best;
+    double mt = median(tot, n);
+    printf("bench: %lld fish, %dx%d, shade %s, lod %s, fish length %g, %s, %d threads, %d "
+           "frames\n",
+           ro->count, ro->desc.width, ro->desc.height,
+           ro->desc.shade == SHOAL_SHADE_ID ? "id" : "lit", ro->desc.lod ? "on" : "off",
+           (double)ro->desc.fish_length, st.isa, st.thread_count, n);
+    printf("  median ms  total %.3f  (instance %.3f  setup %.3f  raster %.3f  resolve %.3f)  "
+           "min %.3f\n",
+           mt, median(ins, n), median(set, n), median(ras, n), median(res, n), best);
+    printf("  cpu ms     %.3f per frame (all threads; wall time on a busy machine overstates)\n",
+           median(cpu, n));
+    printf("  triangles  submitted %llu (%.1f M/s)  visible %llu (%.1f M/s)  rasterized %llu\n",
+           (unsigned long long)st.triangles_submitted,
+           (double)st.triangles_submitted / (mt * 1e3),
+           (unsigned long long)st.triangles_visible, (double)st.triangles_visible / (mt * 1e3),
+           (unsigned long long)st.triangles_rasterized);
+    printf("  instances  visible %llu (full %llu, reduced %llu, splat %llu, clipped %llu)\n",
+           (unsigned long long)st.instances_visible, (unsigned long long)st.instances_full,
+           (unsigned long long)st.instances_reduced, (unsigned long long)st.instances_splat,
+           (unsigned long long)st.instances_clipped);
+    printf("  hash       %016llx\n",
+           (unsigned long long)shoal_render_hash(shoal_render_framebuffer(r)));
+    free(tot);
+    return 0;
+}
+
+int cmd_render(int argc, char **argv)
+{
+    opt_values o;
+    int rc = options_parse(&o, "render", render_usage, render_specs, RENDER_SPEC_COUNT, 0, argc,
+                           argv);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    render_opts ro;
+    if ((rc = parse_opts(&o, &ro)))
+        return rc;
+    if (ro.threads > 0)
+        parallel_set_threads((int)ro.threads);
+
+    shoal_error e;
+    float *rows = NULL;
+    size_t n = 0;
+    const char *in = options_get(&o, "in");
+    if (ro.bench) {
+        n = (size_t)ro.count;
+        rows = bench_scene(n, (uint64_t)ro.seed);
+        if (!rows)
+            return options_fail(&o, "out of memory for %zu fish", n);
+        if (!options_given(&o, "eye")) {
+            /* the benchmark's camera unless the user gave one */
+            ro.cam = shoal_camera_default();
+            ro.have_camera = 1;
+        }
+        if (!options_given(&o, "fish-length"))
+            ro.desc.fish_length = 1.5f;
+    } else {
+        if (shoal_io_npy_read(in, &rows, &n, &e))
+            return render_fail(&o, &e);
+        if (shoal_state_check_finite(rows, n, in, &e)) {
+            free(rows);
+            return render_fail(&o, &e);
+        }
+    }
+    soa6 s;
+    if (!soa_from_rows(rows, n, &s)) {
+        free(rows);
+        return options_fail(&o, "out of memory for %zu fish", n);
+    }
+    free(rows);
+    if (!ro.have_camera)
+        shoal_render_camera_frame(s.inst.px, s.inst.py, s.inst.pz, n, ro.desc.fish_length,
+                                  (float)ro.desc.width / (float)ro.desc.height, &ro.cam);
+
+    shoal_renderer *r;
+    if (shoal_renderer_create(&ro.desc, &r, &e)) {
+        free(s.buf);
+        return render_fail(&o, &e);
+    }
+    if (ro.bench) {
+        rc = run_bench(&o, &ro, r, &s);
+    } else if (shoal_render_frame(r, &s.inst, &ro.cam, &e)) {
+        rc = render_fail(&o, &e);
+    } else if (ro.stats) {
+        shoal_render_stats st = shoal_render_get_stats(r);
+        print_stats(&st, shoal_render_framebuffer(r));
+    }
+    const char *out = options_get(&o, "out");
+    if (rc == 0 && out) {
+        shoal_framebuffer fb = shoal_render_framebuffer(r);
+        if (shoal_io_png_write(out, fb.argb, fb.width, fb.height, fb.stride_px, &e))
+            rc = render_fail(&o, &e);
+    }
+    shoal_renderer_destroy(r);
+    free(s.buf);
+    return rc;
+}

@@ -1,0 +1,8 @@
+/* SPDX-License-Identifier: MIT */
+/* The AVX2 instance of rast_kernel.h: 8 lanes (transform: 8 vertices; raster: 4x2 or 8x1
+ * pixel stamps). Compiled with -mavx2, used only after cpu_has_avx2(); must draw the same
+ * bits as the scalar kernels. */
+#define RK_AVX2 1
+#define KSUFFIX avx2
+#define RK_NAME "avx2"
+#include "render/rast_kernel.h"

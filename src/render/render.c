@@ -1,0 +1,639 @@
+/* SPDX-License-Identifier: MIT */
+/* The renderer object and the order of a frame: instance pass (cull, LOD) -> setup pass over
+ * blocks of instances (transform, clip, triangle setup, per-block bins) -> tile pass (one
+ * owner per tile replays the bins in block order, rasterizes, shades, writes its pixels to
+ * the framebuffer). Owns the framebuffer, the bins and the per-thread tile buffers; threads
+ * come only from core/parallel. */
+#include "render/render_internal.h"
+#include "render/render_config.h"
+
+#include "core/alloc.h"
+#include "core/cpu.h"
+#include "core/parallel.h"
+#include "core/timer.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/* Per-thread tile buffers and counters, padded to their own cache lines. */
+typedef struct render_worker {
+    float *depth;
+    uint32_t *idb, *col;
+    rast_list list;
+    uint64_t tris_rasterized, pixels_written, resolve_ns;
+    float max_s2;
+    char pad[64];
+} render_worker;
+
+struct shoal_renderer {
+    shoal_render_desc desc;
+    render_mesh mesh_full, mesh_reduced;
+    int have_reduced;
+    const render_kernels *k;
+    int width, height;
+    uint32_t *fb;
+    uint32_t *bg_row;
+    uint8_t *lod;
+    size_t lod_cap;
+    render_block *blocks;
+    size_t block_cap, block_count, block_size;
+    render_worker *workers;
+    int worker_count;
+    shoal_render_stats stats;
+};
+
+SHOAL_API shoal_render_desc shoal_render_desc_default(void)
+{
+    shoal_render_desc d;
+    memset(&d, 0, sizeof d);
+    d.width = 1280;
+    d.height = 720;
+    d.shade = SHOAL_SHADE_LIT;
+    d.lod = 1;
+    d.fish_length = 1.0f;
+    d.isa = SHOAL_ISA_AUTO;
+    d.thread_count = 0;
+    d.mesh_path = NULL;
+    d.lod_mesh_path = NULL;
+    d.lod_splat_px = 4.0f;
+    d.lod_reduced_px = 20.0f;
+    d.fog_start = 0.0f;
+    d.fog_end = 0.0f;
+    d.fog_max = 0.85f;
+    return d;
+}
+
+/* ---- assets ----------------------------------------------------------------------------- */
+
+static int render_try_path(const char *dir, const char *name, char *out, size_t size)
+{
+    if (!dir || !*dir)
+        return 0;
+    int n = snprintf(out, size, "%s/%s", dir, name);
+    if (n < 0 || (size_t)n >= size)
+        return 0;
+    return access(out, R_OK) == 0;
+}
+
+SHOAL_API int shoal_render_asset_path(const char *name, char *out, size_t size)
+{
+    if (render_try_path(getenv("SHOAL_ASSETS"), name, out, size) ||
+        render_try_path("assets", name, out, size))
+        return 1;
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = 0;
+            static const char *rel[] = {"../share/shoal", "../assets", "../../assets",
+                                        "../../../assets"};
+            for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+                char dir[4200];
+                snprintf(dir, sizeof dir, "%s/%s", exe, rel[i]);
+                if (render_try_path(dir, name, out, size))
+                    return 1;
+            }
+        }
+    }
+    if (render_try_path(SHOAL_RENDER_SOURCE_ASSETS, name, out, size))
+        return 1;
+    snprintf(out, size, "%s", name);
+    return 0;
+}
+
+static shoal_status render_load_mesh(const char *path, const char *default_name,
+                                     render_mesh *out, shoal_error *err)
+{
+    char buf[4096];
+    if (!path) {
+        if (!shoal_render_asset_path(default_name, buf, sizeof buf))
+            return shoal_error_set(err, SHOAL_ERR_IO,
+                                   "%s: not found (looked in $SHOAL_ASSETS, ./assets, beside "
+                                   "the executable and in %s)",
+                                   default_name, SHOAL_RENDER_SOURCE_ASSETS);
+        path = buf;
+    }
+    shoal_mesh m;
+    shoal_status st = shoal_mesh_load(path, &m, err);
+    if (st)
+        return st;
+    st = mesh_prepare(&m, path, out, err);
+    shoal_mesh_free(&m);
+    return st;
+}
+
+/* ---- create / destroy ------------------------------------------------------------------- */
+
+static shoal_status render_alloc_size(shoal_renderer *r, int width, int height, shoal_error *err)
+{
+    uint32_t *fb = alloc_array((size_t)width * (size_t)height, sizeof(uint32_t), "framebuffer",
+                               err);
+    uint32_t *bg = alloc_array((size_t)height, sizeof(uint32_t), "background rows", err);
+    if (!fb || !bg) {
+        alloc_free(fb);
+        alloc_free(bg);
+        return SHOAL_ERR_NOMEM;
+    }
+    alloc_free(r->fb);
+    alloc_free(r->bg_row);
+    r->fb = fb;
+    r->bg_row = bg;
+    r->width = width;
+    r->height = height;
+    shade_background(r->bg_row, height, r->desc.shade == SHOAL_SHADE_ID);
+    for (int y = 0; y < height; y++)
+        for (int x = 0; x < width; x++)
+            r->fb[(size_t)y * width + x] = r->bg_row[y];
+    return SHOAL_OK;
+}
+
+static shoal_status render_check_size(int width, int height, shoal_error *err)
+{
+    if (width < 1 || height < 1 || width > SHOAL_RENDER_MAX_SIZE ||
+        height > SHOAL_RENDER_MAX_SIZE)
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "render: image size %dx%d is outside 1..%d per side", width,
+                               height, SHOAL_RENDER_MAX_SIZE);
+    return SHOAL_OK;
+}
+
+SHOAL_API shoal_status shoal_renderer_create(const shoal_render_desc *desc, shoal_renderer **out,
+                                             shoal_error *err)
+{
+    *out = NULL;
+    shoal_status st = render_check_size(desc->width, desc->height, err);
+    if (st)
+        return st;
+    if (desc->shade != SHOAL_SHADE_LIT && desc->shade != SHOAL_SHADE_ID)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "render: unknown shade mode %d",
+                               (int)desc->shade);
+    if (!(desc->fish_length > 0.0f) || !isfinite(desc->fish_length))
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "render: fish length %g must be > 0",
+                               (double)desc->fish_length);
+    if (desc->thread_count < 0)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "render: thread count %d must be >= 0",
+                               desc->thread_count);
+    if (!(desc->lod_splat_px >= 0.0f) || !(desc->lod_reduced_px >= desc->lod_splat_px) ||
+        !isfinite(desc->lod_reduced_px))
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "render: LOD thresholds need 0 <= splat (%g) <= reduced (%g)",
+                               (double)desc->lod_splat_px, (double)desc->lod_reduced_px);
+    if (!(desc->fog_max >= 0.0f && desc->fog_max <= 1.0f) || !isfinite(desc->fog_start) ||
+        !isfinite(desc->fog_end))
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "render: fog_max %g outside [0, 1]",
+                               (double)desc->fog_max);
+    shoal_isa isa;
+    st = shoal_isa_resolve(desc->isa, &isa, err);
+    if (st)
+        return st;
+    const render_kernels *k = &render_kernels_scalar;
+#if SHOAL_RENDER_HAVE_X86_SIMD
+    if (isa == SHOAL_ISA_AVX512) {
+        if (!cpu_has_avx512())
+            return shoal_error_set(err, SHOAL_ERR_UNSUPPORTED, "render: this CPU lacks AVX-512");
+        k = &render_kernels_avx512;
+    } else if (isa == SHOAL_ISA_AVX2) {
+        if (!cpu_has_avx2())
+            return shoal_error_set(err, SHOAL_ERR_UNSUPPORTED, "render: this CPU lacks AVX2");
+        k = &render_kernels_avx2;
+    }
+#else
+    if (isa == SHOAL_ISA_AVX512 || isa == SHOAL_ISA_AVX2)
+        return shoal_error_set(err, SHOAL_ERR_UNSUPPORTED,
+                               "render: built without x86 SIMD kernels");
+#endif
+    shoal_renderer *r = calloc(1, sizeof *r);
+    if (!r)
+        return shoal_error_set(err, SHOAL_ERR_NOMEM, "render: out of memory");
+    r->desc = *desc;
+    r->desc.mesh_path = NULL; /* the caller's strings are not kept */
+    r->desc.lod_mesh_path = NULL;
+    r->k = k;
+    st = render_load_mesh(desc->mesh_path, "fish.obj", &r->mesh_full, err);
+    if (!st && desc->shade == SHOAL_SHADE_LIT && desc->lod) {
+        st = render_load_mesh(desc->lod_mesh_path, "fish_lod1.obj", &r->mesh_reduced, err);
+        r->have_reduced = st == SHOAL_OK;
+    }
+    if (!st)
+        st = render_alloc_size(r, desc->width, desc->height, err);
+    if (st) {
+        shoal_renderer_destroy(r);
+        return st;
+    }
+    r->stats.isa = k->name;
+    *out = r;
+    return SHOAL_OK;
+}
+
+static void render_free_blocks(shoal_renderer *r)
+{
+    for (size_t b = 0; b < r->block_cap; b++) {
+        render_block *B = &r->blocks[b];
+        free(B->arena);
+        free(B->stri_mem);
+        free(B->sx);
+        free(B->refs);
+        free(B->tile_start);
+        free(B->items);
+    }
+    free(r->blocks);
+    r->blocks = NULL;
+    r->block_cap = 0;
+}
+
+SHOAL_API void shoal_renderer_destroy(shoal_renderer *r)
+{
+    if (!r)
+        return;
+    mesh_release(&r->mesh_full);
+    mesh_release(&r->mesh_reduced);
+    alloc_free(r->fb);
+    alloc_free(r->bg_row);
+    free(r->lod);
+    render_free_blocks(r);
+    for (int i = 0; i < r->worker_count; i++) {
+        alloc_free(r->workers[i].depth);
+        alloc_free(r->workers[i].idb);
+        alloc_free(r->workers[i].col);
+        free(r->workers[i].list.items);
+    }
+    alloc_free(r->workers);
+    free(r);
+}
+
+SHOAL_API shoal_status shoal_render_set_size(shoal_renderer *r, int width, int height,
+                                             shoal_error *err)
+{
+    shoal_status st = render_check_size(width, height, err);
+    if (st)
+        return st;
+    if (width == r->width && height == r->height)
+        return SHOAL_OK;
+    return render_alloc_size(r, width, height, err);
+}
+
+SHOAL_API shoal_framebuffer shoal_render_framebuffer(const shoal_renderer *r)
+{
+    shoal_framebuffer fb = {r->width, r->height, r->width, r->fb};
+    return fb;
+}
+
+SHOAL_API shoal_render_stats shoal_render_get_stats(const shoal_renderer *r)
+{
+    return r->stats;
+}
+
+SHOAL_API const char *shoal_render_isa_name(const shoal_renderer *r)
+{
+    return r->k->name;
+}
+
+SHOAL_API uint64_t shoal_render_hash(shoal_framebuffer fb)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int y = 0; y < fb.height; y++) {
+        const uint32_t *row = fb.argb + (size_t)y * (size_t)fb.stride_px;
+        for (int x = 0; x < fb.width; x++) {
+            uint32_t v = row[x];
+            for (int b = 0; b < 4; b++) {
+                h ^= (v >> (8 * b)) & 255u;
+                h *= 0x100000001b3ull;
+            }
+        }
+    }
+    return h;
+}
+
+/* ---- the frame ---------------------------------------------------------------------------- */
+
+static shoal_status render_grow_workers(shoal_renderer *r, int count, shoal_error *err)
+{
+    if (count <= r->worker_count)
+        return SHOAL_OK;
+    render_worker *w = alloc_array_zero((size_t)count, sizeof *w, "render workers", err);
+    if (!w)
+        return SHOAL_ERR_NOMEM;
+    if (r->workers)
+        memcpy(w, r->workers, (size_t)r->worker_count * sizeof *w);
+    for (int i = r->worker_count; i < count; i++) {
+        w[i].depth = alloc_array_zero(TILE_BUF_LEN, sizeof(float), "tile depth", err);
+        w[i].idb = alloc_array_zero(TILE_BUF_LEN, sizeof(uint32_t), "tile ids", err);
+        w[i].col = alloc_array_zero(TILE_BUF_LEN, sizeof(uint32_t), "tile colours", err);
+        if (!w[i].depth || !w[i].idb || !w[i].col) {
+            for (int j = r->worker_count; j <= i; j++) {
+                alloc_free(w[j].depth);
+                alloc_free(w[j].idb);
+                alloc_free(w[j].col);
+            }
+            alloc_free(w);
+            return SHOAL_ERR_NOMEM;
+        }
+    }
+    alloc_free(r->workers);
+    r->workers = w;
+    r->worker_count = count;
+    return SHOAL_OK;
+}
+
+/* Blocks are fixed by N alone (never by the thread count): at most 64 of at least 256. */
+static size_t render_block_size(size_t n)
+{
+    size_t bs = (n + 63) / 64;
+    return bs < 256 ? 256 : bs;
+}
+
+typedef struct frame_job {
+    shoal_renderer *r;
+    const frame_consts *fc;
+    const shoal_render_instances *inst;
+    setup_ctx sc;
+    parallel_counter counter;
+} frame_job;
+
+static void render_instance_chunk(void *ctx, int64_t begin, int64_t end, int thread_index)
+{
+    frame_job *j = ctx;
+    float m = instance_classify(j->fc, j->inst, (size_t)begin, (size_t)end, j->r->lod);
+    render_worker *w = &j->r->workers[thread_index];
+    w->max_s2 = m > w->max_s2 ? m : w->max_s2;
+}
+
+static void render_setup_chunk(void *ctx, int64_t begin, int64_t end, int thread_index)
+{
+    (void)thread_index;
+    frame_job *j = ctx;
+    shoal_renderer *r = j->r;
+    for (int64_t b = begin; b < end; b++) {
+        size_t lo = (size_t)b * r->block_size;
+        size_t hi = lo + r->block_size;
+        hi = hi > j->inst->count ? j->inst->count : hi;
+        setup_block(&j->sc, &r->blocks[b], lo, hi);
+    }
+}
+
+/* Tile buffers are 64-byte aligned and rows are 64 wide: 4-wide SSE2 (baseline x86-64) with
+ * a scalar tail for the image's right edge. */
+static void render_fill_depth(float *d, size_t n)
+{
+#if defined(__SSE2__)
+    const __m128 one = _mm_set1_ps(1.0f);
+    for (size_t i = 0; i < n; i += 4)
+        _mm_store_ps(d + i, one);
+#else
+    for (size_t i = 0; i < n; i++)
+        d[i] = 1.0f;
+#endif
+}
+
+/* A pixel was drawn iff its depth is below 1: then its colour, else the background. */
+static void render_resolve_row(uint32_t *restrict dst, const float *restrict z,
+                               const uint32_t *restrict col, uint32_t bg, int n)
+{
+    int x = 0;
+#if defined(__SSE2__)
+    const __m128 one = _mm_set1_ps(1.0f);
+    const __m128i vbg = _mm_set1_epi32((int)bg);
+    for (; x + 4 <= n; x += 4) {
+        __m128i m = _mm_castps_si128(_mm_cmplt_ps(_mm_load_ps(z + x), one));
+        __m128i c = _mm_load_si128((const __m128i *)(const void *)(col + x));
+        __m128i v = _mm_or_si128(_mm_and_si128(m, c), _mm_andnot_si128(m, vbg));
+        _mm_storeu_si128((__m128i *)(void *)(dst + x), v);
+    }
+#endif
+    for (; x < n; x++)
+        dst[x] = z[x] < 1.0f ? col[x] : bg;
+}
+
+/* Tile worker: clear, replay the bins, copy to the framebuffer. Writes only its own tile
+ * buffers and its tile's rect of the framebuffer. */
+static void render_tile_region(void *ctx, int thread_index, int thread_count)
+{
+    (void)thread_count;
+    frame_job *j = ctx;
+    shoal_renderer *r = j->r;
+    const frame_consts *fc = j->fc;
+    render_worker *w = &r->workers[thread_index];
+    const int tile_count = fc->tiles_x * fc->tiles_y;
+    int64_t b, e;
+    while (parallel_dynamic_next(&j->counter, tile_count, 1, &b, &e)) {
+        int ti = (int)b;
+        tile_ctx t;
+        t.depth = w->depth;
+        t.idb = w->idb;
+        t.col = w->col;
+        t.ox = (ti % fc->tiles_x) * TILE_SIZE;
+        t.oy = (ti / fc->tiles_x) * TILE_SIZE;
+        t.cx0 = t.ox;
+        t.cy0 = t.oy;
+        t.cx1 = t.ox + TILE_SIZE - 1 < fc->width - 1 ? t.ox + TILE_SIZE - 1 : fc->width - 1;
+        t.cy1 = t.oy + TILE_SIZE - 1 < fc->height - 1 ? t.oy + TILE_SIZE - 1 : fc->height - 1;
+        t.tris_rasterized = t.pixels_written = 0;
+        /* Clear depth to 1 and ids to 0 on the rows inside the image. Colours are not
+         * cleared: a pixel was written iff its depth is below 1 (nothing at depth >= 1 can
+         * pass), so the resolve picks the background for the others. */
+        int rows = t.cy1 - t.oy + 1;
+        render_fill_depth(t.depth, (size_t)rows * TILE_SIZE);
+        memset(t.idb, 0, (size_t)rows * TILE_SIZE * sizeof(uint32_t));
+        rast_tile(r->k, &t, r->blocks, r->block_count, ti, &w->list);
+        uint64_t t0 = timer_now_ns();
+        int wpx = t.cx1 - t.cx0 + 1;
+        for (int y = t.cy0; y <= t.cy1; y++) {
+            const float *zr = t.depth + (size_t)(y - t.oy) * TILE_SIZE;
+            const uint32_t *cr = t.col + (size_t)(y - t.oy) * TILE_SIZE;
+            uint32_t *dst = r->fb + (size_t)y * fc->width + t.cx0;
+            render_resolve_row(dst, zr, cr, fc->bg_row[y], wpx);
+        }
+        w->resolve_ns += timer_now_ns() - t0;
+        w->tris_rasterized += t.tris_rasterized;
+        w->pixels_written += t.pixels_written;
+    }
+}
+
+static int render_views_ok(const shoal_render_instances *inst)
+{
+    return inst->count == 0 || (inst->px && inst->py && inst->pz && inst->vx && inst->vy &&
+                                inst->vz);
+}
+
+static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_instances *inst,
+                                     const render_raw *raw, const shoal_camera *cam,
+                                     shoal_error *err);
+
+SHOAL_API shoal_status shoal_render_frame(shoal_renderer *r, const shoal_render_instances *inst,
+                                          const shoal_camera *cam, shoal_error *err)
+{
+    return render_frame_any(r, inst, NULL, cam, err);
+}
+
+shoal_status render_frame_raw(shoal_renderer *r, const render_raw *raw, const shoal_camera *cam,
+                              shoal_error *err)
+{
+    if (!raw || (raw->count && !raw->world && !(raw->win && raw->winz)))
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "render: raw triangles without data");
+    shoal_render_instances inst;
+    memset(&inst, 0, sizeof inst);
+    inst.count = raw->count;
+    return render_frame_any(r, &inst, raw, cam, err);
+}
+
+static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_instances *inst,
+                                     const render_raw *raw, const shoal_camera *cam,
+                                     shoal_error *err)
+{
+    uint64_t t_begin = timer_now_ns();
+    shoal_status st = camera_validate(cam, err);
+    if (st)
+        return st;
+    static const shoal_render_instances none = {0};
+    if (!inst)
+        inst = &none;
+    if (!raw && !render_views_ok(inst))
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "render: instance view has NULL arrays");
+    if (inst->count > (size_t)UINT32_MAX)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "render: %zu instances (at most %u)",
+                               inst->count, UINT32_MAX);
+
+    int saved_threads = parallel_thread_count();
+    if (r->desc.thread_count > 0)
+        parallel_set_threads(r->desc.thread_count);
+    int threads = parallel_thread_count();
+    st = render_grow_workers(r, threads, err);
+    if (st)
+        goto done;
+    for (int i = 0; i < r->worker_count; i++) {
+        r->workers[i].tris_rasterized = r->workers[i].pixels_written = 0;
+        r->workers[i].resolve_ns = 0;
+        r->workers[i].max_s2 = 0.0f;
+        r->workers[i].list.failed = 0;
+    }
+
+    frame_consts fc;
+    memset(&fc, 0, sizeof fc);
+    camera_setup(cam, r->width, r->height, &fc);
+    const render_mesh *mr = r->have_reduced ? &r->mesh_reduced : &r->mesh_full;
+    fc.fish_length = r->desc.fish_length;
+    float rad = r->mesh_full.radius > mr->radius ? r->mesh_full.radius : mr->radius;
+    fc.cull_radius = rad * r->desc.fish_length * 1.01f;
+    fc.lod = r->desc.lod && r->have_reduced;
+    fc.shade_id = r->desc.shade == SHOAL_SHADE_ID;
+    fc.lod_splat_px = r->desc.lod_splat_px;
+    fc.lod_reduced_px = r->desc.lod_reduced_px;
+    fc.bg_row = r->bg_row;
+    {
+        float dx = cam->target[0] - cam->eye[0], dy = cam->target[1] - cam->eye[1],
+              dz = cam->target[2] - cam->eye[2];
+        float d = sqrtf(dx * dx + dy * dy + dz * dz);
+        fc.fog_start = r->desc.fog_start;
+        fc.fog_end = r->desc.fog_end;
+        if (!(fc.fog_start > 0.0f) || !(fc.fog_end > fc.fog_start)) {
+            fc.fog_start = 0.5f * d;
+            fc.fog_end = 3.0f * d;
+        }
+        fc.fog_max = r->desc.fog_max;
+    }
+
+    /* instance pass */
+    uint64_t t0 = timer_now_ns();
+    if (inst->count > r->lod_cap) {
+        uint8_t *l = realloc(r->lod, inst->count);
+        if (!l) {
+            st = shoal_error_set(err, SHOAL_ERR_NOMEM, "render: out of memory for %zu instances",
+                                 inst->count);
+            goto done;
+        }
+        r->lod = l;
+        r->lod_cap = inst->count;
+    }
+    frame_job job;
+    memset(&job, 0, sizeof job);
+    job.r = r;
+    job.fc = &fc;
+    job.inst = inst;
+    if (!raw)
+        parallel_for((int64_t)inst->count, 4096, render_instance_chunk, &job);
+    float max_s2 = 0.0f;
+    for (int i = 0; i < r->worker_count; i++)
+        max_s2 = r->workers[i].max_s2 > max_s2 ? r->workers[i].max_s2 : max_s2;
+    fc.max_speed = sqrtf(max_s2);
+    uint64_t t1 = timer_now_ns();
+
+    /* setup pass */
+    r->block_size = render_block_size(inst->count);
+    r->block_count = inst->count ? (inst->count + r->block_size - 1) / r->block_size : 0;
+    if (r->block_count > r->block_cap) {
+        render_block *nb = realloc(r->blocks, r->block_count * sizeof *nb);
+        if (!nb) {
+            st = shoal_error_set(err, SHOAL_ERR_NOMEM, "render: out of memory for bins");
+            goto done;
+        }
+        memset(nb + r->block_cap, 0, (r->block_count - r->block_cap) * sizeof *nb);
+        r->blocks = nb;
+        r->block_cap = r->block_count;
+    }
+    job.sc.raw = raw;
+    job.sc.fc = &fc;
+    job.sc.inst = inst;
+    job.sc.lod = r->lod;
+    job.sc.mesh_full = &r->mesh_full;
+    job.sc.mesh_reduced = mr;
+    job.sc.k = r->k;
+    job.sc.tile_count = fc.tiles_x * fc.tiles_y;
+    parallel_for((int64_t)r->block_count, 1, render_setup_chunk, &job);
+    shoal_render_stats s;
+    memset(&s, 0, sizeof s);
+    for (size_t b = 0; b < r->block_count; b++) {
+        const render_block *B = &r->blocks[b];
+        if (B->failed) {
+            st = shoal_error_set(err, SHOAL_ERR_NOMEM, "render: out of memory for the bins of "
+                                 "block %zu", b);
+            goto done;
+        }
+        s.triangles_submitted += B->tris_submitted;
+        s.triangles_visible += B->tris_visible;
+        s.instances_full += B->inst_full;
+        s.instances_reduced += B->inst_reduced;
+        s.instances_splat += B->inst_splat;
+        s.instances_clipped += B->inst_clipped;
+    }
+    uint64_t t2 = timer_now_ns();
+
+    /* tile pass */
+    job.counter.next = 0;
+    parallel_region(render_tile_region, &job);
+    uint64_t t3 = timer_now_ns();
+
+    uint64_t resolve_ns = 0;
+    for (int i = 0; i < r->worker_count; i++)
+        if (r->workers[i].list.failed) {
+            st = shoal_error_set(err, SHOAL_ERR_NOMEM, "render: out of memory for tile lists");
+            goto done;
+        }
+    for (int i = 0; i < r->worker_count; i++) {
+        s.triangles_rasterized += r->workers[i].tris_rasterized;
+        s.pixels_written += r->workers[i].pixels_written;
+        resolve_ns += r->workers[i].resolve_ns;
+    }
+    s.instances = inst->count;
+    s.instances_visible = s.instances_full + s.instances_reduced + s.instances_splat;
+    s.instance_ms = (double)(t1 - t0) * 1e-6;
+    s.setup_ms = (double)(t2 - t1) * 1e-6;
+    s.resolve_ms = (double)resolve_ns * 1e-6 / (threads > 0 ? threads : 1);
+    s.raster_ms = (double)(t3 - t2) * 1e-6 - s.resolve_ms;
+    s.total_ms = (double)(timer_now_ns() - t_begin) * 1e-6;
+    s.isa = r->k->name;
+    s.thread_count = threads;
+    r->stats = s;
+done:
+    if (r->desc.thread_count > 0)
+        parallel_set_threads(saved_threads);
+    return st;
+}

@@ -1,0 +1,461 @@
+/* SPDX-License-Identifier: MIT */
+/* Setup ("building the bins"): for one block of instances, the vertex transform (ISA kernel),
+ * the near-plane and guard-band clipper for the rare instances that need it, back-face and
+ * sample-gap culls, flat colours, splats, and the block's per-tile lists. A fish is binned
+ * once per tile its box touches (most fit one tile) with the list of its surviving triangles;
+ * the tile workers set up edges themselves, in L1. Runs on worker threads; writes only the
+ * block it is given, so the bins depend on the block split (fixed by N), never on threads. */
+#include "render/render_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static int setup_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 1;
+    size_t n = *cap ? *cap : 1024;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(*p, n * elem);
+    if (!q)
+        return 0;
+    *p = q;
+    *cap = n;
+    return 1;
+}
+
+/* One instance's kept triangles are built in a scratch of ten columns (cap + TRI_SLACK
+ * words each: SIMD appends store whole vectors), then copied to the arena as one run. */
+static int setup_grow_stris(render_block *b, size_t need)
+{
+    if (need <= b->stri_cap)
+        return 1;
+    size_t stride = need + TRI_SLACK;
+    free(b->stri_mem);
+    b->stri_mem = calloc(TRI_FIELDS * stride, sizeof(uint32_t));
+    if (!b->stri_mem) {
+        b->stri_cap = 0;
+        return 0;
+    }
+    b->stris = tri_cols_at(b->stri_mem, stride);
+    b->stri_cap = need;
+    return 1;
+}
+
+static int setup_grow_arena(render_block *b, size_t need_words)
+{
+    if (need_words + TRI_SLACK <= b->arena_cap)
+        return 1;
+    size_t n = b->arena_cap ? b->arena_cap : 65536;
+    while (n < need_words + TRI_SLACK)
+        n *= 2;
+    uint32_t *q = realloc(b->arena, n * sizeof(uint32_t));
+    if (!q)
+        return 0;
+    memset(q + b->arena_cap, 0, (n - b->arena_cap) * sizeof(uint32_t));
+    b->arena = q;
+    b->arena_cap = n;
+    return 1;
+}
+
+/* Scratch for one instance's transformed vertices (vertex_padded of the larger mesh). */
+static int setup_grow_scratch(render_block *b, size_t need)
+{
+    if (need <= b->scratch_cap)
+        return 1;
+    free(b->sx);
+    b->sx = malloc(need * 3 * sizeof(int32_t));
+    if (!b->sx) {
+        b->scratch_cap = 0;
+        return 0;
+    }
+    b->sy = b->sx + need;
+    b->sz = (float *)(b->sx + 2 * need);
+    b->scratch_cap = need;
+    return 1;
+}
+
+typedef struct setup_inst {
+    uint32_t id;
+    tri_shade ts;
+    int32_t rect[4]; /* union of the sample rects of the kept triangles */
+    uint32_t kept;
+} setup_inst;
+
+static void setup_emit_ref(render_block *blk, setup_inst *si)
+{
+    size_t n = si->kept;
+    if (n == 0)
+        return;
+    if (!setup_grow_arena(blk, blk->arena_words + TRI_FIELDS * n)) {
+        blk->failed = 1;
+        return;
+    }
+    uint32_t *dst = blk->arena + blk->arena_words;
+    const tri_cols *s = &blk->stris;
+    memcpy(dst, s->x0, n * 4);
+    memcpy(dst + n, s->y0, n * 4);
+    memcpy(dst + 2 * n, s->x1, n * 4);
+    memcpy(dst + 3 * n, s->y1, n * 4);
+    memcpy(dst + 4 * n, s->x2, n * 4);
+    memcpy(dst + 5 * n, s->y2, n * 4);
+    memcpy(dst + 6 * n, s->z0, n * 4);
+    memcpy(dst + 7 * n, s->z1, n * 4);
+    memcpy(dst + 8 * n, s->z2, n * 4);
+    memcpy(dst + 9 * n, s->col, n * 4);
+    rref *r = &blk->refs[blk->ref_count++];
+    r->px0 = (int16_t)si->rect[0];
+    r->py0 = (int16_t)si->rect[1];
+    r->px1 = (int16_t)si->rect[2];
+    r->py1 = (int16_t)si->rect[3];
+    r->id = si->id;
+    r->kind_count = si->kept;
+    r->a = (uint32_t)blk->arena_words;
+    r->b = 0;
+    blk->arena_words += TRI_FIELDS * n;
+    blk->tris_visible += n;
+}
+
+/* ---- clipping ----------------------------------------------------------------------------- */
+
+typedef struct cvert {
+    float x, y, z, w;
+} cvert;
+
+/* Signed distance to clip plane p (inside >= 0). Planes: near z >= -w, far z <= w, then the
+ * guard band |x| <= gx w, |y| <= gy w. */
+static inline float clip_dist(const frame_consts *fc, int p, cvert v)
+{
+    switch (p) {
+    case 0: return v.z + v.w;
+    case 1: return v.w - v.z;
+    case 2: return fc->guard_x * v.w - v.x;
+    case 3: return fc->guard_x * v.w + v.x;
+    case 4: return fc->guard_y * v.w - v.y;
+    default: return fc->guard_y * v.w + v.y;
+    }
+}
+
+/* Sutherland-Hodgman against one plane. The intersection is always computed from the inside
+ * vertex toward the outside one, so the two triangles sharing an edge get the same point. */
+static int clip_polygon(const frame_consts *fc, int p, const cvert *in, int n, cvert *out)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        cvert a = in[i], b = in[(i + 1) % n];
+        float da = clip_dist(fc, p, a), db = clip_dist(fc, p, b);
+        int ia = da >= 0.0f, ib = db >= 0.0f;
+        if (ia)
+            out[m++] = a;
+        if (ia != ib) {
+            cvert s = ia ? a : b, o = ia ? b : a;
+            float ds = ia ? da : db, dd = ia ? db : da;
+            float t = ds / (ds - dd);
+            cvert r = {s.x + t * (o.x - s.x), s.y + t * (o.y - s.y), s.z + t * (o.z - s.z),
+                       s.w + t * (o.w - s.w)};
+            out[m++] = r;
+        }
+    }
+    return m;
+}
+
+static inline cvert clip_vertex(const float *mvp, float x, float y, float z)
+{
+    cvert c;
+    c.x = ((mvp[0] * x + mvp[1] * y) + mvp[2] * z) + mvp[3];
+    c.y = ((mvp[4] * x + mvp[5] * y) + mvp[6] * z) + mvp[7];
+    c.z = ((mvp[8] * x + mvp[9] * y) + mvp[10] * z) + mvp[11];
+    c.w = ((mvp[12] * x + mvp[13] * y) + mvp[14] * z) + mvp[15];
+    return c;
+}
+
+/* Draws an instance some of whose vertices need clipping: each triangle is clipped on its
+ * own (planes only where a vertex is outside), its polygon projected and fanned. The fan
+ * keeps the triangle's orientation, so the back-face test after projection is the test on
+ * the clipped triangle, as in GL. */
+static void setup_clipped(const frame_consts *fc, render_block *blk, setup_inst *si,
+                          const render_mesh *m, const float *mvp)
+{
+    for (int t = 0; t < m->triangle_count; t++) {
+        cvert poly[2][CLIP_MAX_VERTS];
+        int n = 3, cur = 0;
+        int vi3[3] = {m->i0[t], m->i1[t], m->i2[t]};
+        for (int k = 0; k < 3; k++)
+            poly[0][k] = clip_vertex(mvp, m->x[vi3[k]], m->y[vi3[k]], m->z[vi3[k]]);
+        for (int p = 0; p < 6 && n >= 3; p++) {
+            int outside = 0;
+            for (int k = 0; k < n; k++)
+                outside |= !(clip_dist(fc, p, poly[cur][k]) >= 0.0f);
+            if (!outside)
+                continue;
+            n = clip_polygon(fc, p, poly[cur], n, poly[cur ^ 1]);
+            cur ^= 1;
+        }
+        if (n < 3)
+            continue;
+        int32_t X[CLIP_MAX_VERTS], Y[CLIP_MAX_VERTS];
+        float Z[CLIP_MAX_VERTS];
+        int ok = 1;
+        for (int k = 0; k < n; k++) {
+            cvert c = poly[cur][k];
+            if (!(c.w > 0.0f) || !isfinite(c.x) || !isfinite(c.y) || !isfinite(c.z)) {
+                ok = 0;
+                break;
+            }
+            float rw = 1.0f / c.w;
+            X[k] = render_round(c.x * rw * fc->win_sx + fc->win_ox);
+            Y[k] = render_round(c.y * rw * fc->win_sy + fc->win_oy);
+            Z[k] = c.z * rw;
+        }
+        if (!ok)
+            continue;
+        for (int k = 1; k + 1 < n; k++)
+            si->kept += (uint32_t)setup_tri_one(fc, &si->ts, &blk->stris, si->kept,
+                                                si->rect, X[0], Y[0], Z[0], X[k], Y[k], Z[k],
+                                                X[k + 1], Y[k + 1], Z[k + 1], m->nx[t], m->ny[t],
+                                                m->nz[t]);
+    }
+    setup_emit_ref(blk, si);
+}
+
+/* ---- splats ------------------------------------------------------------------------------- */
+
+/* A far fish as a few pixels: the samples inside the box of its projected head and tail
+ * (grown by a quarter pixel), or the pixel holding its centre; one depth (the centre's). */
+static int setup_splat(const frame_consts *fc, render_block *blk, const float *mvp,
+                       const shade_inst *sh, uint32_t id)
+{
+    cvert c = clip_vertex(mvp, 0.0f, 0.0f, 0.0f);
+    cvert h = clip_vertex(mvp, 0.0f, 0.0f, 0.45f);
+    cvert t = clip_vertex(mvp, 0.0f, 0.0f, -0.45f);
+    cvert pts[3] = {c, h, t};
+    int32_t wx[3], wy[3];
+    for (int k = 0; k < 3; k++) {
+        if (!(pts[k].w > 0.0f) || !(pts[k].z + pts[k].w >= 0.0f))
+            return 0; /* let the mesh path clip it */
+        float rw = 1.0f / pts[k].w;
+        float fx = pts[k].x * rw * fc->win_sx + fc->win_ox;
+        float fy = pts[k].y * rw * fc->win_sy + fc->win_oy;
+        if (!(fabsf(fx) < 4.0e6f) || !(fabsf(fy) < 4.0e6f))
+            return 0;
+        wx[k] = render_round(fx);
+        wy[k] = render_round(fy);
+    }
+    float z = c.z / c.w;
+    if (!(z < 1.0f))
+        return 1; /* beyond the far plane: nothing to draw */
+    int32_t mnx = wx[1] < wx[2] ? wx[1] : wx[2], mxx = wx[1] > wx[2] ? wx[1] : wx[2];
+    int32_t mny = wy[1] < wy[2] ? wy[1] : wy[2], mxy = wy[1] > wy[2] ? wy[1] : wy[2];
+    int32_t px0 = render_sample_first(mnx - FX_ONE / 4), px1 = render_sample_last(mxx + FX_ONE / 4);
+    int32_t py0 = render_sample_first(mny - FX_ONE / 4), py1 = render_sample_last(mxy + FX_ONE / 4);
+    if (px0 > px1 || py0 > py1) {
+        px0 = px1 = wx[0] >> FX_BITS;
+        py0 = py1 = wy[0] >> FX_BITS;
+    }
+    px0 = px0 < 0 ? 0 : px0;
+    py0 = py0 < 0 ? 0 : py0;
+    px1 = px1 >= fc->width ? fc->width - 1 : px1;
+    py1 = py1 >= fc->height ? fc->height - 1 : py1;
+    if (px0 > px1 || py0 > py1)
+        return 1;
+    rref *r = &blk->refs[blk->ref_count++];
+    r->px0 = (int16_t)px0;
+    r->py0 = (int16_t)py0;
+    r->px1 = (int16_t)px1;
+    r->py1 = (int16_t)py1;
+    r->id = id;
+    r->kind_count = REF_SPLAT;
+    memcpy(&r->a, &z, sizeof z);
+    /* a splat is lit as a fish seen from the side */
+    r->b = shade_pack(sh, 0.55f);
+    return 1;
+}
+
+/* ---- the block ---------------------------------------------------------------------------- */
+
+static void setup_bin(const setup_ctx *sc, render_block *blk)
+{
+    const frame_consts *fc = sc->fc;
+    const int T = sc->tile_count;
+    if (!setup_grow((void **)&blk->tile_start, &blk->tile_cap, (size_t)T + 1,
+                    sizeof(uint32_t))) {
+        blk->failed = 1;
+        return;
+    }
+    uint32_t *start = blk->tile_start;
+    memset(start, 0, ((size_t)T + 1) * sizeof *start);
+    /* count at [tile + 1], prefix sum, then fill moving each tile's start forward and shift
+     * back: a stable counting sort, refs stay in instance order within a tile */
+    for (size_t i = 0; i < blk->ref_count; i++) {
+        const rref *r = &blk->refs[i];
+        int tx0 = r->px0 >> TILE_SHIFT, tx1 = r->px1 >> TILE_SHIFT;
+        int ty0 = r->py0 >> TILE_SHIFT, ty1 = r->py1 >> TILE_SHIFT;
+        for (int ty = ty0; ty <= ty1; ty++)
+            for (int tx = tx0; tx <= tx1; tx++)
+                start[ty * fc->tiles_x + tx + 1]++;
+    }
+    for (int t = 0; t < T; t++)
+        start[t + 1] += start[t];
+    size_t total = start[T];
+    if (!setup_grow((void **)&blk->items, &blk->item_cap, total ? total : 1, sizeof(uint32_t))) {
+        blk->failed = 1;
+        return;
+    }
+    for (size_t i = 0; i < blk->ref_count; i++) {
+        const rref *r = &blk->refs[i];
+        int tx0 = r->px0 >> TILE_SHIFT, tx1 = r->px1 >> TILE_SHIFT;
+        int ty0 = r->py0 >> TILE_SHIFT, ty1 = r->py1 >> TILE_SHIFT;
+        for (int ty = ty0; ty <= ty1; ty++)
+            for (int tx = tx0; tx <= tx1; tx++)
+                blk->items[start[ty * fc->tiles_x + tx]++] = (uint32_t)i;
+    }
+    for (int t = T; t > 0; t--)
+        start[t] = start[t - 1];
+    start[0] = 0;
+}
+
+/* The tests' raw triangles: one triangle per instance, same culls, clipper, bins. */
+static void setup_raw(const setup_ctx *sc, render_block *blk, size_t i)
+{
+    const frame_consts *fc = sc->fc;
+    const render_raw *raw = sc->raw;
+    setup_inst si;
+    si.id = raw->ids ? raw->ids[i] : (uint32_t)i;
+    si.ts.id_mode = 1;
+    si.ts.id_colour = shade_id_colour(si.id);
+    si.rect[0] = si.rect[1] = INT32_MAX;
+    si.rect[2] = si.rect[3] = INT32_MIN;
+    si.kept = 0;
+    blk->tris_submitted++;
+    if (raw->win) {
+        const int32_t *w = raw->win + 6 * i;
+        const float *z = raw->winz + 3 * i;
+        si.kept = (uint32_t)setup_tri_one(fc, &si.ts, &blk->stris, 0, si.rect, w[0], w[1], z[0],
+                                          w[2], w[3], z[1], w[4], w[5], z[2], 0.0f, 0.0f, 0.0f);
+        setup_emit_ref(blk, &si);
+        return;
+    }
+    /* a one-triangle mesh in world space; the model matrix is the identity */
+    float px[16], py[16], pz[16], nn[16] = {0};
+    int32_t i0[16] = {0}, i1[16] = {0}, i2[16] = {0};
+    const float *v = raw->world + 9 * i;
+    for (int k = 0; k < 16; k++) {
+        int j = k < 3 ? k : 2;
+        px[k] = v[3 * j];
+        py[k] = v[3 * j + 1];
+        pz[k] = v[3 * j + 2];
+    }
+    i1[0] = 1;
+    i2[0] = 2;
+    render_mesh m = {3, 16, 1, 16, px, py, pz, i0, i1, i2, nn, nn, nn, 0.0f};
+    int32_t bbox[4];
+    blk->inst_full++;
+    if (sc->k->transform(&m, fc->vp, fc, blk->sx, blk->sy, blk->sz, bbox)) {
+        blk->inst_clipped++;
+        setup_clipped(fc, blk, &si, &m, fc->vp);
+        return;
+    }
+    si.kept = (uint32_t)setup_tri_one(fc, &si.ts, &blk->stris, 0, si.rect, blk->sx[0], blk->sy[0],
+                                      blk->sz[0], blk->sx[1], blk->sy[1], blk->sz[1], blk->sx[2],
+                                      blk->sy[2], blk->sz[2], 0.0f, 0.0f, 0.0f);
+    setup_emit_ref(blk, &si);
+}
+
+void setup_block(const setup_ctx *sc, render_block *blk, size_t begin, size_t end)
+{
+    const frame_consts *fc = sc->fc;
+    const shoal_render_instances *inst = sc->inst;
+    blk->arena_words = blk->ref_count = 0;
+    blk->tris_submitted = blk->tris_visible = 0;
+    blk->inst_full = blk->inst_reduced = blk->inst_splat = blk->inst_clipped = 0;
+    blk->failed = 0;
+    const render_mesh *mf = sc->mesh_full, *mr = sc->mesh_reduced ? sc->mesh_reduced : mf;
+    size_t n = end - begin;
+    const size_t max_tris = (size_t)(mf->triangle_padded > mr->triangle_padded
+                                         ? mf->triangle_padded
+                                         : mr->triangle_padded);
+    const size_t max_verts = (size_t)(mf->vertex_padded > mr->vertex_padded ? mf->vertex_padded
+                                                                             : mr->vertex_padded);
+    if (!setup_grow((void **)&blk->refs, &blk->ref_cap, n ? n : 1, sizeof(rref)) ||
+        !setup_grow_scratch(blk, max_verts) ||
+        !setup_grow_stris(blk, max_tris * (CLIP_MAX_VERTS - 2) + 64)) {
+        blk->failed = 1;
+        return;
+    }
+    if (sc->raw) {
+        for (size_t i = begin; i < end && !blk->failed; i++)
+            setup_raw(sc, blk, i);
+        setup_bin(sc, blk);
+        return;
+    }
+    for (size_t i = begin; i < end; i++) {
+        uint8_t lod = sc->lod[i];
+        if (lod == LOD_CULLED)
+            continue;
+        setup_inst si;
+        si.id = inst->id ? inst->id[i] : (uint32_t)i;
+        si.ts.id_mode = fc->shade_id;
+        si.ts.id_colour = shade_id_colour(si.id);
+        si.rect[0] = si.rect[1] = INT32_MAX;
+        si.rect[2] = si.rect[3] = INT32_MIN;
+        si.kept = 0;
+        float mvp[16], rot[9];
+        instance_matrix(fc, inst->px[i], inst->py[i], inst->pz[i], inst->vx[i], inst->vy[i],
+                        inst->vz[i], mvp, rot);
+        if (lod == LOD_SPLAT) {
+            cvert c = clip_vertex(mvp, 0.0f, 0.0f, 0.0f);
+            float row = c.w > 0.0f ? (c.y / c.w * fc->win_sy + fc->win_oy) / FX_ONE : 0.0f;
+            shade_instance(fc, inst, i, rot, row, &si.ts.sh);
+            if (setup_splat(fc, blk, mvp, &si.ts.sh, si.id)) {
+                blk->inst_splat++;
+                continue;
+            }
+            lod = LOD_REDUCED;
+        }
+        const render_mesh *m = lod == LOD_REDUCED ? mr : mf;
+        blk->tris_submitted += (uint64_t)m->triangle_count;
+        if (lod == LOD_REDUCED)
+            blk->inst_reduced++;
+        else
+            blk->inst_full++;
+        int32_t *X = blk->sx, *Y = blk->sy;
+        float *Z = blk->sz;
+        int32_t bbox[4];
+        int need_clip = sc->k->transform(m, mvp, fc, X, Y, Z, bbox);
+        if (!fc->shade_id) {
+            float row;
+            if (need_clip) {
+                cvert c = clip_vertex(mvp, 0.0f, 0.0f, 0.0f);
+                row = c.w > 0.0f ? (c.y / c.w * fc->win_sy + fc->win_oy) / FX_ONE : 0.0f;
+            } else {
+                row = (float)((bbox[1] >> 1) + (bbox[3] >> 1)) / FX_ONE;
+            }
+            shade_instance(fc, inst, i, rot, row, &si.ts.sh);
+        }
+        if (need_clip) {
+            blk->inst_clipped++;
+            setup_clipped(fc, blk, &si, m, mvp);
+            continue;
+        }
+        /* whole fish off the image's samples */
+        if (render_sample_first(bbox[0]) >= fc->width || render_sample_last(bbox[2]) < 0 ||
+            render_sample_first(bbox[1]) >= fc->height || render_sample_last(bbox[3]) < 0)
+            continue;
+        if ((int64_t)bbox[2] - bbox[0] < SETUP_SMALL_FX &&
+            (int64_t)bbox[3] - bbox[1] < SETUP_SMALL_FX) {
+            si.kept = sc->k->setup_tris(m, X, Y, Z, &si.ts, fc, &blk->stris, 0, si.rect);
+        } else {
+            for (int t = 0; t < m->triangle_count; t++) {
+                int i0 = m->i0[t], i1 = m->i1[t], i2 = m->i2[t];
+                si.kept += (uint32_t)setup_tri_one(
+                    fc, &si.ts, &blk->stris, si.kept, si.rect, X[i0], Y[i0],
+                    Z[i0], X[i1], Y[i1], Z[i1], X[i2], Y[i2], Z[i2], m->nx[t], m->ny[t], m->nz[t]);
+            }
+        }
+        setup_emit_ref(blk, &si);
+        if (blk->failed)
+            return;
+    }
+    setup_bin(sc, blk);
+}
