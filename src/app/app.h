@@ -9,6 +9,14 @@
 int cmd_init(int argc, char **argv);
 int cmd_step(int argc, char **argv);
 int cmd_render(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+/* cmd_bench.c: record one frame's render stages (shoal_render_get_stats) into the stage
+ * profiler, and as spans laid end to end from t_begin_ns (timer_now_ns) when tracing, so
+ * that --stats and --trace cover the renderer too. */
+struct shoal_render_stats;
+void app_profile_render_frame(const struct shoal_render_stats *st, uint64_t t_begin_ns,
+                              int64_t frame);
 
 /* Exit code for a library status: 2 for what the user can fix (bad input, a file that
  * cannot be read or written, memory, an unsupported ISA), 1 for a simulation fault. */

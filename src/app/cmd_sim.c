@@ -5,6 +5,7 @@
 #include "app/app.h"
 #include "app/options.h"
 #include "core/parallel.h"
+#include "core/profile.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,25 +82,6 @@ static int build_desc(const opt_values *o, shoal_sim_desc *d, shoal_scene *scene
     return 0;
 }
 
-static void print_stats(const shoal_sim *sim, FILE *f)
-{
-    shoal_stage_stats st[8];
-    size_t n = shoal_sim_stats(sim, st, 8);
-    fprintf(f, "%-14s %8s %12s %10s %14s %14s\n", "stage", "calls", "total ms", "mean ms",
-            "thread min ms", "thread max ms");
-    double total = 0;
-    for (size_t i = 0; i < n; i++) {
-        fprintf(f, "%-14s %8llu %12.3f %10.4f %14.3f %14.3f\n", st[i].name,
-                (unsigned long long)st[i].calls, st[i].total_ms,
-                st[i].calls ? st[i].total_ms / (double)st[i].calls : 0.0, st[i].thread_min_ms,
-                st[i].thread_max_ms);
-        total += st[i].total_ms;
-    }
-    fprintf(f, "%-14s %8s %12.3f %10.4f   (%s, %d threads)\n", "step", "", total,
-            n && st[0].calls ? total / (double)st[0].calls : 0.0, shoal_sim_isa_name(sim),
-            parallel_thread_count());
-}
-
 static const opt_spec init_opts[] = {
     {"model", OPT_VALUE, "M", "steer", "model: steer, average, heading, classic, fov"},
     {"count", OPT_VALUE, "N", "model's default", "number of boids"},
@@ -163,7 +145,10 @@ static const opt_spec step_opts[] = {
     {"simd", OPT_VALUE, "ISA", "auto", "force kernel: auto, scalar, avx2, avx512 (or $SHOAL_SIMD)"},
     {"set", OPT_REPEAT, "NAME=VALUE", NULL, "set a model parameter"},
     {"scene", OPT_VALUE, "FILE.ini", NULL, "scene file: model and parameters"},
-    {"stats", OPT_FLAG, NULL, NULL, "print per-stage timings to stderr"},
+    {"stats", OPT_FLAG, NULL, NULL,
+     "print per-stage timings to stderr (calls, total, mean, median, max, per thread)"},
+    {"trace", OPT_VALUE, "FILE.json", NULL,
+     "write a Chrome trace (Perfetto, chrome://tracing): a span per stage per thread per step"},
 };
 
 int cmd_step(int argc, char **argv)
@@ -226,9 +211,36 @@ int cmd_step(int argc, char **argv)
         return fail_status(&o, &e);
     }
     shoal_sim_set_state(sim, rows, &e);
+    const char *trace = options_get(&o, "trace");
+    if (trace) {
+        /* one span per stage and one per step, per thread; preallocated, capped at 64 MiB */
+        int tracks = threads > 0 ? (int)threads : parallel_thread_count();
+        size_t spans = (size_t)steps * 6 + 16, cap = ((size_t)64 << 20) / 32 / (size_t)tracks;
+        if (prof_trace_open(tracks, spans < cap ? spans : cap, &e)) {
+            shoal_sim_destroy(sim);
+            free(rows);
+            return fail_status(&o, &e);
+        }
+    }
+    prof_reset();
     shoal_status st = shoal_sim_step(sim, (int)steps, &e);
-    if (options_given(&o, "stats"))
-        print_stats(sim, stderr);
+    if (options_given(&o, "stats")) {
+        char title[128];
+        snprintf(title, sizeof title, "shoal step: %zu boids, %lld steps, %s, %d threads",
+                 count, steps, shoal_sim_isa_name(sim), parallel_thread_count());
+        prof_print(stderr, title, 1);
+    }
+    if (trace) {
+        /* a failed run writes no output file, the trace included */
+        shoal_error te;
+        shoal_status tst = st ? SHOAL_OK : prof_trace_write(trace, &te);
+        prof_trace_close();
+        if (tst) {
+            shoal_sim_destroy(sim);
+            free(rows);
+            return fail_status(&o, &te);
+        }
+    }
     if (st) {
         shoal_sim_destroy(sim);
         free(rows);

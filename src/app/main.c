@@ -15,6 +15,7 @@ typedef struct command {
 static const command commands[] = {
     {"init", cmd_init, "write a model's initial state (.npy)"},
     {"step", cmd_step, "advance a state file by K steps"},
+    {"bench", cmd_bench, "the benchmark matrix: sim and render timings, JSON, comparisons"},
 #ifdef SHOAL_HAVE_RENDER
     {"render", cmd_render, "render a state file to PNG with the software rasterizer"},
 #endif

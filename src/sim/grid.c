@@ -98,7 +98,7 @@ static inline uint32_t cell_index(const grid *g, float x, float y, float z)
 /* Worker threads: cell of each boid of the blocks they take, and each block's histogram
  * over the cell range it touches. Writes cell_of, hist rows and block_lo/hi of its
  * blocks only. */
-void grid_assign(shoal_sim *s, int thread_index)
+__attribute__((noinline)) void grid_assign(shoal_sim *s, int thread_index)
 {
     (void)thread_index;
     const grid *g = &s->g;
@@ -134,7 +134,7 @@ void grid_assign(shoal_sim *s, int thread_index)
 /* All threads of the region: per-cell totals over the blocks, their exclusive scan into
  * cell_start, then each (cell, block) counter becomes that block's first slot in the cell
  * (cell-major, block-minor order: a stable sort). */
-void grid_scan(shoal_sim *s, int thread_index, int thread_count)
+__attribute__((noinline)) void grid_scan(shoal_sim *s, int thread_index, int thread_count)
 {
     const int64_t cells = s->g.cell_count;
     int64_t b, e;
@@ -202,7 +202,7 @@ static void sort_cell_by_row(shoal_sim *s, uint32_t begin, uint32_t end)
 /* All threads of the region: stable scatter of each block straight into the nxt arrays
  * (blocks taken dynamically; a block's slots are its own, so the result does not depend on
  * who takes it), then row order inside each cell. */
-void grid_scatter(shoal_sim *s, int thread_index, int thread_count)
+__attribute__((noinline)) void grid_scatter(shoal_sim *s, int thread_index, int thread_count)
 {
     const int64_t cells = s->g.cell_count;
     int64_t b0, b1;

@@ -5,6 +5,7 @@
  * elsewhere. */
 #include "core/alloc.h"
 #include "core/cpu.h"
+#include "core/profile.h"
 #include "core/timer.h"
 #include "shoal/io.h"
 #include "sim/sim_internal.h"
@@ -141,8 +142,9 @@ static shoal_status validate_desc(const shoal_sim_desc *d, shoal_error *err)
     if (!(d->dt_s > 0) || !isfinite(d->dt_s) || d->dt_s > 1e6)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "dt must be finite and > 0 (got %g)",
                                d->dt_s);
-    if (!isfinite(d->t0_s))
-        return shoal_error_set(err, SHOAL_ERR_INPUT, "t0 must be finite");
+    if (!isfinite(d->t0_s) || fabs(d->t0_s) > 1e15)
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "t0 %g: expected a finite time in [-1e15, 1e15] s", d->t0_s);
     if (d->thread_count < 0 || d->thread_count > SIM_MAX_THREADS)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "thread count %d outside [0, %d]",
                                d->thread_count, SIM_MAX_THREADS);
@@ -376,15 +378,25 @@ typedef struct step_ctx {
     int sort_only;
 } step_ctx;
 
-/* Record a stage: per-thread busy time, and thread 0's wall time up to the barrier. */
+/* Record a stage: per-thread busy time, and thread 0's wall time up to the barrier. With
+ * the profiler on (core/profile.h) also thread 0's per-call wall time (median, max) and
+ * every thread's busy span in the trace; off, one predictable branch each. */
 static inline void stage_end(shoal_sim *s, int stage, int t, uint64_t *t_prev)
 {
     uint64_t now = timer_now_ns();
     s->thread_busy_ns[stage][t] += now - *t_prev;
+    if (prof_on(PROF_STATS))
+        prof_stage_busy(PROF_SIM_BASE + stage, t, now - *t_prev);
+    if (prof_on(PROF_TRACE))
+        prof_trace_span(t, sim_stage_names[stage], (int64_t)s->steps_done + 1, *t_prev, now);
     parallel_barrier();
     if (t == 0) {
         uint64_t after = timer_now_ns();
         s->stage_ns[stage] += after - *t_prev;
+        if (prof_on(PROF_STATS)) {
+            prof_stage_define(PROF_SIM_BASE + stage, "sim", sim_stage_names[stage]);
+            prof_stage_call(PROF_SIM_BASE + stage, after - *t_prev);
+        }
         *t_prev = after;
     } else {
         *t_prev = timer_now_ns();
@@ -397,6 +409,7 @@ static void step_body(void *p, int t, int nthreads)
     step_ctx *c = p;
     shoal_sim *s = c->s;
     uint64_t t_prev = timer_now_ns();
+    const uint64_t t_step = t_prev; /* the enclosing "step N" span of this thread's track */
     grid_assign(s, t);
     stage_end(s, STAGE_ASSIGN, t, &t_prev);
     grid_scan(s, t, nthreads);
@@ -415,13 +428,19 @@ static void step_body(void *p, int t, int nthreads)
         s->row_nxt = tr;
     }
     parallel_barrier();
-    if (c->sort_only)
+    if (c->sort_only) {
+        if (prof_on(PROF_TRACE))
+            prof_trace_frame(t, "sort", (int64_t)s->steps_done + 1, t_step, timer_now_ns());
         return;
+    }
+    t_prev = timer_now_ns(); /* the swap and its barrier belong to no stage */
     int64_t r0, r1;
     sim_fault *f = &s->fault[t];
     while (parallel_dynamic_next(&s->ctr_rows, s->g.row_count, 1, &r0, &r1))
         c->forces(s, r0, r1, f);
     stage_end(s, STAGE_FORCES, t, &t_prev);
+    if (prof_on(PROF_TRACE))
+        prof_trace_frame(t, "step", (int64_t)s->steps_done + 1, t_step, t_prev);
 }
 
 static shoal_status run_step(shoal_sim *s, int sort_only, shoal_error *err)
@@ -486,7 +505,9 @@ void sim_sort_only(shoal_sim *s)
 
 size_t shoal_sim_stats(const shoal_sim *s, shoal_stage_stats *out, size_t max)
 {
-    int threads = parallel_thread_count();
+    /* the threads this sim's steps ran on (not whatever the process default is now); the
+     * median and max per call are in the stage profiler (core/profile.h, --stats) */
+    int threads = s->desc.thread_count > 0 ? s->desc.thread_count : parallel_thread_count();
     if (threads > SIM_MAX_THREADS)
         threads = SIM_MAX_THREADS;
     size_t n = 0;

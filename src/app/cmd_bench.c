@@ -1,0 +1,1211 @@
+/* SPDX-License-Identifier: MIT */
+/* `shoal bench`: the fixed benchmark matrix (docs/BENCH.md). Simulation scenes x thread
+ * counts x ISAs, and with the renderer linked the render scenes; each case warmed up, then
+ * timed over repeats whose median, min, max and MAD are reported with the machine they ran
+ * on; --json writes them, --compare reads a previous file and flags regressions beyond the
+ * noise. Owns only the benchmark's choices and reporting: it times through the public API
+ * and reads the grid of the last step (sim_internal.h) only to count candidate pairs. */
+#include "app/app.h"
+#include "app/options.h"
+#include "core/cpu.h"
+#include "core/parallel.h"
+#include "core/profile.h"
+#include "core/rng.h"
+#include "core/timer.h"
+#include "sim/sim_internal.h"
+#include "tests/scenes.h"
+#ifdef SHOAL_HAVE_RENDER
+#include "shoal/render.h"
+#endif
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef SHOAL_BUILDTYPE
+#define SHOAL_BUILDTYPE "unknown"
+#endif
+
+/* tools/peak.c, compiled into the program */
+double peak_gflops(int kind, int threads, double seconds);
+int peak_kind_supported(int kind);
+enum { PEAK_AVX2_FMA, PEAK_AVX512_FMA, PEAK_AVX2_ADDMUL, PEAK_AVX512_ADDMUL };
+
+/* Flops per candidate lane-pair in steer's pair loop (forces_kernel.h,
+ * group_steer_average): diff 3 sub, d^2 3 mul + 2 add, 5 compares (d2 > 0, d2 <= max r^2,
+ * and the three radius tests), masked accumulation of ali (3 + count 1), coh (3 + 1) and
+ * sep (3 + 1) = 12: 25. The separation term (1 sqrt, 2 x 3 div) runs only when some lane is
+ * within the separation radius and is not counted; a candidate that is near no lane stops
+ * after 10 (the early `continue`). So 25 is an estimate of the work a lane-pair costs. */
+#define FLOPS_PER_PAIR 25.0
+
+/* ---- options ------------------------------------------------------------------------ */
+
+static const opt_spec bench_opts[] = {
+    {"quick", OPT_FLAG, NULL, NULL, "a small subset (about a minute): the anchors only"},
+    {"filter", OPT_VALUE, "SUBSTRING", NULL, "run only the cases whose name contains it"},
+    {"repeat", OPT_VALUE, "K", "7 (quick: 5)", "timed repeats per case"},
+    {"json", OPT_VALUE, "FILE.json", NULL, "write the results (schema: docs/BENCH.md)"},
+    {"compare", OPT_VALUE, "BASELINE.json", NULL,
+     "compare with a previous --json: speedups, REGRESSION beyond the noise"},
+    {"current", OPT_VALUE, "NEW.json", NULL,
+     "with --compare: compare this file instead of running the benchmark"},
+    {"list", OPT_FLAG, NULL, NULL, "print the case names and exit"},
+    {"threads", OPT_VALUE, "T,T,...", "1, powers of 2, all cores", "thread counts to run"},
+    {"peak-seconds", OPT_VALUE, "S", "0.5", "time for measuring the FP peak (0: skip it)"},
+    {"tiny", OPT_FLAG, NULL, NULL, "a few-second smoke run (for the tests)"},
+};
+#define BENCH_OPT_COUNT ((int)(sizeof bench_opts / sizeof bench_opts[0]))
+
+/* ---- cases ---------------------------------------------------------------------------- */
+
+typedef enum scene_id {
+    SC_STEER_16K,   /* steer defaults, 16384 boids, after 600 steps (clumped school) */
+    SC_STEER_1M,    /* 1M uniform, density 0.5, box side 126, walls = the box */
+    SC_STEER_131K,  /* 131072 uniform, density 0.5 (side 64), walls = the box */
+    SC_MODEL_DEF,   /* a model at its default N and initial state (+ 30 steps) */
+    SC_TINY,        /* 4096 uniform steer (tests) */
+    SC_RENDER,      /* issue 4's render scene */
+} scene_id;
+
+typedef struct bench_case {
+    char name[96];
+    scene_id scene;
+    shoal_model model;
+    size_t n;
+    int threads;
+    shoal_isa isa;
+    int lod; /* render */
+    int render_w, render_h;
+} bench_case;
+
+typedef struct bench_result {
+    bench_case c;
+    int ok;
+    char error[520];
+    int repeats;
+    long per_repeat; /* steps or frames per timed repeat */
+    double median_ms, min_ms, max_ms, mad_ms;
+    /* sim */
+    double stage_median_ms[STAGE_COUNT];
+    double thread_busy_min_ms, thread_busy_max_ms; /* forces, per step */
+    double lane_pairs, useful_pairs;              /* candidate pairs of one step */
+    double pairs_per_s, pairs_per_s_per_core, gflops, peak_fraction, peak_gflops;
+    /* render */
+    double render_stage_ms[4];
+    double triangles_rasterized, pixels_written;
+} bench_result;
+
+#define MAX_CASES 512
+
+typedef struct bench_ctx {
+    bench_case cases[MAX_CASES];
+    int case_count;
+    int quick, tiny, repeat;
+    double target_s; /* time per repeat */
+    const char *filter;
+    int threads[16], thread_count;
+    shoal_isa isas[3];
+    int isa_count;
+    /* scene caches */
+    float *rows[9];
+    size_t rows_n[9];
+    shoal_sim_desc descs[9];
+    double peak[4][2]; /* kind x {1 thread, all threads}: GFLOP/s */
+    int max_threads;
+} bench_ctx;
+
+static const char *isa_short(shoal_isa isa)
+{
+    return shoal_isa_name(isa);
+}
+
+static void count_name(size_t n, char *out, size_t size)
+{
+    if (n >= 1000000 && n % 1000000 == 0)
+        snprintf(out, size, "%zum", n / 1000000);
+    else if (n >= 1024 && n % 1024 == 0)
+        snprintf(out, size, "%zuk", n / 1024);
+    else if (n >= 1000 && n % 1000 == 0)
+        snprintf(out, size, "%zuk", n / 1000);
+    else
+        snprintf(out, size, "%zu", n);
+}
+
+static void add_case(bench_ctx *b, bench_case c, const char *scene_name)
+{
+    if (b->case_count >= MAX_CASES)
+        return;
+    if (c.scene == SC_RENDER)
+        snprintf(c.name, sizeof c.name, "render/%s-%s/t%d/%s", scene_name,
+                 c.lod ? "lod" : "nolod", c.threads, isa_short(c.isa));
+    else
+        snprintf(c.name, sizeof c.name, "sim/%s/t%d/%s", scene_name, c.threads,
+                 isa_short(c.isa));
+    if (b->filter && !strstr(c.name, b->filter))
+        return;
+    b->cases[b->case_count++] = c;
+}
+
+static void build_matrix(bench_ctx *b)
+{
+    shoal_isa best = b->isas[b->isa_count - 1];
+    int tmax = b->max_threads;
+    bench_case c;
+    if (b->tiny) {
+        memset(&c, 0, sizeof c);
+        c.scene = SC_TINY;
+        c.model = SHOAL_MODEL_STEER;
+        c.n = 4096;
+        c.threads = tmax;
+        c.isa = best;
+        add_case(b, c, "steer-tiny");
+#ifdef SHOAL_HAVE_RENDER
+        memset(&c, 0, sizeof c);
+        c.scene = SC_RENDER;
+        c.n = 2000;
+        c.threads = tmax;
+        c.isa = best;
+        c.lod = 1;
+        c.render_w = 320;
+        c.render_h = 180;
+        add_case(b, c, "2000-320x180");
+#endif
+        return;
+    }
+    struct {
+        scene_id id;
+        size_t n;
+        const char *name;
+    } sims[] = {{SC_STEER_16K, 16384, "steer-16k"},
+                {SC_STEER_131K, 131072, "steer-131k"},
+                {SC_STEER_1M, 1000000, "steer-1m"}};
+    for (size_t s = 0; s < sizeof sims / sizeof sims[0]; s++)
+        for (int ti = 0; ti < b->thread_count; ti++)
+            for (int ii = 0; ii < b->isa_count; ii++) {
+                memset(&c, 0, sizeof c);
+                c.scene = sims[s].id;
+                c.model = SHOAL_MODEL_STEER;
+                c.n = sims[s].n;
+                c.threads = b->threads[ti];
+                c.isa = b->isas[ii];
+                if (b->quick) {
+                    /* the anchors: best ISA; 16k on 1 and all threads, the others on all */
+                    if (c.isa != best)
+                        continue;
+                    if (c.threads != tmax && !(s == 0 && c.threads == 1))
+                        continue;
+                }
+                add_case(b, c, sims[s].name);
+            }
+    if (!b->quick)
+        for (int m = 0; m < SHOAL_MODEL_COUNT; m++)
+            for (int ti = 0; ti < b->thread_count; ti++)
+                for (int ii = 0; ii < b->isa_count; ii++) {
+                    memset(&c, 0, sizeof c);
+                    c.scene = SC_MODEL_DEF;
+                    c.model = (shoal_model)m;
+                    c.n = shoal_model_default_count(c.model);
+                    c.threads = b->threads[ti];
+                    c.isa = b->isas[ii];
+                    char nm[64], cn[24];
+                    count_name(c.n, cn, sizeof cn);
+                    snprintf(nm, sizeof nm, "%s-default-%s", shoal_model_name(c.model), cn);
+                    add_case(b, c, nm);
+                }
+#ifdef SHOAL_HAVE_RENDER
+    size_t counts[] = {10000, 100000, 1000000};
+    const char *cnames[] = {"10k", "100k", "1m"};
+    for (int k = 0; k < 3; k++)
+        for (int lod = 0; lod < 2; lod++)
+            for (int ti = 0; ti < b->thread_count; ti++)
+                for (int ii = 0; ii < b->isa_count; ii++) {
+                    memset(&c, 0, sizeof c);
+                    c.scene = SC_RENDER;
+                    c.n = counts[k];
+                    c.threads = b->threads[ti];
+                    c.isa = b->isas[ii];
+                    c.lod = lod;
+                    c.render_w = 1280;
+                    c.render_h = 720;
+                    if (b->quick && !(k == 1 && lod == 1 && c.threads == tmax && c.isa == best))
+                        continue;
+                    add_case(b, c, cnames[k]);
+                }
+#endif
+}
+
+/* ---- scenes ----------------------------------------------------------------------------- */
+
+static int scene_slot(const bench_case *c)
+{
+    if (c->scene == SC_MODEL_DEF)
+        return 3 + (int)c->model; /* 3..7 */
+    return c->scene == SC_TINY ? 8 : (int)c->scene; /* 0..2, 8 */
+}
+
+/* The start state and desc of a sim scene (built once, shared by its cases). */
+static int get_scene(bench_ctx *b, const bench_case *c, const float **rows, shoal_sim_desc *desc,
+                     char *err, size_t err_size)
+{
+    int slot = scene_slot(c);
+    if (b->rows[slot] && b->rows_n[slot] == c->n) {
+        *rows = b->rows[slot];
+        *desc = b->descs[slot];
+        return 0;
+    }
+    free(b->rows[slot]);
+    b->rows[slot] = NULL;
+    shoal_sim_desc d = shoal_sim_desc_default();
+    d.model = c->model;
+    shoal_params_default(d.model, &d.params);
+    d.boid_count = c->n;
+    float *r = NULL;
+    shoal_error e;
+    int warm_steps = 0;
+    if (c->scene == SC_STEER_1M || c->scene == SC_STEER_131K || c->scene == SC_TINY) {
+        /* uniform at density 0.5: side = (2 N)^(1/3): 126 for 1M, 64 for 131072 */
+        float side = c->scene == SC_STEER_1M ? 126.0f : c->scene == SC_STEER_131K ? 64.0f : 20.0f;
+        for (int k = 0; k < 3; k++) {
+            d.params.wall_center[k] = 0.0f;
+            d.params.wall_size[k] = side;
+        }
+        r = scene_uniform(c->n, side / 2, 1.0f, 7);
+    } else {
+        warm_steps = c->scene == SC_STEER_16K ? 600 : 30;
+    }
+    if (!r && (c->scene == SC_STEER_16K || c->scene == SC_MODEL_DEF)) {
+        /* the model's own initial state, then warm-up steps on all threads */
+        d.thread_count = 0;
+        d.isa = SHOAL_ISA_AUTO;
+        shoal_sim *s;
+        if (shoal_sim_create(&d, &s, &e)) {
+            snprintf(err, err_size, "%s", e.message);
+            return 1;
+        }
+        shoal_sim_init_state(s, 1);
+        if (warm_steps) {
+            fprintf(stderr, "bench: preparing %s (%d steps of %zu boids)...\n",
+                    shoal_model_name(d.model), warm_steps, c->n);
+            if (shoal_sim_step(s, warm_steps, &e)) {
+                snprintf(err, err_size, "%s", e.message);
+                shoal_sim_destroy(s);
+                return 1;
+            }
+        }
+        r = malloc(c->n * 6 * sizeof(float));
+        if (r)
+            shoal_sim_get_state(s, r);
+        d.t0_s = shoal_sim_time(s);
+        shoal_sim_destroy(s);
+    }
+    if (!r) {
+        snprintf(err, err_size, "out of memory building the scene of %zu boids", c->n);
+        return 1;
+    }
+    b->rows[slot] = r;
+    b->rows_n[slot] = c->n;
+    b->descs[slot] = d;
+    *rows = r;
+    *desc = d;
+    return 0;
+}
+
+/* ---- statistics ------------------------------------------------------------------------- */
+
+static void summarize(double *ms, int n, bench_result *r)
+{
+    double *tmp = malloc((size_t)n * 2 * sizeof(double));
+    if (!tmp)
+        return;
+    memcpy(tmp, ms, (size_t)n * sizeof(double));
+    r->min_ms = r->max_ms = ms[0];
+    for (int i = 0; i < n; i++) {
+        r->min_ms = ms[i] < r->min_ms ? ms[i] : r->min_ms;
+        r->max_ms = ms[i] > r->max_ms ? ms[i] : r->max_ms;
+    }
+    r->median_ms = prof_median(tmp, (size_t)n);
+    r->mad_ms = prof_mad(ms, (size_t)n, r->median_ms, tmp + n);
+    r->repeats = n;
+    free(tmp);
+}
+
+/* Candidate pairs of the step just done, counted as the kernels walk them: per group of VW
+ * consecutive boids of a grid row, the union of their 9 cell runs. lane pairs = candidates x
+ * VW (the work the vector unit does), useful pairs = candidates x live lanes. */
+static void count_pairs(const shoal_sim *s, int vw, double *lane_pairs, double *useful)
+{
+    double lp = 0, up = 0;
+    const int32_t nx = s->g.dims[0], ny = s->g.dims[1];
+    for (int64_t row = 0; row < s->g.row_count; row++) {
+        int32_t y = (int32_t)(row % ny), z = (int32_t)(row / ny);
+        int64_t cell0 = row * nx;
+        uint32_t begin = s->cell_start[cell0], end = s->cell_start[cell0 + nx];
+        for (uint32_t i = begin; i < end; i += (uint32_t)vw) {
+            int n = end - i < (uint32_t)vw ? (int)(end - i) : vw;
+            int32_t x0 = (int32_t)(s->cell_sorted[i] - (uint32_t)cell0);
+            int32_t x1 = (int32_t)(s->cell_sorted[i + (uint32_t)n - 1] - (uint32_t)cell0);
+            uint32_t rb[9], re[9];
+            int runs = grid_runs(s, x0 - 1, x1 + 1, y, z, rb, re);
+            double cand = 0;
+            for (int k = 0; k < runs; k++)
+                cand += (double)(re[k] - rb[k]);
+            lp += cand * vw;
+            up += cand * n;
+        }
+    }
+    *lane_pairs = lp;
+    *useful = up;
+}
+
+static int isa_width(shoal_isa isa)
+{
+    return isa == SHOAL_ISA_AVX512 ? 16 : isa == SHOAL_ISA_AVX2 ? 8 : 1;
+}
+
+/* ---- running a case --------------------------------------------------------------------- */
+
+static void run_sim_case(bench_ctx *b, bench_result *r)
+{
+    const bench_case *c = &r->c;
+    const float *rows;
+    shoal_sim_desc d;
+    if (get_scene(b, c, &rows, &d, r->error, sizeof r->error))
+        return;
+    d.thread_count = c->threads;
+    d.isa = c->isa;
+    shoal_sim *s;
+    shoal_error e;
+    if (shoal_sim_create(&d, &s, &e) || shoal_sim_set_state(s, rows, &e)) {
+        snprintf(r->error, sizeof r->error, "%s", e.message);
+        if (s)
+            shoal_sim_destroy(s);
+        return;
+    }
+    /* warm-up: 2 steps (page faults, caches, thread team), timed to calibrate */
+    uint64_t t0 = timer_now_ns();
+    if (shoal_sim_step(s, 2, &e)) {
+        snprintf(r->error, sizeof r->error, "%s", e.message);
+        shoal_sim_destroy(s);
+        return;
+    }
+    double step_s = (double)(timer_now_ns() - t0) * 1e-9 / 2;
+    long per = (long)ceil(b->target_s / (step_s > 1e-7 ? step_s : 1e-7));
+    per = per < 1 ? 1 : per > 2000 ? 2000 : per;
+    /* the candidate pairs change as the school moves: count them at both ends of the timed
+     * steps and use the mean */
+    double lp0, up0;
+    count_pairs(s, isa_width((shoal_isa)s->isa), &lp0, &up0);
+    double ms[1000];
+    int reps = b->repeat;
+    prof_reset();
+    for (int k = 0; k < reps; k++) {
+        /* every repeat times the same steps from the same state (a school keeps changing) */
+        shoal_sim_set_state(s, rows, &e);
+        sim_sort_only(s); /* untimed: into cell order, as a running simulation is */
+        t0 = timer_now_ns();
+        if (shoal_sim_step(s, (int)per, &e)) {
+            snprintf(r->error, sizeof r->error, "%s", e.message);
+            shoal_sim_destroy(s);
+            return;
+        }
+        ms[k] = (double)(timer_now_ns() - t0) * 1e-6 / (double)per;
+    }
+    summarize(ms, reps, r);
+    r->per_repeat = per;
+    prof_summary sum[PROF_MAX_STAGES];
+    int ns = prof_summaries(sum, PROF_MAX_STAGES);
+    double steps_total = (double)per * reps;
+    for (int k = 0; k < ns; k++)
+        if (sum[k].id >= PROF_SIM_BASE && sum[k].id < PROF_SIM_BASE + STAGE_COUNT) {
+            r->stage_median_ms[sum[k].id - PROF_SIM_BASE] = sum[k].median_ms;
+            if (sum[k].id == PROF_SIM_BASE + STAGE_FORCES) {
+                r->thread_busy_min_ms = sum[k].thread_min_ms / steps_total;
+                r->thread_busy_max_ms = sum[k].thread_max_ms / steps_total;
+            }
+        }
+    count_pairs(s, isa_width((shoal_isa)s->isa), &r->lane_pairs, &r->useful_pairs);
+    r->lane_pairs = 0.5 * (r->lane_pairs + lp0);
+    r->useful_pairs = 0.5 * (r->useful_pairs + up0);
+    double forces_s = r->stage_median_ms[STAGE_FORCES] * 1e-3;
+    if (forces_s > 0) {
+        r->pairs_per_s = r->lane_pairs / forces_s;
+        r->pairs_per_s_per_core = r->pairs_per_s / c->threads;
+        r->gflops = r->pairs_per_s * FLOPS_PER_PAIR * 1e-9;
+        /* the kernels cannot use FMA (-ffp-contract=off): their ceiling is add+mul */
+        int kind = c->isa == SHOAL_ISA_AVX512 ? PEAK_AVX512_ADDMUL
+                   : c->isa == SHOAL_ISA_AVX2 ? PEAK_AVX2_ADDMUL
+                                              : -1;
+        if (kind >= 0) {
+            double peak_all = b->peak[kind][1], peak_1 = b->peak[kind][0];
+            /* per-core peak x threads (more threads than cores: the all-core peak) */
+            double peak = c->threads >= b->max_threads ? peak_all : peak_1 * c->threads;
+            r->peak_gflops = peak;
+            r->peak_fraction = peak > 0 ? r->gflops / peak : 0;
+        }
+    }
+    r->ok = 1;
+    shoal_sim_destroy(s);
+}
+
+#ifdef SHOAL_HAVE_RENDER
+/* Record one frame's render stages into the profiler (stats and, when tracing, spans on
+ * track 0 laid end to end from t_begin): the renderer reports durations only. */
+void app_profile_render_frame(const shoal_render_stats *st, uint64_t t_begin_ns, int64_t frame)
+{
+    static const char *names[4] = {"instance", "setup", "raster", "resolve"};
+    double ms[4] = {st->instance_ms, st->setup_ms, st->raster_ms, st->resolve_ms};
+    uint64_t t = t_begin_ns;
+    for (int k = 0; k < 4; k++) {
+        uint64_t ns = (uint64_t)(ms[k] * 1e6);
+        if (prof_on(PROF_STATS)) {
+            prof_stage_define(PROF_RENDER_BASE + k, "render", names[k]);
+            prof_stage_call(PROF_RENDER_BASE + k, ns);
+            prof_stage_busy(PROF_RENDER_BASE + k, 0, ns);
+        }
+        if (prof_on(PROF_TRACE))
+            prof_trace_span(0, names[k], frame, t, t + ns);
+        t += ns;
+    }
+    if (prof_on(PROF_TRACE))
+        prof_trace_frame(0, "frame", frame, t_begin_ns,
+                         t_begin_ns + (uint64_t)(st->total_ms * 1e6) > t
+                             ? t_begin_ns + (uint64_t)(st->total_ms * 1e6)
+                             : t);
+}
+
+static float *render_scene(size_t n, uint64_t seed)
+{
+    float *rows = malloc((n ? n : 1) * 6 * sizeof(float));
+    if (!rows)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        rng r = rng_stream(seed, i);
+        float *row = rows + 6 * i;
+        row[0] = rng_range(&r, -50.0f, 50.0f);
+        row[1] = rng_range(&r, -28.0f, 28.0f);
+        row[2] = rng_range(&r, -50.0f, 50.0f);
+        float dir[3];
+        rng_direction(&r, dir);
+        float sp = rng_range(&r, 0.5f, 1.5f);
+        row[3] = dir[0] * sp;
+        row[4] = dir[1] * sp;
+        row[5] = dir[2] * sp;
+    }
+    return rows;
+}
+
+static void run_render_case(bench_ctx *b, bench_result *r)
+{
+    const bench_case *c = &r->c;
+    /* the issue-4 scene, the same as `shoal render --bench` (seed 1), as SoA */
+    float *rows = render_scene(c->n, 1);
+    float *soa = malloc((c->n ? c->n : 1) * 6 * sizeof(float));
+    if (!rows || !soa) {
+        free(rows);
+        free(soa);
+        snprintf(r->error, sizeof r->error, "out of memory for %zu fish", c->n);
+        return;
+    }
+    for (size_t i = 0; i < c->n; i++)
+        for (int k = 0; k < 6; k++)
+            soa[(size_t)k * c->n + i] = rows[i * 6 + (size_t)k];
+    free(rows);
+    shoal_render_instances inst = {c->n,           soa,         soa + c->n,     soa + 2 * c->n,
+                                   soa + 3 * c->n, soa + 4 * c->n, soa + 5 * c->n, NULL, NULL};
+    shoal_render_desc d = shoal_render_desc_default();
+    d.width = c->render_w;
+    d.height = c->render_h;
+    d.shade = SHOAL_SHADE_LIT;
+    d.lod = c->lod;
+    d.fish_length = 1.5f;
+    d.isa = c->isa;
+    d.thread_count = c->threads;
+    shoal_camera cam = shoal_camera_default();
+    cam.eye[0] = 0, cam.eye[1] = 0, cam.eye[2] = 75;
+    cam.target[0] = cam.target[1] = cam.target[2] = 0;
+    cam.fov_deg = 60;
+    shoal_renderer *rd = NULL;
+    shoal_error e;
+    if (shoal_renderer_create(&d, &rd, &e)) {
+        snprintf(r->error, sizeof r->error, "%s", e.message);
+        free(soa);
+        return;
+    }
+    uint64_t t0 = timer_now_ns();
+    int ok = !shoal_render_frame(rd, &inst, &cam, &e) && !shoal_render_frame(rd, &inst, &cam, &e);
+    double frame_s = (double)(timer_now_ns() - t0) * 1e-9 / 2;
+    long per = (long)ceil(b->target_s / (frame_s > 1e-7 ? frame_s : 1e-7));
+    per = per < 1 ? 1 : per > 1000 ? 1000 : per;
+    double ms[1000];
+    prof_reset();
+    int64_t frame = 0;
+    for (int k = 0; ok && k < b->repeat; k++) {
+        double total = 0;
+        for (long f = 0; ok && f < per; f++) {
+            uint64_t a = timer_now_ns();
+            ok = !shoal_render_frame(rd, &inst, &cam, &e);
+            uint64_t z = timer_now_ns();
+            total += (double)(z - a);
+            shoal_render_stats st = shoal_render_get_stats(rd);
+            app_profile_render_frame(&st, a, ++frame);
+        }
+        ms[k] = total * 1e-6 / (double)per;
+    }
+    if (!ok) {
+        snprintf(r->error, sizeof r->error, "%s", e.message);
+    } else {
+        summarize(ms, b->repeat, r);
+        r->per_repeat = per;
+        prof_summary sum[PROF_MAX_STAGES];
+        int ns = prof_summaries(sum, PROF_MAX_STAGES);
+        for (int k = 0; k < ns; k++)
+            if (sum[k].id >= PROF_RENDER_BASE && sum[k].id < PROF_RENDER_BASE + 4)
+                r->render_stage_ms[sum[k].id - PROF_RENDER_BASE] = sum[k].median_ms;
+        shoal_render_stats st = shoal_render_get_stats(rd);
+        r->triangles_rasterized = (double)st.triangles_rasterized;
+        r->pixels_written = (double)st.pixels_written;
+        r->ok = 1;
+    }
+    shoal_renderer_destroy(rd);
+    free(soa);
+}
+#endif
+
+/* ---- machine ---------------------------------------------------------------------------- */
+
+static const char *env_or_null(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+    if (!s) {
+        fputs("null", f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(f, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(f, "\\u%04x", ch);
+        else
+            fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+static void json_num(FILE *f, double v)
+{
+    if (isfinite(v))
+        fprintf(f, "%.6g", v);
+    else
+        fputs("null", f);
+}
+
+static void print_machine(const bench_ctx *b, FILE *f)
+{
+    fprintf(f, "# machine: %s, %d logical CPUs, ISAs:", cpu_model_name(), parallel_cpu_count());
+    for (int i = 0; i < b->isa_count; i++)
+        fprintf(f, " %s", shoal_isa_name(b->isas[i]));
+    const char *wp = env_or_null("OMP_WAIT_POLICY"), *pb = env_or_null("OMP_PROC_BIND"),
+               *nt = env_or_null("OMP_NUM_THREADS");
+    fprintf(f, "\n# OMP_WAIT_POLICY=%s OMP_PROC_BIND=%s OMP_NUM_THREADS=%s; %s, %s build\n",
+            wp ? wp : "(unset)", pb ? pb : "(unset)", nt ? nt : "(unset)",
+#ifdef __clang__
+            "clang " __clang_version__,
+#else
+            "gcc " __VERSION__,
+#endif
+            SHOAL_BUILDTYPE);
+    if (b->peak[PEAK_AVX512_FMA][1] > 0 || b->peak[PEAK_AVX2_FMA][1] > 0)
+        fprintf(f,
+                "# FP32 peak GFLOP/s (1 / %d threads): avx2 fma %.0f / %.0f, add+mul %.0f / %.0f;"
+                " avx512 fma %.0f / %.0f, add+mul %.0f / %.0f\n",
+                b->max_threads, b->peak[0][0], b->peak[0][1], b->peak[2][0], b->peak[2][1],
+                b->peak[1][0], b->peak[1][1], b->peak[3][0], b->peak[3][1]);
+}
+
+static int write_json(const bench_ctx *b, const bench_result *res, int n, const char *path,
+                      shoal_error *e)
+{
+    shoal_atomic_file af;
+    if (shoal_io_atomic_open(&af, path, e))
+        return 1;
+    FILE *f = af.file;
+    char date[64];
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    fprintf(f, "{\n  \"schema\": \"shoal-bench/1\",\n  \"shoal_version\": \"%s\",\n",
+            SHOAL_VERSION_STRING);
+    fprintf(f, "  \"date\": \"%s\",\n  \"machine\": {\n    \"cpu_model\": ", date);
+    json_str(f, cpu_model_name());
+    fprintf(f, ",\n    \"cores\": %d,\n    \"isa\": [", parallel_cpu_count());
+    for (int i = 0; i < b->isa_count; i++)
+        fprintf(f, "%s\"%s\"", i ? ", " : "", shoal_isa_name(b->isas[i]));
+    fprintf(f, "],\n    \"omp\": {\"OMP_WAIT_POLICY\": ");
+    json_str(f, env_or_null("OMP_WAIT_POLICY"));
+    fprintf(f, ", \"OMP_PROC_BIND\": ");
+    json_str(f, env_or_null("OMP_PROC_BIND"));
+    fprintf(f, ", \"OMP_NUM_THREADS\": ");
+    json_str(f, env_or_null("OMP_NUM_THREADS"));
+    fprintf(f, "},\n    \"compiler\": ");
+#ifdef __clang__
+    json_str(f, "clang " __clang_version__);
+#else
+    json_str(f, "gcc " __VERSION__);
+#endif
+    fprintf(f, ",\n    \"build_type\": \"%s\",\n    \"peak_gflops\": {", SHOAL_BUILDTYPE);
+    static const char *kinds[4] = {"avx2_fma", "avx512_fma", "avx2_addmul", "avx512_addmul"};
+    for (int k = 0; k < 4; k++) {
+        fprintf(f, "%s\"%s\": {\"1\": ", k ? ", " : "", kinds[k]);
+        json_num(f, b->peak[k][0]);
+        fprintf(f, ", \"%d\": ", b->max_threads);
+        json_num(f, b->peak[k][1]);
+        fputc('}', f);
+    }
+    fprintf(f, "}\n  },\n  \"options\": {\"quick\": %s, \"tiny\": %s, \"repeat\": %d, "
+               "\"filter\": ",
+            b->quick ? "true" : "false", b->tiny ? "true" : "false", b->repeat);
+    json_str(f, b->filter);
+    fprintf(f, "},\n  \"results\": [");
+    int first = 1;
+    for (int i = 0; i < n; i++) {
+        const bench_result *r = &res[i];
+        const bench_case *c = &r->c;
+        fprintf(f, "%s\n    {\"name\": ", first ? "" : ",");
+        first = 0;
+        json_str(f, c->name);
+        int render = c->scene == SC_RENDER;
+        fprintf(f, ", \"kind\": \"%s\", \"model\": ", render ? "render" : "sim");
+        json_str(f, render ? NULL : shoal_model_name(c->model));
+        fprintf(f, ", \"n\": %zu, \"threads\": %d, \"isa\": \"%s\", \"ok\": %s", c->n,
+                c->threads, shoal_isa_name(c->isa), r->ok ? "true" : "false");
+        if (!r->ok) {
+            fprintf(f, ", \"error\": ");
+            json_str(f, r->error);
+            fputc('}', f);
+            continue;
+        }
+        fprintf(f, ",\n     \"unit\": \"%s\", \"median_ms\": ", render ? "ms/frame" : "ms/step");
+        json_num(f, r->median_ms);
+        fprintf(f, ", \"min_ms\": ");
+        json_num(f, r->min_ms);
+        fprintf(f, ", \"max_ms\": ");
+        json_num(f, r->max_ms);
+        fprintf(f, ", \"mad_ms\": ");
+        json_num(f, r->mad_ms);
+        fprintf(f, ", \"repeats\": %d, \"per_repeat\": %ld", r->repeats, r->per_repeat);
+        if (!render) {
+            fprintf(f, ",\n     \"stages_median_ms\": {");
+            for (int k = 0; k < STAGE_COUNT; k++) {
+                fprintf(f, "%s\"%s\": ", k ? ", " : "", sim_stage_names[k]);
+                json_num(f, r->stage_median_ms[k]);
+            }
+            fprintf(f, "}, \"forces_thread_busy_ms\": {\"min\": ");
+            json_num(f, r->thread_busy_min_ms);
+            fprintf(f, ", \"max\": ");
+            json_num(f, r->thread_busy_max_ms);
+            fprintf(f, "},\n     \"lane_pairs\": ");
+            json_num(f, r->lane_pairs);
+            fprintf(f, ", \"useful_pairs\": ");
+            json_num(f, r->useful_pairs);
+            fprintf(f, ", \"pairs_per_s\": ");
+            json_num(f, r->pairs_per_s);
+            fprintf(f, ", \"pairs_per_s_per_core\": ");
+            json_num(f, r->pairs_per_s_per_core);
+            fprintf(f, ", \"gflops\": ");
+            json_num(f, r->gflops);
+            fprintf(f, ", \"peak_gflops\": ");
+            json_num(f, r->peak_gflops > 0 ? r->peak_gflops : NAN);
+            fprintf(f, ", \"peak_fraction\": ");
+            json_num(f, r->peak_gflops > 0 ? r->peak_fraction : NAN);
+        } else {
+            static const char *rn[4] = {"instance", "setup", "raster", "resolve"};
+            fprintf(f, ", \"lod\": %s, \"width\": %d, \"height\": %d,\n     \"stages_median_ms\": {",
+                    c->lod ? "true" : "false", c->render_w, c->render_h);
+            for (int k = 0; k < 4; k++) {
+                fprintf(f, "%s\"%s\": ", k ? ", " : "", rn[k]);
+                json_num(f, r->render_stage_ms[k]);
+            }
+            fprintf(f, "}, \"triangles_rasterized\": ");
+            json_num(f, r->triangles_rasterized);
+            fprintf(f, ", \"pixels_written\": ");
+            json_num(f, r->pixels_written);
+        }
+        fputc('}', f);
+    }
+    fprintf(f, "\n  ]\n}\n");
+    if (ferror(f)) {
+        shoal_io_atomic_abort(&af);
+        shoal_error_set(e, SHOAL_ERR_IO, "%s: write failed", path);
+        return 1;
+    }
+    return shoal_io_atomic_commit(&af, e) ? 1 : 0;
+}
+
+/* ---- a small JSON reader (for --compare) ------------------------------------------------ */
+
+typedef enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ } jtype;
+typedef struct jval {
+    jtype type;
+    double num;
+    char *str;           /* J_STR */
+    struct jval *items;  /* J_ARR, J_OBJ values */
+    char **keys;         /* J_OBJ */
+    int count;
+} jval;
+
+typedef struct jparser {
+    const char *p, *end;
+    int depth;
+} jparser;
+
+static void jskip(jparser *q)
+{
+    while (q->p < q->end && isspace((unsigned char)*q->p))
+        q->p++;
+}
+
+static int jparse(jparser *q, jval *v);
+
+static char *jstring(jparser *q)
+{
+    if (q->p >= q->end || *q->p != '"')
+        return NULL;
+    q->p++;
+    size_t cap = 32, n = 0;
+    char *s = malloc(cap);
+    while (s && q->p < q->end && *q->p != '"') {
+        char ch = *q->p++;
+        if (ch == '\\') {
+            if (q->p >= q->end)
+                break;
+            char x = *q->p++;
+            ch = x == 'n' ? '\n' : x == 't' ? '\t' : x == 'r' ? '\r' : x == 'b' ? '\b'
+                 : x == 'f' ? '\f' : x;
+            if (x == 'u') { /* keep it simple: \uXXXX becomes '?' */
+                if (q->end - q->p < 4)
+                    break;
+                q->p += 4;
+                ch = '?';
+            }
+        } else if ((unsigned char)ch < 0x20) {
+            break;
+        }
+        if (n + 2 > cap) {
+            char *t = realloc(s, cap *= 2);
+            if (!t)
+                break;
+            s = t;
+        }
+        s[n++] = ch;
+    }
+    if (!s || q->p >= q->end || *q->p != '"') {
+        free(s);
+        return NULL;
+    }
+    q->p++;
+    s[n] = 0;
+    return s;
+}
+
+static void jfree(jval *v)
+{
+    if (v->type == J_STR)
+        free(v->str);
+    if (v->type == J_ARR || v->type == J_OBJ) {
+        for (int i = 0; i < v->count; i++) {
+            jfree(&v->items[i]);
+            if (v->keys)
+                free(v->keys[i]);
+        }
+        free(v->items);
+        free(v->keys);
+    }
+    memset(v, 0, sizeof *v);
+}
+
+static int jparse_list(jparser *q, jval *v, int obj)
+{
+    char close = obj ? '}' : ']';
+    q->p++;
+    int cap = 0;
+    v->type = obj ? J_OBJ : J_ARR;
+    jskip(q);
+    if (q->p < q->end && *q->p == close) {
+        q->p++;
+        return 0;
+    }
+    for (;;) {
+        if (v->count == cap) {
+            cap = cap ? cap * 2 : 8;
+            jval *it = realloc(v->items, (size_t)cap * sizeof *it);
+            if (!it)
+                return 1;
+            v->items = it;
+            if (obj) {
+                char **k = realloc(v->keys, (size_t)cap * sizeof *k);
+                if (!k)
+                    return 1;
+                v->keys = k;
+            }
+        }
+        jskip(q);
+        if (obj) {
+            char *key = jstring(q);
+            if (!key)
+                return 1;
+            v->keys[v->count] = key;
+            jskip(q);
+            if (q->p >= q->end || *q->p != ':') {
+                v->items[v->count++].type = J_NULL;
+                return 1;
+            }
+            q->p++;
+        }
+        memset(&v->items[v->count], 0, sizeof(jval));
+        int bad = jparse(q, &v->items[v->count]);
+        v->count++;
+        if (bad)
+            return 1;
+        jskip(q);
+        if (q->p < q->end && *q->p == ',') {
+            q->p++;
+            continue;
+        }
+        if (q->p < q->end && *q->p == close) {
+            q->p++;
+            return 0;
+        }
+        return 1;
+    }
+}
+
+static int jparse(jparser *q, jval *v)
+{
+    memset(v, 0, sizeof *v);
+    jskip(q);
+    if (q->p >= q->end || ++q->depth > 64)
+        return 1;
+    int bad = 0;
+    char ch = *q->p;
+    if (ch == '{' || ch == '[') {
+        bad = jparse_list(q, v, ch == '{');
+    } else if (ch == '"') {
+        v->type = J_STR;
+        v->str = jstring(q);
+        bad = v->str == NULL;
+    } else if (q->end - q->p >= 4 && strncmp(q->p, "null", 4) == 0) {
+        q->p += 4;
+    } else if (q->end - q->p >= 4 && strncmp(q->p, "true", 4) == 0) {
+        v->type = J_BOOL, v->num = 1, q->p += 4;
+    } else if (q->end - q->p >= 5 && strncmp(q->p, "false", 5) == 0) {
+        v->type = J_BOOL, q->p += 5;
+    } else {
+        char *e;
+        v->type = J_NUM;
+        v->num = strtod(q->p, &e);
+        bad = e == q->p;
+        q->p = e;
+    }
+    q->depth--;
+    return bad;
+}
+
+static const jval *jget(const jval *o, const char *key)
+{
+    if (!o || o->type != J_OBJ)
+        return NULL;
+    for (int i = 0; i < o->count; i++)
+        if (strcmp(o->keys[i], key) == 0)
+            return &o->items[i];
+    return NULL;
+}
+
+static int jload(const char *path, jval *root, char *err, size_t err_size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, err_size, "%s: %s", path, strerror(errno));
+        return 1;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    size_t got;
+    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            char *t = realloc(buf, cap *= 2);
+            if (!t) {
+                free(buf);
+                buf = NULL;
+            }
+            buf = t;
+        }
+    }
+    fclose(f);
+    if (!buf) {
+        snprintf(err, err_size, "%s: out of memory", path);
+        return 1;
+    }
+    jparser q = {buf, buf + n, 0};
+    int bad = jparse(&q, root);
+    jskip(&q);
+    free(buf);
+    const jval *res = jget(root, "results");
+    if (bad || q.p != q.end || !res || res->type != J_ARR) {
+        jfree(root);
+        snprintf(err, err_size, "%s: not a shoal bench JSON file (%s)", path,
+                 bad || q.p != q.end ? "malformed JSON" : "no \"results\" array");
+        return 1;
+    }
+    return 0;
+}
+
+/* Baseline vs new, per matching name. speedup = base / new; REGRESSION when the new median
+ * exceeds the baseline by more than max(3 x combined MAD, 5 % of the baseline). */
+static int compare(const jval *base, const jval *cur, FILE *f)
+{
+    const jval *rb = jget(base, "results"), *rc = jget(cur, "results");
+    int matched = 0, regressions = 0, faster = 0;
+    fprintf(f, "%-40s %11s %11s %8s %10s  %s\n", "case", "base ms", "new ms", "speedup",
+            "noise ms", "verdict");
+    for (int i = 0; i < rc->count; i++) {
+        const jval *n = jget(&rc->items[i], "name"), *nm = jget(&rc->items[i], "median_ms"),
+                   *nd = jget(&rc->items[i], "mad_ms");
+        if (!n || n->type != J_STR || !nm || nm->type != J_NUM)
+            continue;
+        for (int j = 0; j < rb->count; j++) {
+            const jval *bn = jget(&rb->items[j], "name"), *bm = jget(&rb->items[j], "median_ms"),
+                       *bd = jget(&rb->items[j], "mad_ms");
+            if (!bn || bn->type != J_STR || strcmp(bn->str, n->str) != 0 || !bm ||
+                bm->type != J_NUM)
+                continue;
+            double mb = bm->num, mn = nm->num;
+            double db = bd && bd->type == J_NUM ? bd->num : 0;
+            double dn = nd && nd->type == J_NUM ? nd->num : 0;
+            double noise = fmax(3.0 * sqrt(db * db + dn * dn), 0.05 * mb);
+            const char *verdict = "same (within noise)";
+            if (mn - mb > noise) {
+                verdict = "REGRESSION";
+                regressions++;
+            } else if (mb - mn > noise) {
+                verdict = "faster";
+                faster++;
+            }
+            fprintf(f, "%-40s %11.4f %11.4f %7.2fx %10.4f  %s\n", n->str, mb, mn,
+                    mn > 0 ? mb / mn : 0.0, noise, verdict);
+            matched++;
+            break;
+        }
+    }
+    fprintf(f, "# %d cases compared: %d regressions, %d faster, %d within the noise\n", matched,
+            regressions, faster, matched - regressions - faster);
+    return regressions;
+}
+
+/* ---- the command ------------------------------------------------------------------------ */
+
+static void print_result(const bench_result *r, FILE *f)
+{
+    const bench_case *c = &r->c;
+    if (!r->ok) {
+        fprintf(f, "%-34s  failed: %s\n", c->name, r->error);
+        return;
+    }
+    if (c->scene == SC_RENDER) {
+        fprintf(f, "%-34s %9.3f %9.3f %9.3f %8.3f %4d  inst %.2f setup %.2f raster %.2f "
+                   "resolve %.2f ms\n",
+                c->name, r->median_ms, r->min_ms, r->max_ms, r->mad_ms, r->repeats,
+                r->render_stage_ms[0], r->render_stage_ms[1], r->render_stage_ms[2],
+                r->render_stage_ms[3]);
+        return;
+    }
+    fprintf(f, "%-34s %9.3f %9.3f %9.3f %8.3f %4d  forces %.3f ms, %.3g pairs/s/core, %.1f GFLOP/s",
+            c->name, r->median_ms, r->min_ms, r->max_ms, r->mad_ms, r->repeats,
+            r->stage_median_ms[STAGE_FORCES], r->pairs_per_s_per_core, r->gflops);
+    if (r->peak_gflops > 0)
+        fprintf(f, " (%.0f%% of add+mul peak)", 100 * r->peak_fraction);
+    fprintf(f, "\n");
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    opt_values o;
+    int rc = options_parse(&o, "bench", "[--quick] [--json FILE] [--compare BASELINE.json] [options]",
+                           bench_opts, BENCH_OPT_COUNT, 0, argc, argv);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    char err[512];
+    if (options_given(&o, "current")) {
+        if (!options_given(&o, "compare"))
+            return options_fail(&o, "--current needs --compare BASELINE.json");
+        jval base, cur;
+        if (jload(options_get(&o, "compare"), &base, err, sizeof err))
+            return options_fail(&o, "%s", err);
+        if (jload(options_get(&o, "current"), &cur, err, sizeof err)) {
+            jfree(&base);
+            return options_fail(&o, "%s", err);
+        }
+        compare(&base, &cur, stdout);
+        jfree(&base);
+        jfree(&cur);
+        return 0;
+    }
+    bench_ctx *b = calloc(1, sizeof *b);
+    if (!b)
+        return options_fail(&o, "out of memory");
+    b->quick = options_given(&o, "quick");
+    b->tiny = options_given(&o, "tiny");
+    b->filter = options_get(&o, "filter");
+    long long v = b->tiny ? 3 : b->quick ? 5 : 7;
+    if (options_given(&o, "repeat") && (rc = options_int(&o, "repeat", 1, 1000, &v))) {
+        free(b);
+        return rc;
+    }
+    b->repeat = (int)v;
+    b->target_s = b->tiny ? 0.01 : b->quick ? 0.15 : 0.25;
+    double peak_s = b->tiny ? 0 : 0.5;
+    if (options_given(&o, "peak-seconds") &&
+        (rc = options_double(&o, "peak-seconds", 0, 60, &peak_s))) {
+        free(b);
+        return rc;
+    }
+    b->max_threads = parallel_cpu_count();
+    if (options_given(&o, "threads")) {
+        char list[256];
+        snprintf(list, sizeof list, "%s", options_get(&o, "threads"));
+        for (char *s = strtok(list, ","); s && b->thread_count < 16; s = strtok(NULL, ",")) {
+            char *end;
+            long t = strtol(s, &end, 10);
+            if (*end || t < 1 || t > SIM_MAX_THREADS) {
+                free(b);
+                return options_fail(&o, "--threads: '%s' is not a list of counts in 1..%d",
+                                    options_get(&o, "threads"), SIM_MAX_THREADS);
+            }
+            b->threads[b->thread_count++] = (int)t;
+            if (t > b->max_threads)
+                b->max_threads = (int)t;
+        }
+    } else {
+        for (int t = 1; t < b->max_threads && b->thread_count < 15; t *= 2)
+            b->threads[b->thread_count++] = t;
+        b->threads[b->thread_count++] = b->max_threads;
+    }
+    shoal_isa all[3] = {SHOAL_ISA_SCALAR, SHOAL_ISA_AVX2, SHOAL_ISA_AVX512};
+    for (int i = 0; i < 3; i++)
+        if (shoal_isa_supported(all[i]))
+            b->isas[b->isa_count++] = all[i];
+    build_matrix(b);
+    if (options_given(&o, "list")) {
+        for (int i = 0; i < b->case_count; i++)
+            printf("%s\n", b->cases[i].name);
+        free(b);
+        return 0;
+    }
+    jval base;
+    int have_base = 0;
+    if (options_given(&o, "compare")) {
+        if (jload(options_get(&o, "compare"), &base, err, sizeof err)) {
+            free(b);
+            return options_fail(&o, "%s", err);
+        }
+        have_base = 1;
+    }
+    if (b->case_count == 0) {
+        if (have_base)
+            jfree(&base);
+        free(b);
+        return options_fail(&o, "no case matches --filter '%s' (see --list)",
+                            options_get(&o, "filter") ? options_get(&o, "filter") : "");
+    }
+    if (peak_s > 0) {
+        for (int k = 0; k < 4; k++) {
+            b->peak[k][0] = peak_gflops(k, 1, peak_s / 4);
+            b->peak[k][1] = peak_gflops(k, b->max_threads, peak_s / 4);
+        }
+    }
+    print_machine(b, stdout);
+    printf("# %d cases, %d repeats each after warm-up; times per step (sim) or frame (render)\n",
+           b->case_count, b->repeat);
+    printf("%-34s %9s %9s %9s %8s %4s\n", "case", "median", "min", "max", "MAD", "reps");
+    fflush(stdout);
+    bench_result *res = calloc((size_t)b->case_count, sizeof *res);
+    if (!res) {
+        free(b);
+        return options_fail(&o, "out of memory");
+    }
+    for (int i = 0; i < b->case_count; i++) {
+        res[i].c = b->cases[i];
+#ifdef SHOAL_HAVE_RENDER
+        if (b->cases[i].scene == SC_RENDER)
+            run_render_case(b, &res[i]);
+        else
+#endif
+            run_sim_case(b, &res[i]);
+        print_result(&res[i], stdout);
+        fflush(stdout);
+    }
+    parallel_set_threads(0);
+    rc = 0;
+    if (options_given(&o, "json")) {
+        shoal_error e;
+        if (write_json(b, res, b->case_count, options_get(&o, "json"), &e))
+            rc = options_fail(&o, "%s", e.message);
+    }
+    if (have_base && !rc) {
+        /* the results of this run as the reader's tree, compared as a file would be */
+        jval cur;
+        memset(&cur, 0, sizeof cur);
+        cur.type = J_OBJ;
+        cur.count = 1;
+        cur.keys = malloc(sizeof(char *));
+        cur.items = calloc(1, sizeof(jval));
+        if (cur.keys && cur.items) {
+            cur.keys[0] = strdup("results");
+            jval *arr = &cur.items[0];
+            arr->type = J_ARR;
+            arr->items = calloc((size_t)b->case_count, sizeof(jval));
+            for (int i = 0; arr->items && i < b->case_count; i++) {
+                if (!res[i].ok)
+                    continue;
+                jval *it = &arr->items[arr->count++];
+                it->type = J_OBJ;
+                it->count = 3;
+                it->keys = malloc(3 * sizeof(char *));
+                it->items = calloc(3, sizeof(jval));
+                if (!it->keys || !it->items) {
+                    it->count = 0;
+                    continue;
+                }
+                it->keys[0] = strdup("name");
+                it->items[0].type = J_STR;
+                it->items[0].str = strdup(res[i].c.name);
+                it->keys[1] = strdup("median_ms");
+                it->items[1].type = J_NUM;
+                it->items[1].num = res[i].median_ms;
+                it->keys[2] = strdup("mad_ms");
+                it->items[2].type = J_NUM;
+                it->items[2].num = res[i].mad_ms;
+            }
+            printf("\n# compared with %s\n", options_get(&o, "compare"));
+            compare(&base, &cur, stdout);
+        }
+        jfree(&cur);
+        jfree(&base);
+    }
+    for (int i = 0; i < 9; i++)
+        free(b->rows[i]);
+    free(res);
+    free(b);
+    return rc;
+}

@@ -1,0 +1,400 @@
+/* SPDX-License-Identifier: MIT */
+/* The stage profiler and the trace recorder (see profile.h). Stage tables are static
+ * arrays (untouched pages cost nothing); trace buffers are allocated once by
+ * prof_trace_open and appended to by their own thread only, so the hot path takes no lock
+ * and shares no cache line between threads. */
+#include "core/profile.h"
+
+#include "core/timer.h"
+#include "shoal/io.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+unsigned prof_flags = PROF_STATS;
+
+void prof_set_flags(unsigned flags)
+{
+    prof_flags = flags;
+}
+
+/* ---- stage table ---------------------------------------------------------------------- */
+
+typedef struct prof_stage_rec {
+    uint64_t calls, total_ns, max_ns, min_ns;
+    uint64_t ring[PROF_RING];
+} prof_stage_rec;
+
+/* One line per thread: the busy time of every stage (no false sharing between threads). */
+typedef struct prof_thread_rec {
+    _Alignas(64) uint64_t busy_ns[PROF_MAX_STAGES];
+    uint32_t seen;
+} prof_thread_rec;
+
+const char *prof_stage_names_[PROF_MAX_STAGES][2]; /* group, name */
+static prof_stage_rec g_stages[PROF_MAX_STAGES];
+static int g_dynamic_next = PROF_DYNAMIC_BASE;
+static prof_thread_rec g_threads[PROF_MAX_THREADS];
+
+void prof_stage_define_slow(int id, const char *group, const char *name)
+{
+    prof_stage_names_[id][0] = group;
+    prof_stage_names_[id][1] = name;
+}
+
+int prof_stage(const char *group, const char *name)
+{
+    for (int i = 0; i < PROF_MAX_STAGES; i++)
+        if (prof_stage_names_[i][1] && strcmp(prof_stage_names_[i][0], group) == 0 &&
+            strcmp(prof_stage_names_[i][1], name) == 0)
+            return i;
+    if (g_dynamic_next >= PROF_MAX_STAGES)
+        return -1;
+    prof_stage_define_slow(g_dynamic_next, group, name);
+    return g_dynamic_next++;
+}
+
+void prof_stage_call(int stage, uint64_t ns)
+{
+    if ((unsigned)stage >= PROF_MAX_STAGES)
+        return;
+    prof_stage_rec *r = &g_stages[stage];
+    if (r->calls == 0)
+        r->min_ns = UINT64_MAX;
+    r->ring[r->calls % PROF_RING] = ns;
+    r->calls++;
+    r->total_ns += ns;
+    if (ns > r->max_ns)
+        r->max_ns = ns;
+    if (ns < r->min_ns)
+        r->min_ns = ns;
+}
+
+void prof_stage_busy(int stage, int thread, uint64_t ns)
+{
+    if ((unsigned)stage >= PROF_MAX_STAGES || (unsigned)thread >= PROF_MAX_THREADS)
+        return;
+    g_threads[thread].busy_ns[stage] += ns;
+    g_threads[thread].seen = 1;
+}
+
+void prof_reset(void)
+{
+    for (int i = 0; i < PROF_MAX_STAGES; i++) {
+        prof_stage_rec *r = &g_stages[i];
+        r->calls = r->total_ns = r->max_ns = 0;
+        r->min_ns = UINT64_MAX;
+    }
+    for (int t = 0; t < PROF_MAX_THREADS; t++)
+        if (g_threads[t].seen)
+            memset(&g_threads[t], 0, sizeof g_threads[t]);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double prof_median(double *v, size_t n)
+{
+    if (n == 0)
+        return 0.0;
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double prof_mad(const double *v, size_t n, double median, double *scratch)
+{
+    for (size_t i = 0; i < n; i++)
+        scratch[i] = v[i] > median ? v[i] - median : median - v[i];
+    return prof_median(scratch, n);
+}
+
+double prof_thread_busy_ms(int stage, int thread)
+{
+    if ((unsigned)stage >= PROF_MAX_STAGES || (unsigned)thread >= PROF_MAX_THREADS)
+        return 0.0;
+    return (double)g_threads[thread].busy_ns[stage] * 1e-6;
+}
+
+/* Threads that recorded any busy time (the highest index seen + 1). */
+static int threads_seen(void)
+{
+    int n = 0;
+    for (int t = 0; t < PROF_MAX_THREADS; t++)
+        if (g_threads[t].seen)
+            n = t + 1;
+    return n;
+}
+
+int prof_summaries(prof_summary *out, int max)
+{
+    static double v[PROF_RING], scratch[PROF_RING];
+    int threads = threads_seen();
+    int n = 0;
+    for (int i = 0; i < PROF_MAX_STAGES && n < max; i++) {
+        const prof_stage_rec *r = &g_stages[i];
+        if (r->calls == 0)
+            continue;
+        prof_summary *s = &out[n++];
+        memset(s, 0, sizeof *s);
+        s->id = i;
+        s->group = prof_stage_names_[i][1] ? prof_stage_names_[i][0] : "?";
+        s->name = prof_stage_names_[i][1] ? prof_stage_names_[i][1] : "?";
+        s->calls = r->calls;
+        s->total_ms = (double)r->total_ns * 1e-6;
+        s->mean_ms = s->total_ms / (double)r->calls;
+        s->max_ms = (double)r->max_ns * 1e-6;
+        s->min_ms = (double)r->min_ns * 1e-6;
+        s->kept = r->calls < PROF_RING ? r->calls : PROF_RING;
+        for (uint64_t k = 0; k < s->kept; k++)
+            v[k] = (double)r->ring[k] * 1e-6;
+        s->median_ms = prof_median(v, (size_t)s->kept);
+        s->mad_ms = prof_mad(v, (size_t)s->kept, s->median_ms, scratch);
+        double lo = 0, hi = 0;
+        int seen = 0;
+        for (int t = 0; t < threads; t++) {
+            if (!g_threads[t].seen)
+                continue;
+            double b = (double)g_threads[t].busy_ns[i] * 1e-6;
+            lo = seen ? (b < lo ? b : lo) : b;
+            hi = seen ? (b > hi ? b : hi) : b;
+            seen++;
+        }
+        s->thread_min_ms = lo;
+        s->thread_max_ms = hi;
+        s->threads = seen;
+    }
+    return n;
+}
+
+void prof_print(FILE *f, const char *title, int per_thread)
+{
+    prof_summary s[PROF_MAX_STAGES];
+    int n = prof_summaries(s, PROF_MAX_STAGES);
+    if (title)
+        fprintf(f, "%s\n", title);
+    if (n == 0) {
+        fprintf(f, "(no stage timings recorded%s)\n",
+                prof_on(PROF_STATS) ? "" : ": profiler disabled");
+        return;
+    }
+    fprintf(f, "%-20s %8s %11s %9s %9s %9s %11s %11s %6s\n", "stage", "calls", "total ms",
+            "mean ms", "median ms", "max ms", "thr min ms", "thr max ms", "imbal");
+    const char *group = NULL;
+    double group_total = 0, group_median = 0;
+    for (int i = 0; i <= n; i++) {
+        if (group && (i == n || strcmp(s[i].group, group) != 0)) {
+            fprintf(f, "%-20s %8s %11.3f %9s %9.4f   (sum of the stages of %s: total, medians)\n",
+                    group, "", group_total, "", group_median, group);
+            group_total = group_median = 0;
+        }
+        if (i == n)
+            break;
+        group = s[i].group;
+        char name[64];
+        snprintf(name, sizeof name, "%s/%s", s[i].group, s[i].name);
+        /* imbalance: the most loaded thread against the mean thread */
+        double mean_busy = 0;
+        for (int t = 0; t < threads_seen(); t++)
+            mean_busy += prof_thread_busy_ms(s[i].id, t);
+        mean_busy = s[i].threads ? mean_busy / s[i].threads : 0;
+        fprintf(f, "%-20s %8llu %11.3f %9.4f %9.4f %9.4f %11.3f %11.3f %6.2f\n", name,
+                (unsigned long long)s[i].calls, s[i].total_ms, s[i].mean_ms, s[i].median_ms,
+                s[i].max_ms, s[i].thread_min_ms, s[i].thread_max_ms,
+                mean_busy > 0 ? s[i].thread_max_ms / mean_busy : 1.0);
+        group_total += s[i].total_ms;
+        group_median += s[i].median_ms;
+    }
+    if (per_thread && threads_seen() > 1) {
+        int threads = threads_seen();
+        fprintf(f, "busy ms per thread:\n%-20s", "stage");
+        for (int t = 0; t < threads && t < 16; t++)
+            fprintf(f, " %9s%-2d", "t", t);
+        fprintf(f, "\n");
+        for (int i = 0; i < n; i++) {
+            char name[64];
+            snprintf(name, sizeof name, "%s/%s", s[i].group, s[i].name);
+            fprintf(f, "%-20s", name);
+            int id = s[i].id;
+            for (int t = 0; t < threads && t < 16; t++)
+                fprintf(f, " %11.3f", prof_thread_busy_ms(id, t));
+            fprintf(f, "\n");
+        }
+    }
+}
+
+/* ---- trace ---------------------------------------------------------------------------- */
+
+typedef struct prof_span {
+    uint64_t t0, t1;
+    const char *name;
+    int64_t seq;
+    int numbered; /* name is written "name seq" */
+} prof_span;
+
+typedef struct prof_track {
+    _Alignas(64) prof_span *spans;
+    size_t count, cap;
+    uint64_t dropped;
+} prof_track;
+
+static prof_track *g_tracks;
+static int g_track_count;
+static uint64_t g_trace_t0;
+
+shoal_status prof_trace_open(int threads, size_t spans_per_thread, shoal_error *err)
+{
+    prof_trace_close();
+    if (threads < 1)
+        threads = 1;
+    if (threads > PROF_MAX_THREADS)
+        threads = PROF_MAX_THREADS;
+    g_tracks = calloc((size_t)threads, sizeof *g_tracks);
+    if (!g_tracks)
+        return shoal_error_set(err, SHOAL_ERR_NOMEM, "out of memory for the trace tracks");
+    g_track_count = threads;
+    for (int t = 0; t < threads; t++) {
+        g_tracks[t].spans = malloc(spans_per_thread * sizeof(prof_span));
+        if (!g_tracks[t].spans && spans_per_thread) {
+            prof_trace_close();
+            return shoal_error_set(err, SHOAL_ERR_NOMEM,
+                                   "out of memory for the trace buffers (%d x %zu spans)",
+                                   threads, spans_per_thread);
+        }
+        g_tracks[t].cap = spans_per_thread;
+        /* touch the pages now so the first spans do not fault inside a timed stage */
+        if (spans_per_thread)
+            memset(g_tracks[t].spans, 0, spans_per_thread * sizeof(prof_span));
+    }
+    g_trace_t0 = timer_now_ns();
+    prof_flags |= PROF_TRACE;
+    return SHOAL_OK;
+}
+
+static void trace_append(int thread, const char *name, int64_t seq, int numbered, uint64_t t0_ns,
+                         uint64_t t1_ns)
+{
+    if ((unsigned)thread >= (unsigned)g_track_count)
+        return;
+    prof_track *tr = &g_tracks[thread];
+    if (tr->count >= tr->cap) {
+        tr->dropped++;
+        return;
+    }
+    prof_span *s = &tr->spans[tr->count++];
+    s->t0 = t0_ns;
+    s->t1 = t1_ns;
+    s->name = name;
+    s->seq = seq;
+    s->numbered = numbered;
+}
+
+void prof_trace_span(int thread, const char *name, int64_t seq, uint64_t t0_ns, uint64_t t1_ns)
+{
+    trace_append(thread, name, seq, 0, t0_ns, t1_ns);
+}
+
+void prof_trace_frame(int thread, const char *name, int64_t seq, uint64_t t0_ns, uint64_t t1_ns)
+{
+    trace_append(thread, name, seq, 1, t0_ns, t1_ns);
+}
+
+uint64_t prof_trace_count(uint64_t *dropped)
+{
+    uint64_t n = 0, d = 0;
+    for (int t = 0; t < g_track_count; t++) {
+        n += g_tracks[t].count;
+        d += g_tracks[t].dropped;
+    }
+    if (dropped)
+        *dropped = d;
+    return n;
+}
+
+void prof_trace_close(void)
+{
+    for (int t = 0; t < g_track_count; t++)
+        free(g_tracks[t].spans);
+    free(g_tracks);
+    g_tracks = NULL;
+    g_track_count = 0;
+    prof_flags &= ~(unsigned)PROF_TRACE;
+}
+
+/* Microseconds with three decimals, exactly (integer ns split, no float rounding). */
+static void put_us(FILE *f, int64_t ns)
+{
+    if (ns < 0) {
+        fputc('-', f);
+        ns = -ns;
+    }
+    fprintf(f, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
+}
+
+static void put_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+shoal_status prof_trace_write(const char *path, shoal_error *err)
+{
+    shoal_atomic_file af;
+    shoal_status st = shoal_io_atomic_open(&af, path, err);
+    if (st)
+        return st;
+    FILE *f = af.file;
+    fprintf(f, "{\"traceEvents\":[\n");
+    fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
+               "\"args\":{\"name\":\"shoal\"}}");
+    for (int t = 0; t < g_track_count; t++) {
+        fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,"
+                   "\"args\":{\"name\":\"%s %d\"}}",
+                t, t == 0 ? "main/worker" : "worker", t);
+        fprintf(f, ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,"
+                   "\"args\":{\"sort_index\":%d}}",
+                t, t);
+    }
+    for (int t = 0; t < g_track_count; t++) {
+        const prof_track *tr = &g_tracks[t];
+        for (size_t i = 0; i < tr->count; i++) {
+            const prof_span *s = &tr->spans[i];
+            char name[96];
+            if (s->numbered && s->seq >= 0)
+                snprintf(name, sizeof name, "%s %lld", s->name, (long long)s->seq);
+            else
+                snprintf(name, sizeof name, "%s", s->name);
+            fprintf(f, ",\n{\"name\":");
+            put_json_string(f, name);
+            fprintf(f, ",\"ph\":\"X\",\"ts\":");
+            put_us(f, (int64_t)(s->t0 - g_trace_t0));
+            fprintf(f, ",\"dur\":");
+            put_us(f, (int64_t)(s->t1 - s->t0));
+            fprintf(f, ",\"pid\":1,\"tid\":%d", t);
+            if (s->seq >= 0)
+                fprintf(f, ",\"args\":{\"seq\":%lld}", (long long)s->seq);
+            fputc('}', f);
+        }
+    }
+    uint64_t dropped;
+    prof_trace_count(&dropped);
+    fprintf(f, "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"dropped_spans\":%llu}}\n",
+            (unsigned long long)dropped);
+    if (ferror(f)) {
+        shoal_io_atomic_abort(&af);
+        return shoal_error_set(err, SHOAL_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+    }
+    return shoal_io_atomic_commit(&af, err);
+}

@@ -1,0 +1,658 @@
+/* SPDX-License-Identifier: MIT */
+/* The stage profiler and the trace recorder (core/profile.h), and the commands built on
+ * them: statistics on synthetic timings (median, max, per-thread busy), the enable switch,
+ * Chrome trace files that parse and whose spans nest (every stage span inside its step span
+ * on its thread's track, a track per thread), `shoal step --stats/--trace`, and
+ * `shoal bench --tiny --json` / `--compare`. No timing is asserted: the machine is shared. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/profile.h"
+#include "shoal/shoal.h"
+#include "tests/scenes.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char g_dir[256];
+static const char *g_exe;
+static char g_out[65536];
+
+/* Run `shoal ARGS`; stdout and stderr captured into g_out; returns the exit code. */
+static int run(const char *fmt, ...)
+{
+    char args[4096], cmd[8192], outpath[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(outpath, sizeof outpath, "%s/out.txt", g_dir);
+    snprintf(cmd, sizeof cmd, "cd %s && %s %s > %s 2>&1 < /dev/null", g_dir, g_exe, args,
+             outpath);
+    int rc = system(cmd);
+    FILE *f = fopen(outpath, "r");
+    g_out[0] = 0;
+    if (f) {
+        size_t n = fread(g_out, 1, sizeof g_out - 1, f);
+        g_out[n] = 0;
+        fclose(f);
+    }
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+}
+
+static char *path(const char *name)
+{
+    static char buf[4][512];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
+    return buf[k];
+}
+
+static char *slurp(const char *file, size_t *len)
+{
+    FILE *f = fopen(file, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf) {
+        buf[n] = 0;
+        *len = (size_t)n;
+    }
+    return buf;
+}
+
+/* ---- a strict little JSON reader (RFC 8259 grammar; numbers through strtod) -------------- */
+
+typedef enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ } jtype;
+typedef struct jval {
+    jtype type;
+    double num;
+    char *str;
+    struct jval *items;
+    char **keys;
+    int count;
+} jval;
+
+typedef struct jp {
+    const char *p, *end;
+} jp;
+
+static void ws(jp *q)
+{
+    while (q->p < q->end && (*q->p == ' ' || *q->p == '\n' || *q->p == '\r' || *q->p == '\t'))
+        q->p++;
+}
+
+static char *jstr(jp *q)
+{
+    if (q->p >= q->end || *q->p != '"')
+        return NULL;
+    q->p++;
+    const char *b = q->p;
+    while (q->p < q->end && *q->p != '"') {
+        if ((unsigned char)*q->p < 0x20)
+            return NULL;
+        if (*q->p == '\\') {
+            q->p++;
+            if (q->p >= q->end || !strchr("\"\\/bfnrtu", *q->p))
+                return NULL;
+        }
+        q->p++;
+    }
+    if (q->p >= q->end)
+        return NULL;
+    size_t n = (size_t)(q->p - b);
+    char *s = malloc(n + 1);
+    memcpy(s, b, n);
+    s[n] = 0; /* escapes kept verbatim: enough for our names */
+    q->p++;
+    return s;
+}
+
+static int jparse(jp *q, jval *v, int depth)
+{
+    memset(v, 0, sizeof *v);
+    ws(q);
+    if (q->p >= q->end || depth > 64)
+        return 1;
+    char c = *q->p;
+    if (c == '{' || c == '[') {
+        int obj = c == '{';
+        v->type = obj ? J_OBJ : J_ARR;
+        q->p++;
+        ws(q);
+        if (q->p < q->end && *q->p == (obj ? '}' : ']')) {
+            q->p++;
+            return 0;
+        }
+        for (;;) {
+            v->items = realloc(v->items, (size_t)(v->count + 1) * sizeof(jval));
+            if (obj) {
+                v->keys = realloc(v->keys, (size_t)(v->count + 1) * sizeof(char *));
+                ws(q);
+                char *k = jstr(q);
+                if (!k)
+                    return 1;
+                v->keys[v->count] = k;
+                ws(q);
+                if (q->p >= q->end || *q->p != ':')
+                    return 1;
+                q->p++;
+            }
+            if (jparse(q, &v->items[v->count++], depth + 1))
+                return 1;
+            ws(q);
+            if (q->p < q->end && *q->p == ',') {
+                q->p++;
+                continue;
+            }
+            if (q->p < q->end && *q->p == (obj ? '}' : ']')) {
+                q->p++;
+                return 0;
+            }
+            return 1;
+        }
+    }
+    if (c == '"') {
+        v->type = J_STR;
+        v->str = jstr(q);
+        return v->str == NULL;
+    }
+    const char *lits[3] = {"null", "true", "false"};
+    for (int i = 0; i < 3; i++) {
+        size_t l = strlen(lits[i]);
+        if ((size_t)(q->end - q->p) >= l && strncmp(q->p, lits[i], l) == 0) {
+            v->type = i == 0 ? J_NULL : J_BOOL;
+            v->num = i == 1;
+            q->p += l;
+            return 0;
+        }
+    }
+    /* number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+    const char *s = q->p;
+    if (*s == '-')
+        s++;
+    if (s >= q->end || !isdigit((unsigned char)*s))
+        return 1;
+    if (*s == '0' && s + 1 < q->end && isdigit((unsigned char)s[1]))
+        return 1;
+    char *e;
+    v->type = J_NUM;
+    v->num = strtod(q->p, &e);
+    if (e == q->p || (e[-1] == '.'))
+        return 1;
+    q->p = e;
+    return 0;
+}
+
+static void jfree(jval *v)
+{
+    free(v->str);
+    for (int i = 0; i < v->count; i++) {
+        jfree(&v->items[i]);
+        if (v->keys)
+            free(v->keys[i]);
+    }
+    free(v->items);
+    free(v->keys);
+    memset(v, 0, sizeof *v);
+}
+
+static const jval *jget(const jval *o, const char *key)
+{
+    if (!o || o->type != J_OBJ)
+        return NULL;
+    for (int i = 0; i < o->count; i++)
+        if (strcmp(o->keys[i], key) == 0)
+            return &o->items[i];
+    return NULL;
+}
+
+/* Parse a whole file as one JSON value (trailing garbage is an error). */
+static int jload(const char *file, jval *v)
+{
+    size_t n;
+    char *buf = slurp(file, &n);
+    if (!buf)
+        return 1;
+    jp q = {buf, buf + n};
+    int bad = jparse(&q, v, 0);
+    ws(&q);
+    bad = bad || q.p != q.end;
+    free(buf);
+    if (bad)
+        jfree(v);
+    return bad;
+}
+
+/* python3's json module as a second opinion, when it is there (visible skip otherwise). */
+static void python_json_check(const char *file)
+{
+    if (system("command -v python3 > /dev/null 2>&1") != 0) {
+        printf("# skip python3 json check: python3 not found\n");
+        return;
+    }
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "python3 -c 'import json,sys; json.load(open(sys.argv[1]))' %s",
+             file);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* ---- the trace checks ----------------------------------------------------------------- */
+
+typedef struct span {
+    char name[64];
+    double ts, dur;
+    int tid;
+    long seq;
+} span;
+
+/* Every "X" span of a Chrome trace; checks the envelope and the metadata of each track. */
+static span *trace_spans(const char *file, int *count, int *tracks)
+{
+    jval root;
+    if (jload(file, &root))
+        fail_msg("%s is not valid JSON", file);
+    python_json_check(file);
+    const jval *ev = jget(&root, "traceEvents");
+    assert_non_null(ev);
+    assert_int_equal(ev->type, J_ARR);
+    const jval *unit = jget(&root, "displayTimeUnit");
+    assert_non_null(unit);
+    assert_string_equal(unit->str, "ms");
+    span *s = calloc((size_t)ev->count + 1, sizeof *s);
+    int n = 0, named[64] = {0};
+    for (int i = 0; i < ev->count; i++) {
+        const jval *e = &ev->items[i];
+        const jval *ph = jget(e, "ph"), *name = jget(e, "name"), *tid = jget(e, "tid"),
+                   *pid = jget(e, "pid");
+        assert_non_null(ph);
+        assert_non_null(name);
+        assert_non_null(tid);
+        assert_non_null(pid);
+        assert_int_equal(pid->num, 1);
+        if (strcmp(ph->str, "M") == 0) {
+            if (strcmp(name->str, "thread_name") == 0 && tid->num >= 0 && tid->num < 64)
+                named[(int)tid->num] = 1;
+            continue;
+        }
+        assert_string_equal(ph->str, "X");
+        const jval *ts = jget(e, "ts"), *dur = jget(e, "dur");
+        assert_non_null(ts);
+        assert_non_null(dur);
+        assert_true(dur->num >= 0);
+        snprintf(s[n].name, sizeof s[n].name, "%s", name->str);
+        s[n].ts = ts->num;
+        s[n].dur = dur->num;
+        s[n].tid = (int)tid->num;
+        const jval *args = jget(e, "args"), *seq = jget(args, "seq");
+        s[n].seq = seq ? (long)seq->num : -1;
+        n++;
+    }
+    *tracks = 0;
+    for (int t = 0; t < 64; t++)
+        if (named[t])
+            *tracks = t + 1;
+    /* every span's track has a thread_name */
+    for (int i = 0; i < n; i++)
+        assert_true(s[i].tid >= 0 && s[i].tid < 64 && named[s[i].tid]);
+    jfree(&root);
+    *count = n;
+    return s;
+}
+
+/* Every span of `stage_names` lies inside the span "<frame> seq" of the same track; every
+ * frame span of every track holds exactly one span of each stage. */
+static void check_nesting(const span *s, int n, const char *frame, const char *const *stages,
+                          int stage_count, int tracks, int frames)
+{
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "%s ", frame);
+    int frame_spans = 0;
+    for (int i = 0; i < n; i++) {
+        if (strncmp(s[i].name, prefix, strlen(prefix)) != 0)
+            continue;
+        frame_spans++;
+        long seq = atol(s[i].name + strlen(prefix));
+        assert_int_equal(seq, s[i].seq);
+        int found[16] = {0};
+        for (int j = 0; j < n; j++) {
+            if (s[j].tid != s[i].tid || s[j].seq != seq || j == i)
+                continue;
+            for (int k = 0; k < stage_count; k++)
+                if (strcmp(s[j].name, stages[k]) == 0) {
+                    found[k]++;
+                    /* inside, to the microsecond decimals written */
+                    if (!(s[j].ts >= s[i].ts - 1e-9 &&
+                          s[j].ts + s[j].dur <= s[i].ts + s[i].dur + 1e-3))
+                        fail_msg("%s (tid %d, %s %ld) [%f, %f] is not inside [%f, %f]",
+                                 s[j].name, s[j].tid, frame, seq, s[j].ts, s[j].ts + s[j].dur,
+                                 s[i].ts, s[i].ts + s[i].dur);
+                }
+        }
+        for (int k = 0; k < stage_count; k++)
+            if (found[k] != 1)
+                fail_msg("%s %ld on tid %d has %d spans of %s", frame, seq, s[i].tid, found[k],
+                         stages[k]);
+    }
+    assert_int_equal(frame_spans, frames * tracks);
+    /* and no stage span outside any frame */
+    int stage_spans = 0;
+    for (int j = 0; j < n; j++)
+        for (int k = 0; k < stage_count; k++)
+            stage_spans += strcmp(s[j].name, stages[k]) == 0;
+    assert_int_equal(stage_spans, frames * tracks * stage_count);
+}
+
+static const char *const sim_stages[] = {"grid_assign", "grid_scan", "grid_scatter", "forces"};
+
+/* ---- tests ------------------------------------------------------------------------------ */
+
+static int setup(void **state)
+{
+    (void)state;
+    g_exe = getenv("SHOAL_EXE");
+    if (!g_exe)
+        g_exe = SHOAL_BUILD_ROOT "/src/app/shoal";
+    snprintf(g_dir, sizeof g_dir, "/tmp/shoal-profile-XXXXXX");
+    return mkdtemp(g_dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static const prof_summary *find_summary(const prof_summary *s, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(s[i].name, name) == 0)
+            return &s[i];
+    return NULL;
+}
+
+static void test_stats_synthetic(void **state)
+{
+    (void)state;
+    prof_set_flags(PROF_STATS);
+    prof_reset();
+    int a = prof_stage("test", "a"), b = prof_stage("test", "b");
+    assert_true(a >= PROF_DYNAMIC_BASE);
+    assert_int_equal(prof_stage("test", "a"), a); /* same name, same id */
+    assert_int_not_equal(a, b);
+    /* a: 5, 1, 3, 2, 4 ms -> median 3, max 5, min 1, mean 3, MAD 1 */
+    const uint64_t ms = 1000000;
+    uint64_t calls[] = {5 * ms, 1 * ms, 3 * ms, 2 * ms, 4 * ms};
+    for (int i = 0; i < 5; i++)
+        prof_stage_call(a, calls[i]);
+    /* b: an even count: 1, 2, 10, 20 -> median 6 */
+    uint64_t callsb[] = {10 * ms, 1 * ms, 20 * ms, 2 * ms};
+    for (int i = 0; i < 4; i++)
+        prof_stage_call(b, callsb[i]);
+    /* busy: thread 0 does 10 ms of a, thread 1 6 ms, thread 2 8 ms */
+    prof_stage_busy(a, 0, 10 * ms);
+    prof_stage_busy(a, 1, 4 * ms);
+    prof_stage_busy(a, 1, 2 * ms);
+    prof_stage_busy(a, 2, 8 * ms);
+    prof_summary s[PROF_MAX_STAGES];
+    int n = prof_summaries(s, PROF_MAX_STAGES);
+    const prof_summary *sa = find_summary(s, n, "a"), *sb = find_summary(s, n, "b");
+    assert_non_null(sa);
+    assert_non_null(sb);
+    assert_string_equal(sa->group, "test");
+    assert_int_equal(sa->calls, 5);
+    assert_float_equal(sa->total_ms, 15.0, 1e-9);
+    assert_float_equal(sa->mean_ms, 3.0, 1e-9);
+    assert_float_equal(sa->median_ms, 3.0, 1e-9);
+    assert_float_equal(sa->max_ms, 5.0, 1e-9);
+    assert_float_equal(sa->min_ms, 1.0, 1e-9);
+    assert_float_equal(sa->mad_ms, 1.0, 1e-9);
+    assert_int_equal(sa->threads, 3);
+    assert_float_equal(sa->thread_min_ms, 6.0, 1e-9);
+    assert_float_equal(sa->thread_max_ms, 10.0, 1e-9);
+    assert_float_equal(sb->median_ms, 6.0, 1e-9);
+    assert_float_equal(sb->max_ms, 20.0, 1e-9);
+
+    /* past the ring: count, total and max cover every call; the median the last PROF_RING */
+    prof_reset();
+    for (int i = 0; i < PROF_RING + 100; i++)
+        prof_stage_call(a, i < 100 ? 1000 * ms : 2 * ms);
+    n = prof_summaries(s, PROF_MAX_STAGES);
+    sa = find_summary(s, n, "a");
+    assert_non_null(sa);
+    assert_int_equal(sa->calls, PROF_RING + 100);
+    assert_int_equal(sa->kept, PROF_RING);
+    assert_float_equal(sa->max_ms, 1000.0, 1e-9);
+    assert_float_equal(sa->median_ms, 2.0, 1e-9);
+    assert_null(find_summary(s, n, "b")); /* no calls since the reset */
+
+    /* the printer shows median and max columns */
+    FILE *f = fopen(path("print.txt"), "w+");
+    prof_print(f, "title", 1);
+    rewind(f);
+    char buf[4096];
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    buf[len] = 0;
+    fclose(f);
+    assert_non_null(strstr(buf, "median ms"));
+    assert_non_null(strstr(buf, "max ms"));
+    assert_non_null(strstr(buf, "test/a"));
+    prof_reset();
+}
+
+/* Off, nothing is recorded; on again, a step records every sim stage once per step. */
+static void test_enable_switch(void **state)
+{
+    (void)state;
+    shoal_sim_desc d = shoal_sim_desc_default();
+    d.boid_count = 2000;
+    d.thread_count = 2;
+    shoal_sim *sim;
+    shoal_error e;
+    assert_int_equal(shoal_sim_create(&d, &sim, &e), SHOAL_OK);
+    shoal_sim_init_state(sim, 3);
+    prof_reset();
+    prof_set_flags(0);
+    assert_int_equal(shoal_sim_step(sim, 3, &e), SHOAL_OK);
+    prof_summary s[PROF_MAX_STAGES];
+    assert_int_equal(prof_summaries(s, PROF_MAX_STAGES), 0);
+    prof_set_flags(PROF_STATS);
+    assert_int_equal(shoal_sim_step(sim, 4, &e), SHOAL_OK);
+    int n = prof_summaries(s, PROF_MAX_STAGES);
+    assert_int_equal(n, 4);
+    for (int k = 0; k < 4; k++) {
+        const prof_summary *x = find_summary(s, n, sim_stages[k]);
+        assert_non_null(x);
+        assert_string_equal(x->group, "sim");
+        assert_int_equal(x->calls, 4);
+        assert_true(x->max_ms >= x->median_ms && x->median_ms >= x->min_ms);
+        assert_true(x->threads >= 1);
+    }
+    /* the public per-sim stats still count every step */
+    shoal_stage_stats st[8];
+    assert_int_equal(shoal_sim_stats(sim, st, 8), 4);
+    assert_int_equal(st[0].calls, 7);
+    shoal_sim_destroy(sim);
+    prof_reset();
+}
+
+/* In process: a trace of 5 steps on 2 threads, written, parsed, nested. */
+static void test_trace_library(void **state)
+{
+    (void)state;
+    shoal_sim_desc d = shoal_sim_desc_default();
+    d.boid_count = 3000;
+    d.thread_count = 2;
+    shoal_sim *sim;
+    shoal_error e;
+    assert_int_equal(shoal_sim_create(&d, &sim, &e), SHOAL_OK);
+    shoal_sim_init_state(sim, 9);
+    assert_int_equal(prof_trace_open(2, 64, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim_step(sim, 5, &e), SHOAL_OK);
+    uint64_t dropped;
+    assert_int_equal(prof_trace_count(&dropped), 2 * 5 * 5);
+    assert_int_equal(dropped, 0);
+    assert_int_equal(prof_trace_write(path("lib.json"), &e), SHOAL_OK);
+    /* a full buffer drops spans and says so, and the file still parses */
+    assert_int_equal(prof_trace_open(2, 7, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim_step(sim, 3, &e), SHOAL_OK);
+    prof_trace_count(&dropped);
+    assert_int_equal(dropped, 2 * (15 - 7));
+    assert_int_equal(prof_trace_write(path("dropped.json"), &e), SHOAL_OK);
+    prof_trace_close();
+    assert_false(prof_on(PROF_TRACE));
+    shoal_sim_destroy(sim);
+
+    int n, tracks;
+    span *s = trace_spans(path("lib.json"), &n, &tracks);
+    assert_int_equal(tracks, 2);
+    assert_int_equal(n, 50);
+    check_nesting(s, n, "step", sim_stages, 4, 2, 5);
+    free(s);
+    s = trace_spans(path("dropped.json"), &n, &tracks);
+    assert_int_equal(n, 14);
+    free(s);
+    /* an unwritable path: an error, and no file */
+    assert_int_not_equal(prof_trace_write("/nonexistent-dir/t.json", &e), SHOAL_OK);
+}
+
+static void test_step_stats_and_trace(void **state)
+{
+    (void)state;
+    assert_int_equal(run("init --count 4000 --seed 2 --out a.npy"), 0);
+    assert_int_equal(run("step --in a.npy --out b.npy --steps 6 --threads 2 --stats "
+                         "--trace t.json"),
+                     0);
+    const char *cols[] = {"calls", "total ms", "mean ms", "median ms", "max ms", "thr min ms",
+                          "thr max ms", "sim/grid_assign", "sim/forces", "busy ms per thread"};
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
+        if (!strstr(g_out, cols[i]))
+            fail_msg("step --stats lacks '%s':\n%s", cols[i], g_out);
+    int n, tracks;
+    span *s = trace_spans(path("t.json"), &n, &tracks);
+    assert_int_equal(tracks, 2);
+    check_nesting(s, n, "step", sim_stages, 4, 2, 6);
+    free(s);
+    /* the trace does not change the result */
+    assert_int_equal(run("step --in a.npy --out c.npy --steps 6 --threads 1"), 0);
+    size_t lb, lc;
+    char *b = slurp(path("b.npy"), &lb), *c = slurp(path("c.npy"), &lc);
+    assert_non_null(b);
+    assert_non_null(c);
+    assert_int_equal(lb, lc);
+    assert_memory_equal(b, c, lb);
+    free(b);
+    free(c);
+    /* an unwritable trace: exit 2, one line, no state file */
+    assert_int_equal(run("step --in a.npy --out d.npy --steps 1 --trace /nonexistent-dir/t.json"),
+                     2);
+    assert_non_null(strstr(g_out, "nonexistent-dir"));
+    struct stat st;
+    assert_int_not_equal(stat(path("d.npy"), &st), 0);
+}
+
+static const char *const machine_keys[] = {"cpu_model", "cores", "isa", "omp", "compiler",
+                                           "build_type"};
+static const char *const result_keys[] = {"name",   "model",  "n",      "threads",
+                                          "isa",    "median_ms", "min_ms", "max_ms",
+                                          "mad_ms", "repeats"};
+
+static void test_bench_json_and_compare(void **state)
+{
+    (void)state;
+    assert_int_equal(run("bench --tiny --json b.json"), 0);
+    jval root;
+    if (jload(path("b.json"), &root))
+        fail_msg("bench --json wrote invalid JSON");
+    python_json_check(path("b.json"));
+    const jval *m = jget(&root, "machine"), *res = jget(&root, "results");
+    assert_non_null(jget(&root, "schema"));
+    assert_non_null(m);
+    for (size_t i = 0; i < sizeof machine_keys / sizeof machine_keys[0]; i++)
+        if (!jget(m, machine_keys[i]))
+            fail_msg("machine lacks %s", machine_keys[i]);
+    const jval *omp = jget(m, "omp");
+    assert_non_null(jget(omp, "OMP_WAIT_POLICY"));
+    assert_non_null(jget(omp, "OMP_PROC_BIND"));
+    assert_non_null(jget(omp, "OMP_NUM_THREADS"));
+    assert_int_equal(jget(m, "isa")->type, J_ARR);
+    assert_non_null(res);
+    assert_true(res->count >= 1);
+    int sims = 0;
+    for (int i = 0; i < res->count; i++) {
+        const jval *r = &res->items[i];
+        const jval *ok = jget(r, "ok");
+        assert_non_null(ok);
+        assert_true(ok->num == 1);
+        for (size_t k = 0; k < sizeof result_keys / sizeof result_keys[0]; k++)
+            if (!jget(r, result_keys[k]))
+                fail_msg("result %d lacks %s", i, result_keys[k]);
+        const jval *kind = jget(r, "kind");
+        if (strcmp(kind->str, "sim") == 0) {
+            sims++;
+            const jval *pps = jget(r, "pairs_per_s");
+            assert_non_null(pps);
+            assert_true(pps->num > 0);
+            assert_non_null(jget(r, "gflops"));
+        }
+        double med = jget(r, "median_ms")->num, mn = jget(r, "min_ms")->num,
+               mx = jget(r, "max_ms")->num;
+        assert_true(mn <= med && med <= mx && mn > 0);
+    }
+    assert_true(sims >= 1);
+    jfree(&root);
+
+    /* compare a file with itself: nothing regresses */
+    assert_int_equal(run("bench --compare b.json --current b.json"), 0);
+    if (!strstr(g_out, " 0 regressions"))
+        fail_msg("self-compare:\n%s", g_out);
+    /* a baseline twice as fast: every case regresses */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && sed -E 's/\"median_ms\": ([0-9.e+-]+)/\"median_ms\": 0.5e-3/' b.json > "
+             "fast.json",
+             g_dir);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(run("bench --compare fast.json --current b.json"), 0);
+    assert_non_null(strstr(g_out, "REGRESSION"));
+    /* not a bench file: exit 2 */
+    assert_int_equal(run("bench --compare out.txt --current b.json"), 2);
+    /* bad options */
+    assert_int_equal(run("bench --filter no-such-case"), 2);
+    assert_int_equal(run("bench --repeat 0"), 2);
+    assert_int_equal(run("bench --list --quick"), 0);
+    assert_non_null(strstr(g_out, "sim/steer-16k/"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stats_synthetic),
+        cmocka_unit_test(test_enable_switch),
+        cmocka_unit_test(test_trace_library),
+        cmocka_unit_test(test_step_stats_and_trace),
+        cmocka_unit_test(test_bench_json_and_compare),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
