@@ -84,4 +84,23 @@ SHOAL_API shoal_status shoal_scene_load(const char *path, shoal_scene *scene, sh
 SHOAL_API shoal_status shoal_scene_parse(const char *text, const char *name, shoal_scene *scene,
                                          shoal_error *err);
 
+/** Raw GPU buffers as Unity's compute shaders lay them out (seed 003's BoidData):
+ *  `struct { float3 velocity; float3 position; }`, 24 bytes per boid, little-endian
+ *  float32, no header: velocity x y z then position x y z. A Unity user can dump a
+ *  ComputeBuffer (GetData into a byte array, File.WriteAllBytes) and compare it with a
+ *  shoal state. Rows in and out are shoal's (px py pz vx vy vz).
+ *
+ *  shoal_io_unity_read: a size that is 0 or not a multiple of 24 is SHOAL_ERR_INPUT naming
+ *  the file; SHOAL_ERR_IO when it cannot be read; rows are malloc'ed (caller frees).
+ *  shoal_io_unity_parse: the same from memory (`name` in messages).
+ *  shoal_io_unity_write: through shoal_io_atomic_open/commit (no partial file on failure);
+ *  bit for bit (NaN payloads too). count == 0 is SHOAL_ERR_INPUT. Thread-safe. */
+SHOAL_API shoal_status shoal_io_unity_read(const char *path, float **rows_out, size_t *count_out,
+                                           shoal_error *err);
+SHOAL_API shoal_status shoal_io_unity_parse(const void *data, size_t size, const char *name,
+                                            float **rows_out, size_t *count_out,
+                                            shoal_error *err);
+SHOAL_API shoal_status shoal_io_unity_write(const char *path, const float *rows, size_t count,
+                                            shoal_error *err);
+
 #endif

@@ -17,6 +17,18 @@ int cmd_bench(int argc, char **argv);
 struct shoal_render_stats;
 void app_profile_render_frame(const struct shoal_render_stats *st, uint64_t t_begin_ns,
                               int64_t frame);
+int cmd_compare(int argc, char **argv);
+int cmd_diverge(int argc, char **argv);
+
+/* cmd_compare.c: state files by format ("auto": .bin is Unity's raw buffer, else .npy;
+ * "npy"; "unity"), and the GPU path of shoal step (create, load, step, read back; --stats
+ * prints device time per step to stderr). */
+shoal_status app_state_read(const char *path, const char *format, float **rows, size_t *count,
+                            shoal_error *e);
+shoal_status app_state_write(const char *path, const char *format, const float *rows,
+                             size_t count, shoal_error *e);
+int app_step_gpu(const shoal_sim_desc *d, const char *order_name, float *rows, long long steps,
+                 int stats, shoal_error *e);
 
 /* Exit code for a library status: 2 for what the user can fix (bad input, a file that
  * cannot be read or written, memory, an unsupported ISA), 1 for a simulation fault. */

@@ -149,6 +149,8 @@ static const opt_spec step_opts[] = {
      "print per-stage timings to stderr (calls, total, mean, median, max, per thread)"},
     {"trace", OPT_VALUE, "FILE.json", NULL,
      "write a Chrome trace (Perfetto, chrome://tracing): a span per stage per thread per step"},
+    {"backend", OPT_VALUE, "cpu|cuda", "cpu", "run on the CPU or on an NVIDIA GPU (same bits)"},
+    {"gpu-order", OPT_VALUE, "stable|atomic", "stable", "GPU order in a cell (atomic: seed 001's)"},
 };
 
 int cmd_step(int argc, char **argv)
@@ -198,13 +200,26 @@ int cmd_step(int argc, char **argv)
 
     float *rows;
     size_t count;
-    if (shoal_io_npy_read(in, &rows, &count, &e))
+    if (app_state_read(in, NULL, &rows, &count, &e))
         return fail_status(&o, &e);
     if (shoal_state_check_finite(rows, count, in, &e)) {
         free(rows);
         return fail_status(&o, &e);
     }
     d.boid_count = count;
+    const char *backend = options_get(&o, "backend");
+    if (strcmp(backend, "cpu") != 0) {
+        if (strcmp(backend, "cuda") != 0) {
+            free(rows);
+            return options_fail(&o, "--backend: '%s' (expected cpu or cuda)", backend);
+        }
+        rc = app_step_gpu(&d, options_get(&o, "gpu-order"), rows, steps,
+                          options_given(&o, "stats"), &e);
+        if (!rc)
+            rc = app_state_write(out, NULL, rows, count, &e);
+        free(rows);
+        return rc ? fail_status(&o, &e) : 0;
+    }
     shoal_sim *sim;
     if (shoal_sim_create(&d, &sim, &e)) {
         free(rows);
@@ -248,7 +263,7 @@ int cmd_step(int argc, char **argv)
     }
     shoal_sim_get_state(sim, rows);
     shoal_sim_destroy(sim);
-    st = shoal_io_npy_write(out, rows, count, &e);
+    st = app_state_write(out, NULL, rows, count, &e);
     free(rows);
     if (st)
         return fail_status(&o, &e);

@@ -15,6 +15,8 @@ typedef struct command {
 static const command commands[] = {
     {"init", cmd_init, "write a model's initial state (.npy)"},
     {"step", cmd_step, "advance a state file by K steps"},
+    {"compare", cmd_compare, "compare two state files: identical boids, errors, flock statistics"},
+    {"diverge", cmd_diverge, "run two backends or orders from one state, errors per step to CSV"},
     {"bench", cmd_bench, "the benchmark matrix: sim and render timings, JSON, comparisons"},
 #ifdef SHOAL_HAVE_RENDER
     {"render", cmd_render, "render a state file to PNG with the software rasterizer"},

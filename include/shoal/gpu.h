@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* shoal: the CUDA backend. A shoal_gpu_sim runs the same five models as shoal_sim on an
+ * NVIDIA GPU, in the same order: a stable sort by cell (order inside a cell by input
+ * row), one thread per boid walking the same candidate list, no FMA contraction, IEEE
+ * division and square root. Built only when meson finds CUDA; otherwise every function
+ * here returns SHOAL_ERR_UNSUPPORTED ("this build has no CUDA backend").
+ *
+ * Determinism: with SHOAL_GPU_ORDER_STABLE the state after K steps is a function of the
+ * input state, the parameters, dt, t0 and the seed, and equals shoal_sim's bit for bit
+ * (docs/GPU.md records the parity runs). SHOAL_GPU_ORDER_ATOMIC orders each cell by
+ * atomic increments (seed 001's method): sums are then taken in an order that changes
+ * from run to run, and so do the results after a few steps. */
+#ifndef SHOAL_GPU_H
+#define SHOAL_GPU_H
+
+#include "shoal/base.h"
+#include "shoal/sim.h"
+
+/** Order of the boids inside a grid cell on the GPU. */
+typedef enum shoal_gpu_order {
+    SHOAL_GPU_ORDER_STABLE = 0, /**< by input row, as the CPU: bit-identical results */
+    SHOAL_GPU_ORDER_ATOMIC = 1, /**< by atomicAdd arrival (seed 001): results wander */
+} shoal_gpu_order;
+
+/** Parse "stable" or "atomic". SHOAL_ERR_INPUT naming both otherwise. */
+SHOAL_API shoal_status shoal_gpu_order_parse(const char *name, shoal_gpu_order *order,
+                                             shoal_error *err);
+
+/** SHOAL_OK when this build has the CUDA backend and a usable NVIDIA GPU and driver.
+ *  Otherwise SHOAL_ERR_UNSUPPORTED with "no NVIDIA GPU or driver found: <CUDA's reason>"
+ *  (or "this build has no CUDA backend (meson -Dcuda=enabled)"). Cheap after the first
+ *  call (which initialises the CUDA runtime). */
+SHOAL_API shoal_status shoal_gpu_available(shoal_error *err);
+
+typedef struct shoal_gpu_sim shoal_gpu_sim;
+
+/** Create a GPU simulation for `desc` (validated as shoal_sim_create does; thread_count
+ *  and isa are ignored). Allocates all device memory it will use; boids zeroed. Uses the
+ *  current CUDA device of the calling thread. */
+SHOAL_API shoal_status shoal_gpu_sim_create(const shoal_sim_desc *desc, shoal_gpu_order order,
+                                            shoal_gpu_sim **sim_out, shoal_error *err);
+SHOAL_API void shoal_gpu_sim_destroy(shoal_gpu_sim *sim);
+
+/** Load N rows of (px py pz vx vy vz) (must be finite). Row i stays boid i. */
+SHOAL_API shoal_status shoal_gpu_sim_set_state(shoal_gpu_sim *sim, const float *rows,
+                                               shoal_error *err);
+/** Copy the state out as N rows in input row order. Waits for the device. */
+SHOAL_API shoal_status shoal_gpu_sim_get_state(const shoal_gpu_sim *sim, float *rows,
+                                               shoal_error *err);
+
+/** Advance `step_count` synchronous steps. Launches them all, then waits once. On a NaN
+ *  or infinity the state is the one before the failing step and SHOAL_ERR_NONFINITE names
+ *  the boid (lowest input row) and the step, as shoal_sim_step does. CUDA failures:
+ *  SHOAL_ERR_UNSUPPORTED (or SHOAL_ERR_NOMEM) with CUDA's message. */
+SHOAL_API shoal_status shoal_gpu_sim_step(shoal_gpu_sim *sim, int step_count, shoal_error *err);
+
+/** Simulated time of the next step (t0 + steps done * dt). */
+SHOAL_API double shoal_gpu_sim_time(const shoal_gpu_sim *sim);
+SHOAL_API size_t shoal_gpu_sim_count(const shoal_gpu_sim *sim);
+/** The device's name ("NVIDIA H100 80GB HBM3"). */
+SHOAL_API const char *shoal_gpu_sim_device_name(const shoal_gpu_sim *sim);
+
+/** Device time of the steps so far (CUDA events around each shoal_gpu_sim_step call,
+ *  state transfers excluded): calls, steps and total milliseconds, and the milliseconds
+ *  of the last call. */
+typedef struct shoal_gpu_stats {
+    uint64_t calls, steps;
+    double total_ms, last_ms;
+    uint64_t last_steps;
+} shoal_gpu_stats;
+SHOAL_API shoal_gpu_stats shoal_gpu_sim_stats(const shoal_gpu_sim *sim);
+
+#endif

@@ -1,0 +1,849 @@
+/* SPDX-License-Identifier: MIT */
+/* `shoal compare` (two states: how many boids are bit-identical, the errors, and the flock
+ * statistics that say whether two runs are the same kind of school after they diverge),
+ * `shoal diverge` (two backends or orders from one state, per-step errors and statistics
+ * to CSV), the GPU path of `shoal step`, and the state readers/writers that pick .npy or
+ * Unity's raw buffer (.bin) by extension or --format. */
+#include "app/app.h"
+#include "app/options.h"
+#include "core/parallel.h"
+#include "shoal/gpu.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- state files: .npy or Unity .bin ------------------------------------------------- */
+
+static int path_is_unity(const char *path, const char *format)
+{
+    if (format && strcmp(format, "unity") == 0)
+        return 1;
+    if (format && strcmp(format, "npy") == 0)
+        return 0;
+    size_t n = path ? strlen(path) : 0;
+    return n >= 4 && strcmp(path + n - 4, ".bin") == 0;
+}
+
+shoal_status app_state_read(const char *path, const char *format, float **rows, size_t *count,
+                            shoal_error *e)
+{
+    if (format && strcmp(format, "auto") != 0 && strcmp(format, "npy") != 0 &&
+        strcmp(format, "unity") != 0)
+        return shoal_error_set(e, SHOAL_ERR_INPUT, "--format '%s' (expected auto, npy or unity)",
+                               format);
+    if (path_is_unity(path, format))
+        return shoal_io_unity_read(path, rows, count, e);
+    return shoal_io_npy_read(path, rows, count, e);
+}
+
+shoal_status app_state_write(const char *path, const char *format, const float *rows,
+                             size_t count, shoal_error *e)
+{
+    if (path_is_unity(path, format))
+        return shoal_io_unity_write(path, rows, count, e);
+    return shoal_io_npy_write(path, rows, count, e);
+}
+
+/* ---- the GPU path of shoal step ------------------------------------------------------ */
+
+int app_step_gpu(const shoal_sim_desc *d, const char *order_name, float *rows, long long steps,
+                 int stats, shoal_error *e)
+{
+    shoal_gpu_order order;
+    shoal_status st = shoal_gpu_order_parse(order_name, &order, e);
+    if (st)
+        return st;
+    shoal_gpu_sim *g;
+    if ((st = shoal_gpu_sim_create(d, order, &g, e)))
+        return st;
+    if ((st = shoal_gpu_sim_set_state(g, rows, e))) {
+        shoal_gpu_sim_destroy(g);
+        return st;
+    }
+    /* With --stats the first step runs alone (module load, first-touch costs), then the
+     * rest: the same bits as one call (a run's result does not depend on how it is split). */
+    long long first = stats && steps > 1 ? 1 : 0;
+    double warm_ms = 0;
+    if (first) {
+        st = shoal_gpu_sim_step(g, 1, e);
+        warm_ms = shoal_gpu_sim_stats(g).last_ms;
+    }
+    for (long long done = first; !st && done < steps;) {
+        long long k = steps - done > 1000000 ? 1000000 : steps - done;
+        st = shoal_gpu_sim_step(g, (int)k, e);
+        done += k;
+    }
+    if (stats) {
+        shoal_gpu_stats s = shoal_gpu_sim_stats(g);
+        double rest = s.total_ms - warm_ms;
+        uint64_t rest_steps = s.steps - (uint64_t)first;
+        fprintf(stderr, "gpu %s (%s order), %zu boids: %llu steps %.3f ms",
+                shoal_gpu_sim_device_name(g), order_name, shoal_gpu_sim_count(g),
+                (unsigned long long)s.steps, s.total_ms);
+        if (first)
+            fprintf(stderr, " (first step %.3f ms)", warm_ms);
+        fprintf(stderr, "\n%-14s %8llu %12.3f %10.4f   (cuda, device time)\n", "step",
+                (unsigned long long)rest_steps, rest,
+                rest_steps ? rest / (double)rest_steps : 0.0);
+    }
+    if (!st)
+        st = shoal_gpu_sim_get_state(g, rows, e);
+    shoal_gpu_sim_destroy(g);
+    return st;
+}
+
+/* ---- comparison ---------------------------------------------------------------------- */
+
+typedef struct flock_stats {
+    double polarisation;    /* |mean(v / |v|)| over boids with v != 0 */
+    double milling;         /* |mean(r^ x v^)|, r = p - centroid */
+    double nn_mean;         /* mean distance to the nearest other boid */
+    double neighbors_mean;  /* mean count of other boids within `radius` */
+    double centroid[3];
+    double extent[3];       /* bounding box size */
+    double gyration;        /* sqrt(mean |p - centroid|^2) */
+    size_t nonfinite;       /* rows with a NaN or infinity (left out of every statistic) */
+} flock_stats;
+
+typedef struct err_stats {
+    double max_abs, rms_abs, max_rel, rms_rel;
+} err_stats;
+
+typedef struct compare_result {
+    size_t count, identical;
+    err_stats pos, vel;
+    double radius;
+    flock_stats a, b;
+} compare_result;
+
+/* A uniform grid over the finite positions for nearest-neighbour and radius queries. */
+typedef struct sgrid {
+    const float *rows;
+    size_t n;
+    double lo[3], h;
+    int dims[3];
+    uint32_t *start, *items;
+    double radius;
+    double *nn, *cnt;
+} sgrid;
+
+static int row_finite(const float *r)
+{
+    for (int c = 0; c < 6; c++)
+        if (!isfinite(r[c]))
+            return 0;
+    return 1;
+}
+
+static int sg_coord(const sgrid *g, double v, int c)
+{
+    double f = (v - g->lo[c]) / g->h;
+    int k = f >= 0 ? (int)f : 0;
+    return k >= g->dims[c] ? g->dims[c] - 1 : k;
+}
+
+static int sg_build(sgrid *g, const float *rows, size_t n, double radius)
+{
+    memset(g, 0, sizeof *g);
+    g->rows = rows;
+    g->n = n;
+    g->radius = radius;
+    double hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    g->lo[0] = g->lo[1] = g->lo[2] = INFINITY;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!row_finite(rows + i * 6))
+            continue;
+        m++;
+        for (int c = 0; c < 3; c++) {
+            double v = rows[i * 6 + (size_t)c];
+            g->lo[c] = v < g->lo[c] ? v : g->lo[c];
+            hi[c] = v > hi[c] ? v : hi[c];
+        }
+    }
+    if (m == 0)
+        return 0;
+    double ext_max = 0;
+    for (int c = 0; c < 3; c++)
+        ext_max = fmax(ext_max, hi[c] - g->lo[c]);
+    double vol = 1;
+    for (int c = 0; c < 3; c++)
+        vol *= fmax(hi[c] - g->lo[c], ext_max * 1e-3 + 1e-30);
+    /* about one boid a cell, at most 256 cells an axis */
+    g->h = fmax(cbrt(vol / (double)m), ext_max / 256.0);
+    if (!(g->h > 0))
+        g->h = 1;
+    size_t cells = 1;
+    for (int c = 0; c < 3; c++) {
+        g->dims[c] = (int)((hi[c] - g->lo[c]) / g->h) + 1;
+        if (g->dims[c] > 256)
+            g->dims[c] = 256;
+        cells *= (size_t)g->dims[c];
+    }
+    g->start = calloc(cells + 1, sizeof *g->start);
+    g->items = malloc((m ? m : 1) * sizeof *g->items);
+    uint32_t *cell = malloc(n * sizeof *cell);
+    if (!g->start || !g->items || !cell) {
+        free(cell);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const float *r = rows + i * 6;
+        if (!row_finite(r)) {
+            cell[i] = UINT32_MAX;
+            continue;
+        }
+        int x = sg_coord(g, r[0], 0), y = sg_coord(g, r[1], 1), z = sg_coord(g, r[2], 2);
+        cell[i] = (uint32_t)(x + g->dims[0] * (y + g->dims[1] * z));
+        g->start[cell[i] + 1]++;
+    }
+    for (size_t c = 0; c < cells; c++)
+        g->start[c + 1] += g->start[c];
+    uint32_t *fill = malloc(cells * sizeof *fill);
+    if (!fill) {
+        free(cell);
+        return -1;
+    }
+    memcpy(fill, g->start, cells * sizeof *fill);
+    for (size_t i = 0; i < n; i++)
+        if (cell[i] != UINT32_MAX)
+            g->items[fill[cell[i]]++] = (uint32_t)i;
+    free(fill);
+    free(cell);
+    return 1;
+}
+
+static void sg_free(sgrid *g)
+{
+    free(g->start);
+    free(g->items);
+}
+
+static double d2_rows(const float *a, const float *b)
+{
+    double dx = (double)a[0] - b[0], dy = (double)a[1] - b[1], dz = (double)a[2] - b[2];
+    return dx * dx + dy * dy + dz * dz;
+}
+
+/* Worker threads: nearest-neighbour distance and radius count of boids [b, e); writes
+ * nn[i] and cnt[i] of those only (NaN for non-finite rows). */
+static void sg_query(void *ctx, int64_t b, int64_t e, int thread_index)
+{
+    (void)thread_index;
+    sgrid *g = ctx;
+    const double r2 = g->radius * g->radius;
+    const int kr = (int)ceil(g->radius / g->h);
+    for (int64_t i = b; i < e; i++) {
+        const float *p = g->rows + (size_t)i * 6;
+        if (!row_finite(p)) {
+            g->nn[i] = g->cnt[i] = NAN;
+            continue;
+        }
+        int h[3] = {sg_coord(g, p[0], 0), sg_coord(g, p[1], 1), sg_coord(g, p[2], 2)};
+        /* nearest: rings of cells at Chebyshev distance k; a boid in ring k + 1 or beyond is
+         * at least k * h away, so stop once the best is closer than that */
+        double best = INFINITY;
+        int kmax = g->dims[0];
+        kmax = g->dims[1] > kmax ? g->dims[1] : kmax;
+        kmax = g->dims[2] > kmax ? g->dims[2] : kmax;
+        for (int k = 0; k <= kmax; k++) {
+            for (int z = h[2] - k; z <= h[2] + k; z++) {
+                if (z < 0 || z >= g->dims[2])
+                    continue;
+                for (int y = h[1] - k; y <= h[1] + k; y++) {
+                    if (y < 0 || y >= g->dims[1])
+                        continue;
+                    int edge = (z == h[2] - k || z == h[2] + k || y == h[1] - k || y == h[1] + k);
+                    for (int x = h[0] - k; x <= h[0] + k; x += edge || k == 0 ? 1 : 2 * k) {
+                        if (x < 0 || x >= g->dims[0])
+                            continue;
+                        size_t c = (size_t)x + (size_t)g->dims[0] * (y + (size_t)g->dims[1] * z);
+                        for (uint32_t s = g->start[c]; s < g->start[c + 1]; s++) {
+                            uint32_t j = g->items[s];
+                            if (j == (uint32_t)i)
+                                continue;
+                            double d2 = d2_rows(p, g->rows + (size_t)j * 6);
+                            best = d2 < best ? d2 : best;
+                        }
+                    }
+                }
+            }
+            if (best <= (double)k * g->h * ((double)k * g->h))
+                break;
+        }
+        g->nn[i] = sqrt(best);
+        double count = 0;
+        for (int z = h[2] - kr; z <= h[2] + kr; z++) {
+            if (z < 0 || z >= g->dims[2])
+                continue;
+            for (int y = h[1] - kr; y <= h[1] + kr; y++) {
+                if (y < 0 || y >= g->dims[1])
+                    continue;
+                int x0 = h[0] - kr < 0 ? 0 : h[0] - kr;
+                int x1 = h[0] + kr >= g->dims[0] ? g->dims[0] - 1 : h[0] + kr;
+                size_t row = (size_t)g->dims[0] * (y + (size_t)g->dims[1] * z);
+                for (uint32_t s = g->start[row + (size_t)x0]; s < g->start[row + (size_t)x1 + 1];
+                     s++) {
+                    uint32_t j = g->items[s];
+                    if (j != (uint32_t)i && d2_rows(p, g->rows + (size_t)j * 6) <= r2)
+                        count += 1;
+                }
+            }
+        }
+        g->cnt[i] = count;
+    }
+}
+
+/* The statistics of one state. Sums are taken in row order (deterministic). */
+static int flock_stats_compute(const float *rows, size_t n, double radius, flock_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    double c[3] = {0, 0, 0}, lo[3] = {INFINITY, INFINITY, INFINITY},
+           hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const float *r = rows + i * 6;
+        if (!row_finite(r)) {
+            s->nonfinite++;
+            continue;
+        }
+        m++;
+        for (int k = 0; k < 3; k++) {
+            c[k] += r[k];
+            lo[k] = r[k] < lo[k] ? r[k] : lo[k];
+            hi[k] = r[k] > hi[k] ? r[k] : hi[k];
+        }
+    }
+    if (m == 0) {
+        s->polarisation = s->milling = s->nn_mean = s->neighbors_mean = s->gyration = NAN;
+        for (int k = 0; k < 3; k++)
+            s->centroid[k] = s->extent[k] = NAN;
+        return 0;
+    }
+    for (int k = 0; k < 3; k++) {
+        c[k] /= (double)m;
+        s->centroid[k] = c[k];
+        s->extent[k] = hi[k] - lo[k];
+    }
+    double pol[3] = {0, 0, 0}, mil[3] = {0, 0, 0}, g2 = 0;
+    size_t moving = 0;
+    for (size_t i = 0; i < n; i++) {
+        const float *r = rows + i * 6;
+        if (!row_finite(r))
+            continue;
+        double p[3] = {r[0] - c[0], r[1] - c[1], r[2] - c[2]};
+        double v[3] = {r[3], r[4], r[5]};
+        double pl = sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
+        double vl = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+        g2 += pl * pl;
+        if (vl > 0) {
+            moving++;
+            for (int k = 0; k < 3; k++)
+                pol[k] += v[k] / vl;
+            if (pl > 0) {
+                double x[3] = {p[1] * v[2] - p[2] * v[1], p[2] * v[0] - p[0] * v[2],
+                               p[0] * v[1] - p[1] * v[0]};
+                for (int k = 0; k < 3; k++)
+                    mil[k] += x[k] / (pl * vl);
+            }
+        }
+    }
+    double dm = moving ? (double)moving : 1.0;
+    s->polarisation = sqrt(pol[0] * pol[0] + pol[1] * pol[1] + pol[2] * pol[2]) / dm;
+    s->milling = sqrt(mil[0] * mil[0] + mil[1] * mil[1] + mil[2] * mil[2]) / dm;
+    s->gyration = sqrt(g2 / (double)m);
+
+    sgrid g;
+    int ok = sg_build(&g, rows, n, radius);
+    g.nn = malloc(n * sizeof *g.nn);
+    g.cnt = malloc(n * sizeof *g.cnt);
+    if (ok < 0 || !g.nn || !g.cnt) {
+        sg_free(&g);
+        free(g.nn);
+        free(g.cnt);
+        return -1;
+    }
+    parallel_for((int64_t)n, 1024, sg_query, &g);
+    double nn = 0, cnt = 0;
+    size_t nn_m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(g.cnt[i]))
+            continue;
+        cnt += g.cnt[i];
+        if (isfinite(g.nn[i])) {
+            nn += g.nn[i];
+            nn_m++;
+        }
+    }
+    s->nn_mean = nn_m ? nn / (double)nn_m : NAN;
+    s->neighbors_mean = cnt / (double)m;
+    sg_free(&g);
+    free(g.nn);
+    free(g.cnt);
+    return 0;
+}
+
+/* Per-boid error of a 3-vector (columns k..k+2): absolute |a - b| and relative
+ * |a - b| / max(|a|, |b|) (0 where both are 0). */
+static void err_accumulate(const float *a, const float *b, size_t n, int k, err_stats *e)
+{
+    double s_abs = 0, s_rel = 0;
+    e->max_abs = e->max_rel = 0;
+    for (size_t i = 0; i < n; i++) {
+        const float *x = a + i * 6 + k, *y = b + i * 6 + k;
+        double d[3] = {(double)x[0] - y[0], (double)x[1] - y[1], (double)x[2] - y[2]};
+        double ad = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+        double na = sqrt((double)x[0] * x[0] + (double)x[1] * x[1] + (double)x[2] * x[2]);
+        double nb = sqrt((double)y[0] * y[0] + (double)y[1] * y[1] + (double)y[2] * y[2]);
+        double den = na > nb ? na : nb;
+        double rel = ad == 0 ? 0 : ad / (den > 0 ? den : DBL_MIN);
+        if (!(ad <= e->max_abs))
+            e->max_abs = ad; /* NaN propagates */
+        if (!(rel <= e->max_rel))
+            e->max_rel = rel;
+        s_abs += ad * ad;
+        s_rel += rel * rel;
+    }
+    e->rms_abs = sqrt(s_abs / (double)n);
+    e->rms_rel = sqrt(s_rel / (double)n);
+}
+
+static int compare_states(const float *a, const float *b, size_t n, double radius, int with_stats,
+                          compare_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->count = n;
+    r->radius = radius;
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(a + i * 6, b + i * 6, 6 * sizeof(float)) == 0)
+            r->identical++;
+    err_accumulate(a, b, n, 0, &r->pos);
+    err_accumulate(a, b, n, 3, &r->vel);
+    if (!with_stats)
+        return 0;
+    if (flock_stats_compute(a, n, radius, &r->a) || flock_stats_compute(b, n, radius, &r->b))
+        return -1;
+    return 0;
+}
+
+/* JSON numbers: non-finite values are null. */
+static void jnum(FILE *f, double v)
+{
+    if (isfinite(v))
+        fprintf(f, "%.9g", v);
+    else
+        fputs("null", f);
+}
+
+static void json_stats(FILE *f, const char *key, const flock_stats *s)
+{
+    fprintf(f, "  \"%s\": {\"polarisation\": ", key);
+    jnum(f, s->polarisation);
+    fputs(", \"milling\": ", f);
+    jnum(f, s->milling);
+    fputs(", \"mean_nn_distance\": ", f);
+    jnum(f, s->nn_mean);
+    fputs(", \"mean_neighbors\": ", f);
+    jnum(f, s->neighbors_mean);
+    fputs(", \"centroid\": [", f);
+    for (int k = 0; k < 3; k++) {
+        jnum(f, s->centroid[k]);
+        fputs(k < 2 ? ", " : "], \"extent\": [", f);
+    }
+    for (int k = 0; k < 3; k++) {
+        jnum(f, s->extent[k]);
+        fputs(k < 2 ? ", " : "], \"radius_of_gyration\": ", f);
+    }
+    jnum(f, s->gyration);
+    fprintf(f, ", \"nonfinite\": %zu}", s->nonfinite);
+}
+
+static flock_stats stats_diff(const flock_stats *a, const flock_stats *b)
+{
+    flock_stats d;
+    d.polarisation = b->polarisation - a->polarisation;
+    d.milling = b->milling - a->milling;
+    d.nn_mean = b->nn_mean - a->nn_mean;
+    d.neighbors_mean = b->neighbors_mean - a->neighbors_mean;
+    for (int k = 0; k < 3; k++) {
+        d.centroid[k] = b->centroid[k] - a->centroid[k];
+        d.extent[k] = b->extent[k] - a->extent[k];
+    }
+    d.gyration = b->gyration - a->gyration;
+    d.nonfinite = b->nonfinite > a->nonfinite ? b->nonfinite - a->nonfinite
+                                              : a->nonfinite - b->nonfinite;
+    return d;
+}
+
+static void json_err(FILE *f, const char *key, const err_stats *e)
+{
+    fprintf(f, "  \"%s\": {\"max_abs\": ", key);
+    jnum(f, e->max_abs);
+    fputs(", \"rms_abs\": ", f);
+    jnum(f, e->rms_abs);
+    fputs(", \"max_rel\": ", f);
+    jnum(f, e->max_rel);
+    fputs(", \"rms_rel\": ", f);
+    jnum(f, e->rms_rel);
+    fputs("}", f);
+}
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            fprintf(f, "\\u%04x", (unsigned char)*s);
+        else
+            fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static shoal_status write_json(const char *path, const char *na, const char *nb,
+                               const compare_result *r, shoal_error *e)
+{
+    shoal_atomic_file af;
+    shoal_status st = shoal_io_atomic_open(&af, path, e);
+    if (st)
+        return st;
+    FILE *f = af.file;
+    fputs("{\n  \"a\": ", f);
+    json_string(f, na);
+    fputs(",\n  \"b\": ", f);
+    json_string(f, nb);
+    fprintf(f, ",\n  \"count\": %zu,\n  \"identical\": %zu,\n  \"identical_fraction\": ",
+            r->count, r->identical);
+    jnum(f, (double)r->identical / (double)r->count);
+    fputs(",\n", f);
+    json_err(f, "position", &r->pos);
+    fputs(",\n", f);
+    json_err(f, "velocity", &r->vel);
+    fputs(",\n  \"radius\": ", f);
+    jnum(f, r->radius);
+    fputs(",\n", f);
+    json_stats(f, "stats_a", &r->a);
+    fputs(",\n", f);
+    json_stats(f, "stats_b", &r->b);
+    fputs(",\n", f);
+    flock_stats d = stats_diff(&r->a, &r->b);
+    json_stats(f, "stats_diff", &d);
+    fputs("\n}\n", f);
+    if (ferror(f)) {
+        shoal_io_atomic_abort(&af);
+        return shoal_error_set(e, SHOAL_ERR_IO, "%s: write failed", path);
+    }
+    return shoal_io_atomic_commit(&af, e);
+}
+
+static void print_result(FILE *f, const compare_result *r)
+{
+    fprintf(f, "boids                %zu\n", r->count);
+    fprintf(f, "bit-identical        %zu (%.4f%%)\n", r->identical,
+            100.0 * (double)r->identical / (double)r->count);
+    fprintf(f, "%-20s %14s %14s %14s %14s\n", "error", "max abs", "rms abs", "max rel",
+            "rms rel");
+    fprintf(f, "%-20s %14.6g %14.6g %14.6g %14.6g\n", "position", r->pos.max_abs,
+            r->pos.rms_abs, r->pos.max_rel, r->pos.rms_rel);
+    fprintf(f, "%-20s %14.6g %14.6g %14.6g %14.6g\n", "velocity", r->vel.max_abs,
+            r->vel.rms_abs, r->vel.max_rel, r->vel.rms_rel);
+    flock_stats d = stats_diff(&r->a, &r->b);
+    fprintf(f, "%-20s %14s %14s %14s\n", "statistic", "A", "B", "B - A");
+    const char *names[] = {"polarisation", "milling", "mean nn distance", "mean neighbors",
+                           "centroid x", "centroid y", "centroid z", "extent x", "extent y",
+                           "extent z", "radius of gyration"};
+    const flock_stats *s3[3] = {&r->a, &r->b, &d};
+    for (int k = 0; k < 11; k++) {
+        double v[3];
+        for (int j = 0; j < 3; j++) {
+            const flock_stats *s = s3[j];
+            v[j] = k == 0   ? s->polarisation
+                   : k == 1 ? s->milling
+                   : k == 2 ? s->nn_mean
+                   : k == 3 ? s->neighbors_mean
+                   : k < 7  ? s->centroid[k - 4]
+                   : k < 10 ? s->extent[k - 7]
+                            : s->gyration;
+        }
+        fprintf(f, "%-20s %14.6g %14.6g %14.6g\n", names[k], v[0], v[1], v[2]);
+    }
+    fprintf(f, "(mean neighbors within radius %g)\n", r->radius);
+}
+
+static const opt_spec compare_opts[] = {
+    {"json", OPT_VALUE, "FILE", NULL, "also write the result as JSON"},
+    {"format", OPT_VALUE, "auto|npy|unity", "auto", "state format (auto: .bin is Unity's)"},
+    {"model", OPT_VALUE, "M", "steer", "model whose interaction radius counts neighbours"},
+    {"radius", OPT_VALUE, "R", "model's", "radius for the neighbour count"},
+};
+
+int cmd_compare(int argc, char **argv)
+{
+    opt_values o;
+    int rc = options_parse(&o, "compare", "A.npy B.npy [--json FILE]", compare_opts,
+                           (int)(sizeof compare_opts / sizeof compare_opts[0]), 2, argc, argv);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    if (o.positional_count != 2)
+        return options_fail(&o, "expected two state files A and B");
+    shoal_error e;
+    shoal_model model;
+    if (shoal_model_parse(options_get(&o, "model"), &model, &e))
+        return options_fail(&o, "%s", e.message);
+    shoal_params prm;
+    shoal_params_default(model, &prm);
+    double radius = shoal_params_interaction_radius(model, &prm);
+    if (options_given(&o, "radius") && (rc = options_double(&o, "radius", 0, 1e30, &radius)))
+        return rc;
+    const char *fmt = options_get(&o, "format");
+    float *a = NULL, *b = NULL;
+    size_t na, nb;
+    if (app_state_read(o.positional[0], fmt, &a, &na, &e)) {
+        options_fail(&o, "%s", e.message);
+        return app_exit_code(e.status);
+    }
+    if (app_state_read(o.positional[1], fmt, &b, &nb, &e)) {
+        free(a);
+        options_fail(&o, "%s", e.message);
+        return app_exit_code(e.status);
+    }
+    if (na != nb) {
+        free(a);
+        free(b);
+        return options_fail(&o, "%s has %zu boids, %s has %zu", o.positional[0], na,
+                            o.positional[1], nb);
+    }
+    compare_result r;
+    if (compare_states(a, b, na, radius, 1, &r)) {
+        free(a);
+        free(b);
+        return options_fail(&o, "out of memory computing statistics of %zu boids", na);
+    }
+    free(a);
+    free(b);
+    print_result(stdout, &r);
+    const char *json = options_get(&o, "json");
+    if (json && write_json(json, o.positional[0], o.positional[1], &r, &e)) {
+        options_fail(&o, "%s", e.message);
+        return app_exit_code(e.status);
+    }
+    return 0;
+}
+
+/* ---- diverge ------------------------------------------------------------------------- */
+
+/* One run: the CPU simulation or a GPU one (stable or atomic order). */
+typedef struct runner {
+    const char *name;
+    shoal_sim *cpu;
+    shoal_gpu_sim *gpu;
+} runner;
+
+static shoal_status runner_create(runner *r, const char *name, const shoal_sim_desc *d,
+                                  const float *rows, shoal_error *e)
+{
+    memset(r, 0, sizeof *r);
+    r->name = name;
+    shoal_status st;
+    if (strcmp(name, "cpu") == 0) {
+        if ((st = shoal_sim_create(d, &r->cpu, e)))
+            return st;
+        return shoal_sim_set_state(r->cpu, rows, e);
+    }
+    shoal_gpu_order order;
+    if (strcmp(name, "cuda") == 0 || strcmp(name, "cuda-stable") == 0)
+        order = SHOAL_GPU_ORDER_STABLE;
+    else if (strcmp(name, "cuda-atomic") == 0)
+        order = SHOAL_GPU_ORDER_ATOMIC;
+    else
+        return shoal_error_set(e, SHOAL_ERR_INPUT,
+                               "unknown run '%s' (expected cpu, cuda, cuda-stable or cuda-atomic)",
+                               name);
+    if ((st = shoal_gpu_sim_create(d, order, &r->gpu, e)))
+        return st;
+    return shoal_gpu_sim_set_state(r->gpu, rows, e);
+}
+
+static shoal_status runner_step(runner *r, int k, shoal_error *e)
+{
+    return r->cpu ? shoal_sim_step(r->cpu, k, e) : shoal_gpu_sim_step(r->gpu, k, e);
+}
+
+static shoal_status runner_get(runner *r, float *rows, shoal_error *e)
+{
+    if (r->cpu) {
+        shoal_sim_get_state(r->cpu, rows);
+        return SHOAL_OK;
+    }
+    return shoal_gpu_sim_get_state(r->gpu, rows, e);
+}
+
+static void runner_destroy(runner *r)
+{
+    shoal_sim_destroy(r->cpu);
+    shoal_gpu_sim_destroy(r->gpu);
+}
+
+static const opt_spec diverge_opts[] = {
+    {"in", OPT_VALUE, "A.npy", NULL, "initial state (required)"},
+    {"a", OPT_VALUE, "RUN", "cpu", "first run: cpu, cuda (stable order) or cuda-atomic"},
+    {"b", OPT_VALUE, "RUN", "cuda", "second run"},
+    {"steps", OPT_VALUE, "K", "1000", "steps"},
+    {"every", OPT_VALUE, "E", "1", "compare every E steps"},
+    {"stats-every", OPT_VALUE, "S", "10", "flock statistics every S steps (0: never)"},
+    {"csv", OPT_VALUE, "FILE.csv", NULL, "per-step errors and statistics (required)"},
+    {"format", OPT_VALUE, "auto|npy|unity", "auto", "input format"},
+    {"model", OPT_VALUE, "M", "steer", "model: steer, average, heading, classic, fov"},
+    {"scene", OPT_VALUE, "FILE.ini", NULL, "scene file: model and parameters"},
+    {"set", OPT_REPEAT, "NAME=VALUE", NULL, "set a model parameter"},
+    {"dt", OPT_VALUE, "DT", "1/60", "time step in seconds"},
+    {"seed", OPT_VALUE, "S", "1", "seed of time-dependent model state"},
+    {"neighbors", OPT_VALUE, "grid|brute", "grid", "neighbour search"},
+    {"threads", OPT_VALUE, "T", "all cores", "CPU worker threads"},
+};
+
+int cmd_diverge(int argc, char **argv)
+{
+    opt_values o;
+    int rc = options_parse(&o, "diverge", "--in A.npy --csv OUT.csv [--a cpu] [--b cuda]",
+                           diverge_opts, (int)(sizeof diverge_opts / sizeof diverge_opts[0]), 0,
+                           argc, argv);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    shoal_error e;
+    shoal_sim_desc d = shoal_sim_desc_default();
+    const char *scene_path = options_get(&o, "scene");
+    if (scene_path) {
+        shoal_scene scene;
+        if (shoal_scene_load(scene_path, &scene, &e))
+            return options_fail(&o, "%s", e.message);
+        d = scene.desc;
+    } else if (options_given(&o, "model")) {
+        if (shoal_model_parse(options_get(&o, "model"), &d.model, &e))
+            return options_fail(&o, "%s", e.message);
+        shoal_params_default(d.model, &d.params);
+    }
+    for (int i = 0; i < o.repeat_count; i++) {
+        const char *kv = o.repeat[i];
+        const char *eq = strchr(kv, '=');
+        char name[128];
+        if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof name)
+            return options_fail(&o, "--set '%s': expected name=value", kv);
+        memcpy(name, kv, (size_t)(eq - kv));
+        name[eq - kv] = 0;
+        if (shoal_params_set(d.model, &d.params, name, eq + 1, &e))
+            return options_fail(&o, "%s", e.message);
+    }
+    long long steps, every, stats_every, seed, threads = 0;
+    if ((rc = options_int(&o, "steps", 0, 100000000LL, &steps)) ||
+        (rc = options_int(&o, "every", 1, 100000000LL, &every)) ||
+        (rc = options_int(&o, "stats-every", 0, 100000000LL, &stats_every)))
+        return rc;
+    if (options_given(&o, "seed")) {
+        if ((rc = options_int(&o, "seed", 0, 9223372036854775807LL, &seed)))
+            return rc;
+        d.seed = (uint64_t)seed;
+    }
+    if (options_given(&o, "threads") && (rc = options_int(&o, "threads", 1, 256, &threads)))
+        return rc;
+    d.thread_count = (int)threads;
+    if (options_given(&o, "dt") && (rc = options_double(&o, "dt", 1e-12, 1e6, &d.dt_s)))
+        return rc;
+    const char *nb = options_get(&o, "neighbors");
+    if (strcmp(nb, "grid") != 0 && strcmp(nb, "brute") != 0)
+        return options_fail(&o, "--neighbors: '%s' (expected grid or brute)", nb);
+    d.neighbors = strcmp(nb, "brute") == 0 ? SHOAL_NEIGHBORS_BRUTE : SHOAL_NEIGHBORS_GRID;
+    const char *in = options_get(&o, "in"), *csv = options_get(&o, "csv");
+    if (!in)
+        return options_fail(&o, "--in A.npy is required");
+    if (!csv)
+        return options_fail(&o, "--csv FILE.csv is required");
+    float *rows, *ra = NULL, *rb = NULL;
+    size_t n;
+    if (app_state_read(in, options_get(&o, "format"), &rows, &n, &e)) {
+        options_fail(&o, "%s", e.message);
+        return app_exit_code(e.status);
+    }
+    d.boid_count = n;
+    double radius = shoal_params_interaction_radius(d.model, &d.params);
+    runner A, B;
+    memset(&A, 0, sizeof A);
+    memset(&B, 0, sizeof B);
+    shoal_status st = runner_create(&A, options_get(&o, "a"), &d, rows, &e);
+    if (!st)
+        st = runner_create(&B, options_get(&o, "b"), &d, rows, &e);
+    ra = malloc(n * 6 * sizeof(float));
+    rb = malloc(n * 6 * sizeof(float));
+    if (!st && (!ra || !rb))
+        st = shoal_error_set(&e, SHOAL_ERR_NOMEM, "out of memory for %zu boids", n);
+    shoal_atomic_file af;
+    if (!st)
+        st = shoal_io_atomic_open(&af, csv, &e);
+    if (st) {
+        runner_destroy(&A);
+        runner_destroy(&B);
+        free(rows);
+        free(ra);
+        free(rb);
+        options_fail(&o, "%s", e.message);
+        return app_exit_code(e.status);
+    }
+    FILE *f = af.file;
+    fprintf(f, "step,t,identical,pos_max_abs,pos_rms_abs,pos_max_rel,vel_max_abs,vel_rms_abs,"
+               "vel_max_rel,a_polarisation,b_polarisation,a_milling,b_milling,a_nn,b_nn,"
+               "a_neighbors,b_neighbors,a_gyration,b_gyration,centroid_dist\n");
+    long long done = 0;
+    int fault = 0;
+    compare_result r;
+    for (;;) {
+        int with_stats = stats_every > 0 && done % stats_every == 0;
+        if ((st = runner_get(&A, ra, &e)) || (st = runner_get(&B, rb, &e)))
+            break;
+        if (compare_states(ra, rb, n, radius, with_stats, &r)) {
+            st = shoal_error_set(&e, SHOAL_ERR_NOMEM, "out of memory for statistics");
+            break;
+        }
+        fprintf(f, "%lld,%.9g,%zu,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g", done,
+                d.t0_s + (double)done * d.dt_s, r.identical, r.pos.max_abs, r.pos.rms_abs,
+                r.pos.max_rel, r.vel.max_abs, r.vel.rms_abs, r.vel.max_rel);
+        if (with_stats) {
+            double cd = 0;
+            for (int k = 0; k < 3; k++)
+                cd += (r.a.centroid[k] - r.b.centroid[k]) * (r.a.centroid[k] - r.b.centroid[k]);
+            fprintf(f, ",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n",
+                    r.a.polarisation, r.b.polarisation, r.a.milling, r.b.milling, r.a.nn_mean,
+                    r.b.nn_mean, r.a.neighbors_mean, r.b.neighbors_mean, r.a.gyration,
+                    r.b.gyration, sqrt(cd));
+        } else {
+            fputs(",,,,,,,,,,,\n", f);
+        }
+        if (done >= steps)
+            break;
+        int k = (int)(steps - done < every ? steps - done : every);
+        if ((st = runner_step(&A, k, &e)) || (st = runner_step(&B, k, &e))) {
+            fault = 1;
+            break;
+        }
+        done += k;
+    }
+    shoal_status wst = st ? (shoal_io_atomic_abort(&af), SHOAL_OK)
+                          : shoal_io_atomic_commit(&af, &e);
+    printf("%s vs %s, %zu boids, %lld steps: %zu bit-identical at the end, position error max "
+           "%.6g rms %.6g\n",
+           A.name, B.name, n, done, r.identical, r.pos.max_abs, r.pos.rms_abs);
+    runner_destroy(&A);
+    runner_destroy(&B);
+    free(rows);
+    free(ra);
+    free(rb);
+    if (st || wst) {
+        options_fail(&o, "%s%s", fault ? "step failed: " : "", e.message);
+        return app_exit_code(e.status);
+    }
+    return 0;
+}

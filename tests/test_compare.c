@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: MIT */
+/* shoal compare on hand-made pairs (identical, shifted by a known amount, permuted), the
+ * JSON it writes, and Unity's raw boid buffers (24-byte records, velocity then position):
+ * round trip, layout, bad sizes, and shoal step / compare reading them by extension. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "shoal/shoal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char g_dir[256];
+static const char *g_exe;
+static char g_err[8192];
+static char g_json[16384];
+
+static int run(const char *fmt, ...)
+{
+    char args[4096], cmd[8192], errpath[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(errpath, sizeof errpath, "%s/stderr.txt", g_dir);
+    snprintf(cmd, sizeof cmd, "cd %s && %s %s > stdout.txt 2> %s < /dev/null", g_dir, g_exe, args,
+             errpath);
+    int rc = system(cmd);
+    FILE *f = fopen(errpath, "r");
+    g_err[0] = 0;
+    if (f) {
+        size_t n = fread(g_err, 1, sizeof g_err - 1, f);
+        g_err[n] = 0;
+        fclose(f);
+    }
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+}
+
+static char *path(const char *name)
+{
+    static char buf[4][512];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
+    return buf[k];
+}
+
+static void save(const char *name, const float *rows, size_t n)
+{
+    shoal_error e;
+    if (shoal_io_npy_write(path(name), rows, n, &e))
+        fail_msg("%s", e.message);
+}
+
+/* Load the JSON written by the last compare. */
+static void load_json(const char *name)
+{
+    FILE *f = fopen(path(name), "r");
+    assert_non_null(f);
+    size_t n = fread(g_json, 1, sizeof g_json - 1, f);
+    g_json[n] = 0;
+    fclose(f);
+}
+
+/* The number after "key": inside the object "section" (NULL: top level). A tiny reader:
+ * finds the section's key, then the key after it. NaN when absent or null. */
+static double jget(const char *section, const char *key)
+{
+    const char *p = g_json;
+    char k[128];
+    if (section) {
+        snprintf(k, sizeof k, "\"%s\":", section);
+        p = strstr(p, k);
+        if (!p)
+            return NAN;
+    }
+    snprintf(k, sizeof k, "\"%s\":", key);
+    p = strstr(p, k);
+    if (!p)
+        return NAN;
+    p += strlen(k);
+    while (*p == ' ' || *p == '[')
+        p++;
+    if (strncmp(p, "null", 4) == 0)
+        return NAN;
+    return strtod(p, NULL);
+}
+
+/* N boids on a small lattice with exactly representable coordinates and headings that
+ * vary, so every statistic is non-trivial. */
+static float *lattice(size_t n)
+{
+    float *r = malloc(n * 6 * sizeof(float));
+    for (size_t i = 0; i < n; i++) {
+        float *x = r + i * 6;
+        x[0] = (float)(i % 10) * 0.5f;
+        x[1] = (float)((i / 10) % 10) * 0.5f;
+        x[2] = (float)(i / 100) * 0.5f;
+        x[3] = 1.0f + (float)(i % 3) * 0.25f;
+        x[4] = (float)(i % 5) * 0.25f - 0.5f;
+        x[5] = (float)(i % 7) * 0.125f;
+    }
+    return r;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    g_exe = getenv("SHOAL_EXE");
+    if (!g_exe)
+        g_exe = SHOAL_BUILD_ROOT "/src/app/shoal";
+    snprintf(g_dir, sizeof g_dir, "/tmp/shoal-compare-XXXXXX");
+    return mkdtemp(g_dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_identical(void **state)
+{
+    (void)state;
+    const size_t n = 500;
+    float *a = lattice(n);
+    save("a.npy", a, n);
+    save("a2.npy", a, n);
+    assert_int_equal(run("compare a.npy a2.npy --json c.json"), 0);
+    load_json("c.json");
+    assert_true(jget(NULL, "count") == 500);
+    assert_true(jget(NULL, "identical") == 500);
+    assert_true(jget(NULL, "identical_fraction") == 1);
+    assert_true(jget("position", "max_abs") == 0);
+    assert_true(jget("position", "rms_abs") == 0);
+    assert_true(jget("velocity", "max_abs") == 0);
+    assert_true(jget("velocity", "rms_rel") == 0);
+    assert_true(jget("stats_diff", "polarisation") == 0);
+    assert_true(jget("stats_diff", "mean_nn_distance") == 0);
+    /* lattice spacing 0.5: the nearest neighbour is 0.5 away for every boid */
+    assert_true(fabs(jget("stats_a", "mean_nn_distance") - 0.5) < 1e-12);
+    free(a);
+}
+
+static void test_shifted(void **state)
+{
+    (void)state;
+    const size_t n = 500;
+    float *a = lattice(n), *b = lattice(n);
+    /* half of the boids moved by exactly 0.5 in x; every velocity by 0.25 in y */
+    for (size_t i = 0; i < n; i++) {
+        if (i % 2 == 0)
+            b[i * 6 + 0] += 0.5f;
+        b[i * 6 + 4] += 0.25f;
+    }
+    save("a.npy", a, n);
+    save("b.npy", b, n);
+    assert_int_equal(run("compare a.npy b.npy --json c.json"), 0);
+    load_json("c.json");
+    assert_true(jget(NULL, "identical") == 0);
+    assert_true(jget("position", "max_abs") == 0.5);
+    assert_true(fabs(jget("position", "rms_abs") - sqrt(0.5 * 0.25)) < 1e-9);
+    assert_true(jget("velocity", "max_abs") == 0.25);
+    assert_true(fabs(jget("velocity", "rms_abs") - 0.25) < 1e-9);
+    /* centroid moves by 0.25 in x: the statistics see it */
+    assert_true(fabs(jget("stats_diff", "centroid") - 0.25) < 1e-6);
+    /* the same boids, the velocity unchanged: only the position shifted */
+    for (size_t i = 0; i < n; i++)
+        b[i * 6 + 4] = a[i * 6 + 4];
+    save("b.npy", b, n);
+    assert_int_equal(run("compare a.npy b.npy --json c.json"), 0);
+    load_json("c.json");
+    assert_true(jget(NULL, "identical") == 250);
+    assert_true(jget("velocity", "max_abs") == 0);
+    free(a);
+    free(b);
+}
+
+static void test_permuted(void **state)
+{
+    (void)state;
+    const size_t n = 500;
+    float *a = lattice(n), *b = malloc(n * 6 * sizeof(float));
+    for (size_t i = 0; i < n; i++) /* reversed rows: the same flock, other boid names */
+        memcpy(b + i * 6, a + (n - 1 - i) * 6, 6 * sizeof(float));
+    save("a.npy", a, n);
+    save("b.npy", b, n);
+    assert_int_equal(run("compare a.npy b.npy --json c.json --radius 1"), 0);
+    load_json("c.json");
+    assert_true(jget(NULL, "identical") < 10);
+    assert_true(jget("position", "max_abs") > 4);
+    assert_true(jget(NULL, "radius") == 1);
+    const char *keys[] = {"polarisation", "milling", "mean_nn_distance", "mean_neighbors",
+                          "radius_of_gyration", "extent"};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        double d = jget("stats_diff", keys[k]);
+        if (!(fabs(d) < 1e-9))
+            fail_msg("statistic %s differs by %g between permutations", keys[k], d);
+    }
+    assert_true(jget("stats_a", "mean_neighbors") > 1);
+    free(a);
+    free(b);
+}
+
+static void test_json_keys(void **state)
+{
+    (void)state;
+    float *a = lattice(100);
+    save("a.npy", a, 100);
+    assert_int_equal(run("compare a.npy a.npy --json c.json"), 0);
+    load_json("c.json");
+    const char *keys[] = {"\"a\":", "\"b\":", "\"count\":", "\"identical\":",
+                          "\"position\":", "\"velocity\":", "\"max_abs\":", "\"rms_abs\":",
+                          "\"max_rel\":", "\"rms_rel\":", "\"stats_a\":", "\"stats_b\":",
+                          "\"stats_diff\":", "\"polarisation\":", "\"milling\":",
+                          "\"mean_nn_distance\":", "\"mean_neighbors\":", "\"centroid\":",
+                          "\"extent\":"};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+        if (!strstr(g_json, keys[k]))
+            fail_msg("JSON lacks %s", keys[k]);
+    /* balanced braces and brackets, starts and ends as an object */
+    int depth = 0;
+    for (const char *p = g_json; *p; p++) {
+        depth += (*p == '{' || *p == '[') - (*p == '}' || *p == ']');
+        assert_true(depth >= 0);
+    }
+    assert_int_equal(depth, 0);
+    assert_int_equal(g_json[0], '{');
+    /* different counts: a clear error */
+    save("b.npy", a, 50);
+    assert_int_equal(run("compare a.npy b.npy"), 2);
+    assert_non_null(strstr(g_err, "100"));
+    assert_int_equal(run("compare a.npy"), 2);
+    free(a);
+}
+
+static void test_unity_roundtrip(void **state)
+{
+    (void)state;
+    const size_t n = 300;
+    float *a = lattice(n);
+    a[7] = NAN; /* written bit for bit, NaN included */
+    shoal_error e;
+    assert_int_equal(shoal_io_unity_write(path("u.bin"), a, n, &e), SHOAL_OK);
+    /* layout: 24 bytes a boid, velocity xyz then position xyz, little-endian float32 */
+    FILE *f = fopen(path("u.bin"), "rb");
+    assert_non_null(f);
+    unsigned char raw[48];
+    assert_int_equal(fread(raw, 1, 48, f), 48);
+    fseek(f, 0, SEEK_END);
+    assert_int_equal(ftell(f), (long)(n * 24));
+    fclose(f);
+    for (int c = 0; c < 6; c++) {
+        const unsigned char *b = raw + 24 + 4 * c; /* boid 1 */
+        uint32_t u = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+                     (uint32_t)b[3] << 24;
+        float v;
+        memcpy(&v, &u, 4);
+        float want = a[6 + (c < 3 ? 3 + c : c - 3)];
+        assert_memory_equal(&v, &want, 4);
+    }
+    float *back;
+    size_t m;
+    assert_int_equal(shoal_io_unity_read(path("u.bin"), &back, &m, &e), SHOAL_OK);
+    assert_int_equal(m, n);
+    assert_memory_equal(back, a, n * 6 * sizeof(float));
+    free(back);
+    /* not a multiple of 24 bytes: input error naming the file */
+    f = fopen(path("bad.bin"), "wb");
+    fwrite(raw, 1, 25, f);
+    fclose(f);
+    assert_int_equal(shoal_io_unity_read(path("bad.bin"), &back, &m, &e), SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "bad.bin"));
+    assert_null(back);
+    assert_int_equal(shoal_io_unity_parse(raw, 0, "empty", &back, &m, &e), SHOAL_ERR_INPUT);
+    assert_int_equal(run("compare bad.bin u.bin"), 2);
+    assert_non_null(strstr(g_err, "bad.bin"));
+    free(a);
+}
+
+static void test_unity_cli(void **state)
+{
+    (void)state;
+    /* the same run through .npy and through Unity buffers gives the same boids */
+    assert_int_equal(run("init --model steer --count 2000 --seed 5 --out s.npy"), 0);
+    assert_int_equal(run("step --in s.npy --out s5.npy --steps 5"), 0);
+    assert_int_equal(run("step --in s.npy --out s.bin --steps 0"), 0);
+    assert_int_equal(run("step --in s.bin --out s5.bin --steps 5"), 0);
+    assert_int_equal(run("compare s5.npy s5.bin --json c.json"), 0);
+    load_json("c.json");
+    assert_true(jget(NULL, "identical") == 2000);
+    /* --format forces the reading of a file whatever its name */
+    assert_int_equal(run("step --in s.npy --out raw.dat --steps 0"), 0);
+    assert_int_equal(run("compare --format npy s.npy raw.dat"), 0);
+    assert_int_equal(run("compare --format unity s.bin s.npy"), 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_identical),      cmocka_unit_test(test_shifted),
+        cmocka_unit_test(test_permuted),       cmocka_unit_test(test_json_keys),
+        cmocka_unit_test(test_unity_roundtrip), cmocka_unit_test(test_unity_cli),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

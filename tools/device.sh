@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Build, check and time everything on the GPU device machine in one call (docs/GPU.md).
+#   1. the -dev packages the machine lacks (libinih, cmocka) from .carry/*.deb into
+#      /tmp/sysroot (fetch them once, here: tools/device.sh --fetch);
+#   2. meson build with -Dcuda=enabled; the whole test suite, test_gpu (CPU/GPU parity)
+#      included;
+#   3. parity at scale (every model at 131072 boids, steer at 1M) and the atomic order's
+#      wander over 1000 steps (CSV + PNG);
+#   4. timings: GPU ms/step (stable and atomic order) for N = 16k, 131k, 1M, 4M (steer,
+#      uniform box at density 0.5), the CPU at 1M with 1, 2, 4, 8, 16 threads and at every
+#      N with all cores.
+# Writes $OUT/device_report.txt (everything), CSVs and a PNG; prints the table last.
+# usage (on the device): tools/device.sh          (run from the repository root)
+#        (here, once):   tools/device.sh --fetch
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+if [ "${1:-}" = "--fetch" ]; then
+    mkdir -p .carry && cd .carry &&
+        apt-get download libinih-dev libinih1 libcmocka-dev libcmocka0
+    grep -qx '/.carry/' "$ROOT/.git/info/exclude" || echo '/.carry/' >>"$ROOT/.git/info/exclude"
+    exit $?
+fi
+
+OUT=${OUT:-$ROOT/out/device}
+mkdir -p "$OUT"
+REPORT=$OUT/device_report.txt
+: >"$REPORT"
+BUILD=${BUILD:-/tmp/shoal-build}
+W=/tmp/shoal-work
+mkdir -p "$W"
+log() { echo "$*" | tee -a "$REPORT"; }
+T0=$(date +%s)
+stamp() { log "--- [$(($(date +%s) - T0)) s] $*"; }
+
+# ---- 1. sysroot for the missing -dev packages ------------------------------------------
+SYS=/tmp/sysroot
+if ls .carry/*.deb >/dev/null 2>&1; then
+    for f in .carry/*.deb; do dpkg -x "$f" "$SYS"; done
+    for pc in "$SYS"/usr/lib/x86_64-linux-gnu/pkgconfig/*.pc; do
+        sed -i "s|^prefix=/usr|prefix=$SYS/usr|" "$pc"
+    done
+fi
+export PKG_CONFIG_PATH=$SYS/usr/lib/x86_64-linux-gnu/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+export CPATH=$SYS/usr/include${CPATH:+:$CPATH}
+export LIBRARY_PATH=$SYS/usr/lib/x86_64-linux-gnu${LIBRARY_PATH:+:$LIBRARY_PATH}
+export LD_LIBRARY_PATH=$SYS/usr/lib/x86_64-linux-gnu:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PATH=/usr/local/cuda/bin:$PATH
+
+stamp "machine"
+{
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
+    nvcc --version | tail -2
+    echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) x $(nproc)"
+} 2>&1 | tee -a "$REPORT"
+
+# ---- 2. build and test ------------------------------------------------------------------
+stamp "build"
+if [ ! -f "$BUILD/build.ninja" ]; then
+    meson setup "$BUILD" -Dcuda=enabled -Dsdl=disabled >"$W/setup.log" 2>&1 ||
+        { tail -40 "$W/setup.log" | tee -a "$REPORT"; exit 1; }
+fi
+ninja -C "$BUILD" >"$W/build.log" 2>&1 || { tail -60 "$W/build.log" | tee -a "$REPORT"; exit 1; }
+grep -E "warning" "$W/build.log" | head -20 | tee -a "$REPORT"
+SHOAL=$BUILD/src/app/shoal
+
+stamp "meson test (the whole suite; test_gpu is the CPU/GPU parity, 1000 steps)"
+timeout 420 meson test -C "$BUILD" --no-rebuild --num-processes 4 --print-errorlogs \
+    >"$W/meson_test.log" 2>&1
+SUITE=$?
+grep -E "^ *[0-9]+/[0-9]+ |^(Ok|Fail|Skipped|Timeout):" "$W/meson_test.log" | tee -a "$REPORT"
+log "meson test exit status: $SUITE"
+# test_gpu's own output (every parity case) from the test log
+grep -E "^(parity|  first|    +gpu|cpu:|gpu:|atomic order|SKIP)" \
+    "$BUILD/meson-logs/testlog.txt" >"$W/test_gpu.log"
+cat "$W/test_gpu.log" >>"$REPORT"
+GPU_TEST=$(grep -E "test_gpu +(OK|FAIL|SKIP|TIMEOUT|ERROR)" "$W/meson_test.log" | awk '{print $3}')
+
+# ---- 3. states -------------------------------------------------------------------------
+stamp "states"
+declare -A SIDE
+for n in 16384 131072 1048576 4194304; do
+    SIDE[$n]=$(python3 tools/gen_box.py $n "$W/box_$n.npy" --density 0.5)
+done
+walls() { local s=${SIDE[$1]}; echo "--set wall_size=$s,$s,$s"; }
+# the model's bounds set to the box, so every model keeps the box state
+bounds() {
+    local m=$1 s=${SIDE[$2]} h
+    h=$(python3 -c "print($s/2)")
+    case $m in
+    steer | average) echo "--set wall_size=$s,$s,$s" ;;
+    heading) echo "--set bounds_size=$s,$s,$s" ;;
+    classic) echo "--set box_min=-$h,-$h,-$h --set box_max=$h,$h,$h" ;;
+    fov) echo "--set boundary_range2=$(python3 -c "print(($s/2)**2)")" ;;
+    esac
+}
+
+# ---- 4. parity at scale and the atomic order's wander ----------------------------------
+stamp "parity at scale (shoal diverge, cpu vs cuda)"
+for m in steer average heading classic fov; do
+    timeout 150 "$SHOAL" diverge --model $m $(bounds $m 131072) --in "$W/box_131072.npy" --a cpu --b cuda \
+        --steps 100 --every 100 --stats-every 0 --csv "$W/par_$m.csv" 2>&1 | tee -a "$REPORT"
+done
+"$SHOAL" diverge --model steer $(walls 1048576) --in "$W/box_1048576.npy" --a cpu --b cuda \
+    --steps 100 --every 100 --stats-every 0 --csv "$W/par_1m.csv" 2>&1 | tee -a "$REPORT"
+
+stamp "wander: 1000 steps, 16384 boids, steer"
+"$SHOAL" diverge $(walls 16384) --in "$W/box_16384.npy" --a cpu --b cuda --steps 1000 \
+    --every 10 --stats-every 50 --csv "$OUT/cpu_vs_cuda.csv" 2>&1 | tee -a "$REPORT"
+"$SHOAL" diverge $(walls 16384) --in "$W/box_16384.npy" --a cuda --b cuda-atomic --steps 1000 \
+    --every 10 --stats-every 50 --csv "$OUT/stable_vs_atomic.csv" 2>&1 | tee -a "$REPORT"
+"$SHOAL" diverge $(walls 16384) --in "$W/box_16384.npy" --a cuda-atomic --b cuda-atomic \
+    --steps 1000 --every 10 --stats-every 50 --csv "$OUT/atomic_vs_atomic.csv" 2>&1 |
+    tee -a "$REPORT"
+for f in cpu_vs_cuda stable_vs_atomic atomic_vs_atomic; do
+    log "$f: step, identical, pos_max_abs, pos_rms_abs at steps 0 100 200 500 1000:"
+    awk -F, 'NR>1 && ($1==0||$1==100||$1==200||$1==500||$1==1000) {print "  " $1, $3, $4, $5}' \
+        "$OUT/$f.csv" | tee -a "$REPORT"
+done
+python3 tools/diverge_plot.py "$OUT/diverge.png" "$OUT/cpu_vs_cuda.csv" \
+    "$OUT/stable_vs_atomic.csv" "$OUT/atomic_vs_atomic.csv" \
+    --title "steer, 16384 boids, uniform box at density 0.5" 2>&1 | tail -1 | tee -a "$REPORT"
+
+# ---- 5. timings --------------------------------------------------------------------------
+stamp "timings"
+gpu_ms() { # N order steps -> ms/step (device time, first step excluded)
+    "$SHOAL" step --backend cuda --gpu-order $2 --in "$W/box_$1.npy" --out "$W/o.npy" \
+        --steps $3 $(walls $1) --stats 2>"$W/gpu_$1_$2.txt" >/dev/null
+    cat "$W/gpu_$1_$2.txt" >>"$REPORT"
+    awk '$1=="step" && /cuda/ {printf "%.4f", $4}' "$W/gpu_$1_$2.txt"
+}
+cpu_ms() { # N threads steps -> "mean median" ms/step
+    "$SHOAL" step --in "$W/box_$1.npy" --out "$W/o.npy" --steps $3 --threads $2 $(walls $1) \
+        --stats 2>"$W/cpu_$1_$2.txt" >/dev/null
+    cat "$W/cpu_$1_$2.txt" >>"$REPORT"
+    awk -v k=$3 '$1=="sim" {printf "%.3f %.3f", $2 / k, $3}' "$W/cpu_$1_$2.txt"
+}
+declare -A G GA C
+for n in 16384 131072 1048576 4194304; do
+    G[$n]=$(gpu_ms $n stable 200)
+    GA[$n]=$(gpu_ms $n atomic 200)
+done
+NCPU=$(nproc)
+for n in 16384 131072 1048576 4194304; do
+    k=20
+    [ $n -ge 4194304 ] && k=10
+    C[$n]=$(cpu_ms $n $NCPU $k)
+done
+declare -A CT
+for t in 1 2 4 8 16; do
+    CT[$t]=$(cpu_ms 1048576 $t 20)
+done
+
+stamp "done"
+{
+    echo
+    echo "== shoal on $(nvidia-smi --query-gpu=name --format=csv,noheader) + $NCPU CPU cores =="
+    echo "test_gpu (parity, 1000 steps): $GPU_TEST; meson test (whole suite): exit $SUITE"
+    grep -E "^parity" "$W/test_gpu.log" | awk '{ok += ($NF !~ /DIFFERENT/)} END {print "parity cases identical: " ok "/" NR}'
+    grep -h "bit-identical at the end" "$REPORT" | head -20
+    echo
+    echo "ms per step, steer, uniform box at density 0.5 (GPU: device time, median of none:"
+    echo "mean of 199 steps after the first; CPU: mean / sum of stage medians)"
+    printf "%-10s %14s %14s %22s\n" N "gpu stable" "gpu atomic" "cpu $NCPU thr mean/med"
+    for n in 16384 131072 1048576 4194304; do
+        printf "%-10s %14s %14s %22s\n" $n "${G[$n]}" "${GA[$n]}" "${C[$n]}"
+    done
+    echo
+    echo "CPU, 1048576 boids, ms per step (mean / sum of stage medians) by threads:"
+    for t in 1 2 4 8 16; do printf "  %2d threads: %s\n" $t "${CT[$t]}"; done
+} | tee -a "$REPORT"
