@@ -9,6 +9,7 @@
 int cmd_init(int argc, char **argv);
 int cmd_step(int argc, char **argv);
 int cmd_render(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 
 /* cmd_bench.c: record one frame's render stages (shoal_render_get_stats) into the stage

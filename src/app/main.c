@@ -15,6 +15,7 @@ typedef struct command {
 static const command commands[] = {
     {"init", cmd_init, "write a model's initial state (.npy)"},
     {"step", cmd_step, "advance a state file by K steps"},
+    {"run", cmd_run, "the interactive program: a school of fish in a window (or headless)"},
     {"compare", cmd_compare, "compare two state files: identical boids, errors, flock statistics"},
     {"diverge", cmd_diverge, "run two backends or orders from one state, errors per step to CSV"},
     {"bench", cmd_bench, "the benchmark matrix: sim and render timings, JSON, comparisons"},
@@ -35,8 +36,8 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        usage(stdout);
-        return 0;
+        char *run_argv[] = {"run", NULL};
+        return cmd_run(1, run_argv);
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {

@@ -1,0 +1,463 @@
+/* SPDX-License-Identifier: MIT */
+/* `shoal run` as a user runs it ($SHOAL_EXE): headless PNG frames and the timing summary,
+ * the no-display fallback, --video through ffmpeg (and its clear error without ffmpeg), and
+ * the window under Xvfb driven by a --script of real SDL events plus real X events from
+ * xdotool: key presses, drags, the wheel, model switches, tiny sizes, minimise and restore,
+ * screenshots that must show lit fish over the underwater gradient. Never a timing check.
+ * The window part is skipped, saying so, when Xvfb is not installed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <png.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char g_dir[256];
+static const char *g_exe;
+
+static int setup(void **state)
+{
+    (void)state;
+    g_exe = getenv("SHOAL_EXE");
+    if (!g_exe)
+        g_exe = SHOAL_BUILD_ROOT "/src/app/shoal";
+    snprintf(g_dir, sizeof g_dir, "/tmp/shoal-app-XXXXXX");
+    return mkdtemp(g_dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    if (getenv("SHOAL_TEST_KEEP")) {
+        printf("kept %s\n", g_dir);
+        return 0;
+    }
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static char *path(const char *name)
+{
+    static char buf[8][512];
+    static int k;
+    k = (k + 1) % 8;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
+    return buf[k];
+}
+
+static int exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+static char *slurp(const char *p)
+{
+    FILE *f = fopen(p, "rb");
+    if (!f)
+        return strdup("");
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    size_t got = fread(s, 1, (size_t)n, f);
+    s[got] = 0;
+    fclose(f);
+    return s;
+}
+
+/* Run a shell command line in g_dir; stdout and stderr to out.txt / err.txt. */
+static int sh(const char *fmt, ...)
+{
+    char args[4096], cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "cd %s && %s > out.txt 2> err.txt < /dev/null", g_dir, args);
+    int rc = system(cmd);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+}
+
+/* ---- reading screenshots --------------------------------------------------------------- */
+
+typedef struct image {
+    int w, h;
+    uint8_t *rgb;
+} image;
+
+static image load_png(const char *p)
+{
+    image im = {0, 0, NULL};
+    png_image pi;
+    memset(&pi, 0, sizeof pi);
+    pi.version = PNG_IMAGE_VERSION;
+    if (!png_image_begin_read_from_file(&pi, p))
+        fail_msg("%s: not a PNG: %s", p, pi.message);
+    pi.format = PNG_FORMAT_RGB;
+    im.w = (int)pi.width;
+    im.h = (int)pi.height;
+    im.rgb = malloc(PNG_IMAGE_SIZE(pi));
+    if (!png_image_finish_read(&pi, NULL, im.rgb, 0, NULL))
+        fail_msg("%s: %s", p, pi.message);
+    return im;
+}
+
+typedef struct image_check {
+    long distinct;   /* distinct colours (24-bit) in the whole image */
+    double variance; /* of the luminance over the whole image */
+    long fish;       /* pixels of the band that stand out from their row's background */
+    long warm;       /* of those, lit fish colours: red well above the background's */
+} image_check;
+
+/* Every row of the background is one colour (the underwater gradient): a row's most common
+ * colour is its background. Fish pixels differ from it; the lit palette (silver, orange,
+ * group colours) has much more red than the blue-green water. Rows [y0, y1) are examined
+ * (the middle of the image, away from the HUD and the status line). */
+static image_check check_image(const image *im, double band0, double band1)
+{
+    image_check c = {0, 0, 0, 0};
+    uint8_t *seen = calloc((size_t)1 << 21, 1); /* 2^24 bits */
+    double sum = 0, sum2 = 0;
+    long n = (long)im->w * im->h;
+    for (long i = 0; i < n; i++) {
+        const uint8_t *p = im->rgb + 3 * i;
+        uint32_t v = (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+        if (!(seen[v >> 3] & (1u << (v & 7)))) {
+            seen[v >> 3] |= (uint8_t)(1u << (v & 7));
+            c.distinct++;
+        }
+        double l = 0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2];
+        sum += l;
+        sum2 += l * l;
+    }
+    c.variance = sum2 / (double)n - (sum / (double)n) * (sum / (double)n);
+    free(seen);
+    int y0 = (int)(band0 * im->h), y1 = (int)(band1 * im->h);
+    for (int y = y0; y < y1; y++) {
+        const uint8_t *row = im->rgb + (size_t)3 * (size_t)im->w * (size_t)y;
+        /* the row's background: the most common of a few samples' colours */
+        uint32_t best = 0;
+        int best_n = -1;
+        for (int s = 0; s < 16; s++) {
+            const uint8_t *q = row + 3 * (size_t)(s * (im->w - 1) / 15);
+            uint32_t v = (uint32_t)q[0] << 16 | (uint32_t)q[1] << 8 | q[2];
+            int cnt = 0;
+            for (int x = 0; x < im->w; x += 3) {
+                const uint8_t *r = row + 3 * (size_t)x;
+                cnt += ((uint32_t)r[0] << 16 | (uint32_t)r[1] << 8 | r[2]) == v;
+            }
+            if (cnt > best_n) {
+                best_n = cnt;
+                best = v;
+            }
+        }
+        int br = (int)(best >> 16), bg = (int)((best >> 8) & 255), bb = (int)(best & 255);
+        for (int x = 0; x < im->w; x++) {
+            const uint8_t *r = row + 3 * (size_t)x;
+            int d = abs(r[0] - br) + abs(r[1] - bg) + abs(r[2] - bb);
+            if (d > 24) {
+                c.fish++;
+                if (r[0] > br + 40)
+                    c.warm++;
+            }
+        }
+    }
+    return c;
+}
+
+static void expect_fish(const char *p, int w, int h, long min_fish)
+{
+    assert_true(exists(p));
+    image im = load_png(p);
+    if (w)
+        assert_int_equal(im.w, w);
+    if (h)
+        assert_int_equal(im.h, h);
+    image_check c = check_image(&im, 0.40, 0.85);
+    printf("  %s: %dx%d, %ld colours, luminance variance %.1f, %ld fish pixels (%ld lit warm)\n",
+           strrchr(p, '/') + 1, im.w, im.h, c.distinct, c.variance, c.fish, c.warm);
+    assert_true(c.distinct >= 40);
+    assert_true(c.variance > 1.0);
+    assert_true(c.fish >= min_fish);
+    assert_true(c.warm >= min_fish / 8);
+    free(im.rgb);
+}
+
+/* ---- headless -------------------------------------------------------------------------- */
+
+static void test_headless(void **state)
+{
+    (void)state;
+    assert_int_equal(sh("%s run --headless --frames 5 --out frames --size 320x240 --count 2000 "
+                        "--threads 2",
+                        g_exe),
+                     0);
+    char *out = slurp(path("out.txt"));
+    assert_non_null(strstr(out, "shoal run: headless: 5 frames"));
+    assert_non_null(strstr(out, "render (shoal_render_frame)"));
+    assert_non_null(strstr(out, "sim (shoal_sim_step)"));
+    assert_non_null(strstr(out, "sim: forces"));
+    free(out);
+    for (int f = 0; f < 5; f++) {
+        char name[64];
+        snprintf(name, sizeof name, "frames/frame_%05d.png", f);
+        expect_fish(path(name), 320, 240, 30);
+    }
+    assert_false(exists(path("frames/frame_00005.png")));
+
+    /* a wider school (larger initial ball) fills more of the frame */
+    assert_int_equal(sh("%s run --headless --frames 2 --out wide --size 320x240 --count 3000 "
+                        "--set init_pos_radius=12 --grid --trails",
+                        g_exe),
+                     0);
+    expect_fish(path("wide/frame_00001.png"), 320, 240, 300);
+
+    /* bad options: exit 2, one line */
+    assert_int_equal(sh("%s run --headless --size 0x10", g_exe), 2);
+    assert_int_equal(sh("%s run --headless --video out.avi", g_exe), 2);
+    assert_int_equal(sh("%s run --out x", g_exe), 2);
+    assert_int_equal(sh("%s run --headless --model nope", g_exe), 2);
+}
+
+static void test_no_display(void **state)
+{
+    (void)state;
+    assert_int_equal(sh("env -u DISPLAY -u WAYLAND_DISPLAY -u SDL_VIDEODRIVER %s run --frames 3 "
+                        "--size 160x120 --count 500",
+                        g_exe),
+                     0);
+    char *out = slurp(path("out.txt"));
+    assert_non_null(strstr(out, "shoal: no display; running headless: writing 3 frames to "
+                                "out/frames"));
+    assert_non_null(strstr(out, "shoal run: headless: 3 frames"));
+    free(out);
+    assert_true(exists(path("out/frames/frame_00002.png")));
+}
+
+static void test_video(void **state)
+{
+    (void)state;
+    /* without ffmpeg on the PATH: the clear error, exit 2, no file */
+    assert_int_equal(sh("env PATH=/nonexistent %s run --headless --frames 3 --size 64x48 "
+                        "--count 100 --video v.mp4",
+                        g_exe),
+                     2);
+    char *err = slurp(path("err.txt"));
+    assert_non_null(strstr(err, "ffmpeg not found: install it (apt-get install ffmpeg) or use "
+                                "--out DIR"));
+    free(err);
+    assert_false(exists(path("v.mp4")));
+    if (system("ffmpeg -version > /dev/null 2>&1") != 0) {
+        printf("SKIP: ffmpeg not installed (the --video encode is not tested)\n");
+        return;
+    }
+    /* odd sizes are padded for H.264 */
+    assert_int_equal(sh("%s run --headless --frames 12 --size 161x91 --count 800 --video v.mp4",
+                        g_exe),
+                     0);
+    struct stat st;
+    assert_int_equal(stat(path("v.mp4"), &st), 0);
+    assert_true(st.st_size > 1000);
+    DIR *d = opendir(g_dir); /* no temporary left behind */
+    assert_non_null(d);
+    for (struct dirent *e = readdir(d); e; e = readdir(d))
+        if (strstr(e->d_name, ".tmp."))
+            fail_msg("temporary file left behind: %s", e->d_name);
+    closedir(d);
+}
+
+/* ---- the window under Xvfb ------------------------------------------------------------- */
+
+static int have_program(const char *name)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "command -v %s > /dev/null 2>&1", name);
+    return system(cmd) == 0;
+}
+
+static pid_t spawn(char *const argv[], const char *display, const char *out_path)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (display)
+            setenv("DISPLAY", display, 1);
+        int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+            close(fd);
+        }
+        int nul = open("/dev/null", O_RDONLY);
+        if (nul >= 0)
+            dup2(nul, 0);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Wait for `pid` up to `secs`; returns its exit code, or -1 after killing it on timeout. */
+static int wait_for(pid_t pid, double secs)
+{
+    for (int i = 0; i < (int)(secs * 20); i++) {
+        int st;
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+        struct timespec ts = {0, 50000000};
+        nanosleep(&ts, NULL);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return -1;
+}
+
+static int wait_file(const char *p, double secs)
+{
+    for (int i = 0; i < (int)(secs * 20); i++) {
+        if (exists(p))
+            return 1;
+        struct timespec ts = {0, 50000000};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
+static void test_window(void **state)
+{
+    (void)state;
+    if (!have_program("Xvfb")) {
+        printf("SKIP: Xvfb not installed (apt-get install xvfb): the window is not tested\n");
+        skip();
+    }
+    int xdotool = have_program("xdotool");
+    if (!xdotool)
+        printf("SKIP (part): xdotool not installed: real X input is not tested\n");
+    /* a free display number */
+    int dn = -1;
+    for (int n = 77 + (int)(getpid() % 50); n < 300; n++) {
+        char lock[64], sock[64];
+        snprintf(lock, sizeof lock, "/tmp/.X%d-lock", n);
+        snprintf(sock, sizeof sock, "/tmp/.X11-unix/X%d", n);
+        if (!exists(lock) && !exists(sock)) {
+            dn = n;
+            break;
+        }
+    }
+    assert_true(dn > 0);
+    char display[16], sock[64];
+    snprintf(display, sizeof display, ":%d", dn);
+    snprintf(sock, sizeof sock, "/tmp/.X11-unix/X%d", dn);
+    char *xargv[] = {"Xvfb", display, "-screen", "0", "1024x768x24", "-nolisten", "tcp", NULL};
+    pid_t xpid = spawn(xargv, NULL, path("xvfb.txt"));
+    assert_true(xpid > 0);
+    if (!wait_file(sock, 15)) {
+        kill(xpid, SIGTERM);
+        waitpid(xpid, NULL, 0);
+        fail_msg("Xvfb %s did not start: %s", display, slurp(path("xvfb.txt")));
+    }
+
+    /* The script: real SDL events (SDL_PushEvent) for every key the app has, mouse, wheel,
+     * tiny sizes, minimise; screenshots through the app's screenshot key. */
+    FILE *f = fopen(path("script.txt"), "w");
+    assert_non_null(f);
+    fprintf(f,
+            "frames 20\n"
+            "screenshot %s\n"
+            "key space\nframes 3\nkey .\nkey space\n"
+            "key 3\nframes 5\n"             /* heading */
+            "key 5\nframes 5\n"             /* fov */
+            "key 1\nframes 10\n"            /* back to steer */
+            "drag 300 200 360 230\n"        /* orbit */
+            "drag 300 200 320 210 3\n"      /* pan */
+            "wheel -3\nwheel 3\n"
+            "key Up\nkey Down\nkey Right\nkey Left\nkey Backspace\nkey shift+Tab\n"
+            "key PageDown\nkey PageUp\nkey r\n"
+            "key ]\nkey [\nkey 0\n"
+            "key l\nkey l\nkey f\nkey c\n"
+            "key h\nframes 3\nkey h\n"
+            "key g\nkey t\nframes 15\n"
+            "click 320 200 3\n"             /* pick a boid */
+            "screenshot %s\n"
+            "key i\nframes 2\nkey i\n"
+            "resize 64 48\nframes 3\n"
+            "resize 1 1\nframes 3\n"
+            "resize 2 300\nframes 2\n"
+            "minimize\nframes 5\n"
+            "restore\nframes 2\n"
+            "resize 640 360\nframes 5\n",
+            path("shot1.png"), path("shot2.png"));
+    if (xdotool)
+        fprintf(f, "touch %s\nwait-key x 30\nframes 3\n", path("ready"));
+    fprintf(f, "key g\nkey t\nframes 5\nscreenshot %s\nquit\n", path("shot3.png"));
+    fclose(f);
+
+    char *argv[] = {(char *)g_exe, "run", "--script", path("script.txt"), "--size", "640x360",
+                    "--count", "2000", "--threads", "2", NULL};
+    pid_t pid = spawn(argv, display, path("run.txt"));
+    assert_true(pid > 0);
+    int xdo_rc = 0;
+    if (xdotool) {
+        if (wait_file(path("ready"), 60)) {
+            /* real X input, from outside the process: focus, click, drag, a key */
+            char cmd[512];
+            snprintf(cmd, sizeof cmd,
+                     "DISPLAY=%s xdotool search --name '^shoal$' windowfocus --sync %%1 "
+                     "mousemove --window %%1 300 180 click 1 mousedown 1 mousemove_relative 40 "
+                     "10 mouseup 1 key x > %s 2>&1",
+                     display, path("xdotool.txt"));
+            xdo_rc = system(cmd);
+        }
+    }
+    int rc = wait_for(pid, 90);
+    kill(xpid, SIGTERM);
+    waitpid(xpid, NULL, 0);
+    char *out = slurp(path("run.txt"));
+    if (rc != 0 || xdo_rc != 0) {
+        static char msg[16384];
+        snprintf(msg, sizeof msg, "%s", out);
+        free(out);
+        fail_msg("shoal run exited %d (xdotool %d): %s", rc, xdo_rc, msg);
+    }
+    assert_non_null(strstr(out, "present path"));
+    assert_non_null(strstr(out, "input: key 3 (script)"));
+    assert_non_null(strstr(out, "model heading"));
+    assert_non_null(strstr(out, "model fov"));
+    assert_non_null(strstr(out, "picked boid"));
+    assert_non_null(strstr(out, "shoal run: window:"));
+    if (xdotool) {
+        assert_non_null(strstr(out, "input: key x (platform)"));
+        assert_non_null(strstr(out, "input: button 1 down"));
+        assert_non_null(strstr(out, "(platform)"));
+    }
+    free(out);
+    expect_fish(path("shot1.png"), 640, 360, 100);
+    expect_fish(path("shot2.png"), 640, 360, 100);
+    expect_fish(path("shot3.png"), 640, 360, 100);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_headless),
+        cmocka_unit_test(test_no_display),
+        cmocka_unit_test(test_video),
+        cmocka_unit_test(test_window),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
