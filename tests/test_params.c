@@ -106,6 +106,11 @@ static void test_param_errors(void **state)
     d = shoal_sim_desc_default();
     d.dt_s = -1;
     assert_int_equal(shoal_sim_create(&d, &s, &e), SHOAL_ERR_INPUT);
+    /* t0 beyond 1e15 s would overflow heading's 64-bit target epoch */
+    d = shoal_sim_desc_default();
+    d.t0_s = 2e15;
+    assert_int_equal(shoal_sim_create(&d, &s, &e), SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "t0"));
 }
 
 static void test_shipped_scenes(void **state)

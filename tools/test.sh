@@ -19,12 +19,18 @@ meson test -C build-test --print-errorlogs --num-processes "$jobs"
 if [ $quick -eq 0 ]; then
   # Sanitizers: clang with ASan + UBSan, leak checking on; libomp's own team bookkeeping
   # is suppressed (tests/lsan.supp).
-  CC=clang meson setup build-asan --buildtype=debug -Doptimization=1 \
+  CC=clang CXX=clang++ meson setup build-asan --buildtype=debug -Doptimization=1 -Dcuda=disabled \
     -Db_sanitize=address,undefined -Db_lundef=false --wipe >/dev/null 2>&1 ||
-    CC=clang meson setup build-asan --buildtype=debug -Doptimization=1 \
+    CC=clang CXX=clang++ meson setup build-asan --buildtype=debug -Doptimization=1 -Dcuda=disabled \
       -Db_sanitize=address,undefined -Db_lundef=false
   ninja -C build-asan
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
     LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
     meson test -C build-asan --print-errorlogs --num-processes "$jobs" --timeout-multiplier 4
+fi
+
+if [ $quick -eq 0 ]; then
+  # Fuzz every parser (.npy, scene, OBJ, Unity buffer, command line) for 30 s each with
+  # libFuzzer + ASan + UBSan; a crash fails the run (tools/fuzz.sh, docs/ROBUSTNESS.md).
+  tools/fuzz.sh 30
 fi

@@ -107,6 +107,10 @@ static int handler(void *user, const char *section, const char *key, const char 
             sc->desc.dt_s = v;
             sc->has_dt = 1;
         } else if (strcmp(key, "t0") == 0) {
+            /* the range `shoal step --t0` takes: heading turns t0 / target_period into a
+             * 64-bit epoch, which a larger t0 overflows (fuzz_scene found 2.2e87) */
+            if (fabs(v) > 1e15)
+                return fail(c, section, key, "'%s': expected a time in [-1e15, 1e15] s", value);
             sc->desc.t0_s = v;
             sc->has_t0 = 1;
         } else {

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Fuzz every parser: build the libFuzzer targets of tests/fuzz with clang and
+# -fsanitize=fuzzer,address,undefined, then run each for SECONDS (default 30) from its seed
+# corpus (tests/fuzz/corpus/TARGET, read only) into a working corpus under the build
+# directory, and print a summary. Exit status 1 if any target crashed, leaked, timed out or
+# ran out of memory; the input that did it is kept as BUILD/fuzz-crashes/TARGET-*. Turn a
+# real finding into a regression: copy it to tests/fuzz/regressions/TARGET/ (test_robust
+# runs the parser on every file there).
+# Usage: tools/fuzz.sh [SECONDS] [TARGET...]      env: SHOAL_FUZZ_BUILD (build-fuzz)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-30}
+shift || true
+build=${SHOAL_FUZZ_BUILD:-build-fuzz}
+
+if [ ! -f "$build/build.ninja" ] || ! grep -q "fuzz_npy" "$build/build.ninja" 2>/dev/null; then
+  rm -rf "$build"
+  # CUDA off: nvcc would become the linker, and it knows no -fsanitize=fuzzer.
+  CC=clang CXX=clang++ meson setup "$build" --buildtype=debug -Doptimization=1 -Dfuzz=true \
+    -Dtests=false -Dcuda=disabled -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
+else
+  meson setup --reconfigure "$build" -Dcuda=disabled >/dev/null
+fi
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  read -r -a targets < "$build/tests/fuzz/fuzz_targets.txt"
+fi
+if ! ninja -C "$build" $(printf 'tests/fuzz/%s ' "${targets[@]}") > "$build/fuzz-build.log" 2>&1; then
+  tail -n 30 "$build/fuzz-build.log" >&2
+  echo "fuzz: building the targets failed (log: $build/fuzz-build.log)" >&2
+  exit 1
+fi
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+[ -f tests/lsan.supp ] && export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/lsan.supp}
+mkdir -p "$build/fuzz-crashes" "$build/fuzz-logs"
+failed=0
+summary=()
+for t in "${targets[@]}"; do
+  name=${t#fuzz_}
+  work="$build/fuzz-corpus/$name"
+  mkdir -p "$work"
+  args=(-max_total_time="$secs" -timeout=5 -rss_limit_mb=2048 -max_len=65536
+        -print_final_stats=1 -artifact_prefix="$build/fuzz-crashes/$t-")
+  [ -f "tests/fuzz/$name.dict" ] && args+=(-dict="tests/fuzz/$name.dict")
+  seeds=()
+  [ -d "tests/fuzz/corpus/$name" ] && seeds+=("tests/fuzz/corpus/$name")
+  log="$build/fuzz-logs/$t.log"
+  rc=0
+  "$build/tests/fuzz/$t" "${args[@]}" "$work" "${seeds[@]}" >"$log" 2>&1 || rc=$?
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo "?")
+  files=$(find "$work" -type f | wc -l)
+  if [ $rc -eq 0 ]; then
+    summary+=("$(printf '%-12s ok       %4ss  %10s runs  cov %6s  corpus %5s' "$t" "$secs" "$runs" "$cov" "$files")")
+  else
+    failed=1
+    what=$(grep -m1 -oE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer): [a-z-]+|runtime error: .*' "$log" || echo "exit $rc")
+    summary+=("$(printf '%-12s FAILED   %s (log %s)' "$t" "$what" "$log")")
+    tail -n 40 "$log" >&2
+  fi
+done
+echo "fuzz summary ($secs s per target, build $build):"
+printf '  %s\n' "${summary[@]}"
+exit $failed
