@@ -153,6 +153,12 @@ for t in 1 2 4 8 16; do
     CT[$t]=$(cpu_ms 1048576 $t 20)
 done
 
+# shoal bench with every core (the issue-3 anchors: steer 16k clumped, 1M uniform)
+stamp "shoal bench (avx512, 1 and $NCPU threads)"
+timeout 200 "$SHOAL" bench --filter avx512 --threads 1,$NCPU --repeat 5 \
+    --json "$OUT/bench_device.json" >"$W/bench.txt" 2>&1
+cat "$W/bench.txt" >>"$REPORT"
+
 stamp "done"
 {
     echo
