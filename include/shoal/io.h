@@ -66,12 +66,28 @@ SHOAL_API void shoal_io_atomic_abort(shoal_atomic_file *af);
  *     [params]           any parameter of the model by name (shoal_param_list), vectors as
  *                        x,y,z
  *     [sphere]           an obstacle sphere: center = x,y,z, radius = r (repeatable)
+ *     [mesh NAME]        an obstacle mesh for the field of seed 004: file = path.obj
+ *                        (relative to the scene file's directory), position = x,y,z,
+ *                        rotation = rx,ry,rz (degrees), scale = s or sx,sy,sz (repeatable)
+ *     [predators]        count, speed, turn, chase = nearest|centre, flee_radius,
+ *                        flee_weight, start = x,y,z, spread (the predator_* parameters)
  *     [camera]           eye = x,y,z, target = x,y,z, fov_deg = F, fish_length = L
  *
  *  Unknown sections, keys, models and parameters, and out-of-range values are
  *  SHOAL_ERR_INPUT naming the file, the section and the key. */
+/** An obstacle mesh of a scene: its OBJ file (already joined to the scene's directory) and
+ *  where it sits. Loaded by shoal_scene_add_obstacles. */
+#define SHOAL_SCENE_MAX_MESHES SHOAL_MAX_OBSTACLES
+typedef struct shoal_scene_mesh {
+    char name[64];
+    char path[1024];
+    shoal_transform transform;
+} shoal_scene_mesh;
+
 typedef struct shoal_scene {
     shoal_sim_desc desc; /**< model, params, boid_count, seed, dt_s, t0_s */
+    int mesh_count;
+    shoal_scene_mesh meshes[SHOAL_SCENE_MAX_MESHES];
     int has_model, has_count, has_seed, has_dt, has_t0;
     int has_eye, has_target, has_fov, has_fish_length;
     float eye[3], target[3], fov_deg, fish_length;
@@ -83,6 +99,13 @@ SHOAL_API shoal_status shoal_scene_load(const char *path, shoal_scene *scene, sh
 /** Parse scene text (NUL-terminated); `name` is used in messages. For fuzzing and tests. */
 SHOAL_API shoal_status shoal_scene_parse(const char *text, const char *name, shoal_scene *scene,
                                          shoal_error *err);
+
+/** Load the scene's obstacle meshes (OBJ; vertex normals from `vn`, or computed from the
+ *  faces when the file has none) and add them to `sim` (shoal_sim_add_obstacle). Errors name
+ *  the scene, the [mesh] section and the file: SHOAL_ERR_IO when it cannot be read,
+ *  SHOAL_ERR_INPUT for a bad OBJ or a field too large. */
+SHOAL_API shoal_status shoal_scene_add_obstacles(const shoal_scene *scene, shoal_sim *sim,
+                                                 shoal_error *err);
 
 /** Raw GPU buffers as Unity's compute shaders lay them out (seed 003's BoidData):
  *  `struct { float3 velocity; float3 position; }`, 24 bytes per boid, little-endian

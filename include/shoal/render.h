@@ -41,11 +41,19 @@ typedef struct shoal_mesh {
     size_t triangle_count;
     float *positions;  /**< 3 * vertex_count floats */
     uint32_t *indices; /**< 3 * triangle_count indices, each < vertex_count */
+    /** Unit vertex normals, 3 * vertex_count floats, or NULL when the file has no `vn`: the
+     *  normal of position i is the normalised sum of the `vn` of every face corner that
+     *  names i (one smooth normal per position; `vn` are normalised when read). Used by
+     *  obstacle fields, not the renderer. */
+    float *normals;
 } shoal_mesh;
 
 /** Read a Wavefront OBJ file. Understands `v x y z [w]` (w ignored), `f` with the forms
  *  `a`, `a/b`, `a//c`, `a/b/c`, 1-based and negative (relative) indices, polygons of more
- *  than 3 vertices (assumed convex; fanned from their first vertex); skips `vt`, `vn`, `vp`,
+ *  than 3 vertices (assumed convex; fanned from their first vertex), `vn x y z` normals
+ *  (see shoal_mesh.normals; a position that no corner gives a normal, in a file that has
+ *  some, gets the one computed from its faces; a normal index out of range is an error);
+ *  skips `vt`, `vp`,
  *  `o`, `g`, `s`, `usemtl`, `mtllib`, comments and blank lines. Rejects with SHOAL_ERR_INPUT,
  *  naming the file, line and problem: an unknown statement, a non-numeric, NaN or infinite
  *  coordinate, an index of 0 or out of range, a face of fewer than 3 vertices, a triangle of
@@ -60,6 +68,11 @@ SHOAL_API shoal_status shoal_mesh_parse(const void *data, size_t size, const cha
 
 /** Free what a load or parse allocated and zero the struct. NULL or an empty mesh is fine. */
 SHOAL_API void shoal_mesh_free(shoal_mesh *mesh);
+
+/** Give a mesh without `vn` vertex normals: each position's normal is the normalised sum of
+ *  the (area-weighted) normals of the triangles that use it, in triangle order; an unused
+ *  position gets 0. Does nothing when the mesh has normals. SHOAL_ERR_NOMEM on failure. */
+SHOAL_API shoal_status shoal_mesh_compute_normals(shoal_mesh *mesh, shoal_error *err);
 
 /* ---------------------------------------------------------------------------------------
  * PNG (src/io/png.c)

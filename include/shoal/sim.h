@@ -36,9 +36,13 @@ typedef enum shoal_isa {
     SHOAL_ISA_AVX512,
 } shoal_isa;
 
-/** Maximum number of heading targets and obstacle spheres. */
+/** Maximum number of heading targets, obstacle spheres, predators and obstacle meshes. */
 #define SHOAL_MAX_TARGETS 256
 #define SHOAL_MAX_SPHERES 64
+#define SHOAL_MAX_PREDATORS 64
+#define SHOAL_MAX_OBSTACLES 16
+/** Largest obstacle field, in cells (12 bytes each). */
+#define SHOAL_FIELD_MAX_CELLS (4 * 1024 * 1024)
 
 /** An analytic obstacle: a sphere boids steer away from (see avoid_* parameters). */
 typedef struct shoal_sphere {
@@ -69,10 +73,16 @@ typedef struct shoal_params {
     float coh_angle, sep_angle, ali_angle;
     float coh_force, sep_force, ali_force, max_force;
     float boundary_force, boundary_range2, boundary_center[3];
-    /* obstacles (every model; the field of a mesh is its own issue) */
+    /* obstacles (every model): spheres, and the field of the obstacle meshes (seed 004) */
     float avoid_force;
     float sphere_count; /* integer valued */
     shoal_sphere spheres[SHOAL_MAX_SPHERES];
+    float field_cell, field_margin;
+    /* predators (every model; MODELS.md "Predators") */
+    float predator_count; /* integer valued, 0..SHOAL_MAX_PREDATORS */
+    float predator_speed, predator_turn, predator_chase; /* chase: 0 nearest boid, 1 centre */
+    float flee_radius, flee_weight;
+    float predator_start[3], predator_spread;
     /* initial state */
     float init_pos_radius, init_vel_radius;
 } shoal_params;
@@ -175,6 +185,68 @@ SHOAL_API void shoal_sim_grid_info(const shoal_sim *sim, float origin[3], float 
 /** Heading targets in force at simulated time t (seed and t alone decide them). Writes
  *  up to `max` points (xyz) and returns how many. 0 for other models. */
 SHOAL_API size_t shoal_sim_targets(const shoal_sim *sim, double t_s, float *xyz, size_t max);
+
+/** Pin heading target `index` (< target_count) to `xyz` from the next step on, until
+ *  shoal_sim_clear_targets: the user's placed or dragged target. The other targets keep
+ *  their seeded schedule. Deterministic: pins are state, like the boids. */
+SHOAL_API shoal_status shoal_sim_set_target(shoal_sim *sim, size_t index, const float xyz[3],
+                                            shoal_error *err);
+SHOAL_API void shoal_sim_clear_targets(shoal_sim *sim);
+
+/* ---- obstacle meshes and their vector field (seed 004; MODELS.md "Obstacle field") ---- */
+
+/** Where an obstacle mesh sits. Applied as seed 004 does: rotate (Euler angles in degrees,
+ *  Unity's order: z, then x, then y), then scale per world axis, then translate. Normals are
+ *  rotated only. */
+typedef struct shoal_transform {
+    float position[3];
+    float rotation_deg[3];
+    float scale[3];
+} shoal_transform;
+
+/** position 0, rotation 0, scale 1. */
+SHOAL_API shoal_transform shoal_transform_identity(void);
+/** A model-space point (or, with `is_normal`, a normal) in world space, as the field build
+ *  computes it (so a drawing of the obstacle matches the field). */
+SHOAL_API void shoal_transform_apply(const shoal_transform *xf, const float in[3], int is_normal,
+                                     float out[3]);
+
+/** Add an obstacle mesh: `vertex_count` vertices (positions and unit normals, xyz each, model
+ *  space; copied). Rebuilds the field. Every model adds `field(p) * avoid_force` to each boid.
+ *  SHOAL_ERR_INPUT for non-finite values, no vertices, more than SHOAL_MAX_OBSTACLES meshes
+ *  or a field over SHOAL_FIELD_MAX_CELLS cells (raise field_cell); the sim is unchanged then.
+ *  `index_out` (may be NULL) receives the obstacle's index. Not thread-safe with a step. */
+SHOAL_API shoal_status shoal_sim_add_obstacle(shoal_sim *sim, const float *positions,
+                                              const float *normals, size_t vertex_count,
+                                              const shoal_transform *xf, size_t *index_out,
+                                              shoal_error *err);
+/** Give obstacle `index` a new transform and rebuild the field (the next step sees it). */
+SHOAL_API shoal_status shoal_sim_move_obstacle(shoal_sim *sim, size_t index,
+                                               const shoal_transform *xf, shoal_error *err);
+SHOAL_API size_t shoal_sim_obstacle_count(const shoal_sim *sim);
+/** The transform of obstacle `index` (identity when out of range). */
+SHOAL_API shoal_transform shoal_sim_obstacle_transform(const shoal_sim *sim, size_t index);
+
+/** The obstacle field: cell (x, y, z) spans origin + [x, x+1) * cell_size per axis; its
+ *  vector is vectors[3 * (x + dims[0] * (y + dims[1] * z))]. No obstacle: dims 0 and
+ *  vectors NULL. `builds` counts rebuilds. Valid until the next add, move or set_params. */
+typedef struct shoal_field_view {
+    float origin[3];
+    float cell_size;
+    int32_t dims[3];
+    const float *vectors;
+    uint64_t builds;
+} shoal_field_view;
+SHOAL_API shoal_field_view shoal_sim_field(const shoal_sim *sim);
+/** The field's vector at world point p (0 outside the grid), as the force kernels sample it. */
+SHOAL_API void shoal_sim_field_sample(const shoal_sim *sim, const float p[3], float out[3]);
+
+/* ---- predators (MODELS.md "Predators") ------------------------------------------------ */
+
+/** Predators now: writes up to `max` positions and velocities (xyz each; either may be NULL)
+ *  and returns how many there are (params.predator_count). They start at predator_start
+ *  spread along x by predator_spread, at rest, whenever the state is set or initialised. */
+SHOAL_API size_t shoal_sim_predators(const shoal_sim *sim, float *pos, float *vel, size_t max);
 
 /** ISA support: shoal_isa_supported(SHOAL_ISA_AVX512) is true when this CPU and build can
  *  run it. shoal_isa_parse("auto"|"scalar"|"avx2"|"avx512"). */

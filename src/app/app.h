@@ -31,6 +31,12 @@ shoal_status app_state_write(const char *path, const char *format, const float *
 int app_step_gpu(const shoal_sim_desc *d, const char *order_name, float *rows, long long steps,
                  int stats, shoal_error *e);
 
+/* cmd_sim.c: the CUDA backend has no obstacle meshes or predators. With either in the desc
+ * or scene, prints "shoal CMD: --backend cuda: ..." and returns 2; else 0. */
+struct opt_values;
+int app_gpu_refuses(const struct opt_values *o, const shoal_sim_desc *d,
+                    const shoal_scene *scene);
+
 /* Exit code for a library status: 2 for what the user can fix (bad input, a file that
  * cannot be read or written, memory, an unsupported ISA), 1 for a simulation fault. */
 int app_exit_code(shoal_status st);

@@ -718,8 +718,9 @@ int cmd_diverge(int argc, char **argv)
     shoal_error e;
     shoal_sim_desc d = shoal_sim_desc_default();
     const char *scene_path = options_get(&o, "scene");
+    shoal_scene scene;
+    memset(&scene, 0, sizeof scene);
     if (scene_path) {
-        shoal_scene scene;
         if (shoal_scene_load(scene_path, &scene, &e))
             return options_fail(&o, "%s", e.message);
         d = scene.desc;
@@ -739,6 +740,13 @@ int cmd_diverge(int argc, char **argv)
         if (shoal_params_set(d.model, &d.params, name, eq + 1, &e))
             return options_fail(&o, "%s", e.message);
     }
+    if ((strncmp(options_get(&o, "a"), "cuda", 4) == 0 ||
+         strncmp(options_get(&o, "b"), "cuda", 4) == 0) &&
+        app_gpu_refuses(&o, &d, &scene))
+        return 2;
+    if (scene.mesh_count > 0)
+        return options_fail(&o, "%s: [mesh] obstacles are not supported by shoal compare",
+                            scene_path);
     long long steps, every, stats_every, seed, threads = 0;
     if ((rc = options_int(&o, "steps", 0, 100000000LL, &steps)) ||
         (rc = options_int(&o, "every", 1, 100000000LL, &every)) ||

@@ -26,6 +26,17 @@ int app_exit_code(shoal_status st)
     }
 }
 
+int app_gpu_refuses(const opt_values *o, const shoal_sim_desc *d, const shoal_scene *scene)
+{
+    if (scene->mesh_count == 0 && !(d->params.predator_count > 0))
+        return 0;
+    options_fail(o,
+                 "--backend cuda: the CUDA backend has no obstacle meshes or predators (%d "
+                 "[mesh], %d predators): use --backend cpu",
+                 scene->mesh_count, (int)d->params.predator_count);
+    return 2;
+}
+
 static int fail_status(const opt_values *o, const shoal_error *e)
 {
     options_fail(o, "%s", e->message);
@@ -213,6 +224,10 @@ int cmd_step(int argc, char **argv)
             free(rows);
             return options_fail(&o, "--backend: '%s' (expected cpu or cuda)", backend);
         }
+        if (app_gpu_refuses(&o, &d, &scene)) {
+            free(rows);
+            return 2;
+        }
         rc = app_step_gpu(&d, options_get(&o, "gpu-order"), rows, steps,
                           options_given(&o, "stats"), &e);
         if (!rc)
@@ -226,6 +241,11 @@ int cmd_step(int argc, char **argv)
         return fail_status(&o, &e);
     }
     shoal_sim_set_state(sim, rows, &e);
+    if (shoal_scene_add_obstacles(&scene, sim, &e)) {
+        shoal_sim_destroy(sim);
+        free(rows);
+        return fail_status(&o, &e);
+    }
     const char *trace = options_get(&o, "trace");
     if (trace) {
         /* one span per stage and one per step, per thread; preallocated, capped at 64 MiB */

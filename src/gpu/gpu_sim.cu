@@ -427,6 +427,11 @@ static shoal_status validate(const shoal_sim_desc *d, shoal_error *err)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "t0 must be finite");
     if (d->neighbors != SHOAL_NEIGHBORS_GRID && d->neighbors != SHOAL_NEIGHBORS_BRUTE)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "invalid neighbour method");
+    if (d->params.predator_count > 0)
+        return shoal_error_set(err, SHOAL_ERR_UNSUPPORTED,
+                               "the CUDA backend has no predators (predator_count %d): use "
+                               "--backend cpu",
+                               (int)d->params.predator_count);
     return shoal_params_validate(d->model, &d->params, err);
 }
 

@@ -18,6 +18,12 @@ typedef struct obj_parser {
     size_t pos_count, pos_cap;
     uint32_t *idx;
     size_t tri_count, tri_cap;
+    float *vn; /* `vn` statements */
+    size_t vn_count, vn_cap;
+    float *nsum;    /* per position: sum of its corners' normals (3 floats) */
+    size_t nsum_cap; /* in positions */
+    uint8_t *nhas;   /* per position: 1 named by a corner with a normal, 2 without */
+    int any_normal;
     shoal_error *err;
 } obj_parser;
 
@@ -62,7 +68,7 @@ static int obj_word_is(const char *tok, size_t n, const char *word)
     return n == strlen(word) && memcmp(tok, word, n) == 0;
 }
 
-static shoal_status obj_vertex(obj_parser *p, const char *s, const char *end)
+static shoal_status obj_vertex(obj_parser *p, const char *s, const char *end, int is_normal)
 {
     float v[3];
     int k = 0;
@@ -89,11 +95,58 @@ static shoal_status obj_vertex(obj_parser *p, const char *s, const char *end)
     }
     if (k < 3)
         return obj_fail(p, "a vertex needs 3 coordinates (x y z)%s", "");
+    if (is_normal) {
+        if (k != 3)
+            return obj_fail(p, "a normal has 3 coordinates (vn x y z)%s", "");
+        if (!obj_grow((void **)&p->vn, &p->vn_cap, 3 * (p->vn_count + 1), sizeof(float)))
+            return shoal_error_set(p->err, SHOAL_ERR_NOMEM, "%s: out of memory for normals",
+                                   p->name);
+        double l = sqrt((double)v[0] * v[0] + (double)v[1] * v[1] + (double)v[2] * v[2]);
+        for (int c = 0; c < 3 && l > 0; c++)
+            v[c] = (float)(v[c] / l);
+        memcpy(p->vn + 3 * p->vn_count, v, sizeof v);
+        p->vn_count++;
+        return SHOAL_OK;
+    }
     if (!obj_grow((void **)&p->pos, &p->pos_cap, 3 * (p->pos_count + 1), sizeof(float)))
         return shoal_error_set(p->err, SHOAL_ERR_NOMEM, "%s: out of memory for vertices",
                                p->name);
     memcpy(p->pos + 3 * p->pos_count, v, sizeof v);
     p->pos_count++;
+    return SHOAL_OK;
+}
+
+/* Resolve a 1-based or negative OBJ index against `count` items; -1 when invalid. */
+static long long obj_resolve(long long v, size_t count)
+{
+    long long r = v > 0 ? v - 1 : v < 0 ? (long long)count + v : -1;
+    return r >= 0 && r < (long long)count ? r : -1;
+}
+
+/* The normal part of a corner ("c" of a/b/c or a//c), if any: adds vn[c] to the position's
+ * sum. Marks the position as named with or without a normal. */
+static shoal_status obj_corner_normal(obj_parser *p, uint32_t pos, const char *rest)
+{
+    /* nsum and nhas have room for every position (obj_corner grew them) */
+    const char *slash = rest ? strchr(rest, '/') : NULL;
+    if (!slash || !slash[1]) {
+        if (p->nhas[pos] == 0)
+            p->nhas[pos] = 2;
+        return SHOAL_OK;
+    }
+    long long v = strtoll(slash + 1, NULL, 10);
+    long long r = obj_resolve(v, p->vn_count);
+    if (r < 0) {
+        char m[160];
+        snprintf(m, sizeof m, "normal index %lld is out of range (%zu normals so far)", v,
+                 p->vn_count);
+        return obj_fail(p, "%s", m);
+    }
+    float *d = p->nsum + 3 * (size_t)pos;
+    for (int c = 0; c < 3; c++)
+        d[c] += p->vn[3 * (size_t)r + (size_t)c];
+    p->nhas[pos] = 1;
+    p->any_normal = 1;
     return SHOAL_OK;
 }
 
@@ -106,6 +159,10 @@ static shoal_status obj_corner(obj_parser *p, const char *tok, size_t n, uint32_
     memcpy(buf, tok, n);
     buf[n] = 0;
     char *slash = strchr(buf, '/');
+    char rest_copy[64];
+    rest_copy[0] = 0;
+    if (slash)
+        snprintf(rest_copy, sizeof rest_copy, "%s", slash + 1);
     if (slash) {
         /* the texture and normal parts must be integers (or empty) but are not used */
         const char *rest = slash + 1;
@@ -138,7 +195,21 @@ static shoal_status obj_corner(obj_parser *p, const char *tok, size_t n, uint32_
         return obj_fail(p, "%s", m);
     }
     *out = (uint32_t)resolved;
-    return SHOAL_OK;
+    /* per-position normal sums, sized with the positions */
+    if (p->nsum_cap < p->pos_cap) {
+        size_t old = p->nsum_cap;
+        float *ns = realloc(p->nsum, p->pos_cap * 3 * sizeof(float));
+        uint8_t *nh = ns ? realloc(p->nhas, p->pos_cap) : NULL;
+        if (ns)
+            p->nsum = ns;
+        if (!ns || !nh)
+            return shoal_error_set(p->err, SHOAL_ERR_NOMEM, "%s: out of memory", p->name);
+        p->nhas = nh;
+        memset(p->nsum + 3 * old, 0, (p->pos_cap - old) * 3 * sizeof(float));
+        memset(p->nhas + old, 0, p->pos_cap - old);
+        p->nsum_cap = p->pos_cap;
+    }
+    return obj_corner_normal(p, *out, slash ? rest_copy : NULL);
 }
 
 static int obj_zero_area(const float *pos, uint32_t a, uint32_t b, uint32_t c)
@@ -214,11 +285,12 @@ SHOAL_API shoal_status shoal_mesh_parse(const void *data, size_t size, const cha
         if (n == 0)
             continue;
         if (obj_word_is(tok, n, "v"))
-            st = obj_vertex(&p, c, stop);
+            st = obj_vertex(&p, c, stop, 0);
+        else if (obj_word_is(tok, n, "vn"))
+            st = obj_vertex(&p, c, stop, 1);
         else if (obj_word_is(tok, n, "f"))
             st = obj_face(&p, c, stop);
-        else if (obj_word_is(tok, n, "vt") || obj_word_is(tok, n, "vn") ||
-                 obj_word_is(tok, n, "vp") || obj_word_is(tok, n, "o") ||
+        else if (obj_word_is(tok, n, "vt") || obj_word_is(tok, n, "vp") || obj_word_is(tok, n, "o") ||
                  obj_word_is(tok, n, "g") || obj_word_is(tok, n, "s") ||
                  obj_word_is(tok, n, "usemtl") || obj_word_is(tok, n, "mtllib"))
             continue;
@@ -235,15 +307,54 @@ SHOAL_API shoal_status shoal_mesh_parse(const void *data, size_t size, const cha
     }
     if (st == SHOAL_OK && p.tri_count == 0)
         st = shoal_error_set(err, SHOAL_ERR_INPUT, "%s: no faces", p.name);
+    float *normals = NULL;
+    int missing = 0;
+    if (st == SHOAL_OK && p.any_normal) {
+        normals = calloc(p.pos_count * 3, sizeof(float));
+        if (!normals)
+            st = shoal_error_set(err, SHOAL_ERR_NOMEM, "%s: out of memory", p.name);
+        for (size_t i = 0; st == SHOAL_OK && i < p.pos_count; i++) {
+            if (i >= p.nsum_cap || p.nhas[i] == 0)
+                continue;
+            if (p.nhas[i] == 2) {
+                missing = 1; /* filled from the faces below */
+                continue;
+            }
+            const float *d = p.nsum + 3 * i;
+            double l = sqrt((double)d[0] * d[0] + (double)d[1] * d[1] + (double)d[2] * d[2]);
+            for (int c = 0; c < 3 && l > 0; c++)
+                normals[3 * i + (size_t)c] = (float)(d[c] / l);
+        }
+    }
+    free(p.vn);
+    free(p.nsum);
     if (st != SHOAL_OK) {
+        free(p.nhas);
+        free(normals);
         free(p.pos);
         free(p.idx);
         return st;
     }
+    mesh->normals = normals;
     mesh->vertex_count = p.pos_count;
     mesh->triangle_count = p.tri_count;
     mesh->positions = p.pos;
     mesh->indices = p.idx;
+    if (missing) {
+        /* positions no corner gave a normal: the normal computed from their faces */
+        shoal_mesh tmp = *mesh;
+        tmp.normals = NULL;
+        if (shoal_mesh_compute_normals(&tmp, err)) {
+            free(p.nhas);
+            shoal_mesh_free(mesh);
+            return err ? err->status : SHOAL_ERR_NOMEM;
+        }
+        for (size_t i = 0; i < p.pos_count; i++)
+            if (i < p.nsum_cap && p.nhas[i] == 2)
+                memcpy(normals + 3 * i, tmp.normals + 3 * i, 3 * sizeof(float));
+        free(tmp.normals);
+    }
+    free(p.nhas);
     return SHOAL_OK;
 }
 
@@ -293,5 +404,41 @@ SHOAL_API void shoal_mesh_free(shoal_mesh *mesh)
         return;
     free(mesh->positions);
     free(mesh->indices);
+    free(mesh->normals);
     memset(mesh, 0, sizeof *mesh);
+}
+
+SHOAL_API shoal_status shoal_mesh_compute_normals(shoal_mesh *mesh, shoal_error *err)
+{
+    if (mesh->normals || mesh->vertex_count == 0)
+        return SHOAL_OK;
+    double *acc = calloc(mesh->vertex_count * 3, sizeof(double));
+    float *out = calloc(mesh->vertex_count * 3, sizeof(float));
+    if (!acc || !out) {
+        free(acc);
+        free(out);
+        return shoal_error_set(err, SHOAL_ERR_NOMEM, "out of memory for vertex normals");
+    }
+    const float *P = mesh->positions;
+    for (size_t t = 0; t < mesh->triangle_count; t++) {
+        const uint32_t *ix = mesh->indices + 3 * t;
+        const float *A = P + 3 * ix[0], *B = P + 3 * ix[1], *C = P + 3 * ix[2];
+        double e1[3] = {(double)B[0] - A[0], (double)B[1] - A[1], (double)B[2] - A[2]};
+        double e2[3] = {(double)C[0] - A[0], (double)C[1] - A[1], (double)C[2] - A[2]};
+        /* cross(e1, e2): outward for counter-clockwise faces, length = twice the area */
+        double n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2],
+                       e1[0] * e2[1] - e1[1] * e2[0]};
+        for (int k = 0; k < 3; k++)
+            for (int c = 0; c < 3; c++)
+                acc[3 * (size_t)ix[k] + (size_t)c] += n[c];
+    }
+    for (size_t i = 0; i < mesh->vertex_count; i++) {
+        const double *d = acc + 3 * i;
+        double l = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+        for (int c = 0; c < 3 && l > 0; c++)
+            out[3 * i + (size_t)c] = (float)(d[c] / l);
+    }
+    free(acc);
+    mesh->normals = out;
+    return SHOAL_OK;
 }

@@ -3,6 +3,7 @@
  * obstacles, camera). Two passes: the first finds the model (its defaults are the base
  * the [params] section edits), the second applies everything in file order. */
 #include "shoal/io.h"
+#include "shoal/render.h"
 
 #include <errno.h>
 #include <ini.h>
@@ -20,6 +21,10 @@ typedef struct parse_ctx {
     int sphere_open; /* index of the [sphere] being filled, -1 if none */
     int sphere_has_radius, sphere_has_center;
     char sphere_section[64];
+    int mesh_open; /* index of the [mesh] being filled, -1 if none */
+    int mesh_has_file;
+    char mesh_section[64];
+    const char *dir; /* directory of the scene file ("" for text) */
 } parse_ctx;
 
 static int fail(parse_ctx *c, const char *section, const char *key, const char *fmt,
@@ -68,6 +73,106 @@ static int close_sphere(parse_ctx *c)
         return fail(c, "sphere", "radius", "%s", "missing (every [sphere] needs a radius)");
     c->sphere_open = -1;
     return 1;
+}
+
+static int close_mesh(parse_ctx *c)
+{
+    if (c->mesh_open >= 0 && !c->mesh_has_file)
+        return fail(c, c->mesh_section, "file", "%s", "missing (every [mesh] needs a file)");
+    c->mesh_open = -1;
+    return 1;
+}
+
+/* A list of 1 or 3 numbers ("s" or "x,y,z"). */
+static int parse_scale(const char *s, float out[3])
+{
+    double v;
+    if (!strchr(s, ',')) {
+        if (!parse_number(s, &v) || fabs(v) > 1e6)
+            return 0;
+        out[0] = out[1] = out[2] = (float)v;
+        return 1;
+    }
+    return parse_vec3(s, out);
+}
+
+static int mesh_key(parse_ctx *c, const char *section, const char *key, const char *value)
+{
+    shoal_scene *sc = c->scene;
+    if (c->mesh_open < 0 || strncmp(c->mesh_section, section, 63) != 0 ||
+        (strcmp(key, "file") == 0 && c->mesh_has_file)) {
+        if (!close_mesh(c))
+            return 0;
+        if (sc->mesh_count >= SHOAL_SCENE_MAX_MESHES)
+            return fail(c, section, key, "more than %s obstacle meshes", "16");
+        c->mesh_open = sc->mesh_count++;
+        c->mesh_has_file = 0;
+        snprintf(c->mesh_section, sizeof c->mesh_section, "%s", section);
+        shoal_scene_mesh *m = &sc->meshes[c->mesh_open];
+        memset(m, 0, sizeof *m);
+        m->transform = shoal_transform_identity();
+        const char *nm = section[4] == ' ' ? section + 5 : "";
+        snprintf(m->name, sizeof m->name, "%s", nm);
+    }
+    shoal_scene_mesh *m = &sc->meshes[c->mesh_open];
+    shoal_transform *t = &m->transform;
+    if (strcmp(key, "file") == 0) {
+        if (!*value)
+            return fail(c, section, key, "%s", "empty path");
+        int n = value[0] == '/' || !c->dir[0]
+                    ? snprintf(m->path, sizeof m->path, "%s", value)
+                    : snprintf(m->path, sizeof m->path, "%s/%s", c->dir, value);
+        if (n < 0 || (size_t)n >= sizeof m->path)
+            return fail(c, section, key, "'%.200s': path too long", value);
+        c->mesh_has_file = 1;
+    } else if (strcmp(key, "position") == 0) {
+        if (!parse_vec3(value, t->position) || fabs(t->position[0]) > 1e6 ||
+            fabs(t->position[1]) > 1e6 || fabs(t->position[2]) > 1e6)
+            return fail(c, section, key, "'%s' is not x,y,z (finite, within 1e6)", value);
+    } else if (strcmp(key, "rotation") == 0) {
+        if (!parse_vec3(value, t->rotation_deg) || fabs(t->rotation_deg[0]) > 1e6 ||
+            fabs(t->rotation_deg[1]) > 1e6 || fabs(t->rotation_deg[2]) > 1e6)
+            return fail(c, section, key, "'%s' is not rx,ry,rz in degrees (finite)", value);
+    } else if (strcmp(key, "scale") == 0) {
+        if (!parse_scale(value, t->scale))
+            return fail(c, section, key, "'%s' is not s or sx,sy,sz (finite, within 1e6)",
+                        value);
+    } else {
+        return fail(c, section, key, "%s",
+                    "unknown key (expected file, position, rotation, scale)");
+    }
+    return 1;
+}
+
+/* [predators]: friendlier names for the predator_* parameters. */
+static int predators_key(parse_ctx *c, const char *section, const char *key, const char *value)
+{
+    static const char *const map[][2] = {
+        {"count", "predator_count"},     {"speed", "predator_speed"},
+        {"turn", "predator_turn"},       {"chase", "predator_chase"},
+        {"flee_radius", "flee_radius"},  {"flee_weight", "flee_weight"},
+        {"start", "predator_start"},     {"spread", "predator_spread"},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+        if (strcmp(key, map[i][0]) != 0)
+            continue;
+        const char *v = value;
+        if (strcmp(key, "chase") == 0) {
+            if (strcmp(value, "nearest") == 0)
+                v = "0";
+            else if (strcmp(value, "centre") == 0 || strcmp(value, "center") == 0)
+                v = "1";
+            else
+                return fail(c, section, key, "'%s': expected nearest or centre", value);
+        }
+        shoal_error e;
+        if (shoal_params_set(c->scene->desc.model, &c->scene->desc.params, map[i][1], v, &e))
+            return fail(c, section, key, "%s", e.message);
+        return 1;
+    }
+    return fail(c, section, key, "%s",
+                "unknown key (expected count, speed, turn, chase, flee_radius, flee_weight, "
+                "start, spread)");
 }
 
 static int handler(void *user, const char *section, const char *key, const char *value)
@@ -158,6 +263,10 @@ static int handler(void *user, const char *section, const char *key, const char 
         }
         return 1;
     }
+    if (strncmp(section, "mesh", 4) == 0 && (section[4] == 0 || section[4] == ' '))
+        return mesh_key(c, section, key, value);
+    if (strcmp(section, "predators") == 0)
+        return predators_key(c, section, key, value);
     if (strcmp(section, "camera") == 0) {
         double v;
         if (strcmp(key, "eye") == 0) {
@@ -185,17 +294,21 @@ static int handler(void *user, const char *section, const char *key, const char 
         return 1;
     }
     return fail(c, section, key, "%s",
-                "unknown section (expected [scene], [params], [sphere] or [camera])");
+                "unknown section (expected [scene], [params], [sphere], [mesh], [predators] or "
+                "[camera])");
 }
 
-shoal_status shoal_scene_parse(const char *text, const char *name, shoal_scene *scene,
-                               shoal_error *err)
+static shoal_status scene_parse_dir(const char *text, const char *name, const char *dir,
+                                    shoal_scene *scene, shoal_error *err)
 {
     memset(scene, 0, sizeof *scene);
     scene->desc = shoal_sim_desc_default();
-    parse_ctx c = {.scene = scene, .name = name, .err = err, .sphere_open = -1};
+    parse_ctx c = {
+        .scene = scene, .name = name, .err = err, .sphere_open = -1, .mesh_open = -1, .dir = dir};
     for (c.pass = 0; c.pass < 2; c.pass++) {
         if (c.pass == 1) {
+            scene->mesh_count = 0;
+            c.mesh_open = -1;
             shoal_params_default(scene->desc.model, &scene->desc.params);
             scene->desc.boid_count = shoal_model_default_count(scene->desc.model);
         }
@@ -208,12 +321,18 @@ shoal_status shoal_scene_parse(const char *text, const char *name, shoal_scene *
                                    "key = value)",
                                    name, rc);
     }
-    if (!close_sphere(&c))
+    if (!close_sphere(&c) || !close_mesh(&c))
         return c.status;
     shoal_error e;
     if (shoal_params_validate(scene->desc.model, &scene->desc.params, &e))
         return shoal_error_set(err, SHOAL_ERR_INPUT, "scene %s: %.400s", name, e.message);
     return SHOAL_OK;
+}
+
+shoal_status shoal_scene_parse(const char *text, const char *name, shoal_scene *scene,
+                               shoal_error *err)
+{
+    return scene_parse_dir(text, name, "", scene, err);
 }
 
 shoal_status shoal_scene_load(const char *path, shoal_scene *scene, shoal_error *err)
@@ -258,7 +377,33 @@ shoal_status shoal_scene_load(const char *path, shoal_scene *scene, shoal_error 
         return shoal_error_set(err, SHOAL_ERR_INPUT, "scene %s: contains a NUL byte (not text)",
                                path);
     }
-    shoal_status st = shoal_scene_parse(buf, path, scene, err);
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *(slash == dir ? slash + 1 : slash) = 0;
+    else
+        dir[0] = 0;
+    shoal_status st = scene_parse_dir(buf, path, dir, scene, err);
     free(buf);
     return st;
+}
+
+shoal_status shoal_scene_add_obstacles(const shoal_scene *scene, shoal_sim *sim, shoal_error *err)
+{
+    for (int i = 0; i < scene->mesh_count; i++) {
+        const shoal_scene_mesh *m = &scene->meshes[i];
+        shoal_mesh mesh;
+        shoal_error e;
+        shoal_status st = shoal_mesh_load(m->path, &mesh, &e);
+        if (st == SHOAL_OK && !mesh.normals)
+            st = shoal_mesh_compute_normals(&mesh, &e);
+        if (st == SHOAL_OK)
+            st = shoal_sim_add_obstacle(sim, mesh.positions, mesh.normals, mesh.vertex_count,
+                                        &m->transform, NULL, &e);
+        shoal_mesh_free(&mesh);
+        if (st)
+            return shoal_error_set(err, st, "[mesh %s]: %.400s", m->name, e.message);
+    }
+    return SHOAL_OK;
 }

@@ -91,6 +91,53 @@ static inline vf3 KFN(sphere_avoid)(const shoal_params *prm, vf3 p)
     return acc;
 }
 
+/* Flee (every model): for each predator q (in predator order), a boid closer than
+ * flee_radius R is pushed along (p - q) / |p - q| with strength (R - |p - q|) / R (1 at the
+ * predator, 0 at R). Returns the unweighted sum. */
+static inline vf3 KFN(flee)(const model_consts *mc, vf3 p)
+{
+    vf3 acc = v3_zero();
+    vf r = vf_set1(mc->flee_r), r2 = vf_set1(mc->flee_r2);
+    for (int k = 0; k < mc->predator_count; k++) {
+        vf3 q = v3_sub(p, v3_set1(mc->predators[k][0], mc->predators[k][1], mc->predators[k][2]));
+        vf d2 = v3_dot(q, q);
+        vm in = vm_and(vf_lt(d2, r2), vf_gt(d2, vf_zero()));
+        if (!vm_any(in))
+            continue;
+        vf d = vf_sqrt(d2);
+        vf w = vf_div(vf_sub(r, d), r);
+        acc = v3_add_masked(acc, in, v3_mul(v3_div(q, d), w));
+    }
+    return acc;
+}
+
+/* The per-boid terms every model adds after its neighbour sums and its own obstacle terms:
+ * f + field(p) * avoid_force + flee(p) * flee_weight, in that order. The field (seed 004) is
+ * sampled per lane by the scalar field_sample, so every ISA reads the same cell and value.
+ * One predictable branch each when the feature is off. */
+static inline vf3 KFN(extra_forces)(const shoal_sim *s, const kgroup *g, vf3 p, vf3 f)
+{
+    const shoal_params *prm = &s->desc.params;
+    if (s->fld.vec) {
+        float x[VW], y[VW], z[VW], ax[VW], ay[VW], az[VW];
+        vf_store_n(x, p.x, g->n);
+        vf_store_n(y, p.y, g->n);
+        vf_store_n(z, p.z, g->n);
+        for (int i = 0; i < g->n; i++) {
+            float o[3];
+            field_sample(&s->fld, x[i], y[i], z[i], o);
+            ax[i] = o[0];
+            ay[i] = o[1];
+            az[i] = o[2];
+        }
+        vf3 a = {vf_load_n(ax, g->n), vf_load_n(ay, g->n), vf_load_n(az, g->n)};
+        f = v3_add(f, v3_mul(a, vf_set1(prm->avoid_force)));
+    }
+    if (s->mc.predator_count > 0)
+        f = v3_add(f, v3_mul(KFN(flee)(&s->mc, p), vf_set1(prm->flee_weight)));
+    return f;
+}
+
 /* steer wall force: +1 below centre - size/2, -1 above centre + size/2, per axis. */
 static inline vf KFN(wall_axis)(vf p, float lo, float hi)
 {
@@ -236,6 +283,7 @@ KFN(steer_average_impl)(const shoal_sim *s, const kgroup *g, int average, int sh
     force = v3_add(force, v3_mul(KFN(wall)(prm, p), vf_set1(prm->wall_weight)));
     if (prm->sphere_count > 0)
         force = v3_add(force, v3_mul(KFN(sphere_avoid)(prm, p), vf_set1(prm->avoid_force)));
+    force = KFN(extra_forces)(s, g, p, force);
     v = v3_limit(v3_add(v, v3_mul(force, dt)), vf_set1(prm->max_speed));
     p = v3_add(p, v3_mul(v, dt));
     KFN(check_finite)(s, g, p, v, f);
@@ -318,6 +366,7 @@ static void KFN(group_heading)(const shoal_sim *s, const kgroup *g, sim_fault *f
     fsum = v3_add(v3_add(v3_add(fsum, sep), ali), coh);
     if (prm->sphere_count > 0)
         fsum = v3_add(fsum, v3_mul(KFN(sphere_avoid)(prm, p), vf_set1(prm->avoid_force)));
+    fsum = KFN(extra_forces)(s, g, p, fsum);
     vf3 fdir = v3_normalize(fsum);
     vf3 dir = v3_normalize(v);
     /* lerp(a, b, s) = a + (b - a) * s */
@@ -411,6 +460,7 @@ static void KFN(group_classic)(const shoal_sim *s, const kgroup *g, sim_fault *f
     acc = v3_div(acc, vf_set1(8.0f));
     if (prm->sphere_count > 0)
         acc = v3_add(acc, v3_mul(KFN(sphere_avoid)(prm, p), vf_set1(prm->avoid_force)));
+    acc = KFN(extra_forces)(s, g, p, acc);
     /* p += v dt + a dt^2 / 2; v += a dt; |v| clamped to [min_speed, max_speed] */
     vf dt = vf_set1(mc->dt), half_dt2 = vf_set1(mc->dt * mc->dt * 0.5f);
     p = v3_add(p, v3_add(v3_mul(v, dt), v3_mul(acc, half_dt2)));
@@ -491,6 +541,7 @@ static void KFN(group_fov)(const shoal_sim *s, const kgroup *g, sim_fault *f)
     if (prm->sphere_count > 0)
         avoid = v3_mul(KFN(sphere_avoid)(prm, p), vf_set1(prm->avoid_force));
     vf3 sum = v3_add(v3_add(v3_add(v3_add(cohf, sepf), alif), b), avoid);
+    sum = KFN(extra_forces)(s, g, p, sum);
     v = v3_add(v, v3_mul(sum, vf_set1(mc->dt)));
     v = v3_clamp_speed(v, vf_set1(prm->min_speed), vf_set1(prm->max_speed));
     p = v3_add(p, v); /* quirk: no dt, as in the seed */

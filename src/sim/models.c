@@ -23,7 +23,17 @@
 #define OBSTACLE_PARAMS                                                                        \
     P("avoid_force", avoid_force, 0, BIG, 0, "weight of the obstacle avoidance force"),        \
         PI("sphere_count", sphere_count, 0, SHOAL_MAX_SPHERES, 0,                              \
-           "number of obstacle spheres (set in a scene file)")
+           "number of obstacle spheres (set in a scene file)"),                                \
+        P("field_cell", field_cell, 1e-3f, BIG, 1, "obstacle field: cell size"),               \
+        P("field_margin", field_margin, 0, BIG, 1, "obstacle field: margin around the meshes"), \
+        PI("predator_count", predator_count, 0, SHOAL_MAX_PREDATORS, 0, "number of predators"), \
+        P("predator_speed", predator_speed, 0, BIG, 8, "predator speed, units/s"),             \
+        P("predator_turn", predator_turn, 0, BIG, 2, "predator turn rate: lerp factor per s"), \
+        PI("predator_chase", predator_chase, 0, 1, 0, "predators chase: 0 nearest boid, 1 centre"), \
+        P("flee_radius", flee_radius, 1e-4f, BIG, 6, "boids flee predators closer than this"), \
+        P("flee_weight", flee_weight, 0, BIG, 10, "weight of the flee force"),                 \
+        P3("predator_start", predator_start, -BIG, BIG, 0, 0, 30, "predators' start"),         \
+        P("predator_spread", predator_spread, 0, BIG, 2, "predators' spacing along x at start")
 
 /* steer: seed 003 (UnityGraphicsProgramming Boids.compute). */
 static const shoal_param_info steer_params[] = {

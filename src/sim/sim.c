@@ -167,6 +167,7 @@ void shoal_sim_destroy(shoal_sim *s)
     alloc_free(s->cell_sorted);
     alloc_free(s->cell_start);
     alloc_free(s->hist);
+    sim_obstacles_free(s);
     free(s);
 }
 
@@ -218,6 +219,7 @@ shoal_status shoal_sim_create(const shoal_sim_desc *desc, shoal_sim **sim_out, s
     }
     for (size_t i = 0; i < cnt; i++)
         s->row_cur[i] = (uint32_t)i;
+    predators_reset(s);
     *sim_out = s;
     return SHOAL_OK;
 }
@@ -247,6 +249,16 @@ shoal_status shoal_sim_set_params(shoal_sim *s, const shoal_params *params, shoa
     float r_new = shoal_params_interaction_radius(s->desc.model, params);
     shoal_sim_desc d = s->desc;
     d.params = *params;
+    /* the field depends on its cell size and margin: rebuild it first, so that a field
+     * too large leaves the sim as it was */
+    if (s->obstacle_count && (params->field_cell != s->desc.params.field_cell ||
+                              params->field_margin != s->desc.params.field_margin)) {
+        st = field_build(&s->fld, s->obstacles, s->obstacle_count, params->field_cell,
+                         params->field_margin, err);
+        if (st)
+            return st;
+    }
+    int reset_predators = params->predator_count != s->desc.params.predator_count;
     if (r_new != r_old && s->desc.neighbors == SHOAL_NEIGHBORS_GRID) {
         grid g;
         grid_setup(&g, d.model, params, d.neighbors, s->count);
@@ -268,6 +280,8 @@ shoal_status shoal_sim_set_params(shoal_sim *s, const shoal_params *params, shoa
         s->g = g;
     }
     s->desc = d;
+    if (reset_predators)
+        predators_reset(s);
     return SHOAL_OK;
 }
 
@@ -281,6 +295,7 @@ shoal_status shoal_sim_set_state(shoal_sim *s, const float *rows, shoal_error *e
             s->cur[k][i] = rows[i * 6 + (size_t)k];
         s->row_cur[i] = (uint32_t)i;
     }
+    predators_reset(s);
     return SHOAL_OK;
 }
 
@@ -300,6 +315,7 @@ void shoal_sim_init_state(shoal_sim *s, uint64_t seed)
         s->row_cur[i] = (uint32_t)i;
     }
     free(rows);
+    predators_reset(s);
 }
 
 void shoal_sim_get_state(const shoal_sim *s, float *rows)
@@ -334,10 +350,35 @@ size_t shoal_sim_targets(const shoal_sim *s, double t_s, float *xyz, size_t max)
     float tmp[SHOAL_MAX_TARGETS * 3];
     sim_heading_targets(&s->desc.params, s->desc.seed, t_s, tmp);
     size_t n = (size_t)s->desc.params.target_count;
+    for (size_t k = 0; k < n; k++)
+        if (s->target_pinned[k])
+            memcpy(tmp + 3 * k, s->target_pin[k], 3 * sizeof(float));
     if (n > max)
         n = max;
     memcpy(xyz, tmp, n * 3 * sizeof(float));
     return n;
+}
+
+shoal_status shoal_sim_set_target(shoal_sim *s, size_t index, const float xyz[3],
+                                  shoal_error *err)
+{
+    if (s->desc.model != SHOAL_MODEL_HEADING)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "targets: model %s has none",
+                               shoal_model_name(s->desc.model));
+    if (index >= (size_t)s->desc.params.target_count)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "target %zu: there are %d", index,
+                               (int)s->desc.params.target_count);
+    if (!isfinite(xyz[0]) || !isfinite(xyz[1]) || !isfinite(xyz[2]))
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "target %zu: position is not finite",
+                               index);
+    s->target_pinned[index] = 1;
+    memcpy(s->target_pin[index], xyz, 3 * sizeof(float));
+    return SHOAL_OK;
+}
+
+void shoal_sim_clear_targets(shoal_sim *s)
+{
+    memset(s->target_pinned, 0, sizeof s->target_pinned);
 }
 
 /* ---- the step --------------------------------------------------------------------- */
@@ -357,6 +398,9 @@ static void prepare_consts(shoal_sim *s)
         mc->inv_r = 1.0f / p->neighbor_radius;
         mc->target_count = (int)p->target_count;
         sim_heading_targets(p, s->desc.seed, shoal_sim_time(s), &mc->targets[0][0]);
+        for (int k = 0; k < mc->target_count; k++)
+            if (s->target_pinned[k])
+                memcpy(mc->targets[k], s->target_pin[k], sizeof mc->targets[k]);
         break;
     case SHOAL_MODEL_CLASSIC:
         mc->r = p->fov;
@@ -370,6 +414,10 @@ static void prepare_consts(shoal_sim *s)
     default:
         break;
     }
+    mc->predator_count = s->predator_count;
+    mc->flee_r = p->flee_radius;
+    mc->flee_r2 = p->flee_radius * p->flee_radius;
+    memcpy(mc->predators, s->pred_p, (size_t)s->predator_count * sizeof mc->predators[0]);
 }
 
 typedef struct step_ctx {
@@ -477,6 +525,8 @@ static shoal_status run_step(shoal_sim *s, int sort_only, shoal_error *err)
                                bad_row, (unsigned long long)s->steps_done + 1,
                                shoal_sim_time(s));
     }
+    /* predators chase the start-of-step school (cur), one serial pass */
+    predators_step(s);
     /* forces wrote the new state into nxt, in the same order as cur. */
     for (int k = 0; k < 6; k++) {
         float *tmp = s->cur[k];

@@ -45,7 +45,54 @@ typedef struct model_consts {
     float dt;
     int target_count;
     float targets[SHOAL_MAX_TARGETS][3];
+    /* predators at the start of the step (the flee term reads these) */
+    int predator_count;
+    float flee_r, flee_r2;
+    float predators[SHOAL_MAX_PREDATORS][3];
 } model_consts;
+
+/* An obstacle mesh (model space, owned) and where it sits. */
+typedef struct obstacle {
+    float *pos, *nrm; /* 3 * count each */
+    size_t count;
+    shoal_transform xf;
+} obstacle;
+
+/* The obstacle field (field.c): cell (x, y, z) = vec[3 * (x + dims[0] * (y + dims[1] * z))].
+ * vec NULL when there is no obstacle. */
+typedef struct field {
+    float origin[3];
+    float cell, inv_unused;
+    int32_t dims[3];
+    float hi[3]; /* origin + dims * cell: p < hi is inside */
+    float *vec;
+    uint64_t builds;
+} field;
+
+/* field.c: rebuild `f` from the obstacles (serial, obstacle then vertex order). On failure
+ * (too many cells, no memory) `f` is unchanged. */
+shoal_status field_build(field *f, const obstacle *obs, size_t obstacle_count, float cell,
+                         float margin, shoal_error *err);
+void field_free(field *f);
+/* The cell vector at p, or 0 outside (scalar; the kernels call it per lane). */
+static inline void field_sample(const field *f, float px, float py, float pz, float out[3])
+{
+    out[0] = out[1] = out[2] = 0.0f;
+    if (!(px >= f->origin[0] && px < f->hi[0] && py >= f->origin[1] && py < f->hi[1] &&
+          pz >= f->origin[2] && pz < f->hi[2]))
+        return;
+    int32_t ix = (int32_t)((px - f->origin[0]) / f->cell);
+    int32_t iy = (int32_t)((py - f->origin[1]) / f->cell);
+    int32_t iz = (int32_t)((pz - f->origin[2]) / f->cell);
+    ix = ix < f->dims[0] ? ix : f->dims[0] - 1;
+    iy = iy < f->dims[1] ? iy : f->dims[1] - 1;
+    iz = iz < f->dims[2] ? iz : f->dims[2] - 1;
+    const float *v = f->vec + 3 * ((size_t)ix + (size_t)f->dims[0] *
+                                                    ((size_t)iy + (size_t)f->dims[1] * (size_t)iz));
+    out[0] = v[0];
+    out[1] = v[1];
+    out[2] = v[2];
+}
 
 /* A simulation fault found during a step: the first non-finite result, by input row. */
 typedef struct sim_fault {
@@ -77,6 +124,19 @@ struct shoal_sim {
 
     model_consts mc;
     uint64_t steps_done;
+
+    /* obstacle meshes and their field */
+    obstacle obstacles[SHOAL_MAX_OBSTACLES];
+    size_t obstacle_count;
+    field fld;
+
+    /* predators: state at the start of the next step (serial update after the forces) */
+    int predator_count;
+    float pred_p[SHOAL_MAX_PREDATORS][3], pred_v[SHOAL_MAX_PREDATORS][3];
+
+    /* heading targets the user pinned */
+    uint8_t target_pinned[SHOAL_MAX_TARGETS];
+    float target_pin[SHOAL_MAX_TARGETS][3];
     int sorted_once;
 
     /* stage timers (thread 0's view, from barrier to barrier) and per-thread busy time */
@@ -124,6 +184,15 @@ typedef void (*forces_rows_fn)(const shoal_sim *s, int64_t row_begin, int64_t ro
 void forces_rows_scalar(const shoal_sim *s, int64_t row_begin, int64_t row_end, sim_fault *f);
 void forces_rows_avx2(const shoal_sim *s, int64_t row_begin, int64_t row_end, sim_fault *f);
 void forces_rows_avx512(const shoal_sim *s, int64_t row_begin, int64_t row_end, sim_fault *f);
+
+/* field.c: rebuild the field from the sim's obstacles and parameters; free them all. */
+shoal_status sim_field_rebuild(shoal_sim *s, shoal_error *err);
+void sim_obstacles_free(shoal_sim *s);
+
+/* predators.c: reset the predators to their start (params); the serial update of one step
+ * from the start-of-step state in cur (after the forces, before the swap). */
+void predators_reset(shoal_sim *s);
+void predators_step(shoal_sim *s);
 
 /* init.c */
 void sim_init_rows(shoal_model model, const shoal_params *p, uint64_t seed, size_t count,

@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: MIT */
+/* The obstacle field of seed 004: a regular grid of vectors built from the vertex normals of
+ * the obstacle meshes, sampled by the force kernels at each boid's cell (MODELS.md,
+ * "Obstacle field"). Owns the obstacle meshes' transform math and the build; the kernels
+ * only read the finished grid. The build is serial, in obstacle then vertex order, so the
+ * field's bits never depend on threads. */
+#include "core/alloc.h"
+#include "sim/sim_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+shoal_transform shoal_transform_identity(void)
+{
+    shoal_transform t;
+    memset(&t, 0, sizeof t);
+    t.scale[0] = t.scale[1] = t.scale[2] = 1.0f;
+    return t;
+}
+
+/* R = Ry * Rx * Rz (Unity's Euler order: z first, then x, then y), row-major. */
+static void rotation_matrix(const float deg[3], float m[9])
+{
+    const double k = 3.14159265358979323846 / 180.0;
+    double cx = cos(deg[0] * k), sx = sin(deg[0] * k);
+    double cy = cos(deg[1] * k), sy = sin(deg[1] * k);
+    double cz = cos(deg[2] * k), sz = sin(deg[2] * k);
+    double r[9] = {cy * cz + sy * sx * sz,  -cy * sz + sy * sx * cz, sy * cx, cx * sz, cx * cz, -sx,
+                   -sy * cz + cy * sx * sz, sy * sz + cy * sx * cz,  cy * cx};
+    for (int i = 0; i < 9; i++)
+        m[i] = (float)r[i];
+}
+
+static void apply(const float m[9], const shoal_transform *xf, const float in[3], int is_normal,
+                  float out[3])
+{
+    float r[3];
+    for (int i = 0; i < 3; i++)
+        r[i] = (m[3 * i] * in[0] + m[3 * i + 1] * in[1]) + m[3 * i + 2] * in[2];
+    if (is_normal) {
+        memcpy(out, r, sizeof r);
+        return;
+    }
+    /* seed 004: rotate, then scale per world axis, then translate (quirk: Unity's TRS
+     * scales first; the two agree for a uniform scale) */
+    for (int i = 0; i < 3; i++)
+        out[i] = r[i] * xf->scale[i] + xf->position[i];
+}
+
+void shoal_transform_apply(const shoal_transform *xf, const float in[3], int is_normal,
+                           float out[3])
+{
+    float m[9];
+    rotation_matrix(xf->rotation_deg, m);
+    apply(m, xf, in, is_normal, out);
+}
+
+void field_free(field *f)
+{
+    alloc_free(f->vec);
+    f->vec = NULL;
+    memset(f->dims, 0, sizeof f->dims);
+}
+
+static int32_t field_index(float v, float origin, float cell, int32_t n)
+{
+    int32_t i = (int32_t)((v - origin) / cell);
+    return i < 0 ? 0 : i >= n ? n - 1 : i;
+}
+
+shoal_status field_build(field *f, const obstacle *obs, size_t obstacle_count, float cell,
+                         float margin, shoal_error *err)
+{
+    if (obstacle_count == 0) {
+        uint64_t b = f->builds;
+        field_free(f);
+        memset(f, 0, sizeof *f);
+        f->builds = b + 1;
+        return SHOAL_OK;
+    }
+    /* bounds: the transformed vertices plus the margin */
+    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (size_t o = 0; o < obstacle_count; o++) {
+        float m[9];
+        rotation_matrix(obs[o].xf.rotation_deg, m);
+        for (size_t v = 0; v < obs[o].count; v++) {
+            float w[3];
+            apply(m, &obs[o].xf, obs[o].pos + 3 * v, 0, w);
+            for (int c = 0; c < 3; c++) {
+                lo[c] = w[c] < lo[c] ? w[c] : lo[c];
+                hi[c] = w[c] > hi[c] ? w[c] : hi[c];
+            }
+        }
+    }
+    field nf;
+    memset(&nf, 0, sizeof nf);
+    nf.cell = cell;
+    double cells = 1.0;
+    for (int c = 0; c < 3; c++) {
+        nf.origin[c] = lo[c] - margin;
+        double n = floor(((double)hi[c] + margin - nf.origin[c]) / cell) + 1.0;
+        if (!(n >= 1.0) || n > 65536.0)
+            n = 65537.0; /* reported below */
+        nf.dims[c] = (int32_t)n;
+        cells *= n;
+        nf.hi[c] = nf.origin[c] + (float)nf.dims[c] * cell;
+    }
+    if (cells > (double)SHOAL_FIELD_MAX_CELLS)
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "obstacle field of %.0f cells is larger than %d: raise field_cell "
+                               "(now %g) or shrink the obstacles",
+                               cells, SHOAL_FIELD_MAX_CELLS, (double)cell);
+    nf.vec = alloc_array_zero((size_t)cells * 3, sizeof(float), "obstacle field", err);
+    if (!nf.vec)
+        return err ? err->status : SHOAL_ERR_NOMEM;
+    const int32_t nx = nf.dims[0], ny = nf.dims[1], nz = nf.dims[2];
+    for (size_t o = 0; o < obstacle_count; o++) {
+        float m[9];
+        rotation_matrix(obs[o].xf.rotation_deg, m);
+        for (size_t v = 0; v < obs[o].count; v++) {
+            float w[3], n[3];
+            apply(m, &obs[o].xf, obs[o].pos + 3 * v, 0, w);
+            apply(m, &obs[o].xf, obs[o].nrm + 3 * v, 1, n);
+            int32_t idx[3] = {field_index(w[0], nf.origin[0], cell, nx),
+                              field_index(w[1], nf.origin[1], cell, ny),
+                              field_index(w[2], nf.origin[2], cell, nz)};
+            /* the vertex's own cell gets its normal */
+            float *d = nf.vec + 3 * ((size_t)idx[0] +
+                                     (size_t)nx * ((size_t)idx[1] + (size_t)ny * (size_t)idx[2]));
+            d[0] += n[0];
+            d[1] += n[1];
+            d[2] += n[2];
+            /* per axis a: the neighbour the normal points into along a (sign of n_a) gets
+             * n * |n_a|, when it is inside the grid; n_a == 0 adds nothing */
+            for (int a = 0; a < 3; a++) {
+                if (n[a] == 0.0f || !(n[a] == n[a]))
+                    continue;
+                int32_t j[3] = {idx[0], idx[1], idx[2]};
+                j[a] += n[a] > 0.0f ? 1 : -1;
+                if (j[a] < 0 || j[a] >= nf.dims[a])
+                    continue;
+                float k = fabsf(n[a]);
+                float *q = nf.vec + 3 * ((size_t)j[0] +
+                                         (size_t)nx * ((size_t)j[1] + (size_t)ny * (size_t)j[2]));
+                q[0] += n[0] * k;
+                q[1] += n[1] * k;
+                q[2] += n[2] * k;
+            }
+        }
+    }
+    nf.builds = f->builds + 1;
+    field_free(f);
+    *f = nf;
+    return SHOAL_OK;
+}
+
+/* ---- public API (sim.h) --------------------------------------------------------------- */
+
+static int finite3(const float v[3]) { return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]); }
+
+static shoal_status check_transform(const shoal_transform *xf, shoal_error *err)
+{
+    if (!finite3(xf->position) || !finite3(xf->rotation_deg) || !finite3(xf->scale))
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "obstacle transform: position, rotation and scale must be finite");
+    for (int c = 0; c < 3; c++)
+        if (fabsf(xf->position[c]) > 1e6f || fabsf(xf->scale[c]) > 1e6f ||
+            fabsf(xf->rotation_deg[c]) > 1e6f)
+            return shoal_error_set(err, SHOAL_ERR_INPUT,
+                                   "obstacle transform: values beyond 1e6 are not supported");
+    return SHOAL_OK;
+}
+
+shoal_status sim_field_rebuild(shoal_sim *s, shoal_error *err)
+{
+    return field_build(&s->fld, s->obstacles, s->obstacle_count, s->desc.params.field_cell,
+                       s->desc.params.field_margin, err);
+}
+
+shoal_status shoal_sim_add_obstacle(shoal_sim *s, const float *positions, const float *normals,
+                                    size_t vertex_count, const shoal_transform *xf,
+                                    size_t *index_out, shoal_error *err)
+{
+    if (s->obstacle_count >= SHOAL_MAX_OBSTACLES)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "more than %d obstacle meshes",
+                               SHOAL_MAX_OBSTACLES);
+    if (vertex_count == 0 || vertex_count > ((size_t)1 << 24) || !positions || !normals)
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "obstacle mesh: expected 1 to 16M vertices with normals");
+    shoal_transform t = xf ? *xf : shoal_transform_identity();
+    shoal_status st = check_transform(&t, err);
+    if (st)
+        return st;
+    for (size_t i = 0; i < 3 * vertex_count; i++)
+        if (!isfinite(positions[i]) || !isfinite(normals[i]) || fabsf(positions[i]) > 1e6f ||
+            fabsf(normals[i]) > 1e6f)
+            return shoal_error_set(err, SHOAL_ERR_INPUT,
+                                   "obstacle mesh: vertex %zu has a non-finite or huge value",
+                                   i / 3);
+    obstacle *o = &s->obstacles[s->obstacle_count];
+    o->pos = alloc_array(3 * vertex_count, sizeof(float), "obstacle mesh", err);
+    o->nrm = alloc_array(3 * vertex_count, sizeof(float), "obstacle mesh", err);
+    if (!o->pos || !o->nrm) {
+        alloc_free(o->pos);
+        alloc_free(o->nrm);
+        o->pos = o->nrm = NULL;
+        return err ? err->status : SHOAL_ERR_NOMEM;
+    }
+    memcpy(o->pos, positions, 3 * vertex_count * sizeof(float));
+    memcpy(o->nrm, normals, 3 * vertex_count * sizeof(float));
+    o->count = vertex_count;
+    o->xf = t;
+    s->obstacle_count++;
+    st = sim_field_rebuild(s, err);
+    if (st) {
+        s->obstacle_count--;
+        alloc_free(o->pos);
+        alloc_free(o->nrm);
+        memset(o, 0, sizeof *o);
+        return st;
+    }
+    if (index_out)
+        *index_out = s->obstacle_count - 1;
+    return SHOAL_OK;
+}
+
+shoal_status shoal_sim_move_obstacle(shoal_sim *s, size_t index, const shoal_transform *xf,
+                                     shoal_error *err)
+{
+    if (index >= s->obstacle_count)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "no obstacle %zu (there are %zu)", index,
+                               s->obstacle_count);
+    shoal_status st = check_transform(xf, err);
+    if (st)
+        return st;
+    shoal_transform old = s->obstacles[index].xf;
+    s->obstacles[index].xf = *xf;
+    st = sim_field_rebuild(s, err);
+    if (st)
+        s->obstacles[index].xf = old;
+    return st;
+}
+
+size_t shoal_sim_obstacle_count(const shoal_sim *s) { return s->obstacle_count; }
+
+shoal_transform shoal_sim_obstacle_transform(const shoal_sim *s, size_t index)
+{
+    return index < s->obstacle_count ? s->obstacles[index].xf : shoal_transform_identity();
+}
+
+shoal_field_view shoal_sim_field(const shoal_sim *s)
+{
+    shoal_field_view v;
+    memset(&v, 0, sizeof v);
+    if (s->fld.vec) {
+        memcpy(v.origin, s->fld.origin, sizeof v.origin);
+        memcpy(v.dims, s->fld.dims, sizeof v.dims);
+        v.cell_size = s->fld.cell;
+        v.vectors = s->fld.vec;
+    }
+    v.builds = s->fld.builds;
+    return v;
+}
+
+void shoal_sim_field_sample(const shoal_sim *s, const float p[3], float out[3])
+{
+    out[0] = out[1] = out[2] = 0.0f;
+    if (s->fld.vec)
+        field_sample(&s->fld, p[0], p[1], p[2], out);
+}
+
+void sim_obstacles_free(shoal_sim *s)
+{
+    for (size_t i = 0; i < s->obstacle_count; i++) {
+        alloc_free(s->obstacles[i].pos);
+        alloc_free(s->obstacles[i].nrm);
+    }
+    s->obstacle_count = 0;
+    field_free(&s->fld);
+}
