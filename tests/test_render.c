@@ -251,7 +251,7 @@ static void test_id_mode_matches_reference(void **state)
     for (size_t i = 0; i < s.n; i++) {
         float mvp[16], rot[9];
         instance_matrix(&fc, s.p[0][i], s.p[1][i], s.p[2][i], s.p[3][i], s.p[4][i], s.p[5][i],
-                        mvp, rot);
+                        1.0f, mvp, rot);
         int clip = 0;
         for (size_t v = 0; v < mesh.vertex_count; v++) {
             const float *p = mesh.positions + 3 * v;
@@ -417,7 +417,7 @@ static void test_errors(void **state)
     c = shoal_camera_default();
     c.far = c.near;
     assert_int_equal(shoal_render_frame(r, NULL, &c, &e), SHOAL_ERR_INPUT);
-    shoal_render_instances bad = {5, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    shoal_render_instances bad = {5, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     c = shoal_camera_default();
     assert_int_equal(shoal_render_frame(r, &bad, &c, &e), SHOAL_ERR_INPUT);
     /* an empty frame is the background */

@@ -164,6 +164,11 @@ typedef struct shoal_render_instances {
     /** Optional: colour group of entry i (lit mode: palette[group % 8] instead of the
      *  colour by speed). NULL: colour by speed. */
     const uint8_t *group;
+    /** Optional: length of entry i as a multiple of fish_length (> 0, finite). NULL: 1. */
+    const float *scale;
+    /** Optional: lit mode base colour of entry i, 0xAARRGGBB; an entry with alpha 0 keeps the
+     *  colour by group or speed. NULL: none. (Predators are drawn red this way.) */
+    const uint32_t *color;
 } shoal_render_instances;
 
 /** The frame a renderer drew: `width` x `height` ARGB8888 pixels (0xAARRGGBB, alpha 255),

@@ -516,7 +516,7 @@ static void run_render_case(bench_ctx *b, bench_result *r)
             soa[(size_t)k * c->n + i] = rows[i * 6 + (size_t)k];
     free(rows);
     shoal_render_instances inst = {c->n,           soa,         soa + c->n,     soa + 2 * c->n,
-                                   soa + 3 * c->n, soa + 4 * c->n, soa + 5 * c->n, NULL, NULL};
+                                   soa + 3 * c->n, soa + 4 * c->n, soa + 5 * c->n, NULL, NULL, NULL, NULL};
     shoal_render_desc d = shoal_render_desc_default();
     d.width = c->render_w;
     d.height = c->render_h;

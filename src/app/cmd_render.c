@@ -5,6 +5,7 @@
  * exits 2, and no output file is left behind on any error (the PNG writer is atomic). */
 #include "app/app.h"
 #include "app/options.h"
+#include "app/overlay.h"
 #include "core/parallel.h"
 #include "core/rng.h"
 #include "shoal/render.h"
@@ -35,6 +36,9 @@ static const opt_spec render_specs[] = {
     {"bench", OPT_VALUE, "N", NULL, "time N frames of the benchmark scene (median ms)"},
     {"count", OPT_VALUE, "N", "10000", "--bench: number of fish"},
     {"seed", OPT_VALUE, "S", "1", "--bench: seed of the fish positions and directions"},
+    {"scene", OPT_VALUE, "FILE.ini", NULL,
+     "draw the scene's obstacles (mesh wireframes, spheres) and heading targets over the fish"},
+    {"time", OPT_VALUE, "SECONDS", "the scene's t0", "--scene: simulated time of the targets"},
 };
 #define RENDER_SPEC_COUNT ((int)(sizeof render_specs / sizeof render_specs[0]))
 
@@ -296,6 +300,52 @@ static int run_bench(const opt_values *o, render_opts *ro, shoal_renderer *r, co
     return 0;
 }
 
+/* --scene: obstacles and heading targets drawn over the frame, as `shoal run` draws them. */
+static int draw_scene(const opt_values *o, const shoal_camera *cam, shoal_renderer *r,
+                      uint32_t *px)
+{
+    const char *path = options_get(o, "scene");
+    shoal_scene sc;
+    shoal_error e;
+    if (shoal_scene_load(path, &sc, &e))
+        return options_fail(o, "%s", e.message);
+    double t = sc.desc.t0_s;
+    if (options_given(o, "time")) {
+        int rc = options_double(o, "time", -1e15, 1e15, &t);
+        if (rc)
+            return rc;
+    }
+    shoal_framebuffer fb = shoal_render_framebuffer(r);
+    canvas cv = {px, fb.width, fb.height, fb.width};
+    for (int y = 0; y < fb.height; y++)
+        memcpy(px + (size_t)y * (size_t)fb.width, fb.argb + (size_t)y * (size_t)fb.stride_px,
+               (size_t)fb.width * 4);
+    proj p = proj_make(cam, fb.width, fb.height);
+    for (int k = 0; k < sc.mesh_count; k++) {
+        shoal_mesh m;
+        if (shoal_mesh_load(sc.meshes[k].path, &m, &e)) {
+            options_fail(o, "%s: [mesh %s]: %s", path, sc.meshes[k].name, e.message);
+            return app_exit_code(e.status);
+        }
+        overlay_mesh(&cv, &p, &m, &sc.meshes[k].transform, OVERLAY_MESH_RGB, 110);
+        shoal_mesh_free(&m);
+    }
+    for (int k = 0; k < (int)sc.desc.params.sphere_count; k++)
+        overlay_sphere(&cv, &p, sc.desc.params.spheres[k].center,
+                       sc.desc.params.spheres[k].radius, OVERLAY_MESH_RGB, 90);
+    shoal_sim_desc d = sc.desc;
+    d.boid_count = 1;
+    shoal_sim *sim;
+    if (shoal_sim_create(&d, &sim, &e))
+        return options_fail(o, "%s", e.message);
+    float xyz[SHOAL_MAX_TARGETS * 3];
+    size_t n = shoal_sim_targets(sim, t, xyz, SHOAL_MAX_TARGETS);
+    shoal_sim_destroy(sim);
+    for (size_t k = 0; k < n; k++)
+        overlay_target(&cv, &p, xyz + 3 * k, 0);
+    return 0;
+}
+
 int cmd_render(int argc, char **argv)
 {
     opt_values o;
@@ -357,11 +407,21 @@ int cmd_render(int argc, char **argv)
         print_stats(&st, shoal_render_framebuffer(r));
     }
     const char *out = options_get(&o, "out");
+    uint32_t *over = NULL;
+    if (rc == 0 && options_given(&o, "scene")) {
+        shoal_framebuffer fb = shoal_render_framebuffer(r);
+        over = malloc((size_t)fb.width * (size_t)fb.height * 4);
+        rc = over ? draw_scene(&o, &ro.cam, r, over) : options_fail(&o, "out of memory");
+    }
     if (rc == 0 && out) {
         shoal_framebuffer fb = shoal_render_framebuffer(r);
-        if (shoal_io_png_write(out, fb.argb, fb.width, fb.height, fb.stride_px, &e))
+        shoal_status wst = over ? shoal_io_png_write(out, over, fb.width, fb.height, fb.width, &e)
+                                : shoal_io_png_write(out, fb.argb, fb.width, fb.height,
+                                                     fb.stride_px, &e);
+        if (wst)
             rc = render_fail(&o, &e);
     }
+    free(over);
     shoal_renderer_destroy(r);
     free(s.buf);
     return rc;

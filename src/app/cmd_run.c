@@ -98,23 +98,6 @@ static float v3_dot(const float a[3], const float b[3])
 {
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
-static void v3_cross(float o[3], const float a[3], const float b[3])
-{
-    float x = a[1] * b[2] - a[2] * b[1], y = a[2] * b[0] - a[0] * b[2],
-          z = a[0] * b[1] - a[1] * b[0];
-    o[0] = x;
-    o[1] = y;
-    o[2] = z;
-}
-static void v3_norm(float v[3])
-{
-    float l = sqrtf(v3_dot(v, v));
-    if (l > 0) {
-        v[0] /= l;
-        v[1] /= l;
-        v[2] /= l;
-    }
-}
 static double now_s(void)
 {
     return (double)timer_now_ns() * 1e-9;
@@ -171,159 +154,7 @@ static shoal_camera orbit_camera(const orbit *o)
     return c;
 }
 
-/* The camera's projection, for overlays drawn on top of the renderer's image: the same
- * look-at and gluPerspective as render.h, so lines land on the fish. */
-typedef struct proj {
-    float eye[3], s[3], u[3], f[3];
-    float k, cx, cy, near;
-    int w, h;
-} proj;
-
-static proj proj_make(const shoal_camera *c, int w, int h)
-{
-    proj p;
-    memcpy(p.eye, c->eye, sizeof p.eye);
-    v3_sub(p.f, c->target, c->eye);
-    v3_norm(p.f);
-    float up[3] = {0, 1, 0};
-    if (fabsf(p.f[1]) > 0.9999f) {
-        up[1] = 0;
-        up[2] = 1;
-    }
-    v3_cross(p.s, p.f, up);
-    v3_norm(p.s);
-    v3_cross(p.u, p.s, p.f);
-    p.k = (float)h * 0.5f / tanf(c->fov_deg * 0.5f * 3.14159265f / 180.0f);
-    p.cx = (float)w * 0.5f;
-    p.cy = (float)h * 0.5f;
-    p.near = c->near;
-    p.w = w;
-    p.h = h;
-    return p;
-}
-
-/* View-space coordinates: x right, y up, z = depth along the view direction. */
-static void proj_view(const proj *p, const float q[3], float v[3])
-{
-    float d[3];
-    v3_sub(d, q, p->eye);
-    v[0] = v3_dot(d, p->s);
-    v[1] = v3_dot(d, p->u);
-    v[2] = v3_dot(d, p->f);
-}
-
-static int proj_point(const proj *p, const float q[3], float *x, float *y)
-{
-    float v[3];
-    proj_view(p, q, v);
-    if (v[2] <= p->near)
-        return 0;
-    *x = p->cx + v[0] / v[2] * p->k;
-    *y = p->cy - v[1] / v[2] * p->k;
-    return 1;
-}
-
-/* ---- drawing into the ARGB frame (overlays only; text goes through the window layer) --- */
-
-typedef struct canvas {
-    uint32_t *px;
-    int w, h, stride;
-} canvas;
-
-static inline void blend_px(uint32_t *d, uint32_t rgb, unsigned a)
-{
-    uint32_t s = *d;
-    unsigned dr = (s >> 16) & 255, dg = (s >> 8) & 255, db = s & 255;
-    dr += (((rgb >> 16) & 255) - (int)dr) * (int)a / 255;
-    dg += (((rgb >> 8) & 255) - (int)dg) * (int)a / 255;
-    db += ((rgb & 255) - (int)db) * (int)a / 255;
-    *d = 0xFF000000u | (dr << 16) | (dg << 8) | db;
-}
-
-static void fill_rect(canvas *c, int x, int y, int w, int h, uint32_t rgb, unsigned a)
-{
-    int x0 = x < 0 ? 0 : x, y0 = y < 0 ? 0 : y;
-    int x1 = x + w > c->w ? c->w : x + w, y1 = y + h > c->h ? c->h : y + h;
-    for (int yy = y0; yy < y1; yy++) {
-        uint32_t *row = c->px + (size_t)yy * (size_t)c->stride;
-        for (int xx = x0; xx < x1; xx++)
-            blend_px(row + xx, rgb, a);
-    }
-}
-
-/* Liang-Barsky clip of a 2D segment to the canvas. */
-static int clip2d(const canvas *c, float *x0, float *y0, float *x1, float *y1)
-{
-    float t0 = 0, t1 = 1, dx = *x1 - *x0, dy = *y1 - *y0;
-    float pp[4] = {-dx, dx, -dy, dy};
-    float qq[4] = {*x0, (float)c->w - 1 - *x0, *y0, (float)c->h - 1 - *y0};
-    for (int i = 0; i < 4; i++) {
-        if (pp[i] == 0) {
-            if (qq[i] < 0)
-                return 0;
-            continue;
-        }
-        float t = qq[i] / pp[i];
-        if (pp[i] < 0) {
-            if (t > t1)
-                return 0;
-            if (t > t0)
-                t0 = t;
-        } else {
-            if (t < t0)
-                return 0;
-            if (t < t1)
-                t1 = t;
-        }
-    }
-    float ax = *x0 + t0 * dx, ay = *y0 + t0 * dy, bx = *x0 + t1 * dx, by = *y0 + t1 * dy;
-    *x0 = ax;
-    *y0 = ay;
-    *x1 = bx;
-    *y1 = by;
-    return 1;
-}
-
-/* A 1-pixel line, DDA, blended. */
-static void line2d(canvas *c, float x0, float y0, float x1, float y1, uint32_t rgb, unsigned a)
-{
-    if (!(isfinite(x0) && isfinite(y0) && isfinite(x1) && isfinite(y1)))
-        return;
-    if (!clip2d(c, &x0, &y0, &x1, &y1))
-        return;
-    float dx = x1 - x0, dy = y1 - y0;
-    int n = (int)ceilf(fmaxf(fabsf(dx), fabsf(dy)));
-    if (n < 1)
-        n = 1;
-    float sx = dx / (float)n, sy = dy / (float)n, x = x0, y = y0;
-    for (int i = 0; i <= n; i++, x += sx, y += sy) {
-        int ix = (int)x, iy = (int)y;
-        if (ix >= 0 && iy >= 0 && ix < c->w && iy < c->h)
-            blend_px(c->px + (size_t)iy * (size_t)c->stride + ix, rgb, a);
-    }
-}
-
-/* A world-space segment: clipped to the near plane, projected, drawn. */
-static void line3d(canvas *c, const proj *p, const float a[3], const float b[3], uint32_t rgb,
-                   unsigned alpha)
-{
-    float va[3], vb[3];
-    proj_view(p, a, va);
-    proj_view(p, b, vb);
-    float n = p->near * 1.01f;
-    if (va[2] < n && vb[2] < n)
-        return;
-    if (va[2] < n || vb[2] < n) {
-        float t = (n - va[2]) / (vb[2] - va[2]);
-        float m[3] = {va[0] + (vb[0] - va[0]) * t, va[1] + (vb[1] - va[1]) * t, n};
-        if (va[2] < n)
-            memcpy(va, m, sizeof m);
-        else
-            memcpy(vb, m, sizeof m);
-    }
-    line2d(c, p->cx + va[0] / va[2] * p->k, p->cy - va[1] / va[2] * p->k,
-           p->cx + vb[0] / vb[2] * p->k, p->cy - vb[1] / vb[2] * p->k, rgb, alpha);
-}
+#include "app/overlay.h" /* proj, canvas, line3d (shared with shoal render) */
 
 /* ---- timing ---------------------------------------------------------------------------- */
 
@@ -354,6 +185,19 @@ static void t_add(timings *t, int k, double ms)
 
 typedef struct app {
     run_cfg cfg;
+    /* obstacle meshes of the scene (model space: drawn, and added to every new sim) */
+    shoal_mesh obs_mesh[SHOAL_MAX_OBSTACLES];
+    shoal_transform obs_xf[SHOAL_MAX_OBSTACLES];
+    int obs_count;
+    /* instances with predators appended (boids first, in view order) */
+    float *ex[6];
+    uint32_t *ex_id, *ex_color;
+    float *ex_scale;
+    uint8_t *ex_group;
+    size_t ex_cap;
+    /* heading targets: the one being dragged (index + 1, 0 none), the next ctrl+click sets */
+    int target_drag, target_next;
+    int place_mode; /* key k: a left click places the next target (as ctrl+click does) */
     app_window *win;
     app_window_info winfo;
     /* simulation */
@@ -477,6 +321,8 @@ typedef struct scene_setup {
     float eye[3], target[3], fov_deg;
     float fish_length; /* 0: none given */
     char name[1024];
+    int mesh_count;
+    shoal_scene_mesh meshes[SHOAL_MAX_OBSTACLES];
 } scene_setup;
 
 /* steer and average start, as their seeds do, from a unit ball: 16384 fish that all see
@@ -577,6 +423,16 @@ static shoal_status sim_open(app *a, shoal_error *e)
     if (st)
         return st;
     shoal_sim_init_state(a->sim, a->seed);
+    for (int k = 0; k < a->obs_count; k++) {
+        st = shoal_sim_add_obstacle(a->sim, a->obs_mesh[k].positions, a->obs_mesh[k].normals,
+                                    a->obs_mesh[k].vertex_count, &a->obs_xf[k], NULL, e);
+        if (st) {
+            shoal_sim_destroy(a->sim);
+            a->sim = NULL;
+            return st;
+        }
+    }
+    a->target_drag = 0;
     if (!buffers_reserve(a, a->desc.boid_count)) {
         shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for %zu fish", a->desc.boid_count);
         return SHOAL_ERR_NOMEM;
@@ -623,6 +479,9 @@ static void switch_model(app *a, shoal_model m)
     if (a->count_override)
         s.desc.boid_count = a->count_override;
     shoal_sim_desc old = a->desc;
+    for (int k = 0; k < a->obs_count; k++)
+        shoal_mesh_free(&a->obs_mesh[k]);
+    a->obs_count = 0; /* the model scenes have no meshes */
     a->desc = s.desc;
     a->seed = s.desc.seed;
     a->scene_params = s.desc.params;
@@ -1028,8 +887,13 @@ static const char *help_text =
     "  p, F12          screenshot (PNG)      c, Home  reset the camera\n"
     "  h, F1           this help\n"
     "\n"
+    "  m  shift+m      move the obstacle mesh +x / -x (field rebuilt)   n  turn it 15 deg\n"
+    "\n"
     "  mouse           left drag: orbit    right/middle or shift+left drag: pan\n"
-    "                  wheel: zoom         right click: pick a boid for the grid view";
+    "                  wheel: zoom         right click: pick a boid for the grid view\n"
+    "  heading         left drag a target marker (yellow) to move it; ctrl+left click\n"
+    "                  (or k, then left click) places the next target there, on the\n"
+    "                  plane through the school facing the camera";
 
 static void draw_help(app *a, canvas *cv)
 {
@@ -1066,6 +930,164 @@ static void draw_status(app *a, canvas *cv)
 /* ---- one frame ------------------------------------------------------------------------- */
 
 /* Draw the current state into `cv` (renderer image + overlays). Returns 0 or an exit code. */
+/* Predators drawn as fish twice as long, red, after the boids (ids N + k). Fills the ex
+ * buffers from the instances `in` and returns 1, or 0 when there are no predators or no
+ * memory (then the boids alone are drawn). */
+#define PREDATOR_SCALE 2.0f
+#define PREDATOR_ARGB 0xFFE02828u
+static int with_predators(app *a, shoal_render_instances *in)
+{
+    float pp[SHOAL_MAX_PREDATORS * 3], pv[SHOAL_MAX_PREDATORS * 3];
+    size_t np = shoal_sim_predators(a->sim, pp, pv, SHOAL_MAX_PREDATORS);
+    if (np == 0)
+        return 0;
+    size_t n = in->count, total = n + np;
+    if (total > a->ex_cap) {
+        for (int k = 0; k < 6; k++) {
+            float *q = realloc(a->ex[k], total * sizeof(float));
+            if (!q)
+                return 0;
+            a->ex[k] = q;
+        }
+        uint32_t *id = realloc(a->ex_id, total * sizeof *id);
+        if (id)
+            a->ex_id = id;
+        uint32_t *col = realloc(a->ex_color, total * sizeof *col);
+        if (col)
+            a->ex_color = col;
+        float *sc = realloc(a->ex_scale, total * sizeof *sc);
+        if (sc)
+            a->ex_scale = sc;
+        uint8_t *g = realloc(a->ex_group, total);
+        if (g)
+            a->ex_group = g;
+        if (!id || !col || !sc || !g)
+            return 0;
+        a->ex_cap = total;
+    }
+    const float *src[6] = {in->px, in->py, in->pz, in->vx, in->vy, in->vz};
+    for (int k = 0; k < 6; k++) {
+        memcpy(a->ex[k], src[k], n * sizeof(float));
+        for (size_t j = 0; j < np; j++)
+            a->ex[k][n + j] = k < 3 ? pp[3 * j + (size_t)k] : pv[3 * j + (size_t)k - 3];
+    }
+    for (size_t i = 0; i < n; i++) {
+        a->ex_id[i] = in->id ? in->id[i] : (uint32_t)i;
+        a->ex_scale[i] = 1.0f;
+        a->ex_color[i] = 0;
+        a->ex_group[i] = in->group ? in->group[i] : 0;
+    }
+    for (size_t j = 0; j < np; j++) {
+        a->ex_id[n + j] = (uint32_t)(n + j);
+        a->ex_scale[n + j] = PREDATOR_SCALE;
+        a->ex_color[n + j] = PREDATOR_ARGB;
+        a->ex_group[n + j] = 0;
+    }
+    in->count = total;
+    in->px = a->ex[0];
+    in->py = a->ex[1];
+    in->pz = a->ex[2];
+    in->vx = a->ex[3];
+    in->vy = a->ex[4];
+    in->vz = a->ex[5];
+    in->id = a->ex_id;
+    in->scale = a->ex_scale;
+    in->color = a->ex_color;
+    if (in->group)
+        in->group = a->ex_group;
+    return 1;
+}
+
+/* Obstacles (wireframes of the meshes, circles of the spheres) and heading targets. */
+static void draw_scene_overlays(app *a, canvas *cv, const proj *p)
+{
+    for (int k = 0; k < a->obs_count; k++)
+        overlay_mesh(cv, p, &a->obs_mesh[k], &a->obs_xf[k], OVERLAY_MESH_RGB, 110);
+    const shoal_params *prm = &a->desc.params;
+    for (int k = 0; k < (int)prm->sphere_count; k++)
+        overlay_sphere(cv, p, prm->spheres[k].center, prm->spheres[k].radius, OVERLAY_MESH_RGB,
+                       90);
+    float t[SHOAL_MAX_TARGETS * 3];
+    size_t nt = shoal_sim_targets(a->sim, shoal_sim_time(a->sim), t, SHOAL_MAX_TARGETS);
+    for (size_t k = 0; k < nt; k++)
+        overlay_target(cv, p, t + 3 * k, a->target_drag == (int)k + 1);
+    /* predators: their flee radius as a red ring facing the camera */
+    float pp[SHOAL_MAX_PREDATORS * 3];
+    size_t np = shoal_sim_predators(a->sim, pp, NULL, SHOAL_MAX_PREDATORS);
+    for (size_t k = 0; k < np; k++) {
+        float v[3], x, y;
+        proj_view(p, pp + 3 * k, v);
+        if (!proj_point(p, pp + 3 * k, &x, &y))
+            continue;
+        float r = prm->flee_radius * p->k / v[2];
+        for (int i = 0; i < 40; i++) {
+            float a0 = 6.2831853f * (float)i / 40.0f, a1 = 6.2831853f * (float)(i + 1) / 40.0f;
+            line2d(cv, x + r * cosf(a0), y + r * sinf(a0), x + r * cosf(a1), y + r * sinf(a1),
+                   0xFF3030u, 150);
+        }
+    }
+}
+
+/* The target whose marker is within OVERLAY_PICK_PX of pixel (x, y), nearest first; -1. */
+static int target_at(app *a, const proj *p, int x, int y, float pos[3])
+{
+    float t[SHOAL_MAX_TARGETS * 3];
+    size_t nt = shoal_sim_targets(a->sim, shoal_sim_time(a->sim), t, SHOAL_MAX_TARGETS);
+    int best = -1;
+    float best_d2 = (float)(OVERLAY_PICK_PX * OVERLAY_PICK_PX);
+    for (size_t k = 0; k < nt; k++) {
+        float sx, sy;
+        if (!proj_point(p, t + 3 * k, &sx, &sy))
+            continue;
+        float dx = sx - (float)x, dy = sy - (float)y, d2 = dx * dx + dy * dy;
+        if (d2 <= best_d2) {
+            best_d2 = d2;
+            best = (int)k;
+            memcpy(pos, t + 3 * k, 3 * sizeof(float));
+        }
+    }
+    return best;
+}
+
+/* Move target k under pixel (x, y), on the plane through `on` facing the camera. */
+static void target_move(app *a, int k, int x, int y, int w, int h, const float on[3],
+                        const char *what)
+{
+    shoal_camera c = orbit_camera(&a->cam);
+    proj p = proj_make(&c, w > 0 ? w : 1, h > 0 ? h : 1);
+    float q[3];
+    proj_unproject(&p, (float)x + 0.5f, (float)y + 0.5f, on, q);
+    shoal_error e;
+    if (shoal_sim_set_target(a->sim, (size_t)k, q, &e)) {
+        set_status(a, "%s", e.message);
+        return;
+    }
+    if (what)
+        set_status(a, "target %d %s (%.2f, %.2f, %.2f)", k, what, (double)q[0], (double)q[1],
+                   (double)q[2]);
+}
+
+/* Keys m/M and n: nudge and turn the first obstacle mesh (the field is rebuilt). */
+static void obstacle_nudge(app *a, float dx, float dry)
+{
+    if (a->obs_count == 0 || !a->sim) {
+        set_status(a, "no obstacle mesh in this scene");
+        return;
+    }
+    shoal_transform t = a->obs_xf[0];
+    t.position[0] += dx;
+    t.rotation_deg[1] += dry;
+    shoal_error e;
+    if (shoal_sim_move_obstacle(a->sim, 0, &t, &e)) {
+        set_status(a, "%s", e.message);
+        return;
+    }
+    a->obs_xf[0] = t;
+    set_status(a, "obstacle at x %.2f, turned %.0f deg (field rebuilt, %llu builds)",
+               (double)t.position[0], (double)t.rotation_deg[1],
+               (unsigned long long)shoal_sim_field(a->sim).builds);
+}
+
 static int draw_frame(app *a, canvas *cv, int sampled_trails)
 {
     shoal_error e;
@@ -1120,6 +1142,7 @@ static int draw_frame(app *a, canvas *cv, int sampled_trails)
     }
     if (a->trails && sampled_trails)
         trails_sample(a, &v, px, py, pz);
+    with_predators(a, &inst);
     shoal_camera cam = orbit_camera(&a->cam);
     double t1 = now_s();
     if (shoal_render_frame(a->ren, &inst, &cam, &e)) {
@@ -1139,6 +1162,7 @@ static int draw_frame(app *a, canvas *cv, int sampled_trails)
         memcpy(cv->px + (size_t)y * (size_t)cv->stride, fb.argb + (size_t)y * (size_t)fb.stride_px,
                (size_t)cw * 4);
     proj p = proj_make(&cam, cv->w, cv->h);
+    draw_scene_overlays(a, cv, &p);
     if (a->trails)
         trails_draw(a, cv, &p);
     if (a->grid && pi != (size_t)-1)
@@ -1546,6 +1570,17 @@ static void handle_key(app *a, int key, int mods, int width, int height)
         }
         break;
     }
+    case 'k':
+        a->place_mode = !a->place_mode;
+        set_status(a, "target placing %s (left click places the next heading target)",
+                   onoff(a->place_mode));
+        break;
+    case 'm':
+        obstacle_nudge(a, (mods & APP_MOD_SHIFT) ? -1.0f : 1.0f, 0.0f);
+        break;
+    case 'n':
+        obstacle_nudge(a, 0.0f, (mods & APP_MOD_SHIFT) ? -15.0f : 15.0f);
+        break;
     case 'g':
         a->grid = !a->grid;
         if (a->grid && a->picked_row < 0)
@@ -1598,6 +1633,26 @@ static void handle_event(app *a, const app_event *ev, int w, int h)
         a->drag_x = ev->x;
         a->drag_y = ev->y;
         a->mods = ev->mods;
+        if (ev->button == APP_BUTTON_LEFT && a->desc.model == SHOAL_MODEL_HEADING) {
+            /* a marker under the pointer: drag it; ctrl+click elsewhere: place the next */
+            shoal_camera c = orbit_camera(&a->cam);
+            proj p = proj_make(&c, w > 0 ? w : 1, h > 0 ? h : 1);
+            float pos[3];
+            int k = target_at(a, &p, ev->x, ev->y, pos);
+            if (k >= 0) {
+                a->target_drag = k + 1;
+                a->drag_button = 0; /* no orbit */
+                set_status(a, "target %d grabbed", k);
+            } else if ((ev->mods & APP_MOD_CTRL) || a->place_mode) {
+                int n = (int)a->desc.params.target_count;
+                int t = a->target_next++ % (n > 0 ? n : 1);
+                float centre[3];
+                shoal_boid_view v = shoal_sim_view(a->sim);
+                school_centre(&v, centre);
+                target_move(a, t, ev->x, ev->y, w, h, centre, "placed at");
+                a->drag_button = 0;
+            }
+        }
         break;
     case APP_EVENT_BUTTON_UP:
         if (a->log_input)
@@ -1605,9 +1660,25 @@ static void handle_event(app *a, const app_event *ev, int w, int h)
                    ev->injected ? "script" : "platform");
         if (ev->button == APP_BUTTON_RIGHT && !a->drag_moved)
             pick_at(a, ev->x, ev->y, w, h);
+        if (ev->button == APP_BUTTON_LEFT && a->target_drag) {
+            int k = a->target_drag - 1;
+            float t[SHOAL_MAX_TARGETS * 3];
+            if (shoal_sim_targets(a->sim, shoal_sim_time(a->sim), t, SHOAL_MAX_TARGETS) >
+                (size_t)k)
+                target_move(a, k, ev->x, ev->y, w, h, t + 3 * k, "dragged to");
+            a->target_drag = 0;
+        }
         a->drag_button = 0;
         break;
     case APP_EVENT_MOTION: {
+        if (a->target_drag && (ev->buttons & 1)) {
+            int k = a->target_drag - 1;
+            float t[SHOAL_MAX_TARGETS * 3];
+            if (shoal_sim_targets(a->sim, shoal_sim_time(a->sim), t, SHOAL_MAX_TARGETS) >
+                (size_t)k)
+                target_move(a, k, ev->x, ev->y, w, h, t + 3 * k, NULL);
+            break;
+        }
         if (!a->drag_button || !ev->buttons)
             break;
         int dx = ev->dx, dy = ev->dy;
@@ -2041,6 +2112,8 @@ static int build_scene(const opt_values *o, scene_setup *s)
         s->fov_deg = sc.has_fov ? sc.fov_deg : 60.0f;
         s->fish_length = sc.has_fish_length ? sc.fish_length : 0.0f;
         snprintf(s->name, sizeof s->name, "%s", path);
+        s->mesh_count = sc.mesh_count;
+        memcpy(s->meshes, sc.meshes, sizeof s->meshes);
     } else {
         scene_for_model(m, s);
     }
@@ -2090,6 +2163,14 @@ static void app_free(app *a)
     free(a->ipz);
     free(a->group);
     free(a->trail);
+    for (int k = 0; k < 6; k++)
+        free(a->ex[k]);
+    free(a->ex_id);
+    free(a->ex_color);
+    free(a->ex_scale);
+    free(a->ex_group);
+    for (int k = 0; k < a->obs_count; k++)
+        shoal_mesh_free(&a->obs_mesh[k]);
 }
 
 int cmd_run(int argc, char **argv)
@@ -2161,6 +2242,19 @@ int cmd_run(int argc, char **argv)
     a->picked_row = -1;
     a->trail = malloc(sizeof(float) * 3 * TRAIL_BOIDS * TRAIL_LEN);
     shoal_error e;
+    for (int k = 0; k < s.mesh_count; k++) {
+        shoal_mesh *m = &a->obs_mesh[k];
+        if (shoal_mesh_load(s.meshes[k].path, m, &e) ||
+            (!m->normals && shoal_mesh_compute_normals(m, &e))) {
+            rc = app_exit_code(e.status);
+            options_fail(&o, "%s: [mesh %s]: %s", s.name, s.meshes[k].name, e.message);
+            app_free(a);
+            free(a);
+            return rc;
+        }
+        a->obs_xf[k] = s.meshes[k].transform;
+        a->obs_count = k + 1;
+    }
     if (!a->trail) {
         app_free(a);
         free(a);

@@ -9,7 +9,7 @@
 /* mvp = vp * T(p) R(v) S(L), row-major; rot = R (columns X, Y, Z), row-major. Fixed
  * operation order: every ISA's transform starts from these same floats. */
 void instance_matrix(const frame_consts *fc, float px, float py, float pz, float vx, float vy,
-                     float vz, float mvp[16], float rot[9])
+                     float vz, float scale, float mvp[16], float rot[9])
 {
     float X[3] = {1.0f, 0.0f, 0.0f}, Y[3] = {0.0f, 1.0f, 0.0f}, Z[3] = {0.0f, 0.0f, 1.0f};
     float s2 = vx * vx + vy * vy + vz * vz;
@@ -36,7 +36,7 @@ void instance_matrix(const frame_consts *fc, float px, float py, float pz, float
         rot[r * 3 + 1] = Y[r];
         rot[r * 3 + 2] = Z[r];
     }
-    const float L = fc->fish_length;
+    const float L = scale == 1.0f ? fc->fish_length : fc->fish_length * scale;
     const float *vp = fc->vp;
     for (int r = 0; r < 4; r++) {
         const float *m = vp + 4 * r;
@@ -51,10 +51,10 @@ float instance_classify(const frame_consts *fc, const shoal_render_instances *in
                         size_t begin, size_t end, uint8_t *lod)
 {
     const float *V = fc->view;
-    const float r = fc->cull_radius;
+    const float r1 = fc->cull_radius;
     const float cy = fc->plane_cos_y, sy = fc->plane_sin_y;
     const float cx = fc->plane_cos_x, sx = fc->plane_sin_x;
-    const float kpx = fc->fish_length * fc->focal_px;
+    const float kpx1 = fc->fish_length * fc->focal_px;
     const int use_lod = fc->lod && !fc->shade_id;
     float max_s2 = 0.0f;
     for (size_t i = begin; i < end; i++) {
@@ -64,6 +64,11 @@ float instance_classify(const frame_consts *fc, const shoal_render_instances *in
         float ze = V[8] * x + V[9] * y + V[10] * z + V[11];
         float d = -ze;
         uint8_t l = LOD_FULL;
+        float r = r1, kpx = kpx1;
+        if (inst->scale) {
+            r = r1 * inst->scale[i];
+            kpx = kpx1 * inst->scale[i];
+        }
         if (d + r < fc->near || d - r > fc->far || ye * cy - d * sy > r ||
             -ye * cy - d * sy > r || xe * cx - d * sx > r || -xe * cx - d * sx > r ||
             !(d == d))

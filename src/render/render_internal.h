@@ -238,7 +238,7 @@ void camera_setup(const shoal_camera *cam, int width, int height, frame_consts *
 
 /* instance.c: model matrix (mvp = vp * T R S) and rotation of instance i. */
 void instance_matrix(const frame_consts *fc, float px, float py, float pz, float vx, float vy,
-                     float vz, float mvp[16], float rot[9]);
+                     float vz, float scale, float mvp[16], float rot[9]);
 /* Decide culled/splat/reduced/full for instances [begin, end); writes lod[i]. Returns the
  * largest speed seen (for colour by speed). Run by worker threads on disjoint ranges. */
 float instance_classify(const frame_consts *fc, const shoal_render_instances *inst,

@@ -402,7 +402,7 @@ void setup_block(const setup_ctx *sc, render_block *blk, size_t begin, size_t en
         si.kept = 0;
         float mvp[16], rot[9];
         instance_matrix(fc, inst->px[i], inst->py[i], inst->pz[i], inst->vx[i], inst->vy[i],
-                        inst->vz[i], mvp, rot);
+                        inst->vz[i], inst->scale ? inst->scale[i] : 1.0f, mvp, rot);
         if (lod == LOD_SPLAT) {
             cvert c = clip_vertex(mvp, 0.0f, 0.0f, 0.0f);
             float row = c.w > 0.0f ? (c.y / c.w * fc->win_sy + fc->win_oy) / FX_ONE : 0.0f;

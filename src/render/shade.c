@@ -45,7 +45,12 @@ void shade_instance(const frame_consts *fc, const shoal_render_instances *inst, 
                     const float rot[9], float win_y_px, shade_inst *out)
 {
     float base[3];
-    if (inst->group) {
+    if (inst->color && (inst->color[i] >> 24) != 0) {
+        uint32_t c = inst->color[i];
+        base[0] = (float)((c >> 16) & 255);
+        base[1] = (float)((c >> 8) & 255);
+        base[2] = (float)(c & 255);
+    } else if (inst->group) {
         const float *g = group_palette[inst->group[i] & 7];
         base[0] = g[0];
         base[1] = g[1];
