@@ -111,30 +111,41 @@ static inline vf3 KFN(flee)(const model_consts *mc, vf3 p)
     return acc;
 }
 
+/* The obstacle field (seed 004) at each lane's cell, times avoid_force: sampled per lane by
+ * the scalar field_sample, so every ISA reads the same cell and value. Out of line: the
+ * kernels' hot loops stay as they were when no obstacle mesh is loaded. */
+static __attribute__((noinline)) vf3 KFN(field_avoid)(const shoal_sim *s, const kgroup *g,
+                                                      vf3 p)
+{
+    float x[VW], y[VW], z[VW], ax[VW], ay[VW], az[VW];
+    vf_store_n(x, p.x, g->n);
+    vf_store_n(y, p.y, g->n);
+    vf_store_n(z, p.z, g->n);
+    for (int i = 0; i < g->n; i++) {
+        float o[3];
+        field_sample(&s->fld, x[i], y[i], z[i], o);
+        ax[i] = o[0];
+        ay[i] = o[1];
+        az[i] = o[2];
+    }
+    vf3 a = {vf_load_n(ax, g->n), vf_load_n(ay, g->n), vf_load_n(az, g->n)};
+    return v3_mul(a, vf_set1(s->desc.params.avoid_force));
+}
+
+static __attribute__((noinline)) vf3 KFN(flee_weighted)(const shoal_sim *s, vf3 p)
+{
+    return v3_mul(KFN(flee)(&s->mc, p), vf_set1(s->desc.params.flee_weight));
+}
+
 /* The per-boid terms every model adds after its neighbour sums and its own obstacle terms:
- * f + field(p) * avoid_force + flee(p) * flee_weight, in that order. The field (seed 004) is
- * sampled per lane by the scalar field_sample, so every ISA reads the same cell and value.
- * One predictable branch each when the feature is off. */
+ * f + field(p) * avoid_force + flee(p) * flee_weight, in that order. One predictable branch
+ * each when the feature is off. */
 static inline vf3 KFN(extra_forces)(const shoal_sim *s, const kgroup *g, vf3 p, vf3 f)
 {
-    const shoal_params *prm = &s->desc.params;
-    if (s->fld.vec) {
-        float x[VW], y[VW], z[VW], ax[VW], ay[VW], az[VW];
-        vf_store_n(x, p.x, g->n);
-        vf_store_n(y, p.y, g->n);
-        vf_store_n(z, p.z, g->n);
-        for (int i = 0; i < g->n; i++) {
-            float o[3];
-            field_sample(&s->fld, x[i], y[i], z[i], o);
-            ax[i] = o[0];
-            ay[i] = o[1];
-            az[i] = o[2];
-        }
-        vf3 a = {vf_load_n(ax, g->n), vf_load_n(ay, g->n), vf_load_n(az, g->n)};
-        f = v3_add(f, v3_mul(a, vf_set1(prm->avoid_force)));
-    }
-    if (s->mc.predator_count > 0)
-        f = v3_add(f, v3_mul(KFN(flee)(&s->mc, p), vf_set1(prm->flee_weight)));
+    if (__builtin_expect(s->fld.vec != NULL, 0))
+        f = v3_add(f, KFN(field_avoid)(s, g, p));
+    if (__builtin_expect(s->mc.predator_count > 0, 0))
+        f = v3_add(f, KFN(flee_weighted)(s, p));
     return f;
 }
 
