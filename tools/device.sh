@@ -65,6 +65,9 @@ fi
 ninja -C "$BUILD" >"$W/build.log" 2>&1 || { tail -60 "$W/build.log" | tee -a "$REPORT"; exit 1; }
 grep -E "warning" "$W/build.log" | head -20 | tee -a "$REPORT"
 SHOAL=$BUILD/src/app/shoal
+stamp "cpu topology and FP peak (tools/peak: 1 thread and every thread)"
+lscpu 2>&1 | grep -E "^(Model name|CPU\(s\)|Thread|Core|Socket|NUMA node\(s\)|CPU max MHz)" | tee -a "$REPORT"
+"$BUILD/tools/peak" 0.5 2>&1 | tee -a "$REPORT"
 
 stamp "meson test (the whole suite; test_gpu is the CPU/GPU parity, 1000 steps)"
 timeout 420 meson test -C "$BUILD" --no-rebuild --num-processes 4 --print-errorlogs \
