@@ -157,10 +157,15 @@ for t in 1 2 4 8 16; do
 done
 
 # shoal bench with every core (the issue-3 anchors: steer 16k clumped, 1M uniform)
-stamp "shoal bench (avx512, 1 and $NCPU threads)"
-timeout 200 "$SHOAL" bench --filter avx512 --threads 1,$NCPU --repeat 5 \
+stamp "shoal bench (avx512, 1, 2 and $NCPU threads; the program's default wait policy)"
+timeout 300 "$SHOAL" bench --filter avx512 --threads 1,2,$NCPU --repeat 5 \
     --json "$OUT/bench_device.json" >"$W/bench.txt" 2>&1
 cat "$W/bench.txt" >>"$REPORT"
+stamp "the anchors again with OMP_WAIT_POLICY=active (a dedicated machine)"
+for c in steer-16k steer-default-16k steer-1m; do
+    OMP_WAIT_POLICY=active timeout 100 "$SHOAL" bench --filter "$c/t$NCPU/avx512" \
+        --threads $NCPU --repeat 5 --peak-seconds 0 2>&1 | grep -E "^sim/" | tee -a "$REPORT"
+done
 
 stamp "done"
 {
