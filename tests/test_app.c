@@ -13,6 +13,8 @@
 
 #include <png.h>
 
+#include "shoal/gpu.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -249,6 +251,33 @@ static void test_no_display(void **state)
     assert_true(exists(path("out/frames/frame_00002.png")));
 }
 
+/* --backend: a bad name, and cuda where there is no GPU: exit 2, one line naming it, no
+ * frames. (With a GPU the run must succeed; test_gpu compares its frames with the CPU's.) */
+static void test_backend_option(void **state)
+{
+    (void)state;
+    assert_int_equal(sh("%s run --headless --frames 1 --out bk --backend vulkan", g_exe), 2);
+    char *err = slurp(path("err.txt"));
+    assert_non_null(strstr(err, "--backend: 'vulkan' (expected cpu or cuda)"));
+    free(err);
+    assert_int_equal(sh("%s run --headless --frames 1 --out bk --gpu-order random", g_exe), 2);
+    shoal_error e;
+    int gpu = shoal_gpu_available(&e) == SHOAL_OK;
+    int rc = sh("%s run --headless --frames 2 --size 160x120 --count 500 --out bk --backend cuda",
+                g_exe);
+    if (gpu) {
+        assert_int_equal(rc, 0);
+        assert_true(exists(path("bk/frame_00001.png")));
+    } else {
+        assert_int_equal(rc, 2);
+        err = slurp(path("err.txt"));
+        assert_non_null(strstr(err, "shoal run: --backend cuda: "));
+        assert_non_null(strstr(err, e.message));
+        free(err);
+        assert_false(exists(path("bk/frame_00000.png")));
+    }
+}
+
 static void test_video(void **state)
 {
     (void)state;
@@ -464,9 +493,8 @@ static void test_window(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_headless),
-        cmocka_unit_test(test_no_display),
-        cmocka_unit_test(test_video),
+        cmocka_unit_test(test_headless),       cmocka_unit_test(test_no_display),
+        cmocka_unit_test(test_backend_option), cmocka_unit_test(test_video),
         cmocka_unit_test(test_window),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
