@@ -20,7 +20,10 @@ ROOT=$PWD
 if [ "${1:-}" = "--fetch" ]; then
     mkdir -p .carry && cd .carry &&
         apt-get download libinih-dev libinih1 libcmocka-dev libcmocka0
-    grep -qx '/.carry/' "$ROOT/.git/info/exclude" || echo '/.carry/' >>"$ROOT/.git/info/exclude"
+    ex=$(git -C "$ROOT" rev-parse --git-path info/exclude)
+    case $ex in /*) ;; *) ex=$ROOT/$ex ;; esac
+    mkdir -p "$(dirname "$ex")"
+    grep -qsx '/.carry/' "$ex" || echo '/.carry/' >>"$ex"
     exit $?
 fi
 
