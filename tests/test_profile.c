@@ -36,8 +36,7 @@ static int run(const char *fmt, ...)
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
     snprintf(outpath, sizeof outpath, "%s/out.txt", g_dir);
-    snprintf(cmd, sizeof cmd, "cd %s && %s %s > %s 2>&1 < /dev/null", g_dir, g_exe, args,
-             outpath);
+    snprintf(cmd, sizeof cmd, "cd %s && %s %s > %s 2>&1 < /dev/null", g_dir, g_exe, args, outpath);
     int rc = system(cmd);
     FILE *f = fopen(outpath, "r");
     g_out[0] = 0;
@@ -343,9 +342,9 @@ static void check_nesting(const span *s, int n, const char *frame, const char *c
                     /* inside, to the microsecond decimals written */
                     if (!(s[j].ts >= s[i].ts - 1e-9 &&
                           s[j].ts + s[j].dur <= s[i].ts + s[i].dur + 1e-3))
-                        fail_msg("%s (tid %d, %s %ld) [%f, %f] is not inside [%f, %f]",
-                                 s[j].name, s[j].tid, frame, seq, s[j].ts, s[j].ts + s[j].dur,
-                                 s[i].ts, s[i].ts + s[i].dur);
+                        fail_msg("%s (tid %d, %s %ld) [%f, %f] is not inside [%f, %f]", s[j].name,
+                                 s[j].tid, frame, seq, s[j].ts, s[j].ts + s[j].dur, s[i].ts,
+                                 s[i].ts + s[i].dur);
                 }
         }
         for (int k = 0; k < stage_count; k++)
@@ -544,8 +543,9 @@ static void test_step_stats_and_trace(void **state)
     assert_int_equal(run("step --in a.npy --out b.npy --steps 6 --threads 2 --stats "
                          "--trace t.json"),
                      0);
-    const char *cols[] = {"calls", "total ms", "mean ms", "median ms", "max ms", "thr min ms",
-                          "thr max ms", "sim/grid_assign", "sim/forces", "busy ms per thread"};
+    const char *cols[] = {"calls",      "total ms",          "mean ms",    "median ms",
+                          "max ms",     "thr min ms",        "thr max ms", "sim/grid_assign",
+                          "sim/forces", "busy ms per thread"};
     for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
         if (!strstr(g_out, cols[i]))
             fail_msg("step --stats lacks '%s':\n%s", cols[i], g_out);
@@ -572,11 +572,42 @@ static void test_step_stats_and_trace(void **state)
     assert_int_not_equal(stat(path("d.npy"), &st), 0);
 }
 
-static const char *const machine_keys[] = {"cpu_model", "cores", "isa", "omp", "compiler",
-                                           "build_type"};
-static const char *const result_keys[] = {"name",   "model",  "n",      "threads",
-                                          "isa",    "median_ms", "min_ms", "max_ms",
-                                          "mad_ms", "repeats"};
+static const char *const machine_keys[] = {"cpu_model", "cores",    "isa",
+                                           "omp",       "compiler", "build_type"};
+static const char *const result_keys[] = {"name",      "model",  "n",      "threads", "isa",
+                                          "median_ms", "min_ms", "max_ms", "mad_ms",  "repeats"};
+
+/* The program's default OpenMP wait policy is passive (main.c runs itself again with it
+ * set); a policy the user sets is kept. The bench JSON records what the process saw. */
+static void check_wait_policy(const char *expect)
+{
+    assert_int_equal(run("bench --tiny --json w.json"), 0);
+    jval root;
+    if (jload(path("w.json"), &root))
+        fail_msg("bench --json wrote invalid JSON");
+    const jval *wp = jget(jget(jget(&root, "machine"), "omp"), "OMP_WAIT_POLICY");
+    assert_non_null(wp);
+    if (wp->type != J_STR || strcmp(wp->str, expect) != 0)
+        fail_msg("OMP_WAIT_POLICY in the bench JSON is not %s", expect);
+    jfree(&root);
+}
+
+static void test_wait_policy(void **state)
+{
+    (void)state;
+    const char *saved = getenv("OMP_WAIT_POLICY");
+    char keep[64] = "";
+    if (saved)
+        snprintf(keep, sizeof keep, "%s", saved);
+    unsetenv("OMP_WAIT_POLICY");
+    check_wait_policy("passive");
+    setenv("OMP_WAIT_POLICY", "active", 1);
+    check_wait_policy("active");
+    if (saved)
+        setenv("OMP_WAIT_POLICY", keep, 1);
+    else
+        unsetenv("OMP_WAIT_POLICY");
+}
 
 static void test_bench_json_and_compare(void **state)
 {
@@ -648,11 +679,9 @@ static void test_bench_json_and_compare(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_stats_synthetic),
-        cmocka_unit_test(test_enable_switch),
-        cmocka_unit_test(test_trace_library),
-        cmocka_unit_test(test_step_stats_and_trace),
-        cmocka_unit_test(test_bench_json_and_compare),
+        cmocka_unit_test(test_stats_synthetic),        cmocka_unit_test(test_enable_switch),
+        cmocka_unit_test(test_trace_library),          cmocka_unit_test(test_step_stats_and_trace),
+        cmocka_unit_test(test_bench_json_and_compare), cmocka_unit_test(test_wait_policy),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

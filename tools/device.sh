@@ -20,7 +20,10 @@ ROOT=$PWD
 if [ "${1:-}" = "--fetch" ]; then
     mkdir -p .carry && cd .carry &&
         apt-get download libinih-dev libinih1 libcmocka-dev libcmocka0
-    grep -qx '/.carry/' "$ROOT/.git/info/exclude" || echo '/.carry/' >>"$ROOT/.git/info/exclude"
+    ex=$(git -C "$ROOT" rev-parse --git-path info/exclude)
+    case $ex in /*) ;; *) ex=$ROOT/$ex ;; esac
+    mkdir -p "$(dirname "$ex")"
+    grep -qsx '/.carry/' "$ex" || echo '/.carry/' >>"$ex"
     exit $?
 fi
 
@@ -65,6 +68,9 @@ fi
 ninja -C "$BUILD" >"$W/build.log" 2>&1 || { tail -60 "$W/build.log" | tee -a "$REPORT"; exit 1; }
 grep -E "warning" "$W/build.log" | head -20 | tee -a "$REPORT"
 SHOAL=$BUILD/src/app/shoal
+stamp "cpu topology and FP peak (tools/peak: 1 thread and every thread)"
+lscpu 2>&1 | grep -E "^(Model name|CPU\(s\)|Thread|Core|Socket|NUMA node\(s\)|CPU max MHz)" | tee -a "$REPORT"
+"$BUILD/tools/peak" 0.5 2>&1 | tee -a "$REPORT"
 
 stamp "meson test (the whole suite; test_gpu is the CPU/GPU parity, 1000 steps)"
 timeout 420 meson test -C "$BUILD" --no-rebuild --num-processes 4 --print-errorlogs \
@@ -154,10 +160,15 @@ for t in 1 2 4 8 16; do
 done
 
 # shoal bench with every core (the issue-3 anchors: steer 16k clumped, 1M uniform)
-stamp "shoal bench (avx512, 1 and $NCPU threads)"
-timeout 200 "$SHOAL" bench --filter avx512 --threads 1,$NCPU --repeat 5 \
+stamp "shoal bench (avx512, 1, 2 and $NCPU threads; the program's default wait policy)"
+timeout 300 "$SHOAL" bench --filter avx512 --threads 1,2,$NCPU --repeat 5 \
     --json "$OUT/bench_device.json" >"$W/bench.txt" 2>&1
 cat "$W/bench.txt" >>"$REPORT"
+stamp "the anchors again with OMP_WAIT_POLICY=active (a dedicated machine)"
+for c in steer-16k steer-default-16k steer-1m; do
+    OMP_WAIT_POLICY=active timeout 100 "$SHOAL" bench --filter "$c/t$NCPU/avx512" \
+        --threads $NCPU --repeat 5 --peak-seconds 0 2>&1 | grep -E "^sim/" | tee -a "$REPORT"
+done
 
 stamp "done"
 {

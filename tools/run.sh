@@ -14,12 +14,6 @@ exe=build-release/src/app/shoal
 if [ $# -gt 0 ]; then
   exec "$exe" "$@"
 fi
-mkdir -p out
-if "$exe" --help | grep -q '^  run '; then
-  exec "$exe"
-fi
-# Until the interactive program exists: simulate the default scene for 10 s of simulated
-# time and show the timings.
-"$exe" init --scene assets/scenes/steer.ini --out out/start.npy
-"$exe" step --scene assets/scenes/steer.ini --in out/start.npy --out out/end.npy --steps 600 --stats
-echo "wrote out/start.npy and out/end.npy (16384 boids, 600 steps)"
+# `shoal` alone is `shoal run`: a window on the default scene, or with no display 120
+# headless frames in out/frames/ and the timings (docs/APP.md).
+exec "$exe"

@@ -12,6 +12,7 @@
 #include "app/window.h"
 #include "core/parallel.h"
 #include "core/timer.h"
+#include "shoal/gpu.h"
 #include "shoal/render.h"
 
 #include <errno.h>
@@ -37,6 +38,10 @@ static const opt_spec run_specs[] = {
     {"size", OPT_VALUE, "WxH", "1280x720", "window / frame size in pixels"},
     {"threads", OPT_VALUE, "T", "0", "threads for simulation and rendering (0: all cores)"},
     {"simd", OPT_VALUE, "auto|scalar|avx2|avx512", "auto", "ISA of force kernels and rasterizer"},
+    {"backend", OPT_VALUE, "cpu|cuda", "cpu",
+     "simulate on the CPU or on an NVIDIA GPU (the same bits; each frame shows the GPU's state)"},
+    {"gpu-order", OPT_VALUE, "stable|atomic", "stable",
+     "--backend cuda: order inside a cell (stable: the CPU's bits; atomic: seed 001's)"},
     {"headless", OPT_FLAG, NULL, NULL, "no window: write PNG frames (--out) and/or a video"},
     {"frames", OPT_VALUE, "K", "120 headless, unlimited in a window", "frames to run, then quit"},
     {"out", OPT_VALUE, "DIR", "out/frames when headless",
@@ -45,8 +50,9 @@ static const opt_spec run_specs[] = {
     {"steps-per-frame", OPT_VALUE, "K", "0 in a window, 1 headless",
      "simulation steps per frame; 0: real time (fixed dt, steps follow the wall clock)"},
     {"speed", OPT_VALUE, "X", "1", "simulated seconds per wall second, 1/16..16 (keys [ ])"},
-    {"vsync", OPT_VALUE, "on|off", "on", "wait for the display refresh (paced when the present "
-                                         "path cannot); off: as fast as possible"},
+    {"vsync", OPT_VALUE, "on|off", "on",
+     "wait for the display refresh (paced when the present "
+     "path cannot); off: as fast as possible"},
     {"interp", OPT_VALUE, "on|off", "on", "draw positions extrapolated to the display time"},
     {"lod", OPT_VALUE, "on|off", "on", "level of detail: reduced mesh and splats when far"},
     {"shade", OPT_VALUE, "lit|id", "lit", "lit: lighting, fog, underwater gradient; id: ids"},
@@ -73,6 +79,8 @@ typedef struct run_cfg {
     int width, height;
     int threads;
     shoal_isa isa;
+    int cuda;                  /* --backend cuda */
+    shoal_gpu_order gpu_order; /* --gpu-order */
     int headless, fallback;
     long long frames; /* 0: unlimited */
     const char *out_dir;
@@ -158,12 +166,24 @@ static shoal_camera orbit_camera(const orbit *o)
 
 /* ---- timing ---------------------------------------------------------------------------- */
 
-enum { T_SIM, T_INSTANCE, T_SETUP, T_RASTER, T_RESOLVE, T_RENDER, T_OVERLAY, T_PRESENT,
-       T_OUTPUT, T_FRAME, T_COUNT };
-static const char *const t_names[T_COUNT] = {
-    "sim (shoal_sim_step)", "  render: instance", "  render: setup", "  render: raster",
-    "  render: resolve", "render (shoal_render_frame)", "overlays + HUD", "present",
-    "output (PNG / video)", "frame (all of it)"};
+enum {
+    T_SIM,
+    T_INSTANCE,
+    T_SETUP,
+    T_RASTER,
+    T_RESOLVE,
+    T_RENDER,
+    T_OVERLAY,
+    T_PRESENT,
+    T_OUTPUT,
+    T_FRAME,
+    T_COUNT
+};
+static const char *const t_names[T_COUNT] = {"sim (shoal_sim_step)", "  render: instance",
+                                             "  render: setup",      "  render: raster",
+                                             "  render: resolve",    "render (shoal_render_frame)",
+                                             "overlays + HUD",       "present",
+                                             "output (PNG / video)", "frame (all of it)"};
 
 typedef struct timings {
     double ms[T_COUNT];
@@ -202,6 +222,11 @@ typedef struct app {
     app_window_info winfo;
     /* simulation */
     shoal_sim *sim;
+    /* --backend cuda: the GPU steps; after each step call its state is copied into `sim`,
+     * which then serves the renderer, the grid view and the HUD as it does on the CPU */
+    shoal_gpu_sim *gpu;
+    float *gpu_rows;
+    size_t gpu_rows_cap;
     shoal_sim_desc desc;
     shoal_params scene_params; /* what Backspace returns a parameter to */
     uint64_t seed;
@@ -276,12 +301,37 @@ static void set_status(app *a, const char *fmt, ...)
 }
 
 /* The rule parameters the keys edit, in this order, where the model has them. */
-static const char *const editable[] = {
-    "sep_weight", "ali_weight", "coh_weight", "sep_radius", "ali_radius", "coh_radius",
-    "max_speed", "max_steer", "min_speed", "neighbor_radius", "target_weight", "rotate_speed",
-    "move_speed", "fov", "w1", "w2", "w3", "sep_strength", "sep_dist2", "ali_dist2",
-    "coh_dist2", "sep_angle", "ali_angle", "coh_angle", "sep_force", "ali_force", "coh_force",
-    "max_force", "wall_weight", "boundary_force", "avoid_force"};
+static const char *const editable[] = {"sep_weight",
+                                       "ali_weight",
+                                       "coh_weight",
+                                       "sep_radius",
+                                       "ali_radius",
+                                       "coh_radius",
+                                       "max_speed",
+                                       "max_steer",
+                                       "min_speed",
+                                       "neighbor_radius",
+                                       "target_weight",
+                                       "rotate_speed",
+                                       "move_speed",
+                                       "fov",
+                                       "w1",
+                                       "w2",
+                                       "w3",
+                                       "sep_strength",
+                                       "sep_dist2",
+                                       "ali_dist2",
+                                       "coh_dist2",
+                                       "sep_angle",
+                                       "ali_angle",
+                                       "coh_angle",
+                                       "sep_force",
+                                       "ali_force",
+                                       "coh_force",
+                                       "max_force",
+                                       "wall_weight",
+                                       "boundary_force",
+                                       "avoid_force"};
 #define EDITABLE_COUNT ((int)(sizeof editable / sizeof editable[0]))
 
 static const shoal_param_info *param_find(shoal_model m, const char *name)
@@ -379,6 +429,8 @@ static void sim_close(app *a)
     a->sim_steps_closed += n ? st[0].calls : 0;
     shoal_sim_destroy(a->sim);
     a->sim = NULL;
+    shoal_gpu_sim_destroy(a->gpu);
+    a->gpu = NULL;
     memset(a->sim_stage_prev, 0, sizeof a->sim_stage_prev);
     a->sim_steps_prev = 0;
 }
@@ -413,6 +465,44 @@ static void trails_reset(app *a)
     a->trail_stride = n > TRAIL_BOIDS ? n / TRAIL_BOIDS : 1;
 }
 
+/* Simulated time of the next step, on whichever backend steps. */
+static double app_sim_time(const app *a)
+{
+    return a->gpu ? shoal_gpu_sim_time(a->gpu) : shoal_sim_time(a->sim);
+}
+
+/* --backend cuda: (re)create the GPU simulation from a->desc, starting from the state and
+ * time it had (or the CPU mirror's after a new school). */
+static shoal_status gpu_open(app *a, shoal_error *e)
+{
+    if (a->obs_count > 0)
+        return shoal_error_set(e, SHOAL_ERR_UNSUPPORTED,
+                               "the CUDA backend has no obstacle meshes or predators: use "
+                               "--backend cpu");
+    size_t n = shoal_sim_count(a->sim);
+    if (a->gpu_rows_cap < n) {
+        float *r = realloc(a->gpu_rows, n * 6 * sizeof(float));
+        if (!r)
+            return shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for %zu fish", n);
+        a->gpu_rows = r;
+        a->gpu_rows_cap = n;
+    }
+    shoal_sim_desc d = a->desc;
+    d.t0_s = app_sim_time(a);
+    shoal_sim_get_state(a->sim, a->gpu_rows);
+    shoal_gpu_sim *g;
+    shoal_status st = shoal_gpu_sim_create(&d, a->cfg.gpu_order, &g, e);
+    if (st)
+        return st;
+    if ((st = shoal_gpu_sim_set_state(g, a->gpu_rows, e))) {
+        shoal_gpu_sim_destroy(g);
+        return st;
+    }
+    shoal_gpu_sim_destroy(a->gpu);
+    a->gpu = g;
+    return SHOAL_OK;
+}
+
 /* (Re)create the simulation from a->desc and seed it. */
 static shoal_status sim_open(app *a, shoal_error *e)
 {
@@ -436,6 +526,11 @@ static shoal_status sim_open(app *a, shoal_error *e)
     if (!buffers_reserve(a, a->desc.boid_count)) {
         shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for %zu fish", a->desc.boid_count);
         return SHOAL_ERR_NOMEM;
+    }
+    if (a->cfg.cuda) {
+        shoal_status st_gpu = gpu_open(a, e);
+        if (st_gpu)
+            return st_gpu;
     }
     a->acc_s = 0;
     a->picked_row = -1;
@@ -503,8 +598,7 @@ static void switch_model(app *a, shoal_model m)
     a->param_index = 0;
     snprintf(a->scene_name, sizeof a->scene_name, "%s", s.name);
     const char *short_name = strstr(s.name, "scenes/") ? strstr(s.name, "scenes/") : s.name;
-    set_status(a, "model %s: %zu fish (%s)", shoal_model_name(m), a->desc.boid_count,
-               short_name);
+    set_status(a, "model %s: %zu fish (%s)", shoal_model_name(m), a->desc.boid_count, short_name);
 }
 
 /* PageUp/PageDown and r: a new school of `n` fish with `seed`, same model and parameters. */
@@ -555,7 +649,14 @@ static void param_adjust(app *a, int dir, int reset)
         set_status(a, "%s", e.message);
         return;
     }
+    shoal_params old = a->desc.params;
     a->desc.params = np;
+    if (a->gpu && gpu_open(a, &e)) { /* the GPU simulation takes parameters at creation */
+        a->desc.params = old;
+        shoal_sim_set_params(a->sim, &old, &e);
+        set_status(a, "GPU: %s", e.message);
+        return;
+    }
     set_status(a, "%s = %s", p->name, val);
 }
 
@@ -790,31 +891,28 @@ static void hud_text_block(app *a, canvas *cv, int x, int y, const char *text, u
     window_draw_text(a->win, cv->px, cv->w, cv->h, cv->stride, x, y, text, color);
 }
 
-static const char *onoff(int v)
-{
-    return v ? "on" : "off";
-}
+static const char *onoff(int v) { return v ? "on" : "off"; }
 
 static void draw_hud(app *a, canvas *cv)
 {
     char buf[2048];
     size_t len = 0;
-#define OUT(...)                                                                               \
-    do {                                                                                       \
-        if (len < sizeof buf)                                                                  \
-            len += (size_t)snprintf(buf + len, sizeof buf - len, __VA_ARGS__);                 \
+#define OUT(...)                                                                                   \
+    do {                                                                                           \
+        if (len < sizeof buf)                                                                      \
+            len += (size_t)snprintf(buf + len, sizeof buf - len, __VA_ARGS__);                     \
     } while (0)
     const timings *h = &a->hud_t;
     double fr = h->frames ? (double)h->frames : 1.0;
     double steps = h->steps ? (double)h->steps : 1.0;
-    const char *isa_s = shoal_sim_isa_name(a->sim), *isa_r = a->rstats.isa ? a->rstats.isa : "-";
+    const char *isa_s = a->gpu ? "cuda" : shoal_sim_isa_name(a->sim),
+               *isa_r = a->rstats.isa ? a->rstats.isa : "-";
     const shoal_param_info *plist[EDITABLE_COUNT];
     int pn = params_editable(a->desc.model, plist);
     if (cv->w < 100 * a->winfo.char_w) {
         /* a small window: the few numbers that matter */
         OUT("%.1f fps  %.1f ms  N %zu  %s%s\n", a->hud_fps, h->ms[T_FRAME] / fr,
-            shoal_sim_count(a->sim), shoal_model_name(a->desc.model),
-            a->paused ? "  PAUSED" : "");
+            shoal_sim_count(a->sim), shoal_model_name(a->desc.model), a->paused ? "  PAUSED" : "");
         OUT("sim %.1f  render %.1f  present %.1f ms\n", h->ms[T_SIM] / fr, h->ms[T_RENDER] / fr,
             h->ms[T_PRESENT] / fr);
         if (pn) {
@@ -825,9 +923,8 @@ static void draw_hud(app *a, canvas *cv)
         hud_text_block(a, cv, 10, 8, buf, 0xFFE8F4FF, 1);
         return;
     }
-    OUT("shoal %6.1f fps (%.2f ms)   N %zu   model %s   %dx%d\n", a->hud_fps,
-        h->ms[T_FRAME] / fr, shoal_sim_count(a->sim), shoal_model_name(a->desc.model), cv->w,
-        cv->h);
+    OUT("shoal %6.1f fps (%.2f ms)   N %zu   model %s   %dx%d\n", a->hud_fps, h->ms[T_FRAME] / fr,
+        shoal_sim_count(a->sim), shoal_model_name(a->desc.model), cv->w, cv->h);
     if (strcmp(isa_s, isa_r) == 0)
         OUT("threads %d   ISA %s   ", parallel_thread_count(), isa_s);
     else
@@ -843,8 +940,8 @@ static void draw_hud(app *a, canvas *cv)
     }
     OUT("\n");
     OUT("render  %6.2f ms: instance %.2f setup %.2f raster %.2f resolve %.2f\n",
-        h->ms[T_RENDER] / fr, h->ms[T_INSTANCE] / fr, h->ms[T_SETUP] / fr,
-        h->ms[T_RASTER] / fr, h->ms[T_RESOLVE] / fr);
+        h->ms[T_RENDER] / fr, h->ms[T_INSTANCE] / fr, h->ms[T_SETUP] / fr, h->ms[T_RASTER] / fr,
+        h->ms[T_RESOLVE] / fr);
     OUT("present %6.2f ms   HUD %.2f ms   drawn %llu: %llu full %llu reduced %llu splat\n",
         h->ms[T_PRESENT] / fr, h->ms[T_OVERLAY] / fr,
         (unsigned long long)a->rstats.instances_visible,
@@ -858,13 +955,13 @@ static void draw_hud(app *a, canvas *cv)
         OUT("param   < %s = %.4g >  %d/%d  (Up/Down: select, Left/Right: change)\n", p->name,
             (double)param_value(&a->desc.params, p), a->param_index % np + 1, np);
     }
-    OUT("t %.1f s  speed %gx%s  LOD %s  grid %s  trails %s  follow %s   h: help",
-        shoal_sim_time(a->sim), a->speed, a->paused ? "  PAUSED" : "", onoff(a->rdesc.lod),
-        onoff(a->grid), onoff(a->trails), onoff(a->follow));
+    OUT("t %.1f s  speed %gx%s  LOD %s  grid %s  trails %s  follow %s   h: help", app_sim_time(a),
+        a->speed, a->paused ? "  PAUSED" : "", onoff(a->rdesc.lod), onoff(a->grid),
+        onoff(a->trails), onoff(a->follow));
     if (a->grid && a->picked_row >= 0)
         OUT("\ngrid    boid %lld, cell (%d, %d, %d): %zu in its 27 cells, %zu within r = %.3g",
-            a->picked_row, a->grid_cell[0], a->grid_cell[1], a->grid_cell[2],
-            a->grid_candidates, a->grid_neighbors,
+            a->picked_row, a->grid_cell[0], a->grid_cell[1], a->grid_cell[2], a->grid_candidates,
+            a->grid_neighbors,
             (double)shoal_params_interaction_radius(a->desc.model, &a->desc.params));
 #undef OUT
     hud_text_block(a, cv, 14, 12, buf, 0xFFE8F4FF, 1);
@@ -923,8 +1020,7 @@ static void draw_status(app *a, canvas *cv)
     if (!a->status[0] || now_s() > a->status_until || !a->winfo.char_w)
         return;
     int w = (int)strlen(a->status) * a->winfo.char_w;
-    hud_text_block(a, cv, (cv->w - w) / 2, cv->h - a->winfo.char_h - 16, a->status, 0xFFFFE080u,
-                   1);
+    hud_text_block(a, cv, (cv->w - w) / 2, cv->h - a->winfo.char_h - 16, a->status, 0xFFFFE080u, 1);
 }
 
 /* ---- one frame ------------------------------------------------------------------------- */
@@ -1008,7 +1104,7 @@ static void draw_scene_overlays(app *a, canvas *cv, const proj *p)
         overlay_sphere(cv, p, prm->spheres[k].center, prm->spheres[k].radius, OVERLAY_MESH_RGB,
                        90);
     float t[SHOAL_MAX_TARGETS * 3];
-    size_t nt = shoal_sim_targets(a->sim, shoal_sim_time(a->sim), t, SHOAL_MAX_TARGETS);
+    size_t nt = shoal_sim_targets(a->sim, app_sim_time(a), t, SHOAL_MAX_TARGETS);
     for (size_t k = 0; k < nt; k++)
         overlay_target(cv, p, t + 3 * k, a->target_drag == (int)k + 1);
     /* predators: their flee radius as a red ring facing the camera */
@@ -1032,7 +1128,7 @@ static void draw_scene_overlays(app *a, canvas *cv, const proj *p)
 static int target_at(app *a, const proj *p, int x, int y, float pos[3])
 {
     float t[SHOAL_MAX_TARGETS * 3];
-    size_t nt = shoal_sim_targets(a->sim, shoal_sim_time(a->sim), t, SHOAL_MAX_TARGETS);
+    size_t nt = shoal_sim_targets(a->sim, app_sim_time(a), t, SHOAL_MAX_TARGETS);
     int best = -1;
     float best_d2 = (float)(OVERLAY_PICK_PX * OVERLAY_PICK_PX);
     for (size_t k = 0; k < nt; k++) {
@@ -1057,6 +1153,11 @@ static void target_move(app *a, int k, int x, int y, int w, int h, const float o
     proj p = proj_make(&c, w > 0 ? w : 1, h > 0 ? h : 1);
     float q[3];
     proj_unproject(&p, (float)x + 0.5f, (float)y + 0.5f, on, q);
+    if (a->gpu) {
+        set_status(a, "the CUDA backend keeps the seed's target schedule: drag targets with "
+                      "--backend cpu");
+        return;
+    }
     shoal_error e;
     if (shoal_sim_set_target(a->sim, (size_t)k, q, &e)) {
         set_status(a, "%s", e.message);
@@ -1185,7 +1286,16 @@ static int sim_steps(app *a, int n)
         return 0;
     shoal_error e;
     double t0 = now_s();
-    shoal_status st = shoal_sim_step(a->sim, n, &e);
+    shoal_status st;
+    if (a->gpu) {
+        st = shoal_gpu_sim_step(a->gpu, n, &e);
+        if (!st)
+            st = shoal_gpu_sim_get_state(a->gpu, a->gpu_rows, &e);
+        if (!st)
+            st = shoal_sim_set_state(a->sim, a->gpu_rows, &e);
+    } else {
+        st = shoal_sim_step(a->sim, n, &e);
+    }
     double ms = (now_s() - t0) * 1e3;
     a->win_t.ms[T_SIM] += ms;
     a->win_t.calls[T_SIM] += (uint64_t)n;
@@ -1227,9 +1337,8 @@ static void stats_roll(app *a, int force)
         printf("stats: %.1f fps  sim %.2f ms/frame (%llu steps)  render %.2f  overlays %.2f  "
                "present %.2f  output %.2f  frame %.2f ms\n",
                a->hud_fps, a->win_t.ms[T_SIM] / fr, (unsigned long long)a->win_t.steps,
-               a->win_t.ms[T_RENDER] / fr, a->win_t.ms[T_OVERLAY] / fr,
-               a->win_t.ms[T_PRESENT] / fr, a->win_t.ms[T_OUTPUT] / fr,
-               a->win_t.ms[T_FRAME] / fr);
+               a->win_t.ms[T_RENDER] / fr, a->win_t.ms[T_OVERLAY] / fr, a->win_t.ms[T_PRESENT] / fr,
+               a->win_t.ms[T_OUTPUT] / fr, a->win_t.ms[T_FRAME] / fr);
     }
     memset(&a->win_t, 0, sizeof a->win_t);
     a->hud_since = t;
@@ -1407,8 +1516,8 @@ static int run_headless(app *a)
     video vd;
     memset(&vd, 0, sizeof vd);
     int spf = c->steps_per_frame > 0 ? c->steps_per_frame : 1;
-    if (c->video && (rc = video_open(&vd, c->video, c->width, c->height,
-                                     1.0 / (a->desc.dt_s * spf))))
+    if (c->video &&
+        (rc = video_open(&vd, c->video, c->width, c->height, 1.0 / (a->desc.dt_s * spf))))
         return rc;
     canvas cv;
     cv.w = c->width;
@@ -1508,7 +1617,11 @@ static void handle_key(app *a, int key, int mods, int width, int height)
         a->speed = 1;
         set_status(a, "speed 1x");
         break;
-    case '1': case '2': case '3': case '4': case '5':
+    case '1':
+    case '2':
+    case '3':
+    case '4':
+    case '5':
         switch_model(a, (shoal_model)(key - '1'));
         break;
     case APP_KEY_PAGEUP:
@@ -1663,7 +1776,7 @@ static void handle_event(app *a, const app_event *ev, int w, int h)
         if (ev->button == APP_BUTTON_LEFT && a->target_drag) {
             int k = a->target_drag - 1;
             float t[SHOAL_MAX_TARGETS * 3];
-            if (shoal_sim_targets(a->sim, shoal_sim_time(a->sim), t, SHOAL_MAX_TARGETS) >
+            if (shoal_sim_targets(a->sim, app_sim_time(a), t, SHOAL_MAX_TARGETS) >
                 (size_t)k)
                 target_move(a, k, ev->x, ev->y, w, h, t + 3 * k, "dragged to");
             a->target_drag = 0;
@@ -1674,7 +1787,7 @@ static void handle_event(app *a, const app_event *ev, int w, int h)
         if (a->target_drag && (ev->buttons & 1)) {
             int k = a->target_drag - 1;
             float t[SHOAL_MAX_TARGETS * 3];
-            if (shoal_sim_targets(a->sim, shoal_sim_time(a->sim), t, SHOAL_MAX_TARGETS) >
+            if (shoal_sim_targets(a->sim, app_sim_time(a), t, SHOAL_MAX_TARGETS) >
                 (size_t)k)
                 target_move(a, k, ev->x, ev->y, w, h, t + 3 * k, NULL);
             break;
@@ -2038,6 +2151,15 @@ static int parse_cfg(const opt_values *o, run_cfg *c)
     shoal_error e;
     if (shoal_isa_parse(options_get(o, "simd"), &c->isa, &e))
         return options_fail(o, "%s", e.message);
+    const char *backend = options_get(o, "backend");
+    if (strcmp(backend, "cuda") == 0)
+        c->cuda = 1;
+    else if (strcmp(backend, "cpu") != 0)
+        return options_fail(o, "--backend: '%s' (expected cpu or cuda)", backend);
+    if (shoal_gpu_order_parse(options_get(o, "gpu-order"), &c->gpu_order, &e))
+        return options_fail(o, "--gpu-order: %s", e.message);
+    if (c->cuda && shoal_gpu_available(&e))
+        return options_fail(o, "--backend cuda: %s", e.message);
     c->headless = options_given(o, "headless");
     if (options_given(o, "frames")) {
         if ((rc = options_int(o, "frames", 1, 100000000, &c->frames)))
@@ -2171,6 +2293,7 @@ static void app_free(app *a)
     free(a->ex_group);
     for (int k = 0; k < a->obs_count; k++)
         shoal_mesh_free(&a->obs_mesh[k]);
+    free(a->gpu_rows);
 }
 
 int cmd_run(int argc, char **argv)

@@ -4,7 +4,9 @@
 #include "app/app.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct command {
     const char *name;
@@ -33,8 +35,24 @@ static void usage(FILE *f)
     fprintf(f, "\n'shoal COMMAND --help' lists a command's options with their defaults.\n");
 }
 
+/* OpenMP wait policy. Threads that spin at a barrier burn the time slice a preempted
+ * worker needs, so on a machine shared with other work libgomp's default (spin, then
+ * sleep) is 1.2-1.5x slower than passive and far noisier; alone, passive costs nothing
+ * measurable (docs/BENCH.md). libgomp reads OMP_WAIT_POLICY when it is loaded, before
+ * main, so the program sets it and runs itself again once. A policy the user set is kept
+ * (OMP_WAIT_POLICY=active for a dedicated machine); if the re-run fails, it goes on. */
+static void default_wait_policy(char **argv)
+{
+    if (getenv("OMP_WAIT_POLICY"))
+        return;
+    if (setenv("OMP_WAIT_POLICY", "passive", 0) != 0)
+        return;
+    execv("/proc/self/exe", argv);
+}
+
 int main(int argc, char **argv)
 {
+    default_wait_policy(argv);
     if (argc < 2) {
         char *run_argv[] = {"run", NULL};
         return cmd_run(1, run_argv);

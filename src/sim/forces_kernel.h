@@ -175,8 +175,8 @@ static inline vf3 KFN(wall)(const shoal_params *prm, vf3 p)
 /* steer's separation over the candidates the pair loop listed (in candidate order):
  * sep += diff * (1 / d^2) where 0 < d^2 <= sep_r2. Equal to adding it inside the loop:
  * sep is touched by nothing else, so the order of its additions is unchanged. Returns 0. */
-static inline int KFN(steer_sep_flush)(float *const *in, vf3 p, vf sep_r2,
-                                       const uint32_t *list, int count, vf3 *sep, vf *sep_n)
+static inline int KFN(steer_sep_flush)(float *const *in, vf3 p, vf sep_r2, const uint32_t *list,
+                                       int count, vf3 *sep, vf *sep_n)
 {
     vf zero = vf_zero(), one = vf_set1(1.0f);
     for (int k = 0; k < count; k++) {
@@ -243,8 +243,8 @@ KFN(steer_average_impl)(const shoal_sim *s, const kgroup *g, int average, int sh
                 sep_list[sep_count] = j;
                 sep_count += vm_any(m_sep);
                 if (sep_count == SEP_LIST_MAX)
-                    sep_count = KFN(steer_sep_flush)(in, p, sep_r2, sep_list, sep_count, &sep,
-                                                     &sep_n);
+                    sep_count =
+                        KFN(steer_sep_flush)(in, p, sep_r2, sep_list, sep_count, &sep, &sep_n);
             }
             vf3 vj = v3_set1(wx[j], wy[j], wz[j]);
             vf3 pj = v3_set1(qx[j], qy[j], qz[j]);
@@ -265,13 +265,12 @@ KFN(steer_average_impl)(const shoal_sim *s, const kgroup *g, int average, int sh
     if (!average) {
         /* seed 003: each rule steers toward max speed along its direction, limited */
         vf max_speed = vf_set1(prm->max_speed), max_steer = vf_set1(prm->max_steer);
-        vf3 sep_f = v3_limit(v3_sub(v3_mul(v3_normalize(v3_div(sep, sep_n)), max_speed), v),
-                             max_steer);
-        vf3 ali_f = v3_limit(v3_sub(v3_mul(v3_normalize(v3_div(ali, ali_n)), max_speed), v),
-                             max_steer);
+        vf3 sep_f =
+            v3_limit(v3_sub(v3_mul(v3_normalize(v3_div(sep, sep_n)), max_speed), v), max_steer);
+        vf3 ali_f =
+            v3_limit(v3_sub(v3_mul(v3_normalize(v3_div(ali, ali_n)), max_speed), v), max_steer);
         vf3 coh_f = v3_limit(
-            v3_sub(v3_mul(v3_normalize(v3_sub(v3_div(coh, coh_n), p)), max_speed), v),
-            max_steer);
+            v3_sub(v3_mul(v3_normalize(v3_sub(v3_div(coh, coh_n), p)), max_speed), v), max_steer);
         sep_f = v3_select(has_sep, sep_f, v3_zero());
         ali_f = v3_select(has_ali, ali_f, v3_zero());
         coh_f = v3_select(has_coh, coh_f, v3_zero());
@@ -305,8 +304,7 @@ KFN(steer_average_impl)(const shoal_sim *s, const kgroup *g, int average, int sh
 /* Dispatch to a variant where alignment and cohesion share one mask (the usual case:
  * ali_radius == coh_radius >= sep_radius), which saves two compares and a count per
  * candidate. Same masks, same sums: the same bits as the general variant. */
-static void KFN(group_steer_average)(const shoal_sim *s, const kgroup *g, int average,
-                                     sim_fault *f)
+static void KFN(group_steer_average)(const shoal_sim *s, const kgroup *g, int average, sim_fault *f)
 {
     const model_consts *mc = &s->mc;
     int shared = mc->ali_r2 == mc->coh_r2 && mc->sep_r2 <= mc->ali_r2;
@@ -422,7 +420,7 @@ static void KFN(group_classic)(const shoal_sim *s, const kgroup *g, sim_fault *f
     vf n1 = zero, n = zero;
 
     /* Planes (normal n, signed distance s = n.p - n.q0, positive inside). */
-    static const float normals[6][3] = {{0, -1, 0}, {0, 1, 0}, {1, 0, 0},
+    static const float normals[6][3] = {{0, -1, 0}, {0, 1, 0},  {1, 0, 0},
                                         {-1, 0, 0}, {0, 0, -1}, {0, 0, 1}};
     vf dist[6] = {
         vf_sub(vf_set1(prm->box_max[1]), p.y), vf_sub(p.y, vf_set1(prm->box_min[1])),
@@ -526,11 +524,9 @@ static void KFN(group_fov)(const shoal_sim *s, const kgroup *g, sim_fault *f)
         }
     }
     vf3 cohf = v3_select(vf_gt(coh_n, zero),
-                         v3_mul(v3_sub(v3_div(coh, coh_n), p), vf_set1(prm->coh_force)),
-                         v3_zero());
+                         v3_mul(v3_sub(v3_div(coh, coh_n), p), vf_set1(prm->coh_force)), v3_zero());
     vf3 alif = v3_select(vf_gt(ali_n, zero),
-                         v3_mul(v3_sub(v3_div(ali, ali_n), v), vf_set1(prm->ali_force)),
-                         v3_zero());
+                         v3_mul(v3_sub(v3_div(ali, ali_n), v), vf_set1(prm->ali_force)), v3_zero());
     vf3 sepf = v3_mul(sep, vf_set1(prm->sep_force));
     /* boundary sphere: -bf * (p - c) * (|p - c|^2 - R^2) / |p - c|^2 outside it */
     vf3 c3 = v3_set1(prm->boundary_center[0], prm->boundary_center[1], prm->boundary_center[2]);
@@ -561,21 +557,29 @@ static void KFN(group_fov)(const shoal_sim *s, const kgroup *g, sim_fault *f)
     KFN(store3)(s->nxt, 3, g->base, g->n, v);
 }
 
-/* Worker threads: every group of VW consecutive boids of each grid row in [r0, r1). */
-void KFN(forces_rows)(const shoal_sim *s, int64_t r0, int64_t r1, sim_fault *f)
+/* Worker threads: every group that starts in the sorted boid range [b0, b1). Groups are VW
+ * consecutive boids of one grid row, starting at the row's first boid and every VW after
+ * it, so they (and the bits they produce) do not depend on how [0, N) is cut into ranges:
+ * a range owns the groups that start in it, and a group may reach past its end. Cutting
+ * by boids rather than by rows keeps the threads busy when a few rows hold most boids. */
+void KFN(forces_range)(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f)
 {
     const int32_t nx = s->g.dims[0], ny = s->g.dims[1];
     const shoal_model model = s->desc.model;
-    for (int64_t row = r0; row < r1; row++) {
+    uint32_t i = (uint32_t)b0;
+    while (i < (uint32_t)b1) {
+        int64_t row = (int64_t)(s->cell_sorted[i] / (uint32_t)nx);
         int32_t y = (int32_t)(row % ny), z = (int32_t)(row / ny);
         int64_t cell0 = row * nx;
         uint32_t begin = s->cell_start[cell0], end = s->cell_start[cell0 + nx];
-        for (uint32_t i = begin; i < end; i += VW) {
+        /* the first group start of this row at or after i */
+        uint32_t first = begin + (i - begin + VW - 1) / VW * VW;
+        for (uint32_t g0 = first; g0 < end && g0 < (uint32_t)b1; g0 += VW) {
             kgroup g;
-            g.base = i;
-            g.n = end - i < VW ? (int)(end - i) : VW;
-            int32_t x_first = (int32_t)(s->cell_sorted[i] - (uint32_t)cell0);
-            int32_t x_last = (int32_t)(s->cell_sorted[i + (uint32_t)g.n - 1] - (uint32_t)cell0);
+            g.base = g0;
+            g.n = end - g0 < VW ? (int)(end - g0) : VW;
+            int32_t x_first = (int32_t)(s->cell_sorted[g0] - (uint32_t)cell0);
+            int32_t x_last = (int32_t)(s->cell_sorted[g0 + (uint32_t)g.n - 1] - (uint32_t)cell0);
             g.runs = grid_runs(s, x_first - 1, x_last + 1, y, z, g.rb, g.re);
             switch (model) {
             case SHOAL_MODEL_STEER:
@@ -595,5 +599,6 @@ void KFN(forces_rows)(const shoal_sim *s, int64_t r0, int64_t r1, sim_fault *f)
                 break;
             }
         }
+        i = end; /* the next row's first boid */
     }
 }

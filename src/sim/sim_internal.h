@@ -39,8 +39,8 @@ typedef struct grid {
 /* Per-step constants every kernel reads: the model's parameters prepared once (squared
  * radii, targets) so the kernels do no per-step setup of their own. */
 typedef struct model_consts {
-    float sep_r2, ali_r2, coh_r2; /* steer, average: radius^2 (d^2 <= r^2) */
-    float r, r2, inv_r;           /* heading: R, R^2, 1/R; classic: fov, fov^2 */
+    float sep_r2, ali_r2, coh_r2;    /* steer, average: radius^2 (d^2 <= r^2) */
+    float r, r2, inv_r;              /* heading: R, R^2, 1/R; classic: fov, fov^2 */
     float cos_coh, cos_sep, cos_ali; /* fov: cos of the view half-angles */
     float dt;
     int target_count;
@@ -115,11 +115,11 @@ struct shoal_sim {
     uint32_t *cell_start; /* cell_count + 1 entries: first slot of each cell */
     int block_count;
     int64_t block_size;
-    uint32_t *hist;          /* block_count x cell_count counters, then offsets */
+    uint32_t *hist; /* block_count x cell_count counters, then offsets */
     int64_t block_lo[SIM_BLOCK_MAX_COUNT], block_hi[SIM_BLOCK_MAX_COUNT];
     int64_t scan_partial[SIM_MAX_THREADS + 1];
 
-    parallel_counter ctr_blocks, ctr_scatter, ctr_rows;
+    parallel_counter ctr_blocks, ctr_scatter, ctr_forces;
     sim_fault fault[SIM_MAX_THREADS];
 
     model_consts mc;
@@ -176,14 +176,14 @@ int64_t scan_exclusive_u32(uint32_t *data, int64_t count, int64_t *partial, int 
 int64_t scan_exclusive_serial_u32(uint32_t *data, int64_t count);
 
 /* Force kernels, one per ISA (forces_scalar.c, forces_avx2.c, forces_avx512.c): process
- * rows [row_begin, row_end) of the grid, reading cur (the sorted start-of-step state, with
+ * the groups that start in sorted boid range [b0, b1) (groups: VW boids of one grid row,
+ * aligned to the row's start), reading cur (the sorted start-of-step state, with
  * cell_sorted and cell_start describing it) and writing nxt at the same slots. Run by worker
- * threads; writes only the nxt entries of those rows and *fault. */
-typedef void (*forces_rows_fn)(const shoal_sim *s, int64_t row_begin, int64_t row_end,
-                               sim_fault *fault);
-void forces_rows_scalar(const shoal_sim *s, int64_t row_begin, int64_t row_end, sim_fault *f);
-void forces_rows_avx2(const shoal_sim *s, int64_t row_begin, int64_t row_end, sim_fault *f);
-void forces_rows_avx512(const shoal_sim *s, int64_t row_begin, int64_t row_end, sim_fault *f);
+ * threads; writes only the nxt entries of those groups and *fault. */
+typedef void (*forces_range_fn)(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *fault);
+void forces_range_scalar(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f);
+void forces_range_avx2(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f);
+void forces_range_avx512(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f);
 
 /* field.c: rebuild the field from the sim's obstacles and parameters; free them all. */
 shoal_status sim_field_rebuild(shoal_sim *s, shoal_error *err);
