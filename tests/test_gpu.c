@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Initial state of the model (shoal init's), optionally spread out so that a few
@@ -306,7 +307,39 @@ static void test_run_backend(void **state)
                same);
         assert_int_equal(same, 30);
     }
-    char cmd[600];
+    /* obstacle meshes and predators are CPU-only: the window refuses them on the GPU */
+    char path[512], cmd[1024];
+    snprintf(path, sizeof path, "%s/flat.obj", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n", f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/flat.ini", dir);
+    assert_non_null(f = fopen(path, "w"));
+    fputs("[scene]\nmodel = steer\ncount = 500\n[mesh f]\nfile = flat.obj\n", f);
+    fclose(f);
+    const char *refused[] = {
+        "--scene %s/flat.ini --out %s/m",
+        "--model steer --count 500 --set predator_count=2 --out %s/p",
+    };
+    for (int k = 0; k < 2; k++) {
+        char extra[600];
+        snprintf(extra, sizeof extra, refused[k], dir, dir);
+        snprintf(cmd, sizeof cmd,
+                 "%s run --headless --frames 2 --size 160x120 --backend cuda %s > %s/r.txt 2>&1",
+                 exe, extra, dir);
+        int rc = system(cmd);
+        assert_true(WIFEXITED(rc));
+        assert_int_equal(WEXITSTATUS(rc), 2);
+        char msg[600] = "";
+        snprintf(path, sizeof path, "%s/r.txt", dir);
+        assert_non_null(f = fopen(path, "r"));
+        size_t got = fread(msg, 1, sizeof msg - 1, f);
+        msg[got] = 0;
+        fclose(f);
+        printf("run --backend cuda %s: %s", extra, msg);
+        assert_non_null(strstr(msg, "CUDA backend"));
+    }
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     assert_int_equal(system(cmd), 0);
 }

@@ -106,10 +106,7 @@ static float v3_dot(const float a[3], const float b[3])
 {
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
-static double now_s(void)
-{
-    return (double)timer_now_ns() * 1e-9;
-}
+static double now_s(void) { return (double)timer_now_ns() * 1e-9; }
 static void sleep_s(double s)
 {
     if (s <= 0)
@@ -1101,8 +1098,7 @@ static void draw_scene_overlays(app *a, canvas *cv, const proj *p)
         overlay_mesh(cv, p, &a->obs_mesh[k], &a->obs_xf[k], OVERLAY_MESH_RGB, 110);
     const shoal_params *prm = &a->desc.params;
     for (int k = 0; k < (int)prm->sphere_count; k++)
-        overlay_sphere(cv, p, prm->spheres[k].center, prm->spheres[k].radius, OVERLAY_MESH_RGB,
-                       90);
+        overlay_sphere(cv, p, prm->spheres[k].center, prm->spheres[k].radius, OVERLAY_MESH_RGB, 90);
     float t[SHOAL_MAX_TARGETS * 3];
     size_t nt = shoal_sim_targets(a->sim, app_sim_time(a), t, SHOAL_MAX_TARGETS);
     for (size_t k = 0; k < nt; k++)
@@ -1776,8 +1772,7 @@ static void handle_event(app *a, const app_event *ev, int w, int h)
         if (ev->button == APP_BUTTON_LEFT && a->target_drag) {
             int k = a->target_drag - 1;
             float t[SHOAL_MAX_TARGETS * 3];
-            if (shoal_sim_targets(a->sim, app_sim_time(a), t, SHOAL_MAX_TARGETS) >
-                (size_t)k)
+            if (shoal_sim_targets(a->sim, app_sim_time(a), t, SHOAL_MAX_TARGETS) > (size_t)k)
                 target_move(a, k, ev->x, ev->y, w, h, t + 3 * k, "dragged to");
             a->target_drag = 0;
         }
@@ -1787,8 +1782,7 @@ static void handle_event(app *a, const app_event *ev, int w, int h)
         if (a->target_drag && (ev->buttons & 1)) {
             int k = a->target_drag - 1;
             float t[SHOAL_MAX_TARGETS * 3];
-            if (shoal_sim_targets(a->sim, app_sim_time(a), t, SHOAL_MAX_TARGETS) >
-                (size_t)k)
+            if (shoal_sim_targets(a->sim, app_sim_time(a), t, SHOAL_MAX_TARGETS) > (size_t)k)
                 target_move(a, k, ev->x, ev->y, w, h, t + 3 * k, NULL);
             break;
         }
