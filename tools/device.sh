@@ -11,7 +11,7 @@
 #      uniform box at density 0.5), the CPU at 1M with 1, 2, 4, 8, 16 threads and at every
 #      N with all cores.
 # Writes $OUT/device_report.txt (everything), CSVs and a PNG; prints the table last.
-# usage (on the device): tools/device.sh          (run from the repository root)
+# usage (on the device): [PARTS="test parity"] [BUILD=dir] tools/device.sh  (from the repo root)
 #        (here, once):   tools/device.sh --fetch
 set -u
 cd "$(dirname "$0")/.."
@@ -28,6 +28,10 @@ if [ "${1:-}" = "--fetch" ]; then
 fi
 
 OUT=${OUT:-$ROOT/out/device}
+# PARTS picks what runs (each fits one device call): test (peak, the whole suite),
+# parity (cpu vs cuda at scale, the wander), time (GPU and CPU ms/step), bench (shoal bench)
+PARTS=${PARTS:-test parity time bench}
+has() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 mkdir -p "$OUT"
 REPORT=$OUT/device_report.txt
 : >"$REPORT"
@@ -68,6 +72,7 @@ fi
 ninja -C "$BUILD" >"$W/build.log" 2>&1 || { tail -60 "$W/build.log" | tee -a "$REPORT"; exit 1; }
 grep -E "warning" "$W/build.log" | head -20 | tee -a "$REPORT"
 SHOAL=$BUILD/src/app/shoal
+if has test; then
 stamp "cpu topology and FP peak (tools/peak: 1 thread and every thread)"
 lscpu 2>&1 | grep -E "^(Model name|CPU\(s\)|Thread|Core|Socket|NUMA node\(s\)|CPU max MHz)" | tee -a "$REPORT"
 "$BUILD/tools/peak" 0.5 2>&1 | tee -a "$REPORT"
@@ -84,6 +89,7 @@ grep -E "^(parity|  first|    +gpu|cpu:|gpu:|atomic order|SKIP)" \
 cat "$W/test_gpu.log" >>"$REPORT"
 GPU_TEST=$(grep -E "test_gpu +(OK|FAIL|SKIP|TIMEOUT|ERROR)" "$W/meson_test.log" | awk '{print $3}')
 
+fi
 # ---- 3. states -------------------------------------------------------------------------
 stamp "states"
 declare -A SIDE
@@ -104,6 +110,7 @@ bounds() {
 }
 
 # ---- 4. parity at scale and the atomic order's wander ----------------------------------
+if has parity; then
 stamp "parity at scale (shoal diverge, cpu vs cuda)"
 for m in steer average heading classic fov; do
     timeout 150 "$SHOAL" diverge --model $m $(bounds $m 131072) --in "$W/box_131072.npy" --a cpu --b cuda \
@@ -129,7 +136,9 @@ python3 tools/diverge_plot.py "$OUT/diverge.png" "$OUT/cpu_vs_cuda.csv" \
     "$OUT/stable_vs_atomic.csv" "$OUT/atomic_vs_atomic.csv" \
     --title "steer, 16384 boids, uniform box at density 0.5" 2>&1 | tail -1 | tee -a "$REPORT"
 
+fi
 # ---- 5. timings --------------------------------------------------------------------------
+if has time; then
 stamp "timings"
 gpu_ms() { # N order steps -> ms/step (device time, first step excluded)
     "$SHOAL" step --backend cuda --gpu-order $2 --in "$W/box_$1.npy" --out "$W/o.npy" \
@@ -159,7 +168,9 @@ for t in 1 2 4 8 16; do
     CT[$t]=$(cpu_ms 1048576 $t 20)
 done
 
+fi
 # shoal bench with every core (the issue-3 anchors: steer 16k clumped, 1M uniform)
+if has bench; then
 stamp "shoal bench (avx512, 1, 2 and $NCPU threads; the program's default wait policy)"
 timeout 300 "$SHOAL" bench --filter avx512 --threads 1,2,$NCPU --repeat 5 \
     --json "$OUT/bench_device.json" >"$W/bench.txt" 2>&1
@@ -170,6 +181,7 @@ for c in steer-16k steer-default-16k steer-1m; do
         --threads $NCPU --repeat 5 --peak-seconds 0 2>&1 | grep -E "^sim/" | tee -a "$REPORT"
 done
 
+fi
 stamp "done"
 {
     echo
