@@ -31,6 +31,9 @@ OUT=${OUT:-$ROOT/out/device}
 # PARTS picks what runs (each fits one device call): test (peak, the whole suite),
 # parity (cpu vs cuda at scale, the wander), time (GPU and CPU ms/step), bench (shoal bench)
 PARTS=${PARTS:-test parity time bench}
+NCPU=$(nproc)
+SUITE="not run" GPU_TEST="not run"
+declare -A G GA C CT
 has() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 mkdir -p "$OUT"
 REPORT=$OUT/device_report.txt
@@ -152,18 +155,16 @@ cpu_ms() { # N threads steps -> "mean median" ms/step
     cat "$W/cpu_$1_$2.txt" >>"$REPORT"
     awk -v k=$3 '$1=="sim" {printf "%.3f %.3f", $2 / k, $3}' "$W/cpu_$1_$2.txt"
 }
-declare -A G GA C
 for n in 16384 131072 1048576 4194304; do
     G[$n]=$(gpu_ms $n stable 200)
     GA[$n]=$(gpu_ms $n atomic 200)
 done
-NCPU=$(nproc)
+
 for n in 16384 131072 1048576 4194304; do
     k=20
     [ $n -ge 4194304 ] && k=10
     C[$n]=$(cpu_ms $n $NCPU $k)
 done
-declare -A CT
 for t in 1 2 4 8 16; do
     CT[$t]=$(cpu_ms 1048576 $t 20)
 done
@@ -194,9 +195,9 @@ stamp "done"
     echo "mean of 199 steps after the first; CPU: mean / sum of stage medians)"
     printf "%-10s %14s %14s %22s\n" N "gpu stable" "gpu atomic" "cpu $NCPU thr mean/med"
     for n in 16384 131072 1048576 4194304; do
-        printf "%-10s %14s %14s %22s\n" $n "${G[$n]}" "${GA[$n]}" "${C[$n]}"
+        printf "%-10s %14s %14s %22s\n" $n "${G[$n]:-}" "${GA[$n]:-}" "${C[$n]:-}"
     done
     echo
     echo "CPU, 1048576 boids, ms per step (mean / sum of stage medians) by threads:"
-    for t in 1 2 4 8 16; do printf "  %2d threads: %s\n" $t "${CT[$t]}"; done
+    for t in 1 2 4 8 16; do printf "  %2d threads: %s\n" $t "${CT[$t]:-}"; done
 } | tee -a "$REPORT"
