@@ -577,36 +577,91 @@ static const char *const machine_keys[] = {"cpu_model", "cores",    "isa",
 static const char *const result_keys[] = {"name",      "model",  "n",      "threads", "isa",
                                           "median_ms", "min_ms", "max_ms", "mad_ms",  "repeats"};
 
-/* The program's default OpenMP wait policy is passive (main.c runs itself again with it
- * set); a policy the user sets is kept. The bench JSON records what the process saw. */
-static void check_wait_policy(const char *expect)
+/* The bench JSON's "omp" block: the value of `key` (NULL when null). */
+static char *omp_value(const jval *root, const char *key, char *buf, size_t cap)
 {
-    assert_int_equal(run("bench --tiny --json w.json"), 0);
+    const jval *v = jget(jget(jget(root, "machine"), "omp"), key);
+    if (!v)
+        fail_msg("the bench JSON's machine.omp lacks %s", key);
+    if (v->type != J_STR)
+        return NULL;
+    snprintf(buf, cap, "%s", v->str);
+    return buf;
+}
+
+/* Run bench --tiny with OMP_WAIT_POLICY / GOMP_SPINCOUNT as given (NULL: unset) and check
+ * what the process saw. A policy the user sets is kept and shoal chooses nothing; with
+ * neither set, shoal's choice (SHOAL_OMP_DEFAULT) follows its rule: passive when the load
+ * average it read is at least half the CPUs, else libgomp's default (nothing set). */
+static void check_wait_policy(const char *policy, const char *spin)
+{
+    if (policy)
+        setenv("OMP_WAIT_POLICY", policy, 1);
+    else
+        unsetenv("OMP_WAIT_POLICY");
+    if (spin)
+        setenv("GOMP_SPINCOUNT", spin, 1);
+    else
+        unsetenv("GOMP_SPINCOUNT");
+    unsetenv("SHOAL_OMP_DEFAULT");
+    assert_int_equal(run("bench --tiny --peak-seconds 0 --json w.json"), 0);
     jval root;
     if (jload(path("w.json"), &root))
         fail_msg("bench --json wrote invalid JSON");
-    const jval *wp = jget(jget(jget(&root, "machine"), "omp"), "OMP_WAIT_POLICY");
-    assert_non_null(wp);
-    if (wp->type != J_STR || strcmp(wp->str, expect) != 0)
-        fail_msg("OMP_WAIT_POLICY in the bench JSON is not %s", expect);
+    char wb[128], sb[128], db[160];
+    const char *wp = omp_value(&root, "OMP_WAIT_POLICY", wb, sizeof wb),
+               *sc = omp_value(&root, "GOMP_SPINCOUNT", sb, sizeof sb),
+               *sd = omp_value(&root, "shoal_default", db, sizeof db);
+    if (policy || spin) {
+        if ((policy && (!wp || strcmp(wp, policy) != 0)) || (!policy && wp))
+            fail_msg("OMP_WAIT_POLICY %s in the JSON, %s set", wp ? wp : "null",
+                     policy ? policy : "none");
+        if ((spin && (!sc || strcmp(sc, spin) != 0)) || (!spin && sc))
+            fail_msg("GOMP_SPINCOUNT %s in the JSON, %s set", sc ? sc : "null",
+                     spin ? spin : "none");
+        if (sd)
+            fail_msg("shoal chose a wait policy (%s) over the user's", sd);
+    } else {
+        assert_non_null(sd);
+        char kind[16];
+        double load;
+        int cpus;
+        if (sscanf(sd, "%15[^:]: load average %lf on %d CPUs", kind, &load, &cpus) != 3)
+            fail_msg("shoal_default '%s' is not 'KIND: load average L on N CPUs'", sd);
+        printf("# shoal's default: %s\n", sd);
+        assert_int_equal(cpus, (int)jget(jget(&root, "machine"), "cores")->num);
+        int passive = load >= 0.5 * cpus;
+        assert_string_equal(kind, passive ? "passive" : "libgomp");
+        if (passive)
+            assert_true(wp && strcmp(wp, "passive") == 0);
+        else
+            assert_null(wp);
+        assert_null(sc);
+    }
     jfree(&root);
 }
 
 static void test_wait_policy(void **state)
 {
     (void)state;
-    const char *saved = getenv("OMP_WAIT_POLICY");
-    char keep[64] = "";
-    if (saved)
-        snprintf(keep, sizeof keep, "%s", saved);
-    unsetenv("OMP_WAIT_POLICY");
-    check_wait_policy("passive");
-    setenv("OMP_WAIT_POLICY", "active", 1);
-    check_wait_policy("active");
-    if (saved)
-        setenv("OMP_WAIT_POLICY", keep, 1);
+    char keep_p[64] = "", keep_s[64] = "";
+    const char *p = getenv("OMP_WAIT_POLICY"), *s = getenv("GOMP_SPINCOUNT");
+    if (p)
+        snprintf(keep_p, sizeof keep_p, "%s", p);
+    if (s)
+        snprintf(keep_s, sizeof keep_s, "%s", s);
+    check_wait_policy(NULL, NULL);
+    check_wait_policy("active", NULL);
+    check_wait_policy("passive", NULL);
+    check_wait_policy(NULL, "1000");
+    if (p)
+        setenv("OMP_WAIT_POLICY", keep_p, 1);
     else
         unsetenv("OMP_WAIT_POLICY");
+    if (s)
+        setenv("GOMP_SPINCOUNT", keep_s, 1);
+    else
+        unsetenv("GOMP_SPINCOUNT");
 }
 
 static void test_bench_json_and_compare(void **state)

@@ -626,6 +626,14 @@ static void print_machine(const bench_ctx *b, FILE *f)
             "gcc " __VERSION__,
 #endif
             SHOAL_BUILDTYPE);
+    const char *sd = env_or_null("SHOAL_OMP_DEFAULT"), *sc = env_or_null("GOMP_SPINCOUNT");
+    if (sc)
+        fprintf(f, "# GOMP_SPINCOUNT=%s\n", sc);
+    if (sd && !(wp && strcmp(wp, "passive") != 0))
+        fprintf(
+            f,
+            "# wait policy chosen by shoal (neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT set): %s\n",
+            sd);
     if (b->peak[PEAK_AVX512_FMA][1] > 0 || b->peak[PEAK_AVX2_FMA][1] > 0)
         fprintf(f,
                 "# FP32 peak GFLOP/s (1 / %d threads): avx2 fma %.0f / %.0f, add+mul %.0f / %.0f;"
@@ -657,6 +665,10 @@ static int write_json(const bench_ctx *b, const bench_result *res, int n, const 
     json_str(f, env_or_null("OMP_PROC_BIND"));
     fprintf(f, ", \"OMP_NUM_THREADS\": ");
     json_str(f, env_or_null("OMP_NUM_THREADS"));
+    fprintf(f, ", \"GOMP_SPINCOUNT\": ");
+    json_str(f, env_or_null("GOMP_SPINCOUNT"));
+    fprintf(f, ", \"shoal_default\": ");
+    json_str(f, env_or_null("SHOAL_OMP_DEFAULT"));
     fprintf(f, "},\n    \"compiler\": ");
 #ifdef __clang__
     json_str(f, "clang " __clang_version__);

@@ -2,6 +2,7 @@
 /* The shoal program: dispatches to the subcommands. With no arguments it runs the
  * default scene (in a window when there is a display; see cmd_run). */
 #include "app/app.h"
+#include "core/parallel.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,14 +37,32 @@ static void usage(FILE *f)
 }
 
 /* OpenMP wait policy. Threads that spin at a barrier burn the time slice a preempted
- * worker needs, so on a machine shared with other work libgomp's default (spin, then
- * sleep) is 1.2-1.5x slower than passive and far noisier; alone, passive costs nothing
- * measurable (docs/BENCH.md). libgomp reads OMP_WAIT_POLICY when it is loaded, before
- * main, so the program sets it and runs itself again once. A policy the user set is kept
- * (OMP_WAIT_POLICY=active for a dedicated machine); if the re-run fails, it goes on. */
+ * worker needs: on a machine busy with other work, libgomp's default (spin about 3 ms,
+ * then sleep) and active are 1.5-3x slower than passive and far noisier; on an idle
+ * machine spinning wins, up to 4.4x for a small step on 16 cores (docs/PERFORMANCE.md).
+ * So, when the user has set neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT, the program looks
+ * at the 1-minute load average: at least half the CPUs busy -> passive, else libgomp's
+ * default. libgomp reads the policy when it is loaded, before main, so for passive the
+ * program sets it and runs itself again once (if that fails it goes on). The choice and
+ * why is in SHOAL_OMP_DEFAULT ("passive: load average L on N CPUs" or "libgomp: ..."),
+ * which shoal bench records. */
 static void default_wait_policy(char **argv)
 {
-    if (getenv("OMP_WAIT_POLICY"))
+    if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT"))
+        return;
+    double load = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &load) != 1)
+            load = -1;
+        fclose(f);
+    }
+    int cpus = parallel_cpu_count();
+    int passive = load >= 0.5 * cpus;
+    char why[128];
+    snprintf(why, sizeof why, "%s: load average %.2f on %d CPUs", passive ? "passive" : "libgomp",
+             load, cpus);
+    if (setenv("SHOAL_OMP_DEFAULT", why, 1) != 0 || !passive)
         return;
     if (setenv("OMP_WAIT_POLICY", "passive", 0) != 0)
         return;
