@@ -29,7 +29,8 @@ fi
 
 OUT=${OUT:-$ROOT/out/device}
 # PARTS picks what runs (each fits one device call): test (peak, the whole suite),
-# parity (cpu vs cuda at scale, the wander), time (GPU and CPU ms/step), bench (shoal bench)
+# parity (cpu vs cuda at scale, the wander), time (GPU and CPU ms/step), bench (shoal bench),
+# app (shoal run headless, bench_sort)
 PARTS=${PARTS:-test parity time bench}
 NCPU=$(nproc)
 SUITE="not run" GPU_TEST="not run"
@@ -182,6 +183,15 @@ for c in steer-16k steer-default-16k steer-1m; do
         --threads $NCPU --repeat 5 --peak-seconds 0 2>&1 | grep -E "^sim/" | tee -a "$REPORT"
 done
 
+fi
+if has app; then
+stamp "shoal run headless (the window's work less present), $NCPU threads; sort benchmark"
+for sc in "" "--scene assets/scenes/steer_100k.ini"; do
+    timeout 120 "$SHOAL" run --headless --out - --frames 600 --threads $NCPU --stats $sc \
+        >"$W/app.txt" 2>&1
+    grep -E "^shoal run|^  (sim|render|overlays|frame)" "$W/app.txt" | tee -a "$REPORT"
+done
+timeout 120 "$BUILD/tools/bench_sort" --threads 1,2,$NCPU 2>&1 | tee -a "$REPORT"
 fi
 stamp "done"
 {
