@@ -591,8 +591,8 @@ static char *omp_value(const jval *root, const char *key, char *buf, size_t cap)
 
 /* Run bench --tiny with OMP_WAIT_POLICY / GOMP_SPINCOUNT as given (NULL: unset) and check
  * what the process saw. A policy the user sets is kept and shoal chooses nothing; with
- * neither set, shoal's choice (SHOAL_OMP_DEFAULT) follows its rule: passive when the load
- * average it read is at least half the CPUs, else libgomp's default (nothing set). */
+ * neither set, shoal's choice (SHOAL_OMP_DEFAULT) follows its rule: passive when the other
+ * runnable threads it counted are at least half the CPUs, else libgomp's default. */
 static void check_wait_policy(const char *policy, const char *spin)
 {
     if (policy)
@@ -626,8 +626,8 @@ static void check_wait_policy(const char *policy, const char *spin)
         char kind[16];
         double load;
         int cpus;
-        if (sscanf(sd, "%15[^:]: load average %lf on %d CPUs", kind, &load, &cpus) != 3)
-            fail_msg("shoal_default '%s' is not 'KIND: load average L on N CPUs'", sd);
+        if (sscanf(sd, "%15[^:]: %lf other runnable threads on %d CPUs", kind, &load, &cpus) != 3)
+            fail_msg("shoal_default '%s' is not 'KIND: R other runnable threads on N CPUs'", sd);
         printf("# shoal's default: %s\n", sd);
         assert_int_equal(cpus, (int)jget(jget(&root, "machine"), "cores")->num);
         int passive = load >= 0.5 * cpus;

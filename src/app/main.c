@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct command {
@@ -36,32 +37,49 @@ static void usage(FILE *f)
     fprintf(f, "\n'shoal COMMAND --help' lists a command's options with their defaults.\n");
 }
 
+/* How busy the CPUs are now: the mean, over 5 samples 1 ms apart, of the runnable threads
+ * in /proc/loadavg (its 4th field, R/T), less this one. Not the load average: that counts
+ * shoal's own runs of the last minutes, so back-to-back runs would see themselves. -1 when
+ * it cannot be read. */
+static double others_runnable(void)
+{
+    double sum = 0;
+    for (int i = 0; i < 5; i++) {
+        FILE *f = fopen("/proc/loadavg", "r");
+        if (!f)
+            return -1;
+        int running = 0;
+        int ok = fscanf(f, "%*f %*f %*f %d/", &running) == 1;
+        fclose(f);
+        if (!ok)
+            return -1;
+        sum += running > 1 ? running - 1 : 0;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return sum / 5;
+}
+
 /* OpenMP wait policy. Threads that spin at a barrier burn the time slice a preempted
- * worker needs: on a machine busy with other work, libgomp's default (spin about 3 ms,
- * then sleep) and active are 1.5-3x slower than passive and far noisier; on an idle
- * machine spinning wins, up to 4.4x for a small step on 16 cores (docs/PERFORMANCE.md).
- * So, when the user has set neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT, the program looks
- * at the 1-minute load average: at least half the CPUs busy -> passive, else libgomp's
- * default. libgomp reads the policy when it is loaded, before main, so for passive the
- * program sets it and runs itself again once (if that fails it goes on). The choice and
- * why is in SHOAL_OMP_DEFAULT ("passive: load average L on N CPUs" or "libgomp: ..."),
+ * worker needs: on CPUs busy with other work, libgomp's default (spin about 3 ms, then
+ * sleep) and active are 1.5-3x slower than passive and far noisier; on idle CPUs spinning
+ * wins, up to 4.4x for a small step on 16 cores (docs/BENCH.md). So, when the user has set
+ * neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT, the program looks at how many other threads
+ * are runnable: at least half the CPUs' worth -> passive, else libgomp's default. libgomp
+ * reads the policy when it is loaded, before main, so for passive the program sets it and
+ * runs itself again once (if that fails it goes on). The choice and why is in
+ * SHOAL_OMP_DEFAULT ("passive: R other runnable threads on N CPUs" or "libgomp: ..."),
  * which shoal bench records. */
 static void default_wait_policy(char **argv)
 {
     if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT"))
         return;
-    double load = -1;
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (f) {
-        if (fscanf(f, "%lf", &load) != 1)
-            load = -1;
-        fclose(f);
-    }
+    double others = others_runnable();
     int cpus = parallel_cpu_count();
-    int passive = load >= 0.5 * cpus;
+    int passive = others >= 0.5 * cpus;
     char why[128];
-    snprintf(why, sizeof why, "%s: load average %.2f on %d CPUs", passive ? "passive" : "libgomp",
-             load, cpus);
+    snprintf(why, sizeof why, "%s: %.1f other runnable threads on %d CPUs",
+             passive ? "passive" : "libgomp", others, cpus);
     if (setenv("SHOAL_OMP_DEFAULT", why, 1) != 0 || !passive)
         return;
     if (setenv("OMP_WAIT_POLICY", "passive", 0) != 0)
