@@ -14,6 +14,7 @@
 #include <png.h>
 
 #include "shoal/gpu.h"
+#include "xwindow.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -61,11 +62,6 @@ static char *path(const char *name)
     return buf[k];
 }
 
-static int exists(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0;
-}
 
 static char *slurp(const char *p)
 {
@@ -311,70 +307,9 @@ static void test_video(void **state)
 
 /* ---- the window under Xvfb ------------------------------------------------------------- */
 
-static int have_program(const char *name)
-{
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "command -v %s > /dev/null 2>&1", name);
-    return system(cmd) == 0;
-}
 
-static pid_t spawn(char *const argv[], const char *display, const char *out_path)
-{
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (display) {
-            setenv("DISPLAY", display, 1);
-            /* Under AddressSanitizer: SDL dlopen()s the X11/GL client libraries and unloads
-             * them at SDL_Quit, so what they keep for the process's life is reported as
-             * leaked from "<unknown module>" and cannot be suppressed by name. Memory errors
-             * are still caught here; shoal's own leaks are checked by the headless runs. */
-            const char *asan = getenv("ASAN_OPTIONS");
-            char opts[512];
-            snprintf(opts, sizeof opts, "%s%sdetect_leaks=0", asan ? asan : "",
-                     asan && *asan ? ":" : "");
-            setenv("ASAN_OPTIONS", opts, 1);
-        }
-        int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-            close(fd);
-        }
-        int nul = open("/dev/null", O_RDONLY);
-        if (nul >= 0)
-            dup2(nul, 0);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    return pid;
-}
 
-/* Wait for `pid` up to `secs`; returns its exit code, or -1 after killing it on timeout. */
-static int wait_for(pid_t pid, double secs)
-{
-    for (int i = 0; i < (int)(secs * 20); i++) {
-        int st;
-        pid_t r = waitpid(pid, &st, WNOHANG);
-        if (r == pid)
-            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-        struct timespec ts = {0, 50000000};
-        nanosleep(&ts, NULL);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-    return -1;
-}
 
-static int wait_file(const char *p, double secs)
-{
-    for (int i = 0; i < (int)(secs * 20); i++) {
-        if (exists(p))
-            return 1;
-        struct timespec ts = {0, 50000000};
-        nanosleep(&ts, NULL);
-    }
-    return 0;
-}
 
 static void test_window(void **state)
 {
@@ -386,29 +321,8 @@ static void test_window(void **state)
     int xdotool = have_program("xdotool");
     if (!xdotool)
         printf("SKIP (part): xdotool not installed: real X input is not tested\n");
-    /* a free display number */
-    int dn = -1;
-    for (int n = 77 + (int)(getpid() % 50); n < 300; n++) {
-        char lock[64], sock[64];
-        snprintf(lock, sizeof lock, "/tmp/.X%d-lock", n);
-        snprintf(sock, sizeof sock, "/tmp/.X11-unix/X%d", n);
-        if (!exists(lock) && !exists(sock)) {
-            dn = n;
-            break;
-        }
-    }
-    assert_true(dn > 0);
-    char display[16], sock[64];
-    snprintf(display, sizeof display, ":%d", dn);
-    snprintf(sock, sizeof sock, "/tmp/.X11-unix/X%d", dn);
-    char *xargv[] = {"Xvfb", display, "-screen", "0", "1024x768x24", "-nolisten", "tcp", NULL};
-    pid_t xpid = spawn(xargv, NULL, path("xvfb.txt"));
-    assert_true(xpid > 0);
-    if (!wait_file(sock, 15)) {
-        kill(xpid, SIGTERM);
-        waitpid(xpid, NULL, 0);
-        fail_msg("Xvfb %s did not start: %s", display, slurp(path("xvfb.txt")));
-    }
+    char display[16];
+    pid_t xpid = xvfb_start(77, path("xvfb.txt"), display);
 
     /* The script: real SDL events (SDL_PushEvent) for every key the app has, mouse, wheel,
      * tiny sizes, minimise; screenshots through the app's screenshot key. */

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "shoal/shoal.h"
+#include "xwindow.h"
 
 #include <fcntl.h>
 #include <math.h>
@@ -164,50 +165,9 @@ static void test_pin(void **state)
 
 /* ---- the window under Xvfb ------------------------------------------------------------ */
 
-static int have_program(const char *name)
-{
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "command -v %s > /dev/null 2>&1", name);
-    return system(cmd) == 0;
-}
 
-static pid_t spawn(char *const argv[], const char *display, const char *out_path)
-{
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (display)
-            setenv("DISPLAY", display, 1);
-        int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-            close(fd);
-        }
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    return pid;
-}
 
-static int wait_for(pid_t pid, double secs)
-{
-    for (int i = 0; i < (int)(secs * 20); i++) {
-        int st;
-        if (waitpid(pid, &st, WNOHANG) == pid)
-            return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-        struct timespec ts = {0, 50000000};
-        nanosleep(&ts, NULL);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-    return -1;
-}
 
-static int exists(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0;
-}
 
 static void test_window_drag(void **state)
 {
@@ -216,27 +176,8 @@ static void test_window_drag(void **state)
         printf("SKIP: Xvfb not installed (apt-get install xvfb): the window is not tested\n");
         skip();
     }
-    int dn = -1;
-    for (int n = 140 + (int)(getpid() % 50); n < 400; n++) {
-        char lock[64], sock[64];
-        snprintf(lock, sizeof lock, "/tmp/.X%d-lock", n);
-        snprintf(sock, sizeof sock, "/tmp/.X11-unix/X%d", n);
-        if (!exists(lock) && !exists(sock)) {
-            dn = n;
-            break;
-        }
-    }
-    assert_true(dn > 0);
-    char display[16], sock[64];
-    snprintf(display, sizeof display, ":%d", dn);
-    snprintf(sock, sizeof sock, "/tmp/.X11-unix/X%d", dn);
-    char *xargv[] = {"Xvfb", display, "-screen", "0", "1024x768x24", "-nolisten", "tcp", NULL};
-    pid_t xpid = spawn(xargv, NULL, path("xvfb.txt"));
-    assert_true(xpid > 0);
-    for (int i = 0; i < 300 && !exists(sock); i++) {
-        struct timespec ts = {0, 50000000};
-        nanosleep(&ts, NULL);
-    }
+    char display[16];
+    pid_t xpid = xvfb_start(140, path("xvfb.txt"), display);
     FILE *f = fopen(path("script.txt"), "w");
     assert_non_null(f);
     /* pause (the school stays put), place target 0 under (320, 180), drag it to (420, 240) */
