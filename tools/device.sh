@@ -70,7 +70,7 @@ stamp "machine"
 # ---- 2. build and test ------------------------------------------------------------------
 stamp "build"
 if [ ! -f "$BUILD/build.ninja" ]; then
-    meson setup "$BUILD" -Dcuda=enabled -Dsdl=disabled >"$W/setup.log" 2>&1 ||
+    meson setup "$BUILD" --buildtype=release -Dcuda=enabled -Dsdl=disabled >"$W/setup.log" 2>&1 ||
         { tail -40 "$W/setup.log" | tee -a "$REPORT"; exit 1; }
 fi
 ninja -C "$BUILD" >"$W/build.log" 2>&1 || { tail -60 "$W/build.log" | tee -a "$REPORT"; exit 1; }
