@@ -9,6 +9,7 @@
  * only through sim.h and to the renderer only through render.h. */
 #include "app/app.h"
 #include "app/options.h"
+#include "app/overlay.h" /* proj, canvas, line3d, v3_sub, v3_dot (shared with shoal render) */
 #include "app/window.h"
 #include "core/parallel.h"
 #include "core/timer.h"
@@ -96,16 +97,6 @@ typedef struct run_cfg {
 
 /* ---- small vector helpers -------------------------------------------------------------- */
 
-static void v3_sub(float o[3], const float a[3], const float b[3])
-{
-    o[0] = a[0] - b[0];
-    o[1] = a[1] - b[1];
-    o[2] = a[2] - b[2];
-}
-static float v3_dot(const float a[3], const float b[3])
-{
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
 static double now_s(void) { return (double)timer_now_ns() * 1e-9; }
 static void sleep_s(double s)
 {
@@ -158,8 +149,6 @@ static shoal_camera orbit_camera(const orbit *o)
     c.far = fmaxf(2000.0f, o->dist * 8.0f);
     return c;
 }
-
-#include "app/overlay.h" /* proj, canvas, line3d (shared with shoal render) */
 
 /* ---- timing ---------------------------------------------------------------------------- */
 

@@ -5,16 +5,6 @@
 #include <math.h>
 #include <string.h>
 
-static void v3_sub(float o[3], const float a[3], const float b[3])
-{
-    o[0] = a[0] - b[0];
-    o[1] = a[1] - b[1];
-    o[2] = a[2] - b[2];
-}
-static float v3_dot(const float a[3], const float b[3])
-{
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
 static void v3_cross(float o[3], const float a[3], const float b[3])
 {
     float x = a[1] * b[2] - a[2] * b[1], y = a[2] * b[0] - a[0] * b[2],

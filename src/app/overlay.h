@@ -12,6 +12,18 @@
 
 #include <stdint.h>
 
+/* Small 3-vector helpers shared by the overlays and shoal run. */
+static inline void v3_sub(float o[3], const float a[3], const float b[3])
+{
+    o[0] = a[0] - b[0];
+    o[1] = a[1] - b[1];
+    o[2] = a[2] - b[2];
+}
+static inline float v3_dot(const float a[3], const float b[3])
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
 typedef struct proj {
     float eye[3], s[3], u[3], f[3];
     float k, cx, cy, near;
