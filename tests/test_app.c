@@ -62,7 +62,6 @@ static char *path(const char *name)
     return buf[k];
 }
 
-
 static char *slurp(const char *p)
 {
     FILE *f = fopen(p, "rb");
@@ -306,10 +305,6 @@ static void test_video(void **state)
 }
 
 /* ---- the window under Xvfb ------------------------------------------------------------- */
-
-
-
-
 
 static void test_window(void **state)
 {

@@ -165,10 +165,6 @@ static void test_pin(void **state)
 
 /* ---- the window under Xvfb ------------------------------------------------------------ */
 
-
-
-
-
 static void test_window_drag(void **state)
 {
     (void)state;
