@@ -191,6 +191,63 @@ static void test_order_independent(void **state)
     scene_free(&t);
 }
 
+/* Occlusion (the tile pass draws near to far and skips hidden fish) leaves the image as it
+ * was: a school dense enough that most fish are hidden, every mode, ISA and some thread
+ * counts, with and without it; and it does skip fish. */
+static void test_occlusion_exact(void **state)
+{
+    (void)state;
+    scene s = scene_make(40000, 23, 20, 11, 20);
+    static const int threads[] = {1, 3};
+    for (int mode = 0; mode < 3; mode++) {
+        shoal_shade shade = mode == 0 ? SHOAL_SHADE_ID : SHOAL_SHADE_LIT;
+        for (int cam_k = 0; cam_k < 2; cam_k++) {
+            shoal_camera cam = camera_n(cam_k);
+            if (cam_k == 0)
+                cam.eye[2] = 45;
+            for (size_t k = 0; k < 3; k++) {
+                if (!shoal_isa_supported(isas[k]))
+                    continue;
+                uint64_t h[2];
+                uint64_t hidden[2];
+                for (int occ = 0; occ < 2; occ++) {
+                    shoal_render_desc d = shoal_render_desc_default();
+                    d.width = 320, d.height = 200, d.shade = shade, d.lod = mode == 2;
+                    d.isa = isas[k], d.fish_length = 1.5f, d.occlusion = occ;
+                    d.mesh_path = FISH;
+                    d.lod_mesh_path = FISH_LOD;
+                    shoal_renderer *r;
+                    shoal_error e;
+                    if (shoal_renderer_create(&d, &r, &e))
+                        fail_msg("create: %s", e.message);
+                    for (size_t t = 0; t < 2; t++) {
+                        parallel_set_threads(threads[t]);
+                        uint64_t v = draw(r, &s.inst, &cam);
+                        if (t == 0)
+                            h[occ] = v;
+                        else
+                            assert_int_equal(v, h[occ]);
+                    }
+                    hidden[occ] = shoal_render_get_stats(r).refs_hidden;
+                    shoal_renderer_destroy(r);
+                }
+                if (h[0] != h[1])
+                    fail_msg("mode %d camera %d %s: occlusion on %016llx, off %016llx", mode, cam_k,
+                             shoal_isa_name(isas[k]), (unsigned long long)h[1],
+                             (unsigned long long)h[0]);
+                assert_int_equal(hidden[0], 0);
+                if (cam_k == 0 && k == 0)
+                    printf("# mode %d: %llu (fish, tile) pairs skipped as hidden\n", mode,
+                           (unsigned long long)hidden[1]);
+                if (cam_k == 0)
+                    assert_true(hidden[1] > 10000);
+            }
+        }
+    }
+    parallel_set_threads(0);
+    scene_free(&s);
+}
+
 /* ---- id mode against the reference (same transform, plain rasterizer) ----------------- */
 
 static void ref_tri(uint32_t *img, float *zb, uint32_t *idb, int W, int H, const int32_t *X,
@@ -433,6 +490,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_isa_and_threads_identical),
         cmocka_unit_test(test_order_independent),
+        cmocka_unit_test(test_occlusion_exact),
         cmocka_unit_test(test_id_mode_matches_reference),
         cmocka_unit_test(test_golden),
         cmocka_unit_test(test_png_roundtrip),

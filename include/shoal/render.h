@@ -140,6 +140,10 @@ typedef struct shoal_render_desc {
      *  (world units), at most fog_max (0..1). fog_start <= 0 or fog_end <= fog_start:
      *  automatic, 0.5x and 3x the eye-target distance. (0, 0, 0.85) */
     float fog_start, fog_end, fog_max;
+    /** 1: the tile pass draws each tile's fish near to far and skips those hidden behind
+     *  nearer pixels. The image is the same either way (the depth test's tie rule does not
+     *  depend on the order); 0 draws every fish, for comparison. (1) */
+    int occlusion;
 } shoal_render_desc;
 
 /** Defaults as listed per field. */
@@ -199,6 +203,7 @@ typedef struct shoal_render_stats {
     uint64_t instances_clipped;  /**< drawn through the near/guard-band clipper */
     uint64_t triangles_submitted, triangles_visible, triangles_rasterized;
     uint64_t pixels_written;     /**< fragments that passed the depth test */
+    uint64_t refs_hidden;        /**< (fish, tile) pairs skipped as hidden (occlusion) */
     const char *isa;             /**< "scalar", "avx2" or "avx512" */
     int thread_count;
 } shoal_render_stats;

@@ -28,8 +28,11 @@ static const opt_spec render_specs[] = {
     {"fish-length", OPT_VALUE, "L", "1", "length of every fish in world units"},
     {"shade", OPT_VALUE, "lit|id", "lit", "lit: lighting, fog, colour by speed; id: colour i+1"},
     {"lod", OPT_VALUE, "on|off", "on", "level of detail in lit mode (splats, reduced mesh)"},
+    {"occlusion", OPT_VALUE, "on|off", "on",
+     "skip fish hidden behind nearer pixels (the same image; off to compare)"},
     {"threads", OPT_VALUE, "T", "0", "worker threads (0: all cores); images do not depend on it"},
-    {"simd", OPT_VALUE, "auto|scalar|avx2|avx512", "auto", "rasterizer ISA; all give the same image"},
+    {"simd", OPT_VALUE, "auto|scalar|avx2|avx512", "auto",
+     "rasterizer ISA; all give the same image"},
     {"mesh", OPT_VALUE, "PATH", "assets/fish.obj", "fish mesh (Wavefront OBJ)"},
     {"lod-mesh", OPT_VALUE, "PATH", "assets/fish_lod1.obj", "reduced fish mesh for LOD"},
     {"stats", OPT_FLAG, NULL, NULL, "print per-stage times, counts and the image hash"},
@@ -118,6 +121,13 @@ static int parse_opts(const opt_values *o, render_opts *ro)
         d->lod = 0;
     else
         return options_fail(o, "--lod: '%s' is not on or off", lod);
+    const char *occ = options_get(o, "occlusion");
+    if (strcmp(occ, "on") == 0)
+        d->occlusion = 1;
+    else if (strcmp(occ, "off") == 0)
+        d->occlusion = 0;
+    else
+        return options_fail(o, "--occlusion: '%s' is not on or off", occ);
     if ((rc = options_int(o, "threads", 0, 1024, &ro->threads)))
         return rc;
     d->thread_count = (int)ro->threads;
@@ -237,6 +247,8 @@ static void print_stats(const shoal_render_stats *s, shoal_framebuffer fb)
            (unsigned long long)s->triangles_submitted, (unsigned long long)s->triangles_visible,
            (unsigned long long)s->triangles_rasterized);
     printf("  pixels     %llu written\n", (unsigned long long)s->pixels_written);
+    printf("  occlusion  %llu (fish, tile) pairs skipped as hidden\n",
+           (unsigned long long)s->refs_hidden);
     printf("  ms         instance %.3f  setup %.3f  raster %.3f  resolve %.3f  total %.3f\n",
            s->instance_ms, s->setup_ms, s->raster_ms, s->resolve_ms, s->total_ms);
     printf("  hash       %016llx\n", (unsigned long long)shoal_render_hash(fb));

@@ -27,7 +27,7 @@ typedef struct render_worker {
     float *depth;
     uint32_t *idb, *col;
     rast_list list;
-    uint64_t tris_rasterized, pixels_written, resolve_ns;
+    uint64_t tris_rasterized, pixels_written, refs_hidden, resolve_ns;
     float max_s2;
     char pad[64];
 } render_worker;
@@ -57,6 +57,7 @@ SHOAL_API shoal_render_desc shoal_render_desc_default(void)
     d.height = 720;
     d.shade = SHOAL_SHADE_LIT;
     d.lod = 1;
+    d.occlusion = 1;
     d.fish_length = 1.0f;
     d.isa = SHOAL_ISA_AUTO;
     d.thread_count = 0;
@@ -265,6 +266,8 @@ SHOAL_API void shoal_renderer_destroy(shoal_renderer *r)
         alloc_free(r->workers[i].idb);
         alloc_free(r->workers[i].col);
         free(r->workers[i].list.items);
+        free(r->workers[i].list.sorted);
+        free(r->workers[i].list.bucket);
     }
     alloc_free(r->workers);
     free(r);
@@ -436,7 +439,8 @@ static void render_tile_region(void *ctx, int thread_index, int thread_count)
         t.cy0 = t.oy;
         t.cx1 = t.ox + TILE_SIZE - 1 < fc->width - 1 ? t.ox + TILE_SIZE - 1 : fc->width - 1;
         t.cy1 = t.oy + TILE_SIZE - 1 < fc->height - 1 ? t.oy + TILE_SIZE - 1 : fc->height - 1;
-        t.tris_rasterized = t.pixels_written = 0;
+        t.tris_rasterized = t.pixels_written = t.refs_hidden = 0;
+        t.occlusion = fc->occlusion;
         /* Clear depth to 1 and ids to 0 on the rows inside the image. Colours are not
          * cleared: a pixel was written iff its depth is below 1 (nothing at depth >= 1 can
          * pass), so the resolve picks the background for the others. */
@@ -455,6 +459,7 @@ static void render_tile_region(void *ctx, int thread_index, int thread_count)
         w->resolve_ns += timer_now_ns() - t0;
         w->tris_rasterized += t.tris_rasterized;
         w->pixels_written += t.pixels_written;
+        w->refs_hidden += t.refs_hidden;
     }
 }
 
@@ -511,6 +516,7 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
         goto done;
     for (int i = 0; i < r->worker_count; i++) {
         r->workers[i].tris_rasterized = r->workers[i].pixels_written = 0;
+        r->workers[i].refs_hidden = 0;
         r->workers[i].resolve_ns = 0;
         r->workers[i].max_s2 = 0.0f;
         r->workers[i].list.failed = 0;
@@ -524,6 +530,7 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
     float rad = r->mesh_full.radius > mr->radius ? r->mesh_full.radius : mr->radius;
     fc.cull_radius = rad * r->desc.fish_length * 1.01f;
     fc.lod = r->desc.lod && r->have_reduced;
+    fc.occlusion = r->desc.occlusion != 0;
     fc.shade_id = r->desc.shade == SHOAL_SHADE_ID;
     fc.lod_splat_px = r->desc.lod_splat_px;
     fc.lod_reduced_px = r->desc.lod_reduced_px;
@@ -620,6 +627,7 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
     for (int i = 0; i < r->worker_count; i++) {
         s.triangles_rasterized += r->workers[i].tris_rasterized;
         s.pixels_written += r->workers[i].pixels_written;
+        s.refs_hidden += r->workers[i].refs_hidden;
         resolve_ns += r->workers[i].resolve_ns;
     }
     s.instances = inst->count;

@@ -62,7 +62,7 @@ typedef struct frame_consts {
     float eye[3];
     float fish_length, cull_radius;
     float lod_splat_px, lod_reduced_px;
-    int lod, shade_id;
+    int lod, shade_id, occlusion;
     float fog_start, fog_end, fog_max;
     float light_model_unused;
     float max_speed;         /* largest speed of the frame (colour by speed) */
@@ -70,13 +70,14 @@ typedef struct frame_consts {
 } frame_consts;
 
 /* One binned thing. Mesh refs name their kept triangles in the block's arena; splat refs
- * carry their own rect, depth and colour. 24 bytes. */
+ * carry their own rect, depth and colour. 24 bytes. A mesh ref's `b` holds the float bits of
+ * the smallest vertex z_ndc of its triangles (the tile pass orders refs near to far by it). */
 typedef struct rref {
     int16_t px0, py0, px1, py1; /* inclusive pixel rect, inside the image */
     uint32_t id;                /* depth tie-break id */
     uint32_t kind_count;        /* REF_SPLAT bit | triangle count n */
     uint32_t a;                 /* mesh: word offset of its columns in the arena; splat: z bits */
-    uint32_t b;                 /* splat: colour */
+    uint32_t b;                 /* splat: colour; mesh: smallest vertex z bits */
 } rref;
 #define REF_SPLAT 0x80000000u
 
@@ -148,7 +149,8 @@ typedef struct tile_ctx {
     uint32_t *col;
     int ox, oy;             /* pixel origin of the tile */
     int cx0, cy0, cx1, cy1; /* inclusive pixel rect of the tile inside the image */
-    uint64_t tris_rasterized, pixels_written;
+    uint64_t tris_rasterized, pixels_written, refs_hidden;
+    int occlusion; /* order near to far and skip hidden refs (frame_consts.occlusion) */
 } tile_ctx;
 
 /* The kernels each ISA provides (rast_kernel.h instantiated per ISA). All must give the
@@ -314,6 +316,10 @@ static inline int setup_tri_one(const frame_consts *fc, const tri_shade *ts, con
     return 1;
 }
 
+/* depth_floor.c: a depth that no covered sample of the n triangles gets below (the tile pass
+ * skips a ref whose floor is deeper than every pixel it could touch); -inf when unsure. */
+float render_depth_floor(const tri_cols *s, size_t n);
+
 /* setup.c: transform, cull, clip and bin instances [begin, end) into block `blk`. Run by a
  * worker thread; writes only `blk`. */
 /* Raw triangles for the tests: each triangle is its own instance (id ids[t], or t), given
@@ -348,7 +354,8 @@ typedef struct rast_item {
     const rref *ref;
 } rast_item;
 typedef struct rast_list {
-    rast_item *items;
+    rast_item *items, *sorted; /* gathered in block order; near to far */
+    uint16_t *bucket;          /* each item's depth bucket */
     size_t cap;
     int failed;
 } rast_list;

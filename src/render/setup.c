@@ -112,7 +112,8 @@ static void setup_emit_ref(render_block *blk, setup_inst *si)
     r->id = si->id;
     r->kind_count = si->kept;
     r->a = (uint32_t)blk->arena_words;
-    r->b = 0;
+    float floor = render_depth_floor(s, n);
+    memcpy(&r->b, &floor, sizeof floor);
     blk->arena_words += TRI_FIELDS * n;
     blk->tris_visible += n;
 }
