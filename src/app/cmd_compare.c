@@ -704,7 +704,7 @@ static const opt_spec diverge_opts[] = {
     {"dt", OPT_VALUE, "DT", "1/60", "time step in seconds"},
     {"seed", OPT_VALUE, "S", "1", "seed of time-dependent model state"},
     {"neighbors", OPT_VALUE, "grid|brute", "grid", "neighbour search"},
-    {"threads", OPT_VALUE, "T", "all cores", "CPU worker threads"},
+    {"threads", OPT_VALUE, "T", "0", "CPU worker threads (0: all cores)"},
 };
 
 int cmd_diverge(int argc, char **argv)
@@ -757,7 +757,7 @@ int cmd_diverge(int argc, char **argv)
             return rc;
         d.seed = (uint64_t)seed;
     }
-    if (options_given(&o, "threads") && (rc = options_int(&o, "threads", 1, 256, &threads)))
+    if (options_given(&o, "threads") && (rc = options_int(&o, "threads", 0, 256, &threads)))
         return rc;
     d.thread_count = (int)threads;
     if (options_given(&o, "dt") && (rc = options_double(&o, "dt", 1e-12, 1e6, &d.dt_s)))

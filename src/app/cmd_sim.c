@@ -151,7 +151,7 @@ static const opt_spec step_opts[] = {
     {"dt", OPT_VALUE, "DT", "1/60", "time step in seconds"},
     {"t0", OPT_VALUE, "SECONDS", "0", "simulated time at the first step (heading targets)"},
     {"seed", OPT_VALUE, "S", "1", "seed of time-dependent model state (heading targets)"},
-    {"threads", OPT_VALUE, "T", "all cores", "worker threads (results do not depend on it)"},
+    {"threads", OPT_VALUE, "T", "0", "worker threads, 0: all cores (results do not depend on it)"},
     {"neighbors", OPT_VALUE, "grid|brute", "grid", "neighbour search (brute: O(N^2) reference)"},
     {"simd", OPT_VALUE, "ISA", "auto", "force kernel: auto, scalar, avx2, avx512 (or $SHOAL_SIMD)"},
     {"set", OPT_REPEAT, "NAME=VALUE", NULL, "set a model parameter"},
@@ -183,7 +183,7 @@ int cmd_step(int argc, char **argv)
     long long steps, threads = 0, seed = (long long)d.seed;
     if ((rc = options_int(&o, "steps", 0, 1000000000LL, &steps)))
         return rc;
-    if (options_given(&o, "threads") && (rc = options_int(&o, "threads", 1, 256, &threads)))
+    if (options_given(&o, "threads") && (rc = options_int(&o, "threads", 0, 256, &threads)))
         return rc;
     if (options_given(&o, "seed") &&
         (rc = options_int(&o, "seed", 0, 9223372036854775807LL, &seed)))
