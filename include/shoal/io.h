@@ -91,6 +91,7 @@ typedef struct shoal_scene {
     int has_model, has_count, has_seed, has_dt, has_t0;
     int has_eye, has_target, has_fov, has_fish_length;
     float eye[3], target[3], fov_deg, fish_length;
+    char name[256]; /**< the file (or name) it was parsed from, for messages */
 } shoal_scene;
 
 /** Load a scene file. `scene` starts from the defaults of the model it names (steer if

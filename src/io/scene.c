@@ -302,6 +302,7 @@ static shoal_status scene_parse_dir(const char *text, const char *name, const ch
                                     shoal_scene *scene, shoal_error *err)
 {
     memset(scene, 0, sizeof *scene);
+    snprintf(scene->name, sizeof scene->name, "%s", name);
     scene->desc = shoal_sim_desc_default();
     parse_ctx c = {
         .scene = scene, .name = name, .err = err, .sphere_open = -1, .mesh_open = -1, .dir = dir};
@@ -403,7 +404,8 @@ shoal_status shoal_scene_add_obstacles(const shoal_scene *scene, shoal_sim *sim,
                                         &m->transform, NULL, &e);
         shoal_mesh_free(&mesh);
         if (st)
-            return shoal_error_set(err, st, "[mesh %s]: %.400s", m->name, e.message);
+            return shoal_error_set(err, st, "%.200s: [mesh %s]: %.400s", scene->name, m->name,
+                                   e.message);
     }
     return SHOAL_OK;
 }
