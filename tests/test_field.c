@@ -275,13 +275,13 @@ static void test_scene_meshes(void **state)
                      bad[i].expect);
         assert_null(strchr(e.message, '\n'));
     }
-    /* a missing OBJ: the error names the section and the file */
+    /* a missing OBJ: the error names the scene, the section and the file */
     assert_int_equal(
         shoal_scene_parse("[mesh rock]\nfile = /nonexistent/rock.obj\n", "m.ini", &sc, &e),
         SHOAL_OK);
     assert_int_equal(shoal_sim_create(&sc.desc, &s, &e), SHOAL_OK);
     assert_int_equal(shoal_scene_add_obstacles(&sc, s, &e), SHOAL_ERR_IO);
-    assert_non_null(strstr(e.message, "[mesh rock]"));
+    assert_non_null(strstr(e.message, "m.ini: [mesh rock]"));
     assert_non_null(strstr(e.message, "/nonexistent/rock.obj"));
     shoal_sim_destroy(s);
 }
