@@ -298,6 +298,11 @@ static void test_unity_cli(void **state)
     assert_int_equal(run("compare s5.npy s5.bin --json c.json"), 0);
     load_json("c.json");
     assert_true(jget(NULL, "identical") == 2000);
+    /* init writes a Unity buffer for a .bin name too */
+    assert_int_equal(run("init --model steer --count 2000 --seed 5 --out i.bin"), 0);
+    assert_int_equal(run("compare s.bin i.bin --json c2.json"), 0);
+    load_json("c2.json");
+    assert_true(jget(NULL, "identical") == 2000);
     /* --format forces the reading of a file whatever its name */
     assert_int_equal(run("step --in s.npy --out raw.dat --steps 0"), 0);
     assert_int_equal(run("compare --format npy s.npy raw.dat"), 0);

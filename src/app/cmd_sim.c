@@ -136,7 +136,7 @@ int cmd_init(int argc, char **argv)
     }
     shoal_sim_get_state(sim, rows);
     shoal_sim_destroy(sim);
-    shoal_status st = shoal_io_npy_write(out, rows, d.boid_count, &e);
+    shoal_status st = app_state_write(out, NULL, rows, d.boid_count, &e);
     free(rows);
     if (st)
         return fail_status(&o, &e);
