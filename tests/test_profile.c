@@ -572,6 +572,73 @@ static void test_step_stats_and_trace(void **state)
     assert_int_not_equal(stat(path("d.npy"), &st), 0);
 }
 
+/* shoal render --stats --trace: the render stages in the stage table, and a trace whose
+ * every frame span holds its track's stage spans (each stage at most once per track and
+ * frame: a thread may get no work in a stage), every stage present in every frame. */
+static void test_render_stats_and_trace(void **state)
+{
+    (void)state;
+    if (run("render --bench 3 --count 20000 --size 320x200 --threads 2 --stats --trace "
+            "r.json") != 0) {
+        if (strstr(g_out, "unknown option"))
+            skip(); /* a build without the renderer */
+        fail_msg("render --trace failed: %s", g_out);
+    }
+    const char *cols[] = {"render/instance", "render/setup", "render/raster", "render/resolve",
+                          "busy ms per thread"};
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
+        if (!strstr(g_out, cols[i]))
+            fail_msg("render --stats lacks '%s':\n%s", cols[i], g_out);
+    static const char *const stages[] = {"instance", "setup", "raster", "resolve"};
+    int n, tracks;
+    span *s = trace_spans(path("r.json"), &n, &tracks);
+    assert_int_equal(tracks, 2);
+    int frames = 0;
+    for (int i = 0; i < n; i++) {
+        if (strncmp(s[i].name, "frame ", 6) != 0)
+            continue;
+        frames++;
+        int found[4] = {0};
+        for (int j = 0; j < n; j++)
+            for (int k = 0; k < 4; k++)
+                if (j != i && s[j].tid == s[i].tid && s[j].seq == s[i].seq &&
+                    strcmp(s[j].name, stages[k]) == 0) {
+                    found[k]++;
+                    if (!(s[j].ts >= s[i].ts - 1e-9 &&
+                          s[j].ts + s[j].dur <= s[i].ts + s[i].dur + 1e-3))
+                        fail_msg("%s of frame %ld is outside it", stages[k], (long)s[i].seq);
+                }
+        for (int k = 0; k < 4; k++)
+            assert_true(found[k] <= 1);
+    }
+    assert_int_equal(frames, 5 * 2); /* 2 warm-up + 3 timed frames, 2 tracks */
+    free(s);
+    /* shoal run --trace: the program's steps and frames, both tracks */
+    assert_int_equal(run("run --headless --frames 12 --size 320x180 --count 3000 --threads 2 "
+                         "--out frames --trace run.json"),
+                     0);
+    s = trace_spans(path("run.json"), &n, &tracks);
+    assert_int_equal(tracks, 2);
+    int fr = 0, st = 0, fo = 0, ra = 0;
+    for (int i = 0; i < n; i++) {
+        fr += strncmp(s[i].name, "frame ", 6) == 0;
+        st += strncmp(s[i].name, "step ", 5) == 0;
+        fo += strcmp(s[i].name, "forces") == 0;
+        ra += strcmp(s[i].name, "raster") == 0;
+    }
+    assert_int_equal(fr, 12 * 2);
+    assert_true(st >= 2 && fo >= 2 && ra >= 12);
+    for (int k = 0; k < 4; k++)
+        for (long f = 1; f <= 5; f++) {
+            int any = 0;
+            for (int j = 0; j < n; j++)
+                any += s[j].seq == f && strcmp(s[j].name, stages[k]) == 0;
+            if (!any)
+                fail_msg("frame %ld has no %s span", f, stages[k]);
+        }
+    free(s);
+}
+
 static const char *const machine_keys[] = {"cpu_model", "cores",    "isa",
                                            "omp",       "compiler", "build_type"};
 static const char *const result_keys[] = {"name",      "model",  "n",      "threads", "isa",
@@ -737,6 +804,7 @@ int main(void)
         cmocka_unit_test(test_stats_synthetic),        cmocka_unit_test(test_enable_switch),
         cmocka_unit_test(test_trace_library),          cmocka_unit_test(test_step_stats_and_trace),
         cmocka_unit_test(test_bench_json_and_compare), cmocka_unit_test(test_wait_policy),
+        cmocka_unit_test(test_render_stats_and_trace),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

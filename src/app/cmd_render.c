@@ -7,6 +7,7 @@
 #include "app/options.h"
 #include "app/overlay.h"
 #include "core/parallel.h"
+#include "core/profile.h"
 #include "core/rng.h"
 #include "shoal/render.h"
 
@@ -35,7 +36,11 @@ static const opt_spec render_specs[] = {
      "rasterizer ISA; all give the same image"},
     {"mesh", OPT_VALUE, "PATH", "assets/fish.obj", "fish mesh (Wavefront OBJ)"},
     {"lod-mesh", OPT_VALUE, "PATH", "assets/fish_lod1.obj", "reduced fish mesh for LOD"},
-    {"stats", OPT_FLAG, NULL, NULL, "print per-stage times, counts and the image hash"},
+    {"stats", OPT_FLAG, NULL, NULL,
+     "print per-stage times (calls, total, mean, median, max, per thread), counts and the "
+     "image hash"},
+    {"trace", OPT_VALUE, "FILE.json", NULL,
+     "write a Chrome trace (Perfetto, chrome://tracing): a span per stage per thread per frame"},
     {"bench", OPT_VALUE, "N", NULL, "time N frames of the benchmark scene (median ms)"},
     {"count", OPT_VALUE, "N", "10000", "--bench: number of fish"},
     {"seed", OPT_VALUE, "S", "1", "--bench: seed of the fish positions and directions"},
@@ -410,6 +415,19 @@ int cmd_render(int argc, char **argv)
         free(s.buf);
         return render_fail(&o, &e);
     }
+    const char *trace = options_get(&o, "trace");
+    if (trace) {
+        /* a span per stage per thread and one per frame; preallocated, capped at 64 MiB */
+        int tracks = parallel_thread_count();
+        size_t frames = ro.bench ? (size_t)ro.bench + 2 : 1;
+        size_t spans = frames * 5 + 16, cap = ((size_t)64 << 20) / 32 / (size_t)tracks;
+        if (prof_trace_open(tracks, spans < cap ? spans : cap, &e)) {
+            shoal_renderer_destroy(r);
+            free(s.buf);
+            return render_fail(&o, &e);
+        }
+    }
+    prof_reset();
     if (ro.bench) {
         rc = run_bench(&o, &ro, r, &s);
     } else if (shoal_render_frame(r, &s.inst, &ro.cam, &e)) {
@@ -417,6 +435,13 @@ int cmd_render(int argc, char **argv)
     } else if (ro.stats) {
         shoal_render_stats st = shoal_render_get_stats(r);
         print_stats(&st, shoal_render_framebuffer(r));
+    }
+    if (rc == 0 && ro.stats) {
+        char title[160];
+        shoal_render_stats st = shoal_render_get_stats(r);
+        snprintf(title, sizeof title, "shoal render: %dx%d, %s, %d threads", ro.desc.width,
+                 ro.desc.height, st.isa, st.thread_count);
+        prof_print(stderr, title, 1);
     }
     const char *out = options_get(&o, "out");
     uint32_t *over = NULL;
@@ -432,6 +457,13 @@ int cmd_render(int argc, char **argv)
                                                      fb.stride_px, &e);
         if (wst)
             rc = render_fail(&o, &e);
+    }
+    if (trace) {
+        /* a failed run writes no output file, the trace included */
+        shoal_error te;
+        if (rc == 0 && prof_trace_write(trace, &te))
+            rc = render_fail(&o, &te);
+        prof_trace_close();
     }
     free(over);
     shoal_renderer_destroy(r);

@@ -12,6 +12,7 @@
 #include "app/overlay.h" /* proj, canvas, line3d, v3_sub, v3_dot (shared with shoal render) */
 #include "app/window.h"
 #include "core/parallel.h"
+#include "core/profile.h"
 #include "core/timer.h"
 #include "shoal/gpu.h"
 #include "shoal/render.h"
@@ -63,6 +64,9 @@ static const opt_spec run_specs[] = {
     {"trails", OPT_FLAG, NULL, NULL, "start with trails (key t)"},
     {"follow", OPT_FLAG, NULL, NULL, "start with the camera following the school (key f)"},
     {"stats", OPT_FLAG, NULL, NULL, "print the timings every half second as well as at the end"},
+    {"trace", OPT_VALUE, "FILE.json", NULL,
+     "write a Chrome trace of the run: a span per stage per thread per step and frame (the "
+     "first 64 MiB of spans)"},
     {"script", OPT_VALUE, "FILE", NULL,
      "automation: lines 'frames N', 'key NAME', 'click X Y [B]', 'drag X0 Y0 X1 Y1 [B]', "
      "'wheel N', 'resize W H', 'minimize', 'restore', 'screenshot PATH', 'wait-key NAME S', "
@@ -2396,7 +2400,34 @@ int cmd_run(int argc, char **argv)
     if (a->grid)
         pick_default(a);
 
+    const char *trace = options_get(&o, "trace");
+    if (trace) {
+        /* preallocated: 64 MiB of spans over the threads; later spans are counted dropped */
+        int tracks = parallel_thread_count();
+        if (prof_trace_open(tracks, ((size_t)64 << 20) / 32 / (size_t)tracks, &e)) {
+            rc = app_exit_code(e.status);
+            options_fail(&o, "%s", e.message);
+            app_free(a);
+            free(a);
+            return rc;
+        }
+    }
     rc = c->headless ? run_headless(a) : run_window(a);
+    if (trace) {
+        uint64_t dropped = 0, kept = prof_trace_count(&dropped);
+        shoal_error te;
+        if (rc == 0 && prof_trace_write(trace, &te)) {
+            rc = app_exit_code(te.status);
+            options_fail(&o, "%s", te.message);
+        } else if (rc == 0) {
+            fprintf(stderr, "shoal run: trace %s: %llu spans", trace, (unsigned long long)kept);
+            if (dropped)
+                fprintf(stderr, " (%llu more dropped: the buffer was full)",
+                        (unsigned long long)dropped);
+            fputc('\n', stderr);
+        }
+        prof_trace_close();
+    }
     app_free(a);
     free(a);
     return rc;

@@ -10,6 +10,7 @@
 #include "core/alloc.h"
 #include "core/cpu.h"
 #include "core/parallel.h"
+#include "core/profile.h"
 #include "core/timer.h"
 
 #include <limits.h>
@@ -28,6 +29,9 @@ typedef struct render_worker {
     uint32_t *idb, *col;
     rast_list list;
     uint64_t tris_rasterized, pixels_written, refs_hidden, resolve_ns;
+    /* per stage (RS_*): this thread's busy time in the frame and its first and last moment
+     * of work (the profiler's busy time and trace span) */
+    uint64_t busy_ns[4], first_ns[4], last_ns[4];
     float max_s2;
     char pad[64];
 } render_worker;
@@ -36,6 +40,7 @@ struct shoal_renderer {
     shoal_render_desc desc;
     render_mesh mesh_full, mesh_reduced;
     int have_reduced;
+    uint64_t frames; /* frames drawn: the trace's frame numbers */
     const render_kernels *k;
     int width, height;
     uint32_t *fb;
@@ -354,6 +359,22 @@ static size_t render_block_size(size_t n)
     return bs < 256 ? 256 : bs;
 }
 
+/* The renderer's stages in the stage profiler (core/profile.h: PROF_RENDER_BASE + RS_*). */
+enum { RS_INSTANCE, RS_SETUP, RS_RASTER, RS_RESOLVE };
+static const char *const render_stage_names[4] = {"instance", "setup", "raster", "resolve"};
+
+static inline void worker_work(render_worker *w, int stage, uint64_t t0, uint64_t t1)
+{
+    w->busy_ns[stage] += t1 - t0;
+    if (!w->first_ns[stage])
+        w->first_ns[stage] = t0;
+    w->last_ns[stage] = t1;
+}
+
+/* After a stage's region: its wall time as one call, each thread's busy time, and in a
+ * trace one span per thread from its first to its last moment of work. Main thread only. */
+static void render_stage_record(const shoal_renderer *r, int stage, uint64_t ns, int64_t frame);
+
 typedef struct frame_job {
     shoal_renderer *r;
     const frame_consts *fc;
@@ -365,22 +386,25 @@ typedef struct frame_job {
 static void render_instance_chunk(void *ctx, int64_t begin, int64_t end, int thread_index)
 {
     frame_job *j = ctx;
+    uint64_t t0 = timer_now_ns();
     float m = instance_classify(j->fc, j->inst, (size_t)begin, (size_t)end, j->r->lod);
     render_worker *w = &j->r->workers[thread_index];
     w->max_s2 = m > w->max_s2 ? m : w->max_s2;
+    worker_work(w, RS_INSTANCE, t0, timer_now_ns());
 }
 
 static void render_setup_chunk(void *ctx, int64_t begin, int64_t end, int thread_index)
 {
-    (void)thread_index;
     frame_job *j = ctx;
     shoal_renderer *r = j->r;
+    uint64_t t0 = timer_now_ns();
     for (int64_t b = begin; b < end; b++) {
         size_t lo = (size_t)b * r->block_size;
         size_t hi = lo + r->block_size;
         hi = hi > j->inst->count ? j->inst->count : hi;
         setup_block(&j->sc, &r->blocks[b], lo, hi);
     }
+    worker_work(&r->workers[thread_index], RS_SETUP, t0, timer_now_ns());
 }
 
 /* Tile buffers are 64-byte aligned and rows are 64 wide: 4-wide SSE2 (baseline x86-64) with
@@ -426,6 +450,7 @@ static void render_tile_region(void *ctx, int thread_index, int thread_count)
     const frame_consts *fc = j->fc;
     render_worker *w = &r->workers[thread_index];
     const int tile_count = fc->tiles_x * fc->tiles_y;
+    uint64_t t_enter = timer_now_ns();
     int64_t b, e;
     while (parallel_dynamic_next(&j->counter, tile_count, 1, &b, &e)) {
         int ti = (int)b;
@@ -456,10 +481,39 @@ static void render_tile_region(void *ctx, int thread_index, int thread_count)
             uint32_t *dst = r->fb + (size_t)y * fc->width + t.cx0;
             render_resolve_row(dst, zr, cr, fc->bg_row[y], wpx);
         }
-        w->resolve_ns += timer_now_ns() - t0;
+        uint64_t t1 = timer_now_ns();
+        w->resolve_ns += t1 - t0;
+        w->busy_ns[RS_RESOLVE] += t1 - t0;
+        if (!w->first_ns[RS_RESOLVE])
+            w->first_ns[RS_RESOLVE] = t0;
+        w->last_ns[RS_RESOLVE] = t1;
         w->tris_rasterized += t.tris_rasterized;
         w->pixels_written += t.pixels_written;
         w->refs_hidden += t.refs_hidden;
+    }
+    /* raster: the whole loop less the resolves */
+    uint64_t t_exit = timer_now_ns();
+    w->busy_ns[RS_RASTER] += (t_exit - t_enter) - w->busy_ns[RS_RESOLVE];
+    w->first_ns[RS_RASTER] = t_enter;
+    w->last_ns[RS_RASTER] = t_exit;
+}
+
+static void render_stage_record(const shoal_renderer *r, int stage, uint64_t ns, int64_t frame)
+{
+    int id = PROF_RENDER_BASE + stage;
+    if (prof_on(PROF_STATS)) {
+        prof_stage_define(id, "render", render_stage_names[stage]);
+        prof_stage_call(id, ns);
+    }
+    for (int i = 0; i < r->worker_count; i++) {
+        const render_worker *w = &r->workers[i];
+        if (!w->first_ns[stage])
+            continue;
+        if (prof_on(PROF_STATS))
+            prof_stage_busy(id, i, w->busy_ns[stage]);
+        if (prof_on(PROF_TRACE))
+            prof_trace_span(i, render_stage_names[stage], frame, w->first_ns[stage],
+                            w->last_ns[stage]);
     }
 }
 
@@ -518,6 +572,9 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
         r->workers[i].tris_rasterized = r->workers[i].pixels_written = 0;
         r->workers[i].refs_hidden = 0;
         r->workers[i].resolve_ns = 0;
+        memset(r->workers[i].busy_ns, 0, sizeof r->workers[i].busy_ns);
+        memset(r->workers[i].first_ns, 0, sizeof r->workers[i].first_ns);
+        memset(r->workers[i].last_ns, 0, sizeof r->workers[i].last_ns);
         r->workers[i].max_s2 = 0.0f;
         r->workers[i].list.failed = 0;
     }
@@ -636,6 +693,16 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
     s.setup_ms = (double)(t2 - t1) * 1e-6;
     s.resolve_ms = (double)resolve_ns * 1e-6 / (threads > 0 ? threads : 1);
     s.raster_ms = (double)(t3 - t2) * 1e-6 - s.resolve_ms;
+    int64_t frame = (int64_t)++r->frames;
+    render_stage_record(r, RS_INSTANCE, t1 - t0, frame);
+    render_stage_record(r, RS_SETUP, t2 - t1, frame);
+    render_stage_record(r, RS_RASTER, (t3 - t2) - (uint64_t)(s.resolve_ms * 1e6), frame);
+    render_stage_record(r, RS_RESOLVE, (uint64_t)(s.resolve_ms * 1e6), frame);
+    if (prof_on(PROF_TRACE)) {
+        uint64_t t_end = timer_now_ns();
+        for (int i = 0; i < r->worker_count && i < threads; i++)
+            prof_trace_frame(i, "frame", frame, t_begin, t_end);
+    }
     s.total_ms = (double)(timer_now_ns() - t_begin) * 1e-6;
     s.isa = r->k->name;
     s.thread_count = threads;
