@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: MIT
 # Profile one shoal run with perf: tools/profile.sh ARGS...  (ARGS are shoal's, e.g.
 #   tools/profile.sh step --in start.npy --out end.npy --steps 200)
-# Records call graphs (`perf record -g`, frame pointers; the software cpu-clock event, which
-# works in VMs and containers without hardware counters), prints the top entries of
-# `perf report --stdio --no-children`, and `perf stat` when hardware counters exist.
+# Records call graphs (`perf record -g`, frame pointers) on the cycles counter where the
+# CPU's counters are available, else on the software cpu-clock event (VMs, containers),
+# prints the top entries of `perf report --stdio --no-children`, and `perf stat` when
+# hardware counters exist.
 # Builds build-profile (debugoptimized: -O2 -g -fno-omit-frame-pointer) unless $SHOAL_EXE
 # names a binary. Installs linux-perf with apt-get when perf is missing.
 # Environment: SHOAL_EXE (binary), PERF_CALLGRAPH (fp | dwarf; default fp), PERF_TOP (25),
@@ -58,7 +59,9 @@ if perf stat -e instructions -x, true > /dev/null 2> "$out/hwcheck.txt" &&
    ! grep -q "not supported\|<not counted>" "$out/hwcheck.txt"; then
   hw=1
 fi
+# the cycles counter where the CPU's counters are there, else the software clock
 event="cpu-clock"
+[ $hw = 1 ] && event="cycles"
 [ "${PERF_EVENT:-}" != "" ] && event="$PERF_EVENT"
 
 echo "== perf record -e $event -F $freq -g --call-graph $cg -- shoal $*"
