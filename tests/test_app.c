@@ -296,6 +296,17 @@ static void test_video(void **state)
     struct stat st;
     assert_int_equal(stat(path("v.mp4"), &st), 0);
     assert_true(st.st_size > 1000);
+    /* the stream: 12 frames, the size padded to even numbers */
+    if (system("ffprobe -version > /dev/null 2>&1") == 0) {
+        assert_int_equal(sh("ffprobe -v error -count_frames -select_streams v:0 -show_entries "
+                            "stream=width,height,nb_read_frames -of csv=p=0 v.mp4"),
+                         0);
+        char *probe = slurp(path("out.txt")); /* sh() keeps stdout there */
+        assert_non_null(probe);
+        printf("# ffprobe v.mp4: %s", probe);
+        assert_non_null(strstr(probe, "162,92,12"));
+        free(probe);
+    }
     DIR *d = opendir(g_dir); /* no temporary left behind */
     assert_non_null(d);
     for (struct dirent *e = readdir(d); e; e = readdir(d))
