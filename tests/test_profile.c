@@ -639,6 +639,24 @@ static void test_render_stats_and_trace(void **state)
     free(s);
 }
 
+/* --stats on the other subcommands: init and compare time their own stages, diverge
+ * prints its CPU runs' step stages. */
+static void test_stats_everywhere(void **state)
+{
+    (void)state;
+    assert_int_equal(run("init --count 3000 --seed 4 --out s.npy --stats"), 0);
+    assert_non_null(strstr(g_out, "init/draw"));
+    assert_non_null(strstr(g_out, "init/write"));
+    assert_int_equal(run("step --in s.npy --out s2.npy --steps 2"), 0);
+    assert_int_equal(run("compare s.npy s2.npy --json c.json --stats"), 0);
+    assert_non_null(strstr(g_out, "compare/read"));
+    assert_non_null(strstr(g_out, "compare/compare"));
+    assert_non_null(strstr(g_out, "compare/write"));
+    assert_int_equal(run("diverge --in s.npy --a cpu --b cpu --steps 3 --csv d.csv --stats"), 0);
+    assert_non_null(strstr(g_out, "sim/forces"));
+    assert_non_null(strstr(g_out, "busy ms per thread"));
+}
+
 static const char *const machine_keys[] = {"cpu_model", "cores",    "isa",
                                            "omp",       "compiler", "build_type"};
 static const char *const result_keys[] = {"name",      "model",  "n",      "threads", "isa",
@@ -804,7 +822,7 @@ int main(void)
         cmocka_unit_test(test_stats_synthetic),        cmocka_unit_test(test_enable_switch),
         cmocka_unit_test(test_trace_library),          cmocka_unit_test(test_step_stats_and_trace),
         cmocka_unit_test(test_bench_json_and_compare), cmocka_unit_test(test_wait_policy),
-        cmocka_unit_test(test_render_stats_and_trace),
+        cmocka_unit_test(test_render_stats_and_trace), cmocka_unit_test(test_stats_everywhere),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -12,12 +12,6 @@ int cmd_render(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 
-/* cmd_bench.c: record one frame's render stages (shoal_render_get_stats) into the stage
- * profiler, and as spans laid end to end from t_begin_ns (timer_now_ns) when tracing, so
- * that --stats and --trace cover the renderer too. */
-struct shoal_render_stats;
-void app_profile_render_frame(const struct shoal_render_stats *st, uint64_t t_begin_ns,
-                              int64_t frame);
 int cmd_compare(int argc, char **argv);
 int cmd_diverge(int argc, char **argv);
 
@@ -40,5 +34,9 @@ int app_gpu_refuses(const struct opt_values *o, const shoal_sim_desc *d,
 /* Exit code for a library status: 2 for what the user can fix (bad input, a file that
  * cannot be read or written, memory, an unsupported ISA), 1 for a simulation fault. */
 int app_exit_code(shoal_status st);
+
+/* --stats for the commands whose work is not a library stage (init, compare): the time
+ * from t0_ns to now as one call of stage `group/name` of the stage profiler. */
+void app_stage_done(const char *group, const char *name, uint64_t t0_ns);
 
 #endif

@@ -453,30 +453,6 @@ static void run_sim_case(bench_ctx *b, bench_result *r)
 }
 
 #ifdef SHOAL_HAVE_RENDER
-/* Record one frame's render stages into the profiler (stats and, when tracing, spans on
- * track 0 laid end to end from t_begin): the renderer reports durations only. */
-void app_profile_render_frame(const shoal_render_stats *st, uint64_t t_begin_ns, int64_t frame)
-{
-    static const char *names[4] = {"instance", "setup", "raster", "resolve"};
-    double ms[4] = {st->instance_ms, st->setup_ms, st->raster_ms, st->resolve_ms};
-    uint64_t t = t_begin_ns;
-    for (int k = 0; k < 4; k++) {
-        uint64_t ns = (uint64_t)(ms[k] * 1e6);
-        if (prof_on(PROF_STATS)) {
-            prof_stage_define(PROF_RENDER_BASE + k, "render", names[k]);
-            prof_stage_call(PROF_RENDER_BASE + k, ns);
-            prof_stage_busy(PROF_RENDER_BASE + k, 0, ns);
-        }
-        if (prof_on(PROF_TRACE))
-            prof_trace_span(0, names[k], frame, t, t + ns);
-        t += ns;
-    }
-    if (prof_on(PROF_TRACE))
-        prof_trace_frame(0, "frame", frame, t_begin_ns,
-                         t_begin_ns + (uint64_t)(st->total_ms * 1e6) > t
-                             ? t_begin_ns + (uint64_t)(st->total_ms * 1e6)
-                             : t);
-}
 
 static float *render_scene(size_t n, uint64_t seed)
 {
@@ -543,16 +519,13 @@ static void run_render_case(bench_ctx *b, bench_result *r)
     per = per < 1 ? 1 : per > 1000 ? 1000 : per;
     double ms[1000];
     prof_reset();
-    int64_t frame = 0;
     for (int k = 0; ok && k < b->repeat; k++) {
         double total = 0;
         for (long f = 0; ok && f < per; f++) {
             uint64_t a = timer_now_ns();
             ok = !shoal_render_frame(rd, &inst, &cam, &e);
             uint64_t z = timer_now_ns();
-            total += (double)(z - a);
-            shoal_render_stats st = shoal_render_get_stats(rd);
-            app_profile_render_frame(&st, a, ++frame);
+            total += (double)(z - a); /* the renderer records its stages itself */
         }
         ms[k] = total * 1e-6 / (double)per;
     }

@@ -5,6 +5,8 @@
  * to CSV), the GPU path of `shoal step`, and the state readers/writers that pick .npy or
  * Unity's raw buffer (.bin) by extension or --format. */
 #include "app/app.h"
+#include "core/timer.h"
+#include "core/profile.h"
 #include "app/options.h"
 #include "core/parallel.h"
 #include "shoal/gpu.h"
@@ -580,6 +582,7 @@ static const opt_spec compare_opts[] = {
     {"format", OPT_VALUE, "auto|npy|unity", "auto", "state format (auto: .bin is Unity's)"},
     {"model", OPT_VALUE, "M", "steer", "model whose interaction radius counts neighbours"},
     {"radius", OPT_VALUE, "R", "model's", "radius for the neighbour count"},
+    {"stats", OPT_FLAG, NULL, NULL, "print the time of each stage (read, compare, write)"},
 };
 
 int cmd_compare(int argc, char **argv)
@@ -603,6 +606,8 @@ int cmd_compare(int argc, char **argv)
     const char *fmt = options_get(&o, "format");
     float *a = NULL, *b = NULL;
     size_t na, nb;
+    prof_reset();
+    uint64_t t0 = timer_now_ns();
     if (app_state_read(o.positional[0], fmt, &a, &na, &e)) {
         options_fail(&o, "%s", e.message);
         return app_exit_code(e.status);
@@ -618,6 +623,8 @@ int cmd_compare(int argc, char **argv)
         return options_fail(&o, "%s has %zu boids, %s has %zu", o.positional[0], na,
                             o.positional[1], nb);
     }
+    app_stage_done("compare", "read", t0);
+    t0 = timer_now_ns();
     compare_result r;
     if (compare_states(a, b, na, radius, 1, &r)) {
         free(a);
@@ -626,11 +633,20 @@ int cmd_compare(int argc, char **argv)
     }
     free(a);
     free(b);
+    app_stage_done("compare", "compare", t0);
     print_result(stdout, &r);
     const char *json = options_get(&o, "json");
+    t0 = timer_now_ns();
     if (json && write_json(json, o.positional[0], o.positional[1], &r, &e)) {
         options_fail(&o, "%s", e.message);
         return app_exit_code(e.status);
+    }
+    if (json)
+        app_stage_done("compare", "write", t0);
+    if (options_given(&o, "stats")) {
+        char title[128];
+        snprintf(title, sizeof title, "shoal compare: %zu boids", na);
+        prof_print(stderr, title, 0);
     }
     return 0;
 }
@@ -705,6 +721,8 @@ static const opt_spec diverge_opts[] = {
     {"seed", OPT_VALUE, "S", "1", "seed of time-dependent model state"},
     {"neighbors", OPT_VALUE, "grid|brute", "grid", "neighbour search"},
     {"threads", OPT_VALUE, "T", "0", "CPU worker threads (0: all cores)"},
+    {"stats", OPT_FLAG, NULL, NULL,
+     "print the per-stage times of the CPU run's steps (calls, mean, median, max, per thread)"},
 };
 
 int cmd_diverge(int argc, char **argv)
@@ -844,6 +862,12 @@ int cmd_diverge(int argc, char **argv)
     printf("%s vs %s, %zu boids, %lld steps: %zu bit-identical at the end, position error max "
            "%.6g rms %.6g\n",
            A.name, B.name, n, done, r.identical, r.pos.max_abs, r.pos.rms_abs);
+    if (options_given(&o, "stats")) {
+        char title[160];
+        snprintf(title, sizeof title, "shoal diverge: %zu boids, %lld steps (the CPU runs)", n,
+                 done);
+        prof_print(stderr, title, 1);
+    }
     runner_destroy(&A);
     runner_destroy(&B);
     free(rows);

@@ -3,6 +3,7 @@
  * docs/CLI.md). Model, parameters and counts come from --model, --scene and --set, in that
  * order of precedence from weakest to strongest. */
 #include "app/app.h"
+#include "core/timer.h"
 #include "app/options.h"
 #include "core/parallel.h"
 #include "core/profile.h"
@@ -10,6 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+void app_stage_done(const char *group, const char *name, uint64_t t0_ns)
+{
+    int id = prof_stage(group, name);
+    if (id >= 0)
+        prof_stage_call(id, timer_now_ns() - t0_ns);
+}
 
 int app_exit_code(shoal_status st)
 {
@@ -100,6 +108,7 @@ static const opt_spec init_opts[] = {
     {"out", OPT_VALUE, "FILE.npy", NULL, "output state file (required)"},
     {"scene", OPT_VALUE, "FILE.ini", NULL, "scene file: model, parameters, count, seed"},
     {"set", OPT_REPEAT, "NAME=VALUE", NULL, "set a model parameter (init radii, walls)"},
+    {"stats", OPT_FLAG, NULL, NULL, "print the time of each stage (draw, write)"},
 };
 
 int cmd_init(int argc, char **argv)
@@ -126,6 +135,8 @@ int cmd_init(int argc, char **argv)
     d.seed = (uint64_t)seed;
     shoal_error e;
     shoal_sim *sim;
+    prof_reset();
+    uint64_t t0 = timer_now_ns();
     if (shoal_sim_create(&d, &sim, &e))
         return fail_status(&o, &e);
     shoal_sim_init_state(sim, d.seed);
@@ -136,10 +147,18 @@ int cmd_init(int argc, char **argv)
     }
     shoal_sim_get_state(sim, rows);
     shoal_sim_destroy(sim);
+    app_stage_done("init", "draw", t0);
+    t0 = timer_now_ns();
     shoal_status st = app_state_write(out, NULL, rows, d.boid_count, &e);
     free(rows);
     if (st)
         return fail_status(&o, &e);
+    app_stage_done("init", "write", t0);
+    if (options_given(&o, "stats")) {
+        char title[128];
+        snprintf(title, sizeof title, "shoal init: %zu boids", d.boid_count);
+        prof_print(stderr, title, 0);
+    }
     return 0;
 }
 
