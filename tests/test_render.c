@@ -71,12 +71,15 @@ static void scene_free(scene *s)
     free(s->id);
 }
 
-static shoal_renderer *make(int w, int h, shoal_shade shade, int lod, shoal_isa isa, float len)
+/* A renderer of the test meshes; occlusion as `occlusion` (the default is on). */
+static shoal_renderer *make_occ(int w, int h, shoal_shade shade, int lod, shoal_isa isa, float len,
+                                int occlusion)
 {
     if (!shoal_isa_supported(isa))
         return NULL;
     shoal_render_desc d = shoal_render_desc_default();
     d.width = w, d.height = h, d.shade = shade, d.lod = lod, d.isa = isa, d.fish_length = len;
+    d.occlusion = occlusion;
     d.mesh_path = FISH;
     d.lod_mesh_path = FISH_LOD;
     shoal_renderer *r;
@@ -84,6 +87,11 @@ static shoal_renderer *make(int w, int h, shoal_shade shade, int lod, shoal_isa 
     if (shoal_renderer_create(&d, &r, &e))
         fail_msg("create: %s", e.message);
     return r;
+}
+
+static shoal_renderer *make(int w, int h, shoal_shade shade, int lod, shoal_isa isa, float len)
+{
+    return make_occ(w, h, shade, lod, isa, len, 1);
 }
 
 static uint64_t draw(shoal_renderer *r, const shoal_render_instances *inst, const shoal_camera *c)
@@ -115,7 +123,8 @@ static void test_isa_and_threads_identical(void **state)
     (void)state;
     scene s = scene_make(3000, 7, 30, 17, 30);
     /* fish around camera 1's eye (2, 1, 6): cut by the near plane, huge on screen */
-    static const float near_fish[4][3] = {{2, 1, 5.8f}, {2.3f, 0.8f, 5.5f}, {1.8f, 1, 6}, {2, 1.2f, 6.3f}};
+    static const float near_fish[4][3] = {
+        {2, 1, 5.8f}, {2.3f, 0.8f, 5.5f}, {1.8f, 1, 6}, {2, 1.2f, 6.3f}};
     for (int i = 0; i < 4; i++)
         for (int k = 0; k < 3; k++)
             s.p[k][i] = near_fish[i][k];
@@ -178,8 +187,8 @@ static void test_order_independent(void **state)
     }
     t.inst.id = t.id;
     for (int mode = 0; mode < 2; mode++) {
-        shoal_renderer *r = make(256, 160, mode ? SHOAL_SHADE_LIT : SHOAL_SHADE_ID, 1,
-                                 SHOAL_ISA_AUTO, 1.5f);
+        shoal_renderer *r =
+            make(256, 160, mode ? SHOAL_SHADE_LIT : SHOAL_SHADE_ID, 1, SHOAL_ISA_AUTO, 1.5f);
         shoal_camera cam = shoal_camera_default();
         cam.eye[2] = 40;
         uint64_t a = draw(r, &s.inst, &cam);
@@ -211,15 +220,7 @@ static void test_occlusion_exact(void **state)
                 uint64_t h[2];
                 uint64_t hidden[2];
                 for (int occ = 0; occ < 2; occ++) {
-                    shoal_render_desc d = shoal_render_desc_default();
-                    d.width = 320, d.height = 200, d.shade = shade, d.lod = mode == 2;
-                    d.isa = isas[k], d.fish_length = 1.5f, d.occlusion = occ;
-                    d.mesh_path = FISH;
-                    d.lod_mesh_path = FISH_LOD;
-                    shoal_renderer *r;
-                    shoal_error e;
-                    if (shoal_renderer_create(&d, &r, &e))
-                        fail_msg("create: %s", e.message);
+                    shoal_renderer *r = make_occ(320, 200, shade, mode == 2, isas[k], 1.5f, occ);
                     for (size_t t = 0; t < 2; t++) {
                         parallel_set_threads(threads[t]);
                         uint64_t v = draw(r, &s.inst, &cam);
@@ -263,9 +264,9 @@ static void ref_tri(uint32_t *img, float *zb, uint32_t *idb, int W, int H, const
     t = x[1], x[1] = x[2], x[2] = t;
     t = y[1], y[1] = y[2], y[2] = t;
     tz = z[1], z[1] = z[2], z[2] = tz;
-    depth_plane dp = render_depth_plane((int32_t)x[0], (int32_t)y[0], z[0], (int32_t)x[1],
-                                        (int32_t)y[1], z[1], (int32_t)x[2], (int32_t)y[2], z[2],
-                                        -area2);
+    depth_plane dp =
+        render_depth_plane((int32_t)x[0], (int32_t)y[0], z[0], (int32_t)x[1], (int32_t)y[1], z[1],
+                           (int32_t)x[2], (int32_t)y[2], z[2], -area2);
     for (int py = 0; py < H; py++)
         for (int px = 0; px < W; px++) {
             int64_t sx = 256 * px + 128, sy = 256 * py + 128;
@@ -307,8 +308,8 @@ static void test_id_mode_matches_reference(void **state)
     float *Z = malloc(4 * mesh.vertex_count);
     for (size_t i = 0; i < s.n; i++) {
         float mvp[16], rot[9];
-        instance_matrix(&fc, s.p[0][i], s.p[1][i], s.p[2][i], s.p[3][i], s.p[4][i], s.p[5][i],
-                        1.0f, mvp, rot);
+        instance_matrix(&fc, s.p[0][i], s.p[1][i], s.p[2][i], s.p[3][i], s.p[4][i], s.p[5][i], 1.0f,
+                        mvp, rot);
         int clip = 0;
         for (size_t v = 0; v < mesh.vertex_count; v++) {
             const float *p = mesh.positions + 3 * v;
@@ -345,8 +346,8 @@ static void test_id_mode_matches_reference(void **state)
         for (int y = 0; y < H; y++)
             for (int x = 0; x < W; x++)
                 if (fb.argb[(size_t)y * fb.stride_px + x] != img[y * W + x])
-                    fail_msg("%s: pixel (%d, %d) %08x, reference %08x", shoal_render_isa_name(r),
-                             x, y, fb.argb[(size_t)y * fb.stride_px + x], img[y * W + x]);
+                    fail_msg("%s: pixel (%d, %d) %08x, reference %08x", shoal_render_isa_name(r), x,
+                             y, fb.argb[(size_t)y * fb.stride_px + x], img[y * W + x]);
         shoal_renderer_destroy(r);
     }
     free(img), free(idb), free(zb), free(X), free(Y), free(Z);
@@ -368,8 +369,8 @@ static void test_golden(void **state)
     shoal_camera cam = shoal_camera_default();
     uint64_t h[2];
     for (int mode = 0; mode < 2; mode++) {
-        shoal_renderer *r = make(320, 180, mode ? SHOAL_SHADE_ID : SHOAL_SHADE_LIT, 1,
-                                 SHOAL_ISA_AUTO, 1.5f);
+        shoal_renderer *r =
+            make(320, 180, mode ? SHOAL_SHADE_ID : SHOAL_SHADE_LIT, 1, SHOAL_ISA_AUTO, 1.5f);
         h[mode] = draw(r, &s.inst, &cam);
         if (getenv("SHOAL_PRINT_GOLDEN")) {
             shoal_framebuffer fb = shoal_render_framebuffer(r);
@@ -418,8 +419,8 @@ static void test_png_roundtrip(void **state)
     free(buf);
     unlink(path);
     /* a directory that does not exist: an error and no file */
-    assert_int_not_equal(shoal_io_png_write("/nonexistent/dir/x.png", fb.argb, fb.width,
-                                            fb.height, fb.stride_px, &e),
+    assert_int_not_equal(shoal_io_png_write("/nonexistent/dir/x.png", fb.argb, fb.width, fb.height,
+                                            fb.stride_px, &e),
                          SHOAL_OK);
     assert_int_not_equal(access("/nonexistent/dir/x.png", F_OK), 0);
     shoal_renderer_destroy(r);
@@ -439,8 +440,10 @@ static void test_camera_frame(void **state)
     for (size_t i = 0; i < s.n; i++) {
         const float *m = fc.vp;
         float x = s.p[0][i], y = s.p[1][i], z = s.p[2][i];
-        float cx = m[0] * x + m[1] * y + m[2] * z + m[3], cy = m[4] * x + m[5] * y + m[6] * z + m[7];
-        float cz = m[8] * x + m[9] * y + m[10] * z + m[11], cw = m[12] * x + m[13] * y + m[14] * z + m[15];
+        float cx = m[0] * x + m[1] * y + m[2] * z + m[3],
+              cy = m[4] * x + m[5] * y + m[6] * z + m[7];
+        float cz = m[8] * x + m[9] * y + m[10] * z + m[11],
+              cw = m[12] * x + m[13] * y + m[14] * z + m[15];
         assert_true(cw > 0);
         assert_true(fabsf(cx / cw) <= 1.0f && fabsf(cy / cw) <= 1.0f && cz / cw < 1.0f);
     }
@@ -478,7 +481,9 @@ static void test_errors(void **state)
     c = shoal_camera_default();
     assert_int_equal(shoal_render_frame(r, &bad, &c, &e), SHOAL_ERR_INPUT);
     /* an empty frame is the background */
-    assert_int_equal(shoal_render_frame(r, NULL, &(shoal_camera){{0, 0, 5}, {0, 0, 0}, 60, 0.1f, 100}, &e), SHOAL_OK);
+    assert_int_equal(
+        shoal_render_frame(r, NULL, &(shoal_camera){{0, 0, 5}, {0, 0, 0}, 60, 0.1f, 100}, &e),
+        SHOAL_OK);
     assert_int_equal(shoal_render_set_size(r, 33, 17, &e), SHOAL_OK);
     assert_int_equal(shoal_render_framebuffer(r).width, 33);
     assert_int_equal(shoal_render_set_size(r, 100000, 17, &e), SHOAL_ERR_INPUT);
