@@ -199,7 +199,7 @@ static void test_permuted(void **state)
     assert_true(jget(NULL, "identical") < 10);
     assert_true(jget("position", "max_abs") > 4);
     assert_true(jget(NULL, "radius") == 1);
-    const char *keys[] = {"polarisation", "milling", "mean_nn_distance", "mean_neighbors",
+    const char *keys[] = {"polarisation",       "milling", "mean_nn_distance", "mean_neighbors",
                           "radius_of_gyration", "extent"};
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
         double d = jget("stats_diff", keys[k]);
@@ -218,11 +218,24 @@ static void test_json_keys(void **state)
     save("a.npy", a, 100);
     assert_int_equal(run("compare a.npy a.npy --json c.json"), 0);
     load_json("c.json");
-    const char *keys[] = {"\"a\":", "\"b\":", "\"count\":", "\"identical\":",
-                          "\"position\":", "\"velocity\":", "\"max_abs\":", "\"rms_abs\":",
-                          "\"max_rel\":", "\"rms_rel\":", "\"stats_a\":", "\"stats_b\":",
-                          "\"stats_diff\":", "\"polarisation\":", "\"milling\":",
-                          "\"mean_nn_distance\":", "\"mean_neighbors\":", "\"centroid\":",
+    const char *keys[] = {"\"a\":",
+                          "\"b\":",
+                          "\"count\":",
+                          "\"identical\":",
+                          "\"position\":",
+                          "\"velocity\":",
+                          "\"max_abs\":",
+                          "\"rms_abs\":",
+                          "\"max_rel\":",
+                          "\"rms_rel\":",
+                          "\"stats_a\":",
+                          "\"stats_b\":",
+                          "\"stats_diff\":",
+                          "\"polarisation\":",
+                          "\"milling\":",
+                          "\"mean_nn_distance\":",
+                          "\"mean_neighbors\":",
+                          "\"centroid\":",
                           "\"extent\":"};
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
         if (!strstr(g_json, keys[k]))
@@ -261,8 +274,8 @@ static void test_unity_roundtrip(void **state)
     fclose(f);
     for (int c = 0; c < 6; c++) {
         const unsigned char *b = raw + 24 + 4 * c; /* boid 1 */
-        uint32_t u = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-                     (uint32_t)b[3] << 24;
+        uint32_t u =
+            (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
         float v;
         memcpy(&v, &u, 4);
         float want = a[6 + (c < 3 ? 3 + c : c - 3)];
@@ -285,6 +298,52 @@ static void test_unity_roundtrip(void **state)
     assert_int_equal(run("compare bad.bin u.bin"), 2);
     assert_non_null(strstr(g_err, "bad.bin"));
     free(a);
+}
+
+/* tools/diverge_plot.py draws a diverge CSV: a PNG of the right kind, no temporary left.
+ * Skipped where python3 has no matplotlib (tools/deps.sh test installs it). */
+static void test_diverge_plot(void **state)
+{
+    (void)state;
+    if (system("/usr/bin/python3 -c 'import matplotlib, numpy' > /dev/null 2>&1") != 0) {
+        printf("SKIP: python3 with matplotlib and numpy not installed (tools/deps.sh test)\n");
+        skip();
+    }
+    assert_int_equal(run("init --count 500 --seed 3 --out p.npy"), 0);
+    assert_int_equal(run("diverge --in p.npy --a cpu --b cpu --steps 20 --every 2 --stats-every "
+                         "5 --csv d.csv"),
+                     0);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && /usr/bin/python3 %s/tools/diverge_plot.py d.png d.csv --title t "
+             "> plot.txt 2>&1",
+             g_dir, SHOAL_SOURCE_ROOT);
+    if (system(cmd) != 0) {
+        char *msg = NULL;
+        FILE *f = fopen(path("plot.txt"), "r");
+        static char buf[2048];
+        if (f) {
+            size_t n = fread(buf, 1, sizeof buf - 1, f);
+            buf[n] = 0;
+            fclose(f);
+            msg = buf;
+        }
+        fail_msg("diverge_plot.py failed: %s", msg ? msg : "");
+    }
+    FILE *f = fopen(path("d.png"), "rb");
+    assert_non_null(f);
+    unsigned char sig[8];
+    assert_int_equal(fread(sig, 1, 8, f), 8);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fclose(f);
+    static const unsigned char png_sig[8] = {0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a};
+    assert_memory_equal(sig, png_sig, 8);
+    assert_true(size > 10000);
+    printf("# diverge_plot.py wrote a %ld-byte PNG\n", size);
+    char ls[600];
+    snprintf(ls, sizeof ls, "ls %s | grep -q '\\.tmp\\.'", g_dir);
+    assert_int_not_equal(system(ls), 0); /* no temporary left behind */
 }
 
 static void test_unity_cli(void **state)
@@ -312,9 +371,10 @@ static void test_unity_cli(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_identical),      cmocka_unit_test(test_shifted),
-        cmocka_unit_test(test_permuted),       cmocka_unit_test(test_json_keys),
+        cmocka_unit_test(test_identical),       cmocka_unit_test(test_shifted),
+        cmocka_unit_test(test_permuted),        cmocka_unit_test(test_json_keys),
         cmocka_unit_test(test_unity_roundtrip), cmocka_unit_test(test_unity_cli),
+        cmocka_unit_test(test_diverge_plot),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -55,5 +55,12 @@ for x in ax:
     x.legend(fontsize=7)
 fig.suptitle(a.title)
 fig.tight_layout()
-fig.savefig(a.png, dpi=110)
+# a temporary beside the target, then a rename: never a half-written PNG
+tmp = f"{a.png}.tmp.{os.getpid()}.png"
+try:
+    fig.savefig(tmp, dpi=110)
+    os.replace(tmp, a.png)
+finally:
+    if os.path.exists(tmp):
+        os.remove(tmp)
 print(f"wrote {a.png}")
