@@ -134,7 +134,7 @@ typedef struct shoal_render_desc {
     const char *lod_mesh_path; /**< OBJ of the reduced fish used by LOD; NULL: fish_lod1.obj */
     /** LOD thresholds on the fish's projected length in pixels (length * focal / distance):
      *  below lod_splat_px a fish is a depth-tested splat of a few pixels, below lod_reduced_px
-     *  the reduced mesh, else the exact mesh. (4, 20) */
+     *  the reduced mesh, else the exact mesh. (4, 26) */
     float lod_splat_px, lod_reduced_px;
     /** Fog in lit mode: linear in the distance from the eye, from fog_start to fog_end
      *  (world units), at most fog_max (0..1). fog_start <= 0 or fog_end <= fog_start:

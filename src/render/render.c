@@ -69,7 +69,7 @@ SHOAL_API shoal_render_desc shoal_render_desc_default(void)
     d.mesh_path = NULL;
     d.lod_mesh_path = NULL;
     d.lod_splat_px = 4.0f;
-    d.lod_reduced_px = 20.0f;
+    d.lod_reduced_px = 26.0f;
     d.fog_start = 0.0f;
     d.fog_end = 0.0f;
     d.fog_max = 0.85f;
