@@ -97,8 +97,8 @@ static void test_help(void **state)
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     buf[n] = 0;
     fclose(f);
-    const char *opts[] = {"--model", "--in", "--out", "--steps", "--dt", "--threads",
-                          "--neighbors", "--set", "--scene", "--t0", "--simd", "default: 1/60"};
+    const char *opts[] = {"--model",     "--in",  "--out",   "--steps", "--dt",   "--threads",
+                          "--neighbors", "--set", "--scene", "--t0",    "--simd", "default: 1/60"};
     for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
         if (!strstr(buf, opts[i]))
             fail_msg("step --help lacks %s", opts[i]);
@@ -148,12 +148,10 @@ static void test_split_runs(void **state)
     assert_int_equal(run("init --model heading --count 3000 --seed 8 --out h0.npy"), 0);
     assert_int_equal(run("step %s --in h0.npy --out h30.npy --steps 30 --threads 2", common), 0);
     assert_int_equal(run("step %s --in h0.npy --out s1.npy --steps 7 --threads 1", common), 0);
-    assert_int_equal(run("step %s --in s1.npy --out s2.npy --steps 11 --t0 0.11666666666666667",
-                         common),
-                     0);
-    assert_int_equal(run("step %s --in s2.npy --out s3.npy --steps 12 --t0 0.3 --threads 3",
-                         common),
-                     0);
+    assert_int_equal(
+        run("step %s --in s1.npy --out s2.npy --steps 11 --t0 0.11666666666666667", common), 0);
+    assert_int_equal(
+        run("step %s --in s2.npy --out s3.npy --steps 12 --t0 0.3 --threads 3", common), 0);
     size_t n;
     float *one = load("h30.npy", &n), *split = load("s3.npy", &n);
     assert_memory_equal(one, split, n * 6 * sizeof(float));
@@ -286,8 +284,8 @@ static void test_bad_input(void **state)
     assert_int_not_equal(run("step --in ok.npy --out nodir/out.npy"), 0);
     assert_non_null(strstr(g_err, "nodir"));
     /* scene files drive the model */
-    assert_int_equal(run("init --scene " SHOAL_SOURCE_ROOT "/assets/scenes/classic.ini --out cl.npy"),
-                     0);
+    assert_int_equal(
+        run("init --scene " SHOAL_SOURCE_ROOT "/assets/scenes/classic.ini --out cl.npy"), 0);
     size_t n;
     float *cl = load("cl.npy", &n);
     assert_int_equal(n, 100);
@@ -315,9 +313,8 @@ static void test_isa_selection(void **state)
             printf("# skip %s: not on this CPU\n", isas[i]);
             continue;
         }
-        assert_int_equal(run("step --in i.npy --out i_%s.npy --steps 20 --simd %s", isas[i],
-                             isas[i]),
-                         0);
+        assert_int_equal(
+            run("step --in i.npy --out i_%s.npy --steps 20 --simd %s", isas[i], isas[i]), 0);
         char name[64];
         snprintf(name, sizeof name, "i_%s.npy", isas[i]);
         b = load(name, &n);
@@ -350,12 +347,9 @@ static void test_isa_selection(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_help),
-        cmocka_unit_test(test_init_and_step),
-        cmocka_unit_test(test_split_runs),
-        cmocka_unit_test(test_row_correspondence),
-        cmocka_unit_test(test_bad_input),
-        cmocka_unit_test(test_isa_selection),
+        cmocka_unit_test(test_help),       cmocka_unit_test(test_init_and_step),
+        cmocka_unit_test(test_split_runs), cmocka_unit_test(test_row_correspondence),
+        cmocka_unit_test(test_bad_input),  cmocka_unit_test(test_isa_selection),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

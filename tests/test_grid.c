@@ -82,8 +82,7 @@ static void test_neighbor_sets(void **state)
  * max(|v|, the model's speed limit). (Relative to |v| alone is too strict: a boid whose
  * separation vectors nearly cancel has a steering direction that is ill-conditioned, and
  * another summation order moves it by ~1e-4 of the force, ~1e-6 of |v| after a step.) */
-static void step_one(shoal_model model, shoal_neighbors nb, const float *rows, size_t n,
-                     float *out)
+static void step_one(shoal_model model, shoal_neighbors nb, const float *rows, size_t n, float *out)
 {
     shoal_sim_desc d = shoal_sim_desc_default();
     d.model = model;

@@ -88,11 +88,11 @@ static world ref_step(shoal_model model, const shoal_params *q, const world *w, 
                                          q->max_steer),
                                    q->ali_weight));
                 if (cn)
-                    f = add(f, mul(limit(sub(mul(normalize(sub(mul(cs, 1.0 / cn), pi)),
-                                                 q->max_speed),
-                                             vi),
-                                         q->max_steer),
-                                   q->coh_weight));
+                    f = add(
+                        f,
+                        mul(limit(sub(mul(normalize(sub(mul(cs, 1.0 / cn), pi)), q->max_speed), vi),
+                                  q->max_steer),
+                            q->coh_weight));
             } else {
                 if (sn)
                     f = add(f, mul(ss, q->sep_weight / sn));
@@ -152,11 +152,10 @@ static world ref_step(shoal_model model, const shoal_params *q, const world *w, 
         } else if (model == SHOAL_MODEL_CLASSIC) {
             d3 r1 = mk(0, 0, 0), vs = r1, ps = r1;
             int n1 = 0, n = 0;
-            const d3 normals[6] = {mk(0, -1, 0), mk(0, 1, 0), mk(1, 0, 0),
+            const d3 normals[6] = {mk(0, -1, 0), mk(0, 1, 0),  mk(1, 0, 0),
                                    mk(-1, 0, 0), mk(0, 0, -1), mk(0, 0, 1)};
-            const double sd[6] = {q->box_max[1] - pi.y, pi.y - q->box_min[1],
-                                  pi.x - q->box_min[0], q->box_max[0] - pi.x,
-                                  q->box_max[2] - pi.z, pi.z - q->box_min[2]};
+            const double sd[6] = {q->box_max[1] - pi.y, pi.y - q->box_min[1], pi.x - q->box_min[0],
+                                  q->box_max[0] - pi.x, q->box_max[2] - pi.z, pi.z - q->box_min[2]};
             for (int k = 0; k < 6; k++) {
                 if (sd[k] > q->fov || sd[k] == 0)
                     continue;
@@ -335,16 +334,14 @@ static void test_reference_cases(void **state)
                                     {16.5, 0.5, 0.2, 0.5, 0.5, 0},
                                     {15.9, -0.4, 0.7, 0.2, 0, 0.3},
                                     {17.2, 0.1, -0.6, 1.2, -0.4, 0.1}};
-    static const double f3[3][6] = {{0, 0, 0, 0.1, 0, 0},
-                                    {1.2, 0.2, 0, 0.05, 0.02, 0},
-                                    {-0.5, 0.9, 0.3, 0, 0.08, 0.01}};
+    static const double f3[3][6] = {
+        {0, 0, 0, 0.1, 0, 0}, {1.2, 0.2, 0, 0.05, 0.02, 0}, {-0.5, 0.9, 0.3, 0, 0.08, 0.01}};
     static const double f4[4][6] = {{20.5, 0, 0, 0.1, 0, 0},
                                     {21.2, 0.3, 0, -0.05, 0.02, 0},
                                     {19.9, 1.1, 0.4, 0.02, 0.08, 0.01},
                                     {20.1, -0.2, 0.6, 0.07, -0.03, 0.02}};
-    static const double k3[3][6] = {{-9.5, 1, 0, 3, 0, 0},
-                                    {-8, 2, 1, 0, 3, 0},
-                                    {-6, 0.5, -2, 1, 1, 1}};
+    static const double k3[3][6] = {
+        {-9.5, 1, 0, 3, 0, 0}, {-8, 2, 1, 0, 3, 0}, {-6, 0.5, -2, 1, 1, 1}};
     world w;
     for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
         shoal_params q;

@@ -161,7 +161,8 @@ static void check_closed_outward(const shoal_mesh *m, const char *name)
         const float *b = m->positions + 3 * m->indices[3 * t + 1];
         const float *c = m->positions + 3 * m->indices[3 * t + 2];
         vol += (a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) +
-                a[2] * (b[0] * c[1] - b[1] * c[0])) / 6.0;
+                a[2] * (b[0] * c[1] - b[1] * c[0])) /
+               6.0;
     }
     for (size_t v = 0; v < m->vertex_count; v++) {
         zmin = fmin(zmin, m->positions[3 * v + 2]);

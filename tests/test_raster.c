@@ -98,9 +98,9 @@ static void ref_tri(ref_img *img, const int32_t *v, const float *z, uint32_t id)
     y0 = y0 < 0 ? 0 : y0;
     x1 = x1 >= img->w ? img->w - 1 : x1;
     y1 = y1 >= img->h ? img->h - 1 : y1;
-    depth_plane dp = render_depth_plane((int32_t)X[0], (int32_t)Y[0], Z[0], (int32_t)X[1],
-                                        (int32_t)Y[1], Z[1], (int32_t)X[2], (int32_t)Y[2], Z[2],
-                                        area2);
+    depth_plane dp =
+        render_depth_plane((int32_t)X[0], (int32_t)Y[0], Z[0], (int32_t)X[1], (int32_t)Y[1], Z[1],
+                           (int32_t)X[2], (int32_t)Y[2], Z[2], area2);
     for (int py = y0; py <= y1; py++)
         for (int px = x0; px <= x1; px++) {
             int64_t sx = 256 * (int64_t)px + 128, sy = 256 * (int64_t)py + 128;
@@ -163,7 +163,11 @@ static void test_reference_random(void **state)
     uint32_t *ids = malloc(sizeof(uint32_t) * N);
     for (int i = 0; i < N; i++) {
         int kind = i % 5;
-        int span = kind == 0 ? 200 : kind == 1 ? 1500 : kind == 2 ? 8000 : kind == 3 ? 80000 : 900000;
+        int span = kind == 0   ? 200
+                   : kind == 1 ? 1500
+                   : kind == 2 ? 8000
+                   : kind == 3 ? 80000
+                               : 900000;
         int cx = rnd_range(-40 * 256, (W + 40) * 256), cy = rnd_range(-40 * 256, (H + 40) * 256);
         for (int k = 0; k < 3; k++) {
             win[6 * i + 2 * k] = cx + rnd_range(-span, span);
@@ -285,12 +289,16 @@ static void test_shared_edges(void **state)
                         e1[q] = edge_fn(t1 + 2 * q, t1 + 2 * ((q + 1) % 3), sx, sy);
                         e2[q] = edge_fn(t2 + 2 * q, t2 + 2 * ((q + 1) % 3), sx, sy);
                     }
-                    int s1 = (e1[0] < 0 && e1[1] < 0 && e1[2] < 0) || (e1[0] > 0 && e1[1] > 0 && e1[2] > 0);
-                    int s2 = (e2[0] < 0 && e2[1] < 0 && e2[2] < 0) || (e2[0] > 0 && e2[1] > 0 && e2[2] > 0);
+                    int s1 = (e1[0] < 0 && e1[1] < 0 && e1[2] < 0) ||
+                             (e1[0] > 0 && e1[1] > 0 && e1[2] > 0);
+                    int s2 = (e2[0] < 0 && e2[1] < 0 && e2[2] < 0) ||
+                             (e2[0] > 0 && e2[1] > 0 && e2[2] > 0);
                     if (s1 && !m1[i])
-                        fail_msg("pair %d: (%d, %d) strictly inside T1 but not drawn", pair, px, py);
+                        fail_msg("pair %d: (%d, %d) strictly inside T1 but not drawn", pair, px,
+                                 py);
                     if (s2 && !m2[i])
-                        fail_msg("pair %d: (%d, %d) strictly inside T2 but not drawn", pair, px, py);
+                        fail_msg("pair %d: (%d, %d) strictly inside T2 but not drawn", pair, px,
+                                 py);
                     /* on the open shared edge: edge 0 of both is (a, b) */
                     int on1 = e1[0] == 0 && ((e1[1] < 0 && e1[2] < 0) || (e1[1] > 0 && e1[2] > 0));
                     int on2 = e2[0] == 0 && ((e2[1] < 0 && e2[2] < 0) || (e2[1] > 0 && e2[2] > 0));
@@ -352,8 +360,8 @@ static void test_tiny_and_huge(void **state)
         draw_win(r, win, winz, N, ids);
         compare(r, &ref, "tiny and huge");
         /* a single full-screen triangle far into the guard band covers every pixel */
-        int32_t big[6] = {-16000 * 256, -16000 * 256, -16000 * 256, 40000 * 256,
-                          40000 * 256, -16000 * 256};
+        int32_t big[6] = {-16000 * 256, -16000 * 256, -16000 * 256,
+                          40000 * 256,  40000 * 256,  -16000 * 256};
         float bz[3] = {0, 0, 0};
         uint32_t one = 41;
         draw_win(r, big, bz, 1, &one);
@@ -382,7 +390,8 @@ static int ray_hit(const shoal_camera *cam, int W, int H, int px, int py, const 
     s[0] = -f[2], s[1] = 0, s[2] = f[0]; /* f x (0,1,0) */
     double sl = sqrt(s[0] * s[0] + s[2] * s[2]);
     s[0] /= sl, s[2] /= sl;
-    u[0] = s[1] * f[2] - s[2] * f[1], u[1] = s[2] * f[0] - s[0] * f[2], u[2] = s[0] * f[1] - s[1] * f[0];
+    u[0] = s[1] * f[2] - s[2] * f[1], u[1] = s[2] * f[0] - s[0] * f[2],
+    u[2] = s[0] * f[1] - s[1] * f[0];
     double t = tan(cam->fov_deg * M_PI / 360.0), aspect = (double)W / H;
     double nx = ((px + 0.5) / W * 2 - 1) * t * aspect, ny = (1 - (py + 0.5) / H * 2) * t;
     double d[3];
@@ -395,12 +404,14 @@ static int ray_hit(const shoal_camera *cam, int W, int H, int px, int py, const 
         e2[k] = v[6 + k] - v[k];
         o[k] = cam->eye[k] - v[k];
     }
-    p[0] = d[1] * e2[2] - d[2] * e2[1], p[1] = d[2] * e2[0] - d[0] * e2[2], p[2] = d[0] * e2[1] - d[1] * e2[0];
+    p[0] = d[1] * e2[2] - d[2] * e2[1], p[1] = d[2] * e2[0] - d[0] * e2[2],
+    p[2] = d[0] * e2[1] - d[1] * e2[0];
     double det = e1[0] * p[0] + e1[1] * p[1] + e1[2] * p[2];
     if (fabs(det) < 1e-12)
         return 0;
     double bu = (o[0] * p[0] + o[1] * p[1] + o[2] * p[2]) / det;
-    q[0] = o[1] * e1[2] - o[2] * e1[1], q[1] = o[2] * e1[0] - o[0] * e1[2], q[2] = o[0] * e1[1] - o[1] * e1[0];
+    q[0] = o[1] * e1[2] - o[2] * e1[1], q[1] = o[2] * e1[0] - o[0] * e1[2],
+    q[2] = o[0] * e1[1] - o[1] * e1[0];
     double bv = (d[0] * q[0] + d[1] * q[1] + d[2] * q[2]) / det;
     double tt = (e2[0] * q[0] + e2[1] * q[1] + e2[2] * q[2]) / det; /* along d (unit depth) */
     double bw = 1 - bu - bv;
@@ -464,8 +475,8 @@ static void test_near_clipping(void **state)
                         checked++;
                         /* back faces are culled: a pixel may be empty where the ray hits */
                         if (got && !want)
-                            fail_msg("clip case %d/%d (%s): (%d, %d) drawn outside the triangle",
-                                     i, flip, shoal_render_isa_name(r), x, y);
+                            fail_msg("clip case %d/%d (%s): (%d, %d) drawn outside the triangle", i,
+                                     flip, shoal_render_isa_name(r), x, y);
                     }
                 (void)checked;
                 if (i == 3)
@@ -531,7 +542,8 @@ static void test_clipped_floor(void **state)
             for (int x = 0; x < W; x++) {
                 int n = c[y * W + x];
                 if (n > 1)
-                    fail_msg("floor (%s): (%d, %d) covered %d times", shoal_render_isa_name(r), x, y, n);
+                    fail_msg("floor (%s): (%d, %d) covered %d times", shoal_render_isa_name(r), x,
+                             y, n);
                 if (y > horizon + 6 && n != 1)
                     fail_msg("floor (%s): (%d, %d) below the horizon not covered",
                              shoal_render_isa_name(r), x, y);
@@ -547,10 +559,8 @@ static void test_clipped_floor(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reference_random),
-        cmocka_unit_test(test_shared_edges),
-        cmocka_unit_test(test_tiny_and_huge),
-        cmocka_unit_test(test_near_clipping),
+        cmocka_unit_test(test_reference_random), cmocka_unit_test(test_shared_edges),
+        cmocka_unit_test(test_tiny_and_huge),    cmocka_unit_test(test_near_clipping),
         cmocka_unit_test(test_clipped_floor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

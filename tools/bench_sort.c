@@ -63,10 +63,7 @@ static int cmp_u64(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-static double median_of(double *v, int n)
-{
-    return prof_median(v, (size_t)n);
-}
+static double median_of(double *v, int n) { return prof_median(v, (size_t)n); }
 
 int main(int argc, char **argv)
 {
@@ -167,7 +164,8 @@ int main(int argc, char **argv)
         /* check: the pairs' rows in sorted order are the counting sort's row order */
         int ok = 1;
         for (size_t i = 0; i < count && ok; i++)
-            ok = (uint32_t)work[i] == s->row_cur[i] && (uint32_t)(work[i] >> 32) == s->cell_sorted[i];
+            ok = (uint32_t)work[i] == s->row_cur[i] &&
+                 (uint32_t)(work[i] >> 32) == s->cell_sorted[i];
         checked += ok;
         mn = ms[0], mx = ms[0];
         for (int r = 0; r < repeat; r++) {
@@ -194,8 +192,8 @@ int main(int argc, char **argv)
     }
     printf("%-34s %8d %10.3f %10.3f %10.3f\n", "qsort (pairs only)", 1, median_of(ms, qrep), mn,
            mx);
-    printf("# bitonic result equal to the counting sort's order: %d of %d thread counts\n",
-           checked, thread_n);
+    printf("# bitonic result equal to the counting sort's order: %d of %d thread counts\n", checked,
+           thread_n);
     free(rows);
     free(keys);
     free(work);

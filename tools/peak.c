@@ -247,8 +247,7 @@ int main(int argc, char **argv)
         int counts[2] = {1, cores};
         for (int k = 0; k < (cores > 1 ? 2 : 1); k++) {
             double g = peak_gflops(kind, counts[k], seconds);
-            printf("%-14s %8d %12.1f %14.1f\n", peak_kind_name(kind), counts[k], g,
-                   g / counts[k]);
+            printf("%-14s %8d %12.1f %14.1f\n", peak_kind_name(kind), counts[k], g, g / counts[k]);
         }
     }
     return 0;

@@ -122,8 +122,7 @@ SHOAL_API shoal_status shoal_scene_add_obstacles(const shoal_scene *scene, shoal
 SHOAL_API shoal_status shoal_io_unity_read(const char *path, float **rows_out, size_t *count_out,
                                            shoal_error *err);
 SHOAL_API shoal_status shoal_io_unity_parse(const void *data, size_t size, const char *name,
-                                            float **rows_out, size_t *count_out,
-                                            shoal_error *err);
+                                            float **rows_out, size_t *count_out, shoal_error *err);
 SHOAL_API shoal_status shoal_io_unity_write(const char *path, const float *rows, size_t count,
                                             shoal_error *err);
 

@@ -121,16 +121,16 @@ SHOAL_API shoal_camera shoal_camera_default(void);
 
 /** Everything needed to create a renderer. Start from shoal_render_desc_default(). */
 typedef struct shoal_render_desc {
-    int width, height;     /**< image size in pixels, 1..SHOAL_RENDER_MAX_SIZE (1280x720) */
-    shoal_shade shade;     /**< SHOAL_SHADE_LIT */
-    int lod;               /**< 1: level of detail in lit mode (ignored in id mode) (1) */
-    float fish_length;     /**< world length of every fish, > 0 (1.0) */
-    shoal_isa isa;         /**< rasterizer ISA; AUTO resolves as shoal_isa_resolve. All
-                                ISAs give identical images. (AUTO) */
-    int thread_count;      /**< > 0: threads for this renderer's parallel regions; 0: the
-                                process default (parallel_set_threads / OpenMP) (0) */
-    const char *mesh_path; /**< OBJ of the fish; NULL: fish.obj from the asset directory,
-                                see shoal_render_asset_path (NULL) */
+    int width, height;         /**< image size in pixels, 1..SHOAL_RENDER_MAX_SIZE (1280x720) */
+    shoal_shade shade;         /**< SHOAL_SHADE_LIT */
+    int lod;                   /**< 1: level of detail in lit mode (ignored in id mode) (1) */
+    float fish_length;         /**< world length of every fish, > 0 (1.0) */
+    shoal_isa isa;             /**< rasterizer ISA; AUTO resolves as shoal_isa_resolve. All
+                                    ISAs give identical images. (AUTO) */
+    int thread_count;          /**< > 0: threads for this renderer's parallel regions; 0: the
+                                    process default (parallel_set_threads / OpenMP) (0) */
+    const char *mesh_path;     /**< OBJ of the fish; NULL: fish.obj from the asset directory,
+                                    see shoal_render_asset_path (NULL) */
     const char *lod_mesh_path; /**< OBJ of the reduced fish used by LOD; NULL: fish_lod1.obj */
     /** LOD thresholds on the fish's projected length in pixels (length * focal / distance):
      *  below lod_splat_px a fish is a depth-tested splat of a few pixels, below lod_reduced_px
@@ -158,9 +158,9 @@ SHOAL_API int shoal_render_asset_path(const char *name, char *out, size_t size);
 /** The instances of one frame: a read-only view, borrowed for the duration of
  *  shoal_render_frame only. Positions and velocities must be finite. */
 typedef struct shoal_render_instances {
-    size_t count;                      /**< number of instances (0 draws the background) */
-    const float *px, *py, *pz;         /**< positions, world units */
-    const float *vx, *vy, *vz;         /**< velocities: orientation, and colour by speed */
+    size_t count;              /**< number of instances (0 draws the background) */
+    const float *px, *py, *pz; /**< positions, world units */
+    const float *vx, *vy, *vz; /**< velocities: orientation, and colour by speed */
     /** Optional: the instance id of entry i (id colour, depth tie-break); NULL means i.
      *  Give the input row when the entries are in another order (shoal_boid_view.row_of):
      *  the image is then the same as for the rows in row order. Ids should be distinct. */
@@ -191,20 +191,20 @@ typedef struct shoal_framebuffer {
  *  workers scanned. resolve_ms is the part of raster's wall time spent writing tiles to the
  *  framebuffer (summed over threads, divided by the thread count). */
 typedef struct shoal_render_stats {
-    double instance_ms;  /**< cull by bounding sphere, LOD choice */
-    double setup_ms;     /**< model matrices, vertex transform, clipping, back-face cull,
-                              triangle setup and colours, splats, binning */
-    double raster_ms;    /**< tile rasterization: edge functions, depth, shading */
-    double resolve_ms;   /**< tile buffers to the framebuffer */
-    double total_ms;     /**< whole shoal_render_frame call */
-    uint64_t instances;          /**< instances given */
-    uint64_t instances_visible;  /**< after the frustum cull */
+    double instance_ms;         /**< cull by bounding sphere, LOD choice */
+    double setup_ms;            /**< model matrices, vertex transform, clipping, back-face cull,
+                                     triangle setup and colours, splats, binning */
+    double raster_ms;           /**< tile rasterization: edge functions, depth, shading */
+    double resolve_ms;          /**< tile buffers to the framebuffer */
+    double total_ms;            /**< whole shoal_render_frame call */
+    uint64_t instances;         /**< instances given */
+    uint64_t instances_visible; /**< after the frustum cull */
     uint64_t instances_full, instances_reduced, instances_splat; /**< LOD choice */
-    uint64_t instances_clipped;  /**< drawn through the near/guard-band clipper */
+    uint64_t instances_clipped; /**< drawn through the near/guard-band clipper */
     uint64_t triangles_submitted, triangles_visible, triangles_rasterized;
-    uint64_t pixels_written;     /**< fragments that passed the depth test */
-    uint64_t refs_hidden;        /**< (fish, tile) pairs skipped as hidden (occlusion) */
-    const char *isa;             /**< "scalar", "avx2" or "avx512" */
+    uint64_t pixels_written; /**< fragments that passed the depth test */
+    uint64_t refs_hidden;    /**< (fish, tile) pairs skipped as hidden (occlusion) */
+    const char *isa;         /**< "scalar", "avx2" or "avx512" */
     int thread_count;
 } shoal_render_stats;
 

@@ -124,11 +124,11 @@ SHOAL_API float shoal_params_interaction_radius(shoal_model model, const shoal_p
 typedef struct shoal_sim_desc {
     shoal_model model;
     shoal_params params;
-    size_t boid_count;      /**< N >= 1 */
-    double dt_s;            /**< step length, > 0 (default 1/60) */
-    double t0_s;            /**< simulated time at the first step (default 0) */
-    uint64_t seed;          /**< drives heading's targets (and shoal_sim_init_state) */
-    int thread_count;       /**< 0: OpenMP's default; results do not depend on it */
+    size_t boid_count; /**< N >= 1 */
+    double dt_s;       /**< step length, > 0 (default 1/60) */
+    double t0_s;       /**< simulated time at the first step (default 0) */
+    uint64_t seed;     /**< drives heading's targets (and shoal_sim_init_state) */
+    int thread_count;  /**< 0: OpenMP's default; results do not depend on it */
     shoal_neighbors neighbors;
     shoal_isa isa;
 } shoal_sim_desc;
@@ -255,7 +255,8 @@ SHOAL_API shoal_status shoal_isa_parse(const char *name, shoal_isa *isa, shoal_e
 SHOAL_API const char *shoal_isa_name(shoal_isa isa);
 /** The ISA AUTO resolves to: SHOAL_SIMD from the environment if set (an error if this
  *  CPU lacks it), else the best supported. */
-SHOAL_API shoal_status shoal_isa_resolve(shoal_isa requested, shoal_isa *resolved, shoal_error *err);
+SHOAL_API shoal_status shoal_isa_resolve(shoal_isa requested, shoal_isa *resolved,
+                                         shoal_error *err);
 
 /** Per-stage timing of the last steps (cheap, always on). Stage names are the function
  *  names perf shows. */

@@ -20,16 +20,15 @@ int cmd_diverge(int argc, char **argv);
  * prints device time per step to stderr). */
 shoal_status app_state_read(const char *path, const char *format, float **rows, size_t *count,
                             shoal_error *e);
-shoal_status app_state_write(const char *path, const char *format, const float *rows,
-                             size_t count, shoal_error *e);
+shoal_status app_state_write(const char *path, const char *format, const float *rows, size_t count,
+                             shoal_error *e);
 int app_step_gpu(const shoal_sim_desc *d, const char *order_name, float *rows, long long steps,
                  int stats, shoal_error *e);
 
 /* cmd_sim.c: the CUDA backend has no obstacle meshes or predators. With either in the desc
  * or scene, prints "shoal CMD: --backend cuda: ..." and returns 2; else 0. */
 struct opt_values;
-int app_gpu_refuses(const struct opt_values *o, const shoal_sim_desc *d,
-                    const shoal_scene *scene);
+int app_gpu_refuses(const struct opt_values *o, const shoal_sim_desc *d, const shoal_scene *scene);
 
 /* Exit code for a library status: 2 for what the user can fix (bad input, a file that
  * cannot be read or written, memory, an unsupported ISA), 1 for a simulation fault. */

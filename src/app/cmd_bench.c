@@ -64,12 +64,12 @@ static const opt_spec bench_opts[] = {
 /* ---- cases ---------------------------------------------------------------------------- */
 
 typedef enum scene_id {
-    SC_STEER_16K,   /* steer defaults, 16384 boids, after 600 steps (clumped school) */
-    SC_STEER_1M,    /* 1M uniform, density 0.5, box side 126, walls = the box */
-    SC_STEER_131K,  /* 131072 uniform, density 0.5 (side 64), walls = the box */
-    SC_MODEL_DEF,   /* a model at its default N and initial state (+ 30 steps) */
-    SC_TINY,        /* 4096 uniform steer (tests) */
-    SC_RENDER,      /* issue 4's render scene */
+    SC_STEER_16K,  /* steer defaults, 16384 boids, after 600 steps (clumped school) */
+    SC_STEER_1M,   /* 1M uniform, density 0.5, box side 126, walls = the box */
+    SC_STEER_131K, /* 131072 uniform, density 0.5 (side 64), walls = the box */
+    SC_MODEL_DEF,  /* a model at its default N and initial state (+ 30 steps) */
+    SC_TINY,       /* 4096 uniform steer (tests) */
+    SC_RENDER,     /* issue 4's render scene */
 } scene_id;
 
 typedef struct bench_case {
@@ -93,7 +93,7 @@ typedef struct bench_result {
     /* sim */
     double stage_median_ms[STAGE_COUNT];
     double thread_busy_min_ms, thread_busy_max_ms; /* forces, per step */
-    double lane_pairs, useful_pairs;              /* candidate pairs of one step */
+    double lane_pairs, useful_pairs;               /* candidate pairs of one step */
     double pairs_per_s, pairs_per_s_per_core, gflops, peak_fraction, peak_gflops;
     /* render */
     double render_stage_ms[4];
@@ -119,10 +119,7 @@ typedef struct bench_ctx {
     int max_threads;
 } bench_ctx;
 
-static const char *isa_short(shoal_isa isa)
-{
-    return shoal_isa_name(isa);
-}
+static const char *isa_short(shoal_isa isa) { return shoal_isa_name(isa); }
 
 static void count_name(size_t n, char *out, size_t size)
 {
@@ -141,11 +138,10 @@ static void add_case(bench_ctx *b, bench_case c, const char *scene_name)
     if (b->case_count >= MAX_CASES)
         return;
     if (c.scene == SC_RENDER)
-        snprintf(c.name, sizeof c.name, "render/%s-%s/t%d/%s", scene_name,
-                 c.lod ? "lod" : "nolod", c.threads, isa_short(c.isa));
+        snprintf(c.name, sizeof c.name, "render/%s-%s/t%d/%s", scene_name, c.lod ? "lod" : "nolod",
+                 c.threads, isa_short(c.isa));
     else
-        snprintf(c.name, sizeof c.name, "sim/%s/t%d/%s", scene_name, c.threads,
-                 isa_short(c.isa));
+        snprintf(c.name, sizeof c.name, "sim/%s/t%d/%s", scene_name, c.threads, isa_short(c.isa));
     if (b->filter && !strstr(c.name, b->filter))
         return;
     b->cases[b->case_count++] = c;
@@ -244,7 +240,7 @@ static void build_matrix(bench_ctx *b)
 static int scene_slot(const bench_case *c)
 {
     if (c->scene == SC_MODEL_DEF)
-        return 3 + (int)c->model; /* 3..7 */
+        return 3 + (int)c->model;                   /* 3..7 */
     return c->scene == SC_TINY ? 8 : (int)c->scene; /* 0..2, 8 */
 }
 
@@ -491,8 +487,17 @@ static void run_render_case(bench_ctx *b, bench_result *r)
         for (int k = 0; k < 6; k++)
             soa[(size_t)k * c->n + i] = rows[i * 6 + (size_t)k];
     free(rows);
-    shoal_render_instances inst = {c->n,           soa,         soa + c->n,     soa + 2 * c->n,
-                                   soa + 3 * c->n, soa + 4 * c->n, soa + 5 * c->n, NULL, NULL, NULL, NULL};
+    shoal_render_instances inst = {c->n,
+                                   soa,
+                                   soa + c->n,
+                                   soa + 2 * c->n,
+                                   soa + 3 * c->n,
+                                   soa + 4 * c->n,
+                                   soa + 5 * c->n,
+                                   NULL,
+                                   NULL,
+                                   NULL,
+                                   NULL};
     shoal_render_desc d = shoal_render_desc_default();
     d.width = c->render_w;
     d.height = c->render_h;
@@ -657,8 +662,9 @@ static int write_json(const bench_ctx *b, const bench_result *res, int n, const 
         json_num(f, b->peak[k][1]);
         fputc('}', f);
     }
-    fprintf(f, "}\n  },\n  \"options\": {\"quick\": %s, \"tiny\": %s, \"repeat\": %d, "
-               "\"filter\": ",
+    fprintf(f,
+            "}\n  },\n  \"options\": {\"quick\": %s, \"tiny\": %s, \"repeat\": %d, "
+            "\"filter\": ",
             b->quick ? "true" : "false", b->tiny ? "true" : "false", b->repeat);
     json_str(f, b->filter);
     fprintf(f, "},\n  \"results\": [");
@@ -672,8 +678,8 @@ static int write_json(const bench_ctx *b, const bench_result *res, int n, const 
         int render = c->scene == SC_RENDER;
         fprintf(f, ", \"kind\": \"%s\", \"model\": ", render ? "render" : "sim");
         json_str(f, render ? NULL : shoal_model_name(c->model));
-        fprintf(f, ", \"n\": %zu, \"threads\": %d, \"isa\": \"%s\", \"ok\": %s", c->n,
-                c->threads, shoal_isa_name(c->isa), r->ok ? "true" : "false");
+        fprintf(f, ", \"n\": %zu, \"threads\": %d, \"isa\": \"%s\", \"ok\": %s", c->n, c->threads,
+                shoal_isa_name(c->isa), r->ok ? "true" : "false");
         if (!r->ok) {
             fprintf(f, ", \"error\": ");
             json_str(f, r->error);
@@ -715,7 +721,8 @@ static int write_json(const bench_ctx *b, const bench_result *res, int n, const 
             json_num(f, r->peak_gflops > 0 ? r->peak_fraction : NAN);
         } else {
             static const char *rn[4] = {"instance", "setup", "raster", "resolve"};
-            fprintf(f, ", \"lod\": %s, \"width\": %d, \"height\": %d,\n     \"stages_median_ms\": {",
+            fprintf(f,
+                    ", \"lod\": %s, \"width\": %d, \"height\": %d,\n     \"stages_median_ms\": {",
                     c->lod ? "true" : "false", c->render_w, c->render_h);
             for (int k = 0; k < 4; k++) {
                 fprintf(f, "%s\"%s\": ", k ? ", " : "", rn[k]);
@@ -743,9 +750,9 @@ typedef enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ } jtype;
 typedef struct jval {
     jtype type;
     double num;
-    char *str;           /* J_STR */
-    struct jval *items;  /* J_ARR, J_OBJ values */
-    char **keys;         /* J_OBJ */
+    char *str;          /* J_STR */
+    struct jval *items; /* J_ARR, J_OBJ values */
+    char **keys;        /* J_OBJ */
     int count;
 } jval;
 
@@ -775,8 +782,12 @@ static char *jstring(jparser *q)
             if (q->p >= q->end)
                 break;
             char x = *q->p++;
-            ch = x == 'n' ? '\n' : x == 't' ? '\t' : x == 'r' ? '\r' : x == 'b' ? '\b'
-                 : x == 'f' ? '\f' : x;
+            ch = x == 'n'   ? '\n'
+                 : x == 't' ? '\t'
+                 : x == 'r' ? '\r'
+                 : x == 'b' ? '\b'
+                 : x == 'f' ? '\f'
+                            : x;
             if (x == 'u') { /* keep it simple: \uXXXX becomes '?' */
                 if (q->end - q->p < 4)
                     break;
@@ -962,8 +973,8 @@ static int compare(const jval *base, const jval *cur, FILE *f)
 {
     const jval *rb = jget(base, "results"), *rc = jget(cur, "results");
     int matched = 0, regressions = 0, faster = 0;
-    fprintf(f, "%-40s %11s %11s %8s %10s  %s\n", "case", "base ms", "new ms", "speedup",
-            "noise ms", "verdict");
+    fprintf(f, "%-40s %11s %11s %8s %10s  %s\n", "case", "base ms", "new ms", "speedup", "noise ms",
+            "verdict");
     for (int i = 0; i < rc->count; i++) {
         const jval *n = jget(&rc->items[i], "name"), *nm = jget(&rc->items[i], "median_ms"),
                    *nd = jget(&rc->items[i], "mad_ms");
@@ -1008,8 +1019,9 @@ static void print_result(const bench_result *r, FILE *f)
         return;
     }
     if (c->scene == SC_RENDER) {
-        fprintf(f, "%-34s %9.3f %9.3f %9.3f %8.3f %4d  inst %.2f setup %.2f raster %.2f "
-                   "resolve %.2f ms\n",
+        fprintf(f,
+                "%-34s %9.3f %9.3f %9.3f %8.3f %4d  inst %.2f setup %.2f raster %.2f "
+                "resolve %.2f ms\n",
                 c->name, r->median_ms, r->min_ms, r->max_ms, r->mad_ms, r->repeats,
                 r->render_stage_ms[0], r->render_stage_ms[1], r->render_stage_ms[2],
                 r->render_stage_ms[3]);
@@ -1026,8 +1038,9 @@ static void print_result(const bench_result *r, FILE *f)
 int cmd_bench(int argc, char **argv)
 {
     opt_values o;
-    int rc = options_parse(&o, "bench", "[--quick] [--json FILE] [--compare BASELINE.json] [options]",
-                           bench_opts, BENCH_OPT_COUNT, 0, argc, argv);
+    int rc =
+        options_parse(&o, "bench", "[--quick] [--json FILE] [--compare BASELINE.json] [options]",
+                      bench_opts, BENCH_OPT_COUNT, 0, argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;
     char err[512];

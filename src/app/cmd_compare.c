@@ -41,8 +41,8 @@ shoal_status app_state_read(const char *path, const char *format, float **rows, 
     return shoal_io_npy_read(path, rows, count, e);
 }
 
-shoal_status app_state_write(const char *path, const char *format, const float *rows,
-                             size_t count, shoal_error *e)
+shoal_status app_state_write(const char *path, const char *format, const float *rows, size_t count,
+                             shoal_error *e)
 {
     if (path_is_unity(path, format))
         return shoal_io_unity_write(path, rows, count, e);
@@ -88,8 +88,7 @@ int app_step_gpu(const shoal_sim_desc *d, const char *order_name, float *rows, l
         if (first)
             fprintf(stderr, " (first step %.3f ms)", warm_ms);
         fprintf(stderr, "\n%-14s %8llu %12.3f %10.4f   (cuda, device time)\n", "step",
-                (unsigned long long)rest_steps, rest,
-                rest_steps ? rest / (double)rest_steps : 0.0);
+                (unsigned long long)rest_steps, rest, rest_steps ? rest / (double)rest_steps : 0.0);
     }
     if (!st)
         st = shoal_gpu_sim_get_state(g, rows, e);
@@ -100,14 +99,14 @@ int app_step_gpu(const shoal_sim_desc *d, const char *order_name, float *rows, l
 /* ---- comparison ---------------------------------------------------------------------- */
 
 typedef struct flock_stats {
-    double polarisation;    /* |mean(v / |v|)| over boids with v != 0 */
-    double milling;         /* |mean(r^ x v^)|, r = p - centroid */
-    double nn_mean;         /* mean distance to the nearest other boid */
-    double neighbors_mean;  /* mean count of other boids within `radius` */
+    double polarisation;   /* |mean(v / |v|)| over boids with v != 0 */
+    double milling;        /* |mean(r^ x v^)|, r = p - centroid */
+    double nn_mean;        /* mean distance to the nearest other boid */
+    double neighbors_mean; /* mean count of other boids within `radius` */
     double centroid[3];
-    double extent[3];       /* bounding box size */
-    double gyration;        /* sqrt(mean |p - centroid|^2) */
-    size_t nonfinite;       /* rows with a NaN or infinity (left out of every statistic) */
+    double extent[3]; /* bounding box size */
+    double gyration;  /* sqrt(mean |p - centroid|^2) */
+    size_t nonfinite; /* rows with a NaN or infinity (left out of every statistic) */
 } flock_stats;
 
 typedef struct err_stats {
@@ -475,8 +474,8 @@ static flock_stats stats_diff(const flock_stats *a, const flock_stats *b)
         d.extent[k] = b->extent[k] - a->extent[k];
     }
     d.gyration = b->gyration - a->gyration;
-    d.nonfinite = b->nonfinite > a->nonfinite ? b->nonfinite - a->nonfinite
-                                              : a->nonfinite - b->nonfinite;
+    d.nonfinite =
+        b->nonfinite > a->nonfinite ? b->nonfinite - a->nonfinite : a->nonfinite - b->nonfinite;
     return d;
 }
 
@@ -519,8 +518,8 @@ static shoal_status write_json(const char *path, const char *na, const char *nb,
     json_string(f, na);
     fputs(",\n  \"b\": ", f);
     json_string(f, nb);
-    fprintf(f, ",\n  \"count\": %zu,\n  \"identical\": %zu,\n  \"identical_fraction\": ",
-            r->count, r->identical);
+    fprintf(f, ",\n  \"count\": %zu,\n  \"identical\": %zu,\n  \"identical_fraction\": ", r->count,
+            r->identical);
     jnum(f, (double)r->identical / (double)r->count);
     fputs(",\n", f);
     json_err(f, "position", &r->pos);
@@ -548,17 +547,16 @@ static void print_result(FILE *f, const compare_result *r)
     fprintf(f, "boids                %zu\n", r->count);
     fprintf(f, "bit-identical        %zu (%.4f%%)\n", r->identical,
             100.0 * (double)r->identical / (double)r->count);
-    fprintf(f, "%-20s %14s %14s %14s %14s\n", "error", "max abs", "rms abs", "max rel",
-            "rms rel");
-    fprintf(f, "%-20s %14.6g %14.6g %14.6g %14.6g\n", "position", r->pos.max_abs,
-            r->pos.rms_abs, r->pos.max_rel, r->pos.rms_rel);
-    fprintf(f, "%-20s %14.6g %14.6g %14.6g %14.6g\n", "velocity", r->vel.max_abs,
-            r->vel.rms_abs, r->vel.max_rel, r->vel.rms_rel);
+    fprintf(f, "%-20s %14s %14s %14s %14s\n", "error", "max abs", "rms abs", "max rel", "rms rel");
+    fprintf(f, "%-20s %14.6g %14.6g %14.6g %14.6g\n", "position", r->pos.max_abs, r->pos.rms_abs,
+            r->pos.max_rel, r->pos.rms_rel);
+    fprintf(f, "%-20s %14.6g %14.6g %14.6g %14.6g\n", "velocity", r->vel.max_abs, r->vel.rms_abs,
+            r->vel.max_rel, r->vel.rms_rel);
     flock_stats d = stats_diff(&r->a, &r->b);
     fprintf(f, "%-20s %14s %14s %14s\n", "statistic", "A", "B", "B - A");
-    const char *names[] = {"polarisation", "milling", "mean nn distance", "mean neighbors",
-                           "centroid x", "centroid y", "centroid z", "extent x", "extent y",
-                           "extent z", "radius of gyration"};
+    const char *names[] = {"polarisation", "milling",    "mean nn distance",  "mean neighbors",
+                           "centroid x",   "centroid y", "centroid z",        "extent x",
+                           "extent y",     "extent z",   "radius of gyration"};
     const flock_stats *s3[3] = {&r->a, &r->b, &d};
     for (int k = 0; k < 11; k++) {
         double v[3];
@@ -728,9 +726,9 @@ static const opt_spec diverge_opts[] = {
 int cmd_diverge(int argc, char **argv)
 {
     opt_values o;
-    int rc = options_parse(&o, "diverge", "--in A.npy --csv OUT.csv [--a cpu] [--b cuda]",
-                           diverge_opts, (int)(sizeof diverge_opts / sizeof diverge_opts[0]), 0,
-                           argc, argv);
+    int rc =
+        options_parse(&o, "diverge", "--in A.npy --csv OUT.csv [--a cpu] [--b cuda]", diverge_opts,
+                      (int)(sizeof diverge_opts / sizeof diverge_opts[0]), 0, argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;
     shoal_error e;
@@ -843,8 +841,8 @@ int cmd_diverge(int argc, char **argv)
                 cd += (r.a.centroid[k] - r.b.centroid[k]) * (r.a.centroid[k] - r.b.centroid[k]);
             fprintf(f, ",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n",
                     r.a.polarisation, r.b.polarisation, r.a.milling, r.b.milling, r.a.nn_mean,
-                    r.b.nn_mean, r.a.neighbors_mean, r.b.neighbors_mean, r.a.gyration,
-                    r.b.gyration, sqrt(cd));
+                    r.b.nn_mean, r.a.neighbors_mean, r.b.neighbors_mean, r.a.gyration, r.b.gyration,
+                    sqrt(cd));
         } else {
             fputs(",,,,,,,,,,,\n", f);
         }
@@ -857,8 +855,8 @@ int cmd_diverge(int argc, char **argv)
         }
         done += k;
     }
-    shoal_status wst = st ? (shoal_io_atomic_abort(&af), SHOAL_OK)
-                          : shoal_io_atomic_commit(&af, &e);
+    shoal_status wst =
+        st ? (shoal_io_atomic_abort(&af), SHOAL_OK) : shoal_io_atomic_commit(&af, &e);
     printf("%s vs %s, %zu boids, %lld steps: %zu bit-identical at the end, position error max "
            "%.6g rms %.6g\n",
            A.name, B.name, n, done, r.identical, r.pos.max_abs, r.pos.rms_abs);

@@ -148,7 +148,8 @@ static int parse_opts(const opt_values *o, render_opts *ro)
         return options_fail(o, "give both --eye and --target, or neither to frame the state "
                                "automatically");
     if (has_eye) {
-        if ((rc = options_vec3(o, "eye", ro->cam.eye)) || (rc = options_vec3(o, "target", ro->cam.target)))
+        if ((rc = options_vec3(o, "eye", ro->cam.eye)) ||
+            (rc = options_vec3(o, "target", ro->cam.target)))
             return rc;
         if (ro->cam.eye[0] == ro->cam.target[0] && ro->cam.eye[1] == ro->cam.target[1] &&
             ro->cam.eye[2] == ro->cam.target[2])
@@ -303,8 +304,7 @@ static int run_bench(const opt_values *o, render_opts *ro, shoal_renderer *r, co
     printf("  cpu ms     %.3f per frame (all threads; wall time on a busy machine overstates)\n",
            median(cpu, n));
     printf("  triangles  submitted %llu (%.1f M/s)  visible %llu (%.1f M/s)  rasterized %llu\n",
-           (unsigned long long)st.triangles_submitted,
-           (double)st.triangles_submitted / (mt * 1e3),
+           (unsigned long long)st.triangles_submitted, (double)st.triangles_submitted / (mt * 1e3),
            (unsigned long long)st.triangles_visible, (double)st.triangles_visible / (mt * 1e3),
            (unsigned long long)st.triangles_rasterized);
     printf("  instances  visible %llu (full %llu, reduced %llu, splat %llu, clipped %llu)\n",
@@ -318,8 +318,7 @@ static int run_bench(const opt_values *o, render_opts *ro, shoal_renderer *r, co
 }
 
 /* --scene: obstacles and heading targets drawn over the frame, as `shoal run` draws them. */
-static int draw_scene(const opt_values *o, const shoal_camera *cam, shoal_renderer *r,
-                      uint32_t *px)
+static int draw_scene(const opt_values *o, const shoal_camera *cam, shoal_renderer *r, uint32_t *px)
 {
     const char *path = options_get(o, "scene");
     shoal_scene sc;
@@ -348,8 +347,8 @@ static int draw_scene(const opt_values *o, const shoal_camera *cam, shoal_render
         shoal_mesh_free(&m);
     }
     for (int k = 0; k < (int)sc.desc.params.sphere_count; k++)
-        overlay_sphere(&cv, &p, sc.desc.params.spheres[k].center,
-                       sc.desc.params.spheres[k].radius, OVERLAY_MESH_RGB, 90);
+        overlay_sphere(&cv, &p, sc.desc.params.spheres[k].center, sc.desc.params.spheres[k].radius,
+                       OVERLAY_MESH_RGB, 90);
     shoal_sim_desc d = sc.desc;
     d.boid_count = 1;
     shoal_sim *sim;
@@ -366,8 +365,8 @@ static int draw_scene(const opt_values *o, const shoal_camera *cam, shoal_render
 int cmd_render(int argc, char **argv)
 {
     opt_values o;
-    int rc = options_parse(&o, "render", render_usage, render_specs, RENDER_SPEC_COUNT, 0, argc,
-                           argv);
+    int rc =
+        options_parse(&o, "render", render_usage, render_specs, RENDER_SPEC_COUNT, 0, argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;
     render_opts ro;
@@ -452,9 +451,9 @@ int cmd_render(int argc, char **argv)
     }
     if (rc == 0 && out) {
         shoal_framebuffer fb = shoal_render_framebuffer(r);
-        shoal_status wst = over ? shoal_io_png_write(out, over, fb.width, fb.height, fb.width, &e)
-                                : shoal_io_png_write(out, fb.argb, fb.width, fb.height,
-                                                     fb.stride_px, &e);
+        shoal_status wst =
+            over ? shoal_io_png_write(out, over, fb.width, fb.height, fb.width, &e)
+                 : shoal_io_png_write(out, fb.argb, fb.width, fb.height, fb.stride_px, &e);
         if (wst)
             rc = render_fail(&o, &e);
     }

@@ -247,8 +247,8 @@ int cmd_step(int argc, char **argv)
             free(rows);
             return 2;
         }
-        rc = app_step_gpu(&d, options_get(&o, "gpu-order"), rows, steps,
-                          options_given(&o, "stats"), &e);
+        rc = app_step_gpu(&d, options_get(&o, "gpu-order"), rows, steps, options_given(&o, "stats"),
+                          &e);
         if (!rc)
             rc = app_state_write(out, NULL, rows, count, &e);
         free(rows);
@@ -280,8 +280,8 @@ int cmd_step(int argc, char **argv)
     shoal_status st = shoal_sim_step(sim, (int)steps, &e);
     if (options_given(&o, "stats")) {
         char title[128];
-        snprintf(title, sizeof title, "shoal step: %zu boids, %lld steps, %s, %d threads",
-                 count, steps, shoal_sim_isa_name(sim), parallel_thread_count());
+        snprintf(title, sizeof title, "shoal step: %zu boids, %lld steps, %s, %d threads", count,
+                 steps, shoal_sim_isa_name(sim), parallel_thread_count());
         prof_print(stderr, title, 1);
     }
     if (trace) {

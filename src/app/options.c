@@ -114,8 +114,7 @@ int options_given(const opt_values *o, const char *name)
     return k >= 0 && o->given[k];
 }
 
-int options_int(const opt_values *o, const char *name, long long lo, long long hi,
-                long long *out)
+int options_int(const opt_values *o, const char *name, long long lo, long long hi, long long *out)
 {
     const char *v = options_get(o, name);
     if (!v)

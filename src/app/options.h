@@ -49,8 +49,7 @@ const char *options_get(const opt_values *o, const char *name);
 int options_given(const opt_values *o, const char *name);
 
 /* Typed getters: on a bad value print "shoal CMD: --name: problem" and return 2. */
-int options_int(const opt_values *o, const char *name, long long lo, long long hi,
-                long long *out);
+int options_int(const opt_values *o, const char *name, long long lo, long long hi, long long *out);
 int options_double(const opt_values *o, const char *name, double lo, double hi, double *out);
 int options_vec3(const opt_values *o, const char *name, float out[3]);
 

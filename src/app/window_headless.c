@@ -5,10 +5,7 @@
 
 #include <stdio.h>
 
-int window_display_available(void)
-{
-    return 0;
-}
+int window_display_available(void) { return 0; }
 
 app_window *window_open(const app_window_desc *desc, char *why, size_t why_size)
 {
@@ -18,10 +15,7 @@ app_window *window_open(const app_window_desc *desc, char *why, size_t why_size)
     return NULL;
 }
 
-void window_close(app_window *w)
-{
-    (void)w;
-}
+void window_close(app_window *w) { (void)w; }
 
 app_window_info window_get_info(const app_window *w)
 {

@@ -38,8 +38,8 @@ struct app_window {
     int vsync;
     int refresh_hz;
     /* frame in progress */
-    SDL_Surface *surf;  /* surface path: the window surface */
-    uint32_t *shadow;   /* when the surface is not 32-bit XRGB/ARGB, or for the texture's pitch */
+    SDL_Surface *surf; /* surface path: the window surface */
+    uint32_t *shadow;  /* when the surface is not 32-bit XRGB/ARGB, or for the texture's pitch */
     size_t shadow_cap;
     int frame_w, frame_h, frame_stride;
     uint32_t *frame;
@@ -289,7 +289,8 @@ app_window *window_open(const app_window_desc *desc, char *why, size_t why_size)
         w->win = SDL_CreateWindow(title, SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED,
                                   desc->width, desc->height, flags);
         if (w->win) {
-            Uint32 rflags = SDL_RENDERER_ACCELERATED | (desc->vsync ? SDL_RENDERER_PRESENTVSYNC : 0);
+            Uint32 rflags =
+                SDL_RENDERER_ACCELERATED | (desc->vsync ? SDL_RENDERER_PRESENTVSYNC : 0);
             w->ren = SDL_CreateRenderer(w->win, -1, rflags);
             if (w->ren && (renderer_is_gpu(w->ren, rname, sizeof rname) ||
                            (force && strcmp(force, "texture") == 0))) {
@@ -469,24 +470,42 @@ int window_present(app_window *w)
 static int map_key(SDL_Keycode k)
 {
     switch (k) {
-    case SDLK_UP: return APP_KEY_UP;
-    case SDLK_DOWN: return APP_KEY_DOWN;
-    case SDLK_LEFT: return APP_KEY_LEFT;
-    case SDLK_RIGHT: return APP_KEY_RIGHT;
-    case SDLK_PAGEUP: return APP_KEY_PAGEUP;
-    case SDLK_PAGEDOWN: return APP_KEY_PAGEDOWN;
-    case SDLK_HOME: return APP_KEY_HOME;
-    case SDLK_END: return APP_KEY_END;
-    case SDLK_F1: return APP_KEY_F1;
-    case SDLK_F2: return APP_KEY_F2;
-    case SDLK_F3: return APP_KEY_F3;
-    case SDLK_F11: return APP_KEY_F11;
-    case SDLK_F12: return APP_KEY_F12;
-    case SDLK_KP_PLUS: return APP_KEY_KP_PLUS;
-    case SDLK_KP_MINUS: return APP_KEY_KP_MINUS;
-    case SDLK_KP_ENTER: return APP_KEY_RETURN;
-    case SDLK_PLUS: return '+';
-    default: break;
+    case SDLK_UP:
+        return APP_KEY_UP;
+    case SDLK_DOWN:
+        return APP_KEY_DOWN;
+    case SDLK_LEFT:
+        return APP_KEY_LEFT;
+    case SDLK_RIGHT:
+        return APP_KEY_RIGHT;
+    case SDLK_PAGEUP:
+        return APP_KEY_PAGEUP;
+    case SDLK_PAGEDOWN:
+        return APP_KEY_PAGEDOWN;
+    case SDLK_HOME:
+        return APP_KEY_HOME;
+    case SDLK_END:
+        return APP_KEY_END;
+    case SDLK_F1:
+        return APP_KEY_F1;
+    case SDLK_F2:
+        return APP_KEY_F2;
+    case SDLK_F3:
+        return APP_KEY_F3;
+    case SDLK_F11:
+        return APP_KEY_F11;
+    case SDLK_F12:
+        return APP_KEY_F12;
+    case SDLK_KP_PLUS:
+        return APP_KEY_KP_PLUS;
+    case SDLK_KP_MINUS:
+        return APP_KEY_KP_MINUS;
+    case SDLK_KP_ENTER:
+        return APP_KEY_RETURN;
+    case SDLK_PLUS:
+        return '+';
+    default:
+        break;
     }
     if (k > 0 && k < 128)
         return (int)k; /* SDL's keycodes of printable keys are their ASCII codes */
@@ -507,9 +526,10 @@ static int map_buttons(Uint32 state)
 
 static int map_button(Uint8 b)
 {
-    return b == SDL_BUTTON_LEFT ? APP_BUTTON_LEFT : b == SDL_BUTTON_RIGHT ? APP_BUTTON_RIGHT
-                                                  : b == SDL_BUTTON_MIDDLE ? APP_BUTTON_MIDDLE
-                                                                           : 0;
+    return b == SDL_BUTTON_LEFT     ? APP_BUTTON_LEFT
+           : b == SDL_BUTTON_RIGHT  ? APP_BUTTON_RIGHT
+           : b == SDL_BUTTON_MIDDLE ? APP_BUTTON_MIDDLE
+                                    : 0;
 }
 
 /* Translate one SDL event; 0 when the app has no use for it. */
@@ -627,8 +647,9 @@ static void push_button(app_window *w, int down, int b, int x, int y)
     e.type = down ? SDL_MOUSEBUTTONDOWN : SDL_MOUSEBUTTONUP;
     e.button.timestamp = SDL_GetTicks();
     e.button.windowID = SDL_GetWindowID(w->win);
-    e.button.button = (Uint8)(b == 2 ? SDL_BUTTON_MIDDLE : b == 3 ? SDL_BUTTON_RIGHT
-                                                                  : SDL_BUTTON_LEFT);
+    e.button.button = (Uint8)(b == 2   ? SDL_BUTTON_MIDDLE
+                              : b == 3 ? SDL_BUTTON_RIGHT
+                                       : SDL_BUTTON_LEFT);
     e.button.state = down ? SDL_PRESSED : SDL_RELEASED;
     e.button.clicks = 1;
     e.button.x = x;
@@ -720,8 +741,9 @@ int window_inject(app_window *w, const char *line, char *why, size_t why_size)
             return -1;
         }
         int b = n == 5 ? a[4] : 1;
-        Uint32 mask = SDL_BUTTON(b == 2 ? SDL_BUTTON_MIDDLE : b == 3 ? SDL_BUTTON_RIGHT
-                                                                     : SDL_BUTTON_LEFT);
+        Uint32 mask = SDL_BUTTON(b == 2   ? SDL_BUTTON_MIDDLE
+                                 : b == 3 ? SDL_BUTTON_RIGHT
+                                          : SDL_BUTTON_LEFT);
         push_motion(w, a[0], a[1], 0, 0, 0);
         push_button(w, 1, b, a[0], a[1]);
         const int steps = 10;

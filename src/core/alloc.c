@@ -8,8 +8,8 @@
 void *alloc_array(size_t count, size_t size, const char *what, shoal_error *err)
 {
     if (size != 0 && count > (SIZE_MAX - 64) / size) {
-        shoal_error_set(err, SHOAL_ERR_NOMEM, "cannot allocate %s: %zu x %zu bytes overflows",
-                        what, count, size);
+        shoal_error_set(err, SHOAL_ERR_NOMEM, "cannot allocate %s: %zu x %zu bytes overflows", what,
+                        count, size);
         return NULL;
     }
     size_t bytes = count * size;
@@ -33,7 +33,4 @@ void *alloc_array_zero(size_t count, size_t size, const char *what, shoal_error 
     return p;
 }
 
-void alloc_free(void *p)
-{
-    free(p);
-}
+void alloc_free(void *p) { free(p); }

@@ -58,8 +58,7 @@ void parallel_barrier(void)
 #endif
 }
 
-void parallel_split(int64_t count, int thread_index, int thread_count, int64_t *begin,
-                    int64_t *end)
+void parallel_split(int64_t count, int thread_index, int thread_count, int64_t *begin, int64_t *end)
 {
     int64_t base = count / thread_count, extra = count % thread_count;
     int64_t t = thread_index;
@@ -70,8 +69,7 @@ void parallel_split(int64_t count, int thread_index, int thread_count, int64_t *
 int parallel_dynamic_next(parallel_counter *c, int64_t count, int64_t chunk, int64_t *begin,
                           int64_t *end)
 {
-    int64_t b = atomic_fetch_add_explicit((_Atomic int64_t *)&c->next, chunk,
-                                          memory_order_relaxed);
+    int64_t b = atomic_fetch_add_explicit((_Atomic int64_t *)&c->next, chunk, memory_order_relaxed);
     if (b >= count)
         return 0;
     *begin = b;

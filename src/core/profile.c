@@ -14,10 +14,7 @@
 
 unsigned prof_flags = PROF_STATS;
 
-void prof_set_flags(unsigned flags)
-{
-    prof_flags = flags;
-}
+void prof_set_flags(unsigned flags) { prof_flags = flags; }
 
 /* ---- stage table ---------------------------------------------------------------------- */
 
@@ -261,8 +258,8 @@ shoal_status prof_trace_open(int threads, size_t spans_per_thread, shoal_error *
         if (!g_tracks[t].spans && spans_per_thread) {
             prof_trace_close();
             return shoal_error_set(err, SHOAL_ERR_NOMEM,
-                                   "out of memory for the trace buffers (%d x %zu spans)",
-                                   threads, spans_per_thread);
+                                   "out of memory for the trace buffers (%d x %zu spans)", threads,
+                                   spans_per_thread);
         }
         g_tracks[t].cap = spans_per_thread;
         /* touch the pages now so the first spans do not fault inside a timed stage */
@@ -360,11 +357,13 @@ shoal_status prof_trace_write(const char *path, shoal_error *err)
     fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
                "\"args\":{\"name\":\"shoal\"}}");
     for (int t = 0; t < g_track_count; t++) {
-        fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,"
-                   "\"args\":{\"name\":\"%s %d\"}}",
+        fprintf(f,
+                ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,"
+                "\"args\":{\"name\":\"%s %d\"}}",
                 t, t == 0 ? "main/worker" : "worker", t);
-        fprintf(f, ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,"
-                   "\"args\":{\"sort_index\":%d}}",
+        fprintf(f,
+                ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,"
+                "\"args\":{\"sort_index\":%d}}",
                 t, t);
     }
     for (int t = 0; t < g_track_count; t++) {

@@ -34,10 +34,7 @@ enum {
 /** The enable switch (PROF_STATS | PROF_TRACE bits); PROF_STATS by default. */
 extern unsigned prof_flags;
 
-static inline int prof_on(unsigned flag)
-{
-    return __builtin_expect((prof_flags & flag) != 0, 1);
-}
+static inline int prof_on(unsigned flag) { return __builtin_expect((prof_flags & flag) != 0, 1); }
 void prof_set_flags(unsigned flags);
 
 /* Stage ids. The simulation and the renderer own fixed ranges, so that worker threads

@@ -94,7 +94,10 @@ static inline vf vf_select(vm m, vf a, vf b) { return _mm256_blendv_ps(b, a, m);
 /* m ? acc + x : acc, as acc + (x & m): a masked lane adds +0, which leaves acc's bits
  * unchanged because acc starts at +0 and a round-to-nearest sum is never -0 unless both
  * terms are -0 (so acc is never -0, and acc + 0 == acc exactly, NaN and inf included). */
-static inline vf vf_add_masked(vf acc, vm m, vf x) { return _mm256_add_ps(acc, _mm256_and_ps(x, m)); }
+static inline vf vf_add_masked(vf acc, vm m, vf x)
+{
+    return _mm256_add_ps(acc, _mm256_and_ps(x, m));
+}
 static inline float vf_lane(vf v, int i)
 {
     float t[8];

@@ -44,8 +44,14 @@ static __device__ __forceinline__ f3 mk3(float x, float y, float z)
     return r;
 }
 static __device__ __forceinline__ f3 zero3() { return mk3(0.0f, 0.0f, 0.0f); }
-static __device__ __forceinline__ f3 add3(f3 a, f3 b) { return mk3(a.x + b.x, a.y + b.y, a.z + b.z); }
-static __device__ __forceinline__ f3 sub3(f3 a, f3 b) { return mk3(a.x - b.x, a.y - b.y, a.z - b.z); }
+static __device__ __forceinline__ f3 add3(f3 a, f3 b)
+{
+    return mk3(a.x + b.x, a.y + b.y, a.z + b.z);
+}
+static __device__ __forceinline__ f3 sub3(f3 a, f3 b)
+{
+    return mk3(a.x - b.x, a.y - b.y, a.z - b.z);
+}
 static __device__ __forceinline__ f3 mul3(f3 a, float s) { return mk3(a.x * s, a.y * s, a.z * s); }
 static __device__ __forceinline__ float fdiv(float a, float b) { return __fdiv_rn(a, b); }
 static __device__ __forceinline__ float fsqrt(float a) { return __fsqrt_rn(a); }
@@ -54,11 +60,17 @@ static __device__ __forceinline__ f3 div3(f3 a, float s)
     return mk3(fdiv(a.x, s), fdiv(a.y, s), fdiv(a.z, s));
 }
 /* x, y, z left to right, as v3_dot */
-static __device__ __forceinline__ float dot3(f3 a, f3 b) { return (a.x * b.x + a.y * b.y) + a.z * b.z; }
+static __device__ __forceinline__ float dot3(f3 a, f3 b)
+{
+    return (a.x * b.x + a.y * b.y) + a.z * b.z;
+}
 static __device__ __forceinline__ f3 sel3(bool m, f3 a, f3 b) { return m ? a : b; }
 /* vf_add_masked: acc + x where m, acc (exact bits) elsewhere */
 static __device__ __forceinline__ f3 addm3(f3 acc, bool m, f3 x) { return m ? add3(acc, x) : acc; }
-static __device__ __forceinline__ float addm(float acc, bool m, float x) { return m ? acc + x : acc; }
+static __device__ __forceinline__ float addm(float acc, bool m, float x)
+{
+    return m ? acc + x : acc;
+}
 
 /* v3_normalize: x / |x|, 0 for |x| == 0 (and for NaN lengths, as the select does) */
 static __device__ __forceinline__ f3 normalize3(f3 a)
@@ -169,8 +181,8 @@ template <bool AVERAGE> struct model_steer_average {
             float max_speed = prm.max_speed, max_steer = prm.max_steer;
             f3 sep_f = limit3(sub3(mul3(normalize3(div3(sep, sep_n)), max_speed), v), max_steer);
             f3 ali_f = limit3(sub3(mul3(normalize3(div3(ali, ali_n)), max_speed), v), max_steer);
-            f3 coh_f = limit3(sub3(mul3(normalize3(sub3(div3(coh, coh_n), p)), max_speed), v),
-                              max_steer);
+            f3 coh_f =
+                limit3(sub3(mul3(normalize3(sub3(div3(coh, coh_n), p)), max_speed), v), max_steer);
             sep_f = sel3(has_sep, sep_f, zero3());
             ali_f = sel3(has_ali, ali_f, zero3());
             coh_f = sel3(has_coh, coh_f, zero3());
@@ -274,11 +286,10 @@ struct model_classic {
         n1 = n = 0.0f;
         const float fov = prm.fov, k = prm.sep_strength;
         /* planes Up, Down, Left, Right, Forward, Back: normal, signed distance inside */
-        const float nrm[6][3] = {{0, -1, 0}, {0, 1, 0}, {1, 0, 0},
+        const float nrm[6][3] = {{0, -1, 0}, {0, 1, 0},  {1, 0, 0},
                                  {-1, 0, 0}, {0, 0, -1}, {0, 0, 1}};
-        const float dist[6] = {prm.box_max[1] - p.y, p.y - prm.box_min[1],
-                               p.x - prm.box_min[0], prm.box_max[0] - p.x,
-                               prm.box_max[2] - p.z, p.z - prm.box_min[2]};
+        const float dist[6] = {prm.box_max[1] - p.y, p.y - prm.box_min[1], p.x - prm.box_min[0],
+                               prm.box_max[0] - p.x, prm.box_max[2] - p.z, p.z - prm.box_min[2]};
 #pragma unroll
         for (int w = 0; w < 6; w++) {
             float sd = dist[w];

@@ -18,8 +18,8 @@ shoal_status shoal_gpu_order_parse(const char *name, shoal_gpu_order *order, sho
         *order = SHOAL_GPU_ORDER_ATOMIC;
         return SHOAL_OK;
     }
-    return shoal_error_set(err, SHOAL_ERR_INPUT, "unknown GPU order '%s' (expected stable or atomic)",
-                           name ? name : "");
+    return shoal_error_set(err, SHOAL_ERR_INPUT,
+                           "unknown GPU order '%s' (expected stable or atomic)", name ? name : "");
 }
 
 shoal_status shoal_gpu_available(shoal_error *err)
@@ -36,10 +36,7 @@ shoal_status shoal_gpu_sim_create(const shoal_sim_desc *desc, shoal_gpu_order or
     return shoal_error_set(err, SHOAL_ERR_UNSUPPORTED, NO_CUDA);
 }
 
-void shoal_gpu_sim_destroy(shoal_gpu_sim *sim)
-{
-    (void)sim;
-}
+void shoal_gpu_sim_destroy(shoal_gpu_sim *sim) { (void)sim; }
 
 shoal_status shoal_gpu_sim_set_state(shoal_gpu_sim *sim, const float *rows, shoal_error *err)
 {

@@ -67,9 +67,9 @@ struct shoal_gpu_sim {
     float4 *pos[2], *vel[2];
     int cur;
     /* sort */
-    uint32_t *cell_of;    /* cell of row i */
-    uint32_t *local_of;   /* atomic order: rank of row i in its cell (arrival order) */
-    uint32_t *iota;       /* 0..N-1: the values the radix sort carries */
+    uint32_t *cell_of;  /* cell of row i */
+    uint32_t *local_of; /* atomic order: rank of row i in its cell (arrival order) */
+    uint32_t *iota;     /* 0..N-1: the values the radix sort carries */
     uint32_t *cell_sorted, *row_sorted;
     uint32_t *cell_count; /* cell_count + 1 counters */
     uint32_t *cell_start; /* cell_count + 1 */
@@ -93,11 +93,11 @@ static shoal_status cuda_fail(shoal_error *err, cudaError_t e, const char *what)
 }
 
 /* Every CUDA call goes through CK: on failure the function returns the error. */
-#define CK(call, what)                                                                      \
-    do {                                                                                    \
-        cudaError_t ck_e = (call);                                                          \
-        if (ck_e != cudaSuccess)                                                            \
-            return cuda_fail(err, ck_e, what);                                              \
+#define CK(call, what)                                                                             \
+    do {                                                                                           \
+        cudaError_t ck_e = (call);                                                                 \
+        if (ck_e != cudaSuccess)                                                                   \
+            return cuda_fail(err, ck_e, what);                                                     \
     } while (0)
 
 extern "C" shoal_status shoal_gpu_order_parse(const char *name, shoal_gpu_order *order,
@@ -144,10 +144,9 @@ static __device__ __forceinline__ int32_t d_grid_coord(float v, float origin, fl
 /* Thread i = input row i: its cell, and the cell's count (atomics: the counts are exact
  * integers whatever the order; with ATOMIC the returned rank is the seed 001 order). */
 template <bool ATOMIC>
-__global__ void __launch_bounds__(256) k_assign(const float4 *__restrict__ pos, uint32_t n,
-                                                uint32_t *__restrict__ cell_of,
-                                                uint32_t *__restrict__ local_of,
-                                                uint32_t *__restrict__ counts)
+__global__ void __launch_bounds__(256)
+    k_assign(const float4 *__restrict__ pos, uint32_t n, uint32_t *__restrict__ cell_of,
+             uint32_t *__restrict__ local_of, uint32_t *__restrict__ counts)
 {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
@@ -178,11 +177,10 @@ static __device__ __forceinline__ float4 heading_dir(float4 v)
 
 /* STABLE: thread i = sorted slot i; row_sorted[i] says which row lands there. */
 template <bool HEADING>
-__global__ void __launch_bounds__(256) k_gather(uint32_t n, const uint32_t *__restrict__ row_sorted,
-                                                const float4 *__restrict__ pos,
-                                                const float4 *__restrict__ vel,
-                                                float4 *__restrict__ spos, float4 *__restrict__ svel,
-                                                float4 *__restrict__ sdir)
+__global__ void __launch_bounds__(256)
+    k_gather(uint32_t n, const uint32_t *__restrict__ row_sorted, const float4 *__restrict__ pos,
+             const float4 *__restrict__ vel, float4 *__restrict__ spos, float4 *__restrict__ svel,
+             float4 *__restrict__ sdir)
 {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
@@ -197,11 +195,13 @@ __global__ void __launch_bounds__(256) k_gather(uint32_t n, const uint32_t *__re
 
 /* ATOMIC: thread i = input row i; its slot is its cell's start plus its arrival rank. */
 template <bool HEADING>
-__global__ void __launch_bounds__(256) k_scatter_atomic(
-    uint32_t n, const uint32_t *__restrict__ cell_of, const uint32_t *__restrict__ local_of,
-    const uint32_t *__restrict__ cell_start, const float4 *__restrict__ pos,
-    const float4 *__restrict__ vel, float4 *__restrict__ spos, float4 *__restrict__ svel,
-    float4 *__restrict__ sdir, uint32_t *__restrict__ cell_sorted, uint32_t *__restrict__ row_sorted)
+__global__ void __launch_bounds__(256)
+    k_scatter_atomic(uint32_t n, const uint32_t *__restrict__ cell_of,
+                     const uint32_t *__restrict__ local_of, const uint32_t *__restrict__ cell_start,
+                     const float4 *__restrict__ pos, const float4 *__restrict__ vel,
+                     float4 *__restrict__ spos, float4 *__restrict__ svel,
+                     float4 *__restrict__ sdir, uint32_t *__restrict__ cell_sorted,
+                     uint32_t *__restrict__ row_sorted)
 {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
@@ -226,15 +226,12 @@ static __device__ __forceinline__ f3 f3_of(float4 a) { return mk3(a.x, a.y, a.z)
  * of grid row (yy, zz), which are contiguous in sorted order; inside, slot order (in
  * STABLE order: input row order). Must equal forces_kernel.h at W = 1 bit for bit. */
 template <class M, bool HEADING>
-__global__ void __launch_bounds__(128) k_forces(uint32_t n, uint32_t step,
-                                                const float4 *__restrict__ spos,
-                                                const float4 *__restrict__ svel,
-                                                const float4 *__restrict__ sdir,
-                                                const uint32_t *__restrict__ cell_sorted,
-                                                const uint32_t *__restrict__ row_sorted,
-                                                const uint32_t *__restrict__ cell_start,
-                                                float4 *__restrict__ out_pos,
-                                                float4 *__restrict__ out_vel, gpu_fault *fault)
+__global__ void __launch_bounds__(128)
+    k_forces(uint32_t n, uint32_t step, const float4 *__restrict__ spos,
+             const float4 *__restrict__ svel, const float4 *__restrict__ sdir,
+             const uint32_t *__restrict__ cell_sorted, const uint32_t *__restrict__ row_sorted,
+             const uint32_t *__restrict__ cell_start, float4 *__restrict__ out_pos,
+             float4 *__restrict__ out_vel, gpu_fault *fault)
 {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
@@ -271,8 +268,8 @@ __global__ void __launch_bounds__(128) k_forces(uint32_t n, uint32_t step,
     }
     m.finish(p, v);
     uint32_t row = row_sorted[i];
-    bool ok = isfinite(p.x) && isfinite(p.y) && isfinite(p.z) && isfinite(v.x) &&
-              isfinite(v.y) && isfinite(v.z);
+    bool ok = isfinite(p.x) && isfinite(p.y) && isfinite(p.z) && isfinite(v.x) && isfinite(v.y) &&
+              isfinite(v.z);
     if (!ok) {
         atomicMin(&fault->row, row);
         atomicMin(&fault->step, step);
@@ -421,8 +418,7 @@ static shoal_status validate(const shoal_sim_desc *d, shoal_error *err)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "boid count %zu exceeds the GPU limit %d",
                                d->boid_count, INT32_MAX);
     if (!(d->dt_s > 0) || !isfinite(d->dt_s) || d->dt_s > 1e6)
-        return shoal_error_set(err, SHOAL_ERR_INPUT, "dt must be finite and > 0 (got %g)",
-                               d->dt_s);
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "dt must be finite and > 0 (got %g)", d->dt_s);
     if (!isfinite(d->t0_s))
         return shoal_error_set(err, SHOAL_ERR_INPUT, "t0 must be finite");
     if (d->neighbors != SHOAL_NEIGHBORS_GRID && d->neighbors != SHOAL_NEIGHBORS_BRUTE)
@@ -521,9 +517,9 @@ static void launch_forces(shoal_gpu_sim *s, uint32_t step, int src, int dst)
 {
     const uint32_t n = (uint32_t)s->count;
     const unsigned T = 128, B = blocks_for(n, T);
-#define FORCES_ARGS                                                                         \
-    n, step, s->spos, s->svel, s->sdir, s->cell_sorted, s->row_sorted, s->cell_start,       \
-        s->pos[dst], s->vel[dst], s->fault
+#define FORCES_ARGS                                                                                \
+    n, step, s->spos, s->svel, s->sdir, s->cell_sorted, s->row_sorted, s->cell_start, s->pos[dst], \
+        s->vel[dst], s->fault
     (void)src;
     switch (s->desc.model) {
     case SHOAL_MODEL_STEER:
@@ -584,13 +580,13 @@ static shoal_status enqueue_step(shoal_gpu_sim *s, uint32_t step, int src, int d
        "scanning cell counts");
     if (atomic) {
         if (heading)
-            k_scatter_atomic<true><<<B, T>>>(n, s->cell_of, s->local_of, s->cell_start,
-                                             s->pos[src], s->vel[src], s->spos, s->svel, s->sdir,
-                                             s->cell_sorted, s->row_sorted);
+            k_scatter_atomic<true><<<B, T>>>(n, s->cell_of, s->local_of, s->cell_start, s->pos[src],
+                                             s->vel[src], s->spos, s->svel, s->sdir, s->cell_sorted,
+                                             s->row_sorted);
         else
             k_scatter_atomic<false><<<B, T>>>(n, s->cell_of, s->local_of, s->cell_start,
-                                              s->pos[src], s->vel[src], s->spos, s->svel,
-                                              s->sdir, s->cell_sorted, s->row_sorted);
+                                              s->pos[src], s->vel[src], s->spos, s->svel, s->sdir,
+                                              s->cell_sorted, s->row_sorted);
         CK(cudaGetLastError(), "k_scatter_atomic");
     } else {
         tb = s->temp_bytes;
@@ -600,11 +596,11 @@ static shoal_status enqueue_step(shoal_gpu_sim *s, uint32_t step, int src, int d
                                            s->row_sorted, (int)n, 0, s->end_bit, 0),
            "sorting by cell");
         if (heading)
-            k_gather<true><<<B, T>>>(n, s->row_sorted, s->pos[src], s->vel[src], s->spos,
-                                     s->svel, s->sdir);
+            k_gather<true>
+                <<<B, T>>>(n, s->row_sorted, s->pos[src], s->vel[src], s->spos, s->svel, s->sdir);
         else
-            k_gather<false><<<B, T>>>(n, s->row_sorted, s->pos[src], s->vel[src], s->spos,
-                                      s->svel, s->sdir);
+            k_gather<false>
+                <<<B, T>>>(n, s->row_sorted, s->pos[src], s->vel[src], s->spos, s->svel, s->sdir);
         CK(cudaGetLastError(), "k_gather");
     }
     launch_forces(s, step, src, dst);
@@ -645,8 +641,7 @@ extern "C" shoal_status shoal_gpu_sim_step(shoal_gpu_sim *s, int step_count, sho
         return shoal_error_set(err, SHOAL_ERR_NONFINITE,
                                "non-finite value in boid %u (input row) at step %llu "
                                "(t = %.6f s); state left as before that step",
-                               f.row, (unsigned long long)s->steps_done + 1,
-                               shoal_gpu_sim_time(s));
+                               f.row, (unsigned long long)s->steps_done + 1, shoal_gpu_sim_time(s));
     }
     s->cur = cur;
     s->steps_done += (uint64_t)step_count;
@@ -660,17 +655,8 @@ extern "C" double shoal_gpu_sim_time(const shoal_gpu_sim *s)
     return s->desc.t0_s + (double)s->steps_done * s->desc.dt_s;
 }
 
-extern "C" size_t shoal_gpu_sim_count(const shoal_gpu_sim *s)
-{
-    return s->count;
-}
+extern "C" size_t shoal_gpu_sim_count(const shoal_gpu_sim *s) { return s->count; }
 
-extern "C" const char *shoal_gpu_sim_device_name(const shoal_gpu_sim *s)
-{
-    return s->device_name;
-}
+extern "C" const char *shoal_gpu_sim_device_name(const shoal_gpu_sim *s) { return s->device_name; }
 
-extern "C" shoal_gpu_stats shoal_gpu_sim_stats(const shoal_gpu_sim *s)
-{
-    return s->stats;
-}
+extern "C" shoal_gpu_stats shoal_gpu_sim_stats(const shoal_gpu_sim *s) { return s->stats; }

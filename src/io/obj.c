@@ -20,7 +20,7 @@ typedef struct obj_parser {
     size_t tri_count, tri_cap;
     float *vn; /* `vn` statements */
     size_t vn_count, vn_cap;
-    float *nsum;    /* per position: sum of its corners' normals (3 floats) */
+    float *nsum;     /* per position: sum of its corners' normals (3 floats) */
     size_t nsum_cap; /* in positions */
     uint8_t *nhas;   /* per position: 1 named by a corner with a normal, 2 without */
     int any_normal;
@@ -109,8 +109,7 @@ static shoal_status obj_vertex(obj_parser *p, const char *s, const char *end, in
         return SHOAL_OK;
     }
     if (!obj_grow((void **)&p->pos, &p->pos_cap, 3 * (p->pos_count + 1), sizeof(float)))
-        return shoal_error_set(p->err, SHOAL_ERR_NOMEM, "%s: out of memory for vertices",
-                               p->name);
+        return shoal_error_set(p->err, SHOAL_ERR_NOMEM, "%s: out of memory for vertices", p->name);
     memcpy(p->pos + 3 * p->pos_count, v, sizeof v);
     p->pos_count++;
     return SHOAL_OK;
@@ -168,8 +167,7 @@ static shoal_status obj_corner(obj_parser *p, const char *tok, size_t n, uint32_
         const char *rest = slash + 1;
         for (const char *c = rest; *c; c++)
             if (!(*c == '/' || *c == '-' || (*c >= '0' && *c <= '9')))
-                return obj_fail(p, "face corner '%s' is not of the form v, v/t, v//n, v/t/n",
-                                buf);
+                return obj_fail(p, "face corner '%s' is not of the form v, v/t, v//n, v/t/n", buf);
         if (strchr(rest, '/') != strrchr(rest, '/'))
             return obj_fail(p, "face corner '%s' has too many '/'", buf);
         *slash = 0;
@@ -242,8 +240,7 @@ static shoal_status obj_face(obj_parser *p, const char *s, const char *end)
                 snprintf(m, sizeof m, "%d", k - 1);
                 return obj_fail(p, "degenerate face: triangle %s has zero area", m);
             }
-            if (!obj_grow((void **)&p->idx, &p->tri_cap, 3 * (p->tri_count + 1),
-                          sizeof(uint32_t)))
+            if (!obj_grow((void **)&p->idx, &p->tri_cap, 3 * (p->tri_count + 1), sizeof(uint32_t)))
                 return shoal_error_set(p->err, SHOAL_ERR_NOMEM, "%s: out of memory for faces",
                                        p->name);
             uint32_t *t = p->idx + 3 * p->tri_count;
@@ -290,8 +287,8 @@ SHOAL_API shoal_status shoal_mesh_parse(const void *data, size_t size, const cha
             st = obj_vertex(&p, c, stop, 1);
         else if (obj_word_is(tok, n, "f"))
             st = obj_face(&p, c, stop);
-        else if (obj_word_is(tok, n, "vt") || obj_word_is(tok, n, "vp") || obj_word_is(tok, n, "o") ||
-                 obj_word_is(tok, n, "g") || obj_word_is(tok, n, "s") ||
+        else if (obj_word_is(tok, n, "vt") || obj_word_is(tok, n, "vp") ||
+                 obj_word_is(tok, n, "o") || obj_word_is(tok, n, "g") || obj_word_is(tok, n, "s") ||
                  obj_word_is(tok, n, "usemtl") || obj_word_is(tok, n, "mtllib"))
             continue;
         else {

@@ -37,8 +37,8 @@ static void png_on_warning(png_structp png, png_const_charp msg)
 /* libpng reports errors by longjmp; keep what it touches across setjmp in this struct. */
 static int png_encode(png_job *job, FILE *f)
 {
-    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, job, png_on_error,
-                                              png_on_warning);
+    png_structp png =
+        png_create_write_struct(PNG_LIBPNG_VER_STRING, job, png_on_error, png_on_warning);
     if (!png)
         return 0;
     png_infop info = png_create_info_struct(png);

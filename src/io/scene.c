@@ -135,8 +135,7 @@ static int mesh_key(parse_ctx *c, const char *section, const char *key, const ch
             return fail(c, section, key, "'%s' is not rx,ry,rz in degrees (finite)", value);
     } else if (strcmp(key, "scale") == 0) {
         if (!parse_scale(value, t->scale))
-            return fail(c, section, key, "'%s' is not s or sx,sy,sz (finite, within 1e6)",
-                        value);
+            return fail(c, section, key, "'%s' is not s or sx,sy,sz (finite, within 1e6)", value);
     } else {
         return fail(c, section, key, "%s",
                     "unknown key (expected file, position, rotation, scale)");
@@ -148,10 +147,9 @@ static int mesh_key(parse_ctx *c, const char *section, const char *key, const ch
 static int predators_key(parse_ctx *c, const char *section, const char *key, const char *value)
 {
     static const char *const map[][2] = {
-        {"count", "predator_count"},     {"speed", "predator_speed"},
-        {"turn", "predator_turn"},       {"chase", "predator_chase"},
-        {"flee_radius", "flee_radius"},  {"flee_weight", "flee_weight"},
-        {"start", "predator_start"},     {"spread", "predator_spread"},
+        {"count", "predator_count"}, {"speed", "predator_speed"},    {"turn", "predator_turn"},
+        {"chase", "predator_chase"}, {"flee_radius", "flee_radius"}, {"flee_weight", "flee_weight"},
+        {"start", "predator_start"}, {"spread", "predator_spread"},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
         if (strcmp(key, map[i][0]) != 0)
@@ -350,8 +348,7 @@ shoal_status shoal_scene_load(const char *path, shoal_scene *scene, shoal_error 
             if (cap > (16u << 20)) {
                 free(buf);
                 fclose(f);
-                return shoal_error_set(err, SHOAL_ERR_INPUT, "scene %s: larger than 16 MiB",
-                                       path);
+                return shoal_error_set(err, SHOAL_ERR_INPUT, "scene %s: larger than 16 MiB", path);
             }
             char *nb = realloc(buf, cap);
             if (!nb) {

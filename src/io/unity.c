@@ -25,8 +25,8 @@ static void store_le32(unsigned char *b, uint32_t v)
     b[3] = (unsigned char)(v >> 24);
 }
 
-shoal_status shoal_io_unity_parse(const void *data, size_t size, const char *name,
-                                  float **rows_out, size_t *count_out, shoal_error *err)
+shoal_status shoal_io_unity_parse(const void *data, size_t size, const char *name, float **rows_out,
+                                  size_t *count_out, shoal_error *err)
 {
     *rows_out = NULL;
     *count_out = 0;

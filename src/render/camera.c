@@ -63,8 +63,7 @@ void camera_setup(const shoal_camera *cam, int width, int height, frame_consts *
     }
     for (int i = 0; i < 3; i++)
         s[i] /= sl;
-    double u[3] = {s[1] * f[2] - s[2] * f[1], s[2] * f[0] - s[0] * f[2],
-                   s[0] * f[1] - s[1] * f[0]};
+    double u[3] = {s[1] * f[2] - s[2] * f[1], s[2] * f[0] - s[0] * f[2], s[0] * f[1] - s[1] * f[0]};
     double V[16] = {s[0],  s[1],  s[2],  -(s[0] * e[0] + s[1] * e[1] + s[2] * e[2]),
                     u[0],  u[1],  u[2],  -(u[0] * e[0] + u[1] * e[1] + u[2] * e[2]),
                     -f[0], -f[1], -f[2], (f[0] * e[0] + f[1] * e[1] + f[2] * e[2]),
@@ -73,8 +72,9 @@ void camera_setup(const shoal_camera *cam, int width, int height, frame_consts *
     double half = (double)cam->fov_deg * 3.14159265358979323846 / 360.0;
     double t = tan(half);
     double n = cam->near, fa = cam->far;
-    double P[16] = {1.0 / (t * aspect), 0, 0, 0, 0, 1.0 / t, 0, 0, 0, 0, (fa + n) / (n - fa),
-                    2.0 * fa * n / (n - fa), 0, 0, -1.0, 0};
+    double P[16] = {
+        1.0 / (t * aspect),      0, 0, 0,    0, 1.0 / t, 0, 0, 0, 0, (fa + n) / (n - fa),
+        2.0 * fa * n / (n - fa), 0, 0, -1.0, 0};
     for (int r = 0; r < 4; r++)
         for (int c = 0; c < 4; c++) {
             double acc = 0.0;

@@ -47,8 +47,8 @@ void instance_matrix(const frame_consts *fc, float px, float py, float pz, float
     }
 }
 
-float instance_classify(const frame_consts *fc, const shoal_render_instances *inst,
-                        size_t begin, size_t end, uint8_t *lod)
+float instance_classify(const frame_consts *fc, const shoal_render_instances *inst, size_t begin,
+                        size_t end, uint8_t *lod)
 {
     const float *V = fc->view;
     const float r1 = fc->cull_radius;
@@ -69,9 +69,8 @@ float instance_classify(const frame_consts *fc, const shoal_render_instances *in
             r = r1 * inst->scale[i];
             kpx = kpx1 * inst->scale[i];
         }
-        if (d + r < fc->near || d - r > fc->far || ye * cy - d * sy > r ||
-            -ye * cy - d * sy > r || xe * cx - d * sx > r || -xe * cx - d * sx > r ||
-            !(d == d))
+        if (d + r < fc->near || d - r > fc->far || ye * cy - d * sy > r || -ye * cy - d * sy > r ||
+            xe * cx - d * sx > r || -xe * cx - d * sx > r || !(d == d))
             l = LOD_CULLED;
         else if (use_lod && d > r + fc->near) {
             float len_px = kpx / d;
@@ -81,8 +80,8 @@ float instance_classify(const frame_consts *fc, const shoal_render_instances *in
         }
         lod[i] = l;
         if (l != LOD_CULLED) {
-            float s2 = inst->vx[i] * inst->vx[i] + inst->vy[i] * inst->vy[i] +
-                       inst->vz[i] * inst->vz[i];
+            float s2 =
+                inst->vx[i] * inst->vx[i] + inst->vy[i] * inst->vy[i] + inst->vz[i] * inst->vz[i];
             max_s2 = s2 > max_s2 ? s2 : max_s2;
         }
     }

@@ -25,9 +25,8 @@ shoal_status mesh_prepare(const shoal_mesh *src, const char *name, render_mesh *
         return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: %zu vertices (the renderer takes 3..%d)",
                                name, src->vertex_count, MESH_MAX_VERTICES);
     if (src->triangle_count < 1 || src->triangle_count > MESH_MAX_TRIANGLES)
-        return shoal_error_set(err, SHOAL_ERR_INPUT,
-                               "%s: %zu triangles (the renderer takes 1..%d)", name,
-                               src->triangle_count, MESH_MAX_TRIANGLES);
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: %zu triangles (the renderer takes 1..%d)",
+                               name, src->triangle_count, MESH_MAX_TRIANGLES);
     int n = (int)src->vertex_count, np = (n + 15) & ~15, nt = (int)src->triangle_count;
     int ntp = (nt + 15) & ~15;
     out->x = alloc_array((size_t)np * 3, sizeof(float), "mesh positions", err);
@@ -52,7 +51,8 @@ shoal_status mesh_prepare(const shoal_mesh *src, const char *name, render_mesh *
         const float *p = src->positions + 3 * (size_t)(i < n ? i : n - 1);
         if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2])) {
             mesh_release(out);
-            return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: vertex %d is not finite", name, i + 1);
+            return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: vertex %d is not finite", name,
+                                   i + 1);
         }
         out->x[i] = p[0];
         out->y[i] = p[1];
@@ -66,9 +66,8 @@ shoal_status mesh_prepare(const shoal_mesh *src, const char *name, render_mesh *
         for (int k = 0; k < 3; k++) {
             if (ix[k] >= (uint32_t)n) {
                 mesh_release(out);
-                return shoal_error_set(err, SHOAL_ERR_INPUT,
-                                       "%s: triangle %d uses vertex %u of %d", name, t + 1,
-                                       ix[k] + 1, n);
+                return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: triangle %d uses vertex %u of %d",
+                                       name, t + 1, ix[k] + 1, n);
             }
         }
         out->i0[t] = (int32_t)ix[0];

@@ -12,8 +12,8 @@
 /* Exact 64-bit path for triangles whose edge values leave int32 (edges longer than a few
  * hundred pixels). Same coverage rule and depth formula as the kernels. The rect
  * t->cx0..cx1, cy0..cy1 (window pixels) bounds the samples tried. */
-void rast_tri_int64(tile_ctx *t, int32_t x0, int32_t y0, float z0, int32_t x1, int32_t y1,
-                    float z1, int32_t x2, int32_t y2, float z2, uint32_t id, uint32_t colour)
+void rast_tri_int64(tile_ctx *t, int32_t x0, int32_t y0, float z0, int32_t x1, int32_t y1, float z1,
+                    int32_t x2, int32_t y2, float z2, uint32_t id, uint32_t colour)
 {
     const int32_t X[3] = {x0, x1, x2}, Y[3] = {y0, y1, y2};
     int64_t area2 = (int64_t)(x1 - x0) * (y2 - y0) - (int64_t)(x2 - x0) * (y1 - y0);
@@ -252,8 +252,8 @@ static int rast_list_grow(rast_list *list, size_t need)
     return 1;
 }
 
-void rast_tile(const render_kernels *k, tile_ctx *t, const render_block *blocks,
-               size_t block_count, int tile_index, rast_list *list)
+void rast_tile(const render_kernels *k, tile_ctx *t, const render_block *blocks, size_t block_count,
+               int tile_index, rast_list *list)
 {
     size_t n = 0;
     for (size_t b = 0; b < block_count; b++) {

@@ -116,8 +116,8 @@ SHOAL_API int shoal_render_asset_path(const char *name, char *out, size_t size)
     return 0;
 }
 
-static shoal_status render_load_mesh(const char *path, const char *default_name,
-                                     render_mesh *out, shoal_error *err)
+static shoal_status render_load_mesh(const char *path, const char *default_name, render_mesh *out,
+                                     shoal_error *err)
 {
     char buf[4096];
     if (!path) {
@@ -141,8 +141,8 @@ static shoal_status render_load_mesh(const char *path, const char *default_name,
 
 static shoal_status render_alloc_size(shoal_renderer *r, int width, int height, shoal_error *err)
 {
-    uint32_t *fb = alloc_array((size_t)width * (size_t)height, sizeof(uint32_t), "framebuffer",
-                               err);
+    uint32_t *fb =
+        alloc_array((size_t)width * (size_t)height, sizeof(uint32_t), "framebuffer", err);
     uint32_t *bg = alloc_array((size_t)height, sizeof(uint32_t), "background rows", err);
     if (!fb || !bg) {
         alloc_free(fb);
@@ -164,11 +164,10 @@ static shoal_status render_alloc_size(shoal_renderer *r, int width, int height, 
 
 static shoal_status render_check_size(int width, int height, shoal_error *err)
 {
-    if (width < 1 || height < 1 || width > SHOAL_RENDER_MAX_SIZE ||
-        height > SHOAL_RENDER_MAX_SIZE)
+    if (width < 1 || height < 1 || width > SHOAL_RENDER_MAX_SIZE || height > SHOAL_RENDER_MAX_SIZE)
         return shoal_error_set(err, SHOAL_ERR_INPUT,
-                               "render: image size %dx%d is outside 1..%d per side", width,
-                               height, SHOAL_RENDER_MAX_SIZE);
+                               "render: image size %dx%d is outside 1..%d per side", width, height,
+                               SHOAL_RENDER_MAX_SIZE);
     return SHOAL_OK;
 }
 
@@ -295,15 +294,9 @@ SHOAL_API shoal_framebuffer shoal_render_framebuffer(const shoal_renderer *r)
     return fb;
 }
 
-SHOAL_API shoal_render_stats shoal_render_get_stats(const shoal_renderer *r)
-{
-    return r->stats;
-}
+SHOAL_API shoal_render_stats shoal_render_get_stats(const shoal_renderer *r) { return r->stats; }
 
-SHOAL_API const char *shoal_render_isa_name(const shoal_renderer *r)
-{
-    return r->k->name;
-}
+SHOAL_API const char *shoal_render_isa_name(const shoal_renderer *r) { return r->k->name; }
 
 SHOAL_API uint64_t shoal_render_hash(shoal_framebuffer fb)
 {
@@ -519,8 +512,8 @@ static void render_stage_record(const shoal_renderer *r, int stage, uint64_t ns,
 
 static int render_views_ok(const shoal_render_instances *inst)
 {
-    return inst->count == 0 || (inst->px && inst->py && inst->pz && inst->vx && inst->vy &&
-                                inst->vz);
+    return inst->count == 0 ||
+           (inst->px && inst->py && inst->pz && inst->vx && inst->vy && inst->vz);
 }
 
 static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_instances *inst,
@@ -657,8 +650,10 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
     for (size_t b = 0; b < r->block_count; b++) {
         const render_block *B = &r->blocks[b];
         if (B->failed) {
-            st = shoal_error_set(err, SHOAL_ERR_NOMEM, "render: out of memory for the bins of "
-                                 "block %zu", b);
+            st = shoal_error_set(err, SHOAL_ERR_NOMEM,
+                                 "render: out of memory for the bins of "
+                                 "block %zu",
+                                 b);
             goto done;
         }
         s.triangles_submitted += B->tris_submitted;

@@ -42,20 +42,20 @@ enum { LOD_CULLED = 0, LOD_SPLAT = 1, LOD_REDUCED = 2, LOD_FULL = 3 };
  * face normals (0 in the padding). */
 typedef struct render_mesh {
     int vertex_count, vertex_padded, triangle_count, triangle_padded;
-    float *x, *y, *z;       /* vertex_padded each */
-    int32_t *i0, *i1, *i2;  /* triangle_padded each */
-    float *nx, *ny, *nz;    /* triangle_padded each */
-    float radius;           /* max distance of a vertex from the origin */
+    float *x, *y, *z;      /* vertex_padded each */
+    int32_t *i0, *i1, *i2; /* triangle_padded each */
+    float *nx, *ny, *nz;   /* triangle_padded each */
+    float radius;          /* max distance of a vertex from the origin */
 } render_mesh;
 
 /* Per-frame constants shared by every stage (read-only during the parallel stages). */
 typedef struct frame_consts {
     int width, height, tiles_x, tiles_y;
-    float vp[16];            /* projection * view, row-major */
-    float view[16];          /* view, row-major */
-    float win_sx, win_ox;    /* x_fx8 = rint(x_ndc * win_sx + win_ox) */
-    float win_sy, win_oy;    /* y_fx8 = rint(y_ndc * win_sy + win_oy) (y down) */
-    float guard_x, guard_y;  /* |x_clip| <= guard_x * w_clip keeps x inside the guard band */
+    float vp[16];           /* projection * view, row-major */
+    float view[16];         /* view, row-major */
+    float win_sx, win_ox;   /* x_fx8 = rint(x_ndc * win_sx + win_ox) */
+    float win_sy, win_oy;   /* y_fx8 = rint(y_ndc * win_sy + win_oy) (y down) */
+    float guard_x, guard_y; /* |x_clip| <= guard_x * w_clip keeps x inside the guard band */
     float near, far;
     float tan_half_y, tan_half_x, focal_px; /* focal_px = (height/2) / tan(fov/2) */
     float plane_cos_y, plane_sin_y, plane_cos_x, plane_sin_x;
@@ -65,8 +65,8 @@ typedef struct frame_consts {
     int lod, shade_id, occlusion;
     float fog_start, fog_end, fog_max;
     float light_model_unused;
-    float max_speed;         /* largest speed of the frame (colour by speed) */
-    const uint32_t *bg_row;  /* background colour per image row */
+    float max_speed;        /* largest speed of the frame (colour by speed) */
+    const uint32_t *bg_row; /* background colour per image row */
 } frame_consts;
 
 /* One binned thing. Mesh refs name their kept triangles in the block's arena; splat refs
@@ -193,7 +193,10 @@ static inline int32_t render_round(float v)
 }
 
 /* Pixel index range of the samples inside [lo, hi] (x_fx8 units): first >= and last <=. */
-static inline int32_t render_sample_first(int32_t lo) { return (lo + (FX_ONE - 1 - FX_HALF)) >> FX_BITS; }
+static inline int32_t render_sample_first(int32_t lo)
+{
+    return (lo + (FX_ONE - 1 - FX_HALF)) >> FX_BITS;
+}
 static inline int32_t render_sample_last(int32_t hi) { return (hi - FX_HALF) >> FX_BITS; }
 
 /* Depth plane of a triangle (vertices in x_fx8 units): z(s) = z0 + dzdx (sx - x0) +
@@ -203,8 +206,8 @@ typedef struct depth_plane {
 } depth_plane;
 
 static inline depth_plane render_depth_plane(int32_t x0, int32_t y0, float z0, int32_t x1,
-                                             int32_t y1, float z1, int32_t x2, int32_t y2,
-                                             float z2, int64_t area2)
+                                             int32_t y1, float z1, int32_t x2, int32_t y2, float z2,
+                                             int64_t area2)
 {
     float e1x = (float)(x1 - x0), e1y = (float)(y1 - y0);
     float e2x = (float)(x2 - x0), e2y = (float)(y2 - y0);
@@ -243,8 +246,8 @@ void instance_matrix(const frame_consts *fc, float px, float py, float pz, float
                      float vz, float scale, float mvp[16], float rot[9]);
 /* Decide culled/splat/reduced/full for instances [begin, end); writes lod[i]. Returns the
  * largest speed seen (for colour by speed). Run by worker threads on disjoint ranges. */
-float instance_classify(const frame_consts *fc, const shoal_render_instances *inst,
-                        size_t begin, size_t end, uint8_t *lod);
+float instance_classify(const frame_consts *fc, const shoal_render_instances *inst, size_t begin,
+                        size_t end, uint8_t *lod);
 
 /* shade.c */
 void shade_background(uint32_t *bg_row, int height, int id_mode);
@@ -274,8 +277,8 @@ static inline uint32_t shade_id_colour(uint32_t id)
  * scalar reference of every ISA's setup_tris. */
 static inline int setup_tri_one(const frame_consts *fc, const tri_shade *ts, const tri_cols *out,
                                 size_t at, int32_t rect[4], int32_t x0, int32_t y0, float z0,
-                                int32_t x1, int32_t y1, float z1, int32_t x2, int32_t y2,
-                                float z2, float nx, float ny, float nz)
+                                int32_t x1, int32_t y1, float z1, int32_t x2, int32_t y2, float z2,
+                                float nx, float ny, float nz)
 {
     int64_t area2 = (int64_t)(x1 - x0) * (y2 - y0) - (int64_t)(x2 - x0) * (y1 - y0);
     if (area2 >= 0)
@@ -359,12 +362,12 @@ typedef struct rast_list {
     size_t cap;
     int failed;
 } rast_list;
-void rast_tile(const render_kernels *k, tile_ctx *t, const render_block *blocks,
-               size_t block_count, int tile_index, rast_list *list);
+void rast_tile(const render_kernels *k, tile_ctx *t, const render_block *blocks, size_t block_count,
+               int tile_index, rast_list *list);
 void rast_splat(tile_ctx *t, const rref *r);
 /* Exact 64-bit fallback shared by all ISAs, for triangles whose edge values leave int32. */
-void rast_tri_int64(tile_ctx *t, int32_t x0, int32_t y0, float z0, int32_t x1, int32_t y1,
-                    float z1, int32_t x2, int32_t y2, float z2, uint32_t id, uint32_t colour);
+void rast_tri_int64(tile_ctx *t, int32_t x0, int32_t y0, float z0, int32_t x1, int32_t y1, float z1,
+                    int32_t x2, int32_t y2, float z2, uint32_t id, uint32_t colour);
 
 /* mesh.c */
 shoal_status mesh_prepare(const shoal_mesh *src, const char *name, render_mesh *out,

@@ -129,12 +129,18 @@ typedef struct cvert {
 static inline float clip_dist(const frame_consts *fc, int p, cvert v)
 {
     switch (p) {
-    case 0: return v.z + v.w;
-    case 1: return v.w - v.z;
-    case 2: return fc->guard_x * v.w - v.x;
-    case 3: return fc->guard_x * v.w + v.x;
-    case 4: return fc->guard_y * v.w - v.y;
-    default: return fc->guard_y * v.w + v.y;
+    case 0:
+        return v.z + v.w;
+    case 1:
+        return v.w - v.z;
+    case 2:
+        return fc->guard_x * v.w - v.x;
+    case 3:
+        return fc->guard_x * v.w + v.x;
+    case 4:
+        return fc->guard_y * v.w - v.y;
+    default:
+        return fc->guard_y * v.w + v.y;
     }
 }
 
@@ -212,10 +218,9 @@ static void setup_clipped(const frame_consts *fc, render_block *blk, setup_inst 
         if (!ok)
             continue;
         for (int k = 1; k + 1 < n; k++)
-            si->kept += (uint32_t)setup_tri_one(fc, &si->ts, &blk->stris, si->kept,
-                                                si->rect, X[0], Y[0], Z[0], X[k], Y[k], Z[k],
-                                                X[k + 1], Y[k + 1], Z[k + 1], m->nx[t], m->ny[t],
-                                                m->nz[t]);
+            si->kept += (uint32_t)setup_tri_one(fc, &si->ts, &blk->stris, si->kept, si->rect, X[0],
+                                                Y[0], Z[0], X[k], Y[k], Z[k], X[k + 1], Y[k + 1],
+                                                Z[k + 1], m->nx[t], m->ny[t], m->nz[t]);
     }
     setup_emit_ref(blk, si);
 }
@@ -279,8 +284,7 @@ static void setup_bin(const setup_ctx *sc, render_block *blk)
 {
     const frame_consts *fc = sc->fc;
     const int T = sc->tile_count;
-    if (!setup_grow((void **)&blk->tile_start, &blk->tile_cap, (size_t)T + 1,
-                    sizeof(uint32_t))) {
+    if (!setup_grow((void **)&blk->tile_start, &blk->tile_cap, (size_t)T + 1, sizeof(uint32_t))) {
         blk->failed = 1;
         return;
     }
@@ -373,11 +377,11 @@ void setup_block(const setup_ctx *sc, render_block *blk, size_t begin, size_t en
     blk->failed = 0;
     const render_mesh *mf = sc->mesh_full, *mr = sc->mesh_reduced ? sc->mesh_reduced : mf;
     size_t n = end - begin;
-    const size_t max_tris = (size_t)(mf->triangle_padded > mr->triangle_padded
-                                         ? mf->triangle_padded
-                                         : mr->triangle_padded);
-    const size_t max_verts = (size_t)(mf->vertex_padded > mr->vertex_padded ? mf->vertex_padded
-                                                                             : mr->vertex_padded);
+    const size_t max_tris =
+        (size_t)(mf->triangle_padded > mr->triangle_padded ? mf->triangle_padded
+                                                           : mr->triangle_padded);
+    const size_t max_verts =
+        (size_t)(mf->vertex_padded > mr->vertex_padded ? mf->vertex_padded : mr->vertex_padded);
     if (!setup_grow((void **)&blk->refs, &blk->ref_cap, n ? n : 1, sizeof(rref)) ||
         !setup_grow_scratch(blk, max_verts) ||
         !setup_grow_stris(blk, max_tris * (CLIP_MAX_VERTS - 2) + 64)) {
@@ -449,9 +453,9 @@ void setup_block(const setup_ctx *sc, render_block *blk, size_t begin, size_t en
         } else {
             for (int t = 0; t < m->triangle_count; t++) {
                 int i0 = m->i0[t], i1 = m->i1[t], i2 = m->i2[t];
-                si.kept += (uint32_t)setup_tri_one(
-                    fc, &si.ts, &blk->stris, si.kept, si.rect, X[i0], Y[i0],
-                    Z[i0], X[i1], Y[i1], Z[i1], X[i2], Y[i2], Z[i2], m->nx[t], m->ny[t], m->nz[t]);
+                si.kept += (uint32_t)setup_tri_one(fc, &si.ts, &blk->stris, si.kept, si.rect, X[i0],
+                                                   Y[i0], Z[i0], X[i1], Y[i1], Z[i1], X[i2], Y[i2],
+                                                   Z[i2], m->nx[t], m->ny[t], m->nz[t]);
             }
         }
         setup_emit_ref(blk, &si);

@@ -18,10 +18,10 @@ static const float bg_bottom[3] = {4.0f, 22.0f, 48.0f};
 static const float speed_stops[3][3] = {
     {70.0f, 120.0f, 200.0f}, {205.0f, 210.0f, 215.0f}, {255.0f, 150.0f, 50.0f}};
 
-static const float group_palette[8][3] = {
-    {235.0f, 120.0f, 60.0f},  {90.0f, 170.0f, 230.0f}, {240.0f, 210.0f, 80.0f},
-    {120.0f, 210.0f, 140.0f}, {220.0f, 110.0f, 170.0f}, {200.0f, 200.0f, 210.0f},
-    {160.0f, 120.0f, 230.0f}, {250.0f, 160.0f, 140.0f}};
+static const float group_palette[8][3] = {{235.0f, 120.0f, 60.0f},  {90.0f, 170.0f, 230.0f},
+                                          {240.0f, 210.0f, 80.0f},  {120.0f, 210.0f, 140.0f},
+                                          {220.0f, 110.0f, 170.0f}, {200.0f, 200.0f, 210.0f},
+                                          {160.0f, 120.0f, 230.0f}, {250.0f, 160.0f, 140.0f}};
 
 void shade_background(uint32_t *bg_row, int height, int id_mode)
 {
@@ -56,8 +56,8 @@ void shade_instance(const frame_consts *fc, const shoal_render_instances *inst, 
         base[1] = g[1];
         base[2] = g[2];
     } else {
-        float s2 = inst->vx[i] * inst->vx[i] + inst->vy[i] * inst->vy[i] +
-                   inst->vz[i] * inst->vz[i];
+        float s2 =
+            inst->vx[i] * inst->vx[i] + inst->vy[i] * inst->vy[i] + inst->vz[i] * inst->vz[i];
         float t = fc->max_speed > 0.0f ? sqrtf(s2) / fc->max_speed : 0.0f;
         t = t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
         int seg = t < 0.5f ? 0 : 1;
@@ -80,8 +80,8 @@ void shade_instance(const frame_consts *fc, const shoal_render_instances *inst, 
         out->b[ch] = base[ch] * diffuse * (1.0f - f);
     }
     /* n_world . l = (R n) . l = n . (R^T l) */
-    float l2 = light_dir[0] * light_dir[0] + light_dir[1] * light_dir[1] +
-               light_dir[2] * light_dir[2];
+    float l2 =
+        light_dir[0] * light_dir[0] + light_dir[1] * light_dir[1] + light_dir[2] * light_dir[2];
     float li = 1.0f / sqrtf(l2);
     float L[3] = {light_dir[0] * li, light_dir[1] * li, light_dir[2] * li};
     for (int c = 0; c < 3; c++)

@@ -114,8 +114,7 @@ static inline vf3 KFN(flee)(const model_consts *mc, vf3 p)
 /* The obstacle field (seed 004) at each lane's cell, times avoid_force: sampled per lane by
  * the scalar field_sample, so every ISA reads the same cell and value. Out of line: the
  * kernels' hot loops stay as they were when no obstacle mesh is loaded. */
-static __attribute__((noinline)) vf3 KFN(field_avoid)(const shoal_sim *s, const kgroup *g,
-                                                      vf3 p)
+static __attribute__((noinline)) vf3 KFN(field_avoid)(const shoal_sim *s, const kgroup *g, vf3 p)
 {
     float x[VW], y[VW], z[VW], ax[VW], ay[VW], az[VW];
     vf_store_n(x, p.x, g->n);

@@ -39,8 +39,7 @@ static void model_bounds(shoal_model model, const shoal_params *p, float lo[3], 
     }
 }
 
-void grid_setup(grid *g, shoal_model model, const shoal_params *p, shoal_neighbors nb,
-                size_t count)
+void grid_setup(grid *g, shoal_model model, const shoal_params *p, shoal_neighbors nb, size_t count)
 {
     memset(g, 0, sizeof *g);
     if (nb == SHOAL_NEIGHBORS_BRUTE) {
@@ -148,8 +147,8 @@ __attribute__((noinline)) void grid_scan(shoal_sim *s, int thread_index, int thr
         for (int64_t c = lo; c < hi; c++)
             s->cell_start[c] += h[c];
     }
-    int64_t total = scan_exclusive_u32(s->cell_start, cells, s->scan_partial, thread_index,
-                                       thread_count);
+    int64_t total =
+        scan_exclusive_u32(s->cell_start, cells, s->scan_partial, thread_index, thread_count);
     if (thread_index == 0)
         s->cell_start[cells] = (uint32_t)total;
     /* Per-block offsets: a cell's first slot, then each block's count in block order.

@@ -12,27 +12,36 @@
 #include <string.h>
 
 #define OFF(field) offsetof(shoal_params, field)
-#define P(name, field, lo, hi, def, help) {name, help, OFF(field), lo, hi, def, 0}
-#define PI(name, field, lo, hi, def, help) {name, help, OFF(field), lo, hi, def, 1}
-#define P3(name, field, lo, hi, d0, d1, d2, help)                                              \
-    {name "_x", help " (x)", OFF(field[0]), lo, hi, d0, 0},                                    \
-        {name "_y", help " (y)", OFF(field[1]), lo, hi, d1, 0},                                \
-        {name "_z", help " (z)", OFF(field[2]), lo, hi, d2, 0}
+#define P(name, field, lo, hi, def, help)                                                          \
+    {                                                                                              \
+        name, help, OFF(field), lo, hi, def, 0                                                     \
+    }
+#define PI(name, field, lo, hi, def, help)                                                         \
+    {                                                                                              \
+        name, help, OFF(field), lo, hi, def, 1                                                     \
+    }
+#define P3(name, field, lo, hi, d0, d1, d2, help)                                                  \
+    {name "_x", help " (x)", OFF(field[0]), lo, hi, d0, 0},                                        \
+        {name "_y", help " (y)", OFF(field[1]), lo, hi, d1, 0},                                    \
+    {                                                                                              \
+        name "_z", help " (z)", OFF(field[2]), lo, hi, d2, 0                                       \
+    }
 
 #define BIG 1e6f
-#define OBSTACLE_PARAMS                                                                        \
-    P("avoid_force", avoid_force, 0, BIG, 0, "weight of the obstacle avoidance force"),        \
-        PI("sphere_count", sphere_count, 0, SHOAL_MAX_SPHERES, 0,                              \
-           "number of obstacle spheres (set in a scene file)"),                                \
-        P("field_cell", field_cell, 1e-3f, BIG, 1, "obstacle field: cell size"),               \
-        P("field_margin", field_margin, 0, BIG, 1, "obstacle field: margin around the meshes"), \
-        PI("predator_count", predator_count, 0, SHOAL_MAX_PREDATORS, 0, "number of predators"), \
-        P("predator_speed", predator_speed, 0, BIG, 8, "predator speed, units/s"),             \
-        P("predator_turn", predator_turn, 0, BIG, 2, "predator turn rate: lerp factor per s"), \
-        PI("predator_chase", predator_chase, 0, 1, 0, "predators chase: 0 nearest boid, 1 centre"), \
-        P("flee_radius", flee_radius, 1e-4f, BIG, 6, "boids flee predators closer than this"), \
-        P("flee_weight", flee_weight, 0, BIG, 10, "weight of the flee force"),                 \
-        P3("predator_start", predator_start, -BIG, BIG, 0, 0, 30, "predators' start"),         \
+#define OBSTACLE_PARAMS                                                                            \
+    P("avoid_force", avoid_force, 0, BIG, 0, "weight of the obstacle avoidance force"),            \
+        PI("sphere_count", sphere_count, 0, SHOAL_MAX_SPHERES, 0,                                  \
+           "number of obstacle spheres (set in a scene file)"),                                    \
+        P("field_cell", field_cell, 1e-3f, BIG, 1, "obstacle field: cell size"),                   \
+        P("field_margin", field_margin, 0, BIG, 1, "obstacle field: margin around the meshes"),    \
+        PI("predator_count", predator_count, 0, SHOAL_MAX_PREDATORS, 0, "number of predators"),    \
+        P("predator_speed", predator_speed, 0, BIG, 8, "predator speed, units/s"),                 \
+        P("predator_turn", predator_turn, 0, BIG, 2, "predator turn rate: lerp factor per s"),     \
+        PI("predator_chase", predator_chase, 0, 1, 0,                                              \
+           "predators chase: 0 nearest boid, 1 centre"),                                           \
+        P("flee_radius", flee_radius, 1e-4f, BIG, 6, "boids flee predators closer than this"),     \
+        P("flee_weight", flee_weight, 0, BIG, 10, "weight of the flee force"),                     \
+        P3("predator_start", predator_start, -BIG, BIG, 0, 0, 30, "predators' start"),             \
         P("predator_spread", predator_spread, 0, BIG, 2, "predators' spacing along x at start")
 
 /* steer: seed 003 (UnityGraphicsProgramming Boids.compute). */
@@ -205,19 +214,18 @@ static int parse_float(const char *s, float *out)
     return 1;
 }
 
-static shoal_status set_one(shoal_model model, shoal_params *params,
-                            const shoal_param_info *info, const char *value, shoal_error *err)
+static shoal_status set_one(shoal_model model, shoal_params *params, const shoal_param_info *info,
+                            const char *value, shoal_error *err)
 {
     float v;
     if (!parse_float(value, &v))
         return shoal_error_set(err, SHOAL_ERR_INPUT,
-                               "parameter %s of model %s: '%s' is not a finite number",
-                               info->name, shoal_model_name(model), value);
+                               "parameter %s of model %s: '%s' is not a finite number", info->name,
+                               shoal_model_name(model), value);
     if (!(v >= info->min && v <= info->max))
-        return shoal_error_set(err, SHOAL_ERR_INPUT,
-                               "parameter %s of model %s: %g is out of range [%g, %g]",
-                               info->name, shoal_model_name(model), (double)v,
-                               (double)info->min, (double)info->max);
+        return shoal_error_set(
+            err, SHOAL_ERR_INPUT, "parameter %s of model %s: %g is out of range [%g, %g]",
+            info->name, shoal_model_name(model), (double)v, (double)info->min, (double)info->max);
     if (info->is_integer && v != floorf(v))
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "parameter %s of model %s: %g must be an integer", info->name,
@@ -275,14 +283,13 @@ shoal_status shoal_params_set(shoal_model model, shoal_params *params, const cha
     size_t used = 0;
     names[0] = 0;
     for (size_t i = 0; i < n && used + 32 < sizeof names; i++)
-        used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? " " : "",
-                                 list[i].name);
+        used +=
+            (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? " " : "", list[i].name);
     return shoal_error_set(err, SHOAL_ERR_INPUT, "unknown parameter '%s' for model %s (known: %s)",
                            name, shoal_model_name(model), names);
 }
 
-shoal_status shoal_params_validate(shoal_model model, const shoal_params *params,
-                                   shoal_error *err)
+shoal_status shoal_params_validate(shoal_model model, const shoal_params *params, shoal_error *err)
 {
     size_t n;
     const shoal_param_info *list = shoal_param_list(model, &n);
@@ -290,21 +297,18 @@ shoal_status shoal_params_validate(shoal_model model, const shoal_params *params
         return shoal_error_set(err, SHOAL_ERR_INPUT, "invalid model %d", (int)model);
     for (size_t i = 0; i < n; i++) {
         float v = *param_ptr((shoal_params *)params, &list[i]);
-        if (!(v >= list[i].min && v <= list[i].max) ||
-            (list[i].is_integer && v != floorf(v)))
-            return shoal_error_set(err, SHOAL_ERR_INPUT,
-                                   "parameter %s of model %s: %g is out of range [%g, %g]%s",
-                                   list[i].name, shoal_model_name(model), (double)v,
-                                   (double)list[i].min, (double)list[i].max,
-                                   list[i].is_integer ? " (integer)" : "");
+        if (!(v >= list[i].min && v <= list[i].max) || (list[i].is_integer && v != floorf(v)))
+            return shoal_error_set(
+                err, SHOAL_ERR_INPUT, "parameter %s of model %s: %g is out of range [%g, %g]%s",
+                list[i].name, shoal_model_name(model), (double)v, (double)list[i].min,
+                (double)list[i].max, list[i].is_integer ? " (integer)" : "");
     }
     if (model == SHOAL_MODEL_CLASSIC) {
         for (int c = 0; c < 3; c++)
             if (!(params->box_min[c] < params->box_max[c]))
-                return shoal_error_set(err, SHOAL_ERR_INPUT,
-                                       "classic: box_min_%c (%g) must be below box_max_%c (%g)",
-                                       "xyz"[c], (double)params->box_min[c], "xyz"[c],
-                                       (double)params->box_max[c]);
+                return shoal_error_set(
+                    err, SHOAL_ERR_INPUT, "classic: box_min_%c (%g) must be below box_max_%c (%g)",
+                    "xyz"[c], (double)params -> box_min[c], "xyz"[c], (double)params -> box_max[c]);
         if (params->min_speed > params->max_speed)
             return shoal_error_set(err, SHOAL_ERR_INPUT,
                                    "classic: min_speed (%g) is above max_speed (%g)",

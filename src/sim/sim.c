@@ -348,8 +348,7 @@ size_t shoal_sim_targets(const shoal_sim *s, double t_s, float *xyz, size_t max)
     return n;
 }
 
-shoal_status shoal_sim_set_target(shoal_sim *s, size_t index, const float xyz[3],
-                                  shoal_error *err)
+shoal_status shoal_sim_set_target(shoal_sim *s, size_t index, const float xyz[3], shoal_error *err)
 {
     if (s->desc.model != SHOAL_MODEL_HEADING)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "targets: model %s has none",
@@ -358,17 +357,13 @@ shoal_status shoal_sim_set_target(shoal_sim *s, size_t index, const float xyz[3]
         return shoal_error_set(err, SHOAL_ERR_INPUT, "target %zu: there are %d", index,
                                (int)s->desc.params.target_count);
     if (!isfinite(xyz[0]) || !isfinite(xyz[1]) || !isfinite(xyz[2]))
-        return shoal_error_set(err, SHOAL_ERR_INPUT, "target %zu: position is not finite",
-                               index);
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "target %zu: position is not finite", index);
     s->target_pinned[index] = 1;
     memcpy(s->target_pin[index], xyz, 3 * sizeof(float));
     return SHOAL_OK;
 }
 
-void shoal_sim_clear_targets(shoal_sim *s)
-{
-    memset(s->target_pinned, 0, sizeof s->target_pinned);
-}
+void shoal_sim_clear_targets(shoal_sim *s) { memset(s->target_pinned, 0, sizeof s->target_pinned); }
 
 /* ---- the step --------------------------------------------------------------------- */
 
