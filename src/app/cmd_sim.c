@@ -7,6 +7,7 @@
 #include "app/options.h"
 #include "core/parallel.h"
 #include "core/profile.h"
+#include "mpi/mpi_app.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +135,11 @@ int cmd_init(int argc, char **argv)
     d.boid_count = (size_t)count;
     d.seed = (uint64_t)seed;
     shoal_error e;
+    if (mpi_running()) {
+        /* each rank draws and writes its own rows (docs/ARCHITECTURE.md, "MPI") */
+        shoal_status mst = mpi_init_file(&d, out, options_given(&o, "stats"), &e);
+        return mst ? fail_status(&o, &e) : 0;
+    }
     shoal_sim *sim;
     prof_reset();
     uint64_t t0 = timer_now_ns();
@@ -227,6 +233,17 @@ int cmd_step(int argc, char **argv)
     if (shoal_isa_parse(options_get(&o, "simd"), &d.isa, &e))
         return fail_status(&o, &e);
     d.thread_count = (int)threads;
+    if (mpi_running()) {
+        /* over MPI ranks: the same bytes as one process (docs/ARCHITECTURE.md, "MPI") */
+        if (strcmp(options_get(&o, "backend"), "cpu") != 0)
+            return options_fail(&o, "--backend %s: under MPI only the cpu backend runs",
+                                options_get(&o, "backend"));
+        if (options_get(&o, "trace"))
+            return options_fail(&o, "--trace: not under MPI (one trace per process)");
+        shoal_status mst =
+            mpi_step_file(&d, &scene, in, out, steps, options_given(&o, "stats"), &e);
+        return mst ? fail_status(&o, &e) : 0;
+    }
 
     float *rows;
     size_t count;

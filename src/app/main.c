@@ -2,7 +2,9 @@
 /* The shoal program: dispatches to the subcommands. With no arguments it runs the
  * default scene (in a window when there is a display; see cmd_run). */
 #include "app/app.h"
+#include "app/options.h"
 #include "core/parallel.h"
+#include "mpi/mpi_app.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,9 +89,39 @@ static void default_wait_policy(char **argv)
     execv("/proc/self/exe", argv);
 }
 
+/* Commands that run over MPI ranks; under mpirun with more than one rank the others
+ * would each do the whole work and write the same files, so they refuse. */
+static int runs_over_mpi(const char *name)
+{
+    return strcmp(name, "init") == 0 || strcmp(name, "step") == 0;
+}
+
+static int dispatch(int argc, char **argv);
+
 int main(int argc, char **argv)
 {
-    default_wait_policy(argv);
+    default_wait_policy(argv); /* may run the program again: before MPI starts */
+    int rc = mpi_start(&argc, &argv);
+    if (rc)
+        return rc;
+    options_quiet = mpi_rank() != 0;
+    const char *cmd = argc >= 2 ? argv[1] : "run";
+    if (mpi_size() > 1 && cmd[0] != '-' && strcmp(cmd, "help") != 0 && !runs_over_mpi(cmd)) {
+        if (mpi_rank() == 0)
+            fprintf(stderr,
+                    "shoal %s: does not run over MPI ranks (%d ranks): run it alone, or use "
+                    "init or step under mpirun\n",
+                    cmd, mpi_size());
+        mpi_stop();
+        return 2;
+    }
+    rc = dispatch(argc, argv);
+    mpi_stop();
+    return rc;
+}
+
+static int dispatch(int argc, char **argv)
+{
     if (argc < 2) {
         char *run_argv[] = {"run", NULL};
         return cmd_run(1, run_argv);

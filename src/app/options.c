@@ -9,8 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+int options_quiet;
+
 int options_fail(const opt_values *o, const char *fmt, ...)
 {
+    if (options_quiet)
+        return 2;
     va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "shoal %s: ", o->cmd);

@@ -55,5 +55,7 @@ int options_vec3(const opt_values *o, const char *name, float out[3]);
 
 /* Print "shoal CMD: message" and return 2. */
 int options_fail(const opt_values *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Set on MPI ranks other than 0: options_fail prints nothing there (one message per run). */
+extern int options_quiet;
 
 #endif

@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 
+#include "io/npy_layout.h"
 #include "shoal/io.h"
 
 #include <errno.h>
@@ -404,16 +405,20 @@ static const char *hdr_shape_text(const hdr_parser *p, const hdr_value *v, char 
 
 /* ---- reading ------------------------------------------------------------------------- */
 
-shoal_status shoal_io_npy_parse(const void *data, size_t size, const char *name, float **rows_out,
-                                size_t *count_out, shoal_error *err)
+size_t npy_preamble_size(const void *data, size_t size)
+{
+    const unsigned char *b = data;
+    if (!b || size < 12 || memcmp(b, npy_magic, sizeof npy_magic) != 0)
+        return 0;
+    if (b[6] == 1)
+        return 10 + (size_t)(b[8] | b[9] << 8);
+    return 12 + (size_t)npy_load32(b + 8);
+}
+
+shoal_status npy_layout_parse(const void *data, size_t size, uint64_t file_size, const char *name,
+                              npy_layout *out, shoal_error *err)
 {
     const unsigned char *bytes = data;
-    if (!name)
-        name = "(memory)";
-    if (!rows_out || !count_out)
-        return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: no place for the rows", name);
-    *rows_out = NULL;
-    *count_out = 0;
     if (!bytes)
         size = 0;
 
@@ -525,26 +530,27 @@ shoal_status shoal_io_npy_parse(const void *data, size_t size, const char *name,
     size_t count = (size_t)rows_dim->magnitude;
     size_t data_bytes = count * row_bytes;
     size_t data_offset = prefix + header_len;
-    size_t present = size - data_offset;
+    uint64_t present = file_size - data_offset;
     if (present < data_bytes)
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "%s: truncated data: shape (%zu, 6) of '%s' needs %zu bytes, "
                                "found %zu",
-                               name, count, dtype, data_bytes, present);
+                               name, count, dtype, data_bytes, (size_t)present);
     if (present > data_bytes)
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "%s: oversized: %zu trailing byte%s after the %zu data bytes of "
                                "shape (%zu, 6) '%s'",
-                               name, present - data_bytes, present - data_bytes == 1 ? "" : "s",
-                               data_bytes, count, dtype);
+                               name, (size_t)(present - data_bytes),
+                               present - data_bytes == 1 ? "" : "s", data_bytes, count, dtype);
+    out->count = count;
+    out->item_size = item_size;
+    out->data_offset = data_offset;
+    return SHOAL_OK;
+}
 
-    size_t value_count = count * SHOAL_STATE_COLUMNS;
-    float *rows = malloc(value_count * sizeof *rows);
-    if (!rows)
-        return shoal_error_set(err, SHOAL_ERR_NOMEM,
-                               "%s: out of memory: cannot allocate %zu bytes for %zu rows", name,
-                               value_count * sizeof *rows, count);
-    const unsigned char *src = bytes + data_offset;
+void npy_decode(const void *src_bytes, size_t item_size, size_t value_count, float *rows)
+{
+    const unsigned char *src = src_bytes;
     if (item_size == 4) {
         for (size_t i = 0; i < value_count; i++) {
             uint32_t bits = npy_load32(src + 4 * i);
@@ -558,6 +564,60 @@ shoal_status shoal_io_npy_parse(const void *data, size_t size, const char *name,
             rows[i] = (float)d; /* round to nearest; out of range becomes +-inf (Annex F) */
         }
     }
+}
+
+void npy_encode(const float *rows, size_t value_count, void *dst)
+{
+    unsigned char *b = dst;
+    for (size_t k = 0; k < value_count; k++) {
+        uint32_t bits;
+        memcpy(&bits, &rows[k], sizeof bits);
+        npy_store32(b + 4 * k, bits);
+    }
+}
+
+size_t npy_preamble_write(unsigned char preamble[192], size_t count)
+{
+    char *dict = (char *)preamble + 10;
+    int dict_len = snprintf(dict, 192 - 10,
+                            "{'descr': '<f4', 'fortran_order': False, 'shape': (%zu, 6), }", count);
+    size_t unpadded = 10 + (size_t)dict_len + 1;
+    size_t total = (unpadded + 63) / 64 * 64;
+    memcpy(preamble, npy_magic, sizeof npy_magic);
+    preamble[6] = 1;
+    preamble[7] = 0;
+    preamble[8] = (unsigned char)((total - 10) & 0xff);
+    preamble[9] = (unsigned char)((total - 10) >> 8);
+    memset(preamble + 10 + dict_len, ' ', total - unpadded);
+    preamble[total - 1] = '\n';
+    return total;
+}
+
+shoal_status shoal_io_npy_parse(const void *data, size_t size, const char *name, float **rows_out,
+                                size_t *count_out, shoal_error *err)
+{
+    const unsigned char *bytes = data;
+    if (!name)
+        name = "(memory)";
+    if (!rows_out || !count_out)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: no place for the rows", name);
+    *rows_out = NULL;
+    *count_out = 0;
+    if (!bytes)
+        size = 0;
+    npy_layout lay;
+    shoal_status st = npy_layout_parse(data, size, size, name, &lay, err);
+    if (st)
+        return st;
+    size_t count = lay.count, item_size = lay.item_size, data_offset = lay.data_offset;
+
+    size_t value_count = count * SHOAL_STATE_COLUMNS;
+    float *rows = malloc(value_count * sizeof *rows);
+    if (!rows)
+        return shoal_error_set(err, SHOAL_ERR_NOMEM,
+                               "%s: out of memory: cannot allocate %zu bytes for %zu rows", name,
+                               value_count * sizeof *rows, count);
+    npy_decode(bytes + data_offset, item_size, value_count, rows);
     *rows_out = rows;
     *count_out = count;
     return SHOAL_OK;
@@ -639,18 +699,7 @@ shoal_status shoal_io_npy_write(const char *path, const float *rows, size_t coun
     /* NumPy's layout: magic, version, u16 header length, the dict, spaces, '\n', with the
      * whole preamble a multiple of 64 bytes so that the data is aligned for mmap readers. */
     unsigned char preamble[192];
-    char *dict = (char *)preamble + 10;
-    int dict_len = snprintf(dict, sizeof preamble - 10,
-                            "{'descr': '<f4', 'fortran_order': False, 'shape': (%zu, 6), }", count);
-    size_t unpadded = 10 + (size_t)dict_len + 1;
-    size_t total = (unpadded + 63) / 64 * 64;
-    memcpy(preamble, npy_magic, sizeof npy_magic);
-    preamble[6] = 1;
-    preamble[7] = 0;
-    preamble[8] = (unsigned char)((total - 10) & 0xff);
-    preamble[9] = (unsigned char)((total - 10) >> 8);
-    memset(preamble + 10 + dict_len, ' ', total - unpadded);
-    preamble[total - 1] = '\n';
+    size_t total = npy_preamble_write(preamble, count);
 
     shoal_atomic_file af;
     shoal_status status = shoal_io_atomic_open(&af, path, err);

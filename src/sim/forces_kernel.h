@@ -565,14 +565,25 @@ void KFN(forces_range)(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f)
 {
     const int32_t nx = s->g.dims[0], ny = s->g.dims[1];
     const shoal_model model = s->desc.model;
+    /* Only the active cells get forces (all of them in one process; an MPI brick's own
+     * cells, not its halo): rows outside the active y, z range are skipped, and inside a
+     * row the groups start at the first active cell. A lane's sums do not depend on which
+     * lanes share its group, so this changes no bit of an active boid. */
+    const int32_t *alo = s->g.act_lo, *ahi = s->g.act_hi;
     uint32_t i = (uint32_t)b0;
     while (i < (uint32_t)b1) {
         int64_t row = (int64_t)(s->cell_sorted[i] / (uint32_t)nx);
         int32_t y = (int32_t)(row % ny), z = (int32_t)(row / ny);
         int64_t cell0 = row * nx;
-        uint32_t begin = s->cell_start[cell0], end = s->cell_start[cell0 + nx];
+        uint32_t row_end = s->cell_start[cell0 + nx];
+        if (y < alo[1] || y >= ahi[1] || z < alo[2] || z >= ahi[2]) {
+            i = row_end;
+            continue;
+        }
+        uint32_t begin = s->cell_start[cell0 + alo[0]], end = s->cell_start[cell0 + ahi[0]];
         /* the first group start of this row at or after i */
-        uint32_t first = begin + (i - begin + VW - 1) / VW * VW;
+        uint32_t from = i > begin ? i : begin;
+        uint32_t first = begin + (from - begin + VW - 1) / VW * VW;
         for (uint32_t g0 = first; g0 < end && g0 < (uint32_t)b1; g0 += VW) {
             kgroup g;
             g.base = g0;
@@ -598,6 +609,6 @@ void KFN(forces_range)(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f)
                 break;
             }
         }
-        i = end; /* the next row's first boid */
+        i = row_end; /* the next row's first boid */
     }
 }

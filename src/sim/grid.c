@@ -50,6 +50,10 @@ void grid_setup(grid *g, shoal_model model, const shoal_params *p, shoal_neighbo
         g->dims[0] = g->dims[1] = g->dims[2] = 1;
         g->cell_count = 1;
         g->row_count = 1;
+        for (int c = 0; c < 3; c++) {
+            g->gdims[c] = g->act_hi[c] = 1;
+            g->off[c] = g->act_lo[c] = 0;
+        }
         return;
     }
     float lo[3], hi[3];
@@ -84,13 +88,18 @@ void grid_setup(grid *g, shoal_model model, const shoal_params *p, shoal_neighbo
         g->dims[c] = (int32_t)fmax(1.0, ceil(ext[c] / cell));
     g->cell_count = (int64_t)g->dims[0] * g->dims[1] * g->dims[2];
     g->row_count = (int64_t)g->dims[1] * g->dims[2];
+    for (int c = 0; c < 3; c++) {
+        g->gdims[c] = g->act_hi[c] = g->dims[c];
+        g->off[c] = g->act_lo[c] = 0;
+    }
 }
 
 static inline uint32_t cell_index(const grid *g, float x, float y, float z)
 {
-    int32_t cx = grid_coord(x, g->origin[0], g->inv_cell, g->dims[0]);
-    int32_t cy = grid_coord(y, g->origin[1], g->inv_cell, g->dims[1]);
-    int32_t cz = grid_coord(z, g->origin[2], g->inv_cell, g->dims[2]);
+    /* the whole grid's cell (clamped to its edges), then its place in this sub-box */
+    int32_t cx = grid_coord(x, g->origin[0], g->inv_cell, g->gdims[0]) - g->off[0];
+    int32_t cy = grid_coord(y, g->origin[1], g->inv_cell, g->gdims[1]) - g->off[1];
+    int32_t cz = grid_coord(z, g->origin[2], g->inv_cell, g->gdims[2]) - g->off[2];
     return (uint32_t)(cx + g->dims[0] * (cy + g->dims[1] * cz));
 }
 

@@ -10,8 +10,14 @@
 void sim_init_rows(shoal_model model, const shoal_params *p, uint64_t seed, size_t count,
                    float *rows)
 {
+    sim_init_rows_range(model, p, seed, 0, count, rows);
+}
+
+void sim_init_rows_range(shoal_model model, const shoal_params *p, uint64_t seed, size_t first,
+                         size_t count, float *rows)
+{
     for (size_t i = 0; i < count; i++) {
-        rng r = rng_stream(seed, (uint64_t)i);
+        rng r = rng_stream(seed, (uint64_t)(first + i));
         float *row = rows + i * 6;
         float dir[3];
         switch (model) {

@@ -27,12 +27,18 @@ static float len3(const float v[3]) { return sqrtf((v[0] * v[0] + v[1] * v[1]) +
 /* Runs on one thread after the forces, reading cur (the start-of-step state, cell order). */
 void predators_step(shoal_sim *s)
 {
+    if (s->predator_count <= 0 || s->count == 0)
+        return;
+    float tgt[SHOAL_MAX_PREDATORS][3];
+    predators_targets(s, tgt);
+    predators_advance(s, tgt);
+}
+
+void predators_targets(const shoal_sim *s, float tgt_out[][3])
+{
     const shoal_params *p = &s->desc.params;
     const int n = s->predator_count;
-    if (n <= 0 || s->count == 0)
-        return;
     const float *X = s->cur[0], *Y = s->cur[1], *Z = s->cur[2];
-    const float dt = (float)s->desc.dt_s;
     float centre[3] = {0, 0, 0};
     if (p->predator_chase >= 1.0f) {
         /* sums in the engine's (deterministic) cell order */
@@ -45,13 +51,11 @@ void predators_step(shoal_sim *s)
         for (int k = 0; k < 3; k++)
             centre[k] = (float)(c[k] / (double)s->count);
     }
-    float turn = p->predator_turn * dt;
-    turn = turn > 1.0f ? 1.0f : turn;
     for (int k = 0; k < n; k++) {
-        float *q = s->pred_p[k], *v = s->pred_v[k];
-        float tgt[3];
+        const float *q = s->pred_p[k];
+        float *tgt = tgt_out[k];
         if (p->predator_chase >= 1.0f) {
-            memcpy(tgt, centre, sizeof tgt);
+            memcpy(tgt, centre, 3 * sizeof(float));
         } else {
             /* nearest boid; ties go to the lowest input row */
             float best = INFINITY;
@@ -71,6 +75,19 @@ void predators_step(shoal_sim *s)
             tgt[1] = Y[best_i];
             tgt[2] = Z[best_i];
         }
+    }
+}
+
+void predators_advance(shoal_sim *s, const float tgt_in[][3])
+{
+    const shoal_params *p = &s->desc.params;
+    const int n = s->predator_count;
+    const float dt = (float)s->desc.dt_s;
+    float turn = p->predator_turn * dt;
+    turn = turn > 1.0f ? 1.0f : turn;
+    for (int k = 0; k < n; k++) {
+        float *q = s->pred_p[k], *v = s->pred_v[k];
+        const float *tgt = tgt_in[k];
         float want[3] = {tgt[0] - q[0], tgt[1] - q[1], tgt[2] - q[2]};
         float wl = len3(want), vl = len3(v);
         float dir[3];

@@ -476,7 +476,9 @@ static void step_body(void *p, int t, int nthreads)
         prof_trace_frame(t, "step", (int64_t)s->steps_done + 1, t_step, t_prev);
 }
 
-static shoal_status run_step(shoal_sim *s, int sort_only, shoal_error *err)
+/* The parallel region of a step: sort (and forces unless sort_only). Returns the lowest
+ * input row whose new state is not finite, or UINT32_MAX. */
+static uint32_t run_region(shoal_sim *s, int sort_only)
 {
     step_ctx c = {.s = s, .forces = forces_for_isa(s->isa), .sort_only = sort_only};
     prepare_consts(s);
@@ -500,12 +502,22 @@ static shoal_status run_step(shoal_sim *s, int sort_only, shoal_error *err)
     c.forces_chunk = chunk < 64 ? 64 : chunk > 4096 ? 4096 : chunk;
     parallel_region(step_body, &c);
     s->stage_calls++;
-    if (sort_only)
-        return SHOAL_OK;
     uint32_t bad_row = UINT32_MAX;
+    if (sort_only)
+        return bad_row;
     for (int t = 0; t < nthreads; t++)
         if (s->fault[t].found && s->fault[t].row < bad_row)
             bad_row = s->fault[t].row;
+    return bad_row;
+}
+
+uint32_t sim_forces_pass(shoal_sim *s) { return run_region(s, 0); }
+
+static shoal_status run_step(shoal_sim *s, int sort_only, shoal_error *err)
+{
+    uint32_t bad_row = run_region(s, sort_only);
+    if (sort_only)
+        return SHOAL_OK;
     if (bad_row != UINT32_MAX) {
         /* cur still holds the state from before the step (sorted; row_cur matches). */
         return shoal_error_set(err, SHOAL_ERR_NONFINITE,

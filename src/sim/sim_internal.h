@@ -34,6 +34,13 @@ typedef struct grid {
     int32_t dims[3];
     int64_t cell_count; /* nx*ny*nz */
     int64_t row_count;  /* ny*nz */
+    /* A part of the school (sim/part.h, MPI bricks) holds a sub-box of the whole grid:
+     * gdims are the whole grid's dims (a boid's cell is clamped to them, as in one
+     * process), off the sub-box's first cell, and dims above the sub-box's size; only the
+     * boids in the active cells [act_lo, act_hi) (sub-box coordinates) get forces. One
+     * process: gdims = dims, off = 0, active = everything. */
+    int32_t gdims[3], off[3];
+    int32_t act_lo[3], act_hi[3];
 } grid;
 
 /* Per-step constants every kernel reads: the model's parameters prepared once (squared
@@ -124,6 +131,9 @@ struct shoal_sim {
 
     model_consts mc;
     uint64_t steps_done;
+    /* a part of the school (part.c): capacity of the boid arrays and of cell_start, hist */
+    size_t part_capacity;
+    size_t part_cells, part_hist;
 
     /* obstacle meshes and their field */
     obstacle obstacles[SHOAL_MAX_OBSTACLES];
@@ -193,14 +203,26 @@ void sim_obstacles_free(shoal_sim *s);
  * from the start-of-step state in cur (after the forces, before the swap). */
 void predators_reset(shoal_sim *s);
 void predators_step(shoal_sim *s);
+/* predators_step in two halves: the target of each predator from the start-of-step boids
+ * in cur (the nearest boid, lowest input row on ties, or the centre), then the move toward
+ * tgt. A part of the school (MPI) finds the targets with a global reduction instead. */
+void predators_targets(const shoal_sim *s, float tgt[][3]);
+void predators_advance(shoal_sim *s, const float tgt[][3]);
 
 /* init.c */
 void sim_init_rows(shoal_model model, const shoal_params *p, uint64_t seed, size_t count,
                    float *rows);
+/* Rows [first, first + count) of the same state (row i's draws depend on (seed, i) only). */
+void sim_init_rows_range(shoal_model model, const shoal_params *p, uint64_t seed, size_t first,
+                         size_t count, float *rows);
 void sim_heading_targets(const shoal_params *p, uint64_t seed, double t_s, float *xyz);
 
 /* Sort the current state into cell order without stepping (tests, neighbour queries). */
 void sim_sort_only(shoal_sim *s);
+/* sim.c: one step's sort and forces without the predators' move and the final swap: the
+ * new state of the active boids is in nxt (cell order, as cur). Returns the lowest input
+ * row with a non-finite result, or UINT32_MAX. For sim/part.c. */
+uint32_t sim_forces_pass(shoal_sim *s);
 
 /* Test hook: the input rows of the neighbours of input row `row` within `radius`, found
  * through the grid (after at least one sort), in candidate order. Returns how many

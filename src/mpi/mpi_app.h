@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/* shoal under MPI (docs/ARCHITECTURE.md, "MPI"): the program's one door to src/mpi. The
+ * same binary runs alone or under mpirun; MPI starts only when a launcher started the
+ * process (mpi_launched). Built without MPI (-Dmpi=disabled or no MPI found), mpi_none.c
+ * answers: never launched, one rank. Every function here is called from the main thread
+ * only (MPI_THREAD_FUNNELED); the OpenMP threads of a rank never call MPI. */
+#ifndef SHOAL_MPI_APP_H
+#define SHOAL_MPI_APP_H
+
+#include "shoal/shoal.h"
+
+/* 1 when built with MPI. */
+int mpi_built(void);
+/* 1 when a launcher (mpirun, srun) started this process: its environment names a rank. */
+int mpi_launched(void);
+/* MPI_Init_thread(FUNNELED) when launched; 0, or 2 with a message on stderr on failure. */
+int mpi_start(int *argc, char ***argv);
+/* MPI_Finalize when started. */
+void mpi_stop(void);
+/* This rank and the world's size (0 and 1 when MPI is not running). */
+int mpi_rank(void);
+int mpi_size(void);
+/* 1 when MPI is running (started above): init and step take the MPI path. */
+int mpi_running(void);
+
+/* `shoal step` over the ranks: read `in` (rows at offsets, MPI-IO), decompose, step,
+ * write `out` (atomic: renamed by rank 0 after every rank succeeded). d: the desc of the
+ * command line (its boid_count is replaced by the file's). scene: its obstacles, or NULL.
+ * stats: print the stages and the decomposition's numbers (rank 0, stderr). On failure
+ * every rank returns the same status and e holds "rank K: message" of the lowest failing
+ * rank; nothing is written. */
+shoal_status mpi_step_file(const shoal_sim_desc *d, const shoal_scene *scene, const char *in,
+                           const char *out, long long steps, int stats, shoal_error *e);
+
+/* `shoal init` over the ranks: each rank draws its own rows (row i from (seed, i) alone,
+ * so the bytes do not depend on the rank count) and writes them at their offsets. */
+shoal_status mpi_init_file(const shoal_sim_desc *d, const char *out, int stats, shoal_error *e);
+
+#endif

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/* shoal built without MPI: one process, never launched by an MPI launcher as far as
+ * shoal is concerned (mpirun can still start copies, each of which runs alone). */
+#include "mpi/mpi_app.h"
+
+int mpi_built(void) { return 0; }
+int mpi_launched(void) { return 0; }
+int mpi_start(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    return 0;
+}
+void mpi_stop(void) {}
+int mpi_rank(void) { return 0; }
+int mpi_size(void) { return 1; }
+int mpi_running(void) { return 0; }
+
+shoal_status mpi_step_file(const shoal_sim_desc *d, const shoal_scene *scene, const char *in,
+                           const char *out, long long steps, int stats, shoal_error *e)
+{
+    (void)d;
+    (void)scene;
+    (void)in;
+    (void)out;
+    (void)steps;
+    (void)stats;
+    return shoal_error_set(e, SHOAL_ERR_UNSUPPORTED, "this shoal was built without MPI");
+}
+
+shoal_status mpi_init_file(const shoal_sim_desc *d, const char *out, int stats, shoal_error *e)
+{
+    (void)d;
+    (void)out;
+    (void)stats;
+    return shoal_error_set(e, SHOAL_ERR_UNSUPPORTED, "this shoal was built without MPI");
+}

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/* A part of a school (part.h): a sim whose grid is a sub-box of the whole school's grid,
+ * whose boid arrays grow with what it is given, and whose forces run on its own cells
+ * only. The canonical order needs nothing more: a boid's cell is the whole grid's clamped
+ * cell, cells are numbered in the same (z, y, x) order inside the sub-box, and the stable
+ * sort puts the input rows in order inside each cell. */
+#include "sim/part.h"
+
+#include "core/alloc.h"
+#include "sim/sim_internal.h"
+
+#include <string.h>
+
+shoal_status part_create(const shoal_sim_desc *d, shoal_sim **out, shoal_error *err)
+{
+    shoal_sim_desc one = *d;
+    one.boid_count = 1;
+    shoal_sim *s;
+    shoal_status st = shoal_sim_create(&one, &s, err);
+    if (st)
+        return st;
+    s->desc.boid_count = d->boid_count;
+    s->count = 0;
+    s->part_capacity = 1;
+    s->part_cells = (size_t)s->g.cell_count;
+    s->part_hist = (size_t)s->g.cell_count * (size_t)s->block_count;
+    grid_setup(&s->g, d->model, &d->params, d->neighbors, d->boid_count);
+    *out = s;
+    return SHOAL_OK;
+}
+
+void part_grid_dims(const shoal_sim *s, int32_t dims[3])
+{
+    for (int c = 0; c < 3; c++)
+        dims[c] = s->g.gdims[c];
+}
+
+void part_cell_of(const shoal_sim *s, const float p[3], int32_t cell[3])
+{
+    const grid *g = &s->g;
+    for (int c = 0; c < 3; c++)
+        cell[c] = grid_coord(p[c], g->origin[c], g->inv_cell, g->gdims[c]);
+}
+
+static shoal_status ensure_tables(shoal_sim *s, shoal_error *err)
+{
+    size_t cells = (size_t)s->g.cell_count;
+    size_t hist = cells * (size_t)s->block_count;
+    if (cells + 1 > s->part_cells + 1 || s->cell_start == NULL) {
+        uint32_t *cs = alloc_array(cells + 1, sizeof(uint32_t), "grid cell table", err);
+        if (!cs)
+            return err ? err->status : SHOAL_ERR_NOMEM;
+        alloc_free(s->cell_start);
+        s->cell_start = cs;
+        s->part_cells = cells;
+    }
+    if (hist > s->part_hist) {
+        uint32_t *h = alloc_array(hist, sizeof(uint32_t), "sort histograms", err);
+        if (!h)
+            return err ? err->status : SHOAL_ERR_NOMEM;
+        alloc_free(s->hist);
+        s->hist = h;
+        s->part_hist = hist;
+    }
+    return SHOAL_OK;
+}
+
+shoal_status part_set_box(shoal_sim *s, const int32_t lo[3], const int32_t hi[3], shoal_error *err)
+{
+    grid *g = &s->g;
+    for (int c = 0; c < 3; c++) {
+        int32_t a = lo[c] > 0 ? lo[c] - 1 : 0;
+        int32_t b = hi[c] < g->gdims[c] ? hi[c] + 1 : g->gdims[c];
+        g->off[c] = a;
+        g->dims[c] = b - a;
+        g->act_lo[c] = lo[c] - a;
+        g->act_hi[c] = hi[c] - a;
+    }
+    g->cell_count = (int64_t)g->dims[0] * g->dims[1] * g->dims[2];
+    g->row_count = (int64_t)g->dims[1] * g->dims[2];
+    return ensure_tables(s, err);
+}
+
+static void *grow(void *old, size_t used, size_t cap, size_t size, const char *what,
+                  shoal_error *err)
+{
+    void *p = alloc_array(cap, size, what, err);
+    if (p && old)
+        memcpy(p, old, used * size);
+    if (p)
+        alloc_free(old);
+    return p;
+}
+
+shoal_status part_load(shoal_sim *s, const part_boid *b, size_t n, shoal_error *err)
+{
+    if (n > s->part_capacity) {
+        size_t cap = n + n / 2 + 64;
+        for (int k = 0; k < 6; k++) {
+            float *c = grow(s->cur[k], 0, cap, sizeof(float), "boid state", err);
+            if (!c)
+                return err ? err->status : SHOAL_ERR_NOMEM;
+            s->cur[k] = c;
+            float *x = grow(s->nxt[k], 0, cap, sizeof(float), "boid state", err);
+            if (!x)
+                return err ? err->status : SHOAL_ERR_NOMEM;
+            s->nxt[k] = x;
+        }
+        uint32_t **u[4] = {&s->row_cur, &s->row_nxt, &s->cell_of, &s->cell_sorted};
+        for (int k = 0; k < 4; k++) {
+            uint32_t *x = grow(*u[k], 0, cap, sizeof(uint32_t), "boid rows", err);
+            if (!x)
+                return err ? err->status : SHOAL_ERR_NOMEM;
+            *u[k] = x;
+        }
+        s->part_capacity = cap;
+    }
+    for (size_t i = 0; i < n; i++) {
+        for (int k = 0; k < 6; k++)
+            s->cur[k][i] = b[i].s[k];
+        s->row_cur[i] = b[i].row;
+    }
+    s->count = n;
+    /* the sort's blocks, as shoal_sim_create makes them: they never change a result */
+    int64_t blocks = (int64_t)n / SIM_BLOCK_MIN;
+    blocks = blocks < 1 ? 1 : blocks > SIM_BLOCK_MAX_COUNT ? SIM_BLOCK_MAX_COUNT : blocks;
+    s->block_count = (int)blocks;
+    s->block_size = ((int64_t)n + blocks - 1) / blocks;
+    return ensure_tables(s, err);
+}
+
+uint32_t part_step(shoal_sim *s) { return sim_forces_pass(s); }
+
+size_t part_extract(const shoal_sim *s, part_boid *out)
+{
+    /* after sim_forces_pass, cur holds the sorted start-of-step state, nxt the new one at
+     * the same slots (written for the active cells only) */
+    const grid *g = &s->g;
+    const uint32_t nx = (uint32_t)g->dims[0], ny = (uint32_t)g->dims[1];
+    size_t k = 0;
+    for (int32_t z = g->act_lo[2]; z < g->act_hi[2]; z++)
+        for (int32_t y = g->act_lo[1]; y < g->act_hi[1]; y++) {
+            uint32_t row = (uint32_t)y + ny * (uint32_t)z;
+            uint32_t b = s->cell_start[row * nx + (uint32_t)g->act_lo[0]];
+            uint32_t e = s->cell_start[row * nx + (uint32_t)g->act_hi[0]];
+            for (uint32_t i = b; i < e; i++, k++) {
+                for (int c = 0; c < 6; c++)
+                    out[k].s[c] = s->nxt[c][i];
+                out[k].row = s->row_cur[i];
+            }
+        }
+    return k;
+}
+
+void part_finish_step(shoal_sim *s, const float tgt[][3])
+{
+    if (s->predator_count > 0)
+        predators_advance(s, tgt);
+    s->steps_done++;
+}
+
+void part_predator_targets(const shoal_sim *s, float tgt[][3]) { predators_targets(s, tgt); }
+
+void part_init_rows(const shoal_sim_desc *d, size_t first, size_t count, float *rows)
+{
+    sim_init_rows_range(d->model, &d->params, d->seed, first, count, rows);
+}
