@@ -12,6 +12,7 @@
 
 #include "core/parallel.h"
 #include "render/render_internal.h"
+#include "tests/scenes.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -129,6 +130,11 @@ static void ref_tri(ref_img *img, const int32_t *v, const float *z, uint32_t id)
 static void compare(shoal_renderer *r, const ref_img *ref, const char *what)
 {
     shoal_framebuffer fb = shoal_render_framebuffer(r);
+    /* every pixel of the reference is checked: same size, and not an empty image */
+    assert_int_equal(fb.width, ref->w);
+    assert_int_equal(fb.height, ref->h);
+    assert_true(fb.width > 0 && fb.height > 0 && fb.argb != NULL);
+    long checked = 0;
     for (int y = 0; y < fb.height; y++)
         for (int x = 0; x < fb.width; x++) {
             uint32_t got = fb.argb[(size_t)y * fb.stride_px + x];
@@ -136,7 +142,9 @@ static void compare(shoal_renderer *r, const ref_img *ref, const char *what)
             if (got != want)
                 fail_msg("%s (%s): pixel (%d, %d) is %08x, reference %08x", what,
                          shoal_render_isa_name(r), x, y, got, want);
+            checked++;
         }
+    assert_int_equal(checked, (long)ref->w * ref->h);
 }
 
 static void draw_win(shoal_renderer *r, const int32_t *win, const float *winz, size_t n,
@@ -188,7 +196,7 @@ static void test_reference_random(void **state)
     for (size_t k = 0; k < 3; k++) {
         shoal_renderer *r = make(W, H, isas[k]);
         if (!r) {
-            printf("skipping %s: not supported by this CPU\n", shoal_isa_name(isas[k]));
+            test_skip_part("%s: not supported by this CPU", shoal_isa_name(isas[k]));
             continue;
         }
         for (size_t t = 0; t < 4; t++) {
@@ -230,7 +238,7 @@ static void test_shared_edges(void **state)
     for (size_t k = 0; k < 3; k++) {
         shoal_renderer *r = make(W, H, isas[k]);
         if (!r) {
-            printf("skipping %s: not supported by this CPU\n", shoal_isa_name(isas[k]));
+            test_skip_part("%s: not supported by this CPU", shoal_isa_name(isas[k]));
             continue;
         }
         uint8_t *m1 = malloc((size_t)W * H), *m2 = malloc((size_t)W * H);
@@ -354,7 +362,7 @@ static void test_tiny_and_huge(void **state)
     for (size_t k = 0; k < 3; k++) {
         shoal_renderer *r = make(W, H, isas[k]);
         if (!r) {
-            printf("skipping %s: not supported by this CPU\n", shoal_isa_name(isas[k]));
+            test_skip_part("%s: not supported by this CPU", shoal_isa_name(isas[k]));
             continue;
         }
         draw_win(r, win, winz, N, ids);
@@ -441,7 +449,7 @@ static void test_near_clipping(void **state)
     for (size_t k = 0; k < 3; k++) {
         shoal_renderer *r = make(W, H, isas[k]);
         if (!r) {
-            printf("skipping %s: not supported by this CPU\n", shoal_isa_name(isas[k]));
+            test_skip_part("%s: not supported by this CPU", shoal_isa_name(isas[k]));
             continue;
         }
         images[k] = malloc(sizeof(uint32_t) * W * H * (size_t)nt);
@@ -563,5 +571,5 @@ int main(void)
         cmocka_unit_test(test_tiny_and_huge),    cmocka_unit_test(test_near_clipping),
         cmocka_unit_test(test_clipped_floor),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -31,6 +31,7 @@
 #include <cmocka.h>
 
 #include "shoal/shoal.h"
+#include "tests/scenes.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -1022,10 +1023,15 @@ static void random_extras(world *w, double L, mesh_in *ms, int *mesh_count)
 
 static int isa_list(shoal_isa *out)
 {
+    static int noted[3];
     int n = 0;
     for (int k = 0; k < 3; k++)
         if (shoal_isa_supported(isas[k]))
             out[n++] = isas[k];
+        else if (!noted[k]) {
+            noted[k] = 1;
+            test_skip_part("%s: not supported by this CPU", shoal_isa_name(isas[k]));
+        }
     return n;
 }
 
@@ -1465,5 +1471,5 @@ int main(void)
     };
     (void)test_random_classic;
     (void)test_thresholds_classic;
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -13,6 +13,7 @@
 #include "core/rng.h"
 #include "render/render_internal.h"
 #include "shoal/io.h"
+#include "tests/scenes.h"
 
 #include <math.h>
 #include <png.h>
@@ -139,7 +140,7 @@ static void test_isa_and_threads_identical(void **state)
             for (size_t k = 0; k < 3; k++) {
                 shoal_renderer *r = make(331, 187, shade, lod, isas[k], 1.5f);
                 if (!r) {
-                    printf("skipping %s: not supported by this CPU\n", shoal_isa_name(isas[k]));
+                    test_skip_part("%s: not supported by this CPU", shoal_isa_name(isas[k]));
                     continue;
                 }
                 for (size_t t = 0; t < 4; t++) {
@@ -215,8 +216,10 @@ static void test_occlusion_exact(void **state)
             if (cam_k == 0)
                 cam.eye[2] = 45;
             for (size_t k = 0; k < 3; k++) {
-                if (!shoal_isa_supported(isas[k]))
+                if (!shoal_isa_supported(isas[k])) {
+                    test_skip_part("%s: not supported by this CPU", shoal_isa_name(isas[k]));
                     continue;
+                }
                 uint64_t h[2];
                 uint64_t hidden[2];
                 for (int occ = 0; occ < 2; occ++) {
@@ -338,7 +341,7 @@ static void test_id_mode_matches_reference(void **state)
     for (size_t k = 0; k < 3; k++) {
         shoal_renderer *r = make(W, H, SHOAL_SHADE_ID, 0, isas[k], 1.5f);
         if (!r) {
-            printf("skipping %s: not supported by this CPU\n", shoal_isa_name(isas[k]));
+            test_skip_part("%s: not supported by this CPU", shoal_isa_name(isas[k]));
             continue;
         }
         draw(r, &s.inst, &cam);
@@ -368,6 +371,25 @@ static void test_golden(void **state)
     scene s = scene_make(1500, 2024, 40, 22, 40);
     shoal_camera cam = shoal_camera_default();
     uint64_t h[2];
+    /* every ISA this CPU has (AUTO last, for the printed values): each must give the
+     * golden bits, so a bug in one ISA's path alone fails here too */
+    static const shoal_isa all[] = {SHOAL_ISA_SCALAR, SHOAL_ISA_AVX2, SHOAL_ISA_AVX512,
+                                    SHOAL_ISA_AUTO};
+    for (size_t k = 0; k + 1 < sizeof all / sizeof all[0]; k++) {
+        if (!shoal_isa_supported(all[k])) {
+            test_skip_part("golden image, %s: not supported by this CPU", shoal_isa_name(all[k]));
+            continue;
+        }
+        for (int mode = 0; mode < 2; mode++) {
+            shoal_renderer *r =
+                make(320, 180, mode ? SHOAL_SHADE_ID : SHOAL_SHADE_LIT, 1, all[k], 1.5f);
+            uint64_t hk = draw(r, &s.inst, &cam);
+            shoal_renderer_destroy(r);
+            if (hk != (mode ? GOLDEN_ID : GOLDEN_LIT))
+                fail_msg("golden image (%s), %s: hash %016llx", mode ? "id" : "lit",
+                         shoal_isa_name(all[k]), (unsigned long long)hk);
+        }
+    }
     for (int mode = 0; mode < 2; mode++) {
         shoal_renderer *r =
             make(320, 180, mode ? SHOAL_SHADE_ID : SHOAL_SHADE_LIT, 1, SHOAL_ISA_AUTO, 1.5f);
@@ -502,5 +524,5 @@ int main(void)
         cmocka_unit_test(test_camera_frame),
         cmocka_unit_test(test_errors),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }
