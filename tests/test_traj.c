@@ -303,6 +303,57 @@ static void test_progress(void **state)
     free(p);
 }
 
+/* render --in DIR: each replayed frame is byte for byte the PNG `shoal render` draws of that
+ * state with the same camera (given, or framing the first state); --follow moves the camera
+ * with the school; --video encodes every frame; bad input exits 2 and writes nothing. */
+static void test_replay(void **state)
+{
+    (void)state;
+    assert_int_equal(sh("$S init --model steer --count 1200 --out a.npy"), 0);
+    assert_int_equal(sh("$S step --in a.npy --steps 40 --every 20 --out-dir rp"), 0);
+    const char *cam = "--size 96x64 --eye 0,5,40 --target 0,0,0 --threads 2";
+    assert_int_equal(sh("$S render --in rp --out fr %s", cam), 0);
+    const char *steps[] = {"000000", "000020", "000040"};
+    for (int i = 0; i < 3; i++) {
+        char a[64], b[64];
+        assert_int_equal(
+            sh("$S render --in rp/state_%s.npy --out one_%s.png %s", steps[i], steps[i], cam), 0);
+        snprintf(a, sizeof a, "fr/frame_%s.png", steps[i]);
+        snprintf(b, sizeof b, "one_%s.png", steps[i]);
+        assert_same_file(a, b);
+    }
+    /* no camera given: the first state framed, kept for the others */
+    assert_int_equal(sh("$S render --in rp --out auto --size 96x64"), 0);
+    assert_int_equal(sh("$S render --in rp/state_000000.npy --out auto0.png --size 96x64"), 0);
+    assert_same_file("auto/frame_000000.png", "auto0.png");
+    /* --follow: the camera keeps its offset from the school's centre */
+    assert_int_equal(sh("$S render --in rp --out fol --follow %s", cam), 0);
+    assert_true(exists("fol/frame_000040.png"));
+    if (sh("ffmpeg -version") == 0) {
+        assert_int_equal(sh("$S render --in rp --video r.mp4 %s --fps 10", cam), 0);
+        if (sh("command -v ffprobe") == 0) {
+            assert_int_equal(sh("ffprobe -v error -count_frames -select_streams v:0 -show_entries "
+                                "stream=nb_read_frames -of csv=p=0 r.mp4 > nf.txt"),
+                             0);
+            char *nf = slurp("nf.txt", NULL);
+            assert_int_equal(atoi(nf), 3);
+            free(nf);
+        }
+    }
+    /* bad input */
+    assert_int_equal(sh("mkdir -p empty && $S render --in empty --out e2"), 2);
+    assert_non_null(strstr(g_err, "state_NNNNNN.npy"));
+    assert_false(exists("e2"));
+    assert_int_equal(sh("$S render --in rp --video r.avi"), 2);
+    assert_int_equal(sh("$S render --in a.npy --out x.png --follow"), 2);
+    assert_false(exists("x.png"));
+    assert_int_equal(sh("cp -r rp bad && head -c 100 rp/state_000020.npy > bad/state_000020.npy "
+                        "&& $S render --in bad --out badfr --size 32x32"),
+                     2);
+    assert_non_null(strstr(g_err, "state_000020.npy"));
+    assert_no_temporaries();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -312,6 +363,7 @@ int main(void)
         cmocka_unit_test(test_checkpoint),
         cmocka_unit_test(test_checkpoint_bad),
         cmocka_unit_test(test_progress),
+        cmocka_unit_test(test_replay),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
