@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # The test command: install what is missing, build with gcc (warnings are errors), run the
 # whole suite; then the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
-# (clang). Usage: tools/test.sh [--quick]  (--quick: the gcc build only)
+# (clang); then the gcc suite's line and branch coverage (gcovr).
+# Usage: tools/test.sh [--quick]  (--quick: the gcc build only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/deps.sh test
@@ -11,9 +12,13 @@ quick=0
 [ "${1:-}" = "--quick" ] && quick=1
 jobs=$(nproc)
 
-meson setup build-test --buildtype=debugoptimized -Dwerror=true --wipe >/dev/null 2>&1 ||
-  meson setup build-test --buildtype=debugoptimized -Dwerror=true
+# The gcc build is also the coverage build (-Db_coverage: gcov counters, same -O2 code), so
+# coverage costs no second build or run; tools/coverage.sh prints it at the end.
+meson setup build-test --buildtype=debugoptimized -Dwerror=true -Db_coverage=true --wipe \
+  >/dev/null 2>&1 ||
+  meson setup build-test --buildtype=debugoptimized -Dwerror=true -Db_coverage=true
 ninja -C build-test
+find build-test -name '*.gcda' -delete
 meson test -C build-test --print-errorlogs --num-processes "$jobs"
 
 if [ $quick -eq 0 ]; then
@@ -34,3 +39,6 @@ if [ $quick -eq 0 ]; then
   # libFuzzer + ASan + UBSan; a crash fails the run (tools/fuzz.sh, docs/ROBUSTNESS.md).
   tools/fuzz.sh 30
 fi
+
+# Line and branch coverage of the gcc suite run above (docs/TESTING.md).
+tools/coverage.sh build-test
