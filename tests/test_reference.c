@@ -117,7 +117,7 @@ static d3 clamp_speed(d3 v, double lo, double hi, book *b)
 }
 
 /* ---- the world the reference steps ---- */
-#define MAXN 160
+#define MAXN 320
 typedef struct field_ref {
     int on;
     double origin[3], cell;
@@ -1454,6 +1454,39 @@ static void test_targets_epochs(void **st)
     assert_true(t.skipped == 0);
 }
 
+/* A dense cluster: every boid within every radius of 300 others, so steer's list of
+ * separation candidates fills (256) and is flushed inside the pair loop. */
+static void test_dense_cluster(void **st)
+{
+    (void)st;
+    static world w;
+    tally t = {0};
+    shoal_isa avail[3];
+    int na = isa_list(avail);
+    for (int m = 0; m < 2; m++) {
+        for (int k = 0; k < na; k++) {
+            memset(&w, 0, sizeof w);
+            w.model = m ? SHOAL_MODEL_AVERAGE : SHOAL_MODEL_STEER;
+            shoal_params_default(w.model, &w.q);
+            w.q.ali_weight = 1.5f;
+            w.dt = 1.0 / 60;
+            w.n = 300;
+            rs = 4242;
+            for (int i = 0; i < w.n; i++) {
+                d3 q;
+                do
+                    q = mk(runi(-1, 1), runi(-1, 1), runi(-1, 1));
+                while (len(q) > 1);
+                w.p[i] = mul(q, 0.4);
+                w.v[i] = mk(runi(-1, 1), runi(-1, 1), runi(-1, 1));
+            }
+            run_and_check(&w, NULL, 0, avail[k], SHOAL_NEIGHBORS_GRID, 2, 1, 0, 2, &t,
+                          "dense cluster", 0);
+        }
+    }
+    assert_true(t.skipped * 20 < t.checked);
+}
+
 int main(void)
 {
     /* classic follows MODELS.md (a divided by the sum of the weights): enabled once the
@@ -1468,6 +1501,7 @@ int main(void)
         cmocka_unit_test(test_thresholds_fov),
         cmocka_unit_test(test_flee_size),
         cmocka_unit_test(test_targets_epochs),
+        cmocka_unit_test(test_dense_cluster),
     };
     (void)test_random_classic;
     (void)test_thresholds_classic;
