@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Line and branch coverage of a build configured with -Db_coverage=true, after its tests ran
-# (tools/test.sh does both on its gcc build, so coverage costs no second build or run).
+# (tools/test.sh does both on its build-min, so coverage costs no extra build or run).
 # Prints the totals and one line per source folder; docs/TESTING.md records the figures.
-# Usage: tools/coverage.sh [BUILD_DIR]   (default build-test)
+# Usage: tools/coverage.sh [BUILD_DIR]   (default build-min, as tools/test.sh makes it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${1:-build-test}
+build=${1:-build-min}
 json=$build/coverage-summary.json
 gcovr -r . --object-directory "$build" --filter 'src/' --exclude 'src/gpu/' \
   --exclude-unreachable-branches --json-summary "$json" --json-summary-pretty >/dev/null
