@@ -2202,17 +2202,13 @@ static int parse_cfg(const opt_values *o, run_cfg *c)
 static int build_scene(const opt_values *o, scene_setup *s)
 {
     shoal_error e;
-    shoal_model m = SHOAL_MODEL_STEER;
-    if (options_given(o, "model") && shoal_model_parse(options_get(o, "model"), &m, &e))
-        return options_fail(o, "%s", e.message);
+    shoal_model m;
+    shoal_scene sc;
+    int rc0 = app_scene_model(o, &sc, &m);
+    if (rc0)
+        return rc0;
     if (options_given(o, "scene")) {
         const char *path = options_get(o, "scene");
-        shoal_scene sc;
-        if (shoal_scene_load(path, &sc, &e))
-            return options_fail(o, "%s", e.message);
-        if (options_given(o, "model") && sc.has_model && m != sc.desc.model)
-            return options_fail(o, "--model %s contradicts the scene file %s (model %s)",
-                                shoal_model_name(m), path, shoal_model_name(sc.desc.model));
         memset(s, 0, sizeof *s);
         s->desc = sc.desc;
         s->has_camera = sc.has_eye && sc.has_target;
