@@ -38,6 +38,12 @@ int app_gpu_refuses(const struct opt_values *o, const shoal_sim_desc *d, const s
  * file F (model S)". Returns 0, or the exit code (2) after printing. */
 int app_scene_model(const struct opt_values *o, shoal_scene *scene, shoal_model *model);
 
+/* cmd_replay.c: `shoal render --in DIR` (a trajectory), with render's parsed options. */
+struct shoal_render_desc;
+struct shoal_camera;
+int app_render_replay(const struct opt_values *o, const struct shoal_render_desc *desc,
+                      struct shoal_camera cam, int have_camera);
+
 /* Exit code for a library status: 2 for what the user can fix (bad input, a file that
  * cannot be read or written, memory, an unsupported ISA), 1 for a simulation fault. */
 int app_exit_code(shoal_status st);
