@@ -34,7 +34,8 @@ LD_LIBRARY_PATH=$libdir "$tmp/hello" "$tmp/a.png" 2000 30
 # static: the same program with libshoal.a and its private dependencies (and libgcov when
 # the library was built with -Db_coverage, as tools/test.sh's build-min is)
 cov=
-if nm "$libdir/libshoal.a" 2>/dev/null | grep -q '__gcov_init'; then
+# (grep reads all of nm's output: with -q, nm could die of SIGPIPE and pipefail say no)
+if nm "$libdir/libshoal.a" 2>/dev/null | grep '__gcov_init' >/dev/null; then
   cov=--coverage
 fi
 if [ -z "$san" ] && [ -f "$libdir/libshoal.a" ] && ! nm "$libdir/libshoal.a" 2>/dev/null | grep -q cuda; then
