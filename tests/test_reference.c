@@ -1021,13 +1021,13 @@ static void random_extras(world *w, double L, mesh_in *ms, int *mesh_count)
     }
 }
 
-static int isa_list(shoal_isa *out)
+static int isa_list(shoal_isa *list)
 {
     static int noted[3];
     int n = 0;
     for (int k = 0; k < 3; k++)
         if (shoal_isa_supported(isas[k]))
-            out[n++] = isas[k];
+            list[n++] = isas[k];
         else if (!noted[k]) {
             noted[k] = 1;
             test_skip_part("%s: not supported by this CPU", shoal_isa_name(isas[k]));
