@@ -74,13 +74,21 @@ SHOAL_API void shoal_io_atomic_abort(shoal_atomic_file *af);
  *     [camera]           eye = x,y,z, target = x,y,z, fov_deg = F, fish_length = L
  *
  *  Unknown sections, keys, models and parameters, and out-of-range values are
- *  SHOAL_ERR_INPUT naming the file, the section and the key. */
+ *  SHOAL_ERR_INPUT naming the file, the section and the key. Comment (; or #) and blank
+ *  lines may be of any length, as may section names (compared whole); an indented line
+ *  (which INI parsers read as a continuation of the value above) and a key = value line of
+ *  200 bytes or more are SHOAL_ERR_INPUT naming the line. Every [sphere] needs a radius and
+ *  every [mesh] a file. */
 /** An obstacle mesh of a scene: its OBJ file (already joined to the scene's directory) and
- *  where it sits. Loaded by shoal_scene_add_obstacles. */
+ *  where it sits. Loaded by shoal_scene_add_obstacles. `path` holds any path the system can
+ *  open: SHOAL_PATH_MAX is Linux's PATH_MAX, the longest path open(2) takes (a longer one
+ *  fails with ENAMETOOLONG), so a longer joined path is refused as the system would refuse
+ *  it. `name` (the NAME of [mesh NAME]) is for messages only and may be cut. */
 #define SHOAL_SCENE_MAX_MESHES SHOAL_MAX_OBSTACLES
+#define SHOAL_PATH_MAX 4096
 typedef struct shoal_scene_mesh {
     char name[64];
-    char path[1024];
+    char path[SHOAL_PATH_MAX];
     shoal_transform transform;
 } shoal_scene_mesh;
 
@@ -125,5 +133,33 @@ SHOAL_API shoal_status shoal_io_unity_parse(const void *data, size_t size, const
                                             float **rows_out, size_t *count_out, shoal_error *err);
 SHOAL_API shoal_status shoal_io_unity_write(const char *path, const float *rows, size_t count,
                                             shoal_error *err);
+
+/** Checkpoint files: everything a step depends on but the obstacle meshes (those come from
+ *  the scene file again): the boids, the model, every parameter, dt, t0, the seed, the steps
+ *  done and shoal_sim_checkpoint (predators, pinned targets). Binary, little-endian:
+ *  "SHOALCKP", u32 version (1), u32 parameter floats (sizeof(shoal_params) / 4), u32 model,
+ *  i32 predator count, u64 boid count, u64 seed, u64 steps done, f64 dt_s, f64 t0_s, then the
+ *  shoal_params floats, predator positions and velocities (64 x 3 float32 each), pinned flags
+ *  (256 bytes), pinned positions (256 x 3 float32) and the N x 6 float32 rows (as in .npy).
+ *  A checkpoint is tied to the shoal_params layout of the version that wrote it.
+ *
+ *  shoal_io_checkpoint_write: atomic (shoal_io_atomic_open/commit). shoal_io_checkpoint_read:
+ *  fills `desc` (model, params, boid_count, dt_s, t0_s, seed; the rest defaults), `*rows_out`
+ *  (malloc'ed N x 6, caller frees) and `ck`. A short, long or malformed file, values out of
+ *  range or not finite: SHOAL_ERR_INPUT naming the file; unreadable: SHOAL_ERR_IO. */
+SHOAL_API shoal_status shoal_io_checkpoint_write(const char *path, const shoal_sim *sim,
+                                                 shoal_error *err);
+SHOAL_API shoal_status shoal_io_checkpoint_read(const char *path, shoal_sim_desc *desc,
+                                                float **rows_out, shoal_sim_checkpoint *ck,
+                                                shoal_error *err);
+
+/** VTK XML PolyData (.vtp, ParaView): `count` boids of (N, 6) rows as points (float32 xyz,
+ *  row order), one vertex cell per point (Verts, so ParaView shows them), point data
+ *  "velocity" (float32 x 3) and "speed" (float32 sqrt((vx*vx + vy*vy) + vz*vz)). The arrays
+ *  are raw binary appended data (little-endian, UInt64 size headers): exact, compact and
+ *  fast, as VTK's own writer does by default. `time` (NaN: none) is written as the field
+ *  "TimeValue". Atomic; count == 0 is SHOAL_ERR_INPUT. */
+SHOAL_API shoal_status shoal_io_vtp_write(const char *path, const float *rows, size_t count,
+                                          double time, shoal_error *err);
 
 #endif

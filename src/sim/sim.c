@@ -8,6 +8,7 @@
 #include "core/profile.h"
 #include "core/timer.h"
 #include "shoal/io.h"
+#include "sim/sim_config.h"
 #include "sim/sim_internal.h"
 
 #include <math.h>
@@ -39,13 +40,13 @@ int shoal_isa_supported(shoal_isa isa)
     case SHOAL_ISA_SCALAR:
         return 1;
     case SHOAL_ISA_AVX2:
-#ifdef SHOAL_HAVE_AVX2
+#if SHOAL_SIM_HAVE_X86_SIMD
         return cpu_has_avx2();
 #else
         return 0;
 #endif
     case SHOAL_ISA_AVX512:
-#ifdef SHOAL_HAVE_AVX512
+#if SHOAL_SIM_HAVE_X86_SIMD
         return cpu_has_avx512();
 #else
         return 0;
@@ -110,11 +111,11 @@ shoal_status shoal_isa_resolve(shoal_isa requested, shoal_isa *resolved, shoal_e
 
 static forces_range_fn forces_for_isa(int isa)
 {
-#ifdef SHOAL_HAVE_AVX512
+#if SHOAL_SIM_HAVE_X86_SIMD
     if (isa == SHOAL_ISA_AVX512)
         return forces_range_avx512;
 #endif
-#ifdef SHOAL_HAVE_AVX2
+#if SHOAL_SIM_HAVE_X86_SIMD
     if (isa == SHOAL_ISA_AVX2)
         return forces_range_avx2;
 #endif
@@ -483,22 +484,18 @@ static shoal_status run_step(shoal_sim *s, int sort_only, shoal_error *err)
     s->ctr_blocks.next = 0;
     s->ctr_scatter.next = 0;
     s->ctr_forces.next = 0;
-    int threads = s->desc.thread_count;
-    if (threads > SIM_MAX_THREADS)
-        threads = SIM_MAX_THREADS;
-    parallel_set_threads(threads);
-    int nthreads = parallel_thread_count();
-    if (nthreads > SIM_MAX_THREADS) {
-        parallel_set_threads(SIM_MAX_THREADS);
+    /* This simulation's own thread count, passed to its region: the process default is
+     * read, never written, so simulations in two threads of one program do not race. */
+    int nthreads = parallel_resolve_threads(s->desc.thread_count);
+    if (nthreads > SIM_MAX_THREADS)
         nthreads = SIM_MAX_THREADS;
-    }
     for (int t = 0; t < nthreads; t++)
         s->fault[t].found = 0;
     /* About 16 chunks per thread so a crowded part of the school is shared out, whole
      * groups per chunk at least; the chunking does not change any result. */
     int64_t chunk = (int64_t)s->count / ((int64_t)nthreads * 16);
     c.forces_chunk = chunk < 64 ? 64 : chunk > 4096 ? 4096 : chunk;
-    parallel_region(step_body, &c);
+    parallel_region_n(step_body, &c, nthreads);
     s->stage_calls++;
     if (sort_only)
         return SHOAL_OK;
