@@ -735,7 +735,15 @@ static void test_truncated_everywhere(void **state)
             snprintf(label, sizeof label, "image %d cut to %zu bytes", k, len);
             g_case = label;
             image cut = raw_image(images[k].data, len);
-            expect_input(&cut, NULL, NULL);
+            /* a cut inside the header is named as such (so a bounds check one byte too
+             * lax, which the gcc suite would not see otherwise, fails here) */
+            const unsigned char *b = images[k].data;
+            size_t prefix = b[6] == 1 ? 10 : 12;
+            size_t hlen = b[6] == 1 ? (size_t)(b[8] | b[9] << 8)
+                                    : (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 |
+                                          (size_t)b[11] << 24;
+            expect_input(&cut, len >= prefix && len < prefix + hlen ? "truncated header" : NULL,
+                         NULL);
             free(cut.data);
         }
         free(images[k].data);
