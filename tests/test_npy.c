@@ -571,6 +571,9 @@ static const bad_header BAD_HEADERS[] = {
      "trailing", NULL},
     /* keys */
     {"missing shape", "{'descr': '<f4', 'fortran_order': False}", 72, "missing key 'shape'", NULL},
+    {"missing fortran_order", "{'descr': '<f4', 'shape': (3, 6)}", 72,
+     "missing key 'fortran_order'", NULL},
+    {"missing descr", "{'fortran_order': False, 'shape': (3, 6)}", 72, "missing key 'descr'", NULL},
     {"missing two", "{'shape': (3, 6)}", 72, "missing keys 'descr' 'fortran_order'", NULL},
     {"empty dict", "{}", 72, "missing keys", NULL},
     {"unknown key", "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 6), 'extra': 1}", 72,
