@@ -9,5 +9,6 @@
 #include "shoal/base.h"
 #include "shoal/io.h"
 #include "shoal/sim.h"
+#include "shoal/stats.h"
 
 #endif
