@@ -26,28 +26,23 @@ def pair_d2(p, i0, i1):
     return (dx * dx + dy * dy) + dz * dz
 
 
-def groups(p, r2):
-    """Connected components by union-find over all pairs within the radius."""
-    n = len(p)
-    parent = list(range(n))
-
-    def find(i):
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for i0 in range(0, n, 512):
-        d2 = pair_d2(p, i0, min(n, i0 + 512))
-        ii, jj = np.nonzero(d2 <= r2)
-        for a, b in zip((ii + i0).tolist(), jj.tolist()):
-            if a < b:
-                ra, rb = find(a), find(b)
-                if ra != rb:
-                    parent[max(ra, rb)] = min(ra, rb)
-    roots = np.array([find(i) for i in range(n)])
-    sizes = np.bincount(roots, minlength=n)
-    return int(np.count_nonzero(sizes)), sizes.max() / n
+def groups(adj):
+    """Connected components of the adjacency matrix, by breadth-first search."""
+    n = len(adj)
+    seen = np.zeros(n, dtype=bool)
+    sizes = []
+    for s in range(n):
+        if seen[s]:
+            continue
+        seen[s] = True
+        front, size = np.array([s]), 1
+        while len(front):
+            nb = adj[front].any(axis=0) & ~seen
+            seen |= nb
+            front = np.nonzero(nb)[0]
+            size += len(front)
+        sizes.append(size)
+    return len(sizes), max(sizes) / n
 
 
 def stats(rows, radii):
@@ -76,13 +71,11 @@ def stats(rows, radii):
         nn[i0:i0 + d2.shape[0]] = d2.min(axis=1)
     out["mean_nn_distance"] = np.sqrt(nn).mean() if n >= 2 else float("nan")
     lines = []
+    d2 = pair_d2(p, 0, n)  # test states are small: all pairs at once
     for rad in radii:
-        r2 = rad * rad
-        cnt = 0
-        for i0 in range(0, n, 512):
-            cnt += int(np.count_nonzero(pair_d2(p, i0, min(n, i0 + 512)) <= r2)) - \
-                min(n, i0 + 512) + i0
-        g, big = groups(p, r2)
+        adj = d2 <= rad * rad
+        cnt = int(np.count_nonzero(adj)) - n
+        g, big = groups(adj)
         lines.append((rad, cnt / n, g, big))
     return out, lines
 

@@ -190,7 +190,8 @@ static void test_soa_equals_rows(void **state)
     for (size_t i = 0; i < n; i++)
         for (int c = 0; c < 6; c++)
             soa[(size_t)c * n + i] = rows[i * 6 + (size_t)c];
-    const float *pos[3] = {soa, soa + n, soa + 2 * n}, *vel[3] = {soa + 3 * n, soa + 4 * n, soa + 5 * n};
+    const float *pos[3] = {soa, soa + n, soa + 2 * n},
+                *vel[3] = {soa + 3 * n, soa + 4 * n, soa + 5 * n};
     shoal_stats_desc d = shoal_stats_desc_default();
     d.radius = 0.7;
     shoal_stats a, b;
@@ -239,8 +240,9 @@ static void run_ref(const char *args, ref *r)
     char line[512];
     while (fgets(line, sizeof line, f)) {
         if (strncmp(line, "radius ", 7) == 0) {
-            assert_int_equal(sscanf(line, "radius %lf mean_neighbors %lf group_count %lf "
-                                          "largest_group_fraction %lf",
+            assert_int_equal(sscanf(line,
+                                    "radius %lf mean_neighbors %lf group_count %lf "
+                                    "largest_group_fraction %lf",
                                     &r->radius[r->nr], &r->neighbors[r->nr], &r->groups[r->nr],
                                     &r->largest[r->nr]),
                              4);
@@ -263,8 +265,7 @@ static double ref_get(const ref *r, const char *key)
 
 /* Every statistic of `rows` at each radius against the NumPy brute force: counts exactly,
  * sums to a relative 1e-12 (the order of a float64 sum differs). */
-static void check_numpy(const char *what, const float *rows, size_t n, const double *radii,
-                        int nr)
+static void check_numpy(const char *what, const float *rows, size_t n, const double *radii, int nr)
 {
     shoal_error e;
     if (shoal_io_npy_write(tmp_path("s.npy"), rows, n, &e))
@@ -427,7 +428,7 @@ static void test_lattice_exact(void **state)
         for (int y = 0; y < ny; y++)
             for (int xx = 0; xx < nx; xx++, i++)
                 set_row(r + i * 6, (float)xx / 32, (float)y / 32, (float)z / 32, 1, 0, 0);
-    const double radii[] = {0.03125, 0.1, 0.5, 1.5};
+    const double radii[] = {0.03125, 0.1, 0.25, 2.5};
     for (int k = 0; k < 4; k++) {
         char args[256];
         snprintf(args, sizeof args, "--lattice %d %d %d 0.03125 %.17g", nx, ny, nz, radii[k]);
@@ -475,18 +476,12 @@ static int teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_two_boids),
-        cmocka_unit_test(test_mill_and_polarisation),
-        cmocka_unit_test(test_groups_chain),
-        cmocka_unit_test(test_nonfinite_and_errors),
-        cmocka_unit_test(test_soa_equals_rows),
-        cmocka_unit_test(test_random_vs_numpy),
-        cmocka_unit_test(test_one_point),
-        cmocka_unit_test(test_huge_radius),
-        cmocka_unit_test(test_thin_line),
-        cmocka_unit_test(test_dense_ball),
-        cmocka_unit_test(test_lattice_exact),
-        cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_two_boids),       cmocka_unit_test(test_mill_and_polarisation),
+        cmocka_unit_test(test_groups_chain),    cmocka_unit_test(test_nonfinite_and_errors),
+        cmocka_unit_test(test_soa_equals_rows), cmocka_unit_test(test_random_vs_numpy),
+        cmocka_unit_test(test_one_point),       cmocka_unit_test(test_huge_radius),
+        cmocka_unit_test(test_thin_line),       cmocka_unit_test(test_dense_ball),
+        cmocka_unit_test(test_lattice_exact),   cmocka_unit_test(test_threads),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -39,8 +39,8 @@ typedef struct sgrid {
     double lo[3], h, pad[3];
     int64_t dims[3];
     size_t cells, m;
-    uint32_t *start; /* cells + 1: slots of cell c are start[c] .. start[c+1]-1 */
-    double *x[3];    /* m sorted coordinates */
+    uint32_t *start;    /* cells + 1: slots of cell c are start[c] .. start[c+1]-1 */
+    double *x[3];       /* m sorted coordinates */
     float *bmin, *bmax; /* 3 per cell */
 } sgrid;
 
@@ -52,10 +52,7 @@ shoal_stats_desc shoal_stats_desc_default(void)
     return d;
 }
 
-static double sq(double v)
-{
-    return v * v;
-}
+static double sq(double v) { return v * v; }
 
 /* The pair distance every statistic uses; the order of the sum is part of the contract. */
 static double d2_pair(double ax, double ay, double az, double bx, double by, double bz)
@@ -155,8 +152,7 @@ static int grid_build(sgrid *g, const view *vw, const uint32_t *idx, size_t m, c
     g->bmax = malloc(g->cells * 3 * sizeof *g->bmax);
     for (int c = 0; c < 3; c++)
         g->x[c] = malloc((m ? m : 1) * sizeof *g->x[c]);
-    if (!cell || !fill || !g->start || !g->bmin || !g->bmax || !g->x[0] || !g->x[1] ||
-        !g->x[2]) {
+    if (!cell || !fill || !g->start || !g->bmin || !g->bmax || !g->x[0] || !g->x[1] || !g->x[2]) {
         free(cell);
         free(fill);
         grid_free(g);
@@ -447,8 +443,7 @@ static void groups_compute(const sgrid *g, double r, uint32_t *parent, uint64_t 
                 cell_box(g, a, an, ax);
                 /* the forward half of the neighbourhood: each cell pair once */
                 for (int64_t z = cz; z <= cz + R && z < g->dims[2]; z++)
-                    for (int64_t y = (z == cz ? cy : cy - R); y <= cy + R && y < g->dims[1];
-                         y++) {
+                    for (int64_t y = (z == cz ? cy : cy - R); y <= cy + R && y < g->dims[1]; y++) {
                         if (y < 0)
                             continue;
                         for (int64_t x = (z == cz && y == cy ? cx + 1 : cx - R);
@@ -537,8 +532,8 @@ static shoal_status stats_compute(const view *vw, size_t n, const shoal_stats_de
                                "statistics thread count %d (expected 0 to 1024)",
                                desc.thread_count);
     if (n > (size_t)UINT32_MAX - 1)
-        return shoal_error_set(err, SHOAL_ERR_INPUT,
-                               "statistics of %zu boids (at most 4294967294)", n);
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "statistics of %zu boids (at most 4294967294)",
+                               n);
     shoal_stats s;
     memset(&s, 0, sizeof s);
     s.count = n;
@@ -660,8 +655,11 @@ static shoal_status stats_compute(const view *vw, size_t n, const shoal_stats_de
                 st = SHOAL_ERR_NOMEM;
                 goto done;
             }
-            count_ctx k = {.g = &g, .r2 = r2, .r_lo = r * (1 - STATS_MARGIN),
-                           .r_hi = r * (1 + STATS_MARGIN), .cnt = cnt};
+            count_ctx k = {.g = &g,
+                           .r2 = r2,
+                           .r_lo = r * (1 - STATS_MARGIN),
+                           .r_hi = r * (1 + STATS_MARGIN),
+                           .cnt = cnt};
             memcpy(k.bb_lo, lo, sizeof lo);
             memcpy(k.bb_hi, hi, sizeof hi);
             parallel_for((int64_t)m, 256, count_range, &k);
