@@ -85,9 +85,10 @@ static double grid_cells_for(const double ext[3], double h, int64_t dims[3])
 }
 
 /* The smallest cell size >= hmin (about) that keeps the cell count within the budget. */
-static double grid_size(const double ext[3], size_t m, double hmin, int64_t dims[3])
+static double grid_size(const double ext[3], size_t m, double per_boid, double hmin,
+                        int64_t dims[3])
 {
-    double budget = 2.0 * (double)m;
+    double budget = per_boid * (double)m;
     if (budget > STATS_MAX_CELLS)
         budget = STATS_MAX_CELLS;
     if (budget < 1)
@@ -135,11 +136,11 @@ static int64_t grid_coord(const sgrid *g, double x, int c)
 /* Sort the m finite boids (rows idx[]) into cells of size about hmin or larger. Serial:
  * O(m + cells), small next to the queries. Returns 0, or -1 when out of memory. */
 static int grid_build(sgrid *g, const view *vw, const uint32_t *idx, size_t m, const double lo[3],
-                      const double ext[3], double hmin)
+                      const double ext[3], double per_boid, double hmin)
 {
     memset(g, 0, sizeof *g);
     g->m = m;
-    g->h = grid_size(ext, m, hmin, g->dims);
+    g->h = grid_size(ext, m, per_boid, hmin, g->dims);
     g->cells = (size_t)(g->dims[0] * g->dims[1] * g->dims[2]);
     for (int c = 0; c < 3; c++) {
         g->lo[c] = lo[c];
@@ -221,85 +222,131 @@ typedef struct count_ctx {
     uint64_t *cnt; /* per slot */
 } count_ctx;
 
-/* Boids j in cells [x0, x1] of grid row `row` with d2(q, j) <= r2 (q itself included). */
-static uint64_t count_cells(const sgrid *g, const double q[3], double r2, size_t row, int64_t x0,
-                            int64_t x1)
+/* Largest and smallest d2 between any point of box A and any point of box B. */
+static double boxes_max_d2(const double an[3], const double ax[3], const double bn[3],
+                           const double bx[3])
 {
-    uint64_t n = 0;
+    double d[3];
+    for (int c = 0; c < 3; c++)
+        d[c] = fmax(ax[c] - bn[c], bx[c] - an[c]);
+    return (d[0] * d[0] + d[1] * d[1]) + d[2] * d[2];
+}
+
+static double boxes_min_d2(const double an[3], const double ax[3], const double bn[3],
+                           const double bx[3])
+{
+    double d[3];
+    for (int c = 0; c < 3; c++)
+        d[c] = bn[c] > ax[c] ? bn[c] - ax[c] : an[c] > bx[c] ? an[c] - bx[c] : 0.0;
+    return (d[0] * d[0] + d[1] * d[1]) + d[2] * d[2];
+}
+
+/* Cells [x0, x1] of grid row `row` against the boids of cell A (slots a0..a1, box an..ax):
+ * returns what every boid of A gains (cells wholly in reach) and adds each boid's own share
+ * of the cells the sphere cuts to cnt[]. */
+static uint64_t count_cells(const count_ctx *k, uint32_t a0, uint32_t a1, const double an[3],
+                            const double ax[3], size_t row, int64_t x0, int64_t x1)
+{
+    const sgrid *g = k->g;
+    const double r2 = k->r2;
+    uint64_t all = 0;
     for (int64_t cx = x0; cx <= x1; cx++) {
         size_t c = row + (size_t)cx;
-        uint32_t s0 = g->start[c], s1 = g->start[c + 1];
-        if (s0 == s1)
+        uint32_t b0 = g->start[c], b1 = g->start[c + 1];
+        if (b0 == b1)
             continue;
         double bn[3], bx[3];
         cell_box(g, c, bn, bx);
-        if (box_min_d2(q, bn, bx) > r2)
+        if (boxes_min_d2(an, ax, bn, bx) > r2)
             continue;
-        if (box_max_d2(q, bn, bx) <= r2) {
-            n += s1 - s0;
+        if (boxes_max_d2(an, ax, bn, bx) <= r2) {
+            all += b1 - b0;
             continue;
         }
-        for (uint32_t s = s0; s < s1; s++)
-            n += d2_pair(q[0], q[1], q[2], g->x[0][s], g->x[1][s], g->x[2][s]) <= r2;
+        for (uint32_t i = a0; i < a1; i++) {
+            const double q[3] = {g->x[0][i], g->x[1][i], g->x[2][i]};
+            if (b1 - b0 > 2) {
+                if (box_min_d2(q, bn, bx) > r2)
+                    continue;
+                if (box_max_d2(q, bn, bx) <= r2) {
+                    k->cnt[i] += b1 - b0;
+                    continue;
+                }
+            }
+            uint64_t n = 0;
+            for (uint32_t j = b0; j < b1; j++)
+                n += d2_pair(q[0], q[1], q[2], g->x[0][j], g->x[1][j], g->x[2][j]) <= r2;
+            k->cnt[i] += n;
+        }
     }
-    return n;
+    return all;
 }
 
-/* Worker threads: the neighbour count of slots [b, e); writes cnt[b..e) only. */
+/* Worker threads: the neighbour counts of the boids of cells [b, e), a cell at a time, so
+ * the walk over grid rows is shared by the boids of a cell. Writes their cnt[] only. */
 static void count_range(void *p, int64_t b, int64_t e, int thread_index)
 {
     (void)thread_index;
     const count_ctx *k = p;
     const sgrid *g = k->g;
     const double h = g->h, r2 = k->r2, rh2 = sq(k->r_hi), rl2 = sq(k->r_lo);
-    for (int64_t s = b; s < e; s++) {
-        const double q[3] = {g->x[0][s], g->x[1][s], g->x[2][s]};
-        if (box_max_d2(q, k->bb_lo, k->bb_hi) <= r2) { /* the whole school is in reach */
-            k->cnt[s] = g->m - 1;
+    for (int64_t cell = b; cell < e; cell++) {
+        uint32_t a0 = g->start[cell], a1 = g->start[cell + 1];
+        if (a0 == a1)
+            continue;
+        double an[3], ax[3], anr[3], axr[3];
+        cell_box(g, (size_t)cell, an, ax);
+        if (boxes_max_d2(an, ax, k->bb_lo, k->bb_hi) <= r2) { /* the whole school in reach */
+            for (uint32_t i = a0; i < a1; i++)
+                k->cnt[i] = g->m - 1;
             continue;
         }
-        double qr[3];
-        for (int c = 0; c < 3; c++)
-            qr[c] = q[c] - g->lo[c];
-        uint64_t n = 0;
-        int64_t z0 = clampi((qr[2] - k->r_hi - g->pad[2]) / h, g->dims[2] - 1),
-                z1 = clampi((qr[2] + k->r_hi + g->pad[2]) / h, g->dims[2] - 1),
-                y0 = clampi((qr[1] - k->r_hi - g->pad[1]) / h, g->dims[1] - 1),
-                y1 = clampi((qr[1] + k->r_hi + g->pad[1]) / h, g->dims[1] - 1);
+        for (uint32_t i = a0; i < a1; i++)
+            k->cnt[i] = 0;
+        for (int c = 0; c < 3; c++) {
+            anr[c] = an[c] - g->lo[c];
+            axr[c] = ax[c] - g->lo[c];
+        }
+        uint64_t all = 0;
+        int64_t z0 = clampi((anr[2] - k->r_hi - g->pad[2]) / h, g->dims[2] - 1),
+                z1 = clampi((axr[2] + k->r_hi + g->pad[2]) / h, g->dims[2] - 1),
+                y0 = clampi((anr[1] - k->r_hi - g->pad[1]) / h, g->dims[1] - 1),
+                y1 = clampi((axr[1] + k->r_hi + g->pad[1]) / h, g->dims[1] - 1);
         for (int64_t cz = z0; cz <= z1; cz++) {
             double zl = (double)cz * h - g->pad[2], zh = (double)(cz + 1) * h + g->pad[2];
-            double dzn = qr[2] < zl ? zl - qr[2] : qr[2] > zh ? qr[2] - zh : 0.0;
-            double dzx = fmax(fabs(qr[2] - zl), fabs(zh - qr[2]));
+            double dzn = zl > axr[2] ? zl - axr[2] : anr[2] > zh ? anr[2] - zh : 0.0;
+            double dzx = fmax(axr[2] - zl, zh - anr[2]);
             for (int64_t cy = y0; cy <= y1; cy++) {
                 double yl = (double)cy * h - g->pad[1], yh = (double)(cy + 1) * h + g->pad[1];
-                double dyn = qr[1] < yl ? yl - qr[1] : qr[1] > yh ? qr[1] - yh : 0.0;
-                double dyx = fmax(fabs(qr[1] - yl), fabs(yh - qr[1]));
+                double dyn = yl > axr[1] ? yl - axr[1] : anr[1] > yh ? anr[1] - yh : 0.0;
+                double dyx = fmax(axr[1] - yl, yh - anr[1]);
                 double dmin2 = dzn * dzn + dyn * dyn;
                 if (dmin2 > rh2)
                     continue;
                 double a = sqrt(rh2 - dmin2);
-                int64_t x0 = clampi((qr[0] - a - g->pad[0]) / h, g->dims[0] - 1),
-                        x1 = clampi((qr[0] + a + g->pad[0]) / h, g->dims[0] - 1);
+                int64_t x0 = clampi((anr[0] - a - g->pad[0]) / h, g->dims[0] - 1),
+                        x1 = clampi((axr[0] + a + g->pad[0]) / h, g->dims[0] - 1);
                 size_t row = (size_t)(g->dims[0] * (cy + g->dims[1] * cz));
-                /* cells whose padded box lies inside the shrunken sphere: all theirs count */
+                /* cells whose padded box is within the shrunken radius of all of A's box */
                 double dmax2 = dzx * dzx + dyx * dyx;
                 double f0 = 1, f1 = 0;
                 if (dmax2 < rl2) {
                     double c = sqrt(rl2 - dmax2);
-                    f0 = fmax(ceil((qr[0] - c + g->pad[0]) / h), (double)x0);
-                    f1 = fmin(floor((qr[0] + c - g->pad[0]) / h) - 1, (double)x1);
+                    f0 = fmax(ceil((axr[0] - c + g->pad[0]) / h), (double)x0);
+                    f1 = fmin(floor((anr[0] + c - g->pad[0]) / h) - 1, (double)x1);
                 }
                 if (f0 <= f1) {
                     int64_t i0 = (int64_t)f0, i1 = (int64_t)f1;
-                    n += g->start[row + (size_t)i1 + 1] - g->start[row + (size_t)i0];
-                    n += count_cells(g, q, r2, row, x0, i0 - 1);
-                    n += count_cells(g, q, r2, row, i1 + 1, x1);
+                    all += g->start[row + (size_t)i1 + 1] - g->start[row + (size_t)i0];
+                    all += count_cells(k, a0, a1, an, ax, row, x0, i0 - 1);
+                    all += count_cells(k, a0, a1, an, ax, row, i1 + 1, x1);
                 } else {
-                    n += count_cells(g, q, r2, row, x0, x1);
+                    all += count_cells(k, a0, a1, an, ax, row, x0, x1);
                 }
             }
         }
-        k->cnt[s] = n - 1; /* q itself (d2 = 0 <= r2) */
+        for (uint32_t i = a0; i < a1; i++)
+            k->cnt[i] += all - 1; /* less the boid itself (d2 = 0 <= r2) */
     }
 }
 
@@ -627,7 +674,7 @@ static shoal_status stats_compute(const view *vw, size_t n, const shoal_stats_de
     s.mean_nn_distance = NAN;
     if (!(desc.skip & SHOAL_STATS_SKIP_NEAREST) && m >= 2) {
         double *nn = malloc(m * sizeof *nn);
-        if (!nn || grid_build(&g, vw, idx, m, lo, ext, 0) < 0) {
+        if (!nn || grid_build(&g, vw, idx, m, lo, ext, 2.0, 0) < 0) {
             free(nn);
             st = SHOAL_ERR_NOMEM;
             goto done;
@@ -650,7 +697,7 @@ static shoal_status stats_compute(const view *vw, size_t n, const shoal_stats_de
             s.mean_neighbors = (double)(m - 1);
         } else {
             uint64_t *cnt = malloc(m * sizeof *cnt);
-            if (!cnt || grid_build(&g, vw, idx, m, lo, ext, r / STATS_KMAX) < 0) {
+            if (!cnt || grid_build(&g, vw, idx, m, lo, ext, 0.5, r / STATS_KMAX) < 0) {
                 free(cnt);
                 st = SHOAL_ERR_NOMEM;
                 goto done;
@@ -662,7 +709,7 @@ static shoal_status stats_compute(const view *vw, size_t n, const shoal_stats_de
                            .cnt = cnt};
             memcpy(k.bb_lo, lo, sizeof lo);
             memcpy(k.bb_hi, hi, sizeof hi);
-            parallel_for((int64_t)m, 256, count_range, &k);
+            parallel_for((int64_t)g.cells, 16, count_range, &k);
             uint64_t total = 0;
             for (size_t j = 0; j < m; j++)
                 total += cnt[j];
@@ -681,7 +728,7 @@ static shoal_status stats_compute(const view *vw, size_t n, const shoal_stats_de
         } else {
             /* cells a little under r / sqrt(3) wide: a cell's boids are usually one group */
             uint32_t *parent = malloc(m * sizeof *parent);
-            if (!parent || grid_build(&g, vw, idx, m, lo, ext, r * 0.57) < 0) {
+            if (!parent || grid_build(&g, vw, idx, m, lo, ext, 2.0, r * 0.57) < 0) {
                 free(parent);
                 st = SHOAL_ERR_NOMEM;
                 goto done;
