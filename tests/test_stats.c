@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -458,6 +459,48 @@ static void test_threads(void **state)
     free(r);
 }
 
+/* Calls from several threads at once (a sweep's members) are independent: each gives what it
+ * gives alone, whatever thread count the other asked for. */
+typedef struct par_job {
+    const float *rows;
+    size_t n;
+    int threads;
+    shoal_stats out[4];
+} par_job;
+
+static void *par_run(void *p)
+{
+    par_job *j = p;
+    shoal_stats_desc d = shoal_stats_desc_default();
+    d.radius = 0.8;
+    d.thread_count = j->threads;
+    shoal_error e;
+    for (int k = 0; k < 4; k++)
+        if (shoal_stats_compute(j->rows, j->n, &d, &j->out[k], &e))
+            return NULL;
+    return p;
+}
+
+static void test_concurrent_calls(void **state)
+{
+    (void)state;
+    const size_t n = 20000;
+    float *r = scene_clustered(n, 8, 1.0f, 20.0f, 1.0f, 31);
+    shoal_stats alone = stats_r(r, n, 0.8, 1);
+    par_job jobs[2] = {{.rows = r, .n = n, .threads = 1}, {.rows = r, .n = n, .threads = 3}};
+    pthread_t t[2];
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(pthread_create(&t[k], NULL, par_run, &jobs[k]), 0);
+    for (int k = 0; k < 2; k++) {
+        void *ret;
+        assert_int_equal(pthread_join(t[k], &ret), 0);
+        assert_ptr_equal(ret, &jobs[k]);
+        for (int i = 0; i < 4; i++)
+            assert_memory_equal(&jobs[k].out[i], &alone, sizeof alone);
+    }
+    free(r);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -476,12 +519,13 @@ static int teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_two_boids),       cmocka_unit_test(test_mill_and_polarisation),
-        cmocka_unit_test(test_groups_chain),    cmocka_unit_test(test_nonfinite_and_errors),
-        cmocka_unit_test(test_soa_equals_rows), cmocka_unit_test(test_random_vs_numpy),
-        cmocka_unit_test(test_one_point),       cmocka_unit_test(test_huge_radius),
-        cmocka_unit_test(test_thin_line),       cmocka_unit_test(test_dense_ball),
-        cmocka_unit_test(test_lattice_exact),   cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_two_boids),        cmocka_unit_test(test_mill_and_polarisation),
+        cmocka_unit_test(test_groups_chain),     cmocka_unit_test(test_nonfinite_and_errors),
+        cmocka_unit_test(test_soa_equals_rows),  cmocka_unit_test(test_random_vs_numpy),
+        cmocka_unit_test(test_one_point),        cmocka_unit_test(test_huge_radius),
+        cmocka_unit_test(test_thin_line),        cmocka_unit_test(test_dense_ball),
+        cmocka_unit_test(test_lattice_exact),    cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_concurrent_calls),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

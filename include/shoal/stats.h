@@ -25,9 +25,8 @@ typedef struct shoal_stats_desc {
      *  neighbours when |p_i - p_j|^2 <= radius^2 (float64, as the models' `d2 <= r*r`).
      *  0 <= radius <= +infinity; NaN or negative is SHOAL_ERR_INPUT. Default 1. */
     double radius;
-    /** Worker threads: 0 = all cores (OpenMP's default), else 1..1024. The results do not
-     *  depend on it. Like shoal_sim_step, sets the process-wide thread count of shoal's
-     *  parallel regions (core/parallel) for the call. */
+    /** Worker threads: 0 = the process default (all cores unless the program set it), else
+     *  1..1024. The results do not depend on it. Changes no process-wide setting. */
     int thread_count;
     /** SHOAL_STATS_SKIP_* bits; 0 (default) computes everything. */
     unsigned skip;
@@ -79,8 +78,8 @@ SHOAL_API shoal_stats_desc shoal_stats_desc_default(void);
  *  is allowed (everything NaN or 0). Errors: SHOAL_ERR_INPUT for a NaN or negative radius,
  *  a bad thread count or more than 2^32 - 2 rows; SHOAL_ERR_NOMEM when the work arrays (about
  *  60 bytes a boid) cannot be allocated. `out` is filled on success only.
- *  Thread-safe against other calls that do not change the thread count concurrently; the
- *  rows are only read. */
+ *  Thread-safe: calls from several threads at once (a sweep's members) are independent;
+ *  the rows are only read. */
 SHOAL_API shoal_status shoal_stats_compute(const float *rows, size_t count,
                                            const shoal_stats_desc *desc, shoal_stats *out,
                                            shoal_error *err);

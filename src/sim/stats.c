@@ -666,7 +666,6 @@ static shoal_status stats_compute(const view *vw, size_t n, const shoal_stats_de
     /* the diagonal of the bounding box under d2_pair: no pair is farther (monotone rounding) */
     const double diag2 = (ext[0] * ext[0] + ext[1] * ext[1]) + ext[2] * ext[2];
     shoal_status st = SHOAL_OK;
-    parallel_set_threads(desc.thread_count);
     sgrid g;
     memset(&g, 0, sizeof g);
 
@@ -680,7 +679,7 @@ static shoal_status stats_compute(const view *vw, size_t n, const shoal_stats_de
             goto done;
         }
         nn_ctx k = {.g = &g, .nn = nn};
-        parallel_for((int64_t)m, 256, nn_range, &k);
+        parallel_for_n((int64_t)m, 256, nn_range, &k, desc.thread_count);
         /* slot order: cell-major, row-minor, a function of the state alone */
         double sum = 0;
         for (size_t j = 0; j < m; j++)
@@ -709,7 +708,7 @@ static shoal_status stats_compute(const view *vw, size_t n, const shoal_stats_de
                            .cnt = cnt};
             memcpy(k.bb_lo, lo, sizeof lo);
             memcpy(k.bb_hi, hi, sizeof hi);
-            parallel_for((int64_t)g.cells, 16, count_range, &k);
+            parallel_for_n((int64_t)g.cells, 16, count_range, &k, desc.thread_count);
             uint64_t total = 0;
             for (size_t j = 0; j < m; j++)
                 total += cnt[j];
