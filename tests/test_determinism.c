@@ -171,10 +171,43 @@ static void test_init_is_seeded(void **state)
     free(b);
 }
 
+/* shoal_sim_init_state draws every model's start with the bits of sim_init_rows: golden
+ * hashes (FNV-1a of the rows, seed 5, 1000 boids). Also guards the path that once fell back,
+ * on a failed allocation, to a state left at zero (init now needs no allocation at all). */
+static void test_init_golden(void **state)
+{
+    (void)state;
+    static const uint64_t want[SHOAL_MODEL_COUNT] = {
+        [SHOAL_MODEL_STEER] = 0x639b1e65eee1bdccull,
+        [SHOAL_MODEL_AVERAGE] = 0x14f214d80aa90ddbull,
+        [SHOAL_MODEL_HEADING] = 0x3fc2285facff61ddull,
+        [SHOAL_MODEL_CLASSIC] = 0x8d005480fd46b947ull,
+        [SHOAL_MODEL_FOV] = 0xa2dbb3325951aea6ull,
+    };
+    float *rows = malloc(1000 * 6 * sizeof(float));
+    for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
+        shoal_sim_desc d = shoal_sim_desc_default();
+        d.model = (shoal_model)m;
+        shoal_params_default(d.model, &d.params);
+        d.boid_count = 1000;
+        shoal_sim *s;
+        assert_int_equal(shoal_sim_create(&d, &s, NULL), SHOAL_OK);
+        shoal_sim_init_state(s, 5);
+        shoal_sim_get_state(s, rows);
+        shoal_sim_destroy(s);
+        uint64_t h = state_hash(rows, 1000);
+        if (h != want[m])
+            fail_msg("init of %s: hash %016llx, want %016llx", shoal_model_name((shoal_model)m),
+                     (unsigned long long)h, (unsigned long long)want[m]);
+    }
+    free(rows);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_init_is_seeded),
+        cmocka_unit_test(test_init_golden),
         cmocka_unit_test(test_threads_and_isas_random),
         cmocka_unit_test(test_threads_and_isas_clustered),
         cmocka_unit_test(test_split_runs),
