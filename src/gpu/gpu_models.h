@@ -326,7 +326,9 @@ struct model_classic {
         f3 rule2 = has ? sub3(div3(vsum, n), v) : zero3();
         f3 rule3 = has ? sub3(div3(psum, n), p) : zero3();
         f3 acc = add3(add3(mul3(rule1, prm.w1), mul3(rule2, prm.w2)), mul3(rule3, prm.w3));
-        acc = div3(acc, 8.0f); /* the seed's fixed divisor */
+        /* the seed's divisor, the sum of the weights; a zero sum gives a = 0 */
+        float wsum = prm.w1 + prm.w2 + prm.w3;
+        acc = wsum != 0.0f ? div3(acc, wsum) : zero3();
         if (prm.sphere_count > 0)
             acc = add3(acc, mul3(sphere_avoid3(p), prm.avoid_force));
         float dt = c_k.dt, half_dt2 = c_k.dt * c_k.dt * 0.5f;

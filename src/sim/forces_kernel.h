@@ -462,10 +462,12 @@ static void KFN(group_classic)(const shoal_sim *s, const kgroup *g, sim_fault *f
     vf3 rule1 = v3_select(has1, v3_div(r1, n1), v3_zero());
     vf3 rule2 = v3_select(has, v3_sub(v3_div(vsum, n), v), v3_zero());
     vf3 rule3 = v3_select(has, v3_sub(v3_div(psum, n), p), v3_zero());
-    /* a = (w1 r1 + w2 r2 + w3 r3) / 8: the seed's fixed divisor */
+    /* a = (w1 r1 + w2 r2 + w3 r3) / (w1 + w2 + w3), the seed's divisor (the sum added left to
+     * right in float: 8 exactly at the defaults 5 2 1); a zero sum gives a = 0 */
     vf3 acc = v3_add(v3_add(v3_mul(rule1, vf_set1(prm->w1)), v3_mul(rule2, vf_set1(prm->w2))),
                      v3_mul(rule3, vf_set1(prm->w3)));
-    acc = v3_div(acc, vf_set1(8.0f));
+    float wsum = prm->w1 + prm->w2 + prm->w3;
+    acc = wsum != 0.0f ? v3_div(acc, vf_set1(wsum)) : v3_zero();
     if (prm->sphere_count > 0)
         acc = v3_add(acc, v3_mul(KFN(sphere_avoid)(prm, p), vf_set1(prm->avoid_force)));
     acc = KFN(extra_forces)(s, g, p, acc);

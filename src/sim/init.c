@@ -25,13 +25,14 @@ void sim_init_row(shoal_model model, const shoal_params *p, uint64_t seed, size_
             row[3 + c] = dir[c] * p->move_speed;
         break;
     case SHOAL_MODEL_CLASSIC: {
-        /* seed 002: uniform in the box, random heading; speed in [min, max] */
+        /* seed 002: uniform in the box (Random.Range per axis), a random rotation and
+         * Velocity = transform.forward * 2: speed 2 in a uniform direction, whatever
+         * min_speed and max_speed are (the first step clamps it, as the seed's does) */
         for (int c = 0; c < 3; c++)
             row[c] = rng_range(&r, p->box_min[c], p->box_max[c]);
         rng_direction(&r, dir);
-        float speed = rng_range(&r, p->min_speed, p->max_speed);
         for (int c = 0; c < 3; c++)
-            row[3 + c] = dir[c] * speed;
+            row[3 + c] = dir[c] * 2.0f;
         break;
     }
     default: {
