@@ -466,6 +466,68 @@ static void test_fov_start(void **state)
     }
 }
 
+/* fov with boids far outside the boundary sphere: beyond ~7e12 from the centre the float
+ * boundary force overflowed (inf, then NaN through the speed clamp), beyond ~1.8e19 so did
+ * |p - c|^2. Now it is finite and pulls the boid back: after one step its velocity points
+ * to the centre at max_speed (the pull, ~|p - c| dt, dwarfs everything else). A boid at 1e30
+ * moving at 1e30 keeps moving at max_speed: the speed clamp of a velocity whose square
+ * overflows keeps its direction (classic too). */
+static void test_far_boids_pulled_back(void **state)
+{
+    (void)state;
+    enum { N = 4 };
+    static const float start[N][6] = {
+        {1e30f, 0, 0, 0.1f, 0, 0},
+        {0, -1e13f, 0, 0, 0, 0.1f},
+        {3e19f, 3e19f, -3e19f, 0, 0.1f, 0},
+        {8e12f, 0, 5e12f, 0, 0, 0},
+    };
+    shoal_sim_desc d = shoal_sim_desc_default();
+    d.model = SHOAL_MODEL_FOV;
+    shoal_params_default(d.model, &d.params);
+    d.boid_count = N;
+    float rows[N * 6];
+    for (int isa = 0; isa < 3; isa++) {
+        d.isa = isa == 0 ? SHOAL_ISA_SCALAR : isa == 1 ? SHOAL_ISA_AVX2 : SHOAL_ISA_AVX512;
+        if (!shoal_isa_supported(d.isa))
+            continue;
+        shoal_sim *s;
+        assert_int_equal(shoal_sim_create(&d, &s, NULL), SHOAL_OK);
+        memcpy(rows, start, sizeof start);
+        assert_int_equal(shoal_sim_set_state(s, rows, NULL), SHOAL_OK);
+        shoal_error e;
+        if (shoal_sim_step(s, 1, &e))
+            fail_msg("fov, far boids, %s: %s", shoal_sim_isa_name(s), e.message);
+        shoal_sim_get_state(s, rows);
+        shoal_sim_destroy(s);
+        for (int i = 0; i < N; i++) {
+            const float *r = rows + 6 * i;
+            d3 p0 = mk(start[i][0], start[i][1], start[i][2]);
+            d3 v = mk(r[3], r[4], r[5]);
+            d3 want = mul(normalize(p0), -(double)d.params.max_speed);
+            if (len(sub(v, want)) > 1e-6)
+                fail_msg("fov, far boid %d: v = (%g %g %g), want (%g %g %g)", i, (double)r[3],
+                         (double)r[4], (double)r[5], want.x, want.y, want.z);
+        }
+    }
+    /* classic: a boid far outside the box at speed 1e30: |v|^2 overflows; it keeps its
+     * direction at max_speed (it used to stop dead) */
+    d.model = SHOAL_MODEL_CLASSIC;
+    shoal_params_default(d.model, &d.params);
+    d.boid_count = 1;
+    d.isa = SHOAL_ISA_AUTO;
+    shoal_sim *s;
+    assert_int_equal(shoal_sim_create(&d, &s, NULL), SHOAL_OK);
+    float one[6] = {1e30f, 5, 0, -1e30f, 0, 0};
+    shoal_sim_set_state(s, one, NULL);
+    assert_int_equal(shoal_sim_step(s, 1, NULL), SHOAL_OK);
+    shoal_sim_get_state(s, one);
+    shoal_sim_destroy(s);
+    assert_float_equal(one[3], -d.params.max_speed, 1e-6);
+    assert_float_equal(one[4], 0, 1e-6);
+    assert_float_equal(one[5], 0, 1e-6);
+}
+
 static void world_set(world *w, int n, const double (*pv)[6])
 {
     w->n = n;
@@ -526,7 +588,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_steer_literal),      cmocka_unit_test(test_classic_literal),
         cmocka_unit_test(test_classic_weight_sum), cmocka_unit_test(test_classic_start),
-        cmocka_unit_test(test_fov_start),          cmocka_unit_test(test_reference_cases),
+        cmocka_unit_test(test_fov_start),          cmocka_unit_test(test_far_boids_pulled_back),
+        cmocka_unit_test(test_reference_cases),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

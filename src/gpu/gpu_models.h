@@ -94,7 +94,13 @@ static __device__ __forceinline__ f3 clamp_speed3(f3 a, float lo, float hi)
     bool below = nz && (len < lo);
     bool above = nz && (len > hi);
     f3 r = below ? mul3(dir, lo) : a;
-    return above ? mul3(dir, hi) : r;
+    r = above ? mul3(dir, hi) : r;
+    /* |v|^2 overflows: the direction of v * 2^-70 (v3_clamp_speed's far branch) */
+    if (len > 3.40282347e38f) {
+        f3 s = mul3(a, 8.4703294725430034e-22f); /* 2^-70 */
+        r = mul3(div3(s, fsqrt(dot3(s, s))), hi);
+    }
+    return r;
 }
 
 /* Obstacle spheres, summed in sphere order (forces_kernel.h sphere_avoid). */
@@ -388,6 +394,18 @@ struct model_fov {
         f3 b = mk3(fdiv((nbf * pc.x) * excess, sq), fdiv((nbf * pc.y) * excess, sq),
                    fdiv((nbf * pc.z) * excess, sq));
         b = sq > R2 ? b : zero3();
+        /* far outside, the float product overflows: group_fov's double branch */
+        bool finite_b = (b.x - b.x == 0.0f) && (b.y - b.y == 0.0f) && (b.z - b.z == 0.0f);
+        if (sq > R2 && !finite_b) {
+            double q[3] = {pc.x, pc.y, pc.z};
+            double dsq = __dadd_rn(__dadd_rn(__dmul_rn(q[0], q[0]), __dmul_rn(q[1], q[1])),
+                                   __dmul_rn(q[2], q[2]));
+            double f = __ddiv_rn(__dadd_rn(dsq, -(double)R2), dsq);
+            double dnbf = -(double)prm.boundary_force;
+            b = mk3((float)__dmul_rn(__dmul_rn(dnbf, q[0]), f),
+                    (float)__dmul_rn(__dmul_rn(dnbf, q[1]), f),
+                    (float)__dmul_rn(__dmul_rn(dnbf, q[2]), f));
+        }
         float maxf = prm.max_force;
         cohf = limit3(cohf, maxf);
         sepf = limit3(sepf, maxf);

@@ -481,6 +481,34 @@ static void KFN(group_classic)(const shoal_sim *s, const kgroup *g, sim_fault *f
     KFN(store3)(s->nxt, 3, g->base, g->n, v);
 }
 
+/* fov's boundary force for the lanes in `far` (far outside the sphere; see group_fov), lane by
+ * lane through the scalar fov_boundary_far_1, so every ISA gives the same bits; the other
+ * lanes keep b. Out of line: taken only for boids at absurd distances. */
+static __attribute__((noinline)) vf3 KFN(fov_boundary_far)(const shoal_params *prm, const kgroup *g,
+                                                           vf3 p, vm far, vf3 b)
+{
+    float x[VW], y[VW], z[VW], bx[VW], by[VW], bz[VW];
+    vf_store_n(x, p.x, g->n);
+    vf_store_n(y, p.y, g->n);
+    vf_store_n(z, p.z, g->n);
+    vf_store_n(bx, b.x, g->n);
+    vf_store_n(by, b.y, g->n);
+    vf_store_n(bz, b.z, g->n);
+    unsigned bits = vm_bits(far);
+    for (int i = 0; i < g->n; i++) {
+        if (!(bits & (1u << i)))
+            continue;
+        float o[3];
+        const float pi[3] = {x[i], y[i], z[i]};
+        fov_boundary_far_1(prm, pi, o);
+        bx[i] = o[0];
+        by[i] = o[1];
+        bz[i] = o[2];
+    }
+    vf3 r = {vf_load_n(bx, g->n), vf_load_n(by, g->n), vf_load_n(bz, g->n)};
+    return r;
+}
+
 /* fov (seed 004): view cones, squared-distance thresholds, sphere boundary, p += v. */
 static void KFN(group_fov)(const shoal_sim *s, const kgroup *g, sim_fault *f)
 {
@@ -540,7 +568,16 @@ static void KFN(group_fov)(const shoal_sim *s, const kgroup *g, sim_fault *f)
     vf3 b = {vf_div(vf_mul(vf_mul(nbf, pc.x), excess), sq),
              vf_div(vf_mul(vf_mul(nbf, pc.y), excess), sq),
              vf_div(vf_mul(vf_mul(nbf, pc.z), excess), sq)};
-    b = v3_select(vf_gt(sq, R2), b, v3_zero());
+    vm outside = vf_gt(sq, R2);
+    b = v3_select(outside, b, v3_zero());
+    /* A boid so far out that the product overflows (|p - c| beyond ~7e12 at bf = 1; beyond
+     * ~1.8e19 |p - c|^2 itself is infinite) gets the same force computed in double. Only
+     * lanes whose float result is not finite take it: every other boid keeps its bits. */
+    vm finite_b = vm_and(vm_and(vf_eq(vf_sub(b.x, b.x), zero), vf_eq(vf_sub(b.y, b.y), zero)),
+                         vf_eq(vf_sub(b.z, b.z), zero));
+    vm far = vm_andnot(vm_and(outside, vm_first(g->n)), finite_b);
+    if (vm_any(far))
+        b = KFN(fov_boundary_far)(prm, g, p, far, b);
     vf maxf = vf_set1(prm->max_force);
     cohf = v3_limit(cohf, maxf);
     sepf = v3_limit(sepf, maxf);

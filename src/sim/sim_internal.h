@@ -94,6 +94,23 @@ static inline void field_sample(const field *f, float px, float py, float pz, fl
     out[2] = v[2];
 }
 
+/* fov's boundary force -bf (p - c) (|p - c|^2 - R^2) / |p - c|^2 for a boid so far from the
+ * centre that float overflows (the kernels call it only for lanes whose float result is not
+ * finite): p - c in float as the kernels form it, the rest in double, rounded once to float.
+ * Finite whenever bf |p - c| is below FLT_MAX. The CUDA backend (gpu_models.h) does the
+ * same operations. */
+static inline void fov_boundary_far_1(const shoal_params *prm, const float p[3], float out[3])
+{
+    float pc[3] = {p[0] - prm->boundary_center[0], p[1] - prm->boundary_center[1],
+                   p[2] - prm->boundary_center[2]};
+    double q[3] = {pc[0], pc[1], pc[2]};
+    double sq = (q[0] * q[0] + q[1] * q[1]) + q[2] * q[2];
+    double f = (sq - (double)prm->boundary_range2) / sq;
+    double nbf = -(double)prm->boundary_force;
+    for (int c = 0; c < 3; c++)
+        out[c] = (float)((nbf * q[c]) * f);
+}
+
 /* A simulation fault found during a step: the first non-finite result, by input row. */
 typedef struct sim_fault {
     uint32_t row;
