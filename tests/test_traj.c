@@ -12,6 +12,7 @@
 #include "shoal/shoal.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,6 +247,56 @@ static void test_checkpoint(void **state)
     assert_same_file("zero.npy", "two.npy");
 }
 
+/* The library half: a heading sim with a pinned target and predators, checkpointed into a
+ * fresh sim mid-run, continues with the same bits (pins and the step count come back). */
+static void test_checkpoint_api(void **state)
+{
+    (void)state;
+    shoal_sim_desc d = shoal_sim_desc_default();
+    d.model = SHOAL_MODEL_HEADING;
+    shoal_params_default(d.model, &d.params);
+    d.boid_count = 1500;
+    d.t0_s = 0.25;
+    d.params.predator_count = 2;
+    shoal_error e;
+    shoal_sim *a, *b;
+    assert_int_equal(shoal_sim_create(&d, &a, &e), SHOAL_OK);
+    shoal_sim_init_state(a, 3);
+    const float pin[3] = {5, -3, 2};
+    assert_int_equal(shoal_sim_set_target(a, 1, pin, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim_step(a, 30, &e), SHOAL_OK);
+    float *rows = malloc(1500 * 6 * sizeof(float)), *ra = malloc(1500 * 6 * sizeof(float));
+    shoal_sim_checkpoint ck;
+    shoal_sim_get_state(a, rows);
+    shoal_sim_get_checkpoint(a, &ck);
+    assert_int_equal(shoal_sim_create(&d, &b, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim_set_state(b, rows, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim_set_checkpoint(b, &ck, &e), SHOAL_OK);
+    assert_true(shoal_sim_time(a) == shoal_sim_time(b));
+    float ta[3 * SHOAL_MAX_TARGETS], tb[3 * SHOAL_MAX_TARGETS];
+    size_t na = shoal_sim_targets(a, shoal_sim_time(a), ta, SHOAL_MAX_TARGETS);
+    assert_int_equal(na, shoal_sim_targets(b, shoal_sim_time(b), tb, SHOAL_MAX_TARGETS));
+    assert_int_equal(shoal_sim_step(a, 40, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim_step(b, 40, &e), SHOAL_OK);
+    shoal_sim_get_state(a, ra);
+    shoal_sim_get_state(b, rows);
+    assert_memory_equal(ra, rows, 1500 * 6 * sizeof(float));
+    float pa[6], pb[6];
+    assert_int_equal(shoal_sim_predators(a, pa, pa + 3, 1), 2);
+    shoal_sim_predators(b, pb, pb + 3, 1);
+    assert_memory_equal(pa, pb, sizeof pa);
+    /* a checkpoint with another predator count, or a non-finite predator: refused */
+    ck.predator_count = 3;
+    assert_int_equal(shoal_sim_set_checkpoint(b, &ck, &e), SHOAL_ERR_INPUT);
+    ck.predator_count = 2;
+    ck.predator_pos[0][0] = NAN;
+    assert_int_equal(shoal_sim_set_checkpoint(b, &ck, &e), SHOAL_ERR_INPUT);
+    shoal_sim_destroy(a);
+    shoal_sim_destroy(b);
+    free(rows);
+    free(ra);
+}
+
 static void test_checkpoint_bad(void **state)
 {
     (void)state;
@@ -295,6 +346,20 @@ static void test_progress(void **state)
             fail_msg("--quiet drew a progress line: '%s'", t);
         free(t);
         assert_same_file("p.npy", "q.npy");
+        /* diverge and a replay draw one too */
+        assert_int_equal(sh("script -qefc \"$S diverge --in a.npy --a cpu --b cpu --steps 20 "
+                            "--csv d.csv\" /dev/null > tty3.txt && $S step --in a.npy --steps "
+                            "4 --every 2 --out-dir pr && script -qefc \"$S render --in pr --out "
+                            "prf --size 32x32\" /dev/null > tty4.txt"),
+                         0);
+        t = slurp("tty3.txt", NULL);
+        if (!strstr(t, "\rshoal diverge: ") || !strstr(t, "/20"))
+            fail_msg("no diverge progress line under a terminal: '%s'", t);
+        free(t);
+        t = slurp("tty4.txt", NULL);
+        if (!strstr(t, "\rshoal render: ") || !strstr(t, "/3"))
+            fail_msg("no replay progress line under a terminal: '%s'", t);
+        free(t);
     }
     assert_int_equal(sh("$S step --in a.npy --steps 40 --out r.npy 2>&1 | cat > pipe.txt"), 0);
     size_t n;
@@ -361,6 +426,7 @@ int main(void)
         cmocka_unit_test(test_out_dir_bad),
         cmocka_unit_test(test_vtk),
         cmocka_unit_test(test_checkpoint),
+        cmocka_unit_test(test_checkpoint_api),
         cmocka_unit_test(test_checkpoint_bad),
         cmocka_unit_test(test_progress),
         cmocka_unit_test(test_replay),

@@ -8,6 +8,7 @@
 #include "core/timer.h"
 #include "core/profile.h"
 #include "app/options.h"
+#include "app/traj.h"
 #include "core/parallel.h"
 #include "shoal/gpu.h"
 
@@ -731,6 +732,7 @@ static const opt_spec diverge_opts[] = {
     {"threads", OPT_VALUE, "T", "0", "CPU worker threads (0: all cores)"},
     {"stats", OPT_FLAG, NULL, NULL,
      "print the per-stage times of the CPU run's steps (calls, mean, median, max, per thread)"},
+    {"quiet", OPT_FLAG, NULL, NULL, "no progress line (shown only when stderr is a terminal)"},
 };
 
 int cmd_diverge(int argc, char **argv)
@@ -830,7 +832,10 @@ int cmd_diverge(int argc, char **argv)
     long long done = 0;
     int fault = 0;
     compare_result r;
+    progress pg;
+    progress_begin(&pg, "shoal diverge", steps, options_given(&o, "quiet"));
     for (;;) {
+        progress_update(&pg, done, 0);
         int with_stats = stats_every > 0 && done % stats_every == 0;
         if ((st = runner_get(&A, ra, &e)) || (st = runner_get(&B, rb, &e)))
             break;
@@ -861,6 +866,7 @@ int cmd_diverge(int argc, char **argv)
         }
         done += k;
     }
+    progress_end(&pg);
     shoal_status wst =
         st ? (shoal_io_atomic_abort(&af), SHOAL_OK) : shoal_io_atomic_commit(&af, &e);
     printf("%s vs %s, %zu boids, %lld steps: %zu bit-identical at the end, position error max "

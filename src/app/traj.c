@@ -70,7 +70,7 @@ void progress_end(progress *p)
 
 /* ---- JSON ----------------------------------------------------------------------------- */
 
-void json_string(FILE *f, const char *s)
+void app_json_string(FILE *f, const char *s)
 {
     fputc('"', f);
     for (; *s; s++) {
@@ -85,7 +85,7 @@ void json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
-void json_params(FILE *f, shoal_model model, const shoal_params *p)
+void app_json_params(FILE *f, shoal_model model, const shoal_params *p)
 {
     size_t n;
     const shoal_param_info *info = shoal_param_list(model, &n);
@@ -94,7 +94,7 @@ void json_params(FILE *f, shoal_model model, const shoal_params *p)
         float v;
         memcpy(&v, (const char *)p + info[i].offset, sizeof v);
         fprintf(f, "%s", i ? ", " : "");
-        json_string(f, info[i].name);
+        app_json_string(f, info[i].name);
         fprintf(f, ": %.9g", (double)v);
     }
     fprintf(f, "%s\"spheres\": [", n ? ", " : "");
@@ -221,12 +221,12 @@ shoal_status traj_close(traj *t, const shoal_sim *sim, long long steps, int ok, 
             const shoal_sim_desc *d = shoal_sim_get_desc(sim);
             fprintf(f, "{\n  \"shoal\": \"%s\",\n  \"format\": \"%s\",\n  \"model\": ",
                     SHOAL_VERSION_STRING, t->vtk ? "vtk" : "npy");
-            json_string(f, shoal_model_name(d->model));
+            app_json_string(f, shoal_model_name(d->model));
             fprintf(f,
                     ",\n  \"count\": %zu,\n  \"seed\": %llu,\n  \"dt\": %.17g,\n  \"t0\": %.17g,\n"
                     "  \"steps\": %lld,\n  \"every\": %lld,\n  \"parameters\": ",
                     t->count, (unsigned long long)d->seed, d->dt_s, d->t0_s, steps, t->every);
-            json_params(f, d->model, &d->params);
+            app_json_params(f, d->model, &d->params);
             fprintf(f, ",\n  \"frames\": [");
             for (size_t i = 0; i < t->frame_count; i++) {
                 char name[64];

@@ -59,7 +59,7 @@ shoal_status app_sim_run(shoal_sim *sim, long long steps, traj *tr, progress *pg
 
 /* JSON: a string with escapes; the model's parameters as an object {"name": value, ...}
  * (every entry of shoal_param_list, 9 significant digits: exact float32) plus "spheres". */
-void json_string(FILE *f, const char *s);
-void json_params(FILE *f, shoal_model model, const shoal_params *p);
+void app_json_string(FILE *f, const char *s);
+void app_json_params(FILE *f, shoal_model model, const shoal_params *p);
 
 #endif
