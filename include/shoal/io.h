@@ -109,6 +109,19 @@ SHOAL_API shoal_status shoal_scene_load(const char *path, shoal_scene *scene, sh
 SHOAL_API shoal_status shoal_scene_parse(const char *text, const char *name, shoal_scene *scene,
                                          shoal_error *err);
 
+/** Give a scene another boid count, keeping its density: the scene's own count
+ *  (scene->desc.boid_count on entry: the file's `count`, or the model's default count when
+ *  the file gives none) is the reference, and with s = cbrt(count / reference) the walls
+ *  and the start region (shoal_params_scale_geometry) and the camera's eye and target are
+ *  scaled by s about the origin, so that N boids fill the scene as its own count did
+ *  (`shoal init`, `shoal run` and sweeps all go through here). Fish length, radii, speeds,
+ *  obstacles and predators keep their values: a bigger school in a bigger tank, same fish,
+ *  same rocks. With keep_geometry, or count equal to the reference, only the count changes
+ *  (bit for bit the scene as loaded). Apply explicit parameter values (--set) after this
+ *  call so that they win over the scaling. count >= 1. Returns s (1 when nothing was
+ *  scaled). Thread-safe (touches only *scene). */
+SHOAL_API double shoal_scene_set_count(shoal_scene *scene, size_t count, int keep_geometry);
+
 /** Load the scene's obstacle meshes (OBJ; vertex normals from `vn`, or computed from the
  *  faces when the file has none) and add them to `sim` (shoal_sim_add_obstacle). Errors name
  *  the scene, the [mesh] section and the file: SHOAL_ERR_IO when it cannot be read,

@@ -34,7 +34,11 @@ static const opt_spec run_specs[] = {
     {"scene", OPT_VALUE, "FILE.ini", "the model's assets/scenes/MODEL.ini",
      "scene file: model, parameters, count, seed, camera, fish length"},
     {"model", OPT_VALUE, "M", "steer", "model: steer, average, heading, classic, fov"},
-    {"count", OPT_VALUE, "N", "the scene's (steer: 16384)", "number of fish"},
+    {"count", OPT_VALUE, "N", "the scene's (steer: 16384)",
+     "number of fish; walls, start region and camera are scaled by cbrt(N / the scene's "
+     "count) to keep the scene's density (--set wins)"},
+    {"keep-geometry", OPT_FLAG, NULL, NULL,
+     "with --count: keep the scene's walls, start region and camera as they are"},
     {"seed", OPT_VALUE, "S", "the scene's (1)", "seed of the initial state"},
     {"set", OPT_REPEAT, "NAME=VALUE", NULL, "set a model parameter (e.g. wall_size=58,58,58)"},
     {"size", OPT_VALUE, "WxH", "1280x720", "window / frame size in pixels"},
@@ -269,6 +273,7 @@ typedef struct app {
     uint64_t steps_total;
     int log_input;
     size_t count_override; /* --count: kept when keys 1-5 switch scenes */
+    int keep_geometry;     /* --keep-geometry: --count does not scale the scenes */
 } app;
 
 static volatile sig_atomic_t g_interrupted;
@@ -377,6 +382,23 @@ static void spread_start(shoal_sim_desc *d)
     float m = fminf(d->params.wall_size[0], fminf(d->params.wall_size[1], d->params.wall_size[2]));
     if (m > 0 && d->params.init_pos_radius < 0.375f * m)
         d->params.init_pos_radius = 0.375f * m;
+}
+
+/* Give the setup `count` fish (shoal_scene_set_count: walls, start region and camera scaled
+ * to keep the scene's density unless keep_geometry). Returns the factor. */
+static double setup_set_count(scene_setup *s, size_t count, int keep_geometry)
+{
+    shoal_scene sc;
+    memset(&sc, 0, sizeof sc);
+    sc.desc = s->desc;
+    sc.has_eye = sc.has_target = s->has_camera;
+    memcpy(sc.eye, s->eye, sizeof sc.eye);
+    memcpy(sc.target, s->target, sizeof sc.target);
+    double f = shoal_scene_set_count(&sc, count, keep_geometry);
+    s->desc = sc.desc;
+    memcpy(s->eye, sc.eye, sizeof s->eye);
+    memcpy(s->target, sc.target, sizeof s->target);
+    return f;
 }
 
 /* The model's scene file from the assets (scenes/MODEL.ini), or the model's defaults. */
@@ -560,7 +582,7 @@ static void switch_model(app *a, shoal_model m)
     scene_setup s;
     scene_for_model(m, &s);
     if (a->count_override)
-        s.desc.boid_count = a->count_override;
+        setup_set_count(&s, a->count_override, a->keep_geometry);
     shoal_sim_desc old = a->desc;
     for (int k = 0; k < a->obs_count; k++)
         shoal_mesh_free(&a->obs_mesh[k]);
@@ -2207,7 +2229,7 @@ static int parse_cfg(const opt_values *o, run_cfg *c)
 }
 
 /* --scene / --model / --count / --seed / --set: the sim desc, camera and fish length. */
-static int build_scene(const opt_values *o, scene_setup *s)
+static int build_scene(const opt_values *o, scene_setup *s, app_scaled *scaled)
 {
     shoal_error e;
     shoal_model m;
@@ -2231,13 +2253,16 @@ static int build_scene(const opt_values *o, scene_setup *s)
         scene_for_model(m, s);
     }
     shoal_sim_desc *d = &s->desc;
+    scaled->before = *d;
+    scaled->s = 1.0;
     long long ll;
     int rc;
     if (options_given(o, "count")) {
         if ((rc = options_int(o, "count", 1, 100000000, &ll)))
             return rc;
-        d->boid_count = (size_t)ll;
+        scaled->s = setup_set_count(s, (size_t)ll, options_given(o, "keep-geometry"));
     }
+    scaled->scaled = *d;
     if (options_given(o, "seed")) {
         if ((rc = options_int(o, "seed", 0, INT64_MAX, &ll)))
             return rc;
@@ -2302,7 +2327,8 @@ int cmd_run(int argc, char **argv)
         return rc;
     }
     scene_setup s;
-    if ((rc = build_scene(&o, &s))) {
+    app_scaled scaled;
+    if ((rc = build_scene(&o, &s, &scaled))) {
         free(a);
         return rc;
     }
@@ -2349,6 +2375,7 @@ int cmd_run(int argc, char **argv)
     a->speed = c->speed;
     if (options_given(&o, "count"))
         a->count_override = s.desc.boid_count;
+    a->keep_geometry = options_given(&o, "keep-geometry");
     a->hud = c->hud;
     a->grid = c->grid;
     a->trails = c->trails;
@@ -2432,6 +2459,8 @@ int cmd_run(int argc, char **argv)
         }
         prof_trace_close();
     }
+    if (rc == 0) /* after the run: an error stays the one line on stderr */
+        app_print_scaled("run", &scaled, &s.desc);
     app_free(a);
     free(a);
     return rc;
