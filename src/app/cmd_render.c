@@ -369,6 +369,8 @@ int cmd_render(int argc, char **argv)
         options_parse(&o, "render", render_usage, render_specs, RENDER_SPEC_COUNT, 0, argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;
+    if ((rc = options_check_outputs(&o, (const char *const[]){"out", "trace", NULL})))
+        return rc;
     render_opts ro;
     if ((rc = parse_opts(&o, &ro)))
         return rc;

@@ -272,10 +272,12 @@ typedef struct app {
 } app;
 
 static volatile sig_atomic_t g_interrupted;
+/* Stop after this frame; a frame (a long step) that does not end within a second is cut
+ * short by the signal itself (app_signal_deadline), its temporaries removed. */
 static void on_signal(int sig)
 {
-    (void)sig;
     g_interrupted = 1;
+    app_signal_deadline(sig);
 }
 
 static void set_status(app *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1448,6 +1450,7 @@ static int video_open(video *vd, const char *path, int w, int h, double fps)
         snprintf(vd->tmp, sizeof vd->tmp, ".%s.tmp.%d", path, (int)getpid());
     char q[4400], cmd[5000];
     sh_quote(q, sizeof q, vd->tmp);
+    app_signal_temp(vd->tmp);
     /* ARGB8888 words in little-endian memory are the bytes B G R A: ffmpeg's bgra. H.264
      * in yuv420p needs even sides: pad by one pixel when odd. */
     snprintf(cmd, sizeof cmd,
@@ -1481,6 +1484,7 @@ static int video_close(video *vd, int ok)
         return 0;
     int st = pclose(vd->pipe);
     vd->pipe = NULL;
+    app_signal_temp(NULL);
     if (ok && st == 0 && rename(vd->tmp, vd->path) == 0) {
         printf("shoal run: wrote %s\n", vd->path);
         return 0;
@@ -2289,6 +2293,8 @@ int cmd_run(int argc, char **argv)
     int rc = options_parse(&o, "run", run_usage, run_specs, RUN_SPEC_COUNT, 0, argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;
+    if ((rc = options_check_outputs(&o, (const char *const[]){"video", "trace", NULL})))
+        return rc;
     app *a = calloc(1, sizeof *a);
     if (!a)
         return options_fail(&o, "out of memory");
