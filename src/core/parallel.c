@@ -36,10 +36,17 @@ void parallel_set_threads(int thread_count)
     g_thread_count = thread_count > 0 ? thread_count : 0;
 }
 
-void parallel_region(parallel_region_fn fn, void *ctx)
+int parallel_resolve_threads(int thread_count)
+{
+    return thread_count > 0 ? thread_count : parallel_thread_count();
+}
+
+void parallel_region(parallel_region_fn fn, void *ctx) { parallel_region_n(fn, ctx, 0); }
+
+void parallel_region_n(parallel_region_fn fn, void *ctx, int thread_count)
 {
 #ifdef _OPENMP
-    int n = parallel_thread_count();
+    int n = parallel_resolve_threads(thread_count);
     if (n <= 1) {
         fn(ctx, 0, 1);
         return;
@@ -47,6 +54,7 @@ void parallel_region(parallel_region_fn fn, void *ctx)
 #pragma omp parallel num_threads(n)
     fn(ctx, omp_get_thread_num(), omp_get_num_threads());
 #else
+    (void)thread_count;
     fn(ctx, 0, 1);
 #endif
 }
@@ -95,6 +103,11 @@ static void for_body(void *p, int thread_index, int thread_count)
 
 void parallel_for(int64_t count, int64_t chunk, parallel_for_fn fn, void *ctx)
 {
+    parallel_for_n(count, chunk, fn, ctx, 0);
+}
+
+void parallel_for_n(int64_t count, int64_t chunk, parallel_for_fn fn, void *ctx, int thread_count)
+{
     if (count <= 0)
         return;
     if (chunk < 1)
@@ -105,5 +118,5 @@ void parallel_for(int64_t count, int64_t chunk, parallel_for_fn fn, void *ctx)
         fn(ctx, 0, count, 0);
         return;
     }
-    parallel_region(for_body, &f);
+    parallel_region_n(for_body, &f, thread_count);
 }

@@ -483,22 +483,18 @@ static shoal_status run_step(shoal_sim *s, int sort_only, shoal_error *err)
     s->ctr_blocks.next = 0;
     s->ctr_scatter.next = 0;
     s->ctr_forces.next = 0;
-    int threads = s->desc.thread_count;
-    if (threads > SIM_MAX_THREADS)
-        threads = SIM_MAX_THREADS;
-    parallel_set_threads(threads);
-    int nthreads = parallel_thread_count();
-    if (nthreads > SIM_MAX_THREADS) {
-        parallel_set_threads(SIM_MAX_THREADS);
+    /* This simulation's own thread count, passed to its region: the process default is
+     * read, never written, so simulations in two threads of one program do not race. */
+    int nthreads = parallel_resolve_threads(s->desc.thread_count);
+    if (nthreads > SIM_MAX_THREADS)
         nthreads = SIM_MAX_THREADS;
-    }
     for (int t = 0; t < nthreads; t++)
         s->fault[t].found = 0;
     /* About 16 chunks per thread so a crowded part of the school is shared out, whole
      * groups per chunk at least; the chunking does not change any result. */
     int64_t chunk = (int64_t)s->count / ((int64_t)nthreads * 16);
     c.forces_chunk = chunk < 64 ? 64 : chunk > 4096 ? 4096 : chunk;
-    parallel_region(step_body, &c);
+    parallel_region_n(step_body, &c, nthreads);
     s->stage_calls++;
     if (sort_only)
         return SHOAL_OK;
