@@ -381,16 +381,19 @@ static void spread_start(shoal_sim_desc *d)
         d->params.init_pos_radius = 0.375f * m;
 }
 
-/* The model's scene file from the assets (scenes/MODEL.ini), or the model's defaults. */
-static void scene_for_model(shoal_model m, scene_setup *s)
+/* The model's scene file from the assets (scenes/MODEL.ini), or the model's defaults when
+ * there is none. A scene file that is there but cannot be loaded (out of memory, say) is an
+ * error, not a silent switch to other parameters. */
+static shoal_status scene_for_model(shoal_model m, scene_setup *s, shoal_error *e)
 {
     memset(s, 0, sizeof *s);
     char path[1024], name[64];
     snprintf(name, sizeof name, "scenes/%s.ini", shoal_model_name(m));
     shoal_scene sc;
-    shoal_error e;
-    if (shoal_render_asset_path(name, path, sizeof path) && shoal_scene_load(path, &sc, &e) == 0 &&
-        sc.desc.model == m) {
+    int found = shoal_render_asset_path(name, path, sizeof path);
+    if (found && shoal_scene_load(path, &sc, e))
+        return e->status;
+    if (found && sc.desc.model == m) {
         s->desc = sc.desc;
         s->has_camera = sc.has_eye && sc.has_target;
         memcpy(s->eye, sc.eye, sizeof s->eye);
@@ -399,7 +402,7 @@ static void scene_for_model(shoal_model m, scene_setup *s)
         s->fish_length = sc.has_fish_length ? sc.fish_length : 0.0f;
         snprintf(s->name, sizeof s->name, "%s", path);
         spread_start(&s->desc);
-        return;
+        return SHOAL_OK;
     }
     s->desc = shoal_sim_desc_default();
     s->desc.model = m;
@@ -408,6 +411,7 @@ static void scene_for_model(shoal_model m, scene_setup *s)
     spread_start(&s->desc);
     s->fov_deg = 60.0f;
     snprintf(s->name, sizeof s->name, "%s defaults", shoal_model_name(m));
+    return SHOAL_OK;
 }
 
 static void sim_close(app *a)
@@ -562,7 +566,11 @@ static shoal_status renderer_open(app *a, float fish_length, shoal_error *e)
 static void switch_model(app *a, shoal_model m)
 {
     scene_setup s;
-    scene_for_model(m, &s);
+    shoal_error se;
+    if (scene_for_model(m, &s, &se)) {
+        set_status(a, "%s", se.message);
+        return;
+    }
     if (a->count_override)
         s.desc.boid_count = a->count_override;
     shoal_sim_desc old = a->desc;
@@ -1525,6 +1533,7 @@ static int run_headless(app *a)
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     a->t_start = a->hud_since = now_s();
+    long long frames_written = 0;
     for (long long f = 0; f < c->frames && !g_interrupted; f++) {
         double t0 = now_s();
         if ((rc = sim_steps(a, spf)))
@@ -1541,6 +1550,7 @@ static int run_headless(app *a)
                 rc = 2;
                 break;
             }
+            frames_written = f + 1;
         }
         if (vd.pipe && video_write(&vd, &cv)) {
             fprintf(stderr, "shoal run: writing to ffmpeg failed (it exited?)\n");
@@ -1556,6 +1566,12 @@ static int run_headless(app *a)
     if (g_interrupted && !rc) {
         fprintf(stderr, "shoal run: interrupted\n");
         rc = 130;
+    }
+    /* A failed run leaves no frames, as it leaves no video (an interrupted one keeps them). */
+    for (long long f = 0; rc && rc != 130 && f < frames_written; f++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/frame_%05lld.png", c->out_dir, f);
+        unlink(path);
     }
     int vrc = video_close(&vd, rc == 0);
     if (!rc)
@@ -2228,7 +2244,9 @@ static int build_scene(const opt_values *o, scene_setup *s)
         s->mesh_count = sc.mesh_count;
         memcpy(s->meshes, sc.meshes, sizeof s->meshes);
     } else {
-        scene_for_model(m, s);
+        shoal_error e;
+        if (scene_for_model(m, s, &e))
+            return options_fail(o, "%s", e.message);
     }
     shoal_sim_desc *d = &s->desc;
     long long ll;

@@ -173,6 +173,9 @@ static shoal_status atomic_open(shoal_atomic_file *af, const char *path, int pro
         return shoal_error_set(err, SHOAL_ERR_IO, "%.200s...: path too long (%zu bytes)", path,
                                path_len);
     memcpy(af->path, path, path_len + 1);
+    const char *given_base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    if (!*given_base || strcmp(given_base, ".") == 0 || strcmp(given_base, "..") == 0)
+        return shoal_error_set(err, SHOAL_ERR_IO, "%s: not a file name", path);
 
     struct stat st;
     int exists = 0;
