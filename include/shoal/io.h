@@ -150,4 +150,32 @@ SHOAL_API shoal_status shoal_io_unity_parse(const void *data, size_t size, const
 SHOAL_API shoal_status shoal_io_unity_write(const char *path, const float *rows, size_t count,
                                             shoal_error *err);
 
+/** Checkpoint files: everything a step depends on but the obstacle meshes (those come from
+ *  the scene file again): the boids, the model, every parameter, dt, t0, the seed, the steps
+ *  done and shoal_sim_checkpoint (predators, pinned targets). Binary, little-endian:
+ *  "SHOALCKP", u32 version (1), u32 parameter floats (sizeof(shoal_params) / 4), u32 model,
+ *  i32 predator count, u64 boid count, u64 seed, u64 steps done, f64 dt_s, f64 t0_s, then the
+ *  shoal_params floats, predator positions and velocities (64 x 3 float32 each), pinned flags
+ *  (256 bytes), pinned positions (256 x 3 float32) and the N x 6 float32 rows (as in .npy).
+ *  A checkpoint is tied to the shoal_params layout of the version that wrote it.
+ *
+ *  shoal_io_checkpoint_write: atomic (shoal_io_atomic_open/commit). shoal_io_checkpoint_read:
+ *  fills `desc` (model, params, boid_count, dt_s, t0_s, seed; the rest defaults), `*rows_out`
+ *  (malloc'ed N x 6, caller frees) and `ck`. A short, long or malformed file, values out of
+ *  range or not finite: SHOAL_ERR_INPUT naming the file; unreadable: SHOAL_ERR_IO. */
+SHOAL_API shoal_status shoal_io_checkpoint_write(const char *path, const shoal_sim *sim,
+                                                 shoal_error *err);
+SHOAL_API shoal_status shoal_io_checkpoint_read(const char *path, shoal_sim_desc *desc,
+                                                float **rows_out, shoal_sim_checkpoint *ck,
+                                                shoal_error *err);
+
+/** VTK XML PolyData (.vtp, ParaView): `count` boids of (N, 6) rows as points (float32 xyz,
+ *  row order), one vertex cell per point (Verts, so ParaView shows them), point data
+ *  "velocity" (float32 x 3) and "speed" (float32 sqrt((vx*vx + vy*vy) + vz*vz)). The arrays
+ *  are raw binary appended data (little-endian, UInt64 size headers): exact, compact and
+ *  fast, as VTK's own writer does by default. `time` (NaN: none) is written as the field
+ *  "TimeValue". Atomic; count == 0 is SHOAL_ERR_INPUT. */
+SHOAL_API shoal_status shoal_io_vtp_write(const char *path, const float *rows, size_t count,
+                                          double time, shoal_error *err);
+
 #endif

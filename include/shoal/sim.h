@@ -248,6 +248,27 @@ SHOAL_API void shoal_sim_field_sample(const shoal_sim *sim, const float p[3], fl
  *  spread along x by predator_spread, at rest, whenever the state is set or initialised. */
 SHOAL_API size_t shoal_sim_predators(const shoal_sim *sim, float *pos, float *vel, size_t max);
 
+/* ---- checkpoints: the state beyond the boids ------------------------------------------ */
+
+/** What a step depends on besides the boids, the desc and the obstacles: the steps done
+ *  (simulated time is desc.t0_s + steps_done * dt_s, so a restart keeps the exact time),
+ *  the predators and the pinned heading targets. Plain data. */
+typedef struct shoal_sim_checkpoint {
+    uint64_t steps_done;
+    int32_t predator_count;
+    float predator_pos[SHOAL_MAX_PREDATORS][3], predator_vel[SHOAL_MAX_PREDATORS][3];
+    uint8_t target_pinned[SHOAL_MAX_TARGETS];
+    float target_pin[SHOAL_MAX_TARGETS][3];
+} shoal_sim_checkpoint;
+
+/** Copy the sim's state beyond the boids into `ck`. */
+SHOAL_API void shoal_sim_get_checkpoint(const shoal_sim *sim, shoal_sim_checkpoint *ck);
+/** Restore it (after shoal_sim_set_state, which resets the predators). The predator count
+ *  must equal params.predator_count and every value be finite, else SHOAL_ERR_INPUT and
+ *  the sim is unchanged. The steps after this give the same bits as the uninterrupted run. */
+SHOAL_API shoal_status shoal_sim_set_checkpoint(shoal_sim *sim, const shoal_sim_checkpoint *ck,
+                                                shoal_error *err);
+
 /** ISA support: shoal_isa_supported(SHOAL_ISA_AVX512) is true when this CPU and build can
  *  run it. shoal_isa_parse("auto"|"scalar"|"avx2"|"avx512"). */
 SHOAL_API int shoal_isa_supported(shoal_isa isa);

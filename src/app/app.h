@@ -30,6 +30,12 @@ int app_step_gpu(const shoal_sim_desc *d, const char *order_name, float *rows, l
 struct opt_values;
 int app_gpu_refuses(const struct opt_values *o, const shoal_sim_desc *d, const shoal_scene *scene);
 
+/* cmd_replay.c: `shoal render --in DIR` (a trajectory), with render's parsed options. */
+struct shoal_render_desc;
+struct shoal_camera;
+int app_render_replay(const struct opt_values *o, const struct shoal_render_desc *desc,
+                      struct shoal_camera cam, int have_camera);
+
 /* Exit code for a library status: 2 for what the user can fix (bad input, a file that
  * cannot be read or written, memory, an unsupported ISA), 1 for a simulation fault. */
 int app_exit_code(shoal_status st);

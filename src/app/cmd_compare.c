@@ -46,6 +46,9 @@ shoal_status app_state_write(const char *path, const char *format, const float *
 {
     if (path_is_unity(path, format))
         return shoal_io_unity_write(path, rows, count, e);
+    size_t n = strlen(path);
+    if (!format && n > 4 && strcmp(path + n - 4, ".vtp") == 0) /* ParaView (write only) */
+        return shoal_io_vtp_write(path, rows, count, NAN, e);
     return shoal_io_npy_write(path, rows, count, e);
 }
 

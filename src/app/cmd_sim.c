@@ -7,6 +7,7 @@
 #include "app/options.h"
 #include "core/parallel.h"
 #include "core/profile.h"
+#include "app/traj.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,6 +184,17 @@ static const opt_spec step_opts[] = {
      "write a Chrome trace (Perfetto, chrome://tracing): a span per stage per thread per step"},
     {"backend", OPT_VALUE, "cpu|cuda", "cpu", "run on the CPU or on an NVIDIA GPU (same bits)"},
     {"gpu-order", OPT_VALUE, "stable|atomic", "stable", "GPU order in a cell (atomic: seed 001's)"},
+    {"out-dir", OPT_VALUE, "DIR", NULL,
+     "trajectory: the state at steps 0, E, 2E, ... and K as DIR/state_NNNNNN.npy (or .vtp), "
+     "DIR/manifest.json last"},
+    {"every", OPT_VALUE, "E", "K (first and last state only)", "--out-dir: steps between states"},
+    {"format", OPT_VALUE, "npy|vtk", "npy",
+     "--out-dir: NumPy states, or VTK .vtp + trajectory.pvd"},
+    {"checkpoint", OPT_VALUE, "F.ckpt", NULL,
+     "write a checkpoint at the end: boids, predators, pinned targets, time, every parameter"},
+    {"resume", OPT_VALUE, "F.ckpt", NULL,
+     "start from a checkpoint instead of --in (it carries model, parameters, dt, t0, seed)"},
+    {"quiet", OPT_FLAG, NULL, NULL, "no progress line (shown only when stderr is a terminal)"},
 };
 
 int cmd_step(int argc, char **argv)
@@ -199,10 +211,23 @@ int cmd_step(int argc, char **argv)
     if ((rc = build_desc(&o, &d, &scene)))
         return rc;
     const char *in = options_get(&o, "in"), *out = options_get(&o, "out");
-    if (!in)
+    const char *out_dir = options_get(&o, "out-dir"), *ckpt = options_get(&o, "checkpoint");
+    const char *resume = options_get(&o, "resume");
+    if (resume) {
+        const char *carried[] = {"in", "model", "set", "dt", "t0", "seed"};
+        for (size_t i = 0; i < sizeof carried / sizeof carried[0]; i++)
+            if (options_given(&o, carried[i]))
+                return options_fail(&o,
+                                    "--%s with --resume: the checkpoint carries the state, model, "
+                                    "parameters, dt, t0 and seed",
+                                    carried[i]);
+    } else if (!in) {
         return options_fail(&o, "--in A.npy is required");
-    if (!out)
-        return options_fail(&o, "--out B.npy is required");
+    }
+    if (!out && !out_dir && !ckpt)
+        return options_fail(&o, "--out B.npy is required (or --out-dir DIR, --checkpoint F)");
+    if (!out_dir && (options_given(&o, "every") || options_given(&o, "format")))
+        return options_fail(&o, "--every and --format are for --out-dir");
     long long steps, threads = 0, seed = (long long)d.seed;
     if ((rc = options_int(&o, "steps", 0, 1000000000LL, &steps)))
         return rc;
@@ -231,17 +256,40 @@ int cmd_step(int argc, char **argv)
     if (shoal_isa_parse(options_get(&o, "simd"), &d.isa, &e))
         return fail_status(&o, &e);
     d.thread_count = (int)threads;
+    long long every = steps > 0 ? steps : 1;
+    if (options_given(&o, "every") && (rc = options_int(&o, "every", 1, 1000000000LL, &every)))
+        return rc;
+    const char *format = options_get(&o, "format");
+    if (strcmp(format, "npy") != 0 && strcmp(format, "vtk") != 0)
+        return options_fail(&o, "--format: '%s' (expected npy or vtk)", format);
 
     float *rows;
     size_t count;
-    if (app_state_read(in, NULL, &rows, &count, &e))
-        return fail_status(&o, &e);
-    if (shoal_state_check_finite(rows, count, in, &e)) {
-        free(rows);
-        return fail_status(&o, &e);
+    shoal_sim_checkpoint ck;
+    if (resume) {
+        shoal_sim_desc rd;
+        if (shoal_io_checkpoint_read(resume, &rd, &rows, &ck, &e))
+            return fail_status(&o, &e);
+        rd.thread_count = d.thread_count;
+        rd.neighbors = d.neighbors;
+        rd.isa = d.isa;
+        d = rd;
+        count = d.boid_count;
+        in = resume;
+    } else {
+        if (app_state_read(in, NULL, &rows, &count, &e))
+            return fail_status(&o, &e);
+        if (shoal_state_check_finite(rows, count, in, &e)) {
+            free(rows);
+            return fail_status(&o, &e);
+        }
     }
     d.boid_count = count;
     const char *backend = options_get(&o, "backend");
+    if (strcmp(backend, "cpu") != 0 && (out_dir || ckpt || resume)) {
+        free(rows);
+        return options_fail(&o, "--out-dir, --checkpoint and --resume are for --backend cpu");
+    }
     if (strcmp(backend, "cpu") != 0) {
         if (strcmp(backend, "cuda") != 0) {
             free(rows);
@@ -264,7 +312,15 @@ int cmd_step(int argc, char **argv)
         return fail_status(&o, &e);
     }
     shoal_sim_set_state(sim, rows, &e);
-    if (shoal_scene_add_obstacles(&scene, sim, &e)) {
+    if ((resume && shoal_sim_set_checkpoint(sim, &ck, &e)) ||
+        shoal_scene_add_obstacles(&scene, sim, &e)) {
+        shoal_sim_destroy(sim);
+        free(rows);
+        return fail_status(&o, &e);
+    }
+    traj tr;
+    if (out_dir && traj_open(&tr, out_dir, format, every, count, &e)) {
+        traj_close(&tr, sim, 0, 0, NULL);
         shoal_sim_destroy(sim);
         free(rows);
         return fail_status(&o, &e);
@@ -281,7 +337,20 @@ int cmd_step(int argc, char **argv)
         }
     }
     prof_reset();
-    shoal_status st = shoal_sim_step(sim, (int)steps, &e);
+    progress pg;
+    progress_begin(&pg, "shoal step", steps, options_given(&o, "quiet"));
+    shoal_status st = app_sim_run(sim, steps, out_dir ? &tr : NULL, &pg, &e);
+    progress_end(&pg);
+    if (out_dir) {
+        shoal_error te;
+        shoal_status tst = traj_close(&tr, sim, steps, st == SHOAL_OK, &te);
+        if (!st && tst) {
+            st = tst;
+            e = te;
+        }
+    }
+    if (!st && ckpt)
+        st = shoal_io_checkpoint_write(ckpt, sim, &e);
     if (options_given(&o, "stats")) {
         char title[128];
         snprintf(title, sizeof title, "shoal step: %zu boids, %lld steps, %s, %d threads", count,
@@ -306,7 +375,7 @@ int cmd_step(int argc, char **argv)
     }
     shoal_sim_get_state(sim, rows);
     shoal_sim_destroy(sim);
-    st = app_state_write(out, NULL, rows, count, &e);
+    st = out ? app_state_write(out, NULL, rows, count, &e) : SHOAL_OK;
     free(rows);
     if (st)
         return fail_status(&o, &e);
