@@ -204,7 +204,7 @@ int cmd_step(int argc, char **argv)
                            (int)(sizeof step_opts / sizeof step_opts[0]), 0, argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;
-    if ((rc = options_check_outputs(&o, (const char *const[]){"out", "trace", NULL})))
+    if ((rc = options_check_outputs(&o, (const char *const[]){"out", "trace", "checkpoint", NULL})))
         return rc;
     shoal_sim_desc d;
     shoal_scene scene;
