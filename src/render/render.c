@@ -110,7 +110,8 @@ SHOAL_API int shoal_render_asset_path(const char *name, char *out, size_t size)
             }
         }
     }
-    if (render_try_path(SHOAL_RENDER_SOURCE_ASSETS, name, out, size))
+    if (render_try_path(SHOAL_RENDER_INSTALLED_ASSETS, name, out, size) ||
+        render_try_path(SHOAL_RENDER_SOURCE_ASSETS, name, out, size))
         return 1;
     snprintf(out, size, "%s", name);
     return 0;
