@@ -7,6 +7,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/deps.sh test
 
+# The tree is clang-formatted (.clang-format at the root): a file that is not fails here.
+if ! clang-format --dry-run --Werror $(git ls-files '*.c' '*.h' '*.cu') 2>/tmp/shoal-format.$$; then
+  grep 'error:' /tmp/shoal-format.$$ | cut -d: -f1 | sort -u | sed 's/^/not clang-formatted: /' >&2
+  rm -f /tmp/shoal-format.$$
+  exit 1
+fi
+rm -f /tmp/shoal-format.$$
+
 quick=0
 [ "${1:-}" = "--quick" ] && quick=1
 jobs=$(nproc)
@@ -27,6 +35,17 @@ if [ $quick -eq 0 ]; then
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
     LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
     meson test -C build-asan --print-errorlogs --num-processes "$jobs" --timeout-multiplier 4
+fi
+
+if [ $quick -eq 0 ]; then
+  # The smallest build: no OpenMP, no SDL2 window, no CUDA. Everything must build and the
+  # suite pass (tests of threads or of the window report SKIP there).
+  meson setup build-min --buildtype=debugoptimized -Dwerror=true -Dopenmp=disabled \
+    -Dsdl=disabled -Dcuda=disabled --wipe >/dev/null 2>&1 ||
+    meson setup build-min --buildtype=debugoptimized -Dwerror=true -Dopenmp=disabled \
+      -Dsdl=disabled -Dcuda=disabled
+  ninja -C build-min
+  meson test -C build-min --print-errorlogs --num-processes "$jobs"
 fi
 
 if [ $quick -eq 0 ]; then
