@@ -98,13 +98,21 @@ SHOAL_API void shoal_io_atomic_remove_temps(void);
  *     [camera]           eye = x,y,z, target = x,y,z, fov_deg = F, fish_length = L
  *
  *  Unknown sections, keys, models and parameters, and out-of-range values are
- *  SHOAL_ERR_INPUT naming the file, the section and the key. */
+ *  SHOAL_ERR_INPUT naming the file, the section and the key. Comment (; or #) and blank
+ *  lines may be of any length, as may section names (compared whole); an indented line
+ *  (which INI parsers read as a continuation of the value above) and a key = value line of
+ *  200 bytes or more are SHOAL_ERR_INPUT naming the line. Every [sphere] needs a radius and
+ *  every [mesh] a file. */
 /** An obstacle mesh of a scene: its OBJ file (already joined to the scene's directory) and
- *  where it sits. Loaded by shoal_scene_add_obstacles. */
+ *  where it sits. Loaded by shoal_scene_add_obstacles. `path` holds any path the system can
+ *  open: SHOAL_PATH_MAX is Linux's PATH_MAX, the longest path open(2) takes (a longer one
+ *  fails with ENAMETOOLONG), so a longer joined path is refused as the system would refuse
+ *  it. `name` (the NAME of [mesh NAME]) is for messages only and may be cut. */
 #define SHOAL_SCENE_MAX_MESHES SHOAL_MAX_OBSTACLES
+#define SHOAL_PATH_MAX 4096
 typedef struct shoal_scene_mesh {
     char name[64];
-    char path[1024];
+    char path[SHOAL_PATH_MAX];
     shoal_transform transform;
 } shoal_scene_mesh;
 

@@ -16,8 +16,9 @@ int cmd_compare(int argc, char **argv);
 int cmd_diverge(int argc, char **argv);
 
 /* cmd_compare.c: state files by format ("auto": .bin is Unity's raw buffer, else .npy;
- * "npy"; "unity"), and the GPU path of shoal step (create, load, step, read back; --stats
- * prints device time per step to stderr). */
+ * "npy"; "unity"; a NaN or infinity in a state read is SHOAL_ERR_INPUT naming row and column), and
+ * the GPU path of shoal step (create, load, step, read back; --stats prints device time per step to
+ * stderr). */
 shoal_status app_state_read(const char *path, const char *format, float **rows, size_t *count,
                             shoal_error *e);
 shoal_status app_state_write(const char *path, const char *format, const float *rows, size_t count,
@@ -29,6 +30,13 @@ int app_step_gpu(const shoal_sim_desc *d, const char *order_name, float *rows, l
  * or scene, prints "shoal CMD: --backend cuda: ..." and returns 2; else 0. */
 struct opt_values;
 int app_gpu_refuses(const struct opt_values *o, const shoal_sim_desc *d, const shoal_scene *scene);
+
+/* cmd_sim.c: --scene and --model, for every command that takes both (init, step, run,
+ * diverge): the scene loaded into *scene (zeroed without --scene) and the model they name
+ * (--model, else the scene's, else steer). A --model other than the scene's model (steer
+ * when the scene names none) is refused with one line: "--model M contradicts the scene
+ * file F (model S)". Returns 0, or the exit code (2) after printing. */
+int app_scene_model(const struct opt_values *o, shoal_scene *scene, shoal_model *model);
 
 /* cmd_replay.c: `shoal render --in DIR` (a trajectory), with render's parsed options. */
 struct shoal_render_desc;

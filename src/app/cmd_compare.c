@@ -36,9 +36,16 @@ shoal_status app_state_read(const char *path, const char *format, float **rows, 
         strcmp(format, "unity") != 0)
         return shoal_error_set(e, SHOAL_ERR_INPUT, "--format '%s' (expected auto, npy or unity)",
                                format);
-    if (path_is_unity(path, format))
-        return shoal_io_unity_read(path, rows, count, e);
-    return shoal_io_npy_read(path, rows, count, e);
+    shoal_status st = path_is_unity(path, format) ? shoal_io_unity_read(path, rows, count, e)
+                                                  : shoal_io_npy_read(path, rows, count, e);
+    /* docs/CLI.md: a NaN or infinity in a state file is bad input (exit 2), for every
+     * command that reads one (step, compare, diverge) */
+    if (!st && (st = shoal_state_check_finite(*rows, *count, path, e))) {
+        free(*rows);
+        *rows = NULL;
+        *count = 0;
+    }
+    return st;
 }
 
 shoal_status app_state_write(const char *path, const char *format, const float *rows, size_t count,
@@ -742,16 +749,12 @@ int cmd_diverge(int argc, char **argv)
     shoal_sim_desc d = shoal_sim_desc_default();
     const char *scene_path = options_get(&o, "scene");
     shoal_scene scene;
-    memset(&scene, 0, sizeof scene);
-    if (scene_path) {
-        if (shoal_scene_load(scene_path, &scene, &e))
-            return options_fail(&o, "%s", e.message);
+    if ((rc = app_scene_model(&o, &scene, &d.model)))
+        return rc;
+    if (scene_path)
         d = scene.desc;
-    } else if (options_given(&o, "model")) {
-        if (shoal_model_parse(options_get(&o, "model"), &d.model, &e))
-            return options_fail(&o, "%s", e.message);
+    else
         shoal_params_default(d.model, &d.params);
-    }
     for (int i = 0; i < o.repeat_count; i++) {
         const char *kv = o.repeat[i];
         const char *eq = strchr(kv, '=');

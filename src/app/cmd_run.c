@@ -1499,7 +1499,7 @@ static int video_close(video *vd, int ok)
     }
     unlink(vd->tmp);
     if (ok)
-        fprintf(stderr, "shoal run: ffmpeg failed (status %d): %s not written\n", st, vd->path);
+        options_error("run", "ffmpeg failed (status %d): %s not written", st, vd->path);
     return 2;
 }
 
@@ -1510,8 +1510,8 @@ static int run_headless(app *a)
     int rc = 0;
     const run_cfg *c = &a->cfg;
     if (c->out_dir && mkdir_p(c->out_dir) != 0) {
-        fprintf(stderr, "shoal run: --out %s: cannot create the directory: %s\n", c->out_dir,
-                strerror(errno));
+        options_error("run", "--out %s: cannot create the directory: %s", c->out_dir,
+                      strerror(errno));
         return 2;
     }
     video vd;
@@ -1865,7 +1865,7 @@ static int script_load(script *s, const char *path)
     memset(s, 0, sizeof *s);
     FILE *f = fopen(path, "r");
     if (!f) {
-        fprintf(stderr, "shoal run: --script %s: %s\n", path, strerror(errno));
+        options_error("run", "--script %s: %s", path, strerror(errno));
         return 2;
     }
     char line[1024];
@@ -1934,7 +1934,7 @@ static int script_advance(app *a, script *s)
             sscanf(arg, "%63s %lf", name, &secs);
             s->wait_key = script_key_code(name);
             if (s->wait_key < 0) {
-                fprintf(stderr, "shoal run: script: wait-key: unknown key '%s'\n", name);
+                options_error("run", "script: wait-key: unknown key '%s'", name);
                 return 2;
             }
             s->wait_until = now_s() + secs;
@@ -1947,7 +1947,7 @@ static int script_advance(app *a, script *s)
         } else {
             char why[256];
             if (window_inject(a->win, line, why, sizeof why) != 0) {
-                fprintf(stderr, "shoal run: script line %d '%s': %s\n", s->next, line, why);
+                options_error("run", "script line %d '%s': %s", s->next, line, why);
                 return 2;
             }
             s->wait_frames = 1; /* let the events arrive and a frame be drawn */
@@ -2222,17 +2222,13 @@ static int parse_cfg(const opt_values *o, run_cfg *c)
 static int build_scene(const opt_values *o, scene_setup *s)
 {
     shoal_error e;
-    shoal_model m = SHOAL_MODEL_STEER;
-    if (options_given(o, "model") && shoal_model_parse(options_get(o, "model"), &m, &e))
-        return options_fail(o, "%s", e.message);
+    shoal_model m;
+    shoal_scene sc;
+    int rc0 = app_scene_model(o, &sc, &m);
+    if (rc0)
+        return rc0;
     if (options_given(o, "scene")) {
         const char *path = options_get(o, "scene");
-        shoal_scene sc;
-        if (shoal_scene_load(path, &sc, &e))
-            return options_fail(o, "%s", e.message);
-        if (options_given(o, "model") && sc.has_model && m != sc.desc.model)
-            return options_fail(o, "--model %s contradicts the scene file %s (model %s)",
-                                shoal_model_name(m), path, shoal_model_name(sc.desc.model));
         memset(s, 0, sizeof *s);
         s->desc = sc.desc;
         s->has_camera = sc.has_eye && sc.has_target;

@@ -52,32 +52,45 @@ static int fail_status(const opt_values *o, const shoal_error *e)
     return app_exit_code(e->status);
 }
 
+int app_scene_model(const opt_values *o, shoal_scene *scene, shoal_model *model)
+{
+    shoal_error e;
+    memset(scene, 0, sizeof *scene);
+    *model = SHOAL_MODEL_STEER;
+    int given = options_given(o, "model");
+    if (given && shoal_model_parse(options_get(o, "model"), model, &e))
+        return fail_status(o, &e);
+    if (!options_given(o, "scene")) /* (run's default is a sentence for --help) */
+        return 0;
+    const char *path = options_get(o, "scene");
+    if (shoal_scene_load(path, scene, &e))
+        return fail_status(o, &e);
+    if (given && *model != scene->desc.model)
+        return options_fail(o, "--model %s contradicts the scene file %s (model %s%s)",
+                            shoal_model_name(*model), path, shoal_model_name(scene->desc.model),
+                            scene->has_model ? ""
+                                             : ": it names none, so steer; add model = to "
+                                               "its [scene]");
+    *model = scene->desc.model;
+    return 0;
+}
+
 /* --model, --scene, --set: the sim desc (model, params, count, seed, dt) they describe. */
 static int build_desc(const opt_values *o, shoal_sim_desc *d, shoal_scene *scene_out)
 {
     shoal_error e;
     *d = shoal_sim_desc_default();
     shoal_scene scene;
-    memset(&scene, 0, sizeof scene);
-    const char *scene_path = options_get(o, "scene");
-    if (scene_path) {
-        if (shoal_scene_load(scene_path, &scene, &e))
-            return fail_status(o, &e);
+    shoal_model m;
+    int rc = app_scene_model(o, &scene, &m);
+    if (rc)
+        return rc;
+    if (options_get(o, "scene")) {
         *d = scene.desc;
-    }
-    if (options_given(o, "model")) {
-        shoal_model m;
-        if (shoal_model_parse(options_get(o, "model"), &m, &e))
-            return fail_status(o, &e);
-        if (scene_path && scene.has_model && m != scene.desc.model)
-            return options_fail(o, "--model %s contradicts the scene file %s (model %s)",
-                                shoal_model_name(m), scene_path,
-                                shoal_model_name(scene.desc.model));
-        if (!scene_path) {
-            d->model = m;
-            shoal_params_default(m, &d->params);
-            d->boid_count = shoal_model_default_count(m);
-        }
+    } else if (options_given(o, "model")) {
+        d->model = m;
+        shoal_params_default(m, &d->params);
+        d->boid_count = shoal_model_default_count(m);
     }
     for (int i = 0; i < o->repeat_count; i++) {
         if (strcmp(o->specs[o->repeat_of[i]].name, "set") != 0)
@@ -277,12 +290,8 @@ int cmd_step(int argc, char **argv)
         count = d.boid_count;
         in = resume;
     } else {
-        if (app_state_read(in, NULL, &rows, &count, &e))
+        if (app_state_read(in, NULL, &rows, &count, &e)) /* refuses NaN and infinity too */
             return fail_status(&o, &e);
-        if (shoal_state_check_finite(rows, count, in, &e)) {
-            free(rows);
-            return fail_status(&o, &e);
-        }
     }
     d.boid_count = count;
     const char *backend = options_get(&o, "backend");

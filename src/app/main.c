@@ -2,6 +2,7 @@
 /* The shoal program: dispatches to the subcommands. With no arguments it runs the
  * default scene (in a window when there is a display; see cmd_run). */
 #include "app/app.h"
+#include "app/options.h"
 #include "core/parallel.h"
 
 #include <stdio.h>
@@ -107,6 +108,6 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
             return commands[i].fn(argc - 1, argv + 1);
-    fprintf(stderr, "shoal: unknown command '%s' (see shoal --help)\n", argv[1]);
+    options_error(NULL, "unknown command '%s' (see shoal --help)", argv[1]);
     return 2;
 }

@@ -58,7 +58,10 @@ int options_vec3(const opt_values *o, const char *name, float out[3]);
  * cannot be written prints "shoal CMD: --name: problem" and returns 2; else 0. */
 int options_check_outputs(const opt_values *o, const char *const *names);
 
-/* Print "shoal CMD: message" and return 2. */
+/* Print "shoal CMD: message" and return 2. The message goes through shoal_error_escape
+ * (control characters in the file names and values it quotes become \xNN). */
 int options_fail(const opt_values *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same line for a command without an option table ("shoal: ..." when cmd is NULL). */
+void options_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -8,6 +8,7 @@
 #include "core/profile.h"
 #include "core/timer.h"
 #include "shoal/io.h"
+#include "sim/sim_config.h"
 #include "sim/sim_internal.h"
 
 #include <math.h>
@@ -39,13 +40,13 @@ int shoal_isa_supported(shoal_isa isa)
     case SHOAL_ISA_SCALAR:
         return 1;
     case SHOAL_ISA_AVX2:
-#ifdef SHOAL_HAVE_AVX2
+#if SHOAL_SIM_HAVE_X86_SIMD
         return cpu_has_avx2();
 #else
         return 0;
 #endif
     case SHOAL_ISA_AVX512:
-#ifdef SHOAL_HAVE_AVX512
+#if SHOAL_SIM_HAVE_X86_SIMD
         return cpu_has_avx512();
 #else
         return 0;
@@ -110,11 +111,11 @@ shoal_status shoal_isa_resolve(shoal_isa requested, shoal_isa *resolved, shoal_e
 
 static forces_range_fn forces_for_isa(int isa)
 {
-#ifdef SHOAL_HAVE_AVX512
+#if SHOAL_SIM_HAVE_X86_SIMD
     if (isa == SHOAL_ISA_AVX512)
         return forces_range_avx512;
 #endif
-#ifdef SHOAL_HAVE_AVX2
+#if SHOAL_SIM_HAVE_X86_SIMD
     if (isa == SHOAL_ISA_AVX2)
         return forces_range_avx2;
 #endif
