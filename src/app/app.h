@@ -65,4 +65,16 @@ void app_print_scaled(const char *cmd, const app_scaled *sc, const shoal_sim_des
  * from t0_ns to now as one call of stage `group/name` of the stage profiler. */
 void app_stage_done(const char *group, const char *name, uint64_t t0_ns);
 
+/* signals.c: SIGINT, SIGTERM, SIGHUP and SIGQUIT remove the temporaries of outputs being
+ * written and kill the process by the signal (installed by main, where not ignored).
+ * app_die_by_signal does that now (async-signal-safe). app_signal_deadline, from a graceful
+ * handler (shoal run): the process dies by `sig` in one second unless it exits first; a
+ * second call dies at once. */
+void app_signals_install(void);
+void app_die_by_signal(int sig);
+void app_signal_deadline(int sig);
+/* One more temporary for those signals to remove (shoal run's video, which ffmpeg writes);
+ * NULL: none. */
+void app_signal_temp(const char *path);
+
 #endif

@@ -183,6 +183,8 @@ int cmd_init(int argc, char **argv)
                            (int)(sizeof init_opts / sizeof init_opts[0]), 0, argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;
+    if ((rc = options_check_outputs(&o, (const char *const[]){"out", NULL})))
+        return rc;
     long long count = 0;
     if (options_given(&o, "count") && (rc = options_int(&o, "count", 1, 4000000000LL, &count)))
         return rc;
@@ -269,6 +271,8 @@ int cmd_step(int argc, char **argv)
                            (int)(sizeof step_opts / sizeof step_opts[0]), 0, argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;
+    if ((rc = options_check_outputs(&o, (const char *const[]){"out", "trace", "checkpoint", NULL})))
+        return rc;
     shoal_sim_desc d;
     shoal_scene scene;
     if ((rc = build_desc(&o, &d, &scene, 0, 0, NULL)))
