@@ -2270,7 +2270,6 @@ static int build_scene(const opt_values *o, scene_setup *s, app_scaled *scaled)
         s->mesh_count = sc.mesh_count;
         memcpy(s->meshes, sc.meshes, sizeof s->meshes);
     } else {
-        shoal_error e;
         if (scene_for_model(m, s, &e))
             return options_fail(o, "%s", e.message);
     }
