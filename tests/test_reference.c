@@ -40,7 +40,7 @@
 
 #define REL_TOL 4e-6
 #ifndef CLASSIC_SUM_8
-#define CLASSIC_SUM_8 1
+#define CLASSIC_SUM_8 0
 #endif
 #define COND_MAX 1000.0
 
@@ -938,9 +938,8 @@ static double random_params(world *w)
             q->w3 = -0.5f;
         }
 #if CLASSIC_SUM_8
-        /* Until the engine divides by the sum of the weights (MODELS.md; the fix is on its
-         * way), draw weights that sum to exactly 8, the seed's old constant: then both
-         * divisors agree and everything else of classic is checked. */
+        /* -DCLASSIC_SUM_8=1: weights that sum to exactly 8, the seed's old constant, for an
+         * engine that divides by 8 (as shoal did before it followed MODELS.md) */
         q->w1 = (float)(int)runi(-20, 20);
         q->w2 = (float)(int)runi(-20, 20);
         q->w3 = 8 - q->w1 - q->w2;
@@ -1500,9 +1499,8 @@ static void test_dense_cluster(void **st)
 
 int main(void)
 {
-    /* classic follows MODELS.md (a divided by the sum of the weights); until the engine
-     * does, its weights sum to 8 here (CLASSIC_SUM_8) and the placed cases use the defaults
-     * (5, 2, 1), whose sum is 8 */
+    /* classic follows MODELS.md: a divided by the sum of the weights (any weights, a zero
+     * sum included) */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_steer),
         cmocka_unit_test(test_random_average),
