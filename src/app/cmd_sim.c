@@ -115,6 +115,11 @@ static int build_desc(const opt_values *o, shoal_sim_desc *d, shoal_scene *scene
     return 0;
 }
 
+int app_sim_desc(const opt_values *o, shoal_sim_desc *d, shoal_scene *scene)
+{
+    return build_desc(o, d, scene);
+}
+
 static const opt_spec init_opts[] = {
     {"model", OPT_VALUE, "M", "steer", "model: steer, average, heading, classic, fov"},
     {"count", OPT_VALUE, "N", "model's default", "number of boids"},
