@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "shoal/shoal.h"
+#include "tests/scenes.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -310,7 +311,7 @@ static void test_isa_selection(void **state)
     const char *isas[] = {"avx2", "avx512"};
     for (int i = 0; i < 2; i++) {
         if (!shoal_isa_supported(i == 0 ? SHOAL_ISA_AVX2 : SHOAL_ISA_AVX512)) {
-            printf("# skip %s: not on this CPU\n", isas[i]);
+            test_skip_part("%s: not on this CPU", isas[i]);
             continue;
         }
         assert_int_equal(
@@ -351,5 +352,5 @@ int main(void)
         cmocka_unit_test(test_split_runs), cmocka_unit_test(test_row_correspondence),
         cmocka_unit_test(test_bad_input),  cmocka_unit_test(test_isa_selection),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return test_exit(cmocka_run_group_tests(tests, setup, teardown));
 }

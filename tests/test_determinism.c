@@ -50,7 +50,7 @@ static void check_model(shoal_model model, const float *rows, size_t n, int step
     assert_true(memcmp(ref, rows, n * 6 * sizeof(float)) != 0);
     for (size_t i = 0; i < 3; i++) {
         if (!shoal_isa_supported(isas[i])) {
-            printf("# skip %s: not supported on this CPU\n", shoal_isa_name(isas[i]));
+            test_skip_part("%s: not supported on this CPU", shoal_isa_name(isas[i]));
             continue;
         }
         for (size_t t = 0; t < thread_cases; t++) {
@@ -179,5 +179,5 @@ int main(void)
         cmocka_unit_test(test_threads_and_isas_clustered),
         cmocka_unit_test(test_split_runs),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

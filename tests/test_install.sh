@@ -31,9 +31,15 @@ fi
 $cc -std=c11 -Wall -Wextra -Werror $san "$src/examples/hello_shoal.c" $flags -o "$tmp/hello"
 export SHOAL_ASSETS=$(find "$tmp/root" -type d -path '*/share/shoal' | head -1)
 LD_LIBRARY_PATH=$libdir "$tmp/hello" "$tmp/a.png" 2000 30
-# static: the same program with libshoal.a and its private dependencies
+# static: the same program with libshoal.a and its private dependencies (and libgcov when
+# the library was built with -Db_coverage, as tools/test.sh's build-min is)
+cov=
+# (grep reads all of nm's output: with -q, nm could die of SIGPIPE and pipefail say no)
+if nm "$libdir/libshoal.a" 2>/dev/null | grep '__gcov_init' >/dev/null; then
+  cov=--coverage
+fi
 if [ -z "$san" ] && [ -f "$libdir/libshoal.a" ] && ! nm "$libdir/libshoal.a" 2>/dev/null | grep -q cuda; then
-  $cc -std=c11 "$src/examples/hello_shoal.c" $(pc --cflags shoal) \
+  $cc -std=c11 $cov "$src/examples/hello_shoal.c" $(pc --cflags shoal) \
     "$libdir/libshoal.a" $(pc --static --libs-only-other --libs-only-l shoal | sed 's/-lshoal//') \
     -o "$tmp/hello_static"
   "$tmp/hello_static" "$tmp/b.png" 2000 30

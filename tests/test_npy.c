@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "shoal/io.h"
+#include "tests/scenes.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -1227,7 +1228,12 @@ static void test_numpy_interop(void **state)
     int ran = 0;
     for (size_t k = 0; k < sizeof PYTHONS / sizeof PYTHONS[0]; k++) {
         if (!python_has_numpy(PYTHONS[k])) {
-            print_message("skip: %s has no numpy\n", PYTHONS[k]);
+            /* the tests run Debian's /usr/bin/python3, which has numpy (tools/deps.sh):
+             * without it this part cannot be checked */
+            if (strcmp(PYTHONS[k], "/usr/bin/python3") == 0)
+                test_skip_part("%s has no numpy", PYTHONS[k]);
+            else
+                print_message("note: %s has no numpy\n", PYTHONS[k]);
             continue;
         }
         numpy_reads_ours(PYTHONS[k]);
@@ -1236,7 +1242,7 @@ static void test_numpy_interop(void **state)
         ran++;
     }
     if (!ran)
-        print_message("skip: no python3 with numpy; the captured numpy images still ran\n");
+        test_skip_part("no python3 with numpy (the captured numpy images still ran)");
 }
 
 /* ---- harness ----------------------------------------------------------------------------- */
@@ -1276,5 +1282,5 @@ int main(void)
         cmocka_unit_test(test_atomic_success_leaves_no_temporary),
         cmocka_unit_test(test_numpy_interop),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return test_exit(cmocka_run_group_tests(tests, group_setup, group_teardown));
 }

@@ -199,13 +199,53 @@ static void test_scene_parse(void **state)
     assert_non_null(strstr(e.message, "/nonexistent/x.ini"));
 }
 
+/* Every section refuses a key it does not know, naming it (one case per section); the same
+ * section without that key is accepted, so the refusal is the key's. */
+static void test_scene_unknown_keys(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *section, *good;
+    } sections[] = {
+        {"[scene]", "count = 10\n"},
+        {"[params]", "max_speed = 2\n"},
+        {"[sphere]", "center = 1,2,3\nradius = 2\n"},
+        {"[sphere rock]", "center = 1,2,3\nradius = 2\n"},
+        {"[mesh rock]", "file = rock.obj\nposition = 1,2,3\n"},
+        {"[predators]", "count = 2\nspeed = 3\n"},
+        {"[camera]", "eye = 0,0,10\nfov_deg = 45\n"},
+    };
+    for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
+        char text[512];
+        shoal_scene sc;
+        shoal_error e;
+        snprintf(text, sizeof text, "%s\n%s", sections[i].section, sections[i].good);
+        if (shoal_scene_parse(text, "k.ini", &sc, &e) != SHOAL_OK)
+            fail_msg("%s: the valid keys are refused: %s", sections[i].section, e.message);
+        for (int where = 0; where < 2; where++) {
+            /* the unknown key first, or after the valid ones */
+            if (where == 0)
+                snprintf(text, sizeof text, "%s\nbogus_key = 1\n%s", sections[i].section,
+                         sections[i].good);
+            else
+                snprintf(text, sizeof text, "%s\n%sbogus_key = 1\n", sections[i].section,
+                         sections[i].good);
+            e.message[0] = 0;
+            if (shoal_scene_parse(text, "k.ini", &sc, &e) != SHOAL_ERR_INPUT)
+                fail_msg("%s: unknown key accepted:\n%s", sections[i].section, text);
+            if (!strstr(e.message, "bogus_key") || !strstr(e.message, "k.ini"))
+                fail_msg("%s: message '%s' does not name the key and file", sections[i].section,
+                         e.message);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_param_settable),
-        cmocka_unit_test(test_param_errors),
-        cmocka_unit_test(test_shipped_scenes),
-        cmocka_unit_test(test_scene_parse),
+        cmocka_unit_test(test_every_param_settable), cmocka_unit_test(test_param_errors),
+        cmocka_unit_test(test_shipped_scenes),       cmocka_unit_test(test_scene_parse),
+        cmocka_unit_test(test_scene_unknown_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,13 +24,16 @@ shoal_status app_state_read(const char *path, const char *format, float **rows, 
                             shoal_error *e);
 shoal_status app_state_write(const char *path, const char *format, const float *rows, size_t count,
                              shoal_error *e);
-int app_step_gpu(const shoal_sim_desc *d, const char *order_name, float *rows, long long steps,
-                 int stats, shoal_error *e);
+int app_step_gpu(const shoal_sim_desc *d, const shoal_scene *scene, const char *order_name,
+                 float *rows, long long steps, int stats, shoal_error *e);
 
-/* cmd_sim.c: the CUDA backend has no obstacle meshes or predators. With either in the desc
- * or scene, prints "shoal CMD: --backend cuda: ..." and returns 2; else 0. */
+/* cmd_sim.c: the obstacle meshes of `scene` (if any) onto a GPU simulation: the field is
+ * built on the host by the CPU's own code (a one-boid shoal_sim with the desc's
+ * parameters) and uploaded, so both backends sample the same bits. */
+struct shoal_gpu_sim;
 struct opt_values;
-int app_gpu_refuses(const struct opt_values *o, const shoal_sim_desc *d, const shoal_scene *scene);
+shoal_status app_gpu_add_obstacles(struct shoal_gpu_sim *g, const shoal_sim_desc *d,
+                                   const shoal_scene *scene, shoal_error *e);
 
 /* cmd_sim.c: --scene and --model, for every command that takes both (init, step, run,
  * diverge): the scene loaded into *scene (zeroed without --scene) and the model they name

@@ -62,8 +62,8 @@ shoal_status app_state_write(const char *path, const char *format, const float *
 
 /* ---- the GPU path of shoal step ------------------------------------------------------ */
 
-int app_step_gpu(const shoal_sim_desc *d, const char *order_name, float *rows, long long steps,
-                 int stats, shoal_error *e)
+int app_step_gpu(const shoal_sim_desc *d, const shoal_scene *scene, const char *order_name,
+                 float *rows, long long steps, int stats, shoal_error *e)
 {
     shoal_gpu_order order;
     shoal_status st = shoal_gpu_order_parse(order_name, &order, e);
@@ -72,7 +72,8 @@ int app_step_gpu(const shoal_sim_desc *d, const char *order_name, float *rows, l
     shoal_gpu_sim *g;
     if ((st = shoal_gpu_sim_create(d, order, &g, e)))
         return st;
-    if ((st = shoal_gpu_sim_set_state(g, rows, e))) {
+    if ((st = shoal_gpu_sim_set_state(g, rows, e)) ||
+        (st = app_gpu_add_obstacles(g, d, scene, e))) {
         shoal_gpu_sim_destroy(g);
         return st;
     }
@@ -670,15 +671,15 @@ typedef struct runner {
 } runner;
 
 static shoal_status runner_create(runner *r, const char *name, const shoal_sim_desc *d,
-                                  const float *rows, shoal_error *e)
+                                  const shoal_scene *scene, const float *rows, shoal_error *e)
 {
     memset(r, 0, sizeof *r);
     r->name = name;
     shoal_status st;
     if (strcmp(name, "cpu") == 0) {
-        if ((st = shoal_sim_create(d, &r->cpu, e)))
+        if ((st = shoal_sim_create(d, &r->cpu, e)) || (st = shoal_sim_set_state(r->cpu, rows, e)))
             return st;
-        return shoal_sim_set_state(r->cpu, rows, e);
+        return shoal_scene_add_obstacles(scene, r->cpu, e);
     }
     shoal_gpu_order order;
     if (strcmp(name, "cuda") == 0 || strcmp(name, "cuda-stable") == 0)
@@ -689,9 +690,10 @@ static shoal_status runner_create(runner *r, const char *name, const shoal_sim_d
         return shoal_error_set(e, SHOAL_ERR_INPUT,
                                "unknown run '%s' (expected cpu, cuda, cuda-stable or cuda-atomic)",
                                name);
-    if ((st = shoal_gpu_sim_create(d, order, &r->gpu, e)))
+    if ((st = shoal_gpu_sim_create(d, order, &r->gpu, e)) ||
+        (st = shoal_gpu_sim_set_state(r->gpu, rows, e)))
         return st;
-    return shoal_gpu_sim_set_state(r->gpu, rows, e);
+    return app_gpu_add_obstacles(r->gpu, d, scene, e);
 }
 
 static shoal_status runner_step(runner *r, int k, shoal_error *e)
@@ -764,13 +766,6 @@ int cmd_diverge(int argc, char **argv)
         if (shoal_params_set(d.model, &d.params, name, eq + 1, &e))
             return options_fail(&o, "%s", e.message);
     }
-    if ((strncmp(options_get(&o, "a"), "cuda", 4) == 0 ||
-         strncmp(options_get(&o, "b"), "cuda", 4) == 0) &&
-        app_gpu_refuses(&o, &d, &scene))
-        return 2;
-    if (scene.mesh_count > 0)
-        return options_fail(&o, "%s: [mesh] obstacles are not supported by shoal compare",
-                            scene_path);
     long long steps, every, stats_every, seed, threads = 0;
     if ((rc = options_int(&o, "steps", 0, 100000000LL, &steps)) ||
         (rc = options_int(&o, "every", 1, 100000000LL, &every)) ||
@@ -806,9 +801,9 @@ int cmd_diverge(int argc, char **argv)
     runner A, B;
     memset(&A, 0, sizeof A);
     memset(&B, 0, sizeof B);
-    shoal_status st = runner_create(&A, options_get(&o, "a"), &d, rows, &e);
+    shoal_status st = runner_create(&A, options_get(&o, "a"), &d, &scene, rows, &e);
     if (!st)
-        st = runner_create(&B, options_get(&o, "b"), &d, rows, &e);
+        st = runner_create(&B, options_get(&o, "b"), &d, &scene, rows, &e);
     ra = malloc(n * 6 * sizeof(float));
     rb = malloc(n * 6 * sizeof(float));
     if (!st && (!ra || !rb))

@@ -465,10 +465,6 @@ static double app_sim_time(const app *a)
  * time it had (or the CPU mirror's after a new school). */
 static shoal_status gpu_open(app *a, shoal_error *e)
 {
-    if (a->obs_count > 0)
-        return shoal_error_set(e, SHOAL_ERR_UNSUPPORTED,
-                               "the CUDA backend has no obstacle meshes or predators: use "
-                               "--backend cpu");
     size_t n = shoal_sim_count(a->sim);
     if (a->gpu_rows_cap < n) {
         float *r = realloc(a->gpu_rows, n * 6 * sizeof(float));
@@ -484,7 +480,9 @@ static shoal_status gpu_open(app *a, shoal_error *e)
     shoal_status st = shoal_gpu_sim_create(&d, a->cfg.gpu_order, &g, e);
     if (st)
         return st;
-    if ((st = shoal_gpu_sim_set_state(g, a->gpu_rows, e))) {
+    /* the obstacle meshes: the CPU mirror's field (its own build), uploaded */
+    if ((st = shoal_gpu_sim_set_state(g, a->gpu_rows, e)) ||
+        (a->obs_count > 0 && (st = shoal_gpu_sim_copy_obstacles(g, a->sim, e)))) {
         shoal_gpu_sim_destroy(g);
         return st;
     }
@@ -1015,6 +1013,15 @@ static void draw_status(app *a, canvas *cv)
 
 /* ---- one frame ------------------------------------------------------------------------- */
 
+/* The predators of the simulation that steps (the GPU's with --backend cuda: the CPU
+ * mirror only holds the boids). */
+static size_t app_predators(const app *a, float *pos, float *vel)
+{
+    if (a->gpu)
+        return shoal_gpu_sim_predators(a->gpu, pos, vel, SHOAL_MAX_PREDATORS);
+    return shoal_sim_predators(a->sim, pos, vel, SHOAL_MAX_PREDATORS);
+}
+
 /* Draw the current state into `cv` (renderer image + overlays). Returns 0 or an exit code. */
 /* Predators drawn as fish twice as long, red, after the boids (ids N + k). Fills the ex
  * buffers from the instances `in` and returns 1, or 0 when there are no predators or no
@@ -1024,7 +1031,7 @@ static void draw_status(app *a, canvas *cv)
 static int with_predators(app *a, shoal_render_instances *in)
 {
     float pp[SHOAL_MAX_PREDATORS * 3], pv[SHOAL_MAX_PREDATORS * 3];
-    size_t np = shoal_sim_predators(a->sim, pp, pv, SHOAL_MAX_PREDATORS);
+    size_t np = app_predators(a, pp, pv);
     if (np == 0)
         return 0;
     size_t n = in->count, total = n + np;
@@ -1098,7 +1105,7 @@ static void draw_scene_overlays(app *a, canvas *cv, const proj *p)
         overlay_target(cv, p, t + 3 * k, a->target_drag == (int)k + 1);
     /* predators: their flee radius as a red ring facing the camera */
     float pp[SHOAL_MAX_PREDATORS * 3];
-    size_t np = shoal_sim_predators(a->sim, pp, NULL, SHOAL_MAX_PREDATORS);
+    size_t np = app_predators(a, pp, NULL);
     for (size_t k = 0; k < np; k++) {
         float v[3], x, y;
         proj_view(p, pp + 3 * k, v);
@@ -1168,7 +1175,8 @@ static void obstacle_nudge(app *a, float dx, float dry)
     t.position[0] += dx;
     t.rotation_deg[1] += dry;
     shoal_error e;
-    if (shoal_sim_move_obstacle(a->sim, 0, &t, &e)) {
+    if (shoal_sim_move_obstacle(a->sim, 0, &t, &e) ||
+        (a->gpu && shoal_gpu_sim_copy_obstacles(a->gpu, a->sim, &e))) {
         set_status(a, "%s", e.message);
         return;
     }

@@ -8,6 +8,7 @@
 #include "core/parallel.h"
 #include "core/profile.h"
 #include "app/traj.h"
+#include "shoal/gpu.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,15 +36,21 @@ int app_exit_code(shoal_status st)
     }
 }
 
-int app_gpu_refuses(const opt_values *o, const shoal_sim_desc *d, const shoal_scene *scene)
+shoal_status app_gpu_add_obstacles(shoal_gpu_sim *g, const shoal_sim_desc *d,
+                                   const shoal_scene *scene, shoal_error *e)
 {
-    if (scene->mesh_count == 0 && !(d->params.predator_count > 0))
-        return 0;
-    options_fail(o,
-                 "--backend cuda: the CUDA backend has no obstacle meshes or predators (%d "
-                 "[mesh], %d predators): use --backend cpu",
-                 scene->mesh_count, (int)d->params.predator_count);
-    return 2;
+    if (!scene || scene->mesh_count == 0)
+        return SHOAL_OK;
+    shoal_sim_desc one = *d;
+    one.boid_count = 1;
+    shoal_sim *s;
+    shoal_status st = shoal_sim_create(&one, &s, e);
+    if (st)
+        return st;
+    if (!(st = shoal_scene_add_obstacles(scene, s, e)))
+        st = shoal_gpu_sim_copy_obstacles(g, s, e);
+    shoal_sim_destroy(s);
+    return st;
 }
 
 static int fail_status(const opt_values *o, const shoal_error *e)
@@ -305,12 +312,8 @@ int cmd_step(int argc, char **argv)
             free(rows);
             return options_fail(&o, "--backend: '%s' (expected cpu or cuda)", backend);
         }
-        if (app_gpu_refuses(&o, &d, &scene)) {
-            free(rows);
-            return 2;
-        }
-        rc = app_step_gpu(&d, options_get(&o, "gpu-order"), rows, steps, options_given(&o, "stats"),
-                          &e);
+        rc = app_step_gpu(&d, &scene, options_get(&o, "gpu-order"), rows, steps,
+                          options_given(&o, "stats"), &e);
         if (!rc)
             rc = app_state_write(out, NULL, rows, count, &e);
         free(rows);
