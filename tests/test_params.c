@@ -10,6 +10,7 @@
 #include "shoal/shoal.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -89,6 +90,25 @@ static void test_param_errors(void **state)
     p.box_min[0] = 20;
     assert_int_equal(shoal_params_validate(SHOAL_MODEL_CLASSIC, &p, &e), SHOAL_ERR_INPUT);
     assert_non_null(strstr(e.message, "box_min_x"));
+    /* an empty box (min == max) on each axis, and min_speed above max_speed, are refused;
+     * min_speed == max_speed is a valid constant speed */
+    for (int c = 0; c < 3; c++) {
+        shoal_params_default(SHOAL_MODEL_CLASSIC, &p);
+        p.box_min[c] = p.box_max[c];
+        assert_int_equal(shoal_params_validate(SHOAL_MODEL_CLASSIC, &p, &e), SHOAL_ERR_INPUT);
+        assert_non_null(strstr(e.message, c == 0   ? "box_min_x"
+                                          : c == 1 ? "box_min_y"
+                                                   : "box_min_z"));
+    }
+    for (int m = 0; m < 2; m++) {
+        shoal_model model = m ? SHOAL_MODEL_FOV : SHOAL_MODEL_CLASSIC;
+        shoal_params_default(model, &p);
+        p.min_speed = p.max_speed;
+        assert_int_equal(shoal_params_validate(model, &p, &e), SHOAL_OK);
+        p.min_speed = nextafterf(p.max_speed, INFINITY);
+        assert_int_equal(shoal_params_validate(model, &p, &e), SHOAL_ERR_INPUT);
+        assert_non_null(strstr(e.message, "min_speed"));
+    }
     /* models */
     shoal_model m;
     assert_int_equal(shoal_model_parse("fov", &m, &e), SHOAL_OK);

@@ -641,12 +641,55 @@ static void test_clipped_floor(void **state)
     }
 }
 
+/* Axis-aligned edges exactly through rows and columns of sample centres, for each size
+ * class the rasterizer treats apart (micro triangles, the 32-bit general path, the 64-bit
+ * path of guard-band triangles): the top-left rule decides every sample on them, so a wrong
+ * rule for horizontal (top) or vertical (left) edges changes pixels the reference shows. */
+static void test_axis_edges(void **state)
+{
+    (void)state;
+    const int W = 64, H = 48;
+    static const int32_t sizes[3] = {2 * 256, 20 * 256, 6000 * 256};
+    int drawn = 0;
+    for (size_t k = 0; k < 3; k++) {
+        shoal_renderer *r = make(W, H, isas[k]);
+        if (!r) {
+            test_skip_part("%s: not supported by this CPU", shoal_isa_name(isas[k]));
+            continue;
+        }
+        for (int sz = 0; sz < 3; sz++)
+            for (int shape = 0; shape < 8; shape++) {
+                /* corner at a sample centre; legs along +-x and +-y; both windings */
+                int32_t cx = 30 * 256 + 128, cy = 22 * 256 + 128, L = sizes[sz];
+                int32_t sxs = (shape & 1) ? -1 : 1, sys = (shape & 2) ? -1 : 1;
+                int32_t v[6] = {cx, cy, cx + sxs * L, cy, cx, cy + sys * L};
+                if (shape & 4) { /* the other winding */
+                    int32_t t0 = v[2], t1 = v[3];
+                    v[2] = v[4], v[3] = v[5], v[4] = t0, v[5] = t1;
+                }
+                float z[3] = {0.25f, 0.25f, 0.25f};
+                uint32_t id = (uint32_t)(7 + shape);
+                ref_img ref = ref_new(W, H);
+                ref_tri(&ref, v, z, id);
+                ref_finish(&ref);
+                draw_win(r, v, z, 1, &id);
+                char what[64];
+                snprintf(what, sizeof what, "axis edges, size %d, shape %d", sz, shape);
+                compare(r, &ref, what);
+                ref_free(&ref);
+                drawn++;
+            }
+        shoal_renderer_destroy(r);
+    }
+    assert_true(drawn >= 24);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reference_random), cmocka_unit_test(test_shared_edges),
         cmocka_unit_test(test_tiny_and_huge),    cmocka_unit_test(test_near_clipping),
-        cmocka_unit_test(test_clipped_floor),
+        cmocka_unit_test(test_clipped_floor),    cmocka_unit_test(test_axis_edges),
     };
     return test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

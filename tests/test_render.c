@@ -743,6 +743,58 @@ static void test_errors(void **state)
     shoal_renderer_destroy(r);
 }
 
+/* A fish small enough to be a splat (LOD) at each edge of the image: it must show in the
+ * border column or row it sits on (the splat's box is clamped to the image, not cut). */
+static void test_splats_at_borders(void **state)
+{
+    (void)state;
+    const int W = 64, H = 48;
+    const double t = tan(30.0 * M_PI / 180.0), dist = 75.0;
+    /* pixel centres 0.4 px inside each border: left, right, top, bottom */
+    const double px[4][2] = {{0.4, 24}, {W - 0.4, 24}, {32, 0.4}, {32, H - 0.4}};
+    for (size_t k = 0; k < 3; k++) {
+        shoal_renderer *r = make(W, H, SHOAL_SHADE_LIT, 1, isas[k], 1.5f);
+        if (!r) {
+            test_skip_part("%s: not supported by this CPU", shoal_isa_name(isas[k]));
+            continue;
+        }
+        shoal_camera cam = shoal_camera_default(); /* eye (0, 0, 75), fov 60 */
+        uint32_t *empty = malloc(sizeof(uint32_t) * W * H);
+        shoal_render_instances none;
+        memset(&none, 0, sizeof none);
+        draw(r, &none, &cam);
+        shoal_framebuffer fb = shoal_render_framebuffer(r);
+        for (int y = 0; y < H; y++)
+            memcpy(empty + y * W, fb.argb + (size_t)y * fb.stride_px, sizeof(uint32_t) * W);
+        for (int b = 0; b < 4; b++) {
+            float p[6] = {(float)((px[b][0] * 2 / W - 1) * dist * t * W / H),
+                          (float)((1 - px[b][1] * 2 / H) * dist * t),
+                          0,
+                          0,
+                          0,
+                          1};
+            shoal_render_instances one;
+            memset(&one, 0, sizeof one);
+            one.count = 1;
+            one.px = p, one.py = p + 1, one.pz = p + 2;
+            one.vx = p + 3, one.vy = p + 4, one.vz = p + 5;
+            draw(r, &one, &cam);
+            fb = shoal_render_framebuffer(r);
+            int bx = (int)px[b][0], by = (int)px[b][1], changed = 0;
+            for (int y = 0; y < H; y++)
+                for (int x = 0; x < W; x++)
+                    if ((b < 2 ? x == bx : y == by) &&
+                        fb.argb[(size_t)y * fb.stride_px + x] != empty[y * W + x])
+                        changed++;
+            if (!changed)
+                fail_msg("%s: a splat at border %d does not show in its border line",
+                         shoal_isa_name(isas[k]), b);
+        }
+        free(empty);
+        shoal_renderer_destroy(r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -751,6 +803,7 @@ int main(void)
         cmocka_unit_test(test_occlusion_exact),
         cmocka_unit_test(test_id_mode_matches_reference),
         cmocka_unit_test(test_golden),
+        cmocka_unit_test(test_splats_at_borders),
         cmocka_unit_test(test_png_roundtrip),
         cmocka_unit_test(test_camera_frame),
         cmocka_unit_test(test_errors),
