@@ -117,6 +117,14 @@ SHOAL_API shoal_status shoal_params_set(shoal_model model, shoal_params *params,
  *  (box_min < box_max, ...). */
 SHOAL_API shoal_status shoal_params_validate(shoal_model model, const shoal_params *params,
                                              shoal_error *err);
+/** Scale the model's geometry by `factor` about the origin: its walls (steer, average:
+ *  wall_center and wall_size; heading: bounds_center and bounds_size; classic: box_min and
+ *  box_max; fov: boundary_center, and boundary_range2 by factor^2) and its start region
+ *  (init_pos_radius; classic starts in its box). Interaction radii, speeds, forces,
+ *  obstacles and predators are left alone. A scaled value is clamped to its parameter's
+ *  range. factor 1 (or not finite and > 0) changes nothing. Used by shoal_scene_set_count
+ *  to keep a scene's density for another boid count. */
+SHOAL_API void shoal_params_scale_geometry(shoal_model model, shoal_params *params, double factor);
 /** The largest interaction radius of the model: the grid's cell size. */
 SHOAL_API float shoal_params_interaction_radius(shoal_model model, const shoal_params *params);
 

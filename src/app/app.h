@@ -55,9 +55,31 @@ int app_sim_desc(const struct opt_values *o, shoal_sim_desc *d, shoal_scene *sce
 /* Exit code for a library status: 2 for what the user can fix (bad input, a file that
  * cannot be read or written, memory, an unsupported ISA), 1 for a simulation fault. */
 int app_exit_code(shoal_status st);
+/* What shoal_scene_set_count did to a scene (before -> scaled, factor s; s == 1: nothing). */
+typedef struct app_scaled {
+    shoal_sim_desc before, scaled;
+    double s;
+} app_scaled;
+/* When sc->s != 1, one line on stderr: the counts, s, and each parameter the scaling changed
+ * with its final value in `after` (--set may have overridden it) as name=value: what `step
+ * --set` needs for the same walls. Printed once the command has succeeded, so that an error
+ * stays the one line on stderr. */
+void app_print_scaled(const char *cmd, const app_scaled *sc, const shoal_sim_desc *after);
 
 /* --stats for the commands whose work is not a library stage (init, compare): the time
  * from t0_ns to now as one call of stage `group/name` of the stage profiler. */
 void app_stage_done(const char *group, const char *name, uint64_t t0_ns);
+
+/* signals.c: SIGINT, SIGTERM, SIGHUP and SIGQUIT remove the temporaries of outputs being
+ * written and kill the process by the signal (installed by main, where not ignored).
+ * app_die_by_signal does that now (async-signal-safe). app_signal_deadline, from a graceful
+ * handler (shoal run): the process dies by `sig` in one second unless it exits first; a
+ * second call dies at once. */
+void app_signals_install(void);
+void app_die_by_signal(int sig);
+void app_signal_deadline(int sig);
+/* One more temporary for those signals to remove (shoal run's video, which ffmpeg writes);
+ * NULL: none. */
+void app_signal_temp(const char *path);
 
 #endif

@@ -1060,6 +1060,8 @@ int cmd_bench(int argc, char **argv)
                       bench_opts, BENCH_OPT_COUNT, 0, argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;
+    if ((rc = options_check_outputs(&o, (const char *const[]){"json", NULL})))
+        return rc;
     char err[512];
     if (options_given(&o, "current")) {
         if (!options_given(&o, "compare"))

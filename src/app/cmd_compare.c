@@ -367,6 +367,8 @@ int cmd_compare(int argc, char **argv)
                            (int)(sizeof compare_opts / sizeof compare_opts[0]), 2, argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;
+    if ((rc = options_check_outputs(&o, (const char *const[]){"json", NULL})))
+        return rc;
     if (o.positional_count != 2)
         return options_fail(&o, "expected two state files A and B");
     shoal_error e;
@@ -514,6 +516,8 @@ int cmd_diverge(int argc, char **argv)
                       (int)(sizeof diverge_opts / sizeof diverge_opts[0]), 0, argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;
+    if ((rc = options_check_outputs(&o, (const char *const[]){"csv", NULL})))
+        return rc;
     shoal_error e;
     shoal_sim_desc d = shoal_sim_desc_default();
     const char *scene_path = options_get(&o, "scene");

@@ -381,7 +381,12 @@ int cmd_render(int argc, char **argv)
     if (ro.threads > 0)
         parallel_set_threads((int)ro.threads);
     struct stat in_st;
-    if (!ro.bench && stat(options_get(&o, "in"), &in_st) == 0 && S_ISDIR(in_st.st_mode))
+    int replay = !ro.bench && stat(options_get(&o, "in"), &in_st) == 0 && S_ISDIR(in_st.st_mode);
+    /* outputs checked before the work (a replay's --out is a directory of frames) */
+    if ((rc = options_check_outputs(&o, replay ? (const char *const[]){"video", "trace", NULL}
+                                               : (const char *const[]){"out", "trace", NULL})))
+        return rc;
+    if (replay)
         return app_render_replay(&o, &ro.desc, ro.cam, ro.have_camera); /* a trajectory */
     if (options_given(&o, "video") || options_given(&o, "follow") || options_given(&o, "fps"))
         return options_fail(&o, "--video, --follow and --fps replay a trajectory: --in DIR");

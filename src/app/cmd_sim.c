@@ -59,6 +59,29 @@ static int fail_status(const opt_values *o, const shoal_error *e)
     return app_exit_code(e->status);
 }
 
+/* Print the parameters the count scaling changed (name=value), so that a `step` of the
+ * state can be given the same geometry with --set. */
+void app_print_scaled(const char *cmd, const app_scaled *sc, const shoal_sim_desc *after)
+{
+    if (sc->s == 1.0)
+        return;
+    const shoal_sim_desc *before = &sc->before, *scaled = &sc->scaled;
+    fprintf(stderr,
+            "shoal %s: %zu boids, the scene's %zu: walls and start region scaled by %.6g to "
+            "keep its density (--keep-geometry keeps them):",
+            cmd, after->boid_count, before->boid_count, sc->s);
+    size_t n;
+    const shoal_param_info *list = shoal_param_list(after->model, &n);
+    for (size_t i = 0; i < n; i++) {
+        float a = *(const float *)((const char *)&before->params + list[i].offset);
+        float b = *(const float *)((const char *)&scaled->params + list[i].offset);
+        float c = *(const float *)((const char *)&after->params + list[i].offset);
+        if (a != b)
+            fprintf(stderr, " %s=%.9g", list[i].name, (double)c);
+    }
+    fputc('\n', stderr);
+}
+
 int app_scene_model(const opt_values *o, shoal_scene *scene, shoal_model *model)
 {
     shoal_error e;
@@ -82,8 +105,11 @@ int app_scene_model(const opt_values *o, shoal_scene *scene, shoal_model *model)
     return 0;
 }
 
-/* --model, --scene, --set: the sim desc (model, params, count, seed, dt) they describe. */
-static int build_desc(const opt_values *o, shoal_sim_desc *d, shoal_scene *scene_out)
+/* --model, --scene, --set: the sim desc (model, params, count, seed, dt) they describe.
+ * count > 0 (init --count) gives the scene that count, its geometry scaled to keep its
+ * density unless keep_geometry (shoal_scene_set_count), before --set is applied. */
+static int build_desc(const opt_values *o, shoal_sim_desc *d, shoal_scene *scene_out, size_t count,
+                      int keep_geometry, app_scaled *sc)
 {
     shoal_error e;
     *d = shoal_sim_desc_default();
@@ -99,6 +125,20 @@ static int build_desc(const opt_values *o, shoal_sim_desc *d, shoal_scene *scene
         shoal_params_default(m, &d->params);
         d->boid_count = shoal_model_default_count(m);
     }
+    if (!options_get(o, "scene"))
+        scene.desc = *d;
+    if (sc) {
+        sc->before = scene.desc;
+        sc->s = 1.0;
+    }
+    if (count > 0) {
+        double s = shoal_scene_set_count(&scene, count, keep_geometry);
+        *d = scene.desc;
+        if (sc)
+            sc->s = s;
+    }
+    if (sc)
+        sc->scaled = *d;
     for (int i = 0; i < o->repeat_count; i++) {
         if (strcmp(o->specs[o->repeat_of[i]].name, "set") != 0)
             continue;
@@ -129,7 +169,11 @@ int app_sim_desc(const opt_values *o, shoal_sim_desc *d, shoal_scene *scene)
 
 static const opt_spec init_opts[] = {
     {"model", OPT_VALUE, "M", "steer", "model: steer, average, heading, classic, fov"},
-    {"count", OPT_VALUE, "N", "model's default", "number of boids"},
+    {"count", OPT_VALUE, "N", "the scene's (model's default)",
+     "number of boids; walls and start region are scaled by cbrt(N / the scene's count) to "
+     "keep the scene's density (--set wins)"},
+    {"keep-geometry", OPT_FLAG, NULL, NULL,
+     "with --count: keep the scene's walls and start region as they are (its density changes)"},
     {"seed", OPT_VALUE, "S", "1", "random seed (same seed, same state on every machine)"},
     {"out", OPT_VALUE, "FILE.npy", NULL, "output state file (required)"},
     {"scene", OPT_VALUE, "FILE.ini", NULL, "scene file: model, parameters, count, seed"},
@@ -144,20 +188,24 @@ int cmd_init(int argc, char **argv)
                            (int)(sizeof init_opts / sizeof init_opts[0]), 0, argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;
+    if ((rc = options_check_outputs(&o, (const char *const[]){"out", NULL})))
+        return rc;
+    long long count = 0;
+    if (options_given(&o, "count") && (rc = options_int(&o, "count", 1, 4000000000LL, &count)))
+        return rc;
     shoal_sim_desc d;
     shoal_scene scene;
-    if ((rc = build_desc(&o, &d, &scene)))
+    app_scaled scaled;
+    if ((rc = build_desc(&o, &d, &scene, (size_t)count, options_given(&o, "keep-geometry"),
+                         &scaled)))
         return rc;
     const char *out = options_get(&o, "out");
     if (!out)
         return options_fail(&o, "--out FILE.npy is required");
-    long long count = (long long)d.boid_count, seed = (long long)d.seed;
-    if (options_given(&o, "count") && (rc = options_int(&o, "count", 1, 4000000000LL, &count)))
-        return rc;
+    long long seed = (long long)d.seed;
     if (options_given(&o, "seed") &&
         (rc = options_int(&o, "seed", 0, 9223372036854775807LL, &seed)))
         return rc;
-    d.boid_count = (size_t)count;
     d.seed = (uint64_t)seed;
     shoal_error e;
     shoal_sim *sim;
@@ -180,6 +228,7 @@ int cmd_init(int argc, char **argv)
     if (st)
         return fail_status(&o, &e);
     app_stage_done("init", "write", t0);
+    app_print_scaled("init", &scaled, &d);
     if (options_given(&o, "stats")) {
         char title[128];
         snprintf(title, sizeof title, "shoal init: %zu boids", d.boid_count);
@@ -227,9 +276,11 @@ int cmd_step(int argc, char **argv)
                            (int)(sizeof step_opts / sizeof step_opts[0]), 0, argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;
+    if ((rc = options_check_outputs(&o, (const char *const[]){"out", "trace", "checkpoint", NULL})))
+        return rc;
     shoal_sim_desc d;
     shoal_scene scene;
-    if ((rc = build_desc(&o, &d, &scene)))
+    if ((rc = build_desc(&o, &d, &scene, 0, 0, NULL)))
         return rc;
     const char *in = options_get(&o, "in"), *out = options_get(&o, "out");
     const char *out_dir = options_get(&o, "out-dir"), *ckpt = options_get(&o, "checkpoint");

@@ -92,6 +92,7 @@ static void default_wait_policy(char **argv)
 int main(int argc, char **argv)
 {
     default_wait_policy(argv);
+    app_signals_install();
     if (argc < 2) {
         char *run_argv[] = {"run", NULL};
         return cmd_run(1, run_argv);

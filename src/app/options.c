@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Table-driven command-line parsing for the subcommands (see options.h). */
 #include "app/options.h"
+#include "shoal/io.h"
 #include "shoal/base.h"
 
 #include <errno.h>
@@ -34,6 +35,17 @@ int options_fail(const opt_values *o, const char *fmt, ...)
     error_line(o->cmd, fmt, ap);
     va_end(ap);
     return 2;
+}
+
+int options_check_outputs(const opt_values *o, const char *const *names)
+{
+    for (; *names; names++) {
+        const char *path = options_get(o, *names);
+        shoal_error e;
+        if (path && shoal_io_atomic_check(path, &e))
+            return options_fail(o, "--%s: %s", *names, e.message);
+    }
+    return 0;
 }
 
 static int find(const opt_values *o, const char *name, size_t len)

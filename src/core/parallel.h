@@ -20,6 +20,10 @@ int parallel_resolve_threads(int thread_count);
 /** Logical CPUs available to this process. */
 int parallel_cpu_count(void);
 
+/** Exit code of the process when the OpenMP runtime cannot start a team's threads (it
+ *  ends the process itself; see parallel.c): 2, as for any allocation that fails. */
+#define PARALLEL_EXIT_THREADS 2
+
 /** Run fn(ctx, thread_index, thread_count) on every thread of one parallel region. */
 typedef void (*parallel_region_fn)(void *ctx, int thread_index, int thread_count);
 void parallel_region(parallel_region_fn fn, void *ctx);

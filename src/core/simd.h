@@ -235,7 +235,17 @@ SIMD_FN vf3 v3_clamp_speed(vf3 a, vf lo, vf hi)
     vm below = vm_and(nz, vf_lt(len, lo));
     vm above = vm_and(nz, vf_gt(len, hi));
     vf3 r = v3_select(below, v3_mul(dir, lo), a);
-    return v3_select(above, v3_mul(dir, hi), r);
+    r = v3_select(above, v3_mul(dir, hi), r);
+    /* |v|^2 overflows (|v| beyond ~1.8e19, len infinite, dir 0): the direction of v * 2^-70
+     * instead, whose square cannot overflow, so a huge velocity keeps its direction rather
+     * than dropping to 0. Taken only for those lanes: no other bit changes. */
+    vm huge = vf_gt(len, vf_set1(3.40282347e38f));
+    if (vm_any(huge)) {
+        vf3 s = v3_mul(a, vf_set1(0x1p-70f));
+        vf3 sdir = v3_div(s, vf_sqrt(v3_dot(s, s)));
+        r = v3_select(huge, v3_mul(sdir, hi), r);
+    }
+    return r;
 }
 
 #endif

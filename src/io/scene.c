@@ -570,3 +570,20 @@ shoal_status shoal_scene_add_obstacles(const shoal_scene *scene, shoal_sim *sim,
     }
     return SHOAL_OK;
 }
+
+double shoal_scene_set_count(shoal_scene *scene, size_t count, int keep_geometry)
+{
+    size_t ref = scene->desc.boid_count;
+    scene->desc.boid_count = count;
+    if (keep_geometry || count == ref || ref == 0 || count == 0)
+        return 1.0;
+    double s = cbrt((double)count / (double)ref);
+    shoal_params_scale_geometry(scene->desc.model, &scene->desc.params, s);
+    for (int c = 0; c < 3; c++) {
+        if (scene->has_eye)
+            scene->eye[c] = (float)((double)scene->eye[c] * s);
+        if (scene->has_target)
+            scene->target[c] = (float)((double)scene->target[c] * s);
+    }
+    return s;
+}

@@ -456,10 +456,12 @@ RULE_FN void rule_classic_finish(const rule_cl *a, const shoal_params *prm, cons
     vf3 rule1 = v3_select(has1, v3_div(a->r1, a->n1), v3_zero());
     vf3 rule2 = v3_select(has, v3_sub(v3_div(a->vsum, a->n), v), v3_zero());
     vf3 rule3 = v3_select(has, v3_sub(v3_div(a->psum, a->n), p), v3_zero());
-    /* a = (w1 r1 + w2 r2 + w3 r3) / 8: the seed's fixed divisor */
+    /* a = (w1 r1 + w2 r2 + w3 r3) / (w1 + w2 + w3), the seed's divisor (the sum added left to
+     * right in float: 8 exactly at the defaults 5 2 1); a zero sum gives a = 0 */
     vf3 acc = v3_add(v3_add(v3_mul(rule1, vf_set1(prm->w1)), v3_mul(rule2, vf_set1(prm->w2))),
                      v3_mul(rule3, vf_set1(prm->w3)));
-    acc = v3_div(acc, vf_set1(8.0f));
+    float wsum = prm->w1 + prm->w2 + prm->w3;
+    acc = wsum != 0.0f ? v3_div(acc, vf_set1(wsum)) : v3_zero();
     if (prm->sphere_count > 0)
         acc = v3_add(acc, v3_mul(rule_sphere_avoid(prm, p), vf_set1(prm->avoid_force)));
     acc = rule_add_extras(acc, x);
@@ -522,6 +524,49 @@ RULE_FN void rule_fov_pair(rule_fv *a, vf3 p, float pjx, float pjy, float pjz, f
     a->ali_n = vf_add_masked(a->ali_n, m_ali, one);
 }
 
+/* fov's boundary force -bf (p - c) (|p - c|^2 - R^2) / |p - c|^2 for a boid so far from the
+ * centre that it overflows in float (rule_fov_finish calls it only for lanes whose float
+ * result is not finite): p - c in float as the float path forms it, the rest in double (no
+ * contraction on either backend: -ffp-contract=off, -fmad=false; double division is IEEE on
+ * both), rounded once to float. Finite whenever bf |p - c| is below FLT_MAX. */
+RULE_FN void rule_fov_boundary_far(const shoal_params *prm, float px, float py, float pz,
+                                   float out[3])
+{
+    float pc[3] = {px - prm->boundary_center[0], py - prm->boundary_center[1],
+                   pz - prm->boundary_center[2]};
+    double q[3] = {pc[0], pc[1], pc[2]};
+    double sq = (q[0] * q[0] + q[1] * q[1]) + q[2] * q[2];
+    double f = (sq - (double)prm->boundary_range2) / sq;
+    double nbf = -(double)prm->boundary_force;
+    for (int c = 0; c < 3; c++)
+        out[c] = (float)((nbf * q[c]) * f);
+}
+
+/* rule_fov_boundary_far for the lanes in `far`, lane by lane, so every ISA (and the GPU, one
+ * lane) gives the same bits; the other lanes keep b. */
+RULE_FN vf3 rule_fov_boundary_far_lanes(const shoal_params *prm, vf3 p, vm far, vf3 b)
+{
+    float x[VW], y[VW], z[VW], bx[VW], by[VW], bz[VW];
+    vf_store_n(x, p.x, VW);
+    vf_store_n(y, p.y, VW);
+    vf_store_n(z, p.z, VW);
+    vf_store_n(bx, b.x, VW);
+    vf_store_n(by, b.y, VW);
+    vf_store_n(bz, b.z, VW);
+    unsigned bits = vm_bits(far);
+    for (int i = 0; i < VW; i++) {
+        if (!(bits & (1u << i)))
+            continue;
+        float o[3];
+        rule_fov_boundary_far(prm, x[i], y[i], z[i], o);
+        bx[i] = o[0];
+        by[i] = o[1];
+        bz[i] = o[2];
+    }
+    vf3 r = {vf_load_n(bx, VW), vf_load_n(by, VW), vf_load_n(bz, VW)};
+    return r;
+}
+
 RULE_FN void rule_fov_finish(const rule_fv *a, const shoal_params *prm, const model_consts *mc,
                              const rule_extras *x, vf3 *pp, vf3 *vp)
 {
@@ -545,7 +590,16 @@ RULE_FN void rule_fov_finish(const rule_fv *a, const shoal_params *prm, const mo
     vf3 b = {vf_div(vf_mul(vf_mul(nbf, pc.x), excess), sq),
              vf_div(vf_mul(vf_mul(nbf, pc.y), excess), sq),
              vf_div(vf_mul(vf_mul(nbf, pc.z), excess), sq)};
-    b = v3_select(vf_gt(sq, R2), b, v3_zero());
+    vm outside = vf_gt(sq, R2);
+    b = v3_select(outside, b, v3_zero());
+    /* A boid so far out that the product overflows (|p - c| beyond ~7e12 at bf = 1; beyond
+     * ~1.8e19 |p - c|^2 itself is infinite) gets the same force computed in double. Only
+     * lanes whose float result is not finite take it: every other boid keeps its bits. */
+    vm finite_b = vm_and(vm_and(vf_eq(vf_sub(b.x, b.x), zero), vf_eq(vf_sub(b.y, b.y), zero)),
+                         vf_eq(vf_sub(b.z, b.z), zero));
+    vm far = vm_andnot(outside, finite_b);
+    if (vm_any(far))
+        b = rule_fov_boundary_far_lanes(prm, p, far, b);
     vf maxf = vf_set1(prm->max_force);
     cohf = v3_limit(cohf, maxf);
     sepf = v3_limit(sepf, maxf);

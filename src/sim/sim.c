@@ -291,20 +291,16 @@ shoal_status shoal_sim_set_state(shoal_sim *s, const float *rows, shoal_error *e
 
 void shoal_sim_init_state(shoal_sim *s, uint64_t seed)
 {
-    float *rows = malloc(s->count * 6 * sizeof(float));
-    if (!rows) {
-        /* Fall back to a row at a time (slower, same values). */
-        for (size_t i = 0; i < s->count; i++)
-            s->row_cur[i] = (uint32_t)i;
-        return;
-    }
-    sim_init_rows(s->desc.model, &s->desc.params, seed, s->count, rows);
+    /* A row at a time straight into the arrays: boid i's draws depend on (seed, i) alone, so
+     * this needs no scratch buffer and cannot fail (an earlier version allocated N rows and,
+     * when that failed, left the state zeroed). */
     for (size_t i = 0; i < s->count; i++) {
+        float row[6];
+        sim_init_row(s->desc.model, &s->desc.params, seed, i, row);
         for (int k = 0; k < 6; k++)
-            s->cur[k][i] = rows[i * 6 + (size_t)k];
+            s->cur[k][i] = row[k];
         s->row_cur[i] = (uint32_t)i;
     }
-    free(rows);
     predators_reset(s);
 }
 

@@ -176,7 +176,9 @@ void sim_obstacles_free(shoal_sim *s);
 void predators_reset(shoal_sim *s);
 void predators_step(shoal_sim *s);
 
-/* init.c */
+/* init.c: boid i's initial row (px py pz vx vy vz), a function of (model, params, seed, i)
+ * alone; sim_init_rows draws rows [0, count). */
+void sim_init_row(shoal_model model, const shoal_params *p, uint64_t seed, size_t i, float row[6]);
 void sim_init_rows(shoal_model model, const shoal_params *p, uint64_t seed, size_t count,
                    float *rows);
 void sim_heading_targets(const shoal_params *p, uint64_t seed, double t_s, float *xyz);
