@@ -456,6 +456,12 @@ static void test_sweep(void **state)
     assert_non_null(strstr(csv, "\n0,7,0,0,"));
     free(csv);
 
+    /* --count keeps the scene's density (the start region grows): not with --keep-geometry */
+    assert_int_equal(sh("$S sweep --model steer --seeds 7 --count 2400 --steps 0 --out sc1 && "
+                        "$S sweep --model steer --seeds 7 --count 2400 --steps 0 --out sc2 "
+                        "--keep-geometry && ! cmp -s sc1/sweep.csv sc2/sweep.csv"),
+                     0);
+
     /* kill mid-sweep, resume: the same bytes (members run one at a time, each a while) */
     const char *slow = "--model steer --vary max_speed=2:9:1 --seeds 1..2 --count 1500 "
                        "--steps 60 --every 20";

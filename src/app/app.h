@@ -49,8 +49,10 @@ int app_render_replay(const struct opt_values *o, const struct shoal_render_desc
                       struct shoal_camera cam, int have_camera);
 
 /* cmd_sim.c: the desc (model, parameters, count, seed, dt) and scene that --model, --scene
- * and --set describe, as init and step read them; 0, or 2 after printing the problem. */
-int app_sim_desc(const struct opt_values *o, shoal_sim_desc *d, shoal_scene *scene);
+ * and --set describe, as init reads them (count > 0: the scene given that count, its
+ * density kept unless keep_geometry); 0, or 2 after printing the problem. */
+int app_sim_desc(const struct opt_values *o, shoal_sim_desc *d, shoal_scene *scene, size_t count,
+                 int keep_geometry);
 
 /* Exit code for a library status: 2 for what the user can fix (bad input, a file that
  * cannot be read or written, memory, an unsupported ISA), 1 for a simulation fault. */

@@ -38,7 +38,9 @@ static const opt_spec sweep_opts[] = {
     {"vary", OPT_REPEAT, "NAME=a:b:step|v1,v2,...", NULL,
      "a parameter's values (repeatable: every combination is run)"},
     {"seeds", OPT_VALUE, "S1..S2", "1", "seeds of the initial states (inclusive range or one)"},
-    {"count", OPT_VALUE, "N", "the scene's or model's", "boids per member"},
+    {"count", OPT_VALUE, "N", "the scene's or model's",
+     "boids per member; the scene's walls and start region scale to keep its density"},
+    {"keep-geometry", OPT_FLAG, NULL, NULL, "with --count: keep the scene's walls as they are"},
     {"steps", OPT_VALUE, "K", "600", "steps per member"},
     {"every", OPT_VALUE, "E", "K / 10", "steps between statistics samples (0 and K always)"},
     {"dt", OPT_VALUE, "DT", "the scene's, 1/60", "time step in seconds"},
@@ -403,17 +405,17 @@ int cmd_sweep(int argc, char **argv)
         return rc == 1 ? 0 : rc;
     static sweep sw;
     memset(&sw, 0, sizeof sw);
-    if ((rc = app_sim_desc(&o, &sw.base, &sw.scene)))
+    long long count = 0, threads = 0, jobs = 1;
+    if (options_given(&o, "count") && (rc = options_int(&o, "count", 1, 4000000000LL, &count)))
+        return rc;
+    /* --count keeps the scene's density as init and run do (walls and start region scaled
+     * by cbrt(N / the scene's count); --set still wins) */
+    if ((rc = app_sim_desc(&o, &sw.base, &sw.scene, (size_t)count,
+                           options_given(&o, "keep-geometry"))))
         return rc;
     sw.dir = options_get(&o, "out");
     if (!sw.dir)
         return options_fail(&o, "--out DIR is required");
-    long long count = (long long)sw.base.boid_count, threads = 0, jobs = 1;
-    if (options_given(&o, "count") && (rc = options_int(&o, "count", 1, 4000000000LL, &count)))
-        return rc;
-    /* TODO(fidelity): scale the scene to keep density, as init/run do, once that library
-     * function is on main; today --count sets the count as init --count does. */
-    sw.base.boid_count = (size_t)count;
     if ((rc = options_int(&o, "steps", 0, 1000000000LL, &sw.steps)))
         return rc;
     sw.every = sw.steps >= 10 ? sw.steps / 10 : 1;
