@@ -419,6 +419,119 @@ static void test_replay(void **state)
     assert_no_temporaries();
 }
 
+/* sweep: the CSV's bytes do not depend on --jobs or --threads; a sweep killed mid-way and
+ * resumed gives the bytes of an uninterrupted one; the manifest is JSON with every member's
+ * parameters; sweep_plot.py draws it. */
+static void test_sweep(void **state)
+{
+    (void)state;
+    const char *args = "--model steer --vary sep_weight=1:3:1 --vary ali_weight=0.5,1.5 "
+                       "--seeds 4..5 --count 600 --steps 40 --every 10";
+    assert_int_equal(sh("$S sweep %s --out s1 --jobs 1 --threads 1", args), 0);
+    assert_int_equal(sh("$S sweep %s --out s2 --jobs 3 --threads 2", args), 0);
+    assert_int_equal(sh("$S sweep %s --out s3 --jobs 2 --threads 0", args), 0);
+    assert_same_file("s1/sweep.csv", "s2/sweep.csv");
+    assert_same_file("s1/sweep.csv", "s3/sweep.csv");
+    char *csv = slurp("s1/sweep.csv", NULL);
+    assert_non_null(strstr(csv, "member,seed,sep_weight,ali_weight,step,t,polarization,milling,"
+                                "mean_speed,mean_nn_distance,group_count,"
+                                "largest_group_fraction,extent_x,extent_y,extent_z\n"));
+    int lines = 0;
+    for (const char *c = csv; *c; c++)
+        lines += *c == '\n';
+    assert_int_equal(lines, 1 + 12 * 5); /* 3 x 2 combinations x 2 seeds, steps 0..40 by 10 */
+    assert_non_null(strstr(csv, "\n11,5,3,1.5,40,"));
+    free(csv);
+    /* the manifest: JSON, every member's full parameter set */
+    assert_int_equal(sh("/usr/bin/python3 -c 'import json' || exit 0; /usr/bin/python3 -c "
+                        "'import json,sys; m=json.load(open(\"s1/manifest.json\")); "
+                        "ms=m[\"members\"]; sys.exit(0 if len(ms) == 12 and "
+                        "ms[11][\"parameters\"][\"sep_weight\"] == 3 and "
+                        "ms[11][\"parameters\"][\"ali_weight\"] == 1.5 and m[\"shoal\"] and "
+                        "m[\"machine\"][\"cpus\"] >= 1 else 1)'"),
+                     0);
+    /* a member's rows are the statistics of its state: step 0 is the seed's initial state */
+    assert_int_equal(sh("$S sweep --model steer --seeds 7 --count 300 --steps 0 --out s0"), 0);
+    csv = slurp("s0/sweep.csv", NULL);
+    assert_non_null(strstr(csv, "\n0,7,0,0,"));
+    free(csv);
+
+    /* --count keeps the scene's density (the start region grows): not with --keep-geometry */
+    assert_int_equal(sh("$S sweep --model steer --seeds 7 --count 2400 --steps 0 --out sc1 && "
+                        "$S sweep --model steer --seeds 7 --count 2400 --steps 0 --out sc2 "
+                        "--keep-geometry && ! cmp -s sc1/sweep.csv sc2/sweep.csv"),
+                     0);
+
+    /* kill mid-sweep, resume: the same bytes (members run one at a time, each a while) */
+    const char *slow = "--model steer --vary max_speed=2:9:1 --seeds 1..2 --count 1500 "
+                       "--steps 60 --every 20";
+    assert_int_equal(sh("$S sweep %s --out full --jobs 2 --threads 2", slow), 0);
+    assert_int_equal(sh("$S sweep %s --out part --jobs 1 --threads 1 & pid=$!; i=0; while [ ! -e "
+                        "part/members/member_000002.csv ] && [ $i -lt 6000 ]; do sleep 0.01; "
+                        "i=$((i+1)); done; kill -9 $pid; wait $pid; exit 0",
+                        slow),
+                     0);
+    assert_false(exists("part/sweep.csv"));
+    if (exists("part/members/member_000015.csv"))
+        print_message("the sweep finished before the kill; resume only reassembles\n");
+    assert_int_equal(sh("$S sweep %s --out part", slow), 2); /* not without --resume */
+    assert_non_null(strstr(g_err, "--resume"));
+    assert_int_equal(sh("$S sweep %s --out part --resume --jobs 2", slow), 0);
+    assert_same_file("full/sweep.csv", "part/sweep.csv");
+    /* --resume with other options: refused */
+    assert_int_equal(sh("$S sweep %s --out part --resume --dt 0.02", slow), 2);
+    assert_non_null(strstr(g_err, "different sweep"));
+    assert_no_temporaries();
+
+    /* the progress line names the member running */
+    if (sh("command -v script") == 0) {
+        assert_int_equal(sh("script -qefc \"$S sweep %s --out sp\" /dev/null > tty.txt", args), 0);
+        char *t = slurp("tty.txt", NULL);
+        if (!strstr(t, "\rshoal sweep: ") || !strstr(t, "member ") || !strstr(t, "\r\033[K"))
+            fail_msg("no sweep progress line under a terminal: '%s'", t);
+        free(t);
+        assert_same_file("s1/sweep.csv", "sp/sweep.csv");
+    }
+
+    /* sweep_plot.py: PNGs of each statistic against time and against each parameter */
+    int rc = sh("/usr/bin/python3 " SHOAL_SOURCE_ROOT "/tools/sweep_plot.py s1");
+    if (rc == 77) {
+        print_message("skipped sweep_plot.py: no matplotlib\n");
+    } else {
+        if (rc != 0)
+            fail_msg("sweep_plot.py: %s", g_err);
+        assert_true(exists("s1/plots/time.png"));
+        assert_true(exists("s1/plots/vs_sep_weight.png"));
+        assert_true(exists("s1/plots/vs_ali_weight.png"));
+        assert_int_equal(sh("head -c 8 s1/plots/time.png | od -c | grep -q 'P   N   G'"), 0);
+        assert_no_temporaries();
+    }
+}
+
+static void test_sweep_bad(void **state)
+{
+    (void)state;
+    const char *base = "--model steer --seeds 1..2 --count 200 --steps 10";
+    assert_int_equal(sh("$S sweep %s --vary nope=1,2 --out b1", base), 2);
+    assert_non_null(strstr(g_err, "nope"));
+    assert_false(exists("b1"));
+    assert_int_equal(sh("$S sweep %s --vary sep_weight=3:1:1 --out b2", base), 2);
+    assert_non_null(strstr(g_err, "empty range"));
+    assert_false(exists("b2"));
+    assert_int_equal(sh("$S sweep %s --vary sep_weight=1:3:0 --out b3", base), 2);
+    assert_int_equal(sh("$S sweep %s --vary sep_radius=-1,1 --out b4", base), 2);
+    assert_false(exists("b4"));
+    assert_int_equal(sh("$S sweep %s --vary sep_weight=1,x --out b5", base), 2);
+    assert_int_equal(sh("$S sweep --model steer --seeds 5..2 --out b6"), 2);
+    assert_int_equal(sh("$S sweep %s --vary sep_weight=1,2 --vary sep_weight=3 --out b7", base), 2);
+    assert_int_equal(sh("$S sweep %s --vary sep_weight=1,2", base), 2); /* no --out */
+    assert_int_equal(sh("echo > afile && $S sweep %s --vary sep_weight=1,2 --out afile/d", base),
+                     2);
+    assert_non_null(strstr(g_err, "afile"));
+    assert_false(exists("b1") || exists("b2") || exists("b3") || exists("b5") || exists("b6"));
+    assert_no_temporaries();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -430,6 +543,8 @@ int main(void)
         cmocka_unit_test(test_checkpoint_bad),
         cmocka_unit_test(test_progress),
         cmocka_unit_test(test_replay),
+        cmocka_unit_test(test_sweep),
+        cmocka_unit_test(test_sweep_bad),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

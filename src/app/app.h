@@ -14,6 +14,7 @@ int cmd_bench(int argc, char **argv);
 
 int cmd_compare(int argc, char **argv);
 int cmd_diverge(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
 
 /* cmd_compare.c: state files by format ("auto": .bin is Unity's raw buffer, else .npy;
  * "npy"; "unity"; a NaN or infinity in a state read is SHOAL_ERR_INPUT naming row and column), and
@@ -46,6 +47,12 @@ struct shoal_render_desc;
 struct shoal_camera;
 int app_render_replay(const struct opt_values *o, const struct shoal_render_desc *desc,
                       struct shoal_camera cam, int have_camera);
+
+/* cmd_sim.c: the desc (model, parameters, count, seed, dt) and scene that --model, --scene
+ * and --set describe, as init reads them (count > 0: the scene given that count, its
+ * density kept unless keep_geometry); 0, or 2 after printing the problem. */
+int app_sim_desc(const struct opt_values *o, shoal_sim_desc *d, shoal_scene *scene, size_t count,
+                 int keep_geometry);
 
 /* Exit code for a library status: 2 for what the user can fix (bad input, a file that
  * cannot be read or written, memory, an unsupported ISA), 1 for a simulation fault. */

@@ -162,6 +162,12 @@ static int build_desc(const opt_values *o, shoal_sim_desc *d, shoal_scene *scene
     return 0;
 }
 
+int app_sim_desc(const opt_values *o, shoal_sim_desc *d, shoal_scene *scene, size_t count,
+                 int keep_geometry)
+{
+    return build_desc(o, d, scene, count, keep_geometry, NULL);
+}
+
 static const opt_spec init_opts[] = {
     {"model", OPT_VALUE, "M", "steer", "model: steer, average, heading, classic, fov"},
     {"count", OPT_VALUE, "N", "the scene's (model's default)",
