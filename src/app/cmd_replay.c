@@ -62,7 +62,8 @@ static long list_frames(const char *dir, replay_frame **out)
         n++;
     }
     closedir(d);
-    qsort(v, n, sizeof *v, frame_cmp);
+    if (n > 1) /* qsort's pointer must not be NULL, even for no elements */
+        qsort(v, n, sizeof *v, frame_cmp);
     *out = v;
     return (long)n;
 }
