@@ -24,7 +24,8 @@ flags=$(pc --cflags --libs shoal)
 case $flags in *"$src"*) echo "FAIL: pkg-config points into the source tree: $flags"; exit 1 ;; esac
 # a sanitizer build's library needs the sanitizer runtime in the program that loads it
 san=
-if nm -D -u "$libdir/libshoal.so" | grep -q '__asan_\|__ubsan_'; then
+# (no grep -q on a pipe: nm could die of SIGPIPE and pipefail would say no)
+if nm -D -u "$libdir/libshoal.so" | grep '__asan_\|__ubsan_' >/dev/null; then
   san="-fsanitize=address,undefined"
   cc=clang
 fi
@@ -38,7 +39,7 @@ cov=
 if nm "$libdir/libshoal.a" 2>/dev/null | grep '__gcov_init' >/dev/null; then
   cov=--coverage
 fi
-if [ -z "$san" ] && [ -f "$libdir/libshoal.a" ] && ! nm "$libdir/libshoal.a" 2>/dev/null | grep -q cuda; then
+if [ -z "$san" ] && [ -f "$libdir/libshoal.a" ] && ! nm "$libdir/libshoal.a" 2>/dev/null | grep cuda >/dev/null; then
   $cc -std=c11 $cov "$src/examples/hello_shoal.c" $(pc --cflags shoal) \
     "$libdir/libshoal.a" $(pc --static --libs-only-other --libs-only-l shoal | sed 's/-lshoal//') \
     -o "$tmp/hello_static"
