@@ -54,8 +54,17 @@ __attribute__((constructor)) static void fault_init(void)
     g_log = getenv("SHOAL_FAIL_ALLOC_LOG");
 }
 
+/* Set once the program is past main: what allocates then (the coverage runtime's dump at
+ * exit, in a -Db_coverage build) is not shoal's code, and failing it would crash inside
+ * that runtime instead of testing shoal. Priority 101 runs before gcov's own destructor (100);
+ * shoal's atexit handlers have run by then. */
+static atomic_int g_exiting;
+__attribute__((destructor(101))) static void fault_fini(void) { atomic_store(&g_exiting, 1); }
+
 static int fault_now(void)
 {
+    if (atomic_load(&g_exiting))
+        return 0;
     long n = atomic_fetch_add(&g_count, 1) + 1;
     if (g_fail_at < 0 || n < g_fail_at || (n > g_fail_at && !g_fail_after))
         return 0;

@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 DESTDIR=$tmp/root meson install -C "$build" --no-rebuild --quiet >/dev/null
 pcdir=$(dirname "$(find "$tmp/root" -name shoal.pc | head -1)")
 [ -f "$pcdir/shoal.pc" ] || { echo "FAIL: no shoal.pc installed"; exit 1; }
-export PKG_CONFIG_PATH=$pcdir
+export PKG_CONFIG_PATH=$pcdir${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 # the files sit under a scratch root, not at the prefix: tell pkg-config where the prefix is
 prefix=$(pkg-config --variable=prefix shoal)
 pc() { pkg-config --define-variable=prefix="$tmp/root$prefix" "$@"; }
