@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "shoal/shoal.h"
+#include "tests/scenes.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -270,6 +271,8 @@ static void test_bad_input(void **state)
     expect_bad("step --in ok.npy --out out.npy --dt nan", "--dt");
     expect_bad("step --in ok.npy --out out.npy --threads -1", "--threads");
     expect_bad("step --in ok.npy --out out.npy --threads 257", "--threads");
+    expect_bad("step --in ok.npy --out out.npy --steps 3x", "--steps"); /* trailing junk */
+    expect_bad("step --in ok.npy --out out.npy --threads 2.5", "--threads");
     assert_int_equal(run("step --in ok.npy --out out0.npy --threads 0"), 0); /* all cores */
     expect_bad("step --in ok.npy --out out.npy --neighbors kd", "kd");
     expect_bad("step --in ok.npy --out out.npy --simd sse9", "sse9");
@@ -310,7 +313,7 @@ static void test_isa_selection(void **state)
     const char *isas[] = {"avx2", "avx512"};
     for (int i = 0; i < 2; i++) {
         if (!shoal_isa_supported(i == 0 ? SHOAL_ISA_AVX2 : SHOAL_ISA_AVX512)) {
-            printf("# skip %s: not on this CPU\n", isas[i]);
+            test_skip_part("%s: not on this CPU", isas[i]);
             continue;
         }
         assert_int_equal(
@@ -344,12 +347,129 @@ static void test_isa_selection(void **state)
     free(a);
 }
 
+/* Largest |p - c| of a state file's positions (c = centre). */
+static double max_radius(const char *name, const double c[3], size_t *n_out)
+{
+    size_t n;
+    float *r = load(name, &n);
+    double m = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d[3] = {r[6 * i] - c[0], r[6 * i + 1] - c[1], r[6 * i + 2] - c[2]};
+        double q = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+        m = q > m ? q : m;
+    }
+    free(r);
+    *n_out = n;
+    return m;
+}
+
+/* --count keeps the scene's density (docs/CLI.md): walls and start region scaled by
+ * cbrt(N / the scene's count), --set wins, --keep-geometry keeps the scene, the scene's own
+ * count changes nothing; init and run report the values they gave. */
+static void test_count_scaling(void **state)
+{
+    (void)state;
+    const double o[3] = {0, 0, 0};
+    size_t n;
+    /* steer: 16384 boids in the unit ball; 10^6 get a ball of radius cbrt(10^6/16384) */
+    assert_int_equal(run("init --model steer --count 1000000 --seed 3 --out big.npy"), 0);
+    double s = cbrt(1000000.0 / 16384.0), r = max_radius("big.npy", o, &n);
+    assert_int_equal(n, 1000000);
+    if (!(r <= s * 1.000001 && r > 0.99 * s))
+        fail_msg("steer at 10^6: start radius %g, want about %g", r, s);
+    assert_non_null(strstr(g_err, "scaled by 3.93725"));
+    assert_non_null(strstr(g_err, "wall_size_x=125.99"));
+    assert_non_null(strstr(g_err, "init_pos_radius=3.937"));
+    /* --keep-geometry: the seed's unit ball, whatever the count; nothing to report */
+    assert_int_equal(run("init --model steer --count 1000000 --keep-geometry --out keep.npy"), 0);
+    r = max_radius("keep.npy", o, &n);
+    assert_true(r <= 1.0 && r > 0.99);
+    assert_null(strstr(g_err, "scaled"));
+    /* --set wins over the scaling (the walls are still scaled) */
+    assert_int_equal(
+        run("init --model steer --count 1000000 --set init_pos_radius=2 --out set.npy"), 0);
+    r = max_radius("set.npy", o, &n);
+    assert_true(r <= 2.0 && r > 1.98);
+    assert_non_null(strstr(g_err, "init_pos_radius=2\n"));
+    assert_non_null(strstr(g_err, "wall_size_x=125.99"));
+    /* the scene's own count: the same bytes as no --count, nothing reported */
+    assert_int_equal(run("init --model steer --count 16384 --seed 3 --out own.npy"), 0);
+    assert_int_equal(g_err[0], 0);
+    assert_int_equal(run("init --model steer --seed 3 --out dflt.npy"), 0);
+    size_t n1, n2;
+    float *a = load("own.npy", &n1), *b = load("dflt.npy", &n2);
+    assert_int_equal(n1, n2);
+    assert_memory_equal(a, b, n1 * 6 * sizeof(float));
+    free(a);
+    free(b);
+    /* a scene's count is the reference: steer_100k.ini (100000 fish, start radius 22) at
+     * 800000 doubles its geometry */
+    assert_int_equal(run("init --scene %s/assets/scenes/steer_100k.ini --count 800000 --out "
+                         "k8.npy",
+                         SHOAL_SOURCE_ROOT),
+                     0);
+    r = max_radius("k8.npy", o, &n);
+    assert_true(r <= 44.0001 && r > 43.5);
+    assert_non_null(strstr(g_err, "wall_size_x=116 "));
+    /* classic: the box scales about the origin (y in [0, 20] -> [0, 40] at 8x the count) */
+    assert_int_equal(run("init --model classic --count 800 --out c.npy"), 0);
+    float *c = load("c.npy", &n);
+    assert_int_equal(n, 800);
+    float hi[3] = {-1e9f, -1e9f, -1e9f}, lo[3] = {1e9f, 1e9f, 1e9f};
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) {
+            hi[k] = c[6 * i + k] > hi[k] ? c[6 * i + k] : hi[k];
+            lo[k] = c[6 * i + k] < lo[k] ? c[6 * i + k] : lo[k];
+        }
+    free(c);
+    assert_true(lo[0] >= -20 && lo[0] < -18 && hi[0] <= 20 && hi[0] > 18);
+    assert_true(lo[1] >= 0 && lo[1] < 2 && hi[1] <= 40 && hi[1] > 38);
+    /* fov: the ball of radius 20 at 8x the count has radius 40 (boundary_range2 1600) */
+    assert_int_equal(run("init --model fov --count 32768 --out f.npy"), 0);
+    r = max_radius("f.npy", o, &n);
+    assert_true(r <= 40.0001 && r > 39);
+    assert_non_null(strstr(g_err, "boundary_range2=1600 "));
+    /* run --headless: the default scene at 8x its count has walls of 64 (and starts spread
+     * over a ball of 3/8 of them: 24); --keep-geometry keeps 32; --set wins */
+    const char *headless = "run --headless --frames 1 --size 64x48 --out - --threads 2";
+    assert_int_equal(run("%s --count 131072", headless), 0);
+    assert_non_null(strstr(g_err, "shoal run: 131072 boids, the scene's 16384"));
+    assert_non_null(strstr(g_err, "wall_size_x=64 "));
+    assert_non_null(strstr(g_err, "init_pos_radius=24"));
+    assert_int_equal(run("%s --count 131072 --keep-geometry", headless), 0);
+    assert_null(strstr(g_err, "scaled"));
+    assert_int_equal(run("%s --count 131072 --set wall_size=50,50,50", headless), 0);
+    assert_non_null(strstr(g_err, "wall_size_x=50 "));
+    assert_int_equal(run("%s --count 16384", headless), 0);
+    assert_null(strstr(g_err, "scaled"));
+    /* --help says which */
+    assert_int_equal(run("init --help"), 0);
+    FILE *f = fopen(path("stdout.txt"), "r");
+    char buf[8192];
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    buf[len] = 0;
+    fclose(f);
+    assert_non_null(strstr(buf, "--keep-geometry"));
+    assert_non_null(strstr(buf, "cbrt"));
+    assert_int_equal(run("run --help"), 0);
+    f = fopen(path("stdout.txt"), "r");
+    len = fread(buf, 1, sizeof buf - 1, f);
+    buf[len] = 0;
+    fclose(f);
+    assert_non_null(strstr(buf, "--keep-geometry"));
+    unlink(path("big.npy"));
+    unlink(path("keep.npy"));
+    unlink(path("set.npy"));
+    unlink(path("k8.npy"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_help),       cmocka_unit_test(test_init_and_step),
-        cmocka_unit_test(test_split_runs), cmocka_unit_test(test_row_correspondence),
-        cmocka_unit_test(test_bad_input),  cmocka_unit_test(test_isa_selection),
+        cmocka_unit_test(test_help),          cmocka_unit_test(test_init_and_step),
+        cmocka_unit_test(test_split_runs),    cmocka_unit_test(test_row_correspondence),
+        cmocka_unit_test(test_bad_input),     cmocka_unit_test(test_isa_selection),
+        cmocka_unit_test(test_count_scaling),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return test_exit(cmocka_run_group_tests(tests, setup, teardown));
 }

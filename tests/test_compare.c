@@ -300,6 +300,88 @@ static void test_unity_roundtrip(void **state)
     free(a);
 }
 
+/* The states that once never finished or overflowed (issue 14): 1,000 boids at one point,
+ * --radius 1e6 and 1e30, a school 5e-7 long; compare prints every statistic of the library
+ * (shoal/stats.h) and diverge writes them. A case that hangs hits meson's timeout. */
+static void test_degenerate_stats(void **state)
+{
+    (void)state;
+    const size_t n = 1000;
+    float *a = lattice(n);
+    for (size_t i = 0; i < n; i++)
+        a[i * 6 + 0] = a[i * 6 + 1] = a[i * 6 + 2] = 2.5f;
+    save("p.npy", a, n);
+    assert_int_equal(run("compare p.npy p.npy --json c.json"), 0);
+    load_json("c.json");
+    assert_true(jget("stats_a", "mean_neighbors") == 999);
+    assert_true(jget("stats_a", "mean_nn_distance") == 0);
+    assert_true(jget("stats_a", "group_count") == 1);
+    assert_true(jget("stats_a", "largest_group_fraction") == 1);
+    free(a);
+    a = lattice(n);
+    save("a.npy", a, n);
+    const char *radii[] = {"1e6", "1e30"};
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(run("compare a.npy a.npy --json c.json --radius %s --threads 2", radii[k]),
+                         0);
+        load_json("c.json");
+        assert_true(jget("stats_a", "mean_neighbors") == 999);
+        assert_true(jget("stats_a", "group_count") == 1);
+    }
+    /* lattice spacing 0.5, radius 0.5: 10 x 10 x 10, so sum of axis neighbours 3 * 2 * 900 */
+    assert_int_equal(run("compare a.npy a.npy --json c.json --radius 0.5"), 0);
+    load_json("c.json");
+    assert_true(jget("stats_a", "mean_neighbors") == 5.4);
+    assert_true(jget("stats_a", "group_count") == 1);
+    /* speeds 1 + (i % 3) / 4 and the rest: the mean is checked by the library's test */
+    assert_true(jget("stats_a", "mean_speed") > 1);
+    assert_int_equal(run("compare a.npy a.npy --json c.json --radius 0.49"), 0);
+    load_json("c.json");
+    assert_true(jget("stats_a", "mean_neighbors") == 0);
+    assert_true(jget("stats_a", "group_count") == 1000);
+    assert_true(jget("stats_a", "largest_group_fraction") == 0.001);
+    /* every statistic is a line of the text */
+    assert_int_equal(run("compare a.npy a.npy --radius 0.5"), 0);
+    FILE *f = fopen(path("stdout.txt"), "r");
+    assert_non_null(f);
+    static char text[8192];
+    text[fread(text, 1, sizeof text - 1, f)] = 0;
+    fclose(f);
+    const char *lines[] = {"\nmean neighbors       ", "\nradius of gyration   ",
+                           "\nmean speed           ", "\ngroups               ",
+                           "\nlargest group        ", "\n(mean neighbors within radius 0.5)\n"};
+    for (size_t k = 0; k < sizeof lines / sizeof lines[0]; k++)
+        if (!strstr(text, lines[k]))
+            fail_msg("compare output lacks '%s':\n%s", lines[k] + 1, text);
+    /* 1,000 boids spread over 5e-7 along x */
+    for (size_t i = 0; i < n; i++) {
+        a[i * 6 + 0] = (float)i * 5e-10f;
+        a[i * 6 + 1] = a[i * 6 + 2] = 0;
+    }
+    save("l.npy", a, n);
+    assert_int_equal(run("compare l.npy l.npy --json c.json"), 0);
+    load_json("c.json");
+    assert_true(jget("stats_a", "mean_neighbors") == 999);
+    assert_int_equal(run("compare l.npy l.npy --json c.json --radius 0"), 0);
+    load_json("c.json");
+    assert_true(jget("stats_a", "mean_neighbors") >= 0);
+    /* --threads is checked like everywhere */
+    assert_int_equal(run("compare l.npy l.npy --threads -1"), 2);
+    /* diverge with radii of 1e6: finishes, writes the new columns */
+    assert_int_equal(run("diverge --in a.npy --a cpu --b cpu --steps 2 --stats-every 1 --set "
+                         "sep_radius=1e6 --set ali_radius=1e6 --set coh_radius=1e6 --csv d.csv"),
+                     0);
+    f = fopen(path("d.csv"), "r");
+    assert_non_null(f);
+    text[fread(text, 1, sizeof text - 1, f)] = 0;
+    fclose(f);
+    assert_non_null(strstr(text, ",centroid_dist,a_speed,b_speed,a_groups,b_groups,"
+                                 "a_largest_group,b_largest_group\n"));
+    assert_non_null(strstr(text, "\n0,0,1000,0,0,0,0,0,0,"));
+    assert_non_null(strstr(text, ",999,999,")); /* a_neighbors, b_neighbors */
+    free(a);
+}
+
 /* tools/diverge_plot.py draws a diverge CSV: a PNG of the right kind, no temporary left.
  * Skipped where python3 has no matplotlib (tools/deps.sh test installs it). */
 static void test_diverge_plot(void **state)
@@ -374,7 +456,7 @@ int main(void)
         cmocka_unit_test(test_identical),       cmocka_unit_test(test_shifted),
         cmocka_unit_test(test_permuted),        cmocka_unit_test(test_json_keys),
         cmocka_unit_test(test_unity_roundtrip), cmocka_unit_test(test_unity_cli),
-        cmocka_unit_test(test_diverge_plot),
+        cmocka_unit_test(test_diverge_plot),    cmocka_unit_test(test_degenerate_stats),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

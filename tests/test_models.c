@@ -178,7 +178,10 @@ static world ref_step(shoal_model model, const shoal_params *q, const world *w, 
             d3 a1 = n1 ? mul(r1, 1.0 / n1) : mk(0, 0, 0);
             d3 a2 = n ? sub(mul(vs, 1.0 / n), vi) : mk(0, 0, 0);
             d3 a3 = n ? sub(mul(ps, 1.0 / n), pi) : mk(0, 0, 0);
-            d3 acc = mul(add(add(mul(a1, q->w1), mul(a2, q->w2)), mul(a3, q->w3)), 1.0 / 8);
+            double wsum = (double)q->w1 + q->w2 + q->w3; /* seed 002's divisor */
+            d3 acc = wsum != 0
+                         ? mul(add(add(mul(a1, q->w1), mul(a2, q->w2)), mul(a3, q->w3)), 1.0 / wsum)
+                         : mk(0, 0, 0);
             o.p[i] = add(pi, add(mul(vi, dt), mul(acc, dt * dt / 2)));
             o.v[i] = clamp_speed(add(vi, mul(acc, dt)), q->min_speed, q->max_speed);
         } else {
@@ -314,6 +317,217 @@ static void test_classic_literal(void **state)
     assert_float_equal(rows[3], 0, 0);
 }
 
+/* One classic step of a boid 1 unit below the top wall, at rest, min_speed 0 (so v = a dt
+ * is not raised to a speed floor), with weights w1 w2 w3; rows out. */
+static void classic_wall_step(float w1, float w2, float w3, float rows[6])
+{
+    shoal_sim_desc d = shoal_sim_desc_default();
+    d.model = SHOAL_MODEL_CLASSIC;
+    shoal_params_default(d.model, &d.params);
+    d.params.box_min[0] = d.params.box_min[2] = -100;
+    d.params.box_max[0] = d.params.box_max[2] = 100;
+    d.params.box_min[1] = -100;
+    d.params.min_speed = 0;
+    d.params.w1 = w1;
+    d.params.w2 = w2;
+    d.params.w3 = w3;
+    d.boid_count = 1;
+    shoal_sim *s;
+    assert_int_equal(shoal_sim_create(&d, &s, NULL), SHOAL_OK);
+    const float in[6] = {0, 19, 0, 0, 0, 0};
+    memcpy(rows, in, sizeof in);
+    shoal_sim_set_state(s, rows, NULL);
+    assert_int_equal(shoal_sim_step(s, 1, NULL), SHOAL_OK);
+    shoal_sim_get_state(s, rows);
+    shoal_sim_destroy(s);
+}
+
+/* classic divides by the sum of the weights (seed 002: (R1f*Rule1 + R2f*Rule2 + R3f*Rule3) /
+ * (R1f + R2f + R3f)), not by a fixed 8. Weights 1 1 1: rule1 = (0,-10,0) (wall 1 above, no
+ * neighbour), rules 2 and 3 = 0, so a = (0,-10,0) / 3; v = a dt, p = 19 + a dt^2 / 2. A fixed
+ * 8 would give a = (0,-1.25,0). A zero sum gives a = 0: the boid stays where it is, at rest. */
+static void test_classic_weight_sum(void **state)
+{
+    (void)state;
+    float rows[6];
+    float dt = (float)(1.0 / 60.0);
+    classic_wall_step(1, 1, 1, rows);
+    double a = -10.0 / 3.0;
+    assert_float_equal(rows[4], a * dt, 1e-7);
+    assert_float_equal(rows[1], 19 + a * dt * dt / 2, 2e-6);
+    assert_float_equal(rows[0], 0, 0);
+    assert_float_equal(rows[3], 0, 0);
+    assert_float_equal(rows[5], 0, 0);
+    /* the defaults 5 2 1 sum to 8: a = 5 (0,-10,0) / 8 */
+    classic_wall_step(5, 2, 1, rows);
+    assert_float_equal(rows[4], -6.25 * dt, 1e-7);
+    /* w1 + w2 + w3 == 0 */
+    classic_wall_step(1, -1, 0, rows);
+    const float rest[6] = {0, 19, 0, 0, 0, 0};
+    assert_memory_equal(rows, rest, sizeof rest);
+    classic_wall_step(0, 0, 0, rows);
+    assert_memory_equal(rows, rest, sizeof rest);
+}
+
+/* The starts of seed 002 (classic) and seed 004 (fov), through shoal_sim_init_state. */
+static void init_rows(shoal_model m, const shoal_params *q, size_t n, float *rows)
+{
+    shoal_sim_desc d = shoal_sim_desc_default();
+    d.model = m;
+    d.params = *q;
+    d.boid_count = n;
+    shoal_sim *s;
+    assert_int_equal(shoal_sim_create(&d, &s, NULL), SHOAL_OK);
+    shoal_sim_init_state(s, 7);
+    shoal_sim_get_state(s, rows);
+    shoal_sim_destroy(s);
+}
+
+/* classic: Velocity = transform.forward * 2 at a random position in the box, so every boid
+ * starts at speed 2 (whatever min_speed and max_speed are), in all directions. */
+static void test_classic_start(void **state)
+{
+    (void)state;
+    enum { N = 4000 };
+    static float rows[N * 6];
+    shoal_params q;
+    shoal_params_default(SHOAL_MODEL_CLASSIC, &q);
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            q.min_speed = 3; /* the start does not follow the speed range */
+            q.max_speed = 4;
+        }
+        init_rows(SHOAL_MODEL_CLASSIC, &q, N, rows);
+        double lo[3] = {1e9, 1e9, 1e9}, hi[3] = {-1e9, -1e9, -1e9}, vsum[3] = {0, 0, 0};
+        for (int i = 0; i < N; i++) {
+            const float *r = rows + 6 * i;
+            double sp = sqrt((double)r[3] * r[3] + (double)r[4] * r[4] + (double)r[5] * r[5]);
+            if (fabs(sp - 2.0) > 1e-6)
+                fail_msg("classic start: boid %d has speed %.9g, want 2", i, sp);
+            for (int c = 0; c < 3; c++) {
+                assert_true(r[c] >= q.box_min[c] && r[c] <= q.box_max[c]);
+                lo[c] = r[c] < lo[c] ? r[c] : lo[c];
+                hi[c] = r[c] > hi[c] ? r[c] : hi[c];
+                vsum[c] += r[3 + c];
+            }
+        }
+        for (int c = 0; c < 3; c++) {
+            /* uniform over the whole box, directions uniform: the mean velocity ~ 0 */
+            assert_true(lo[c] < q.box_min[c] + 0.05 * (q.box_max[c] - q.box_min[c]));
+            assert_true(hi[c] > q.box_max[c] - 0.05 * (q.box_max[c] - q.box_min[c]));
+            assert_true(fabs(vsum[c] / N) < 0.1);
+        }
+    }
+}
+
+/* fov: seed 004 draws Random.insideUnitSphere * m_boundaryRange around the origin, with
+ * velocity normalize(uniform in [-1,1]^3) * min_speed. shoal's defaults (boundary_center 0,
+ * init_pos_radius 20 = sqrt(boundary_range2 400)) give the same: uniform in the ball of
+ * radius 20 at the origin. Otherwise the ball has radius init_pos_radius and is centred at
+ * boundary_center (docs/MODELS.md). */
+static void test_fov_start(void **state)
+{
+    (void)state;
+    enum { N = 8000 };
+    static float rows[N * 6];
+    shoal_params q;
+    shoal_params_default(SHOAL_MODEL_FOV, &q);
+    assert_float_equal(q.init_pos_radius * q.init_pos_radius, q.boundary_range2, 0);
+    for (int pass = 0; pass < 2; pass++) {
+        double c[3] = {0, 0, 0}, R = sqrt((double)q.boundary_range2);
+        if (pass == 1) {
+            q.boundary_center[0] = 100;
+            q.boundary_center[1] = -50;
+            q.init_pos_radius = 5;
+            c[0] = 100;
+            c[1] = -50;
+            R = 5;
+        }
+        init_rows(SHOAL_MODEL_FOV, &q, N, rows);
+        int inner = 0;
+        double rmax = 0, mean[3] = {0, 0, 0};
+        for (int i = 0; i < N; i++) {
+            const float *r = rows + 6 * i;
+            double d[3] = {r[0] - c[0], r[1] - c[1], r[2] - c[2]};
+            double rr = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+            assert_true(rr <= R * (1 + 1e-6));
+            rmax = rr > rmax ? rr : rmax;
+            inner += rr < R / 2;
+            for (int k = 0; k < 3; k++)
+                mean[k] += d[k] / N;
+            double sp = sqrt((double)r[3] * r[3] + (double)r[4] * r[4] + (double)r[5] * r[5]);
+            assert_float_equal(sp, q.min_speed, 1e-7);
+        }
+        /* uniform in the ball: 1/8 of the boids within R/2, the farthest near R */
+        assert_true(rmax > 0.99 * R);
+        assert_true(fabs((double)inner / N - 0.125) < 0.02);
+        for (int k = 0; k < 3; k++)
+            assert_true(fabs(mean[k]) < 0.05 * R);
+    }
+}
+
+/* fov with boids far outside the boundary sphere: beyond ~7e12 from the centre the float
+ * boundary force overflowed (inf, then NaN through the speed clamp), beyond ~1.8e19 so did
+ * |p - c|^2. Now it is finite and pulls the boid back: after one step its velocity points
+ * to the centre at max_speed (the pull, ~|p - c| dt, dwarfs everything else). A boid at 1e30
+ * moving at 1e30 keeps moving at max_speed: the speed clamp of a velocity whose square
+ * overflows keeps its direction (classic too). */
+static void test_far_boids_pulled_back(void **state)
+{
+    (void)state;
+    enum { N = 4 };
+    static const float start[N][6] = {
+        {1e30f, 0, 0, 0.1f, 0, 0},
+        {0, -1e13f, 0, 0, 0, 0.1f},
+        {3e19f, 3e19f, -3e19f, 0, 0.1f, 0},
+        {8e12f, 0, 5e12f, 0, 0, 0},
+    };
+    shoal_sim_desc d = shoal_sim_desc_default();
+    d.model = SHOAL_MODEL_FOV;
+    shoal_params_default(d.model, &d.params);
+    d.boid_count = N;
+    float rows[N * 6];
+    for (int isa = 0; isa < 3; isa++) {
+        d.isa = isa == 0 ? SHOAL_ISA_SCALAR : isa == 1 ? SHOAL_ISA_AVX2 : SHOAL_ISA_AVX512;
+        if (!shoal_isa_supported(d.isa))
+            continue;
+        shoal_sim *s;
+        assert_int_equal(shoal_sim_create(&d, &s, NULL), SHOAL_OK);
+        memcpy(rows, start, sizeof start);
+        assert_int_equal(shoal_sim_set_state(s, rows, NULL), SHOAL_OK);
+        shoal_error e;
+        if (shoal_sim_step(s, 1, &e))
+            fail_msg("fov, far boids, %s: %s", shoal_sim_isa_name(s), e.message);
+        shoal_sim_get_state(s, rows);
+        shoal_sim_destroy(s);
+        for (int i = 0; i < N; i++) {
+            const float *r = rows + 6 * i;
+            d3 p0 = mk(start[i][0], start[i][1], start[i][2]);
+            d3 v = mk(r[3], r[4], r[5]);
+            d3 want = mul(normalize(p0), -(double)d.params.max_speed);
+            if (len(sub(v, want)) > 1e-6)
+                fail_msg("fov, far boid %d: v = (%g %g %g), want (%g %g %g)", i, (double)r[3],
+                         (double)r[4], (double)r[5], want.x, want.y, want.z);
+        }
+    }
+    /* classic: a boid far outside the box at speed 1e30: |v|^2 overflows; it keeps its
+     * direction at max_speed (it used to stop dead) */
+    d.model = SHOAL_MODEL_CLASSIC;
+    shoal_params_default(d.model, &d.params);
+    d.boid_count = 1;
+    d.isa = SHOAL_ISA_AUTO;
+    shoal_sim *s;
+    assert_int_equal(shoal_sim_create(&d, &s, NULL), SHOAL_OK);
+    float one[6] = {1e30f, 5, 0, -1e30f, 0, 0};
+    shoal_sim_set_state(s, one, NULL);
+    assert_int_equal(shoal_sim_step(s, 1, NULL), SHOAL_OK);
+    shoal_sim_get_state(s, one);
+    shoal_sim_destroy(s);
+    assert_float_equal(one[3], -d.params.max_speed, 1e-6);
+    assert_float_equal(one[4], 0, 1e-6);
+    assert_float_equal(one[5], 0, 1e-6);
+}
+
 static void world_set(world *w, int n, const double (*pv)[6])
 {
     w->n = n;
@@ -372,8 +586,9 @@ static void test_reference_cases(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_steer_literal),
-        cmocka_unit_test(test_classic_literal),
+        cmocka_unit_test(test_steer_literal),      cmocka_unit_test(test_classic_literal),
+        cmocka_unit_test(test_classic_weight_sum), cmocka_unit_test(test_classic_start),
+        cmocka_unit_test(test_fov_start),          cmocka_unit_test(test_far_boids_pulled_back),
         cmocka_unit_test(test_reference_cases),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

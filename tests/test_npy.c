@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "shoal/io.h"
+#include "tests/scenes.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -570,6 +571,9 @@ static const bad_header BAD_HEADERS[] = {
      "trailing", NULL},
     /* keys */
     {"missing shape", "{'descr': '<f4', 'fortran_order': False}", 72, "missing key 'shape'", NULL},
+    {"missing fortran_order", "{'descr': '<f4', 'shape': (3, 6)}", 72,
+     "missing key 'fortran_order'", NULL},
+    {"missing descr", "{'fortran_order': False, 'shape': (3, 6)}", 72, "missing key 'descr'", NULL},
     {"missing two", "{'shape': (3, 6)}", 72, "missing keys 'descr' 'fortran_order'", NULL},
     {"empty dict", "{}", 72, "missing keys", NULL},
     {"unknown key", "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 6), 'extra': 1}", 72,
@@ -734,7 +738,15 @@ static void test_truncated_everywhere(void **state)
             snprintf(label, sizeof label, "image %d cut to %zu bytes", k, len);
             g_case = label;
             image cut = raw_image(images[k].data, len);
-            expect_input(&cut, NULL, NULL);
+            /* a cut inside the header is named as such (so a bounds check one byte too
+             * lax, which the gcc suite would not see otherwise, fails here) */
+            const unsigned char *b = images[k].data;
+            size_t prefix = b[6] == 1 ? 10 : 12;
+            size_t hlen = b[6] == 1 ? (size_t)(b[8] | b[9] << 8)
+                                    : (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 |
+                                          (size_t)b[11] << 24;
+            expect_input(&cut, len >= prefix && len < prefix + hlen ? "truncated header" : NULL,
+                         NULL);
             free(cut.data);
         }
         free(images[k].data);
@@ -991,13 +1003,13 @@ static void test_atomic_abort_keeps_previous(void **state)
     free(before);
     free(after);
 
-    /* A write that cannot be renamed into place (the target is a directory) fails with
-     * the directory untouched and no temporary left. */
+    /* A target that is a directory is refused before anything is written: the directory
+     * untouched and no temporary left. */
     const char *dir_target = path_in_dir("a-directory");
     assert_int_equal(mkdir(dir_target, 0755), 0);
     assert_int_equal(shoal_io_npy_write(dir_target, ROW, 1, &e), SHOAL_ERR_IO);
     assert_non_null(strstr(e.message, dir_target));
-    assert_non_null(strstr(e.message, "rename"));
+    assert_non_null(strstr(e.message, "is a directory"));
     assert_int_equal(stat(dir_target, &st), 0);
     assert_true(S_ISDIR(st.st_mode));
     assert_int_equal(dir_count(g_dir, ".tmp."), 0);
@@ -1029,13 +1041,14 @@ static void test_atomic_success_leaves_no_temporary(void **state)
     assert_int_equal(stat(target, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0644); /* as fopen would make it, not mkstemp's 0600 */
 
-    /* Overwrite in place: the new contents, still one file, no temporaries. */
+    /* Overwrite: the new contents, still one file, no temporaries; an existing file keeps
+     * its mode whatever the umask, as fopen(path, "w") would leave it. */
     float two[12] = {9, 8, 7, 6, 5, 4, 3, 2, 1, 0, -1, -2};
     umask(077);
     assert_int_equal(shoal_io_npy_write(target, two, 2, &e), SHOAL_OK);
     umask(old_mask);
     assert_int_equal(stat(target, &st), 0);
-    assert_int_equal(st.st_mode & 0777, 0600);
+    assert_int_equal(st.st_mode & 0777, 0644);
     float *rows;
     size_t n;
     assert_int_equal(shoal_io_npy_read(target, &rows, &n, &e), SHOAL_OK);
@@ -1227,7 +1240,12 @@ static void test_numpy_interop(void **state)
     int ran = 0;
     for (size_t k = 0; k < sizeof PYTHONS / sizeof PYTHONS[0]; k++) {
         if (!python_has_numpy(PYTHONS[k])) {
-            print_message("skip: %s has no numpy\n", PYTHONS[k]);
+            /* the tests run Debian's /usr/bin/python3, which has numpy (tools/deps.sh):
+             * without it this part cannot be checked */
+            if (strcmp(PYTHONS[k], "/usr/bin/python3") == 0)
+                test_skip_part("%s has no numpy", PYTHONS[k]);
+            else
+                print_message("note: %s has no numpy\n", PYTHONS[k]);
             continue;
         }
         numpy_reads_ours(PYTHONS[k]);
@@ -1236,7 +1254,7 @@ static void test_numpy_interop(void **state)
         ran++;
     }
     if (!ran)
-        print_message("skip: no python3 with numpy; the captured numpy images still ran\n");
+        test_skip_part("no python3 with numpy (the captured numpy images still ran)");
 }
 
 /* ---- harness ----------------------------------------------------------------------------- */
@@ -1276,5 +1294,5 @@ int main(void)
         cmocka_unit_test(test_atomic_success_leaves_no_temporary),
         cmocka_unit_test(test_numpy_interop),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return test_exit(cmocka_run_group_tests(tests, group_setup, group_teardown));
 }

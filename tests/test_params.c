@@ -10,6 +10,7 @@
 #include "shoal/shoal.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -89,6 +90,25 @@ static void test_param_errors(void **state)
     p.box_min[0] = 20;
     assert_int_equal(shoal_params_validate(SHOAL_MODEL_CLASSIC, &p, &e), SHOAL_ERR_INPUT);
     assert_non_null(strstr(e.message, "box_min_x"));
+    /* an empty box (min == max) on each axis, and min_speed above max_speed, are refused;
+     * min_speed == max_speed is a valid constant speed */
+    for (int c = 0; c < 3; c++) {
+        shoal_params_default(SHOAL_MODEL_CLASSIC, &p);
+        p.box_min[c] = p.box_max[c];
+        assert_int_equal(shoal_params_validate(SHOAL_MODEL_CLASSIC, &p, &e), SHOAL_ERR_INPUT);
+        assert_non_null(strstr(e.message, c == 0   ? "box_min_x"
+                                          : c == 1 ? "box_min_y"
+                                                   : "box_min_z"));
+    }
+    for (int m = 0; m < 2; m++) {
+        shoal_model model = m ? SHOAL_MODEL_FOV : SHOAL_MODEL_CLASSIC;
+        shoal_params_default(model, &p);
+        p.min_speed = p.max_speed;
+        assert_int_equal(shoal_params_validate(model, &p, &e), SHOAL_OK);
+        p.min_speed = nextafterf(p.max_speed, INFINITY);
+        assert_int_equal(shoal_params_validate(model, &p, &e), SHOAL_ERR_INPUT);
+        assert_non_null(strstr(e.message, "min_speed"));
+    }
     /* models */
     shoal_model m;
     assert_int_equal(shoal_model_parse("fov", &m, &e), SHOAL_OK);
@@ -199,13 +219,53 @@ static void test_scene_parse(void **state)
     assert_non_null(strstr(e.message, "/nonexistent/x.ini"));
 }
 
+/* Every section refuses a key it does not know, naming it (one case per section); the same
+ * section without that key is accepted, so the refusal is the key's. */
+static void test_scene_unknown_keys(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *section, *good;
+    } sections[] = {
+        {"[scene]", "count = 10\n"},
+        {"[params]", "max_speed = 2\n"},
+        {"[sphere]", "center = 1,2,3\nradius = 2\n"},
+        {"[sphere rock]", "center = 1,2,3\nradius = 2\n"},
+        {"[mesh rock]", "file = rock.obj\nposition = 1,2,3\n"},
+        {"[predators]", "count = 2\nspeed = 3\n"},
+        {"[camera]", "eye = 0,0,10\nfov_deg = 45\n"},
+    };
+    for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
+        char text[512];
+        shoal_scene sc;
+        shoal_error e;
+        snprintf(text, sizeof text, "%s\n%s", sections[i].section, sections[i].good);
+        if (shoal_scene_parse(text, "k.ini", &sc, &e) != SHOAL_OK)
+            fail_msg("%s: the valid keys are refused: %s", sections[i].section, e.message);
+        for (int where = 0; where < 2; where++) {
+            /* the unknown key first, or after the valid ones */
+            if (where == 0)
+                snprintf(text, sizeof text, "%s\nbogus_key = 1\n%s", sections[i].section,
+                         sections[i].good);
+            else
+                snprintf(text, sizeof text, "%s\n%sbogus_key = 1\n", sections[i].section,
+                         sections[i].good);
+            e.message[0] = 0;
+            if (shoal_scene_parse(text, "k.ini", &sc, &e) != SHOAL_ERR_INPUT)
+                fail_msg("%s: unknown key accepted:\n%s", sections[i].section, text);
+            if (!strstr(e.message, "bogus_key") || !strstr(e.message, "k.ini"))
+                fail_msg("%s: message '%s' does not name the key and file", sections[i].section,
+                         e.message);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_param_settable),
-        cmocka_unit_test(test_param_errors),
-        cmocka_unit_test(test_shipped_scenes),
-        cmocka_unit_test(test_scene_parse),
+        cmocka_unit_test(test_every_param_settable), cmocka_unit_test(test_param_errors),
+        cmocka_unit_test(test_shipped_scenes),       cmocka_unit_test(test_scene_parse),
+        cmocka_unit_test(test_scene_unknown_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

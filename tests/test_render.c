@@ -13,6 +13,7 @@
 #include "core/rng.h"
 #include "render/render_internal.h"
 #include "shoal/io.h"
+#include "tests/scenes.h"
 
 #include <math.h>
 #include <png.h>
@@ -139,7 +140,7 @@ static void test_isa_and_threads_identical(void **state)
             for (size_t k = 0; k < 3; k++) {
                 shoal_renderer *r = make(331, 187, shade, lod, isas[k], 1.5f);
                 if (!r) {
-                    printf("skipping %s: not supported by this CPU\n", shoal_isa_name(isas[k]));
+                    test_skip_part("%s: not supported by this CPU", shoal_isa_name(isas[k]));
                     continue;
                 }
                 for (size_t t = 0; t < 4; t++) {
@@ -215,8 +216,10 @@ static void test_occlusion_exact(void **state)
             if (cam_k == 0)
                 cam.eye[2] = 45;
             for (size_t k = 0; k < 3; k++) {
-                if (!shoal_isa_supported(isas[k]))
+                if (!shoal_isa_supported(isas[k])) {
+                    test_skip_part("%s: not supported by this CPU", shoal_isa_name(isas[k]));
                     continue;
+                }
                 uint64_t h[2];
                 uint64_t hidden[2];
                 for (int occ = 0; occ < 2; occ++) {
@@ -249,41 +252,273 @@ static void test_occlusion_exact(void **state)
     scene_free(&s);
 }
 
-/* ---- id mode against the reference (same transform, plain rasterizer) ----------------- */
+/* ---- id mode against an independent reference ------------------------------------------ */
 
-static void ref_tri(uint32_t *img, float *zb, uint32_t *idb, int W, int H, const int32_t *X,
-                    const int32_t *Y, const float *Zv, uint32_t id)
+/* The reference follows docs/RENDER.md's contract in double precision, sharing no code with
+ * the renderer: gluLookAt / gluPerspective, the orientation basis from the velocity, the
+ * model matrix T(p) [X Y Z] S(fish_length), the viewport, vertices snapped to 1/256 px, edge
+ * functions with the top-left rule, z_clip / w_clip interpolated linearly in window space,
+ * `less` against 1 and ties to the lower id. The renderer computes the same in float32, so
+ * a snapped vertex may differ by a unit of 1/256 px and a depth by its rounding: a pixel
+ * whose sample lies within that of an edge of a fish that could show there, or whose two
+ * nearest fish are within depth rounding, accepts either answer; such pixels are counted
+ * and must stay few. Every other pixel must match exactly. */
+typedef struct rfrag {
+    double z, tol;
+    uint32_t id;
+    int set;
+} rfrag;
+
+typedef struct rpix {
+    rfrag best, second;    /* certain coverage, the two nearest by (z, id) */
+    rfrag maybe;           /* nearest fragment whose coverage rounding could change */
+    uint32_t maybe_ids[8]; /* the fish of every such fragment (the first 8) */
+    int maybe_count;
+} rpix;
+
+static int rfrag_before(const rfrag *a, const rfrag *b)
 {
-    int64_t x[3] = {X[0], X[1], X[2]}, y[3] = {Y[0], Y[1], Y[2]};
-    float z[3] = {Zv[0], Zv[1], Zv[2]};
-    int64_t area2 = (x[1] - x[0]) * (y[2] - y[0]) - (x[2] - x[0]) * (y[1] - y[0]);
-    if (area2 >= 0)
+    if (!b->set)
+        return 1;
+    return a->z < b->z || (a->z == b->z && a->id < b->id);
+}
+
+static void rpix_add(rpix *px, rfrag f, int certain)
+{
+    if (!(f.z < 1.0 + f.tol))
+        return; /* fails `less` against the cleared 1 */
+    if (!certain || !(f.z < 1.0 - f.tol)) {
+        if (rfrag_before(&f, &px->maybe))
+            px->maybe = f;
+        int known = 0;
+        for (int k = 0; k < px->maybe_count && k < 8; k++)
+            known |= px->maybe_ids[k] == f.id;
+        if (!known && px->maybe_count < 8)
+            px->maybe_ids[px->maybe_count] = f.id;
+        px->maybe_count += !known;
         return;
-    int64_t t;
-    float tz;
-    t = x[1], x[1] = x[2], x[2] = t;
-    t = y[1], y[1] = y[2], y[2] = t;
-    tz = z[1], z[1] = z[2], z[2] = tz;
-    depth_plane dp =
-        render_depth_plane((int32_t)x[0], (int32_t)y[0], z[0], (int32_t)x[1], (int32_t)y[1], z[1],
-                           (int32_t)x[2], (int32_t)y[2], z[2], -area2);
-    for (int py = 0; py < H; py++)
-        for (int px = 0; px < W; px++) {
-            int64_t sx = 256 * px + 128, sy = 256 * py + 128;
-            int in = 1;
-            for (int k = 0; k < 3; k++) {
-                int a = k, b = (k + 1) % 3;
-                int64_t dx = x[b] - x[a], dy = y[b] - y[a];
-                int64_t e = dx * (sy - y[a]) - dy * (sx - x[a]);
-                in &= e > 0 || (e == 0 && (dy < 0 || (dy == 0 && dx > 0)));
-            }
-            if (!in)
-                continue;
-            float zz = render_depth_at(dp, (int32_t)(sx - x[0]), (int32_t)(sy - y[0]));
-            size_t o = (size_t)py * W + px;
-            if (zz < zb[o] || (zz == zb[o] && id < idb[o]))
-                zb[o] = zz, idb[o] = id, img[o] = shade_id_colour(id);
+    }
+    if (rfrag_before(&f, &px->best)) {
+        px->second = px->best;
+        px->best = f;
+    } else if (rfrag_before(&f, &px->second)) {
+        px->second = f;
+    }
+}
+
+static void mat4_mul(const double *a, const double *b, double *out)
+{
+    for (int r = 0; r < 4; r++)
+        for (int c = 0; c < 4; c++) {
+            double acc = 0;
+            for (int k = 0; k < 4; k++)
+                acc += a[4 * r + k] * b[4 * k + c];
+            out[4 * r + c] = acc;
         }
+}
+
+/* gluPerspective * gluLookAt, row-major, in double */
+static void ref_view_proj(const shoal_camera *cam, int W, int H, double vp[16])
+{
+    double e[3] = {cam->eye[0], cam->eye[1], cam->eye[2]};
+    double f[3] = {cam->target[0] - e[0], cam->target[1] - e[1], cam->target[2] - e[2]};
+    double fl = sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
+    for (int i = 0; i < 3; i++)
+        f[i] /= fl;
+    double up[3] = {0, 1, 0};
+    double s[3] = {f[1] * up[2] - f[2] * up[1], f[2] * up[0] - f[0] * up[2],
+                   f[0] * up[1] - f[1] * up[0]};
+    double sl = sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
+    if (sl < 1e-6) { /* looking along Y: +Z is up */
+        up[1] = 0, up[2] = 1;
+        s[0] = f[1] * up[2] - f[2] * up[1];
+        s[1] = f[2] * up[0] - f[0] * up[2];
+        s[2] = f[0] * up[1] - f[1] * up[0];
+        sl = sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
+    }
+    for (int i = 0; i < 3; i++)
+        s[i] /= sl;
+    double u[3] = {s[1] * f[2] - s[2] * f[1], s[2] * f[0] - s[0] * f[2], s[0] * f[1] - s[1] * f[0]};
+    double V[16] = {s[0],  s[1],  s[2],  -(s[0] * e[0] + s[1] * e[1] + s[2] * e[2]),
+                    u[0],  u[1],  u[2],  -(u[0] * e[0] + u[1] * e[1] + u[2] * e[2]),
+                    -f[0], -f[1], -f[2], f[0] * e[0] + f[1] * e[1] + f[2] * e[2],
+                    0,     0,     0,     1};
+    double t = tan(cam->fov_deg * M_PI / 360.0), aspect = (double)W / H;
+    double n = cam->near, fa = cam->far;
+    double P[16] = {1 / (t * aspect),      0, 0, 0,  0, 1 / t, 0, 0, 0, 0, (fa + n) / (n - fa),
+                    2 * fa * n / (n - fa), 0, 0, -1, 0};
+    mat4_mul(P, V, vp);
+}
+
+static void ref_render_id(const scene *sc, const shoal_mesh *mesh, const shoal_camera *cam,
+                          float fish_length, int W, int H, rpix *pix)
+{
+    memset(pix, 0, sizeof(rpix) * (size_t)W * H);
+    double vp[16];
+    ref_view_proj(cam, W, H, vp);
+    size_t nv = mesh->vertex_count;
+    double *X = malloc(sizeof(double) * nv), *Y = malloc(sizeof(double) * nv);
+    double *Z = malloc(sizeof(double) * nv);
+    int64_t *XF = malloc(sizeof(int64_t) * nv), *YF = malloc(sizeof(int64_t) * nv);
+    int *edge_count = malloc(sizeof(int) * nv * nv);
+    for (size_t i = 0; i < sc->n; i++) {
+        double v[3] = {sc->p[3][i], sc->p[4][i], sc->p[5][i]};
+        double bx[3] = {1, 0, 0}, by[3] = {0, 1, 0}, bz[3] = {0, 0, 1};
+        double vl = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+        if (vl > 0) {
+            for (int k = 0; k < 3; k++)
+                bz[k] = v[k] / vl;
+            double xl = sqrt(bz[2] * bz[2] + bz[0] * bz[0]);
+            if (xl > 0) { /* normalize(cross((0,1,0), Z)) */
+                bx[0] = bz[2] / xl, bx[1] = 0, bx[2] = -bz[0] / xl;
+            }
+            by[0] = bz[1] * bx[2] - bz[2] * bx[1]; /* cross(Z, X) */
+            by[1] = bz[2] * bx[0] - bz[0] * bx[2];
+            by[2] = bz[0] * bx[1] - bz[1] * bx[0];
+        }
+        double M[16] = {bx[0] * fish_length,
+                        by[0] * fish_length,
+                        bz[0] * fish_length,
+                        sc->p[0][i],
+                        bx[1] * fish_length,
+                        by[1] * fish_length,
+                        bz[1] * fish_length,
+                        sc->p[1][i],
+                        bx[2] * fish_length,
+                        by[2] * fish_length,
+                        bz[2] * fish_length,
+                        sc->p[2][i],
+                        0,
+                        0,
+                        0,
+                        1};
+        double mvp[16];
+        mat4_mul(vp, M, mvp);
+        for (size_t k = 0; k < nv; k++) {
+            const float *q = mesh->positions + 3 * k;
+            double c[4];
+            for (int r = 0; r < 4; r++)
+                c[r] = mvp[4 * r] * q[0] + mvp[4 * r + 1] * q[1] + mvp[4 * r + 2] * q[2] +
+                       mvp[4 * r + 3];
+            assert_true(c[3] > 0 && c[2] + c[3] >= 0);    /* this scene needs no clipper */
+            X[k] = (c[0] / c[3] * W / 2 + W / 2.0) * 256; /* window, 1/256 px, y down */
+            Y[k] = (H / 2.0 - c[1] / c[3] * H / 2) * 256;
+            Z[k] = c[2] / c[3];
+            XF[k] = (int64_t)nearbyint(X[k]);
+            YF[k] = (int64_t)nearbyint(Y[k]);
+        }
+        /* Edges shared by two surely front-facing triangles of this fish: a sample near
+         * one is covered by one of the two whatever the snapping (the fill rule is
+         * watertight), so only the other edges (the silhouette) leave coverage in doubt. */
+        memset(edge_count, 0, sizeof(int) * nv * nv);
+        for (size_t t = 0; t < mesh->triangle_count; t++) {
+            const uint32_t *ix = mesh->indices + 3 * t;
+            int64_t a2 = (XF[ix[1]] - XF[ix[0]]) * (YF[ix[2]] - YF[ix[0]]) -
+                         (XF[ix[2]] - XF[ix[0]]) * (YF[ix[1]] - YF[ix[0]]);
+            double sp =
+                fabs((double)(XF[ix[1]] - XF[ix[0]])) + fabs((double)(XF[ix[2]] - XF[ix[0]])) +
+                fabs((double)(YF[ix[1]] - YF[ix[0]])) + fabs((double)(YF[ix[2]] - YF[ix[0]]));
+            if (a2 < 0 && (double)llabs(a2) > 4 * sp + 8)
+                for (int k = 0; k < 3; k++) {
+                    uint32_t u = ix[k], w2 = ix[(k + 1) % 3];
+                    edge_count[(u < w2 ? u : w2) * nv + (u < w2 ? w2 : u)]++;
+                }
+        }
+        for (size_t t = 0; t < mesh->triangle_count; t++) {
+            const uint32_t *ix = mesh->indices + 3 * t;
+            int64_t x[3] = {XF[ix[0]], XF[ix[1]], XF[ix[2]]},
+                    y[3] = {YF[ix[0]], YF[ix[1]], YF[ix[2]]};
+            uint32_t vi[3] = {ix[0], ix[1], ix[2]};
+            double z[3] = {Z[ix[0]], Z[ix[1]], Z[ix[2]]};
+            int64_t area2 = (x[1] - x[0]) * (y[2] - y[0]) - (x[2] - x[0]) * (y[1] - y[0]);
+            /* front faces are CCW in y-up window space: negative area in y-down */
+            double span = fabs((double)(x[1] - x[0])) + fabs((double)(x[2] - x[0])) +
+                          fabs((double)(y[1] - y[0])) + fabs((double)(y[2] - y[0]));
+            /* a vertex may be snapped one unit apart: an area within that of 0 is in doubt */
+            int facing_sure = (double)llabs(area2) > 4 * span + 8;
+            if (area2 >= 0 && facing_sure)
+                continue;
+            {
+                uint32_t tv = vi[1];
+                vi[1] = vi[2], vi[2] = tv;
+            }
+            if (area2 > 0) { /* in doubt and back-facing here: flip, count as maybe */
+                int64_t tt = x[1];
+                x[1] = x[2], x[2] = tt;
+                tt = y[1], y[1] = y[2], y[2] = tt;
+                double tz = z[1];
+                z[1] = z[2], z[2] = tz;
+                area2 = -area2;
+            } else {
+                int64_t tt = x[1];
+                x[1] = x[2], x[2] = tt;
+                tt = y[1], y[1] = y[2], y[2] = tt;
+                double tz = z[1];
+                z[1] = z[2], z[2] = tz;
+                area2 = -area2;
+            }
+            if (area2 == 0) {
+                /* zero area here, perhaps not in float: every sample near it is in doubt */
+                area2 = 1;
+                facing_sure = 0;
+            }
+            int64_t mnx = x[0], mxx = x[0], mny = y[0], mxy = y[0];
+            for (int k = 1; k < 3; k++) {
+                mnx = x[k] < mnx ? x[k] : mnx, mxx = x[k] > mxx ? x[k] : mxx;
+                mny = y[k] < mny ? y[k] : mny, mxy = y[k] > mxy ? y[k] : mxy;
+            }
+            int px0 = (int)((mnx - 128 - 8) >> 8), px1 = (int)((mxx - 128 + 8 + 255) >> 8);
+            int py0 = (int)((mny - 128 - 8) >> 8), py1 = (int)((mxy - 128 + 8 + 255) >> 8);
+            px0 = px0 < 0 ? 0 : px0, py0 = py0 < 0 ? 0 : py0;
+            px1 = px1 >= W ? W - 1 : px1, py1 = py1 >= H ? H - 1 : py1;
+            double len[3];
+            int interior[3];
+            for (int k = 0; k < 3; k++) {
+                int b2 = (k + 1) % 3;
+                len[k] = hypot((double)(x[b2] - x[k]), (double)(y[b2] - y[k]));
+                uint32_t u = vi[k], w2 = vi[b2];
+                interior[k] =
+                    facing_sure && edge_count[(u < w2 ? u : w2) * nv + (u < w2 ? w2 : u)] == 2;
+            }
+            double dz1 = z[1] - z[0], dz2 = z[2] - z[0];
+            double e1x = (double)(x[1] - x[0]), e1y = (double)(y[1] - y[0]);
+            double e2x = (double)(x[2] - x[0]), e2y = (double)(y[2] - y[0]);
+            double gx = (dz1 * e2y - dz2 * e1y) / (double)area2;
+            double gy = (dz2 * e1x - dz1 * e2x) / (double)area2;
+            for (int py = py0; py <= py1; py++)
+                for (int px = px0; px <= px1; px++) {
+                    int64_t sx = 256 * (int64_t)px + 128, sy = 256 * (int64_t)py + 128;
+                    int in = 1, near_edge = 0;
+                    int64_t w[3];
+                    for (int k = 0; k < 3; k++) {
+                        int b2 = (k + 1) % 3;
+                        int64_t dx = x[b2] - x[k], dy = y[b2] - y[k];
+                        int64_t e = dx * (sy - y[k]) - dy * (sx - x[k]);
+                        w[(k + 2) % 3] = e;
+                        in &= e > 0 || (e == 0 && (dy < 0 || (dy == 0 && dx > 0)));
+                        /* within 2/256 px of the edge: snapping could move it across */
+                        if (fabs((double)e) <= 2.5 * len[k] + 1 && !interior[k])
+                            near_edge = 1;
+                    }
+                    if (!in && !near_edge)
+                        continue;
+                    double zz = (z[0] * (double)w[0] + z[1] * (double)w[1] + z[2] * (double)w[2]) /
+                                (double)area2;
+                    /* float32 rounding of the plane, plus a vertex moved by 1/256 px */
+                    double tol =
+                        16 * 0x1p-24 * (fabs(z[0]) + (fabs(gx) + fabs(gy)) * (double)(span + 512)) +
+                        (fabs(gx) + fabs(gy)) * 2 + 1e-7;
+                    rpix_add(&pix[(size_t)py * W + px], (rfrag){zz, tol, (uint32_t)i, 1},
+                             in && !near_edge && facing_sure);
+                }
+        }
+    }
+    free(X), free(Y), free(Z), free(XF), free(YF), free(edge_count);
+}
+
+static uint32_t rcolour(const rfrag *f)
+{
+    return f->set ? ((f->id + 1) & 0xFFFFFFu) | 0xFF000000u : 0xFF000000u;
 }
 
 static void test_id_mode_matches_reference(void **state)
@@ -296,61 +531,60 @@ static void test_id_mode_matches_reference(void **state)
     shoal_mesh mesh;
     shoal_error e;
     assert_int_equal(shoal_mesh_load(FISH, &mesh, &e), SHOAL_OK);
-    frame_consts fc;
-    memset(&fc, 0, sizeof fc);
-    camera_setup(&cam, W, H, &fc);
-    fc.fish_length = 1.5f;
-    uint32_t *img = malloc(4 * W * H), *idb = calloc((size_t)W * H, 4);
-    float *zb = malloc(4 * W * H);
-    for (int i = 0; i < W * H; i++)
-        img[i] = 0xFF000000u, zb[i] = 1.0f;
-    int32_t *X = malloc(4 * mesh.vertex_count), *Y = malloc(4 * mesh.vertex_count);
-    float *Z = malloc(4 * mesh.vertex_count);
-    for (size_t i = 0; i < s.n; i++) {
-        float mvp[16], rot[9];
-        instance_matrix(&fc, s.p[0][i], s.p[1][i], s.p[2][i], s.p[3][i], s.p[4][i], s.p[5][i], 1.0f,
-                        mvp, rot);
-        int clip = 0;
-        for (size_t v = 0; v < mesh.vertex_count; v++) {
-            const float *p = mesh.positions + 3 * v;
-            float cx = ((mvp[0] * p[0] + mvp[1] * p[1]) + mvp[2] * p[2]) + mvp[3];
-            float cy = ((mvp[4] * p[0] + mvp[5] * p[1]) + mvp[6] * p[2]) + mvp[7];
-            float cz = ((mvp[8] * p[0] + mvp[9] * p[1]) + mvp[10] * p[2]) + mvp[11];
-            float cw = ((mvp[12] * p[0] + mvp[13] * p[1]) + mvp[14] * p[2]) + mvp[15];
-            clip |= !(cw > 0 && cz + cw >= 0);
-            float rw = 1.0f / cw;
-            X[v] = render_round(cx * rw * fc.win_sx + fc.win_ox);
-            Y[v] = render_round(cy * rw * fc.win_sy + fc.win_oy);
-            Z[v] = cz * rw;
-        }
-        assert_false(clip); /* this scene needs no clipper */
-        for (size_t t = 0; t < mesh.triangle_count; t++) {
-            const uint32_t *ix = mesh.indices + 3 * t;
-            int32_t tx[3] = {X[ix[0]], X[ix[1]], X[ix[2]]}, ty[3] = {Y[ix[0]], Y[ix[1]], Y[ix[2]]};
-            float tz[3] = {Z[ix[0]], Z[ix[1]], Z[ix[2]]};
-            ref_tri(img, zb, idb, W, H, tx, ty, tz, (uint32_t)i);
-        }
-    }
+    rpix *pix = malloc(sizeof(rpix) * W * H);
+    ref_render_id(&s, &mesh, &cam, 1.5f, W, H, pix);
     int fish_pixels = 0;
-    for (int i = 0; i < W * H; i++)
-        fish_pixels += img[i] != 0xFF000000u;
+    int maybe_pixels = 0;
+    for (int i = 0; i < W * H; i++) {
+        fish_pixels += pix[i].best.set || pix[i].maybe.set;
+        maybe_pixels += pix[i].maybe.set;
+    }
+    printf("reference: %d fish pixels, %d near an edge\n", fish_pixels, maybe_pixels);
     assert_true(fish_pixels > W * H / 20);
     for (size_t k = 0; k < 3; k++) {
         shoal_renderer *r = make(W, H, SHOAL_SHADE_ID, 0, isas[k], 1.5f);
         if (!r) {
-            printf("skipping %s: not supported by this CPU\n", shoal_isa_name(isas[k]));
+            test_skip_part("%s: not supported by this CPU", shoal_isa_name(isas[k]));
             continue;
         }
         draw(r, &s.inst, &cam);
         shoal_framebuffer fb = shoal_render_framebuffer(r);
+        long checked = 0, doubtful = 0;
         for (int y = 0; y < H; y++)
-            for (int x = 0; x < W; x++)
-                if (fb.argb[(size_t)y * fb.stride_px + x] != img[y * W + x])
-                    fail_msg("%s: pixel (%d, %d) %08x, reference %08x", shoal_render_isa_name(r), x,
-                             y, fb.argb[(size_t)y * fb.stride_px + x], img[y * W + x]);
+            for (int x = 0; x < W; x++) {
+                const rpix *q = &pix[(size_t)y * W + x];
+                uint32_t got = fb.argb[(size_t)y * fb.stride_px + x], want = rcolour(&q->best);
+                /* could another fragment win here: one of uncertain coverage at least as
+                 * near, or a second within depth rounding? */
+                int doubt = 0;
+                double bz = q->best.set ? q->best.z : 1.0, bt = q->best.set ? q->best.tol : 0;
+                if (q->maybe.set && q->maybe.id != q->best.id &&
+                    q->maybe.z <= bz + bt + q->maybe.tol)
+                    doubt = 1;
+                if (q->second.set && q->second.id != q->best.id &&
+                    q->second.z - bz <= bt + q->second.tol)
+                    doubt = 1;
+                checked++;
+                if (doubt) {
+                    doubtful++;
+                    int ok = got == want || got == rcolour(&q->second) || got == 0xFF000000u;
+                    for (int m = 0; m < q->maybe_count && m < 8; m++)
+                        ok |= got == (((q->maybe_ids[m] + 1) & 0xFFFFFFu) | 0xFF000000u);
+                    if (ok || q->maybe_count > 8)
+                        continue;
+                }
+                if (got != want)
+                    fail_msg("%s: pixel (%d, %d) %08x, reference %08x%s", shoal_render_isa_name(r),
+                             x, y, got, want, doubt ? " (or its other candidates)" : "");
+            }
+        assert_int_equal(checked, (long)W * H);
+        printf("id mode (%s): %ld pixels checked, %ld within rounding of an edge or a depth tie\n",
+               shoal_render_isa_name(r), checked, doubtful);
+        /* the reference decides most fish pixels by itself */
+        assert_true(doubtful * 4 < fish_pixels);
         shoal_renderer_destroy(r);
     }
-    free(img), free(idb), free(zb), free(X), free(Y), free(Z);
+    free(pix);
     shoal_mesh_free(&mesh);
     scene_free(&s);
 }
@@ -368,6 +602,25 @@ static void test_golden(void **state)
     scene s = scene_make(1500, 2024, 40, 22, 40);
     shoal_camera cam = shoal_camera_default();
     uint64_t h[2];
+    /* every ISA this CPU has (AUTO last, for the printed values): each must give the
+     * golden bits, so a bug in one ISA's path alone fails here too */
+    static const shoal_isa all[] = {SHOAL_ISA_SCALAR, SHOAL_ISA_AVX2, SHOAL_ISA_AVX512,
+                                    SHOAL_ISA_AUTO};
+    for (size_t k = 0; k + 1 < sizeof all / sizeof all[0]; k++) {
+        if (!shoal_isa_supported(all[k])) {
+            test_skip_part("golden image, %s: not supported by this CPU", shoal_isa_name(all[k]));
+            continue;
+        }
+        for (int mode = 0; mode < 2; mode++) {
+            shoal_renderer *r =
+                make(320, 180, mode ? SHOAL_SHADE_ID : SHOAL_SHADE_LIT, 1, all[k], 1.5f);
+            uint64_t hk = draw(r, &s.inst, &cam);
+            shoal_renderer_destroy(r);
+            if (hk != (mode ? GOLDEN_ID : GOLDEN_LIT))
+                fail_msg("golden image (%s), %s: hash %016llx", mode ? "id" : "lit",
+                         shoal_isa_name(all[k]), (unsigned long long)hk);
+        }
+    }
     for (int mode = 0; mode < 2; mode++) {
         shoal_renderer *r =
             make(320, 180, mode ? SHOAL_SHADE_ID : SHOAL_SHADE_LIT, 1, SHOAL_ISA_AUTO, 1.5f);
@@ -490,6 +743,58 @@ static void test_errors(void **state)
     shoal_renderer_destroy(r);
 }
 
+/* A fish small enough to be a splat (LOD) at each edge of the image: it must show in the
+ * border column or row it sits on (the splat's box is clamped to the image, not cut). */
+static void test_splats_at_borders(void **state)
+{
+    (void)state;
+    const int W = 64, H = 48;
+    const double t = tan(30.0 * M_PI / 180.0), dist = 75.0;
+    /* pixel centres 0.4 px inside each border: left, right, top, bottom */
+    const double px[4][2] = {{0.4, 24}, {W - 0.4, 24}, {32, 0.4}, {32, H - 0.4}};
+    for (size_t k = 0; k < 3; k++) {
+        shoal_renderer *r = make(W, H, SHOAL_SHADE_LIT, 1, isas[k], 1.5f);
+        if (!r) {
+            test_skip_part("%s: not supported by this CPU", shoal_isa_name(isas[k]));
+            continue;
+        }
+        shoal_camera cam = shoal_camera_default(); /* eye (0, 0, 75), fov 60 */
+        uint32_t *empty = malloc(sizeof(uint32_t) * W * H);
+        shoal_render_instances none;
+        memset(&none, 0, sizeof none);
+        draw(r, &none, &cam);
+        shoal_framebuffer fb = shoal_render_framebuffer(r);
+        for (int y = 0; y < H; y++)
+            memcpy(empty + y * W, fb.argb + (size_t)y * fb.stride_px, sizeof(uint32_t) * W);
+        for (int b = 0; b < 4; b++) {
+            float p[6] = {(float)((px[b][0] * 2 / W - 1) * dist * t * W / H),
+                          (float)((1 - px[b][1] * 2 / H) * dist * t),
+                          0,
+                          0,
+                          0,
+                          1};
+            shoal_render_instances one;
+            memset(&one, 0, sizeof one);
+            one.count = 1;
+            one.px = p, one.py = p + 1, one.pz = p + 2;
+            one.vx = p + 3, one.vy = p + 4, one.vz = p + 5;
+            draw(r, &one, &cam);
+            fb = shoal_render_framebuffer(r);
+            int bx = (int)px[b][0], by = (int)px[b][1], changed = 0;
+            for (int y = 0; y < H; y++)
+                for (int x = 0; x < W; x++)
+                    if ((b < 2 ? x == bx : y == by) &&
+                        fb.argb[(size_t)y * fb.stride_px + x] != empty[y * W + x])
+                        changed++;
+            if (!changed)
+                fail_msg("%s: a splat at border %d does not show in its border line",
+                         shoal_isa_name(isas[k]), b);
+        }
+        free(empty);
+        shoal_renderer_destroy(r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -498,9 +803,10 @@ int main(void)
         cmocka_unit_test(test_occlusion_exact),
         cmocka_unit_test(test_id_mode_matches_reference),
         cmocka_unit_test(test_golden),
+        cmocka_unit_test(test_splats_at_borders),
         cmocka_unit_test(test_png_roundtrip),
         cmocka_unit_test(test_camera_frame),
         cmocka_unit_test(test_errors),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -167,6 +167,10 @@ static void test_pin(void **state)
 
 static void test_window_drag(void **state)
 {
+    if (!SHOAL_TEST_WINDOW) {
+        printf("SKIP: this build has no SDL2 window (-Dsdl=disabled)\n");
+        skip();
+    }
     (void)state;
     if (!have_program("Xvfb")) {
         printf("SKIP: Xvfb not installed (apt-get install xvfb): the window is not tested\n");

@@ -6,7 +6,7 @@
 #   2. meson build with -Dcuda=enabled; the whole test suite, test_gpu (CPU/GPU parity)
 #      included;
 #   3. parity at scale (every model at 131072 boids and 1M; 1000 steps but 100 for the
-#      slower models at 1M) and the atomic order's
+#      slower models at 1M; the obstacle and predator scenes at 1M, 100 steps) and the atomic order's
 #      wander over 1000 steps (CSV + PNG);
 #   4. timings: GPU ms/step (stable and atomic order) for N = 16k, 131k, 1M, 4M (steer,
 #      uniform box at density 0.5), the CPU at 1M with 1, 2, 4, 8, 16 threads and at every
@@ -30,7 +30,8 @@ fi
 
 OUT=${OUT:-$ROOT/out/device}
 # PARTS picks what runs (each fits one device call): test (peak, the whole suite),
-# parity (cpu vs cuda at scale, the wander), time (GPU and CPU ms/step), bench (shoal bench),
+# parity (cpu vs cuda at scale, the wander), scenes (obstacle and predator scenes at 1M:
+# parity over 100 steps, GPU ms/step against the plain box at 1M and 4M), time (GPU and CPU ms/step), bench (shoal bench),
 # app (shoal run headless, bench_sort)
 PARTS=${PARTS:-test parity time bench}
 NCPU=$(nproc)
@@ -146,6 +147,39 @@ python3 tools/diverge_plot.py "$OUT/diverge.png" "$OUT/cpu_vs_cuda.csv" \
     --title "steer, 16384 boids, uniform box at density 0.5" 2>&1 | tail -1 | tee -a "$REPORT"
 
 fi
+# ---- 4b. obstacle and predator scenes at 1M: parity (100 steps) and GPU time vs plain ----
+if has scenes; then
+stamp "scenes at 1M: the scene's features (meshes, spheres, predators) in the uniform box"
+S1=${SIDE[1048576]}
+scene_set() { # scene -> the box's bounds for its model
+    case $1 in
+    fov*) echo "--set boundary_range2=$(python3 -c "print(($S1/2)**2)")" ;;
+    *) echo "--set wall_size=$S1,$S1,$S1" ;;
+    esac
+}
+for sc in steer_rock_mesh steer_predator steer_rock fov_rock; do
+    timeout 200 "$SHOAL" diverge --scene assets/scenes/$sc.ini $(scene_set $sc) \
+        --in "$W/box_1048576.npy" --a cpu --b cuda --steps 100 --every 100 --stats-every 0 \
+        --csv "$W/par_1m_$sc.csv" 2>&1 | tee -a "$REPORT"
+    log "parity $sc 1048576 100 steps: $(awk -F, 'NR>1 {l=$0} END {split(l, f, ","); print f[3] " identical at step " f[1]}' "$W/par_1m_$sc.csv")"
+done
+gpu_scene_ms() { # N scene|plain order -> ms/step
+    local a=""
+    [ "$2" != plain ] && a="--scene assets/scenes/$2.ini $(scene_set $2)"
+    [ "$2" = plain ] && a=$(walls $1)
+    "$SHOAL" step --backend cuda --gpu-order $3 --in "$W/box_$1.npy" --out "$W/o.npy" \
+        --steps 200 $a --stats 2>"$W/gs.txt" >/dev/null
+    awk '$1=="step" && /cuda/ {printf "%.4f", $4}' "$W/gs.txt"
+}
+for n in 1048576 4194304; do
+    log "gpu steer plain N=$n stable: $(gpu_scene_ms $n plain stable) ms/step"
+done
+for sc in steer_rock_mesh steer_predator steer_rock fov_rock; do
+    log "gpu $sc N=1048576 stable: $(gpu_scene_ms 1048576 $sc stable) ms/step"
+done
+log "gpu fov plain N=1048576 stable: $("$SHOAL" step --backend cuda --model fov --in "$W/box_1048576.npy" --out "$W/o.npy" --steps 200 $(scene_set fov) --stats 2>&1 >/dev/null | awk '$1=="step" && /cuda/ {printf "%.4f", $4}') ms/step"
+fi
+
 # ---- 5. timings --------------------------------------------------------------------------
 if has time; then
 stamp "timings"

@@ -2,10 +2,19 @@
 # SPDX-License-Identifier: MIT
 # The test command: install what is missing, build with gcc (warnings are errors), run the
 # whole suite; then the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
-# (clang). Usage: tools/test.sh [--quick]  (--quick: the gcc build only)
+# (clang); then the line and branch coverage (gcovr) of the suite of the smallest build.
+# Usage: tools/test.sh [--quick]  (--quick: the gcc build only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/deps.sh test
+
+# The tree is clang-formatted (.clang-format at the root): a file that is not fails here.
+if ! clang-format --dry-run --Werror $(git ls-files '*.c' '*.h' '*.cu') 2>/tmp/shoal-format.$$; then
+  grep 'error:' /tmp/shoal-format.$$ | cut -d: -f1 | sort -u | sed 's/^/not clang-formatted: /' >&2
+  rm -f /tmp/shoal-format.$$
+  exit 1
+fi
+rm -f /tmp/shoal-format.$$
 
 quick=0
 [ "${1:-}" = "--quick" ] && quick=1
@@ -30,7 +39,27 @@ if [ $quick -eq 0 ]; then
 fi
 
 if [ $quick -eq 0 ]; then
+  # The smallest build: no OpenMP, no SDL2 window, no CUDA. Everything must build and the
+  # suite pass (tests of threads or of the window report SKIP there).
+  # It is also the coverage build (-Db_coverage: gcov counters on the same -O2 code; meson
+  # cannot instrument a build with CUDA, and this one has none), so coverage costs no
+  # extra build or run; tools/coverage.sh prints it at the end.
+  meson setup build-min --buildtype=debugoptimized -Dwerror=true -Dopenmp=disabled \
+    -Dsdl=disabled -Dcuda=disabled -Db_coverage=true --wipe >/dev/null 2>&1 ||
+    meson setup build-min --buildtype=debugoptimized -Dwerror=true -Dopenmp=disabled \
+      -Dsdl=disabled -Dcuda=disabled -Db_coverage=true
+  ninja -C build-min
+  find build-min -name '*.gcda' -delete
+  meson test -C build-min --print-errorlogs --num-processes "$jobs"
+fi
+
+if [ $quick -eq 0 ]; then
   # Fuzz every parser (.npy, scene, OBJ, Unity buffer, command line) for 30 s each with
   # libFuzzer + ASan + UBSan; a crash fails the run (tools/fuzz.sh, docs/ROBUSTNESS.md).
   tools/fuzz.sh 30
+fi
+
+if [ $quick -eq 0 ]; then
+  # Line and branch coverage of the build-min suite run above (docs/TESTING.md).
+  tools/coverage.sh build-min
 fi

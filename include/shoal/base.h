@@ -38,8 +38,18 @@ typedef struct shoal_error {
     char message[512];
 } shoal_error;
 
-/** Fill `err` (may be NULL) with status and a printf-style message; returns status. */
+/** Fill `err` (may be NULL) with status and a printf-style message; returns status. The
+ *  message goes through shoal_error_escape, so a file name or value it quotes cannot break
+ *  the line or send a terminal control sequence. */
 SHOAL_API shoal_status shoal_error_set(shoal_error *err, shoal_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/** Copy text for a message: `src` into `dst` (`size` bytes; NUL-terminated, cut at a
+ *  character boundary to fit) with each byte a terminal could act on written as `\xNN`:
+ *  control characters (C0, DEL, and C1 as UTF-8 U+0080..U+009F) and bytes that are not
+ *  valid UTF-8. Printable ASCII, backslashes and valid UTF-8 are copied as they are, so
+ *  escaping escaped text changes nothing. Returns `dst`. Thread-safe; `dst` and `src` must
+ *  not overlap. */
+SHOAL_API char *shoal_error_escape(char *dst, size_t size, const char *src);
 
 #endif

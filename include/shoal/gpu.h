@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* shoal: the CUDA backend. A shoal_gpu_sim runs the same five models as shoal_sim on an
- * NVIDIA GPU, in the same order: a stable sort by cell (order inside a cell by input
- * row), one thread per boid walking the same candidate list, no FMA contraction, IEEE
- * division and square root. Built only when meson finds CUDA; otherwise every function
- * here returns SHOAL_ERR_UNSUPPORTED ("this build has no CUDA backend").
+ * NVIDIA GPU with the same rules (src/sim/rules.h, compiled by both backends), obstacle
+ * spheres and meshes, predators and heading targets included, in the same order: a stable sort by
+ * cell (order inside a cell by input row), one thread per boid walking the same candidate list, no
+ * FMA contraction, IEEE division and square root. Built only when meson finds CUDA; otherwise every
+ * function here returns SHOAL_ERR_UNSUPPORTED ("this build has no CUDA backend").
  *
  * Determinism: with SHOAL_GPU_ORDER_STABLE the state after K steps is a function of the
  * input state, the parameters, dt, t0 and the seed, and equals shoal_sim's bit for bit
@@ -53,6 +54,20 @@ SHOAL_API shoal_status shoal_gpu_sim_get_state(const shoal_gpu_sim *sim, float *
  *  the boid (lowest input row) and the step, as shoal_sim_step does. CUDA failures:
  *  SHOAL_ERR_UNSUPPORTED (or SHOAL_ERR_NOMEM) with CUDA's message. */
 SHOAL_API shoal_status shoal_gpu_sim_step(shoal_gpu_sim *sim, int step_count, shoal_error *err);
+
+/** Take the obstacle meshes of a CPU simulation: its obstacle field (built on the host by
+ *  shoal_sim_add_obstacle / shoal_scene_add_obstacles, the CPU's own build, so the same
+ *  bits) is copied to the device and sampled by every model as on the CPU. `src` may have
+ *  any boid count (one is enough) and is not kept; call again after moving an obstacle.
+ *  No obstacles in `src`: the field is removed. */
+SHOAL_API shoal_status shoal_gpu_sim_copy_obstacles(shoal_gpu_sim *sim, const shoal_sim *src,
+                                                    shoal_error *err);
+
+/** The predators now (positions and velocities, 3 floats each, up to `max`), as
+ *  shoal_sim_predators; returns predator_count (0 when the device cannot be read). They
+ *  start at their start positions on create and on every set_state, as on the CPU. */
+SHOAL_API size_t shoal_gpu_sim_predators(const shoal_gpu_sim *sim, float *pos, float *vel,
+                                         size_t max);
 
 /** Simulated time of the next step (t0 + steps done * dt). */
 SHOAL_API double shoal_gpu_sim_time(const shoal_gpu_sim *sim);

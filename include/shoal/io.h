@@ -41,23 +41,47 @@ SHOAL_API shoal_status shoal_io_npy_write(const char *path, const float *rows, s
 SHOAL_API shoal_status shoal_state_check_finite(const float *rows, size_t count, const char *what,
                                                 shoal_error *err);
 
-/** Atomic output. shoal_io_atomic_open creates a temporary file in the directory of
- *  `path` and returns it open for writing ("wb"); shoal_io_atomic_commit flushes, fsyncs,
- *  closes and renames it onto `path`; shoal_io_atomic_abort closes and removes it. The temporary
- *  name (".NAME.tmp.XXXXXX" beside `path`, from mkstemp) is written to `tmp_path`; the
- *  final file gets mode 0666 less the umask, as fopen would give it. Every failure is
- *  SHOAL_ERR_IO naming `path` and the system's reason, and leaves no temporary behind.
- *  abort is safe after a failed open, after commit (either outcome) and twice. */
+/** Atomic output. shoal_io_atomic_open opens `path` for writing ("wb") in one of three ways,
+ *  by what is there (symbolic links followed to their final target):
+ *  - nothing, or a regular file: a temporary file in the target's directory, which
+ *    shoal_io_atomic_commit flushes, fsyncs, closes and renames onto the target (a reader
+ *    sees the old file or the new one; a symlink stays a link and its target is replaced).
+ *    A new file gets mode 0666 less the umask, as fopen would give it; an existing one keeps
+ *    its mode (and owner, where the process may set it). An existing file the process may
+ *    not write (access(2) W_OK, as fopen would find) is refused.
+ *  - a device, FIFO or socket: opened in place (a FIFO waits for its reader) and written
+ *    directly; commit flushes and closes. On failure what was written stays written.
+ *  - a directory: refused.
+ *  shoal_io_atomic_abort closes and removes the temporary. The temporary name
+ *  (".NAME.tmp.XXXXXX", from mkstemp) is in `tmp_path` (empty when writing in place) and is
+ *  registered until commit or abort, so that shoal_io_atomic_remove_temps (for a signal
+ *  handler) can remove it. Every failure is SHOAL_ERR_IO naming `path` and the system's
+ *  reason, and leaves no temporary behind. abort is safe after a failed open, after commit
+ *  (either outcome) and twice. */
 typedef struct shoal_atomic_file {
     void *file; /* FILE * */
     char tmp_path[4096];
-    char path[4096];
+    char path[4096];   /**< as given, for messages */
+    char target[4096]; /**< where the data lands: `path` with symlinks resolved */
+    int slot;          /**< registration of tmp_path for signal handlers (-1: none) */
 } shoal_atomic_file;
 
 SHOAL_API shoal_status shoal_io_atomic_open(shoal_atomic_file *af, const char *path,
                                             shoal_error *err);
 SHOAL_API shoal_status shoal_io_atomic_commit(shoal_atomic_file *af, shoal_error *err);
 SHOAL_API void shoal_io_atomic_abort(shoal_atomic_file *af);
+
+/** Check, without writing anything, that shoal_io_atomic_open(path) would succeed: the same
+ *  refusals (directory, missing directory, not writable) with the same messages. For a new or
+ *  regular file a temporary file is created in the target's directory and removed again; a
+ *  device or FIFO is only checked with access(2). Lets a command refuse a bad output before
+ *  it does any work or writes any other output. */
+SHOAL_API shoal_status shoal_io_atomic_check(const char *path, shoal_error *err);
+
+/** Remove every temporary file of an atomic output still open in this process (in any
+ *  thread). Async-signal-safe (unlink(2) only): for a SIGINT/SIGTERM handler that then dies
+ *  by the signal, so that an interrupted write leaves no ".NAME.tmp.XXXXXX" behind. */
+SHOAL_API void shoal_io_atomic_remove_temps(void);
 
 /** A scene file (INI, parsed with inih):
  *
@@ -74,13 +98,21 @@ SHOAL_API void shoal_io_atomic_abort(shoal_atomic_file *af);
  *     [camera]           eye = x,y,z, target = x,y,z, fov_deg = F, fish_length = L
  *
  *  Unknown sections, keys, models and parameters, and out-of-range values are
- *  SHOAL_ERR_INPUT naming the file, the section and the key. */
+ *  SHOAL_ERR_INPUT naming the file, the section and the key. Comment (; or #) and blank
+ *  lines may be of any length, as may section names (compared whole); an indented line
+ *  (which INI parsers read as a continuation of the value above) and a key = value line of
+ *  200 bytes or more are SHOAL_ERR_INPUT naming the line. Every [sphere] needs a radius and
+ *  every [mesh] a file. */
 /** An obstacle mesh of a scene: its OBJ file (already joined to the scene's directory) and
- *  where it sits. Loaded by shoal_scene_add_obstacles. */
+ *  where it sits. Loaded by shoal_scene_add_obstacles. `path` holds any path the system can
+ *  open: SHOAL_PATH_MAX is Linux's PATH_MAX, the longest path open(2) takes (a longer one
+ *  fails with ENAMETOOLONG), so a longer joined path is refused as the system would refuse
+ *  it. `name` (the NAME of [mesh NAME]) is for messages only and may be cut. */
 #define SHOAL_SCENE_MAX_MESHES SHOAL_MAX_OBSTACLES
+#define SHOAL_PATH_MAX 4096
 typedef struct shoal_scene_mesh {
     char name[64];
-    char path[1024];
+    char path[SHOAL_PATH_MAX];
     shoal_transform transform;
 } shoal_scene_mesh;
 
@@ -100,6 +132,19 @@ SHOAL_API shoal_status shoal_scene_load(const char *path, shoal_scene *scene, sh
 /** Parse scene text (NUL-terminated); `name` is used in messages. For fuzzing and tests. */
 SHOAL_API shoal_status shoal_scene_parse(const char *text, const char *name, shoal_scene *scene,
                                          shoal_error *err);
+
+/** Give a scene another boid count, keeping its density: the scene's own count
+ *  (scene->desc.boid_count on entry: the file's `count`, or the model's default count when
+ *  the file gives none) is the reference, and with s = cbrt(count / reference) the walls
+ *  and the start region (shoal_params_scale_geometry) and the camera's eye and target are
+ *  scaled by s about the origin, so that N boids fill the scene as its own count did
+ *  (`shoal init`, `shoal run` and sweeps all go through here). Fish length, radii, speeds,
+ *  obstacles and predators keep their values: a bigger school in a bigger tank, same fish,
+ *  same rocks. With keep_geometry, or count equal to the reference, only the count changes
+ *  (bit for bit the scene as loaded). Apply explicit parameter values (--set) after this
+ *  call so that they win over the scaling. count >= 1. Returns s (1 when nothing was
+ *  scaled). Thread-safe (touches only *scene). */
+SHOAL_API double shoal_scene_set_count(shoal_scene *scene, size_t count, int keep_geometry);
 
 /** Load the scene's obstacle meshes (OBJ; vertex normals from `vn`, or computed from the
  *  faces when the file has none) and add them to `sim` (shoal_sim_add_obstacle). Errors name
@@ -125,5 +170,33 @@ SHOAL_API shoal_status shoal_io_unity_parse(const void *data, size_t size, const
                                             float **rows_out, size_t *count_out, shoal_error *err);
 SHOAL_API shoal_status shoal_io_unity_write(const char *path, const float *rows, size_t count,
                                             shoal_error *err);
+
+/** Checkpoint files: everything a step depends on but the obstacle meshes (those come from
+ *  the scene file again): the boids, the model, every parameter, dt, t0, the seed, the steps
+ *  done and shoal_sim_checkpoint (predators, pinned targets). Binary, little-endian:
+ *  "SHOALCKP", u32 version (1), u32 parameter floats (sizeof(shoal_params) / 4), u32 model,
+ *  i32 predator count, u64 boid count, u64 seed, u64 steps done, f64 dt_s, f64 t0_s, then the
+ *  shoal_params floats, predator positions and velocities (64 x 3 float32 each), pinned flags
+ *  (256 bytes), pinned positions (256 x 3 float32) and the N x 6 float32 rows (as in .npy).
+ *  A checkpoint is tied to the shoal_params layout of the version that wrote it.
+ *
+ *  shoal_io_checkpoint_write: atomic (shoal_io_atomic_open/commit). shoal_io_checkpoint_read:
+ *  fills `desc` (model, params, boid_count, dt_s, t0_s, seed; the rest defaults), `*rows_out`
+ *  (malloc'ed N x 6, caller frees) and `ck`. A short, long or malformed file, values out of
+ *  range or not finite: SHOAL_ERR_INPUT naming the file; unreadable: SHOAL_ERR_IO. */
+SHOAL_API shoal_status shoal_io_checkpoint_write(const char *path, const shoal_sim *sim,
+                                                 shoal_error *err);
+SHOAL_API shoal_status shoal_io_checkpoint_read(const char *path, shoal_sim_desc *desc,
+                                                float **rows_out, shoal_sim_checkpoint *ck,
+                                                shoal_error *err);
+
+/** VTK XML PolyData (.vtp, ParaView): `count` boids of (N, 6) rows as points (float32 xyz,
+ *  row order), one vertex cell per point (Verts, so ParaView shows them), point data
+ *  "velocity" (float32 x 3) and "speed" (float32 sqrt((vx*vx + vy*vy) + vz*vz)). The arrays
+ *  are raw binary appended data (little-endian, UInt64 size headers): exact, compact and
+ *  fast, as VTK's own writer does by default. `time` (NaN: none) is written as the field
+ *  "TimeValue". Atomic; count == 0 is SHOAL_ERR_INPUT. */
+SHOAL_API shoal_status shoal_io_vtp_write(const char *path, const float *rows, size_t count,
+                                          double time, shoal_error *err);
 
 #endif

@@ -151,8 +151,9 @@ SHOAL_API shoal_render_desc shoal_render_desc_default(void);
 
 /** Where the renderer finds its default assets: writes `dir/name` to `out` (`size` bytes)
  *  for the first directory that has the file, in this order: $SHOAL_ASSETS, ./assets, the
- *  executable's ../share/shoal and ../assets, ../../assets, ../../../assets, the source tree's
- *  assets/ (compiled in). Returns 1 if found, 0 if not (then `out` holds `name`). */
+ *  executable's ../share/shoal and ../assets, ../../assets, ../../../assets, the installed
+ *  datadir/shoal, the source tree's assets/ (both compiled in). Returns 1 if found, 0 if not (then
+ * `out` holds `name`). */
 SHOAL_API int shoal_render_asset_path(const char *name, char *out, size_t size);
 
 /** The instances of one frame: a read-only view, borrowed for the duration of

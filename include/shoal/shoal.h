@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /* shoal: the umbrella header. Includes every public module header.
  * shoal runs GPU-class flocking workloads on CPU cores: an OpenMP-parallel boids
- * simulation on a counting-sort grid (sim.h), file formats (io.h) and, when built,
- * the software renderer (render.h). */
+ * simulation on a counting-sort grid (sim.h), file formats (io.h), flock statistics
+ * (stats.h), the software
+ * renderer (render.h) and the optional CUDA backend (gpu.h; its functions report
+ * SHOAL_ERR_UNSUPPORTED in a build without CUDA). */
 #ifndef SHOAL_SHOAL_H
 #define SHOAL_SHOAL_H
 
 #include "shoal/base.h"
 #include "shoal/io.h"
 #include "shoal/sim.h"
+#include "shoal/stats.h"
+#include "shoal/render.h"
+#include "shoal/gpu.h"
 
 #endif

@@ -117,6 +117,14 @@ SHOAL_API shoal_status shoal_params_set(shoal_model model, shoal_params *params,
  *  (box_min < box_max, ...). */
 SHOAL_API shoal_status shoal_params_validate(shoal_model model, const shoal_params *params,
                                              shoal_error *err);
+/** Scale the model's geometry by `factor` about the origin: its walls (steer, average:
+ *  wall_center and wall_size; heading: bounds_center and bounds_size; classic: box_min and
+ *  box_max; fov: boundary_center, and boundary_range2 by factor^2) and its start region
+ *  (init_pos_radius; classic starts in its box). Interaction radii, speeds, forces,
+ *  obstacles and predators are left alone. A scaled value is clamped to its parameter's
+ *  range. factor 1 (or not finite and > 0) changes nothing. Used by shoal_scene_set_count
+ *  to keep a scene's density for another boid count. */
+SHOAL_API void shoal_params_scale_geometry(shoal_model model, shoal_params *params, double factor);
 /** The largest interaction radius of the model: the grid's cell size. */
 SHOAL_API float shoal_params_interaction_radius(shoal_model model, const shoal_params *params);
 
@@ -247,6 +255,27 @@ SHOAL_API void shoal_sim_field_sample(const shoal_sim *sim, const float p[3], fl
  *  and returns how many there are (params.predator_count). They start at predator_start
  *  spread along x by predator_spread, at rest, whenever the state is set or initialised. */
 SHOAL_API size_t shoal_sim_predators(const shoal_sim *sim, float *pos, float *vel, size_t max);
+
+/* ---- checkpoints: the state beyond the boids ------------------------------------------ */
+
+/** What a step depends on besides the boids, the desc and the obstacles: the steps done
+ *  (simulated time is desc.t0_s + steps_done * dt_s, so a restart keeps the exact time),
+ *  the predators and the pinned heading targets. Plain data. */
+typedef struct shoal_sim_checkpoint {
+    uint64_t steps_done;
+    int32_t predator_count;
+    float predator_pos[SHOAL_MAX_PREDATORS][3], predator_vel[SHOAL_MAX_PREDATORS][3];
+    uint8_t target_pinned[SHOAL_MAX_TARGETS];
+    float target_pin[SHOAL_MAX_TARGETS][3];
+} shoal_sim_checkpoint;
+
+/** Copy the sim's state beyond the boids into `ck`. */
+SHOAL_API void shoal_sim_get_checkpoint(const shoal_sim *sim, shoal_sim_checkpoint *ck);
+/** Restore it (after shoal_sim_set_state, which resets the predators). The predator count
+ *  must equal params.predator_count and every value be finite, else SHOAL_ERR_INPUT and
+ *  the sim is unchanged. The steps after this give the same bits as the uninterrupted run. */
+SHOAL_API shoal_status shoal_sim_set_checkpoint(shoal_sim *sim, const shoal_sim_checkpoint *ck,
+                                                shoal_error *err);
 
 /** ISA support: shoal_isa_supported(SHOAL_ISA_AVX512) is true when this CPU and build can
  *  run it. shoal_isa_parse("auto"|"scalar"|"avx2"|"avx512"). */

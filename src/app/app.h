@@ -14,28 +14,74 @@ int cmd_bench(int argc, char **argv);
 
 int cmd_compare(int argc, char **argv);
 int cmd_diverge(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
 
 /* cmd_compare.c: state files by format ("auto": .bin is Unity's raw buffer, else .npy;
- * "npy"; "unity"), and the GPU path of shoal step (create, load, step, read back; --stats
- * prints device time per step to stderr). */
+ * "npy"; "unity"; a NaN or infinity in a state read is SHOAL_ERR_INPUT naming row and column), and
+ * the GPU path of shoal step (create, load, step, read back; --stats prints device time per step to
+ * stderr). */
 shoal_status app_state_read(const char *path, const char *format, float **rows, size_t *count,
                             shoal_error *e);
 shoal_status app_state_write(const char *path, const char *format, const float *rows, size_t count,
                              shoal_error *e);
-int app_step_gpu(const shoal_sim_desc *d, const char *order_name, float *rows, long long steps,
-                 int stats, shoal_error *e);
+int app_step_gpu(const shoal_sim_desc *d, const shoal_scene *scene, const char *order_name,
+                 float *rows, long long steps, int stats, shoal_error *e);
 
-/* cmd_sim.c: the CUDA backend has no obstacle meshes or predators. With either in the desc
- * or scene, prints "shoal CMD: --backend cuda: ..." and returns 2; else 0. */
+/* cmd_sim.c: the obstacle meshes of `scene` (if any) onto a GPU simulation: the field is
+ * built on the host by the CPU's own code (a one-boid shoal_sim with the desc's
+ * parameters) and uploaded, so both backends sample the same bits. */
+struct shoal_gpu_sim;
 struct opt_values;
-int app_gpu_refuses(const struct opt_values *o, const shoal_sim_desc *d, const shoal_scene *scene);
+shoal_status app_gpu_add_obstacles(struct shoal_gpu_sim *g, const shoal_sim_desc *d,
+                                   const shoal_scene *scene, shoal_error *e);
+
+/* cmd_sim.c: --scene and --model, for every command that takes both (init, step, run,
+ * diverge): the scene loaded into *scene (zeroed without --scene) and the model they name
+ * (--model, else the scene's, else steer). A --model other than the scene's model (steer
+ * when the scene names none) is refused with one line: "--model M contradicts the scene
+ * file F (model S)". Returns 0, or the exit code (2) after printing. */
+int app_scene_model(const struct opt_values *o, shoal_scene *scene, shoal_model *model);
+
+/* cmd_replay.c: `shoal render --in DIR` (a trajectory), with render's parsed options. */
+struct shoal_render_desc;
+struct shoal_camera;
+int app_render_replay(const struct opt_values *o, const struct shoal_render_desc *desc,
+                      struct shoal_camera cam, int have_camera);
+
+/* cmd_sim.c: the desc (model, parameters, count, seed, dt) and scene that --model, --scene
+ * and --set describe, as init reads them (count > 0: the scene given that count, its
+ * density kept unless keep_geometry); 0, or 2 after printing the problem. */
+int app_sim_desc(const struct opt_values *o, shoal_sim_desc *d, shoal_scene *scene, size_t count,
+                 int keep_geometry);
 
 /* Exit code for a library status: 2 for what the user can fix (bad input, a file that
  * cannot be read or written, memory, an unsupported ISA), 1 for a simulation fault. */
 int app_exit_code(shoal_status st);
+/* What shoal_scene_set_count did to a scene (before -> scaled, factor s; s == 1: nothing). */
+typedef struct app_scaled {
+    shoal_sim_desc before, scaled;
+    double s;
+} app_scaled;
+/* When sc->s != 1, one line on stderr: the counts, s, and each parameter the scaling changed
+ * with its final value in `after` (--set may have overridden it) as name=value: what `step
+ * --set` needs for the same walls. Printed once the command has succeeded, so that an error
+ * stays the one line on stderr. */
+void app_print_scaled(const char *cmd, const app_scaled *sc, const shoal_sim_desc *after);
 
 /* --stats for the commands whose work is not a library stage (init, compare): the time
  * from t0_ns to now as one call of stage `group/name` of the stage profiler. */
 void app_stage_done(const char *group, const char *name, uint64_t t0_ns);
+
+/* signals.c: SIGINT, SIGTERM, SIGHUP and SIGQUIT remove the temporaries of outputs being
+ * written and kill the process by the signal (installed by main, where not ignored).
+ * app_die_by_signal does that now (async-signal-safe). app_signal_deadline, from a graceful
+ * handler (shoal run): the process dies by `sig` in one second unless it exits first; a
+ * second call dies at once. */
+void app_signals_install(void);
+void app_die_by_signal(int sig);
+void app_signal_deadline(int sig);
+/* One more temporary for those signals to remove (shoal run's video, which ffmpeg writes);
+ * NULL: none. */
+void app_signal_temp(const char *path);
 
 #endif

@@ -964,6 +964,23 @@ static int jload(const char *path, jval *root, char *err, size_t err_size)
                  bad || q.p != q.end ? "malformed JSON" : "no \"results\" array");
         return 1;
     }
+    /* A time that is not > 0 would print a speedup from nothing (0 or negative medians) or a
+     * noise band from nothing: refuse the file, naming the entry. An entry without a median
+     * (a case that failed) is skipped by compare(). */
+    for (int i = 0; i < res->count; i++) {
+        const jval *name = jget(&res->items[i], "name");
+        const char *key[2] = {"median_ms", "mad_ms"};
+        for (int k = 0; k < 2; k++) {
+            const jval *t = jget(&res->items[i], key[k]);
+            if (!t || t->type != J_NUM || ((k == 0 ? t->num > 0 : t->num >= 0) && isfinite(t->num)))
+                continue;
+            snprintf(err, err_size, "%s: results[%d] (%s): %s is %g, expected a time %s", path, i,
+                     name && name->type == J_STR ? name->str : "no name", key[k], t->num,
+                     k == 0 ? "> 0" : ">= 0");
+            jfree(root);
+            return 1;
+        }
+    }
     return 0;
 }
 
@@ -1043,6 +1060,8 @@ int cmd_bench(int argc, char **argv)
                       bench_opts, BENCH_OPT_COUNT, 0, argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;
+    if ((rc = options_check_outputs(&o, (const char *const[]){"json", NULL})))
+        return rc;
     char err[512];
     if (options_given(&o, "current")) {
         if (!options_given(&o, "compare"))

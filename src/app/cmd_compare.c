@@ -8,6 +8,7 @@
 #include "core/timer.h"
 #include "core/profile.h"
 #include "app/options.h"
+#include "app/traj.h"
 #include "core/parallel.h"
 #include "shoal/gpu.h"
 
@@ -36,9 +37,16 @@ shoal_status app_state_read(const char *path, const char *format, float **rows, 
         strcmp(format, "unity") != 0)
         return shoal_error_set(e, SHOAL_ERR_INPUT, "--format '%s' (expected auto, npy or unity)",
                                format);
-    if (path_is_unity(path, format))
-        return shoal_io_unity_read(path, rows, count, e);
-    return shoal_io_npy_read(path, rows, count, e);
+    shoal_status st = path_is_unity(path, format) ? shoal_io_unity_read(path, rows, count, e)
+                                                  : shoal_io_npy_read(path, rows, count, e);
+    /* docs/CLI.md: a NaN or infinity in a state file is bad input (exit 2), for every
+     * command that reads one (step, compare, diverge) */
+    if (!st && (st = shoal_state_check_finite(*rows, *count, path, e))) {
+        free(*rows);
+        *rows = NULL;
+        *count = 0;
+    }
+    return st;
 }
 
 shoal_status app_state_write(const char *path, const char *format, const float *rows, size_t count,
@@ -46,13 +54,16 @@ shoal_status app_state_write(const char *path, const char *format, const float *
 {
     if (path_is_unity(path, format))
         return shoal_io_unity_write(path, rows, count, e);
+    size_t n = strlen(path);
+    if (!format && n > 4 && strcmp(path + n - 4, ".vtp") == 0) /* ParaView (write only) */
+        return shoal_io_vtp_write(path, rows, count, NAN, e);
     return shoal_io_npy_write(path, rows, count, e);
 }
 
 /* ---- the GPU path of shoal step ------------------------------------------------------ */
 
-int app_step_gpu(const shoal_sim_desc *d, const char *order_name, float *rows, long long steps,
-                 int stats, shoal_error *e)
+int app_step_gpu(const shoal_sim_desc *d, const shoal_scene *scene, const char *order_name,
+                 float *rows, long long steps, int stats, shoal_error *e)
 {
     shoal_gpu_order order;
     shoal_status st = shoal_gpu_order_parse(order_name, &order, e);
@@ -61,7 +72,8 @@ int app_step_gpu(const shoal_sim_desc *d, const char *order_name, float *rows, l
     shoal_gpu_sim *g;
     if ((st = shoal_gpu_sim_create(d, order, &g, e)))
         return st;
-    if ((st = shoal_gpu_sim_set_state(g, rows, e))) {
+    if ((st = shoal_gpu_sim_set_state(g, rows, e)) ||
+        (st = app_gpu_add_obstacles(g, d, scene, e))) {
         shoal_gpu_sim_destroy(g);
         return st;
     }
@@ -98,17 +110,6 @@ int app_step_gpu(const shoal_sim_desc *d, const char *order_name, float *rows, l
 
 /* ---- comparison ---------------------------------------------------------------------- */
 
-typedef struct flock_stats {
-    double polarisation;   /* |mean(v / |v|)| over boids with v != 0 */
-    double milling;        /* |mean(r^ x v^)|, r = p - centroid */
-    double nn_mean;        /* mean distance to the nearest other boid */
-    double neighbors_mean; /* mean count of other boids within `radius` */
-    double centroid[3];
-    double extent[3]; /* bounding box size */
-    double gyration;  /* sqrt(mean |p - centroid|^2) */
-    size_t nonfinite; /* rows with a NaN or infinity (left out of every statistic) */
-} flock_stats;
-
 typedef struct err_stats {
     double max_abs, rms_abs, max_rel, rms_rel;
 } err_stats;
@@ -117,275 +118,8 @@ typedef struct compare_result {
     size_t count, identical;
     err_stats pos, vel;
     double radius;
-    flock_stats a, b;
+    shoal_stats a, b;
 } compare_result;
-
-/* A uniform grid over the finite positions for nearest-neighbour and radius queries. */
-typedef struct sgrid {
-    const float *rows;
-    size_t n;
-    double lo[3], h;
-    int dims[3];
-    uint32_t *start, *items;
-    double radius;
-    double *nn, *cnt;
-} sgrid;
-
-static int row_finite(const float *r)
-{
-    for (int c = 0; c < 6; c++)
-        if (!isfinite(r[c]))
-            return 0;
-    return 1;
-}
-
-static int sg_coord(const sgrid *g, double v, int c)
-{
-    double f = (v - g->lo[c]) / g->h;
-    int k = f >= 0 ? (int)f : 0;
-    return k >= g->dims[c] ? g->dims[c] - 1 : k;
-}
-
-static int sg_build(sgrid *g, const float *rows, size_t n, double radius)
-{
-    memset(g, 0, sizeof *g);
-    g->rows = rows;
-    g->n = n;
-    g->radius = radius;
-    double hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    g->lo[0] = g->lo[1] = g->lo[2] = INFINITY;
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!row_finite(rows + i * 6))
-            continue;
-        m++;
-        for (int c = 0; c < 3; c++) {
-            double v = rows[i * 6 + (size_t)c];
-            g->lo[c] = v < g->lo[c] ? v : g->lo[c];
-            hi[c] = v > hi[c] ? v : hi[c];
-        }
-    }
-    if (m == 0)
-        return 0;
-    double ext_max = 0;
-    for (int c = 0; c < 3; c++)
-        ext_max = fmax(ext_max, hi[c] - g->lo[c]);
-    double vol = 1;
-    for (int c = 0; c < 3; c++)
-        vol *= fmax(hi[c] - g->lo[c], ext_max * 1e-3 + 1e-30);
-    /* about one boid a cell, at most 256 cells an axis */
-    g->h = fmax(cbrt(vol / (double)m), ext_max / 256.0);
-    if (!(g->h > 0))
-        g->h = 1;
-    size_t cells = 1;
-    for (int c = 0; c < 3; c++) {
-        g->dims[c] = (int)((hi[c] - g->lo[c]) / g->h) + 1;
-        if (g->dims[c] > 256)
-            g->dims[c] = 256;
-        cells *= (size_t)g->dims[c];
-    }
-    g->start = calloc(cells + 1, sizeof *g->start);
-    g->items = malloc((m ? m : 1) * sizeof *g->items);
-    uint32_t *cell = malloc(n * sizeof *cell);
-    if (!g->start || !g->items || !cell) {
-        free(cell);
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const float *r = rows + i * 6;
-        if (!row_finite(r)) {
-            cell[i] = UINT32_MAX;
-            continue;
-        }
-        int x = sg_coord(g, r[0], 0), y = sg_coord(g, r[1], 1), z = sg_coord(g, r[2], 2);
-        cell[i] = (uint32_t)(x + g->dims[0] * (y + g->dims[1] * z));
-        g->start[cell[i] + 1]++;
-    }
-    for (size_t c = 0; c < cells; c++)
-        g->start[c + 1] += g->start[c];
-    uint32_t *fill = malloc(cells * sizeof *fill);
-    if (!fill) {
-        free(cell);
-        return -1;
-    }
-    memcpy(fill, g->start, cells * sizeof *fill);
-    for (size_t i = 0; i < n; i++)
-        if (cell[i] != UINT32_MAX)
-            g->items[fill[cell[i]]++] = (uint32_t)i;
-    free(fill);
-    free(cell);
-    return 1;
-}
-
-static void sg_free(sgrid *g)
-{
-    free(g->start);
-    free(g->items);
-}
-
-static double d2_rows(const float *a, const float *b)
-{
-    double dx = (double)a[0] - b[0], dy = (double)a[1] - b[1], dz = (double)a[2] - b[2];
-    return dx * dx + dy * dy + dz * dz;
-}
-
-/* Worker threads: nearest-neighbour distance and radius count of boids [b, e); writes
- * nn[i] and cnt[i] of those only (NaN for non-finite rows). */
-static void sg_query(void *ctx, int64_t b, int64_t e, int thread_index)
-{
-    (void)thread_index;
-    sgrid *g = ctx;
-    const double r2 = g->radius * g->radius;
-    const int kr = (int)ceil(g->radius / g->h);
-    for (int64_t i = b; i < e; i++) {
-        const float *p = g->rows + (size_t)i * 6;
-        if (!row_finite(p)) {
-            g->nn[i] = g->cnt[i] = NAN;
-            continue;
-        }
-        int h[3] = {sg_coord(g, p[0], 0), sg_coord(g, p[1], 1), sg_coord(g, p[2], 2)};
-        /* nearest: rings of cells at Chebyshev distance k; a boid in ring k + 1 or beyond is
-         * at least k * h away, so stop once the best is closer than that */
-        double best = INFINITY;
-        int kmax = g->dims[0];
-        kmax = g->dims[1] > kmax ? g->dims[1] : kmax;
-        kmax = g->dims[2] > kmax ? g->dims[2] : kmax;
-        for (int k = 0; k <= kmax; k++) {
-            for (int z = h[2] - k; z <= h[2] + k; z++) {
-                if (z < 0 || z >= g->dims[2])
-                    continue;
-                for (int y = h[1] - k; y <= h[1] + k; y++) {
-                    if (y < 0 || y >= g->dims[1])
-                        continue;
-                    int edge = (z == h[2] - k || z == h[2] + k || y == h[1] - k || y == h[1] + k);
-                    for (int x = h[0] - k; x <= h[0] + k; x += edge || k == 0 ? 1 : 2 * k) {
-                        if (x < 0 || x >= g->dims[0])
-                            continue;
-                        size_t c = (size_t)x + (size_t)g->dims[0] * (y + (size_t)g->dims[1] * z);
-                        for (uint32_t s = g->start[c]; s < g->start[c + 1]; s++) {
-                            uint32_t j = g->items[s];
-                            if (j == (uint32_t)i)
-                                continue;
-                            double d2 = d2_rows(p, g->rows + (size_t)j * 6);
-                            best = d2 < best ? d2 : best;
-                        }
-                    }
-                }
-            }
-            if (best <= (double)k * g->h * ((double)k * g->h))
-                break;
-        }
-        g->nn[i] = sqrt(best);
-        double count = 0;
-        for (int z = h[2] - kr; z <= h[2] + kr; z++) {
-            if (z < 0 || z >= g->dims[2])
-                continue;
-            for (int y = h[1] - kr; y <= h[1] + kr; y++) {
-                if (y < 0 || y >= g->dims[1])
-                    continue;
-                int x0 = h[0] - kr < 0 ? 0 : h[0] - kr;
-                int x1 = h[0] + kr >= g->dims[0] ? g->dims[0] - 1 : h[0] + kr;
-                size_t row = (size_t)g->dims[0] * (y + (size_t)g->dims[1] * z);
-                for (uint32_t s = g->start[row + (size_t)x0]; s < g->start[row + (size_t)x1 + 1];
-                     s++) {
-                    uint32_t j = g->items[s];
-                    if (j != (uint32_t)i && d2_rows(p, g->rows + (size_t)j * 6) <= r2)
-                        count += 1;
-                }
-            }
-        }
-        g->cnt[i] = count;
-    }
-}
-
-/* The statistics of one state. Sums are taken in row order (deterministic). */
-static int flock_stats_compute(const float *rows, size_t n, double radius, flock_stats *s)
-{
-    memset(s, 0, sizeof *s);
-    double c[3] = {0, 0, 0}, lo[3] = {INFINITY, INFINITY, INFINITY},
-           hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        const float *r = rows + i * 6;
-        if (!row_finite(r)) {
-            s->nonfinite++;
-            continue;
-        }
-        m++;
-        for (int k = 0; k < 3; k++) {
-            c[k] += r[k];
-            lo[k] = r[k] < lo[k] ? r[k] : lo[k];
-            hi[k] = r[k] > hi[k] ? r[k] : hi[k];
-        }
-    }
-    if (m == 0) {
-        s->polarisation = s->milling = s->nn_mean = s->neighbors_mean = s->gyration = NAN;
-        for (int k = 0; k < 3; k++)
-            s->centroid[k] = s->extent[k] = NAN;
-        return 0;
-    }
-    for (int k = 0; k < 3; k++) {
-        c[k] /= (double)m;
-        s->centroid[k] = c[k];
-        s->extent[k] = hi[k] - lo[k];
-    }
-    double pol[3] = {0, 0, 0}, mil[3] = {0, 0, 0}, g2 = 0;
-    size_t moving = 0;
-    for (size_t i = 0; i < n; i++) {
-        const float *r = rows + i * 6;
-        if (!row_finite(r))
-            continue;
-        double p[3] = {r[0] - c[0], r[1] - c[1], r[2] - c[2]};
-        double v[3] = {r[3], r[4], r[5]};
-        double pl = sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
-        double vl = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-        g2 += pl * pl;
-        if (vl > 0) {
-            moving++;
-            for (int k = 0; k < 3; k++)
-                pol[k] += v[k] / vl;
-            if (pl > 0) {
-                double x[3] = {p[1] * v[2] - p[2] * v[1], p[2] * v[0] - p[0] * v[2],
-                               p[0] * v[1] - p[1] * v[0]};
-                for (int k = 0; k < 3; k++)
-                    mil[k] += x[k] / (pl * vl);
-            }
-        }
-    }
-    double dm = moving ? (double)moving : 1.0;
-    s->polarisation = sqrt(pol[0] * pol[0] + pol[1] * pol[1] + pol[2] * pol[2]) / dm;
-    s->milling = sqrt(mil[0] * mil[0] + mil[1] * mil[1] + mil[2] * mil[2]) / dm;
-    s->gyration = sqrt(g2 / (double)m);
-
-    sgrid g;
-    int ok = sg_build(&g, rows, n, radius);
-    g.nn = malloc(n * sizeof *g.nn);
-    g.cnt = malloc(n * sizeof *g.cnt);
-    if (ok < 0 || !g.nn || !g.cnt) {
-        sg_free(&g);
-        free(g.nn);
-        free(g.cnt);
-        return -1;
-    }
-    parallel_for((int64_t)n, 1024, sg_query, &g);
-    double nn = 0, cnt = 0;
-    size_t nn_m = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (isnan(g.cnt[i]))
-            continue;
-        cnt += g.cnt[i];
-        if (isfinite(g.nn[i])) {
-            nn += g.nn[i];
-            nn_m++;
-        }
-    }
-    s->nn_mean = nn_m ? nn / (double)nn_m : NAN;
-    s->neighbors_mean = cnt / (double)m;
-    sg_free(&g);
-    free(g.nn);
-    free(g.cnt);
-    return 0;
-}
 
 /* Per-boid error of a 3-vector (columns k..k+2): absolute |a - b| and relative
  * |a - b| / max(|a|, |b|) (0 where both are 0). */
@@ -412,8 +146,9 @@ static void err_accumulate(const float *a, const float *b, size_t n, int k, err_
     e->rms_rel = sqrt(s_rel / (double)n);
 }
 
-static int compare_states(const float *a, const float *b, size_t n, double radius, int with_stats,
-                          compare_result *r)
+/* The flock statistics of both states come from the library (shoal/stats.h). */
+static shoal_status compare_states(const float *a, const float *b, size_t n, double radius,
+                                   int with_stats, int threads, compare_result *r, shoal_error *e)
 {
     memset(r, 0, sizeof *r);
     r->count = n;
@@ -424,10 +159,14 @@ static int compare_states(const float *a, const float *b, size_t n, double radiu
     err_accumulate(a, b, n, 0, &r->pos);
     err_accumulate(a, b, n, 3, &r->vel);
     if (!with_stats)
-        return 0;
-    if (flock_stats_compute(a, n, radius, &r->a) || flock_stats_compute(b, n, radius, &r->b))
-        return -1;
-    return 0;
+        return SHOAL_OK;
+    shoal_stats_desc d = shoal_stats_desc_default();
+    d.radius = radius;
+    d.thread_count = threads;
+    shoal_status st = shoal_stats_compute(a, n, &d, &r->a, e);
+    if (!st)
+        st = shoal_stats_compute(b, n, &d, &r->b, e);
+    return st;
 }
 
 /* JSON numbers: non-finite values are null. */
@@ -439,7 +178,32 @@ static void jnum(FILE *f, double v)
         fputs("null", f);
 }
 
-static void json_stats(FILE *f, const char *key, const flock_stats *s)
+/* The statistics as compare prints them, in one place for the text, the JSON and B - A. */
+typedef struct stat_row {
+    double polarisation, milling, nn_mean, neighbors_mean, centroid[3], extent[3], gyration;
+    double mean_speed, groups, largest_group;
+    double nonfinite;
+} stat_row;
+
+static stat_row stat_row_of(const shoal_stats *s)
+{
+    stat_row r = {.polarisation = s->polarisation,
+                  .milling = s->milling,
+                  .nn_mean = s->mean_nn_distance,
+                  .neighbors_mean = s->mean_neighbors,
+                  .gyration = s->radius_of_gyration,
+                  .mean_speed = s->mean_speed,
+                  .groups = (double)s->group_count,
+                  .largest_group = s->largest_group_fraction,
+                  .nonfinite = (double)s->nonfinite};
+    for (int k = 0; k < 3; k++) {
+        r.centroid[k] = s->centroid[k];
+        r.extent[k] = s->extent[k];
+    }
+    return r;
+}
+
+static void json_stats(FILE *f, const char *key, const stat_row *s)
 {
     fprintf(f, "  \"%s\": {\"polarisation\": ", key);
     jnum(f, s->polarisation);
@@ -459,23 +223,31 @@ static void json_stats(FILE *f, const char *key, const flock_stats *s)
         fputs(k < 2 ? ", " : "], \"radius_of_gyration\": ", f);
     }
     jnum(f, s->gyration);
-    fprintf(f, ", \"nonfinite\": %zu}", s->nonfinite);
+    fprintf(f, ", \"nonfinite\": %.0f, \"mean_speed\": ", s->nonfinite);
+    jnum(f, s->mean_speed);
+    fprintf(f, ", \"group_count\": %.0f, \"largest_group_fraction\": ", s->groups);
+    jnum(f, s->largest_group);
+    fputs("}", f);
 }
 
-static flock_stats stats_diff(const flock_stats *a, const flock_stats *b)
+/* B - A; the counts (groups, nonfinite rows) as signed differences. */
+static stat_row stats_diff(const shoal_stats *sa, const shoal_stats *sb)
 {
-    flock_stats d;
-    d.polarisation = b->polarisation - a->polarisation;
-    d.milling = b->milling - a->milling;
-    d.nn_mean = b->nn_mean - a->nn_mean;
-    d.neighbors_mean = b->neighbors_mean - a->neighbors_mean;
+    stat_row a = stat_row_of(sa), b = stat_row_of(sb), d;
+    d.polarisation = b.polarisation - a.polarisation;
+    d.milling = b.milling - a.milling;
+    d.nn_mean = b.nn_mean - a.nn_mean;
+    d.neighbors_mean = b.neighbors_mean - a.neighbors_mean;
     for (int k = 0; k < 3; k++) {
-        d.centroid[k] = b->centroid[k] - a->centroid[k];
-        d.extent[k] = b->extent[k] - a->extent[k];
+        d.centroid[k] = b.centroid[k] - a.centroid[k];
+        d.extent[k] = b.extent[k] - a.extent[k];
     }
-    d.gyration = b->gyration - a->gyration;
-    d.nonfinite =
-        b->nonfinite > a->nonfinite ? b->nonfinite - a->nonfinite : a->nonfinite - b->nonfinite;
+    d.gyration = b.gyration - a.gyration;
+    d.mean_speed = b.mean_speed - a.mean_speed;
+    d.groups = b.groups - a.groups;
+    d.largest_group = b.largest_group - a.largest_group;
+    /* kept as before: the absolute difference of the non-finite row counts */
+    d.nonfinite = fabs(b.nonfinite - a.nonfinite);
     return d;
 }
 
@@ -528,11 +300,11 @@ static shoal_status write_json(const char *path, const char *na, const char *nb,
     fputs(",\n  \"radius\": ", f);
     jnum(f, r->radius);
     fputs(",\n", f);
-    json_stats(f, "stats_a", &r->a);
+    stat_row sa = stat_row_of(&r->a), sb = stat_row_of(&r->b), d = stats_diff(&r->a, &r->b);
+    json_stats(f, "stats_a", &sa);
     fputs(",\n", f);
-    json_stats(f, "stats_b", &r->b);
+    json_stats(f, "stats_b", &sb);
     fputs(",\n", f);
-    flock_stats d = stats_diff(&r->a, &r->b);
     json_stats(f, "stats_diff", &d);
     fputs("\n}\n", f);
     if (ferror(f)) {
@@ -552,23 +324,27 @@ static void print_result(FILE *f, const compare_result *r)
             r->pos.max_rel, r->pos.rms_rel);
     fprintf(f, "%-20s %14.6g %14.6g %14.6g %14.6g\n", "velocity", r->vel.max_abs, r->vel.rms_abs,
             r->vel.max_rel, r->vel.rms_rel);
-    flock_stats d = stats_diff(&r->a, &r->b);
+    stat_row s3[3] = {stat_row_of(&r->a), stat_row_of(&r->b), stats_diff(&r->a, &r->b)};
     fprintf(f, "%-20s %14s %14s %14s\n", "statistic", "A", "B", "B - A");
-    const char *names[] = {"polarisation", "milling",    "mean nn distance",  "mean neighbors",
-                           "centroid x",   "centroid y", "centroid z",        "extent x",
-                           "extent y",     "extent z",   "radius of gyration"};
-    const flock_stats *s3[3] = {&r->a, &r->b, &d};
-    for (int k = 0; k < 11; k++) {
+    /* the first eleven rows are the original table; the rest were added after it */
+    const char *names[] = {"polarisation", "milling",      "mean nn distance",   "mean neighbors",
+                           "centroid x",   "centroid y",   "centroid z",         "extent x",
+                           "extent y",     "extent z",     "radius of gyration", "mean speed",
+                           "groups",       "largest group"};
+    for (int k = 0; k < 14; k++) {
         double v[3];
         for (int j = 0; j < 3; j++) {
-            const flock_stats *s = s3[j];
-            v[j] = k == 0   ? s->polarisation
-                   : k == 1 ? s->milling
-                   : k == 2 ? s->nn_mean
-                   : k == 3 ? s->neighbors_mean
-                   : k < 7  ? s->centroid[k - 4]
-                   : k < 10 ? s->extent[k - 7]
-                            : s->gyration;
+            const stat_row *s = &s3[j];
+            v[j] = k == 0    ? s->polarisation
+                   : k == 1  ? s->milling
+                   : k == 2  ? s->nn_mean
+                   : k == 3  ? s->neighbors_mean
+                   : k < 7   ? s->centroid[k - 4]
+                   : k < 10  ? s->extent[k - 7]
+                   : k == 10 ? s->gyration
+                   : k == 11 ? s->mean_speed
+                   : k == 12 ? s->groups
+                             : s->largest_group;
         }
         fprintf(f, "%-20s %14.6g %14.6g %14.6g\n", names[k], v[0], v[1], v[2]);
     }
@@ -581,6 +357,7 @@ static const opt_spec compare_opts[] = {
     {"model", OPT_VALUE, "M", "steer", "model whose interaction radius counts neighbours"},
     {"radius", OPT_VALUE, "R", "model's", "radius for the neighbour count"},
     {"stats", OPT_FLAG, NULL, NULL, "print the time of each stage (read, compare, write)"},
+    {"threads", OPT_VALUE, "T", "0", "worker threads for the statistics (0: all cores)"},
 };
 
 int cmd_compare(int argc, char **argv)
@@ -590,6 +367,8 @@ int cmd_compare(int argc, char **argv)
                            (int)(sizeof compare_opts / sizeof compare_opts[0]), 2, argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;
+    if ((rc = options_check_outputs(&o, (const char *const[]){"json", NULL})))
+        return rc;
     if (o.positional_count != 2)
         return options_fail(&o, "expected two state files A and B");
     shoal_error e;
@@ -600,6 +379,9 @@ int cmd_compare(int argc, char **argv)
     shoal_params_default(model, &prm);
     double radius = shoal_params_interaction_radius(model, &prm);
     if (options_given(&o, "radius") && (rc = options_double(&o, "radius", 0, 1e30, &radius)))
+        return rc;
+    long long threads = 0;
+    if (options_given(&o, "threads") && (rc = options_int(&o, "threads", 0, 256, &threads)))
         return rc;
     const char *fmt = options_get(&o, "format");
     float *a = NULL, *b = NULL;
@@ -624,10 +406,11 @@ int cmd_compare(int argc, char **argv)
     app_stage_done("compare", "read", t0);
     t0 = timer_now_ns();
     compare_result r;
-    if (compare_states(a, b, na, radius, 1, &r)) {
+    if (compare_states(a, b, na, radius, 1, (int)threads, &r, &e)) {
         free(a);
         free(b);
-        return options_fail(&o, "out of memory computing statistics of %zu boids", na);
+        options_fail(&o, "%s", e.message);
+        return app_exit_code(e.status);
     }
     free(a);
     free(b);
@@ -659,15 +442,15 @@ typedef struct runner {
 } runner;
 
 static shoal_status runner_create(runner *r, const char *name, const shoal_sim_desc *d,
-                                  const float *rows, shoal_error *e)
+                                  const shoal_scene *scene, const float *rows, shoal_error *e)
 {
     memset(r, 0, sizeof *r);
     r->name = name;
     shoal_status st;
     if (strcmp(name, "cpu") == 0) {
-        if ((st = shoal_sim_create(d, &r->cpu, e)))
+        if ((st = shoal_sim_create(d, &r->cpu, e)) || (st = shoal_sim_set_state(r->cpu, rows, e)))
             return st;
-        return shoal_sim_set_state(r->cpu, rows, e);
+        return shoal_scene_add_obstacles(scene, r->cpu, e);
     }
     shoal_gpu_order order;
     if (strcmp(name, "cuda") == 0 || strcmp(name, "cuda-stable") == 0)
@@ -678,9 +461,10 @@ static shoal_status runner_create(runner *r, const char *name, const shoal_sim_d
         return shoal_error_set(e, SHOAL_ERR_INPUT,
                                "unknown run '%s' (expected cpu, cuda, cuda-stable or cuda-atomic)",
                                name);
-    if ((st = shoal_gpu_sim_create(d, order, &r->gpu, e)))
+    if ((st = shoal_gpu_sim_create(d, order, &r->gpu, e)) ||
+        (st = shoal_gpu_sim_set_state(r->gpu, rows, e)))
         return st;
-    return shoal_gpu_sim_set_state(r->gpu, rows, e);
+    return app_gpu_add_obstacles(r->gpu, d, scene, e);
 }
 
 static shoal_status runner_step(runner *r, int k, shoal_error *e)
@@ -721,6 +505,7 @@ static const opt_spec diverge_opts[] = {
     {"threads", OPT_VALUE, "T", "0", "CPU worker threads (0: all cores)"},
     {"stats", OPT_FLAG, NULL, NULL,
      "print the per-stage times of the CPU run's steps (calls, mean, median, max, per thread)"},
+    {"quiet", OPT_FLAG, NULL, NULL, "no progress line (shown only when stderr is a terminal)"},
 };
 
 int cmd_diverge(int argc, char **argv)
@@ -731,20 +516,18 @@ int cmd_diverge(int argc, char **argv)
                       (int)(sizeof diverge_opts / sizeof diverge_opts[0]), 0, argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;
+    if ((rc = options_check_outputs(&o, (const char *const[]){"csv", NULL})))
+        return rc;
     shoal_error e;
     shoal_sim_desc d = shoal_sim_desc_default();
     const char *scene_path = options_get(&o, "scene");
     shoal_scene scene;
-    memset(&scene, 0, sizeof scene);
-    if (scene_path) {
-        if (shoal_scene_load(scene_path, &scene, &e))
-            return options_fail(&o, "%s", e.message);
+    if ((rc = app_scene_model(&o, &scene, &d.model)))
+        return rc;
+    if (scene_path)
         d = scene.desc;
-    } else if (options_given(&o, "model")) {
-        if (shoal_model_parse(options_get(&o, "model"), &d.model, &e))
-            return options_fail(&o, "%s", e.message);
+    else
         shoal_params_default(d.model, &d.params);
-    }
     for (int i = 0; i < o.repeat_count; i++) {
         const char *kv = o.repeat[i];
         const char *eq = strchr(kv, '=');
@@ -756,13 +539,6 @@ int cmd_diverge(int argc, char **argv)
         if (shoal_params_set(d.model, &d.params, name, eq + 1, &e))
             return options_fail(&o, "%s", e.message);
     }
-    if ((strncmp(options_get(&o, "a"), "cuda", 4) == 0 ||
-         strncmp(options_get(&o, "b"), "cuda", 4) == 0) &&
-        app_gpu_refuses(&o, &d, &scene))
-        return 2;
-    if (scene.mesh_count > 0)
-        return options_fail(&o, "%s: [mesh] obstacles are not supported by shoal compare",
-                            scene_path);
     long long steps, every, stats_every, seed, threads = 0;
     if ((rc = options_int(&o, "steps", 0, 100000000LL, &steps)) ||
         (rc = options_int(&o, "every", 1, 100000000LL, &every)) ||
@@ -798,9 +574,9 @@ int cmd_diverge(int argc, char **argv)
     runner A, B;
     memset(&A, 0, sizeof A);
     memset(&B, 0, sizeof B);
-    shoal_status st = runner_create(&A, options_get(&o, "a"), &d, rows, &e);
+    shoal_status st = runner_create(&A, options_get(&o, "a"), &d, &scene, rows, &e);
     if (!st)
-        st = runner_create(&B, options_get(&o, "b"), &d, rows, &e);
+        st = runner_create(&B, options_get(&o, "b"), &d, &scene, rows, &e);
     ra = malloc(n * 6 * sizeof(float));
     rb = malloc(n * 6 * sizeof(float));
     if (!st && (!ra || !rb))
@@ -820,18 +596,20 @@ int cmd_diverge(int argc, char **argv)
     FILE *f = af.file;
     fprintf(f, "step,t,identical,pos_max_abs,pos_rms_abs,pos_max_rel,vel_max_abs,vel_rms_abs,"
                "vel_max_rel,a_polarisation,b_polarisation,a_milling,b_milling,a_nn,b_nn,"
-               "a_neighbors,b_neighbors,a_gyration,b_gyration,centroid_dist\n");
+               "a_neighbors,b_neighbors,a_gyration,b_gyration,centroid_dist,a_speed,b_speed,"
+               "a_groups,b_groups,a_largest_group,b_largest_group\n");
     long long done = 0;
     int fault = 0;
     compare_result r;
+    progress pg;
+    progress_begin(&pg, "shoal diverge", steps, options_given(&o, "quiet"));
     for (;;) {
+        progress_update(&pg, done, 0);
         int with_stats = stats_every > 0 && done % stats_every == 0;
         if ((st = runner_get(&A, ra, &e)) || (st = runner_get(&B, rb, &e)))
             break;
-        if (compare_states(ra, rb, n, radius, with_stats, &r)) {
-            st = shoal_error_set(&e, SHOAL_ERR_NOMEM, "out of memory for statistics");
+        if ((st = compare_states(ra, rb, n, radius, with_stats, d.thread_count, &r, &e)))
             break;
-        }
         fprintf(f, "%lld,%.9g,%zu,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g", done,
                 d.t0_s + (double)done * d.dt_s, r.identical, r.pos.max_abs, r.pos.rms_abs,
                 r.pos.max_rel, r.vel.max_abs, r.vel.rms_abs, r.vel.max_rel);
@@ -839,12 +617,15 @@ int cmd_diverge(int argc, char **argv)
             double cd = 0;
             for (int k = 0; k < 3; k++)
                 cd += (r.a.centroid[k] - r.b.centroid[k]) * (r.a.centroid[k] - r.b.centroid[k]);
-            fprintf(f, ",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n",
-                    r.a.polarisation, r.b.polarisation, r.a.milling, r.b.milling, r.a.nn_mean,
-                    r.b.nn_mean, r.a.neighbors_mean, r.b.neighbors_mean, r.a.gyration, r.b.gyration,
-                    sqrt(cd));
+            fprintf(f, ",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g", r.a.polarisation,
+                    r.b.polarisation, r.a.milling, r.b.milling, r.a.mean_nn_distance,
+                    r.b.mean_nn_distance, r.a.mean_neighbors, r.b.mean_neighbors,
+                    r.a.radius_of_gyration, r.b.radius_of_gyration, sqrt(cd));
+            fprintf(f, ",%.9g,%.9g,%llu,%llu,%.9g,%.9g\n", r.a.mean_speed, r.b.mean_speed,
+                    (unsigned long long)r.a.group_count, (unsigned long long)r.b.group_count,
+                    r.a.largest_group_fraction, r.b.largest_group_fraction);
         } else {
-            fputs(",,,,,,,,,,,\n", f);
+            fputs(",,,,,,,,,,,,,,,,,\n", f);
         }
         if (done >= steps)
             break;
@@ -855,6 +636,7 @@ int cmd_diverge(int argc, char **argv)
         }
         done += k;
     }
+    progress_end(&pg);
     shoal_status wst =
         st ? (shoal_io_atomic_abort(&af), SHOAL_OK) : shoal_io_atomic_commit(&af, &e);
     printf("%s vs %s, %zu boids, %lld steps: %zu bit-identical at the end, position error max "

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 static const opt_spec render_specs[] = {
@@ -47,11 +48,16 @@ static const opt_spec render_specs[] = {
     {"scene", OPT_VALUE, "FILE.ini", NULL,
      "draw the scene's obstacles (mesh wireframes, spheres) and heading targets over the fish"},
     {"time", OPT_VALUE, "SECONDS", "the scene's t0", "--scene: simulated time of the targets"},
+    {"video", OPT_VALUE, "FILE.mp4", NULL, "--in DIR: encode the replay with ffmpeg (H.264)"},
+    {"follow", OPT_FLAG, NULL, NULL, "--in DIR: the camera follows the school's centre"},
+    {"fps", OPT_VALUE, "F", "30", "--video: frames per second"},
+    {"quiet", OPT_FLAG, NULL, NULL, "--in DIR: no progress line"},
 };
 #define RENDER_SPEC_COUNT ((int)(sizeof render_specs / sizeof render_specs[0]))
 
 static const char *render_usage =
     "--in STATE.npy --out FRAME.png [--size WxH] [--eye x,y,z --target x,y,z] [options]\n"
+    "       shoal render --in TRAJ_DIR (--out FRAMES_DIR | --video F.mp4) [--follow] [options]\n"
     "       shoal render --bench N [--count M] [--out FRAME.png] [options]";
 
 typedef struct render_opts {
@@ -171,7 +177,7 @@ static int parse_opts(const opt_values *o, render_opts *ro)
             return options_fail(o, "--count and --seed are for --bench");
         if (!options_given(o, "in"))
             return options_fail(o, "--in is required (see shoal render --help)");
-        if (!options_given(o, "out"))
+        if (!options_given(o, "out") && !options_given(o, "video"))
             return options_fail(o, "--out is required (see shoal render --help)");
     }
     return 0;
@@ -374,6 +380,18 @@ int cmd_render(int argc, char **argv)
         return rc;
     if (ro.threads > 0)
         parallel_set_threads((int)ro.threads);
+    struct stat in_st;
+    int replay = !ro.bench && stat(options_get(&o, "in"), &in_st) == 0 && S_ISDIR(in_st.st_mode);
+    /* outputs checked before the work (a replay's --out is a directory of frames) */
+    if ((rc = options_check_outputs(&o, replay ? (const char *const[]){"video", "trace", NULL}
+                                               : (const char *const[]){"out", "trace", NULL})))
+        return rc;
+    if (replay)
+        return app_render_replay(&o, &ro.desc, ro.cam, ro.have_camera); /* a trajectory */
+    if (options_given(&o, "video") || options_given(&o, "follow") || options_given(&o, "fps"))
+        return options_fail(&o, "--video, --follow and --fps replay a trajectory: --in DIR");
+    if (!options_given(&o, "out") && !ro.bench)
+        return options_fail(&o, "--out is required (see shoal render --help)");
 
     shoal_error e;
     float *rows = NULL;

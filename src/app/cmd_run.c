@@ -34,7 +34,11 @@ static const opt_spec run_specs[] = {
     {"scene", OPT_VALUE, "FILE.ini", "the model's assets/scenes/MODEL.ini",
      "scene file: model, parameters, count, seed, camera, fish length"},
     {"model", OPT_VALUE, "M", "steer", "model: steer, average, heading, classic, fov"},
-    {"count", OPT_VALUE, "N", "the scene's (steer: 16384)", "number of fish"},
+    {"count", OPT_VALUE, "N", "the scene's (steer: 16384)",
+     "number of fish; walls, start region and camera are scaled by cbrt(N / the scene's "
+     "count) to keep the scene's density (--set wins)"},
+    {"keep-geometry", OPT_FLAG, NULL, NULL,
+     "with --count: keep the scene's walls, start region and camera as they are"},
     {"seed", OPT_VALUE, "S", "the scene's (1)", "seed of the initial state"},
     {"set", OPT_REPEAT, "NAME=VALUE", NULL, "set a model parameter (e.g. wall_size=58,58,58)"},
     {"size", OPT_VALUE, "WxH", "1280x720", "window / frame size in pixels"},
@@ -269,13 +273,16 @@ typedef struct app {
     uint64_t steps_total;
     int log_input;
     size_t count_override; /* --count: kept when keys 1-5 switch scenes */
+    int keep_geometry;     /* --keep-geometry: --count does not scale the scenes */
 } app;
 
 static volatile sig_atomic_t g_interrupted;
+/* Stop after this frame; a frame (a long step) that does not end within a second is cut
+ * short by the signal itself (app_signal_deadline), its temporaries removed. */
 static void on_signal(int sig)
 {
-    (void)sig;
     g_interrupted = 1;
+    app_signal_deadline(sig);
 }
 
 static void set_status(app *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -379,16 +386,36 @@ static void spread_start(shoal_sim_desc *d)
         d->params.init_pos_radius = 0.375f * m;
 }
 
-/* The model's scene file from the assets (scenes/MODEL.ini), or the model's defaults. */
-static void scene_for_model(shoal_model m, scene_setup *s)
+/* Give the setup `count` fish (shoal_scene_set_count: walls, start region and camera scaled
+ * to keep the scene's density unless keep_geometry). Returns the factor. */
+static double setup_set_count(scene_setup *s, size_t count, int keep_geometry)
+{
+    shoal_scene sc;
+    memset(&sc, 0, sizeof sc);
+    sc.desc = s->desc;
+    sc.has_eye = sc.has_target = s->has_camera;
+    memcpy(sc.eye, s->eye, sizeof sc.eye);
+    memcpy(sc.target, s->target, sizeof sc.target);
+    double f = shoal_scene_set_count(&sc, count, keep_geometry);
+    s->desc = sc.desc;
+    memcpy(s->eye, sc.eye, sizeof s->eye);
+    memcpy(s->target, sc.target, sizeof s->target);
+    return f;
+}
+
+/* The model's scene file from the assets (scenes/MODEL.ini), or the model's defaults when
+ * there is none. A scene file that is there but cannot be loaded (out of memory, say) is an
+ * error, not a silent switch to other parameters. */
+static shoal_status scene_for_model(shoal_model m, scene_setup *s, shoal_error *e)
 {
     memset(s, 0, sizeof *s);
     char path[1024], name[64];
     snprintf(name, sizeof name, "scenes/%s.ini", shoal_model_name(m));
     shoal_scene sc;
-    shoal_error e;
-    if (shoal_render_asset_path(name, path, sizeof path) && shoal_scene_load(path, &sc, &e) == 0 &&
-        sc.desc.model == m) {
+    int found = shoal_render_asset_path(name, path, sizeof path);
+    if (found && shoal_scene_load(path, &sc, e))
+        return e->status;
+    if (found && sc.desc.model == m) {
         s->desc = sc.desc;
         s->has_camera = sc.has_eye && sc.has_target;
         memcpy(s->eye, sc.eye, sizeof s->eye);
@@ -397,7 +424,7 @@ static void scene_for_model(shoal_model m, scene_setup *s)
         s->fish_length = sc.has_fish_length ? sc.fish_length : 0.0f;
         snprintf(s->name, sizeof s->name, "%s", path);
         spread_start(&s->desc);
-        return;
+        return SHOAL_OK;
     }
     s->desc = shoal_sim_desc_default();
     s->desc.model = m;
@@ -406,6 +433,7 @@ static void scene_for_model(shoal_model m, scene_setup *s)
     spread_start(&s->desc);
     s->fov_deg = 60.0f;
     snprintf(s->name, sizeof s->name, "%s defaults", shoal_model_name(m));
+    return SHOAL_OK;
 }
 
 static void sim_close(app *a)
@@ -465,10 +493,6 @@ static double app_sim_time(const app *a)
  * time it had (or the CPU mirror's after a new school). */
 static shoal_status gpu_open(app *a, shoal_error *e)
 {
-    if (a->obs_count > 0)
-        return shoal_error_set(e, SHOAL_ERR_UNSUPPORTED,
-                               "the CUDA backend has no obstacle meshes or predators: use "
-                               "--backend cpu");
     size_t n = shoal_sim_count(a->sim);
     if (a->gpu_rows_cap < n) {
         float *r = realloc(a->gpu_rows, n * 6 * sizeof(float));
@@ -484,7 +508,9 @@ static shoal_status gpu_open(app *a, shoal_error *e)
     shoal_status st = shoal_gpu_sim_create(&d, a->cfg.gpu_order, &g, e);
     if (st)
         return st;
-    if ((st = shoal_gpu_sim_set_state(g, a->gpu_rows, e))) {
+    /* the obstacle meshes: the CPU mirror's field (its own build), uploaded */
+    if ((st = shoal_gpu_sim_set_state(g, a->gpu_rows, e)) ||
+        (a->obs_count > 0 && (st = shoal_gpu_sim_copy_obstacles(g, a->sim, e)))) {
         shoal_gpu_sim_destroy(g);
         return st;
     }
@@ -560,9 +586,13 @@ static shoal_status renderer_open(app *a, float fish_length, shoal_error *e)
 static void switch_model(app *a, shoal_model m)
 {
     scene_setup s;
-    scene_for_model(m, &s);
+    shoal_error se;
+    if (scene_for_model(m, &s, &se)) {
+        set_status(a, "%s", se.message);
+        return;
+    }
     if (a->count_override)
-        s.desc.boid_count = a->count_override;
+        setup_set_count(&s, a->count_override, a->keep_geometry);
     shoal_sim_desc old = a->desc;
     for (int k = 0; k < a->obs_count; k++)
         shoal_mesh_free(&a->obs_mesh[k]);
@@ -1015,6 +1045,15 @@ static void draw_status(app *a, canvas *cv)
 
 /* ---- one frame ------------------------------------------------------------------------- */
 
+/* The predators of the simulation that steps (the GPU's with --backend cuda: the CPU
+ * mirror only holds the boids). */
+static size_t app_predators(const app *a, float *pos, float *vel)
+{
+    if (a->gpu)
+        return shoal_gpu_sim_predators(a->gpu, pos, vel, SHOAL_MAX_PREDATORS);
+    return shoal_sim_predators(a->sim, pos, vel, SHOAL_MAX_PREDATORS);
+}
+
 /* Draw the current state into `cv` (renderer image + overlays). Returns 0 or an exit code. */
 /* Predators drawn as fish twice as long, red, after the boids (ids N + k). Fills the ex
  * buffers from the instances `in` and returns 1, or 0 when there are no predators or no
@@ -1024,7 +1063,7 @@ static void draw_status(app *a, canvas *cv)
 static int with_predators(app *a, shoal_render_instances *in)
 {
     float pp[SHOAL_MAX_PREDATORS * 3], pv[SHOAL_MAX_PREDATORS * 3];
-    size_t np = shoal_sim_predators(a->sim, pp, pv, SHOAL_MAX_PREDATORS);
+    size_t np = app_predators(a, pp, pv);
     if (np == 0)
         return 0;
     size_t n = in->count, total = n + np;
@@ -1098,7 +1137,7 @@ static void draw_scene_overlays(app *a, canvas *cv, const proj *p)
         overlay_target(cv, p, t + 3 * k, a->target_drag == (int)k + 1);
     /* predators: their flee radius as a red ring facing the camera */
     float pp[SHOAL_MAX_PREDATORS * 3];
-    size_t np = shoal_sim_predators(a->sim, pp, NULL, SHOAL_MAX_PREDATORS);
+    size_t np = app_predators(a, pp, NULL);
     for (size_t k = 0; k < np; k++) {
         float v[3], x, y;
         proj_view(p, pp + 3 * k, v);
@@ -1168,7 +1207,8 @@ static void obstacle_nudge(app *a, float dx, float dry)
     t.position[0] += dx;
     t.rotation_deg[1] += dry;
     shoal_error e;
-    if (shoal_sim_move_obstacle(a->sim, 0, &t, &e)) {
+    if (shoal_sim_move_obstacle(a->sim, 0, &t, &e) ||
+        (a->gpu && shoal_gpu_sim_copy_obstacles(a->gpu, a->sim, &e))) {
         set_status(a, "%s", e.message);
         return;
     }
@@ -1448,6 +1488,7 @@ static int video_open(video *vd, const char *path, int w, int h, double fps)
         snprintf(vd->tmp, sizeof vd->tmp, ".%s.tmp.%d", path, (int)getpid());
     char q[4400], cmd[5000];
     sh_quote(q, sizeof q, vd->tmp);
+    app_signal_temp(vd->tmp);
     /* ARGB8888 words in little-endian memory are the bytes B G R A: ffmpeg's bgra. H.264
      * in yuv420p needs even sides: pad by one pixel when odd. */
     snprintf(cmd, sizeof cmd,
@@ -1481,13 +1522,14 @@ static int video_close(video *vd, int ok)
         return 0;
     int st = pclose(vd->pipe);
     vd->pipe = NULL;
+    app_signal_temp(NULL);
     if (ok && st == 0 && rename(vd->tmp, vd->path) == 0) {
         printf("shoal run: wrote %s\n", vd->path);
         return 0;
     }
     unlink(vd->tmp);
     if (ok)
-        fprintf(stderr, "shoal run: ffmpeg failed (status %d): %s not written\n", st, vd->path);
+        options_error("run", "ffmpeg failed (status %d): %s not written", st, vd->path);
     return 2;
 }
 
@@ -1498,8 +1540,8 @@ static int run_headless(app *a)
     int rc = 0;
     const run_cfg *c = &a->cfg;
     if (c->out_dir && mkdir_p(c->out_dir) != 0) {
-        fprintf(stderr, "shoal run: --out %s: cannot create the directory: %s\n", c->out_dir,
-                strerror(errno));
+        options_error("run", "--out %s: cannot create the directory: %s", c->out_dir,
+                      strerror(errno));
         return 2;
     }
     video vd;
@@ -1521,6 +1563,7 @@ static int run_headless(app *a)
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     a->t_start = a->hud_since = now_s();
+    long long frames_written = 0;
     for (long long f = 0; f < c->frames && !g_interrupted; f++) {
         double t0 = now_s();
         if ((rc = sim_steps(a, spf)))
@@ -1537,6 +1580,7 @@ static int run_headless(app *a)
                 rc = 2;
                 break;
             }
+            frames_written = f + 1;
         }
         if (vd.pipe && video_write(&vd, &cv)) {
             fprintf(stderr, "shoal run: writing to ffmpeg failed (it exited?)\n");
@@ -1552,6 +1596,12 @@ static int run_headless(app *a)
     if (g_interrupted && !rc) {
         fprintf(stderr, "shoal run: interrupted\n");
         rc = 130;
+    }
+    /* A failed run leaves no frames, as it leaves no video (an interrupted one keeps them). */
+    for (long long f = 0; rc && rc != 130 && f < frames_written; f++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/frame_%05lld.png", c->out_dir, f);
+        unlink(path);
     }
     int vrc = video_close(&vd, rc == 0);
     if (!rc)
@@ -1845,7 +1895,7 @@ static int script_load(script *s, const char *path)
     memset(s, 0, sizeof *s);
     FILE *f = fopen(path, "r");
     if (!f) {
-        fprintf(stderr, "shoal run: --script %s: %s\n", path, strerror(errno));
+        options_error("run", "--script %s: %s", path, strerror(errno));
         return 2;
     }
     char line[1024];
@@ -1914,7 +1964,7 @@ static int script_advance(app *a, script *s)
             sscanf(arg, "%63s %lf", name, &secs);
             s->wait_key = script_key_code(name);
             if (s->wait_key < 0) {
-                fprintf(stderr, "shoal run: script: wait-key: unknown key '%s'\n", name);
+                options_error("run", "script: wait-key: unknown key '%s'", name);
                 return 2;
             }
             s->wait_until = now_s() + secs;
@@ -1927,7 +1977,7 @@ static int script_advance(app *a, script *s)
         } else {
             char why[256];
             if (window_inject(a->win, line, why, sizeof why) != 0) {
-                fprintf(stderr, "shoal run: script line %d '%s': %s\n", s->next, line, why);
+                options_error("run", "script line %d '%s': %s", s->next, line, why);
                 return 2;
             }
             s->wait_frames = 1; /* let the events arrive and a frame be drawn */
@@ -2199,20 +2249,16 @@ static int parse_cfg(const opt_values *o, run_cfg *c)
 }
 
 /* --scene / --model / --count / --seed / --set: the sim desc, camera and fish length. */
-static int build_scene(const opt_values *o, scene_setup *s)
+static int build_scene(const opt_values *o, scene_setup *s, app_scaled *scaled)
 {
     shoal_error e;
-    shoal_model m = SHOAL_MODEL_STEER;
-    if (options_given(o, "model") && shoal_model_parse(options_get(o, "model"), &m, &e))
-        return options_fail(o, "%s", e.message);
+    shoal_model m;
+    shoal_scene sc;
+    int rc0 = app_scene_model(o, &sc, &m);
+    if (rc0)
+        return rc0;
     if (options_given(o, "scene")) {
         const char *path = options_get(o, "scene");
-        shoal_scene sc;
-        if (shoal_scene_load(path, &sc, &e))
-            return options_fail(o, "%s", e.message);
-        if (options_given(o, "model") && sc.has_model && m != sc.desc.model)
-            return options_fail(o, "--model %s contradicts the scene file %s (model %s)",
-                                shoal_model_name(m), path, shoal_model_name(sc.desc.model));
         memset(s, 0, sizeof *s);
         s->desc = sc.desc;
         s->has_camera = sc.has_eye && sc.has_target;
@@ -2224,16 +2270,20 @@ static int build_scene(const opt_values *o, scene_setup *s)
         s->mesh_count = sc.mesh_count;
         memcpy(s->meshes, sc.meshes, sizeof s->meshes);
     } else {
-        scene_for_model(m, s);
+        if (scene_for_model(m, s, &e))
+            return options_fail(o, "%s", e.message);
     }
     shoal_sim_desc *d = &s->desc;
+    scaled->before = *d;
+    scaled->s = 1.0;
     long long ll;
     int rc;
     if (options_given(o, "count")) {
         if ((rc = options_int(o, "count", 1, 100000000, &ll)))
             return rc;
-        d->boid_count = (size_t)ll;
+        scaled->s = setup_set_count(s, (size_t)ll, options_given(o, "keep-geometry"));
     }
+    scaled->scaled = *d;
     if (options_given(o, "seed")) {
         if ((rc = options_int(o, "seed", 0, INT64_MAX, &ll)))
             return rc;
@@ -2289,6 +2339,8 @@ int cmd_run(int argc, char **argv)
     int rc = options_parse(&o, "run", run_usage, run_specs, RUN_SPEC_COUNT, 0, argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;
+    if ((rc = options_check_outputs(&o, (const char *const[]){"video", "trace", NULL})))
+        return rc;
     app *a = calloc(1, sizeof *a);
     if (!a)
         return options_fail(&o, "out of memory");
@@ -2298,7 +2350,8 @@ int cmd_run(int argc, char **argv)
         return rc;
     }
     scene_setup s;
-    if ((rc = build_scene(&o, &s))) {
+    app_scaled scaled;
+    if ((rc = build_scene(&o, &s, &scaled))) {
         free(a);
         return rc;
     }
@@ -2345,6 +2398,7 @@ int cmd_run(int argc, char **argv)
     a->speed = c->speed;
     if (options_given(&o, "count"))
         a->count_override = s.desc.boid_count;
+    a->keep_geometry = options_given(&o, "keep-geometry");
     a->hud = c->hud;
     a->grid = c->grid;
     a->trails = c->trails;
@@ -2428,6 +2482,8 @@ int cmd_run(int argc, char **argv)
         }
         prof_trace_close();
     }
+    if (rc == 0) /* after the run: an error stays the one line on stderr */
+        app_print_scaled("run", &scaled, &s.desc);
     app_free(a);
     free(a);
     return rc;

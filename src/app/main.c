@@ -24,6 +24,7 @@ static const command commands[] = {
     {"run", cmd_run, "the interactive program: a school of fish in a window (or headless)"},
     {"compare", cmd_compare, "compare two state files: identical boids, errors, flock statistics"},
     {"diverge", cmd_diverge, "run two backends or orders from one state, errors per step to CSV"},
+    {"sweep", cmd_sweep, "an ensemble over a parameter grid and seeds: flock statistics to CSV"},
     {"bench", cmd_bench, "the benchmark matrix: sim and render timings, JSON, comparisons"},
 #ifdef SHOAL_HAVE_RENDER
     {"render", cmd_render, "render a state file to PNG with the software rasterizer"},
@@ -101,6 +102,7 @@ static int dispatch(int argc, char **argv);
 int main(int argc, char **argv)
 {
     default_wait_policy(argv); /* may run the program again: before MPI starts */
+    app_signals_install();
     int rc = mpi_start(&argc, &argv);
     if (rc)
         return rc;
@@ -138,6 +140,6 @@ static int dispatch(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
             return commands[i].fn(argc - 1, argv + 1);
-    fprintf(stderr, "shoal: unknown command '%s' (see shoal --help)\n", argv[1]);
+    options_error(NULL, "unknown command '%s' (see shoal --help)", argv[1]);
     return 2;
 }

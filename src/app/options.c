@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Table-driven command-line parsing for the subcommands (see options.h). */
 #include "app/options.h"
+#include "shoal/io.h"
+#include "shoal/base.h"
 
 #include <errno.h>
 #include <math.h>
@@ -11,17 +13,43 @@
 
 int options_quiet;
 
+static void error_line(const char *cmd, const char *fmt, va_list ap)
+{
+    /* file names and values come from the user: one line, no terminal controls */
+    char raw[4096], line[4 * sizeof raw];
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    shoal_error_escape(line, sizeof line, raw);
+    fprintf(stderr, "shoal%s%s: %s\n", cmd ? " " : "", cmd ? cmd : "", line);
+}
+
+void options_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    error_line(cmd, fmt, ap);
+    va_end(ap);
+}
+
 int options_fail(const opt_values *o, const char *fmt, ...)
 {
     if (options_quiet)
         return 2;
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "shoal %s: ", o->cmd);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    error_line(o->cmd, fmt, ap);
     va_end(ap);
     return 2;
+}
+
+int options_check_outputs(const opt_values *o, const char *const *names)
+{
+    for (; *names; names++) {
+        const char *path = options_get(o, *names);
+        shoal_error e;
+        if (path && shoal_io_atomic_check(path, &e))
+            return options_fail(o, "--%s: %s", *names, e.message);
+    }
+    return 0;
 }
 
 static int find(const opt_values *o, const char *name, size_t len)

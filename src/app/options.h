@@ -53,9 +53,17 @@ int options_int(const opt_values *o, const char *name, long long lo, long long h
 int options_double(const opt_values *o, const char *name, double lo, double hi, double *out);
 int options_vec3(const opt_values *o, const char *name, float out[3]);
 
-/* Print "shoal CMD: message" and return 2. */
+/* Outputs are checked before any work (docs/ROBUSTNESS.md): for each option of the
+ * NULL-terminated list that has a value, shoal_io_atomic_check(value). The first that
+ * cannot be written prints "shoal CMD: --name: problem" and returns 2; else 0. */
+int options_check_outputs(const opt_values *o, const char *const *names);
+
+/* Print "shoal CMD: message" and return 2. The message goes through shoal_error_escape
+ * (control characters in the file names and values it quotes become \xNN). */
 int options_fail(const opt_values *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Set on MPI ranks other than 0: options_fail prints nothing there (one message per run). */
 extern int options_quiet;
+/* The same line for a command without an option table ("shoal: ..." when cmd is NULL). */
+void options_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

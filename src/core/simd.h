@@ -10,6 +10,14 @@
 
 #include <stdint.h>
 
+/* How the functions of the scalar branch and the vf3 helpers are declared: static inline
+ * in C; under nvcc also device functions, so that src/sim/rules.h compiles for the GPU. */
+#if defined(__CUDACC__)
+#define SIMD_FN static __host__ __device__ __forceinline__
+#else
+#define SIMD_FN static inline
+#endif
+
 #if defined(SIMD_AVX512)
 #include <immintrin.h>
 #define VW 16
@@ -106,36 +114,47 @@ static inline float vf_lane(vf v, int i)
 }
 
 #else
+/* The scalar type, W = 1: the CPU's reference kernel, and the CUDA device code of src/gpu
+ * (nvcc compiles this branch too: SIMD_FN makes the functions __host__ __device__, and on
+ * the device division and square root are the explicitly rounded-to-nearest intrinsics,
+ * IEEE whatever the compiler flags). */
 #define VW 1
+#if defined(__CUDA_ARCH__)
+#define SIMD_DIV(a, b) __fdiv_rn(a, b)
+#define SIMD_SQRT(a) __fsqrt_rn(a)
+#else
+#define SIMD_DIV(a, b) ((a) / (b))
+#define SIMD_SQRT(a) __builtin_sqrtf(a)
+#endif
 typedef float vf;
 typedef int vm;
-static inline vf vf_set1(float x) { return x; }
-static inline vf vf_zero(void) { return 0.0f; }
-static inline vf vf_load_n(const float *p, int n) { return n > 0 ? *p : 0.0f; }
-static inline void vf_store_n(float *p, vf v, int n)
+SIMD_FN vf vf_set1(float x) { return x; }
+SIMD_FN vf vf_zero(void) { return 0.0f; }
+SIMD_FN vf vf_load_n(const float *p, int n) { return n > 0 ? *p : 0.0f; }
+SIMD_FN void vf_store_n(float *p, vf v, int n)
 {
     if (n > 0)
         *p = v;
 }
-static inline vf vf_add(vf a, vf b) { return a + b; }
-static inline vf vf_sub(vf a, vf b) { return a - b; }
-static inline vf vf_mul(vf a, vf b) { return a * b; }
-static inline vf vf_div(vf a, vf b) { return a / b; }
-static inline vf vf_sqrt(vf a) { return __builtin_sqrtf(a); }
-static inline vf vf_neg(vf a) { return 0.0f - a; }
-static inline vm vf_le(vf a, vf b) { return a <= b; }
-static inline vm vf_lt(vf a, vf b) { return a < b; }
-static inline vm vf_gt(vf a, vf b) { return a > b; }
-static inline vm vf_eq(vf a, vf b) { return a == b; }
-static inline vm vm_and(vm a, vm b) { return a & b; }
-static inline vm vm_or(vm a, vm b) { return a | b; }
-static inline vm vm_andnot(vm a, vm b) { return a & !b; }
-static inline int vm_any(vm a) { return a != 0; }
-static inline unsigned vm_bits(vm a) { return (unsigned)a; }
-static inline vm vm_first(int n) { return n > 0; }
-static inline vf vf_select(vm m, vf a, vf b) { return m ? a : b; }
-static inline vf vf_add_masked(vf acc, vm m, vf x) { return m ? acc + x : acc; }
-static inline float vf_lane(vf v, int i)
+SIMD_FN vf vf_add(vf a, vf b) { return a + b; }
+SIMD_FN vf vf_sub(vf a, vf b) { return a - b; }
+SIMD_FN vf vf_mul(vf a, vf b) { return a * b; }
+SIMD_FN vf vf_div(vf a, vf b) { return SIMD_DIV(a, b); }
+SIMD_FN vf vf_sqrt(vf a) { return SIMD_SQRT(a); }
+SIMD_FN vf vf_neg(vf a) { return 0.0f - a; }
+SIMD_FN vm vf_le(vf a, vf b) { return a <= b; }
+SIMD_FN vm vf_lt(vf a, vf b) { return a < b; }
+SIMD_FN vm vf_gt(vf a, vf b) { return a > b; }
+SIMD_FN vm vf_eq(vf a, vf b) { return a == b; }
+SIMD_FN vm vm_and(vm a, vm b) { return a & b; }
+SIMD_FN vm vm_or(vm a, vm b) { return a | b; }
+SIMD_FN vm vm_andnot(vm a, vm b) { return a & !b; }
+SIMD_FN int vm_any(vm a) { return a != 0; }
+SIMD_FN unsigned vm_bits(vm a) { return (unsigned)a; }
+SIMD_FN vm vm_first(int n) { return n > 0; }
+SIMD_FN vf vf_select(vm m, vf a, vf b) { return m ? a : b; }
+SIMD_FN vf vf_add_masked(vf acc, vm m, vf x) { return m ? acc + x : acc; }
+SIMD_FN float vf_lane(vf v, int i)
 {
     (void)i;
     return v;
@@ -146,69 +165,69 @@ static inline float vf_lane(vf v, int i)
 typedef struct vf3 {
     vf x, y, z;
 } vf3;
-static inline vf3 v3_set1(float x, float y, float z)
+SIMD_FN vf3 v3_set1(float x, float y, float z)
 {
     vf3 r = {vf_set1(x), vf_set1(y), vf_set1(z)};
     return r;
 }
-static inline vf3 v3_zero(void)
+SIMD_FN vf3 v3_zero(void)
 {
     vf3 r = {vf_zero(), vf_zero(), vf_zero()};
     return r;
 }
-static inline vf3 v3_add(vf3 a, vf3 b)
+SIMD_FN vf3 v3_add(vf3 a, vf3 b)
 {
     vf3 r = {vf_add(a.x, b.x), vf_add(a.y, b.y), vf_add(a.z, b.z)};
     return r;
 }
-static inline vf3 v3_sub(vf3 a, vf3 b)
+SIMD_FN vf3 v3_sub(vf3 a, vf3 b)
 {
     vf3 r = {vf_sub(a.x, b.x), vf_sub(a.y, b.y), vf_sub(a.z, b.z)};
     return r;
 }
-static inline vf3 v3_mul(vf3 a, vf s)
+SIMD_FN vf3 v3_mul(vf3 a, vf s)
 {
     vf3 r = {vf_mul(a.x, s), vf_mul(a.y, s), vf_mul(a.z, s)};
     return r;
 }
-static inline vf3 v3_div(vf3 a, vf s)
+SIMD_FN vf3 v3_div(vf3 a, vf s)
 {
     vf3 r = {vf_div(a.x, s), vf_div(a.y, s), vf_div(a.z, s)};
     return r;
 }
-static inline vf v3_dot(vf3 a, vf3 b)
+SIMD_FN vf v3_dot(vf3 a, vf3 b)
 {
     return vf_add(vf_add(vf_mul(a.x, b.x), vf_mul(a.y, b.y)), vf_mul(a.z, b.z));
 }
-static inline vf3 v3_select(vm m, vf3 a, vf3 b)
+SIMD_FN vf3 v3_select(vm m, vf3 a, vf3 b)
 {
     vf3 r = {vf_select(m, a.x, b.x), vf_select(m, a.y, b.y), vf_select(m, a.z, b.z)};
     return r;
 }
 /* acc + x where m, acc elsewhere (bit-exact "masked-out adds nothing"). Only for
  * accumulators that start at +0 (see vf_add_masked). */
-static inline vf3 v3_add_masked(vf3 acc, vm m, vf3 x)
+SIMD_FN vf3 v3_add_masked(vf3 acc, vm m, vf3 x)
 {
     vf3 r = {vf_add_masked(acc.x, m, x.x), vf_add_masked(acc.y, m, x.y),
              vf_add_masked(acc.z, m, x.z)};
     return r;
 }
 /* normalize(x), with normalize(0) = 0: x / |x| */
-static inline vf3 v3_normalize(vf3 a)
+SIMD_FN vf3 v3_normalize(vf3 a)
 {
     vf len = vf_sqrt(v3_dot(a, a));
     vm nz = vf_gt(len, vf_zero());
     return v3_select(nz, v3_div(a, len), v3_zero());
 }
 /* limit(x, m) = |x| > m ? x * (m / |x|) : x   (seed 003's limit) */
-static inline vf3 v3_limit(vf3 a, vf m)
+SIMD_FN vf3 v3_limit(vf3 a, vf m)
 {
     vf len = vf_sqrt(v3_dot(a, a));
     vm over = vm_and(vf_gt(len, m), vf_gt(len, vf_zero()));
     return v3_select(over, v3_mul(a, vf_div(m, len)), a);
 }
 /* |v| clamped to [lo, hi]: (v / |v|) * lo below, (v / |v|) * hi above; 0 stays 0. */
-static inline vf3 v3_clamp_speed(vf3 a, vf lo, vf hi)
+SIMD_FN vf3 v3_clamp_speed(vf3 a, vf lo, vf hi)
 {
     vf len = vf_sqrt(v3_dot(a, a));
     vm nz = vf_gt(len, vf_zero());
@@ -216,7 +235,17 @@ static inline vf3 v3_clamp_speed(vf3 a, vf lo, vf hi)
     vm below = vm_and(nz, vf_lt(len, lo));
     vm above = vm_and(nz, vf_gt(len, hi));
     vf3 r = v3_select(below, v3_mul(dir, lo), a);
-    return v3_select(above, v3_mul(dir, hi), r);
+    r = v3_select(above, v3_mul(dir, hi), r);
+    /* |v|^2 overflows (|v| beyond ~1.8e19, len infinite, dir 0): the direction of v * 2^-70
+     * instead, whose square cannot overflow, so a huge velocity keeps its direction rather
+     * than dropping to 0. Taken only for those lanes: no other bit changes. */
+    vm huge = vf_gt(len, vf_set1(3.40282347e38f));
+    if (vm_any(huge)) {
+        vf3 s = v3_mul(a, vf_set1(0x1p-70f));
+        vf3 sdir = v3_div(s, vf_sqrt(v3_dot(s, s)));
+        r = v3_select(huge, v3_mul(sdir, hi), r);
+    }
+    return r;
 }
 
 #endif

@@ -84,3 +84,20 @@ shoal_gpu_stats shoal_gpu_sim_stats(const shoal_gpu_sim *sim)
     memset(&s, 0, sizeof s);
     return s;
 }
+
+shoal_status shoal_gpu_sim_copy_obstacles(shoal_gpu_sim *sim, const shoal_sim *src,
+                                          shoal_error *err)
+{
+    (void)sim;
+    (void)src;
+    return shoal_error_set(err, SHOAL_ERR_UNSUPPORTED, NO_CUDA);
+}
+
+size_t shoal_gpu_sim_predators(const shoal_gpu_sim *sim, float *pos, float *vel, size_t max)
+{
+    (void)sim;
+    (void)pos;
+    (void)vel;
+    (void)max;
+    return 0;
+}

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* The CUDA backend: a shoal_gpu_sim's device memory, its step (assign cells -> scan ->
- * sort -> gather -> forces) and the state in and out. The rules themselves are in
- * gpu_models.h (transcribed from src/sim/forces_kernel.h); the grid geometry and the
- * heading targets come from the CPU's own functions (grid_setup, sim_heading_targets),
- * called here on the host, so the GPU cannot drift from them.
+ * sort -> gather -> forces -> predators) and the state in and out. The rules themselves
+ * are src/sim/rules.h, the same source the CPU kernels compile (gpu_models.h adapts them
+ * to one thread per boid); the grid geometry, the heading targets and the obstacle field
+ * come from the CPU's own functions (grid_setup, sim_heading_targets, field_build), called
+ * on the host, so the GPU cannot drift from them.
  *
  * Data layout: the state lives in input row order (pos[row], vel[row] as float4, w = 0),
  * double-buffered. Each step:
@@ -19,7 +20,13 @@
  *              same function of v_j, so the same bits, computed once);
  *   k_forces   one thread per sorted slot: the CPU's candidate order (z-1..z+1 outer,
  *              y-1..y+1 inner, the contiguous slot range of x-1..x+1 of that grid row),
- *              the model's finish and integration, result written to row order.
+ *              the model's finish and integration (with the obstacle field, sampled from
+ *              the CPU-built grid uploaded to device memory, and the flee term), result
+ *              written to row order;
+ *   predators  (when there are any) each predator's nearest boid by a block reduction of
+ *              (d^2, input row) keys and atomicMin (the minimum does not depend on the
+ *              order), or the school's centre as the CPU sums it (sorted order, double,
+ *              one thread); then one thread moves the predators by rules.h.
  * Faults: the first non-finite result of a step records its lowest input row (atomicMin)
  * and the step; the forces of later steps in the batch do nothing, so the buffer holding
  * the failing step's input keeps the state from before it, as on the CPU. */
@@ -78,6 +85,9 @@ struct shoal_gpu_sim {
     /* sorted copies read by the forces */
     float4 *spos, *svel, *sdir;
     gpu_fault *fault;
+    /* obstacle field (device copy of a CPU-built field) and predators */
+    float *fvec;
+    gpu_predators *pred;
 
     cudaEvent_t ev0, ev1;
     shoal_gpu_stats stats;
@@ -162,17 +172,12 @@ __global__ void __launch_bounds__(256)
         local_of[i] = r;
 }
 
-/* dir_j as forces_kernel.h group_heading computes it for a candidate. */
+/* dir_j as the CPU computes it for a candidate (rules.h). */
 static __device__ __forceinline__ float4 heading_dir(float4 v)
 {
-    float vl = fsqrt((v.x * v.x + v.y * v.y) + v.z * v.z);
-    float4 d = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (vl > 0.0f) {
-        d.x = fdiv(v.x, vl);
-        d.y = fdiv(v.y, vl);
-        d.z = fdiv(v.z, vl);
-    }
-    return d;
+    float d[3];
+    rule_heading_dir(v.x, v.y, v.z, d);
+    return make_float4(d[0], d[1], d[2], 0.0f);
 }
 
 /* STABLE: thread i = sorted slot i; row_sorted[i] says which row lands there. */
@@ -217,21 +222,22 @@ __global__ void __launch_bounds__(256)
     row_sorted[slot] = i;
 }
 
-static __device__ __forceinline__ f3 f3_of(float4 a) { return mk3(a.x, a.y, a.z); }
+static __device__ __forceinline__ vf3 v3_of(float4 a) { return v3_set1(a.x, a.y, a.z); }
 
 /* The force kernel. Lane (thread) i = sorted slot i, one boid; consecutive threads are
  * consecutive boids of one cell, so a warp mostly walks the same candidates (broadcast
  * loads). The candidate order is the scalar CPU kernel's: for zz = z-1..z+1, yy = y-1..y+1
  * (each skipped when outside the grid), the slots of cells max(x-1, 0)..min(x+1, nx-1)
  * of grid row (yy, zz), which are contiguous in sorted order; inside, slot order (in
- * STABLE order: input row order). Must equal forces_kernel.h at W = 1 bit for bit. */
+ * STABLE order: input row order). Must equal forces_kernel.h at W = 1 bit for bit: both
+ * run rules.h. */
 template <class M, bool HEADING>
 __global__ void __launch_bounds__(128)
     k_forces(uint32_t n, uint32_t step, const float4 *__restrict__ spos,
              const float4 *__restrict__ svel, const float4 *__restrict__ sdir,
              const uint32_t *__restrict__ cell_sorted, const uint32_t *__restrict__ row_sorted,
              const uint32_t *__restrict__ cell_start, float4 *__restrict__ out_pos,
-             float4 *__restrict__ out_vel, gpu_fault *fault)
+             float4 *__restrict__ out_vel, gpu_fault *fault, const gpu_predators *__restrict__ pred)
 {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
@@ -246,7 +252,7 @@ __global__ void __launch_bounds__(128)
     int32_t cz = (int32_t)(c / ((uint32_t)nx * (uint32_t)ny));
     int32_t x_lo = cx - 1 < 0 ? 0 : cx - 1;
     int32_t x_hi = cx + 1 > nx - 1 ? nx - 1 : cx + 1;
-    f3 p = f3_of(spos[i]), v = f3_of(svel[i]);
+    vf3 p = v3_of(spos[i]), v = v3_of(svel[i]);
     M m;
     m.begin(p, v);
     for (int32_t zz = cz - 1; zz <= cz + 1; zz++) {
@@ -262,11 +268,23 @@ __global__ void __launch_bounds__(128)
                 float4 pj = __ldg(&spos[j]);
                 float4 vj = __ldg(&svel[j]);
                 float4 dj = HEADING ? __ldg(&sdir[j]) : make_float4(0.f, 0.f, 0.f, 0.f);
-                m.pair(p, f3_of(pj), f3_of(vj), f3_of(dj));
+                m.pair(p, pj, vj, dj);
             }
         }
     }
-    m.finish(p, v);
+    /* the obstacle field and the flee term (rules.h rule_extras), at the start position */
+    rule_extras x;
+    x.field_on = c_k.field_on;
+    x.flee_on = c_k.mc.predator_count > 0;
+    x.field = x.flee = v3_zero();
+    if (x.field_on) {
+        float o[3];
+        rule_field_sample(&c_k.fld, p.x, p.y, p.z, o);
+        x.field = rule_field_term(&c_k.prm, v3_set1(o[0], o[1], o[2]));
+    }
+    if (x.flee_on)
+        x.flee = rule_flee_term(&c_k.prm, &c_k.mc, pred->p, p);
+    m.finish(p, v, &x);
     uint32_t row = row_sorted[i];
     bool ok = isfinite(p.x) && isfinite(p.y) && isfinite(p.z) && isfinite(v.x) && isfinite(v.y) &&
               isfinite(v.z);
@@ -278,6 +296,99 @@ __global__ void __launch_bounds__(128)
     out_vel[row] = make_float4(v.x, v.y, v.z, 0.0f);
 }
 
+/* ---- predators (rules.h; predators.c is the CPU's twin) --------------------------------- */
+
+/* A warp's minimum of a 64-bit key. */
+static __device__ __forceinline__ unsigned long long warp_min_u64(unsigned long long k)
+{
+    for (int o = 16; o > 0; o >>= 1) {
+        unsigned long long other = __shfl_xor_sync(0xffffffffu, k, o);
+        k = other < k ? other : k;
+    }
+    return k;
+}
+
+/* Nearest boid of each predator (chase = nearest). Thread i = input row i of the
+ * start-of-step state. The key is (bits of d^2) << 32 | row: d^2 is +0 or more (or +inf),
+ * so its bits order as the floats do, and the smallest key is the smallest d^2 with ties
+ * to the lowest input row, which is the boid predators.c's serial scan picks (it never
+ * takes a NaN either). A minimum does not depend on the order it is taken in. */
+__global__ void __launch_bounds__(256)
+    k_pred_nearest(const float4 *__restrict__ pos, uint32_t n, uint32_t step,
+                   const gpu_fault *fault, gpu_predators *pred)
+{
+    __shared__ unsigned long long best[SHOAL_MAX_PREDATORS];
+    if (*(volatile const uint32_t *)&fault->step <= step)
+        return; /* this step failed (the whole grid sees the same record) */
+    const int np = c_k.mc.predator_count;
+    for (int k = threadIdx.x; k < np; k += blockDim.x)
+        best[k] = ~0ull;
+    __syncthreads();
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    float4 b = i < n ? pos[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int k = 0; k < np; k++) {
+        unsigned long long key = ~0ull;
+        if (i < n) {
+            float d2 = rule_predator_d2(b.x, b.y, b.z, pred->p[k]);
+            if (d2 == d2)
+                key = ((unsigned long long)__float_as_uint(d2) << 32) | i;
+        }
+        key = warp_min_u64(key);
+        if ((threadIdx.x & 31u) == 0 && key != ~0ull)
+            atomicMin(&best[k], key);
+    }
+    __syncthreads();
+    for (int k = threadIdx.x; k < np; k += blockDim.x)
+        if (best[k] != ~0ull)
+            atomicMin(&pred->key[k], best[k]);
+}
+
+/* The school's centre (chase = centre), as predators.c sums it: double sums in the sorted
+ * (cell) order, one thread, so the same bits (an O(N) serial pass per step: fine at the
+ * sizes a window shows, slow at a million). */
+__global__ void k_pred_centre(const float4 *__restrict__ spos, uint32_t n, uint32_t step,
+                              const gpu_fault *fault, gpu_predators *pred)
+{
+    if (*(volatile const uint32_t *)&fault->step <= step)
+        return;
+    double c0 = 0, c1 = 0, c2 = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        float4 q = spos[i];
+        c0 += q.x;
+        c1 += q.y;
+        c2 += q.z;
+    }
+    pred->centre[0] = c0 / (double)n;
+    pred->centre[1] = c1 / (double)n;
+    pred->centre[2] = c2 / (double)n;
+}
+
+/* Move every predator toward its target (one thread, predator order, rules.h), then clear
+ * the keys for the next step. */
+__global__ void k_pred_move(const float4 *__restrict__ pos, const float4 *__restrict__ spos,
+                            uint32_t step, const gpu_fault *fault, gpu_predators *pred, int centre)
+{
+    if (*(volatile const uint32_t *)&fault->step <= step)
+        return;
+    for (int k = 0; k < c_k.mc.predator_count; k++) {
+        float tgt[3];
+        if (centre) {
+            for (int c = 0; c < 3; c++)
+                tgt[c] = (float)pred->centre[c];
+        } else {
+            unsigned long long key = pred->key[k];
+            /* no candidate (only NaN distances): predators.c falls back to its first
+             * sorted boid */
+            float4 b = key == ~0ull ? spos[0] : pos[(uint32_t)(key & 0xffffffffull)];
+            tgt[0] = b.x;
+            tgt[1] = b.y;
+            tgt[2] = b.z;
+        }
+        rule_predator_move(&c_k.prm, pred->p[k], pred->v[k], tgt, c_k.pred_turn, c_k.mc.dt);
+        pred->key[k] = ~0ull;
+    }
+}
+
 /* ---- host side ---------------------------------------------------------------------- */
 
 static unsigned blocks_for(size_t n, unsigned threads)
@@ -285,37 +396,42 @@ static unsigned blocks_for(size_t n, unsigned threads)
     return (unsigned)((n + threads - 1) / threads);
 }
 
-/* model_consts of sim.c's prepare_consts, with the same host arithmetic. */
+/* model_consts of sim.c's prepare_consts, with the same host arithmetic (the targets and
+ * the predators are filled per step / on the device). */
 static void fill_consts(shoal_gpu_sim *s)
 {
     const shoal_params *p = &s->desc.params;
     gpu_consts *k = &s->k;
+    model_consts *mc = &k->mc;
     k->prm = *p;
     for (int c = 0; c < 3; c++) {
         k->origin[c] = s->g.origin[c];
         k->dims[c] = s->g.dims[c];
     }
     k->inv_cell = s->g.inv_cell;
-    k->dt = (float)s->desc.dt_s;
-    k->sep_r2 = p->sep_radius * p->sep_radius;
-    k->ali_r2 = p->ali_radius * p->ali_radius;
-    k->coh_r2 = p->coh_radius * p->coh_radius;
-    float mx = k->sep_r2 > k->ali_r2 ? k->sep_r2 : k->ali_r2;
-    k->max_r2 = k->coh_r2 > mx ? k->coh_r2 : mx;
-    k->r = k->r2 = 0.0f;
+    mc->dt = (float)s->desc.dt_s;
+    mc->sep_r2 = p->sep_radius * p->sep_radius;
+    mc->ali_r2 = p->ali_radius * p->ali_radius;
+    mc->coh_r2 = p->coh_radius * p->coh_radius;
+    float mx = mc->sep_r2 > mc->ali_r2 ? mc->sep_r2 : mc->ali_r2;
+    k->max_r2 = mc->coh_r2 > mx ? mc->coh_r2 : mx;
+    mc->r = mc->r2 = 0.0f;
     if (s->desc.model == SHOAL_MODEL_HEADING) {
-        k->r = p->neighbor_radius;
-        k->r2 = p->neighbor_radius * p->neighbor_radius;
-        k->target_count = (int32_t)p->target_count;
+        mc->r = p->neighbor_radius;
+        mc->r2 = p->neighbor_radius * p->neighbor_radius;
+        mc->target_count = (int)p->target_count;
     } else if (s->desc.model == SHOAL_MODEL_CLASSIC) {
-        k->r = p->fov;
-        k->r2 = p->fov * p->fov;
+        mc->r = p->fov;
+        mc->r2 = p->fov * p->fov;
     }
-    k->cos_coh = cosf(p->coh_angle);
-    k->cos_sep = cosf(p->sep_angle);
-    k->cos_ali = cosf(p->ali_angle);
-    float m2 = p->coh_dist2 > p->sep_dist2 ? p->coh_dist2 : p->sep_dist2;
-    k->max2 = p->ali_dist2 > m2 ? p->ali_dist2 : m2;
+    mc->cos_coh = cosf(p->coh_angle);
+    mc->cos_sep = cosf(p->sep_angle);
+    mc->cos_ali = cosf(p->ali_angle);
+    k->max2 = rule_fov_max2(p);
+    mc->predator_count = (int)p->predator_count;
+    mc->flee_r = p->flee_radius;
+    mc->flee_r2 = p->flee_radius * p->flee_radius;
+    k->pred_turn = rule_predator_turn(p, mc->dt);
 }
 
 extern "C" void shoal_gpu_sim_destroy(shoal_gpu_sim *s)
@@ -339,6 +455,8 @@ extern "C" void shoal_gpu_sim_destroy(shoal_gpu_sim *s)
     cudaFree(s->svel);
     cudaFree(s->sdir);
     cudaFree(s->fault);
+    cudaFree(s->fvec);
+    cudaFree(s->pred);
     if (s->ev0)
         cudaEventDestroy(s->ev0);
     if (s->ev1)
@@ -382,6 +500,7 @@ static shoal_status create_impl(shoal_gpu_sim *s, shoal_error *err)
     if (s->desc.model == SHOAL_MODEL_HEADING)
         CK(cudaMalloc(&s->sdir, n * sizeof(float4)), "allocating directions");
     CK(cudaMalloc(&s->fault, sizeof(gpu_fault)), "allocating the fault record");
+    CK(cudaMalloc(&s->pred, sizeof(gpu_predators)), "allocating the predators");
 
     /* Bits of the largest cell index: the radix sort looks at those only. */
     int bits = 1;
@@ -423,12 +542,21 @@ static shoal_status validate(const shoal_sim_desc *d, shoal_error *err)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "t0 must be finite");
     if (d->neighbors != SHOAL_NEIGHBORS_GRID && d->neighbors != SHOAL_NEIGHBORS_BRUTE)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "invalid neighbour method");
-    if (d->params.predator_count > 0)
-        return shoal_error_set(err, SHOAL_ERR_UNSUPPORTED,
-                               "the CUDA backend has no predators (predator_count %d): use "
-                               "--backend cpu",
-                               (int)d->params.predator_count);
     return shoal_params_validate(d->model, &d->params, err);
+}
+
+/* Predators back at their start (predators.c predators_reset, by the same rules.h code). */
+static shoal_status reset_predators(shoal_gpu_sim *s, shoal_error *err)
+{
+    gpu_predators h;
+    memset(&h, 0, sizeof h);
+    int n = (int)s->desc.params.predator_count;
+    for (int k = 0; k < n; k++)
+        rule_predator_start(&s->desc.params, k, n, h.p[k]);
+    for (int k = 0; k < SHOAL_MAX_PREDATORS; k++)
+        h.key[k] = ~0ull;
+    CK(cudaMemcpy(s->pred, &h, sizeof h, cudaMemcpyHostToDevice), "uploading the predators");
+    return SHOAL_OK;
 }
 
 extern "C" shoal_status shoal_gpu_sim_create(const shoal_sim_desc *desc, shoal_gpu_order order,
@@ -451,7 +579,7 @@ extern "C" shoal_status shoal_gpu_sim_create(const shoal_sim_desc *desc, shoal_g
     /* The CPU's geometry, by the CPU's function. */
     grid_setup(&s->g, desc->model, &desc->params, desc->neighbors, s->count);
     fill_consts(s);
-    if ((st = create_impl(s, err))) {
+    if ((st = create_impl(s, err)) || (st = reset_predators(s, err))) {
         shoal_gpu_sim_destroy(s);
         return st;
     }
@@ -481,7 +609,8 @@ extern "C" shoal_status shoal_gpu_sim_set_state(shoal_gpu_sim *s, const float *r
     free(hp);
     if (e != cudaSuccess)
         return cuda_fail(err, e, "uploading the state");
-    return SHOAL_OK;
+    /* a new state restarts the predators, as shoal_sim_set_state does */
+    return reset_predators(s, err);
 }
 
 extern "C" shoal_status shoal_gpu_sim_get_state(const shoal_gpu_sim *s, float *rows,
@@ -513,14 +642,13 @@ extern "C" shoal_status shoal_gpu_sim_get_state(const shoal_gpu_sim *s, float *r
 }
 
 /* Launch the force kernel of the model. */
-static void launch_forces(shoal_gpu_sim *s, uint32_t step, int src, int dst)
+static void launch_forces(shoal_gpu_sim *s, uint32_t step, int dst)
 {
     const uint32_t n = (uint32_t)s->count;
     const unsigned T = 128, B = blocks_for(n, T);
 #define FORCES_ARGS                                                                                \
     n, step, s->spos, s->svel, s->sdir, s->cell_sorted, s->row_sorted, s->cell_start, s->pos[dst], \
-        s->vel[dst], s->fault
-    (void)src;
+        s->vel[dst], s->fault, s->pred
     switch (s->desc.model) {
     case SHOAL_MODEL_STEER:
         k_forces<model_steer_average<false>, false><<<B, T>>>(FORCES_ARGS);
@@ -557,9 +685,9 @@ static shoal_status enqueue_step(shoal_gpu_sim *s, uint32_t step, int src, int d
         double t = s->desc.t0_s + (double)(s->steps_done + step) * s->desc.dt_s;
         float xyz[SHOAL_MAX_TARGETS * 3];
         sim_heading_targets(&s->desc.params, s->desc.seed, t, xyz);
-        size_t bytes = (size_t)s->k.target_count * 3 * sizeof(float);
-        if (!s->k_uploaded || memcmp(xyz, s->k.targets, bytes) != 0) {
-            memcpy(s->k.targets, xyz, bytes);
+        size_t bytes = (size_t)s->k.mc.target_count * 3 * sizeof(float);
+        if (!s->k_uploaded || memcmp(xyz, s->k.mc.targets, bytes) != 0) {
+            memcpy(s->k.mc.targets, xyz, bytes);
             s->k_uploaded = 0;
         }
     }
@@ -603,8 +731,20 @@ static shoal_status enqueue_step(shoal_gpu_sim *s, uint32_t step, int src, int d
                 <<<B, T>>>(n, s->row_sorted, s->pos[src], s->vel[src], s->spos, s->svel, s->sdir);
         CK(cudaGetLastError(), "k_gather");
     }
-    launch_forces(s, step, src, dst);
+    launch_forces(s, step, dst);
     CK(cudaGetLastError(), "k_forces");
+    /* predators chase the start-of-step school (pos[src], spos), after the forces read
+     * their start-of-step positions */
+    if (s->desc.params.predator_count > 0) {
+        const bool centre = s->desc.params.predator_chase >= 1.0f;
+        if (centre)
+            k_pred_centre<<<1, 1>>>(s->spos, n, step, s->fault, s->pred);
+        else
+            k_pred_nearest<<<B, T>>>(s->pos[src], n, step, s->fault, s->pred);
+        CK(cudaGetLastError(), "predators");
+        k_pred_move<<<1, 1>>>(s->pos[src], s->spos, step, s->fault, s->pred, centre ? 1 : 0);
+        CK(cudaGetLastError(), "k_pred_move");
+    }
     return SHOAL_OK;
 }
 
@@ -660,3 +800,40 @@ extern "C" size_t shoal_gpu_sim_count(const shoal_gpu_sim *s) { return s->count;
 extern "C" const char *shoal_gpu_sim_device_name(const shoal_gpu_sim *s) { return s->device_name; }
 
 extern "C" shoal_gpu_stats shoal_gpu_sim_stats(const shoal_gpu_sim *s) { return s->stats; }
+
+extern "C" shoal_status shoal_gpu_sim_copy_obstacles(shoal_gpu_sim *s, const shoal_sim *src,
+                                                     shoal_error *err)
+{
+    const field *f = &src->fld;
+    cudaFree(s->fvec);
+    s->fvec = NULL;
+    s->k.field_on = 0;
+    memset(&s->k.fld, 0, sizeof s->k.fld);
+    s->k_uploaded = 0;
+    if (!f->vec)
+        return SHOAL_OK;
+    size_t floats = 3 * (size_t)f->dims[0] * (size_t)f->dims[1] * (size_t)f->dims[2];
+    CK(cudaMalloc(&s->fvec, floats * sizeof(float)), "allocating the obstacle field");
+    CK(cudaMemcpy(s->fvec, f->vec, floats * sizeof(float), cudaMemcpyHostToDevice),
+       "uploading the obstacle field");
+    s->k.fld = *f;
+    s->k.fld.vec = s->fvec;
+    s->k.field_on = 1;
+    return SHOAL_OK;
+}
+
+extern "C" size_t shoal_gpu_sim_predators(const shoal_gpu_sim *s, float *pos, float *vel,
+                                          size_t max)
+{
+    size_t n = (size_t)s->desc.params.predator_count;
+    gpu_predators h;
+    if (n == 0 || cudaMemcpy(&h, s->pred, sizeof h, cudaMemcpyDeviceToHost) != cudaSuccess)
+        return 0;
+    for (size_t k = 0; k < n && k < max; k++) {
+        if (pos)
+            memcpy(pos + 3 * k, h.p[k], 3 * sizeof(float));
+        if (vel)
+            memcpy(vel + 3 * k, h.v[k], 3 * sizeof(float));
+    }
+    return n;
+}

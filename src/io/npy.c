@@ -35,6 +35,10 @@ _Static_assert(sizeof(double) == 8 && DBL_MANT_DIG == 53 && DBL_MAX_EXP == 1024,
 #define NPY_DEPTH_MAX 16
 /* Tuple elements remembered for messages; longer tuples are counted, not stored. */
 #define NPY_DIMS_MAX 8
+/* The longest header read. NumPy writes 128 bytes for any (N, 6) state and its own reader
+ * refuses more than 10000 by default; the bound keeps a stream (a FIFO) that claims a 4 GiB
+ * version 2.0 header from being read that far. */
+#define NPY_HEADER_MAX (1 << 20)
 
 static const unsigned char npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 
@@ -405,22 +409,18 @@ static const char *hdr_shape_text(const hdr_parser *p, const hdr_value *v, char 
 
 /* ---- reading ------------------------------------------------------------------------- */
 
-size_t npy_preamble_size(const void *data, size_t size)
-{
-    const unsigned char *b = data;
-    if (!b || size < 12 || memcmp(b, npy_magic, sizeof npy_magic) != 0)
-        return 0;
-    if (b[6] == 1)
-        return 10 + (size_t)(b[8] | b[9] << 8);
-    return 12 + (size_t)npy_load32(b + 8);
-}
+/* What the preamble and header say: where the data starts and how much there must be. */
+typedef struct npy_info {
+    size_t count, item_size, data_offset, data_bytes;
+    const char *dtype;
+} npy_info;
 
-shoal_status npy_layout_parse(const void *data, size_t size, uint64_t file_size, const char *name,
-                              npy_layout *out, shoal_error *err)
+/* Everything before the data: magic, version, header dict, dtype, order, shape. Needs only
+ * the first data_offset bytes (`size` may stop there), so a reader can check a file's
+ * header before reading, or allocating for, its data. */
+static shoal_status npy_header(const unsigned char *bytes, size_t size, const char *name,
+                               npy_info *info, shoal_error *err)
 {
-    const unsigned char *bytes = data;
-    if (!bytes)
-        size = 0;
 
     size_t magic_len = size < sizeof npy_magic ? size : sizeof npy_magic;
     if (memcmp(bytes ? bytes : npy_magic, npy_magic, magic_len) != 0)
@@ -447,6 +447,11 @@ shoal_status npy_layout_parse(const void *data, size_t size, uint64_t file_size,
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "%s: truncated header: %zu bytes declared, %zu present", name,
                                header_len, size - prefix);
+    if (header_len > NPY_HEADER_MAX)
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "%s: header of %zu bytes, more than the %d read (a state's "
+                               "header is under 200 bytes; NumPy reads at most 10000)",
+                               name, header_len, NPY_HEADER_MAX);
 
     hdr_parser p;
     memset(&p, 0, sizeof p);
@@ -527,70 +532,31 @@ shoal_status npy_layout_parse(const void *data, size_t size, uint64_t file_size,
 
     /* data: exactly N rows. Checked before allocating, so a small file that declares a huge
      * N fails here cheaply instead of asking for terabytes. */
-    size_t count = (size_t)rows_dim->magnitude;
-    size_t data_bytes = count * row_bytes;
-    size_t data_offset = prefix + header_len;
-    uint64_t present = file_size - data_offset;
-    if (present < data_bytes)
-        return shoal_error_set(err, SHOAL_ERR_INPUT,
-                               "%s: truncated data: shape (%zu, 6) of '%s' needs %zu bytes, "
-                               "found %zu",
-                               name, count, dtype, data_bytes, (size_t)present);
-    if (present > data_bytes)
-        return shoal_error_set(err, SHOAL_ERR_INPUT,
-                               "%s: oversized: %zu trailing byte%s after the %zu data bytes of "
-                               "shape (%zu, 6) '%s'",
-                               name, (size_t)(present - data_bytes),
-                               present - data_bytes == 1 ? "" : "s", data_bytes, count, dtype);
-    out->count = count;
-    out->item_size = item_size;
-    out->data_offset = data_offset;
+    info->count = (size_t)rows_dim->magnitude;
+    info->item_size = item_size;
+    info->data_bytes = info->count * row_bytes;
+    info->data_offset = prefix + header_len;
+    info->dtype = dtype;
     return SHOAL_OK;
 }
 
-void npy_decode(const void *src_bytes, size_t item_size, size_t value_count, float *rows)
+/* `present` data bytes where the header asks for info->data_bytes. */
+static shoal_status npy_size_check(const npy_info *info, size_t present, const char *name,
+                                   shoal_error *err)
 {
-    const unsigned char *src = src_bytes;
-    if (item_size == 4) {
-        for (size_t i = 0; i < value_count; i++) {
-            uint32_t bits = npy_load32(src + 4 * i);
-            memcpy(&rows[i], &bits, sizeof bits);
-        }
-    } else {
-        for (size_t i = 0; i < value_count; i++) {
-            uint64_t bits = npy_load64(src + 8 * i);
-            double d;
-            memcpy(&d, &bits, sizeof d);
-            rows[i] = (float)d; /* round to nearest; out of range becomes +-inf (Annex F) */
-        }
-    }
-}
-
-void npy_encode(const float *rows, size_t value_count, void *dst)
-{
-    unsigned char *b = dst;
-    for (size_t k = 0; k < value_count; k++) {
-        uint32_t bits;
-        memcpy(&bits, &rows[k], sizeof bits);
-        npy_store32(b + 4 * k, bits);
-    }
-}
-
-size_t npy_preamble_write(unsigned char preamble[192], size_t count)
-{
-    char *dict = (char *)preamble + 10;
-    int dict_len = snprintf(dict, 192 - 10,
-                            "{'descr': '<f4', 'fortran_order': False, 'shape': (%zu, 6), }", count);
-    size_t unpadded = 10 + (size_t)dict_len + 1;
-    size_t total = (unpadded + 63) / 64 * 64;
-    memcpy(preamble, npy_magic, sizeof npy_magic);
-    preamble[6] = 1;
-    preamble[7] = 0;
-    preamble[8] = (unsigned char)((total - 10) & 0xff);
-    preamble[9] = (unsigned char)((total - 10) >> 8);
-    memset(preamble + 10 + dict_len, ' ', total - unpadded);
-    preamble[total - 1] = '\n';
-    return total;
+    if (present < info->data_bytes)
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "%s: truncated data: shape (%zu, 6) of '%s' needs %zu bytes, "
+                               "found %zu",
+                               name, info->count, info->dtype, info->data_bytes, present);
+    if (present > info->data_bytes)
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "%s: oversized: %zu trailing byte%s after the %zu data bytes of "
+                               "shape (%zu, 6) '%s'",
+                               name, present - info->data_bytes,
+                               present - info->data_bytes == 1 ? "" : "s", info->data_bytes,
+                               info->count, info->dtype);
+    return SHOAL_OK;
 }
 
 shoal_status shoal_io_npy_parse(const void *data, size_t size, const char *name, float **rows_out,
@@ -605,11 +571,13 @@ shoal_status shoal_io_npy_parse(const void *data, size_t size, const char *name,
     *count_out = 0;
     if (!bytes)
         size = 0;
-    npy_layout lay;
-    shoal_status st = npy_layout_parse(data, size, size, name, &lay, err);
+    npy_info info;
+    shoal_status st = npy_header(bytes, size, name, &info, err);
+    if (!st)
+        st = npy_size_check(&info, size - info.data_offset, name, err);
     if (st)
         return st;
-    size_t count = lay.count, item_size = lay.item_size, data_offset = lay.data_offset;
+    size_t count = info.count, item_size = info.item_size, data_offset = info.data_offset;
 
     size_t value_count = count * SHOAL_STATE_COLUMNS;
     float *rows = malloc(value_count * sizeof *rows);
@@ -617,9 +585,52 @@ shoal_status shoal_io_npy_parse(const void *data, size_t size, const char *name,
         return shoal_error_set(err, SHOAL_ERR_NOMEM,
                                "%s: out of memory: cannot allocate %zu bytes for %zu rows", name,
                                value_count * sizeof *rows, count);
-    npy_decode(bytes + data_offset, item_size, value_count, rows);
+    const unsigned char *src = bytes + data_offset;
+    if (item_size == 4) {
+        for (size_t i = 0; i < value_count; i++) {
+            uint32_t bits = npy_load32(src + 4 * i);
+            memcpy(&rows[i], &bits, sizeof bits);
+        }
+    } else {
+        for (size_t i = 0; i < value_count; i++) {
+            uint64_t bits = npy_load64(src + 8 * i);
+            double d;
+            memcpy(&d, &bits, sizeof d);
+            rows[i] = (float)d; /* round to nearest; out of range becomes +-inf (Annex F) */
+        }
+    }
     *rows_out = rows;
     *count_out = count;
+    return SHOAL_OK;
+}
+
+/* Read from `f` until *len == want or the end: the buffer grows by doubling up to `want`,
+ * so a source that ends early (a FIFO, a short file) costs at most twice what it sent. */
+static shoal_status npy_fill(FILE *f, const char *path, unsigned char **data, size_t *cap,
+                             size_t *len, size_t want, shoal_error *err)
+{
+    while (*len < want) {
+        if (*len == *cap) {
+            size_t grown = *cap < 65536 ? 65536 : *cap > SIZE_MAX / 2 ? SIZE_MAX : *cap * 2;
+            if (grown > want)
+                grown = want;
+            unsigned char *nd = realloc(*data, grown);
+            if (!nd)
+                return shoal_error_set(err, SHOAL_ERR_NOMEM,
+                                       "%s: out of memory: cannot allocate %zu bytes to read it",
+                                       path, grown);
+            *data = nd;
+            *cap = grown;
+        }
+        size_t got = fread(*data + *len, 1, *cap - *len, f);
+        *len += got;
+        if (got == 0) {
+            if (ferror(f))
+                return shoal_error_set(err, SHOAL_ERR_IO, "%s: read error: %s", path,
+                                       strerror(errno));
+            break; /* EOF */
+        }
+    }
     return SHOAL_OK;
 }
 
@@ -636,48 +647,46 @@ shoal_status shoal_io_npy_read(const char *path, float **rows_out, size_t *count
     if (!f)
         return shoal_error_set(err, SHOAL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
 
-    /* Size from fstat is only a first guess (the file may be growing, or not regular):
-     * read until EOF, growing the buffer, and one byte past the guess to see EOF. */
+    /* The preamble and header first, then exactly the data they announce (one byte more,
+     * to see trailing bytes): /dev/zero fails at the magic, a FIFO at a bad header, and a
+     * regular file whose size disagrees with the header is refused without reading its
+     * data. (Reading to EOF first read 4 GiB of /dev/zero before running out of memory.) */
     struct stat st;
-    size_t capacity = 64 * 1024;
-    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0 &&
-        (uintmax_t)st.st_size < SIZE_MAX - 1)
-        capacity = (size_t)st.st_size + 1;
-    unsigned char *data = malloc(capacity);
-    size_t size = 0;
-    shoal_status status = SHOAL_OK;
-    for (;;) {
-        if (!data) {
-            status = shoal_error_set(err, SHOAL_ERR_NOMEM,
-                                     "%s: out of memory: cannot allocate %zu bytes to read it",
-                                     path, capacity);
-            break;
-        }
-        size += fread(data + size, 1, capacity - size, f);
-        if (ferror(f)) {
-            status =
-                shoal_error_set(err, SHOAL_ERR_IO, "%s: read error: %s", path, strerror(errno));
-            break;
-        }
-        if (size < capacity)
-            break; /* EOF */
-        if (capacity > SIZE_MAX / 2) {
-            status = shoal_error_set(err, SHOAL_ERR_NOMEM, "%s: too large to read", path);
-            break;
-        }
-        unsigned char *grown = realloc(data, capacity * 2);
-        if (!grown) {
-            status = shoal_error_set(err, SHOAL_ERR_NOMEM,
-                                     "%s: out of memory: cannot allocate %zu bytes to read it",
-                                     path, capacity * 2);
-            break;
-        }
-        data = grown;
-        capacity *= 2;
+    int regular = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0;
+    unsigned char *data = NULL;
+    size_t cap = 0, len = 0;
+    npy_info info;
+    shoal_status status = npy_fill(f, path, &data, &cap, &len, 12, err);
+    if (!status && len >= 10 && memcmp(data, npy_magic, sizeof npy_magic) == 0 && data[6] >= 1 &&
+        data[6] <= 3) {
+        size_t prefix = data[6] == 1 ? 10 : 12;
+        size_t header_len = len < prefix   ? 0
+                            : prefix == 10 ? (size_t)(data[8] | data[9] << 8)
+                                           : npy_load32(data + 8);
+        if (header_len <= NPY_HEADER_MAX)
+            status = npy_fill(f, path, &data, &cap, &len, prefix + header_len, err);
+    }
+    if (!status)
+        status = npy_header(data, len, path, &info, err);
+    if (!status && regular && (uintmax_t)st.st_size != info.data_offset + info.data_bytes)
+        status = npy_size_check(&info,
+                                (uintmax_t)st.st_size > info.data_offset
+                                    ? (size_t)((uintmax_t)st.st_size - info.data_offset)
+                                    : 0,
+                                path, err);
+    size_t total = 0;
+    if (!status) {
+        total = info.data_offset + info.data_bytes;
+        status = npy_fill(f, path, &data, &cap, &len, total < SIZE_MAX ? total + 1 : total, err);
     }
     fclose(f); /* read-only: a close error cannot lose data */
-    if (status == SHOAL_OK)
-        status = shoal_io_npy_parse(data, size, path, rows_out, count_out, err);
+    if (!status && len > total)
+        status = shoal_error_set(err, SHOAL_ERR_INPUT,
+                                 "%s: oversized: trailing bytes after the %zu data bytes of "
+                                 "shape (%zu, 6) '%s'",
+                                 path, info.data_bytes, info.count, info.dtype);
+    if (!status)
+        status = shoal_io_npy_parse(data, len, path, rows_out, count_out, err);
     free(data);
     return status;
 }
@@ -729,6 +738,81 @@ shoal_status shoal_io_npy_write(const char *path, const float *rows, size_t coun
         return shoal_error_set(err, SHOAL_ERR_IO, "%s: write failed: %s", path, strerror(e));
     }
     return shoal_io_atomic_commit(&af, err);
+}
+
+/* ---- row ranges (io/npy_layout.h: the MPI-IO reader and writer) ---------------------- */
+
+size_t npy_preamble_size(const void *data, size_t size)
+{
+    const unsigned char *b = data;
+    if (!b || size < 12 || memcmp(b, npy_magic, sizeof npy_magic) != 0)
+        return 0;
+    if (b[6] == 1)
+        return 10 + (size_t)(b[8] | b[9] << 8);
+    return 12 + (size_t)npy_load32(b + 8);
+}
+
+shoal_status npy_layout_parse(const void *data, size_t size, uint64_t file_size, const char *name,
+                              npy_layout *out, shoal_error *err)
+{
+    npy_info info;
+    shoal_status st = npy_header(data, data ? size : 0, name, &info, err);
+    if (!st)
+        st = npy_size_check(&info,
+                            file_size > info.data_offset ? (size_t)(file_size - info.data_offset)
+                                                         : 0,
+                            name, err);
+    if (st)
+        return st;
+    out->count = info.count;
+    out->item_size = info.item_size;
+    out->data_offset = info.data_offset;
+    return SHOAL_OK;
+}
+
+void npy_decode(const void *src_bytes, size_t item_size, size_t value_count, float *rows)
+{
+    const unsigned char *src = src_bytes;
+    if (item_size == 4) {
+        for (size_t i = 0; i < value_count; i++) {
+            uint32_t bits = npy_load32(src + 4 * i);
+            memcpy(&rows[i], &bits, sizeof bits);
+        }
+    } else {
+        for (size_t i = 0; i < value_count; i++) {
+            uint64_t bits = npy_load64(src + 8 * i);
+            double d;
+            memcpy(&d, &bits, sizeof d);
+            rows[i] = (float)d;
+        }
+    }
+}
+
+void npy_encode(const float *rows, size_t value_count, void *dst)
+{
+    unsigned char *b = dst;
+    for (size_t k = 0; k < value_count; k++) {
+        uint32_t bits;
+        memcpy(&bits, &rows[k], sizeof bits);
+        npy_store32(b + 4 * k, bits);
+    }
+}
+
+size_t npy_preamble_write(unsigned char preamble[192], size_t count)
+{
+    char *dict = (char *)preamble + 10;
+    int dict_len = snprintf(dict, 192 - 10,
+                            "{'descr': '<f4', 'fortran_order': False, 'shape': (%zu, 6), }", count);
+    size_t unpadded = 10 + (size_t)dict_len + 1;
+    size_t total = (unpadded + 63) / 64 * 64;
+    memcpy(preamble, npy_magic, sizeof npy_magic);
+    preamble[6] = 1;
+    preamble[7] = 0;
+    preamble[8] = (unsigned char)((total - 10) & 0xff);
+    preamble[9] = (unsigned char)((total - 10) >> 8);
+    memset(preamble + 10 + dict_len, ' ', total - unpadded);
+    preamble[total - 1] = '\n';
+    return total;
 }
 
 /* ---- values -------------------------------------------------------------------------- */

@@ -1,10 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* Scene files: INI text parsed by inih into a shoal_scene (model, parameters, N, seed,
  * obstacles, camera). Two passes: the first finds the model (its defaults are the base
- * the [params] section edits), the second applies everything in file order. */
+ * the [params] section edits), the second applies everything in file order.
+ *
+ * inih is fed through our own line reader (scene_read_line), which sees every line before
+ * inih does and keeps what Debian's build of inih cannot: comment lines of any length are
+ * consumed whole (inih's 200-byte line buffer would parse a long comment's tail as a key),
+ * section names of any length are kept whole (inih cuts them at 49 bytes) and each section
+ * header is seen (inih does not report one), indented lines are refused (inih would take
+ * them as the continuation of the previous value), and a key line that does not fit inih's
+ * buffer is refused with its line number instead of being cut in two. */
 #include "shoal/io.h"
 #include "shoal/render.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <ini.h>
 #include <math.h>
@@ -20,20 +29,34 @@ typedef struct parse_ctx {
     int pass;
     int sphere_open; /* index of the [sphere] being filled, -1 if none */
     int sphere_has_radius, sphere_has_center;
-    char sphere_section[64];
     int mesh_open; /* index of the [mesh] being filled, -1 if none */
     int mesh_has_file;
-    char mesh_section[64];
     const char *dir; /* directory of the scene file ("" for text) */
+    /* the line reader: position in the text, line number (from 1), and the current
+     * section's whole name (NULL before the first header; malloc'ed) */
+    const char *text;
+    size_t pos;
+    int line, section_line;
+    char *section;
 } parse_ctx;
+
+/* A scene's name in a message: its last 160 bytes at most, so that a long path (they may be
+ * as long as the system allows) leaves room in the 512-byte message for the problem. */
+static const char *name_tail(const char *name, const char **ellipsis)
+{
+    size_t n = strlen(name);
+    *ellipsis = n > 160 ? "..." : "";
+    return n > 160 ? name + n - 160 : name;
+}
 
 static int fail(parse_ctx *c, const char *section, const char *key, const char *fmt,
                 const char *detail)
 {
     char msg[600];
     snprintf(msg, sizeof msg, fmt, detail);
-    c->status = shoal_error_set(c->err, SHOAL_ERR_INPUT, "scene %s: [%s] %s: %.400s", c->name,
-                                section, key, msg);
+    const char *dots, *tail = name_tail(c->name, &dots);
+    c->status = shoal_error_set(c->err, SHOAL_ERR_INPUT, "scene %s%s: [%.100s] %.100s: %.400s",
+                                dots, tail, section, key, msg);
     return 0;
 }
 
@@ -67,19 +90,62 @@ static int parse_vec3(const char *s, float out[3])
     return k == 3;
 }
 
+/* The open sphere or mesh always belongs to the current section (c->section): both are
+ * closed at every section header, before c->section moves on. */
 static int close_sphere(parse_ctx *c)
 {
-    if (c->sphere_open >= 0 && !c->sphere_has_radius)
-        return fail(c, "sphere", "radius", "%s", "missing (every [sphere] needs a radius)");
+    if (c->sphere_open >= 0 && !c->sphere_has_radius) {
+        char line[64];
+        snprintf(line, sizeof line, "%d", c->section_line);
+        return fail(c, c->section, "radius",
+                    "missing (every [sphere] needs a radius; the section starts at line %s)", line);
+    }
     c->sphere_open = -1;
     return 1;
 }
 
 static int close_mesh(parse_ctx *c)
 {
-    if (c->mesh_open >= 0 && !c->mesh_has_file)
-        return fail(c, c->mesh_section, "file", "%s", "missing (every [mesh] needs a file)");
+    if (c->mesh_open >= 0 && !c->mesh_has_file) {
+        char line[64];
+        snprintf(line, sizeof line, "%d", c->section_line);
+        return fail(c, c->section, "file",
+                    "missing (every [mesh] needs a file; the section starts at line %s)", line);
+    }
     c->mesh_open = -1;
+    return 1;
+}
+
+static int is_section(const char *section, const char *kind)
+{
+    size_t n = strlen(kind);
+    return strncmp(section, kind, n) == 0 && (section[n] == 0 || section[n] == ' ');
+}
+
+static int open_sphere(parse_ctx *c, const char *key)
+{
+    shoal_params *p = &c->scene->desc.params;
+    if (p->sphere_count >= SHOAL_MAX_SPHERES)
+        return fail(c, c->section, key, "more than %s spheres", "64");
+    c->sphere_open = (int)p->sphere_count;
+    p->sphere_count += 1;
+    c->sphere_has_radius = c->sphere_has_center = 0;
+    memset(&p->spheres[c->sphere_open], 0, sizeof p->spheres[0]);
+    return 1;
+}
+
+static int open_mesh(parse_ctx *c, const char *key)
+{
+    shoal_scene *sc = c->scene;
+    if (sc->mesh_count >= SHOAL_SCENE_MAX_MESHES)
+        return fail(c, c->section, key, "more than %s obstacle meshes", "16");
+    c->mesh_open = sc->mesh_count++;
+    c->mesh_has_file = 0;
+    shoal_scene_mesh *m = &sc->meshes[c->mesh_open];
+    memset(m, 0, sizeof *m);
+    m->transform = shoal_transform_identity();
+    const char *nm = c->section[4] == ' ' ? c->section + 5 : "";
+    snprintf(m->name, sizeof m->name, "%s", nm);
     return 1;
 }
 
@@ -99,20 +165,10 @@ static int parse_scale(const char *s, float out[3])
 static int mesh_key(parse_ctx *c, const char *section, const char *key, const char *value)
 {
     shoal_scene *sc = c->scene;
-    if (c->mesh_open < 0 || strncmp(c->mesh_section, section, 63) != 0 ||
-        (strcmp(key, "file") == 0 && c->mesh_has_file)) {
-        if (!close_mesh(c))
+    /* a [mesh] header opened one (scene_read_line); a second file in it starts another */
+    if (c->mesh_open < 0 || (strcmp(key, "file") == 0 && c->mesh_has_file)) {
+        if (!close_mesh(c) || !open_mesh(c, key))
             return 0;
-        if (sc->mesh_count >= SHOAL_SCENE_MAX_MESHES)
-            return fail(c, section, key, "more than %s obstacle meshes", "16");
-        c->mesh_open = sc->mesh_count++;
-        c->mesh_has_file = 0;
-        snprintf(c->mesh_section, sizeof c->mesh_section, "%s", section);
-        shoal_scene_mesh *m = &sc->meshes[c->mesh_open];
-        memset(m, 0, sizeof *m);
-        m->transform = shoal_transform_identity();
-        const char *nm = section[4] == ' ' ? section + 5 : "";
-        snprintf(m->name, sizeof m->name, "%s", nm);
     }
     shoal_scene_mesh *m = &sc->meshes[c->mesh_open];
     shoal_transform *t = &m->transform;
@@ -122,8 +178,14 @@ static int mesh_key(parse_ctx *c, const char *section, const char *key, const ch
         int n = value[0] == '/' || !c->dir[0]
                     ? snprintf(m->path, sizeof m->path, "%s", value)
                     : snprintf(m->path, sizeof m->path, "%s/%s", c->dir, value);
-        if (n < 0 || (size_t)n >= sizeof m->path)
-            return fail(c, section, key, "'%.200s': path too long", value);
+        if (n < 0 || (size_t)n >= sizeof m->path) {
+            char why[160];
+            snprintf(why, sizeof why,
+                     "path too long (%d bytes joined to the scene's directory; the system "
+                     "takes at most %d)",
+                     n, (int)sizeof m->path - 1);
+            return fail(c, section, key, "%s", why);
+        }
         c->mesh_has_file = 1;
     } else if (strcmp(key, "position") == 0) {
         if (!parse_vec3(value, t->position) || fabs(t->position[0]) > 1e6 ||
@@ -173,10 +235,12 @@ static int predators_key(parse_ctx *c, const char *section, const char *key, con
                 "start, spread)");
 }
 
-static int handler(void *user, const char *section, const char *key, const char *value)
+static int handler(void *user, const char *ini_section, const char *key, const char *value)
 {
     parse_ctx *c = user;
     shoal_scene *sc = c->scene;
+    (void)ini_section; /* cut at 49 bytes by inih: the reader keeps the whole name */
+    const char *section = c->section ? c->section : "";
     if (c->status)
         return 0;
     if (c->pass == 0) {
@@ -227,23 +291,15 @@ static int handler(void *user, const char *section, const char *key, const char 
             return fail(c, section, key, "%s", e.message);
         return 1;
     }
-    if (strncmp(section, "sphere", 6) == 0 && (section[6] == 0 || section[6] == ' ')) {
-        /* Each [sphere] (or [sphere NAME]) section is one obstacle. inih does not report
-         * section starts, so a new sphere begins when the section name changes or a key
-         * the current sphere already has comes again. */
+    if (is_section(section, "sphere")) {
+        /* Each [sphere] (or [sphere NAME]) header opens one obstacle (scene_read_line); a
+         * key the current sphere already has starts another. */
         shoal_params *p = &sc->desc.params;
         int is_radius = strcmp(key, "radius") == 0, is_center = strcmp(key, "center") == 0;
-        if (c->sphere_open < 0 || strncmp(c->sphere_section, section, 63) != 0 ||
-            (is_radius && c->sphere_has_radius) || (is_center && c->sphere_has_center)) {
-            if (!close_sphere(c))
+        if (c->sphere_open < 0 || (is_radius && c->sphere_has_radius) ||
+            (is_center && c->sphere_has_center)) {
+            if (!close_sphere(c) || !open_sphere(c, key))
                 return 0;
-            if (p->sphere_count >= SHOAL_MAX_SPHERES)
-                return fail(c, section, key, "more than %s spheres", "64");
-            c->sphere_open = (int)p->sphere_count;
-            p->sphere_count += 1;
-            c->sphere_has_radius = c->sphere_has_center = 0;
-            snprintf(c->sphere_section, sizeof c->sphere_section, "%s", section);
-            memset(&p->spheres[c->sphere_open], 0, sizeof p->spheres[0]);
         }
         shoal_sphere *sp = &p->spheres[c->sphere_open];
         if (strcmp(key, "center") == 0) {
@@ -261,7 +317,7 @@ static int handler(void *user, const char *section, const char *key, const char 
         }
         return 1;
     }
-    if (strncmp(section, "mesh", 4) == 0 && (section[4] == 0 || section[4] == ' '))
+    if (is_section(section, "mesh"))
         return mesh_key(c, section, key, value);
     if (strcmp(section, "predators") == 0)
         return predators_key(c, section, key, value);
@@ -296,14 +352,109 @@ static int handler(void *user, const char *section, const char *key, const char 
                 "[camera])");
 }
 
+static char *line_fail(parse_ctx *c, const char *what)
+{
+    const char *dots, *tail = name_tail(c->name, &dots);
+    c->status = shoal_error_set(c->err, SHOAL_ERR_INPUT, "scene %s%s: line %d: %s", dots, tail,
+                                c->line, what);
+    return NULL;
+}
+
+/* A section header (pass 1): close the sphere or mesh of the section before, open the one
+ * this header starts. */
+static int section_start(parse_ctx *c, const char *name, size_t len)
+{
+    if (c->pass == 1 && (!close_sphere(c) || !close_mesh(c)))
+        return 0;
+    char *copy = malloc(len + 1);
+    if (!copy) {
+        c->status =
+            shoal_error_set(c->err, SHOAL_ERR_NOMEM, "scene %s: line %d: out of memory (%zu bytes)",
+                            c->name, c->line, len + 1);
+        return 0;
+    }
+    memcpy(copy, name, len);
+    copy[len] = 0;
+    free(c->section);
+    c->section = copy;
+    c->section_line = c->line;
+    if (c->pass == 1 && is_section(copy, "sphere"))
+        return open_sphere(c, "radius");
+    if (c->pass == 1 && is_section(copy, "mesh"))
+        return open_mesh(c, "file");
+    return 1;
+}
+
+/* inih's reader (an fgets): the next line of c->text into `str` (`size` bytes), or NULL at
+ * the end or on an error (c->status set; inih then stops). Blank and comment lines of any
+ * length are handed over as an empty line; a header as "[s]" (the handler takes the whole
+ * name from c->section); a key line as it is, when it fits. inih counts one line per call,
+ * so its line numbers stay ours. */
+static char *scene_read_line(char *str, int size, void *stream)
+{
+    parse_ctx *c = stream;
+    if (c->status || !c->text[c->pos] || size < 8)
+        return NULL;
+    const char *s = c->text + c->pos;
+    size_t n = strcspn(s, "\n");
+    c->pos += n + (s[n] == '\n');
+    c->line++;
+    if (c->line == 1 && n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) { /* UTF-8 BOM */
+        s += 3;
+        n -= 3;
+    }
+    size_t lead = 0;
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
+        n--;
+    while (lead < n && isspace((unsigned char)s[lead]))
+        lead++;
+    if (lead == n || s[lead] == ';' || s[lead] == '#') {
+        snprintf(str, (size_t)size, "\n");
+        return str;
+    }
+    if (lead > 0)
+        return line_fail(c, "starts with whitespace: an indented line would be read as the "
+                            "continuation of the value above, which scene files do not have "
+                            "(write one key = value a line, unindented)");
+    if (s[0] == '[') {
+        const char *close = memchr(s, ']', n);
+        if (!close)
+            return line_fail(c, "a section header without ']'");
+        for (const char *t = close + 1; t < s + n && *t != ';' && *t != '#'; t++)
+            if (!isspace((unsigned char)*t))
+                return line_fail(c, "text after the section header's ']'");
+        if (!section_start(c, s + 1, (size_t)(close - s - 1)))
+            return NULL;
+        snprintf(str, (size_t)size, "[s]\n");
+        return str;
+    }
+    if (n + 2 > (size_t)size) {
+        char what[160];
+        snprintf(what, sizeof what,
+                 "%zu bytes long: a key = value line has at most %d bytes (the INI "
+                 "parser's limit)",
+                 n, size - 2);
+        return line_fail(c, what);
+    }
+    memcpy(str, s, n);
+    str[n] = '\n';
+    str[n + 1] = 0;
+    return str;
+}
+
 static shoal_status scene_parse_dir(const char *text, const char *name, const char *dir,
                                     shoal_scene *scene, shoal_error *err)
 {
     memset(scene, 0, sizeof *scene);
     snprintf(scene->name, sizeof scene->name, "%s", name);
     scene->desc = shoal_sim_desc_default();
-    parse_ctx c = {
-        .scene = scene, .name = name, .err = err, .sphere_open = -1, .mesh_open = -1, .dir = dir};
+    parse_ctx c = {.scene = scene,
+                   .name = name,
+                   .err = err,
+                   .sphere_open = -1,
+                   .mesh_open = -1,
+                   .dir = dir,
+                   .text = text};
     for (c.pass = 0; c.pass < 2; c.pass++) {
         if (c.pass == 1) {
             scene->mesh_count = 0;
@@ -311,17 +462,24 @@ static shoal_status scene_parse_dir(const char *text, const char *name, const ch
             shoal_params_default(scene->desc.model, &scene->desc.params);
             scene->desc.boid_count = shoal_model_default_count(scene->desc.model);
         }
-        int rc = ini_parse_string(text, handler, &c);
-        if (c.status)
+        c.pos = 0;
+        c.line = c.section_line = 0;
+        free(c.section);
+        c.section = NULL;
+        int rc = ini_parse_stream(scene_read_line, &c, handler, &c);
+        if (!c.status && rc != 0)
+            c.status = shoal_error_set(err, SHOAL_ERR_INPUT,
+                                       "scene %s: line %d: not an INI line (expected [section] "
+                                       "or key = value)",
+                                       name, rc);
+        if (!c.status && c.pass == 1)
+            (void)(close_sphere(&c) && close_mesh(&c));
+        if (c.status) {
+            free(c.section);
             return c.status;
-        if (rc != 0)
-            return shoal_error_set(err, SHOAL_ERR_INPUT,
-                                   "scene %s: line %d: not an INI line (expected [section] or "
-                                   "key = value)",
-                                   name, rc);
+        }
     }
-    if (!close_sphere(&c) || !close_mesh(&c))
-        return c.status;
+    free(c.section);
     shoal_error e;
     if (shoal_params_validate(scene->desc.model, &scene->desc.params, &e))
         return shoal_error_set(err, SHOAL_ERR_INPUT, "scene %s: %.400s", name, e.message);
@@ -375,14 +533,20 @@ shoal_status shoal_scene_load(const char *path, shoal_scene *scene, shoal_error 
         return shoal_error_set(err, SHOAL_ERR_INPUT, "scene %s: contains a NUL byte (not text)",
                                path);
     }
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s", path);
+    /* the scene's directory, as long as the path is (a fixed buffer cut long paths short
+     * and looked meshes up in a parent directory) */
+    char *dir = strdup(path);
+    if (!dir) {
+        free(buf);
+        return shoal_error_set(err, SHOAL_ERR_NOMEM, "scene %s: out of memory", path);
+    }
     char *slash = strrchr(dir, '/');
     if (slash)
         *(slash == dir ? slash + 1 : slash) = 0;
     else
         dir[0] = 0;
     shoal_status st = scene_parse_dir(buf, path, dir, scene, err);
+    free(dir);
     free(buf);
     return st;
 }
@@ -405,4 +569,21 @@ shoal_status shoal_scene_add_obstacles(const shoal_scene *scene, shoal_sim *sim,
                                    e.message);
     }
     return SHOAL_OK;
+}
+
+double shoal_scene_set_count(shoal_scene *scene, size_t count, int keep_geometry)
+{
+    size_t ref = scene->desc.boid_count;
+    scene->desc.boid_count = count;
+    if (keep_geometry || count == ref || ref == 0 || count == 0)
+        return 1.0;
+    double s = cbrt((double)count / (double)ref);
+    shoal_params_scale_geometry(scene->desc.model, &scene->desc.params, s);
+    for (int c = 0; c < 3; c++) {
+        if (scene->has_eye)
+            scene->eye[c] = (float)((double)scene->eye[c] * s);
+        if (scene->has_target)
+            scene->target[c] = (float)((double)scene->target[c] * s);
+    }
+    return s;
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define UNITY_RECORD 24
 
@@ -25,16 +26,24 @@ static void store_le32(unsigned char *b, uint32_t v)
     b[3] = (unsigned char)(v >> 24);
 }
 
-shoal_status shoal_io_unity_parse(const void *data, size_t size, const char *name, float **rows_out,
-                                  size_t *count_out, shoal_error *err)
+static shoal_status unity_size_check(size_t size, const char *name, shoal_error *err)
 {
-    *rows_out = NULL;
-    *count_out = 0;
     if (size == 0 || size % UNITY_RECORD != 0)
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "%s: %zu bytes is not a Unity boid buffer (a positive multiple "
                                "of 24 bytes: float3 velocity, float3 position)",
                                name, size);
+    return SHOAL_OK;
+}
+
+shoal_status shoal_io_unity_parse(const void *data, size_t size, const char *name, float **rows_out,
+                                  size_t *count_out, shoal_error *err)
+{
+    *rows_out = NULL;
+    *count_out = 0;
+    shoal_status size_st = unity_size_check(size, name, err);
+    if (size_st)
+        return size_st;
     size_t n = size / UNITY_RECORD;
     float *rows = malloc(n * 6 * sizeof(float));
     if (!rows)
@@ -61,35 +70,36 @@ shoal_status shoal_io_unity_read(const char *path, float **rows_out, size_t *cou
     FILE *f = fopen(path, "rb");
     if (!f)
         return shoal_error_set(err, SHOAL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 1 << 16, size = 0;
-    unsigned char *data = malloc(cap);
-    shoal_status st = SHOAL_OK;
-    for (;;) {
-        if (!data) {
-            st = shoal_error_set(err, SHOAL_ERR_NOMEM, "%s: out of memory reading it", path);
-            break;
-        }
-        size += fread(data + size, 1, cap - size, f);
-        if (ferror(f)) {
-            st = shoal_error_set(err, SHOAL_ERR_IO, "%s: read error: %s", path, strerror(errno));
-            break;
-        }
-        if (size < cap)
-            break;
-        unsigned char *grown = cap < SIZE_MAX / 2 ? realloc(data, cap * 2) : NULL;
-        if (!grown) {
-            free(data);
-            data = NULL;
-            continue; /* reports NOMEM above */
-        }
-        data = grown;
-        cap *= 2;
+    /* The buffer has no header: its size is the boid count, and only the file system can
+     * say it before reading. A FIFO or a device (/dev/zero never ends) is refused rather
+     * than read until memory runs out; the size is checked before anything is read. */
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(f);
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "%s: not a regular file: a Unity buffer has no header, so its "
+                               "size must come from the file system (copy it to a file first)",
+                               path);
+    }
+    size_t size = (uintmax_t)st.st_size > SIZE_MAX ? SIZE_MAX : (size_t)st.st_size;
+    shoal_status res = unity_size_check(size, path, err);
+    unsigned char *data = res ? NULL : malloc(size);
+    if (!res && !data)
+        res =
+            shoal_error_set(err, SHOAL_ERR_NOMEM,
+                            "%s: out of memory: cannot allocate %zu bytes to read it", path, size);
+    if (!res) {
+        size_t got = fread(data, 1, size, f);
+        if (ferror(f))
+            res = shoal_error_set(err, SHOAL_ERR_IO, "%s: read error: %s", path, strerror(errno));
+        else if (got != size || fgetc(f) != EOF)
+            res = shoal_error_set(err, SHOAL_ERR_IO, "%s: changed size while being read", path);
     }
     fclose(f);
-    if (st == SHOAL_OK)
-        st = shoal_io_unity_parse(data, size, path, rows_out, count_out, err);
+    if (!res)
+        res = shoal_io_unity_parse(data, size, path, rows_out, count_out, err);
     free(data);
-    return st;
+    return res;
 }
 
 shoal_status shoal_io_unity_write(const char *path, const float *rows, size_t count,

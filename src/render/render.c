@@ -110,7 +110,8 @@ SHOAL_API int shoal_render_asset_path(const char *name, char *out, size_t size)
             }
         }
     }
-    if (render_try_path(SHOAL_RENDER_SOURCE_ASSETS, name, out, size))
+    if (render_try_path(SHOAL_RENDER_INSTALLED_ASSETS, name, out, size) ||
+        render_try_path(SHOAL_RENDER_SOURCE_ASSETS, name, out, size))
         return 1;
     snprintf(out, size, "%s", name);
     return 0;
@@ -554,10 +555,8 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
         return shoal_error_set(err, SHOAL_ERR_INPUT, "render: %zu instances (at most %u)",
                                inst->count, UINT32_MAX);
 
-    int saved_threads = parallel_thread_count();
-    if (r->desc.thread_count > 0)
-        parallel_set_threads(r->desc.thread_count);
-    int threads = parallel_thread_count();
+    /* This renderer's own count, passed to each region (the process default is only read). */
+    int threads = parallel_resolve_threads(r->desc.thread_count);
     st = render_grow_workers(r, threads, err);
     if (st)
         goto done;
@@ -616,7 +615,7 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
     job.fc = &fc;
     job.inst = inst;
     if (!raw)
-        parallel_for((int64_t)inst->count, 4096, render_instance_chunk, &job);
+        parallel_for_n((int64_t)inst->count, 4096, render_instance_chunk, &job, threads);
     float max_s2 = 0.0f;
     for (int i = 0; i < r->worker_count; i++)
         max_s2 = r->workers[i].max_s2 > max_s2 ? r->workers[i].max_s2 : max_s2;
@@ -644,7 +643,7 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
     job.sc.mesh_reduced = mr;
     job.sc.k = r->k;
     job.sc.tile_count = fc.tiles_x * fc.tiles_y;
-    parallel_for((int64_t)r->block_count, 1, render_setup_chunk, &job);
+    parallel_for_n((int64_t)r->block_count, 1, render_setup_chunk, &job, threads);
     shoal_render_stats s;
     memset(&s, 0, sizeof s);
     for (size_t b = 0; b < r->block_count; b++) {
@@ -667,7 +666,7 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
 
     /* tile pass */
     job.counter.next = 0;
-    parallel_region(render_tile_region, &job);
+    parallel_region_n(render_tile_region, &job, threads);
     uint64_t t3 = timer_now_ns();
 
     uint64_t resolve_ns = 0;
@@ -703,7 +702,5 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
     s.thread_count = threads;
     r->stats = s;
 done:
-    if (r->desc.thread_count > 0)
-        parallel_set_threads(saved_threads);
     return st;
 }

@@ -5,6 +5,7 @@
  * only read the finished grid. The build is serial, in obstacle then vertex order, so the
  * field's bits never depend on threads. */
 #include "core/alloc.h"
+#include "sim/rules.h"
 #include "sim/sim_internal.h"
 
 #include <math.h>
@@ -267,7 +268,7 @@ void shoal_sim_field_sample(const shoal_sim *s, const float p[3], float out[3])
 {
     out[0] = out[1] = out[2] = 0.0f;
     if (s->fld.vec)
-        field_sample(&s->fld, p[0], p[1], p[2], out);
+        rule_field_sample(&s->fld, p[0], p[1], p[2], out);
 }
 
 void sim_obstacles_free(shoal_sim *s)

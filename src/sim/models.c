@@ -127,7 +127,7 @@ static const shoal_param_info fov_params[] = {
     P("min_speed", min_speed, 0, BIG, 0.05f, "lowest speed, units per step"),
     P("max_speed", max_speed, 1e-6f, BIG, 0.15f, "highest speed, units per step"),
     P("boundary_force", boundary_force, 0, BIG, 1.0f, "pull back into the sphere"),
-    P("boundary_range2", boundary_range2, 1e-6f, BIG, 400, "squared radius of the sphere"),
+    P("boundary_range2", boundary_range2, 1e-6f, BIG *BIG, 400, "squared radius of the sphere"),
     P3("boundary_center", boundary_center, -BIG, BIG, 0, 0, 0, "centre of the sphere"),
     P("init_pos_radius", init_pos_radius, 0, BIG, 20, "initial positions: ball radius"),
     OBSTACLE_PARAMS,
@@ -325,6 +325,59 @@ shoal_status shoal_params_validate(shoal_model model, const shoal_params *params
                                    "obstacle sphere %d: radius must be > 0 and values finite", s);
     }
     return SHOAL_OK;
+}
+
+/* Multiply the parameter at `offset` by k, clamped to its range. */
+static void scale_one(const shoal_param_info *list, size_t n, shoal_params *p, size_t offset,
+                      double k)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (list[i].offset != offset)
+            continue;
+        float *v = param_ptr(p, &list[i]);
+        double x = (double)*v * k;
+        x = x < (double)list[i].min ? (double)list[i].min : x;
+        x = x > (double)list[i].max ? (double)list[i].max : x;
+        *v = (float)x;
+        return;
+    }
+}
+
+void shoal_params_scale_geometry(shoal_model model, shoal_params *p, double factor)
+{
+    if (!(factor > 0) || !isfinite(factor) || factor == 1.0)
+        return;
+    size_t n;
+    const shoal_param_info *list = shoal_param_list(model, &n);
+    if (!list)
+        return;
+    size_t lengths[8], count = 0;
+    for (int c = 0; c < 3; c++) {
+        switch (model) {
+        case SHOAL_MODEL_STEER:
+        case SHOAL_MODEL_AVERAGE:
+            lengths[count++] = OFF(wall_center[c]);
+            lengths[count++] = OFF(wall_size[c]);
+            break;
+        case SHOAL_MODEL_HEADING:
+            lengths[count++] = OFF(bounds_center[c]);
+            lengths[count++] = OFF(bounds_size[c]);
+            break;
+        case SHOAL_MODEL_CLASSIC:
+            lengths[count++] = OFF(box_min[c]);
+            lengths[count++] = OFF(box_max[c]);
+            break;
+        default:
+            lengths[count++] = OFF(boundary_center[c]);
+            break;
+        }
+    }
+    if (model != SHOAL_MODEL_CLASSIC)
+        lengths[count++] = OFF(init_pos_radius);
+    for (size_t k = 0; k < count; k++)
+        scale_one(list, n, p, lengths[k], factor);
+    if (model == SHOAL_MODEL_FOV)
+        scale_one(list, n, p, OFF(boundary_range2), factor * factor);
 }
 
 float shoal_params_interaction_radius(shoal_model model, const shoal_params *p)

@@ -8,6 +8,7 @@
 #include "core/profile.h"
 #include "core/timer.h"
 #include "shoal/io.h"
+#include "sim/sim_config.h"
 #include "sim/sim_internal.h"
 
 #include <math.h>
@@ -39,13 +40,13 @@ int shoal_isa_supported(shoal_isa isa)
     case SHOAL_ISA_SCALAR:
         return 1;
     case SHOAL_ISA_AVX2:
-#ifdef SHOAL_HAVE_AVX2
+#if SHOAL_SIM_HAVE_X86_SIMD
         return cpu_has_avx2();
 #else
         return 0;
 #endif
     case SHOAL_ISA_AVX512:
-#ifdef SHOAL_HAVE_AVX512
+#if SHOAL_SIM_HAVE_X86_SIMD
         return cpu_has_avx512();
 #else
         return 0;
@@ -110,11 +111,11 @@ shoal_status shoal_isa_resolve(shoal_isa requested, shoal_isa *resolved, shoal_e
 
 static forces_range_fn forces_for_isa(int isa)
 {
-#ifdef SHOAL_HAVE_AVX512
+#if SHOAL_SIM_HAVE_X86_SIMD
     if (isa == SHOAL_ISA_AVX512)
         return forces_range_avx512;
 #endif
-#ifdef SHOAL_HAVE_AVX2
+#if SHOAL_SIM_HAVE_X86_SIMD
     if (isa == SHOAL_ISA_AVX2)
         return forces_range_avx2;
 #endif
@@ -290,20 +291,16 @@ shoal_status shoal_sim_set_state(shoal_sim *s, const float *rows, shoal_error *e
 
 void shoal_sim_init_state(shoal_sim *s, uint64_t seed)
 {
-    float *rows = malloc(s->count * 6 * sizeof(float));
-    if (!rows) {
-        /* Fall back to a row at a time (slower, same values). */
-        for (size_t i = 0; i < s->count; i++)
-            s->row_cur[i] = (uint32_t)i;
-        return;
-    }
-    sim_init_rows(s->desc.model, &s->desc.params, seed, s->count, rows);
+    /* A row at a time straight into the arrays: boid i's draws depend on (seed, i) alone, so
+     * this needs no scratch buffer and cannot fail (an earlier version allocated N rows and,
+     * when that failed, left the state zeroed). */
     for (size_t i = 0; i < s->count; i++) {
+        float row[6];
+        sim_init_row(s->desc.model, &s->desc.params, seed, i, row);
         for (int k = 0; k < 6; k++)
-            s->cur[k][i] = rows[i * 6 + (size_t)k];
+            s->cur[k][i] = row[k];
         s->row_cur[i] = (uint32_t)i;
     }
-    free(rows);
     predators_reset(s);
 }
 
@@ -485,22 +482,18 @@ static uint32_t run_region(shoal_sim *s, int sort_only)
     s->ctr_blocks.next = 0;
     s->ctr_scatter.next = 0;
     s->ctr_forces.next = 0;
-    int threads = s->desc.thread_count;
-    if (threads > SIM_MAX_THREADS)
-        threads = SIM_MAX_THREADS;
-    parallel_set_threads(threads);
-    int nthreads = parallel_thread_count();
-    if (nthreads > SIM_MAX_THREADS) {
-        parallel_set_threads(SIM_MAX_THREADS);
+    /* This simulation's own thread count, passed to its region: the process default is
+     * read, never written, so simulations in two threads of one program do not race. */
+    int nthreads = parallel_resolve_threads(s->desc.thread_count);
+    if (nthreads > SIM_MAX_THREADS)
         nthreads = SIM_MAX_THREADS;
-    }
     for (int t = 0; t < nthreads; t++)
         s->fault[t].found = 0;
     /* About 16 chunks per thread so a crowded part of the school is shared out, whole
      * groups per chunk at least; the chunking does not change any result. */
     int64_t chunk = (int64_t)s->count / ((int64_t)nthreads * 16);
     c.forces_chunk = chunk < 64 ? 64 : chunk > 4096 ? 4096 : chunk;
-    parallel_region(step_body, &c);
+    parallel_region_n(step_body, &c, nthreads);
     s->stage_calls++;
     uint32_t bad_row = UINT32_MAX;
     if (sort_only)

@@ -81,25 +81,7 @@ typedef struct field {
 shoal_status field_build(field *f, const obstacle *obs, size_t obstacle_count, float cell,
                          float margin, shoal_error *err);
 void field_free(field *f);
-/* The cell vector at p, or 0 outside (scalar; the kernels call it per lane). */
-static inline void field_sample(const field *f, float px, float py, float pz, float out[3])
-{
-    out[0] = out[1] = out[2] = 0.0f;
-    if (!(px >= f->origin[0] && px < f->hi[0] && py >= f->origin[1] && py < f->hi[1] &&
-          pz >= f->origin[2] && pz < f->hi[2]))
-        return;
-    int32_t ix = (int32_t)((px - f->origin[0]) / f->cell);
-    int32_t iy = (int32_t)((py - f->origin[1]) / f->cell);
-    int32_t iz = (int32_t)((pz - f->origin[2]) / f->cell);
-    ix = ix < f->dims[0] ? ix : f->dims[0] - 1;
-    iy = iy < f->dims[1] ? iy : f->dims[1] - 1;
-    iz = iz < f->dims[2] ? iz : f->dims[2] - 1;
-    const float *v = f->vec + 3 * ((size_t)ix + (size_t)f->dims[0] *
-                                                    ((size_t)iy + (size_t)f->dims[1] * (size_t)iz));
-    out[0] = v[0];
-    out[1] = v[1];
-    out[2] = v[2];
-}
+/* The cell vector at p: rule_field_sample in sim/rules.h (both backends sample with it). */
 
 /* A simulation fault found during a step: the first non-finite result, by input row. */
 typedef struct sim_fault {
@@ -209,7 +191,9 @@ void predators_step(shoal_sim *s);
 void predators_targets(const shoal_sim *s, float tgt[][3]);
 void predators_advance(shoal_sim *s, const float tgt[][3]);
 
-/* init.c */
+/* init.c: boid i's initial row (px py pz vx vy vz), a function of (model, params, seed, i)
+ * alone; sim_init_rows draws rows [0, count). */
+void sim_init_row(shoal_model model, const shoal_params *p, uint64_t seed, size_t i, float row[6]);
 void sim_init_rows(shoal_model model, const shoal_params *p, uint64_t seed, size_t count,
                    float *rows);
 /* Rows [first, first + count) of the same state (row i's draws depend on (seed, i) only). */

@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: MIT */
+/* The progress line, trajectory directories and the chunked step loop of long commands
+ * (traj.h). The step loop only decides where to cut a run into shoal_sim_step calls; the
+ * library guarantees the cuts change no bit. Owns the files of a trajectory directory. */
+#include "app/traj.h"
+#include "core/timer.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- progress line -------------------------------------------------------------------- */
+
+static double now_s(void) { return (double)timer_now_ns() * 1e-9; }
+
+void progress_begin(progress *p, const char *label, long long total, int quiet)
+{
+    memset(p, 0, sizeof *p);
+    p->on = !quiet && isatty(STDERR_FILENO);
+    p->label = label;
+    p->total = total;
+    p->t_start = now_s();
+    p->t_last = p->t_start - 1.0; /* the first update draws */
+}
+
+static void fmt_time(char *buf, size_t n, double s)
+{
+    if (!(s >= 0) || s > 1e8) {
+        snprintf(buf, n, "?");
+        return;
+    }
+    long long t = (long long)(s + 0.5);
+    if (t >= 3600)
+        snprintf(buf, n, "%lld:%02lld:%02lld", t / 3600, t / 60 % 60, t % 60);
+    else
+        snprintf(buf, n, "%lld:%02lld", t / 60, t % 60);
+}
+
+void progress_update(progress *p, long long done, int force)
+{
+    if (!p || !p->on)
+        return;
+    double now = now_s();
+    if (!force && now - p->t_last < 0.25)
+        return;
+    p->t_last = now;
+    double el = now - p->t_start;
+    double rate = el > 0 ? (double)done / el : 0;
+    char e[32], left[32];
+    fmt_time(e, sizeof e, el);
+    fmt_time(left, sizeof left, rate > 0 ? (double)(p->total - done) / rate : -1);
+    fprintf(stderr, "\r%s: %lld/%lld (%.0f%%)  %.4g/s  elapsed %s  left %s%s%s\033[K", p->label,
+            done, p->total, p->total > 0 ? 100.0 * (double)done / (double)p->total : 100.0, rate, e,
+            left, p->note[0] ? "  " : "", p->note);
+    fflush(stderr);
+    p->drawn = 1;
+}
+
+void progress_end(progress *p)
+{
+    if (!p || !p->on || !p->drawn)
+        return;
+    fprintf(stderr, "\r\033[K");
+    fflush(stderr);
+    p->drawn = 0;
+}
+
+/* ---- JSON ----------------------------------------------------------------------------- */
+
+void app_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+void app_json_params(FILE *f, shoal_model model, const shoal_params *p)
+{
+    size_t n;
+    const shoal_param_info *info = shoal_param_list(model, &n);
+    fputc('{', f);
+    for (size_t i = 0; i < n; i++) {
+        float v;
+        memcpy(&v, (const char *)p + info[i].offset, sizeof v);
+        fprintf(f, "%s", i ? ", " : "");
+        app_json_string(f, info[i].name);
+        fprintf(f, ": %.9g", (double)v);
+    }
+    fprintf(f, "%s\"spheres\": [", n ? ", " : "");
+    for (int k = 0; k < (int)p->sphere_count && k < SHOAL_MAX_SPHERES; k++)
+        fprintf(f, "%s[%.9g, %.9g, %.9g, %.9g]", k ? ", " : "", (double)p->spheres[k].center[0],
+                (double)p->spheres[k].center[1], (double)p->spheres[k].center[2],
+                (double)p->spheres[k].radius);
+    fprintf(f, "]}");
+}
+
+/* ---- trajectories --------------------------------------------------------------------- */
+
+shoal_status traj_mkdir(const char *dir, shoal_error *e)
+{
+    char tmp[4096];
+    if (!dir || !*dir || strlen(dir) >= sizeof tmp)
+        return shoal_error_set(e, SHOAL_ERR_IO, "'%s': not a usable directory name",
+                               dir ? dir : "");
+    snprintf(tmp, sizeof tmp, "%s", dir);
+    for (char *q = tmp + 1; *q; q++) {
+        if (*q == '/') {
+            *q = 0;
+            if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+                return shoal_error_set(e, SHOAL_ERR_IO, "%s: cannot create: %s", tmp,
+                                       strerror(errno));
+            *q = '/';
+        }
+    }
+    if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+        return shoal_error_set(e, SHOAL_ERR_IO, "%s: cannot create: %s", dir, strerror(errno));
+    struct stat sb;
+    if (stat(tmp, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return shoal_error_set(e, SHOAL_ERR_IO, "%s: not a directory", dir);
+    if (access(tmp, W_OK | X_OK) != 0)
+        return shoal_error_set(e, SHOAL_ERR_IO, "%s: cannot write in it: %s", dir, strerror(errno));
+    return SHOAL_OK;
+}
+
+shoal_status traj_open(traj *t, const char *dir, const char *format, long long every, size_t count,
+                       shoal_error *e)
+{
+    memset(t, 0, sizeof *t);
+    if (strcmp(format, "npy") == 0)
+        t->vtk = 0;
+    else if (strcmp(format, "vtk") == 0)
+        t->vtk = 1;
+    else
+        return shoal_error_set(e, SHOAL_ERR_INPUT, "--format: '%s' (expected npy or vtk)", format);
+    shoal_status st = traj_mkdir(dir, e);
+    if (st)
+        return st;
+    snprintf(t->dir, sizeof t->dir, "%s", dir);
+    t->every = every;
+    t->count = count;
+    t->rows = malloc(count * 6 * sizeof(float));
+    if (!t->rows)
+        return shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for %zu boids", count);
+    return SHOAL_OK;
+}
+
+static void frame_name(const traj *t, long long step, char *buf, size_t n)
+{
+    snprintf(buf, n, "state_%06lld.%s", step, t->vtk ? "vtp" : "npy");
+}
+
+shoal_status traj_write(traj *t, const shoal_sim *sim, long long step, shoal_error *e)
+{
+    if (t->frame_count == t->frame_cap) {
+        size_t cap = t->frame_cap ? t->frame_cap * 2 : 64;
+        traj_frame_rec *fr = realloc(t->frames, cap * sizeof *fr);
+        if (!fr)
+            return shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for the frame list");
+        t->frames = fr;
+        t->frame_cap = cap;
+    }
+    char name[64], path[4200];
+    frame_name(t, step, name, sizeof name);
+    snprintf(path, sizeof path, "%s/%s", t->dir, name);
+    double time = shoal_sim_time(sim);
+    shoal_sim_get_state(sim, t->rows);
+    shoal_status st = t->vtk ? shoal_io_vtp_write(path, t->rows, t->count, time, e)
+                             : shoal_io_npy_write(path, t->rows, t->count, e);
+    if (st)
+        return st;
+    t->frames[t->frame_count].step = step;
+    t->frames[t->frame_count].t = time;
+    t->frame_count++;
+    return SHOAL_OK;
+}
+
+static shoal_status write_pvd(const traj *t, shoal_error *e)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/trajectory.pvd", t->dir);
+    shoal_atomic_file af;
+    shoal_status st = shoal_io_atomic_open(&af, path, e);
+    if (st)
+        return st;
+    FILE *f = af.file;
+    fprintf(f, "<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\" "
+               "byte_order=\"LittleEndian\">\n  <Collection>\n");
+    for (size_t i = 0; i < t->frame_count; i++) {
+        char name[64];
+        frame_name(t, t->frames[i].step, name, sizeof name);
+        fprintf(f, "    <DataSet timestep=\"%.17g\" group=\"\" part=\"0\" file=\"%s\"/>\n",
+                t->frames[i].t, name);
+    }
+    fprintf(f, "  </Collection>\n</VTKFile>\n");
+    return shoal_io_atomic_commit(&af, e);
+}
+
+shoal_status traj_close(traj *t, const shoal_sim *sim, long long steps, int ok, shoal_error *e)
+{
+    shoal_status st = SHOAL_OK;
+    if (ok && t->vtk)
+        st = write_pvd(t, e);
+    if (ok && !st) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/manifest.json", t->dir);
+        shoal_atomic_file af;
+        st = shoal_io_atomic_open(&af, path, e);
+        if (!st) {
+            FILE *f = af.file;
+            const shoal_sim_desc *d = shoal_sim_get_desc(sim);
+            fprintf(f, "{\n  \"shoal\": \"%s\",\n  \"format\": \"%s\",\n  \"model\": ",
+                    SHOAL_VERSION_STRING, t->vtk ? "vtk" : "npy");
+            app_json_string(f, shoal_model_name(d->model));
+            fprintf(f,
+                    ",\n  \"count\": %zu,\n  \"seed\": %llu,\n  \"dt\": %.17g,\n  \"t0\": %.17g,\n"
+                    "  \"steps\": %lld,\n  \"every\": %lld,\n  \"parameters\": ",
+                    t->count, (unsigned long long)d->seed, d->dt_s, d->t0_s, steps, t->every);
+            app_json_params(f, d->model, &d->params);
+            fprintf(f, ",\n  \"frames\": [");
+            for (size_t i = 0; i < t->frame_count; i++) {
+                char name[64];
+                frame_name(t, t->frames[i].step, name, sizeof name);
+                fprintf(f, "%s\n    {\"step\": %lld, \"t\": %.17g, \"file\": \"%s\"}", i ? "," : "",
+                        t->frames[i].step, t->frames[i].t, name);
+            }
+            fprintf(f, "\n  ]\n}\n");
+            st = shoal_io_atomic_commit(&af, e);
+        }
+    }
+    free(t->rows);
+    free(t->frames);
+    t->rows = NULL;
+    t->frames = NULL;
+    return st;
+}
+
+/* ---- the step loop -------------------------------------------------------------------- */
+
+shoal_status app_sim_run(shoal_sim *sim, long long steps, traj *tr, progress *pg, shoal_error *e)
+{
+    shoal_status st;
+    if (!tr && !(pg && pg->on))
+        return shoal_sim_step(sim, (int)steps, e);
+    long long done = 0, chunk = 1;
+    if (tr && (st = traj_write(tr, sim, 0, e)))
+        return st;
+    while (done < steps) {
+        long long stop = steps;
+        if (tr) {
+            long long next = (done / tr->every + 1) * tr->every;
+            stop = next < steps ? next : steps;
+        }
+        /* With the progress line: chunks that grow while they take under 0.05 s, so the
+         * clock is read a few times a second at most and a step costs nothing extra. */
+        long long n = stop - done;
+        if (pg && pg->on && chunk < n)
+            n = chunk;
+        double t0 = pg && pg->on ? (double)timer_now_ns() : 0;
+        if ((st = shoal_sim_step(sim, (int)n, e)))
+            return st;
+        done += n;
+        if (pg && pg->on) {
+            if (((double)timer_now_ns() - t0) < 0.05e9 && chunk < (1LL << 30))
+                chunk *= 2;
+            progress_update(pg, done, 0);
+        }
+        if (tr && (done % tr->every == 0 || done == steps) && (st = traj_write(tr, sim, done, e)))
+            return st;
+    }
+    return SHOAL_OK;
+}

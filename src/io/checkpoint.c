@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/* Checkpoint files (layout in shoal/io.h): a fixed little-endian header, the parameter
+ * struct, the state beyond the boids (shoal_sim_checkpoint) and the rows. The reader checks
+ * the size, every count and every value before it hands anything back, so a damaged or
+ * hostile file is one error line, never a crash. Owns no state. */
+#include "shoal/io.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CKPT_MAGIC "SHOALCKP"
+#define CKPT_VERSION 1u
+#define CKPT_PARAM_FLOATS (sizeof(shoal_params) / sizeof(float))
+/* magic, version, param floats, model, predator count, boids, seed, steps, dt, t0 */
+#define CKPT_HEADER (8 + 4 * 4 + 8 * 5)
+#define CKPT_EXTRA                                                                                 \
+    (CKPT_PARAM_FLOATS * 4 + (size_t)SHOAL_MAX_PREDATORS * 24 + SHOAL_MAX_TARGETS +                \
+     (size_t)SHOAL_MAX_TARGETS * 12)
+
+_Static_assert(sizeof(shoal_params) % sizeof(float) == 0, "shoal_params is floats only");
+
+shoal_status shoal_io_checkpoint_write(const char *path, const shoal_sim *sim, shoal_error *err)
+{
+    const shoal_sim_desc *d = shoal_sim_get_desc(sim);
+    size_t n = shoal_sim_count(sim);
+    shoal_sim_checkpoint ck;
+    shoal_sim_get_checkpoint(sim, &ck);
+    float *rows = malloc(n * 6 * sizeof(float));
+    if (!rows)
+        return shoal_error_set(err, SHOAL_ERR_NOMEM, "%s: out of memory for %zu boids", path, n);
+    shoal_sim_get_state(sim, rows);
+    shoal_atomic_file af;
+    shoal_status st = shoal_io_atomic_open(&af, path, err);
+    if (st) {
+        free(rows);
+        return st;
+    }
+    FILE *f = af.file;
+    uint32_t u32[4] = {CKPT_VERSION, (uint32_t)CKPT_PARAM_FLOATS, (uint32_t)d->model,
+                       (uint32_t)ck.predator_count};
+    uint64_t u64[3] = {(uint64_t)n, d->seed, ck.steps_done};
+    double f64[2] = {d->dt_s, d->t0_s};
+    int ok = fwrite(CKPT_MAGIC, 1, 8, f) == 8 && fwrite(u32, 4, 4, f) == 4 &&
+             fwrite(u64, 8, 3, f) == 3 && fwrite(f64, 8, 2, f) == 2 &&
+             fwrite(&d->params, sizeof d->params, 1, f) == 1 &&
+             fwrite(ck.predator_pos, sizeof ck.predator_pos, 1, f) == 1 &&
+             fwrite(ck.predator_vel, sizeof ck.predator_vel, 1, f) == 1 &&
+             fwrite(ck.target_pinned, sizeof ck.target_pinned, 1, f) == 1 &&
+             fwrite(ck.target_pin, sizeof ck.target_pin, 1, f) == 1 &&
+             fwrite(rows, sizeof(float) * 6, n, f) == n;
+    free(rows);
+    if (!ok) {
+        shoal_io_atomic_abort(&af);
+        return shoal_error_set(err, SHOAL_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+    }
+    return shoal_io_atomic_commit(&af, err);
+}
+
+static shoal_status bad(shoal_error *err, const char *path, const char *what)
+{
+    return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: not a shoal checkpoint: %s", path, what);
+}
+
+shoal_status shoal_io_checkpoint_read(const char *path, shoal_sim_desc *desc, float **rows_out,
+                                      shoal_sim_checkpoint *ck, shoal_error *err)
+{
+    *rows_out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return shoal_error_set(err, SHOAL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    unsigned char h[CKPT_HEADER];
+    if (fread(h, 1, sizeof h, f) != sizeof h || memcmp(h, CKPT_MAGIC, 8) != 0) {
+        fclose(f);
+        return bad(err, path, "no SHOALCKP header");
+    }
+    uint32_t u32[4];
+    uint64_t u64[3];
+    double f64[2];
+    memcpy(u32, h + 8, sizeof u32);
+    memcpy(u64, h + 24, sizeof u64);
+    memcpy(f64, h + 48, sizeof f64);
+    shoal_status st = SHOAL_OK;
+    if (u32[0] != CKPT_VERSION)
+        st = bad(err, path, "unknown version");
+    else if (u32[1] != CKPT_PARAM_FLOATS)
+        st = shoal_error_set(err, SHOAL_ERR_INPUT,
+                             "%s: checkpoint of another shoal version (%u parameter floats, this "
+                             "one has %u)",
+                             path, (unsigned)u32[1], (unsigned)CKPT_PARAM_FLOATS);
+    else if (u32[2] >= SHOAL_MODEL_COUNT)
+        st = bad(err, path, "unknown model");
+    else if (u32[3] > SHOAL_MAX_PREDATORS)
+        st = bad(err, path, "predator count out of range");
+    else if (u64[0] == 0 || u64[0] > ((uint64_t)1 << 32))
+        st = bad(err, path, "boid count out of range");
+    else if (!(f64[0] > 0) || !isfinite(f64[0]) || !isfinite(f64[1]) || fabs(f64[1]) > 1e15)
+        st = bad(err, path, "dt or t0 out of range");
+    if (st) {
+        fclose(f);
+        return st;
+    }
+    size_t n = (size_t)u64[0];
+    /* the file must hold exactly the rest */
+    long here = ftell(f);
+    if (here < 0 || fseek(f, 0, SEEK_END) != 0) {
+        fclose(f);
+        return shoal_error_set(err, SHOAL_ERR_IO, "%s: cannot seek: %s", path, strerror(errno));
+    }
+    long end = ftell(f);
+    if (end < 0 || (uint64_t)(end - here) != CKPT_EXTRA + (uint64_t)n * 24 ||
+        fseek(f, here, SEEK_SET) != 0) {
+        fclose(f);
+        return bad(err, path, "its size does not match its boid count");
+    }
+    shoal_sim_desc d = shoal_sim_desc_default();
+    d.model = (shoal_model)u32[2];
+    d.boid_count = n;
+    d.seed = u64[1];
+    d.dt_s = f64[0];
+    d.t0_s = f64[1];
+    memset(ck, 0, sizeof *ck);
+    ck->predator_count = (int32_t)u32[3];
+    ck->steps_done = u64[2];
+    float *rows = malloc(n * 6 * sizeof(float));
+    if (!rows) {
+        fclose(f);
+        return shoal_error_set(err, SHOAL_ERR_NOMEM, "%s: out of memory for %zu boids", path, n);
+    }
+    int ok = fread(&d.params, sizeof d.params, 1, f) == 1 &&
+             fread(ck->predator_pos, sizeof ck->predator_pos, 1, f) == 1 &&
+             fread(ck->predator_vel, sizeof ck->predator_vel, 1, f) == 1 &&
+             fread(ck->target_pinned, sizeof ck->target_pinned, 1, f) == 1 &&
+             fread(ck->target_pin, sizeof ck->target_pin, 1, f) == 1 &&
+             fread(rows, sizeof(float) * 6, n, f) == n;
+    int rerr = ferror(f);
+    fclose(f);
+    if (!ok) {
+        free(rows);
+        return rerr ? shoal_error_set(err, SHOAL_ERR_IO, "%s: read error", path)
+                    : bad(err, path, "truncated");
+    }
+    const float *pf = (const float *)&d.params;
+    for (size_t k = 0; k < CKPT_PARAM_FLOATS; k++)
+        if (!isfinite(pf[k])) {
+            free(rows);
+            return bad(err, path, "a parameter is not finite");
+        }
+    shoal_error pe;
+    if ((int32_t)d.params.predator_count != ck->predator_count) {
+        free(rows);
+        return bad(err, path, "its predator count contradicts its parameters");
+    }
+    if (shoal_params_validate(d.model, &d.params, &pe) ||
+        shoal_state_check_finite(rows, n, path, &pe)) {
+        free(rows);
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: bad checkpoint: %s", path, pe.message);
+    }
+    *desc = d;
+    *rows_out = rows;
+    return SHOAL_OK;
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The installed library is usable on its own: `meson install` into a scratch root, then
+# examples/hello_shoal.c is built with `pkg-config --cflags --libs shoal` alone (shared
+# library), and once more statically (`pkg-config --static`), and both are run: each
+# must write a PNG of the school. The shared library must export the public API and
+# nothing else. Usage (from meson test): test_install.sh SOURCE_ROOT BUILD_ROOT
+set -euo pipefail
+src=$1 build=$2
+cc=${CC:-cc}
+command -v pkg-config >/dev/null || { echo "SKIP: pkg-config missing"; exit 77; }
+tmp=$(mktemp -d /tmp/shoal-install-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+DESTDIR=$tmp/root meson install -C "$build" --no-rebuild --quiet >/dev/null
+pcdir=$(dirname "$(find "$tmp/root" -name shoal.pc | head -1)")
+[ -f "$pcdir/shoal.pc" ] || { echo "FAIL: no shoal.pc installed"; exit 1; }
+export PKG_CONFIG_PATH=$pcdir${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+# the files sit under a scratch root, not at the prefix: tell pkg-config where the prefix is
+prefix=$(pkg-config --variable=prefix shoal)
+pc() { pkg-config --define-variable=prefix="$tmp/root$prefix" "$@"; }
+libdir=$(pc --variable=libdir shoal)
+# a consumer sees only the installed headers: no -I into the source tree
+flags=$(pc --cflags --libs shoal)
+case $flags in *"$src"*) echo "FAIL: pkg-config points into the source tree: $flags"; exit 1 ;; esac
+# a sanitizer build's library needs the sanitizer runtime in the program that loads it
+san=
+# (no grep -q on a pipe: nm could die of SIGPIPE and pipefail would say no)
+if nm -D -u "$libdir/libshoal.so" | grep '__asan_\|__ubsan_' >/dev/null; then
+  san="-fsanitize=address,undefined"
+  cc=clang
+fi
+$cc -std=c11 -Wall -Wextra -Werror $san "$src/examples/hello_shoal.c" $flags -o "$tmp/hello"
+export SHOAL_ASSETS=$(find "$tmp/root" -type d -path '*/share/shoal' | head -1)
+LD_LIBRARY_PATH=$libdir "$tmp/hello" "$tmp/a.png" 2000 30
+# static: the same program with libshoal.a and its private dependencies (and libgcov when
+# the library was built with -Db_coverage, as tools/test.sh's build-min is)
+cov=
+# (grep reads all of nm's output: with -q, nm could die of SIGPIPE and pipefail say no)
+if nm "$libdir/libshoal.a" 2>/dev/null | grep '__gcov_init' >/dev/null; then
+  cov=--coverage
+fi
+if [ -z "$san" ] && [ -f "$libdir/libshoal.a" ] && ! nm "$libdir/libshoal.a" 2>/dev/null | grep cuda >/dev/null; then
+  $cc -std=c11 $cov "$src/examples/hello_shoal.c" $(pc --cflags shoal) \
+    "$libdir/libshoal.a" $(pc --static --libs-only-other --libs-only-l shoal | sed 's/-lshoal//') \
+    -o "$tmp/hello_static"
+  "$tmp/hello_static" "$tmp/b.png" 2000 30
+  cmp "$tmp/a.png" "$tmp/b.png" || { echo "FAIL: static and shared builds drew different images"; exit 1; }
+fi
+for f in "$tmp/a.png"; do
+  [ "$(head -c 8 "$f" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||
+    { echo "FAIL: $f is not a PNG"; exit 1; }
+done
+# exports: shoal_* only
+bad=$(nm -D --defined-only "$libdir/libshoal.so" | awk '{print $3}' | grep -v '^shoal_' || true)
+[ -z "$bad" ] || { echo "FAIL: libshoal.so exports non-API symbols:"; echo "$bad" | head; exit 1; }
+n=$(nm -D --defined-only "$libdir/libshoal.so" | wc -l)
+echo "installed library: $n exported symbols, example ran (shared and static)"
+echo "1 passed, 0 failed"

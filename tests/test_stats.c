@@ -1,0 +1,531 @@
+/* SPDX-License-Identifier: MIT */
+/* Flock statistics (shoal/stats.h): hand-computed cases for each statistic, the degenerate
+ * states that once never finished or overflowed (all boids at one point, a radius of 1e6 or
+ * 1e30, a school 5e-7 long, 300k boids in a unit ball), random states against a NumPy brute
+ * force (tests/stats_ref.py), and independence from the thread count. No timing is asserted:
+ * a case that does not finish hits meson's timeout. NumPy missing: exit 77 (skip). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "shoal/shoal.h"
+#include "scenes.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char g_dir[256];
+
+static shoal_stats stats_r(const float *rows, size_t n, double radius, int threads)
+{
+    shoal_stats_desc d = shoal_stats_desc_default();
+    d.radius = radius;
+    d.thread_count = threads;
+    shoal_stats s;
+    shoal_error e;
+    if (shoal_stats_compute(rows, n, &d, &s, &e))
+        fail_msg("shoal_stats_compute: %s", e.message);
+    return s;
+}
+
+static void set_row(float *r, float px, float py, float pz, float vx, float vy, float vz)
+{
+    r[0] = px, r[1] = py, r[2] = pz, r[3] = vx, r[4] = vy, r[5] = vz;
+}
+
+#define NEAR(a, b, tol)                                                                            \
+    do {                                                                                           \
+        double a_ = (a), b_ = (b);                                                                 \
+        if (!(fabs(a_ - b_) <= (tol) * (1 + fabs(b_))))                                            \
+            fail_msg("%s = %.17g, expected %.17g", #a, a_, b_);                                    \
+    } while (0)
+
+/* ---- hand-computed ----------------------------------------------------------------------- */
+
+static void test_two_boids(void **state)
+{
+    (void)state;
+    float r[12];
+    set_row(r, 0, 0, 0, 1, 0, 0);
+    set_row(r + 6, 3, 4, 0, 1, 0, 0);
+    shoal_stats s = stats_r(r, 2, 5, 0);
+    assert_int_equal(s.count, 2);
+    assert_int_equal(s.nonfinite, 0);
+    assert_true(s.polarisation == 1);
+    assert_true(s.mean_speed == 1);
+    assert_true(s.mean_nn_distance == 5);
+    assert_true(s.mean_neighbors == 1); /* d <= r: inclusive */
+    assert_true(s.group_count == 1);
+    assert_true(s.largest_group_fraction == 1);
+    assert_true(s.centroid[0] == 1.5 && s.centroid[1] == 2 && s.centroid[2] == 0);
+    assert_true(s.extent[0] == 3 && s.extent[1] == 4 && s.extent[2] == 0);
+    assert_true(s.bbox_min[1] == 0 && s.bbox_max[1] == 4);
+    assert_true(s.radius_of_gyration == 2.5);
+    /* r x v: (0, 0, 2) and (0, 0, -2): no rotation */
+    assert_true(s.milling == 0);
+    s = stats_r(r, 2, 4.999, 0);
+    assert_true(s.mean_neighbors == 0);
+    assert_true(s.group_count == 2);
+    assert_true(s.largest_group_fraction == 0.5);
+    assert_true(s.radius == 4.999);
+}
+
+static void test_mill_and_polarisation(void **state)
+{
+    (void)state;
+    /* four boids on the unit circle moving counter-clockwise at speed 2: a perfect mill */
+    float r[24];
+    set_row(r, 1, 0, 0, 0, 2, 0);
+    set_row(r + 6, 0, 1, 0, -2, 0, 0);
+    set_row(r + 12, -1, 0, 0, 0, -2, 0);
+    set_row(r + 18, 0, -1, 0, 2, 0, 0);
+    shoal_stats s = stats_r(r, 4, 1, 0);
+    assert_true(s.milling == 1);
+    assert_true(s.polarisation == 0);
+    assert_true(s.mean_speed == 2);
+    NEAR(s.mean_nn_distance, sqrt(2), 1e-15);
+    assert_true(s.mean_neighbors == 0); /* sqrt(2) > 1 */
+    assert_true(s.group_count == 4);
+    s = stats_r(r, 4, 1.5, 0);
+    assert_true(s.mean_neighbors == 2);
+    assert_true(s.group_count == 1);
+    assert_true(s.radius_of_gyration == 1);
+    /* one boid reversed: |r x v| sum is 2+2+2-2 = 4 of 8 */
+    set_row(r + 18, 0, -1, 0, -2, 0, 0);
+    s = stats_r(r, 4, 1, 0);
+    assert_true(s.milling == 0.5);
+    /* a boid at rest has no heading: left out of the polarisation, not of the speed */
+    float p[18];
+    set_row(p, 0, 0, 0, 3, 0, 0);
+    set_row(p + 6, 1, 0, 0, 0, 0.5f, 0);
+    set_row(p + 12, 2, 0, 0, 0, 0, 0);
+    s = stats_r(p, 3, 1, 0);
+    NEAR(s.polarisation, sqrt(2) / 2, 1e-15);
+    NEAR(s.mean_speed, 3.5 / 3, 1e-15);
+    /* all at rest: 0, not NaN */
+    for (int i = 0; i < 3; i++)
+        p[i * 6 + 3] = p[i * 6 + 4] = p[i * 6 + 5] = 0;
+    s = stats_r(p, 3, 1, 0);
+    assert_true(s.polarisation == 0 && s.milling == 0 && s.mean_speed == 0);
+}
+
+static void test_groups_chain(void **state)
+{
+    (void)state;
+    /* x = 0 1 2 | 10 11 | 30: at radius 1 three groups, the largest 3 of 6 */
+    const float xs[] = {0, 1, 2, 10, 11, 30};
+    float r[36];
+    for (int i = 0; i < 6; i++)
+        set_row(r + i * 6, xs[i], 0, 0, 1, 0, 0);
+    shoal_stats s = stats_r(r, 6, 1, 0);
+    assert_true(s.group_count == 3);
+    assert_true(s.largest_group_fraction == 0.5);
+    assert_true(s.mean_neighbors == (1 + 2 + 1 + 1 + 1 + 0) / 6.0);
+    assert_true(s.mean_nn_distance == (1 + 1 + 1 + 1 + 1 + 19) / 6.0);
+    s = stats_r(r, 6, 0.999, 0);
+    assert_true(s.group_count == 6);
+    s = stats_r(r, 6, 8, 0);
+    assert_true(s.group_count == 2);
+    NEAR(s.largest_group_fraction, 5.0 / 6, 1e-15);
+    s = stats_r(r, 6, 30, 0); /* the bounding box's diagonal: one group, everyone a neighbour */
+    assert_true(s.group_count == 1 && s.mean_neighbors == 5);
+}
+
+static void test_nonfinite_and_errors(void **state)
+{
+    (void)state;
+    float r[18];
+    set_row(r, 0, 0, 0, 1, 0, 0);
+    set_row(r + 6, 2, 0, 0, 1, 0, 0);
+    set_row(r + 12, NAN, 0, 0, 1, 0, 0);
+    shoal_stats s = stats_r(r, 3, 5, 0);
+    assert_int_equal(s.count, 3);
+    assert_int_equal(s.nonfinite, 1);
+    assert_true(s.mean_neighbors == 1 && s.mean_nn_distance == 2 && s.centroid[0] == 1);
+    r[12] = 0;
+    r[17] = INFINITY;
+    s = stats_r(r, 3, 5, 0);
+    assert_int_equal(s.nonfinite, 1);
+    /* one boid: no nearest neighbour */
+    s = stats_r(r, 1, 5, 0);
+    assert_true(isnan(s.mean_nn_distance));
+    assert_true(s.mean_neighbors == 0 && s.group_count == 1 && s.largest_group_fraction == 1);
+    /* nothing */
+    s = stats_r(NULL, 0, 5, 0);
+    assert_int_equal(s.count, 0);
+    assert_true(isnan(s.polarisation) && isnan(s.mean_neighbors) && s.group_count == 0);
+    shoal_stats_desc d = shoal_stats_desc_default();
+    assert_true(d.radius == 1 && d.thread_count == 0 && d.skip == 0);
+    shoal_error e;
+    d.radius = NAN;
+    assert_int_equal(shoal_stats_compute(r, 2, &d, &s, &e), SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "radius"));
+    d.radius = -1;
+    assert_int_equal(shoal_stats_compute(r, 2, &d, &s, &e), SHOAL_ERR_INPUT);
+    d.radius = INFINITY;
+    assert_int_equal(shoal_stats_compute(r, 2, &d, &s, &e), SHOAL_OK);
+    assert_true(s.mean_neighbors == 1);
+    d.thread_count = -1;
+    assert_int_equal(shoal_stats_compute(r, 2, &d, &s, &e), SHOAL_ERR_INPUT);
+    /* skip bits */
+    d = shoal_stats_desc_default();
+    d.skip = SHOAL_STATS_SKIP_NEAREST | SHOAL_STATS_SKIP_NEIGHBORS | SHOAL_STATS_SKIP_GROUPS;
+    assert_int_equal(shoal_stats_compute(r, 2, &d, &s, &e), SHOAL_OK);
+    assert_true(isnan(s.mean_nn_distance) && isnan(s.mean_neighbors) && s.group_count == 0);
+    assert_true(s.mean_speed == 1);
+}
+
+static void test_soa_equals_rows(void **state)
+{
+    (void)state;
+    const size_t n = 3000;
+    float *rows = scene_clustered(n, 5, 1.0f, 8.0f, 1.0f, 7);
+    float *soa = malloc(n * 6 * sizeof *soa);
+    for (size_t i = 0; i < n; i++)
+        for (int c = 0; c < 6; c++)
+            soa[(size_t)c * n + i] = rows[i * 6 + (size_t)c];
+    const float *pos[3] = {soa, soa + n, soa + 2 * n},
+                *vel[3] = {soa + 3 * n, soa + 4 * n, soa + 5 * n};
+    shoal_stats_desc d = shoal_stats_desc_default();
+    d.radius = 0.7;
+    shoal_stats a, b;
+    shoal_error e;
+    assert_int_equal(shoal_stats_compute(rows, n, &d, &a, &e), 0);
+    assert_int_equal(shoal_stats_compute_soa(pos, vel, n, &d, &b, &e), 0);
+    assert_memory_equal(&a, &b, sizeof a);
+    free(rows);
+    free(soa);
+}
+
+/* ---- against NumPy ----------------------------------------------------------------------- */
+
+typedef struct ref {
+    double v[64];
+    char k[64][48];
+    int n;
+    double radius[8], neighbors[8], groups[8], largest[8];
+    int nr;
+} ref;
+
+static char *tmp_path(const char *name)
+{
+    static char buf[4][512];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
+    return buf[k];
+}
+
+/* Run tests/stats_ref.py with `args`; exit 77 (skip the whole program) when NumPy is missing. */
+static void run_ref(const char *args, ref *r)
+{
+    char cmd[2048];
+    memset(r, 0, sizeof *r);
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/tests/stats_ref.py %s > %s", SHOAL_SOURCE_ROOT,
+             args, tmp_path("ref.txt"));
+    int rc = system(cmd);
+    if (WIFEXITED(rc) && (WEXITSTATUS(rc) == 77 || WEXITSTATUS(rc) == 127)) {
+        printf("SKIP: /usr/bin/python3 with NumPy not found\n");
+        exit(77);
+    }
+    assert_true(WIFEXITED(rc) && WEXITSTATUS(rc) == 0);
+    FILE *f = fopen(tmp_path("ref.txt"), "r");
+    assert_non_null(f);
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "radius ", 7) == 0) {
+            assert_int_equal(sscanf(line,
+                                    "radius %lf mean_neighbors %lf group_count %lf "
+                                    "largest_group_fraction %lf",
+                                    &r->radius[r->nr], &r->neighbors[r->nr], &r->groups[r->nr],
+                                    &r->largest[r->nr]),
+                             4);
+            r->nr++;
+        } else if (r->n < 64 && sscanf(line, "%47s %lf", r->k[r->n], &r->v[r->n]) == 2) {
+            r->n++;
+        }
+    }
+    fclose(f);
+}
+
+static double ref_get(const ref *r, const char *key)
+{
+    for (int i = 0; i < r->n; i++)
+        if (strcmp(r->k[i], key) == 0)
+            return r->v[i];
+    fail_msg("reference lacks %s", key);
+    return NAN;
+}
+
+/* Every statistic of `rows` at each radius against the NumPy brute force: counts exactly,
+ * sums to a relative 1e-12 (the order of a float64 sum differs). */
+static void check_numpy(const char *what, const float *rows, size_t n, const double *radii, int nr)
+{
+    shoal_error e;
+    if (shoal_io_npy_write(tmp_path("s.npy"), rows, n, &e))
+        fail_msg("%s", e.message);
+    char args[1024];
+    int k = snprintf(args, sizeof args, "%s", tmp_path("s.npy"));
+    for (int i = 0; i < nr; i++)
+        k += snprintf(args + k, sizeof args - (size_t)k, " %.17g", radii[i]);
+    ref r;
+    run_ref(args, &r);
+    assert_int_equal(r.nr, nr);
+    for (int i = 0; i < nr; i++) {
+        shoal_stats s = stats_r(rows, n, radii[i], 0);
+        const double tol = 1e-12;
+        if (s.nonfinite != (size_t)ref_get(&r, "nonfinite"))
+            fail_msg("%s: nonfinite %zu", what, s.nonfinite);
+        NEAR(s.polarisation, ref_get(&r, "polarisation"), tol);
+        NEAR(s.milling, ref_get(&r, "milling"), 1e-10);
+        NEAR(s.mean_speed, ref_get(&r, "mean_speed"), tol);
+        NEAR(s.radius_of_gyration, ref_get(&r, "radius_of_gyration"), tol);
+        NEAR(s.mean_nn_distance, ref_get(&r, "mean_nn_distance"), tol);
+        char key[32];
+        for (int c = 0; c < 3; c++) {
+            snprintf(key, sizeof key, "centroid_%d", c);
+            NEAR(s.centroid[c], ref_get(&r, key), tol);
+            snprintf(key, sizeof key, "extent_%d", c);
+            assert_true(s.extent[c] == ref_get(&r, key));
+        }
+        if (s.mean_neighbors != r.neighbors[i])
+            fail_msg("%s, radius %g: mean neighbours %.17g, NumPy %.17g", what, radii[i],
+                     s.mean_neighbors, r.neighbors[i]);
+        if ((double)s.group_count != r.groups[i])
+            fail_msg("%s, radius %g: %llu groups, NumPy %g", what, radii[i],
+                     (unsigned long long)s.group_count, r.groups[i]);
+        NEAR(s.largest_group_fraction, r.largest[i], 1e-15);
+    }
+}
+
+static void test_random_vs_numpy(void **state)
+{
+    (void)state;
+    const double radii[] = {0, 0.05, 0.3, 1, 2.5, 40};
+    float *u = scene_uniform(2000, 4.0f, 1.0f, 11);
+    check_numpy("uniform", u, 2000, radii, 6);
+    float *c = scene_clustered(2000, 6, 0.5f, 10.0f, 1.0f, 12);
+    check_numpy("clustered", c, 2000, radii, 6);
+    /* a flat school (z = 0) with outliers and duplicated rows */
+    for (size_t i = 0; i < 2000; i++)
+        u[i * 6 + 2] = 0;
+    scene_add_outliers(u, 2000, 13);
+    memcpy(u + 100 * 6, u + 200 * 6, 50 * 6 * sizeof(float));
+    check_numpy("flat with outliers", u, 2000, radii, 6);
+    free(u);
+    free(c);
+}
+
+/* ---- degenerate states -------------------------------------------------------------------- */
+
+static void test_one_point(void **state)
+{
+    (void)state;
+    const size_t n = 1000;
+    float *r = malloc(n * 6 * sizeof *r);
+    for (size_t i = 0; i < n; i++)
+        set_row(r + i * 6, 3.25f, -1, 7, 1, (float)(i % 3), 0);
+    const double radii[] = {0, 1e-30, 1, 1e6, 1e30};
+    for (int k = 0; k < 5; k++) {
+        shoal_stats s = stats_r(r, n, radii[k], 0);
+        assert_true(s.mean_neighbors == 999);
+        assert_true(s.mean_nn_distance == 0);
+        assert_true(s.group_count == 1 && s.largest_group_fraction == 1);
+        assert_true(s.extent[0] == 0 && s.radius_of_gyration == 0);
+    }
+    /* half of them at a second point: two groups unless the radius reaches across */
+    for (size_t i = 0; i < n / 2; i++)
+        r[i * 6] = 4.25f;
+    shoal_stats s = stats_r(r, n, 0.5, 0);
+    assert_true(s.mean_neighbors == 499 && s.group_count == 2);
+    s = stats_r(r, n, 0, 0);
+    assert_true(s.mean_neighbors == 499 && s.group_count == 2);
+    s = stats_r(r, n, 1, 0);
+    assert_true(s.mean_neighbors == 999 && s.group_count == 1);
+    free(r);
+}
+
+static void test_huge_radius(void **state)
+{
+    (void)state;
+    const size_t n = 1000;
+    float *r = scene_uniform(n, 50.0f, 1.0f, 21);
+    const double radii[] = {1e6, 1e30, INFINITY};
+    for (int k = 0; k < 3; k++) {
+        shoal_stats s = stats_r(r, n, radii[k], 0);
+        assert_true(s.mean_neighbors == 999);
+        assert_true(s.group_count == 1);
+    }
+    /* and the rest against NumPy */
+    const double big[] = {1e6, 1e30};
+    check_numpy("uniform, huge radii", r, n, big, 2);
+    free(r);
+}
+
+static void test_thin_line(void **state)
+{
+    (void)state;
+    /* 1,000 boids spread over 5e-7 along x (and a copy far from the origin, where floats are
+     * coarser than the spread) */
+    const size_t n = 1000;
+    float *r = malloc(n * 6 * sizeof *r);
+    for (size_t i = 0; i < n; i++)
+        set_row(r + i * 6, (float)i * 5e-10f, 0, 0, 1, 0, 0);
+    shoal_stats s = stats_r(r, n, 2, 0);
+    assert_true(s.mean_neighbors == 999 && s.group_count == 1);
+    const double radii[] = {0, 1e-9, 5e-9, 1.2e-7, 2};
+    check_numpy("line 5e-7 long", r, n, radii, 5);
+    for (size_t i = 0; i < n; i++)
+        r[i * 6] = 1.0f + (float)i * 5e-10f;
+    check_numpy("line 5e-7 long at x = 1", r, n, radii, 5);
+    free(r);
+}
+
+/* 300k boids in the unit ball at the steer model's radius 2: every pair is within 2, but the
+ * bounding box's diagonal is not, so the grid does the work. */
+static void test_dense_ball(void **state)
+{
+    (void)state;
+    const size_t n = 300000;
+    float *r = malloc(n * 6 * sizeof *r);
+    uint64_t x = 99;
+    for (size_t i = 0; i < n;) {
+        float p[3];
+        for (int c = 0; c < 3; c++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            p[c] = (float)((double)(x >> 11) / 9007199254740992.0 * 2 - 1);
+        }
+        if ((double)p[0] * p[0] + (double)p[1] * p[1] + (double)p[2] * p[2] > 0.999)
+            continue;
+        set_row(r + i * 6, p[0], p[1], p[2], p[1], -p[0], 0.5f);
+        i++;
+    }
+    shoal_stats s = stats_r(r, n, 2, 0);
+    assert_true(s.mean_neighbors == (double)(n - 1));
+    assert_true(s.group_count == 1);
+    assert_true(s.mean_nn_distance > 0 && s.mean_nn_distance < 0.05);
+    s = stats_r(r, n, 0.1, 0);
+    assert_true(s.mean_neighbors > 50 && s.mean_neighbors < 300);
+    free(r);
+}
+
+/* A 67^3 lattice (300,763 boids, spacing 1/32): neighbour counts known exactly by counting
+ * lattice offsets (NumPy, stats_ref.py --lattice). */
+static void test_lattice_exact(void **state)
+{
+    (void)state;
+    const int nx = 67, ny = 67, nz = 67;
+    const size_t n = (size_t)nx * ny * nz;
+    float *r = malloc(n * 6 * sizeof *r);
+    size_t i = 0;
+    for (int z = 0; z < nz; z++)
+        for (int y = 0; y < ny; y++)
+            for (int xx = 0; xx < nx; xx++, i++)
+                set_row(r + i * 6, (float)xx / 32, (float)y / 32, (float)z / 32, 1, 0, 0);
+    const double radii[] = {0.03125, 0.1, 0.25, 2.5};
+    for (int k = 0; k < 4; k++) {
+        char args[256];
+        snprintf(args, sizeof args, "--lattice %d %d %d 0.03125 %.17g", nx, ny, nz, radii[k]);
+        ref rf;
+        run_ref(args, &rf);
+        shoal_stats s = stats_r(r, n, radii[k], 0);
+        if (s.mean_neighbors != ref_get(&rf, "mean_neighbors"))
+            fail_msg("lattice, radius %g: %.17g neighbours, NumPy %.17g", radii[k],
+                     s.mean_neighbors, ref_get(&rf, "mean_neighbors"));
+        assert_true(s.group_count == 1);
+        assert_true(s.mean_nn_distance == 0.03125);
+    }
+    free(r);
+}
+
+static void test_threads(void **state)
+{
+    (void)state;
+    const size_t n = 20000;
+    float *r = scene_clustered(n, 8, 1.0f, 20.0f, 1.0f, 31);
+    const int threads[] = {1, 2, 3, 7};
+    shoal_stats s1 = stats_r(r, n, 0.8, 1);
+    for (int k = 1; k < 4; k++) {
+        shoal_stats s = stats_r(r, n, 0.8, threads[k]);
+        assert_memory_equal(&s, &s1, sizeof s);
+    }
+    free(r);
+}
+
+/* Calls from several threads at once (a sweep's members) are independent: each gives what it
+ * gives alone, whatever thread count the other asked for. */
+typedef struct par_job {
+    const float *rows;
+    size_t n;
+    int threads;
+    shoal_stats out[4];
+} par_job;
+
+static void *par_run(void *p)
+{
+    par_job *j = p;
+    shoal_stats_desc d = shoal_stats_desc_default();
+    d.radius = 0.8;
+    d.thread_count = j->threads;
+    shoal_error e;
+    for (int k = 0; k < 4; k++)
+        if (shoal_stats_compute(j->rows, j->n, &d, &j->out[k], &e))
+            return NULL;
+    return p;
+}
+
+static void test_concurrent_calls(void **state)
+{
+    (void)state;
+    const size_t n = 20000;
+    float *r = scene_clustered(n, 8, 1.0f, 20.0f, 1.0f, 31);
+    shoal_stats alone = stats_r(r, n, 0.8, 1);
+    par_job jobs[2] = {{.rows = r, .n = n, .threads = 1}, {.rows = r, .n = n, .threads = 3}};
+    pthread_t t[2];
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(pthread_create(&t[k], NULL, par_run, &jobs[k]), 0);
+    for (int k = 0; k < 2; k++) {
+        void *ret;
+        assert_int_equal(pthread_join(t[k], &ret), 0);
+        assert_ptr_equal(ret, &jobs[k]);
+        for (int i = 0; i < 4; i++)
+            assert_memory_equal(&jobs[k].out[i], &alone, sizeof alone);
+    }
+    free(r);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(g_dir, sizeof g_dir, "/tmp/shoal-stats-XXXXXX");
+    return mkdtemp(g_dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_two_boids),        cmocka_unit_test(test_mill_and_polarisation),
+        cmocka_unit_test(test_groups_chain),     cmocka_unit_test(test_nonfinite_and_errors),
+        cmocka_unit_test(test_soa_equals_rows),  cmocka_unit_test(test_random_vs_numpy),
+        cmocka_unit_test(test_one_point),        cmocka_unit_test(test_huge_radius),
+        cmocka_unit_test(test_thin_line),        cmocka_unit_test(test_dense_ball),
+        cmocka_unit_test(test_lattice_exact),    cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_concurrent_calls),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
