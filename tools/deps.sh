@@ -6,7 +6,7 @@ set -euo pipefail
 what=${1:-all}
 
 pkgs=(meson ninja-build gcc pkg-config libsdl2-dev libsdl2-ttf-dev fonts-dejavu-core
-      libfontconfig-dev libinih-dev libpng-dev)
+      libfontconfig-dev libinih-dev libpng-dev libopenmpi-dev openmpi-bin)
 if [ "$what" = test ] || [ "$what" = all ]; then
   pkgs+=(libcmocka-dev clang clang-format libomp-dev libclang-rt-14-dev python3-numpy xvfb xauth xdotool
         ffmpeg python3-matplotlib python3-vtk9 bsdutils gcovr)

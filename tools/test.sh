@@ -39,15 +39,15 @@ if [ $quick -eq 0 ]; then
 fi
 
 if [ $quick -eq 0 ]; then
-  # The smallest build: no OpenMP, no SDL2 window, no CUDA. Everything must build and the
+  # The smallest build: no OpenMP, no SDL2 window, no CUDA, no MPI. Everything must build and the
   # suite pass (tests of threads or of the window report SKIP there).
   # It is also the coverage build (-Db_coverage: gcov counters on the same -O2 code; meson
   # cannot instrument a build with CUDA, and this one has none), so coverage costs no
   # extra build or run; tools/coverage.sh prints it at the end.
   meson setup build-min --buildtype=debugoptimized -Dwerror=true -Dopenmp=disabled \
-    -Dsdl=disabled -Dcuda=disabled -Db_coverage=true --wipe >/dev/null 2>&1 ||
+    -Dsdl=disabled -Dcuda=disabled -Dmpi=disabled -Db_coverage=true --wipe >/dev/null 2>&1 ||
     meson setup build-min --buildtype=debugoptimized -Dwerror=true -Dopenmp=disabled \
-      -Dsdl=disabled -Dcuda=disabled -Db_coverage=true
+      -Dsdl=disabled -Dcuda=disabled -Dmpi=disabled -Db_coverage=true
   ninja -C build-min
   find build-min -name '*.gcda' -delete
   meson test -C build-min --print-errorlogs --num-processes "$jobs"

@@ -758,10 +758,9 @@ shoal_status npy_layout_parse(const void *data, size_t size, uint64_t file_size,
     npy_info info;
     shoal_status st = npy_header(data, data ? size : 0, name, &info, err);
     if (!st)
-        st = npy_size_check(&info,
-                            file_size > info.data_offset ? (size_t)(file_size - info.data_offset)
-                                                         : 0,
-                            name, err);
+        st = npy_size_check(
+            &info, file_size > info.data_offset ? (size_t)(file_size - info.data_offset) : 0, name,
+            err);
     if (st)
         return st;
     out->count = info.count;

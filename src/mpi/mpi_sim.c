@@ -489,6 +489,7 @@ static int owner_coord(const int32_t *cut, int P, int32_t c)
 
 typedef struct run_stats {
     uint64_t halo_boids, migrated, recuts, steps;
+    uint64_t steps_migrating; /* steps in which some boid changed rank (with --stats) */
     double imbalance_sum, imbalance_max;
     uint64_t ns_comm, ns_compute, ns_composite;
 } run_stats;
@@ -798,8 +799,10 @@ static void print_stats(const run_stats *rs, const dec *d, size_t total, long lo
             "%lld steps, %zu bytes per boid on the wire\n",
             g_size, d->P[0], d->P[1], d->P[2], threads, total, steps, sizeof(part_boid));
     fprintf(stderr,
-            "  per step (all ranks): halo %.0f boids sent (%.0f bytes), %.1f boids migrated\n",
-            (double)cs[0] / k, (double)cs[0] * sizeof(part_boid) / k, (double)cs[1] / k);
+            "  per step (all ranks): halo %.0f boids sent (%.0f bytes), %.1f boids migrated "
+            "(in %llu of %lld steps)\n",
+            (double)cs[0] / k, (double)cs[0] * sizeof(part_boid) / k, (double)cs[1] / k,
+            (unsigned long long)rs->steps_migrating, steps > 0 ? steps - 1 : 0);
     fprintf(stderr, "  imbalance (max/mean boids per rank): mean %.3f, max %.3f; %llu re-cuts\n",
             rs->steps ? rs->imbalance_sum / (double)rs->steps : 1.0, rs->imbalance_max,
             (unsigned long long)rs->recuts);
@@ -872,6 +875,11 @@ shoal_status mpi_step_file(const shoal_sim_desc *d0, const shoal_scene *scene, c
             if (st)
                 break;
             rs.migrated += moved;
+            if (stats) {
+                unsigned long long m = moved, all_m = 0;
+                MPI_Allreduce(&m, &all_m, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+                rs.steps_migrating += all_m > 0;
+            }
         }
         double imb = imbalance(own.n, total);
         if (imb > RECUT_IMBALANCE && imb > base * RECUT_GROWTH) {

@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# shoal under MPI (issue 17, docs/ARCHITECTURE.md "MPI"): `mpirun -np R shoal step` and
+# `shoal init` give the bytes of one process for R = 1..4, every model, uniform and clumped
+# states, any threads per rank and ISA; a school that crosses rank boundaries every step;
+# all boids in one rank's brick; more ranks than cells along an axis (a clear error); a
+# rank that cannot open its part of the file (every rank fails, nothing is written).
+# Usage: test_mpi.sh SHOAL_EXE MPI_BUILT(0|1)   Exit 77 (skip) without MPI or mpirun.
+# Kept small for a 2-core machine: N = 1500-3000, 40 steps per case, 200 steps for steer
+# and fov (uniform) at R = 1..4.
+set -uo pipefail
+S=$(realpath "$1")
+if [ "${2:-0}" != 1 ]; then
+  echo "SKIP: shoal built without MPI (-Dmpi)"
+  exit 77
+fi
+if ! command -v mpirun >/dev/null 2>&1; then
+  echo "SKIP: no mpirun"
+  exit 77
+fi
+PY=/usr/bin/python3
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# one core per rank is not there: no binding, and let ranks share cores politely
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_hwloc_base_binding_policy=none
+export OMPI_MCA_mpi_yield_when_idle=1 OMP_WAIT_POLICY=passive
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+cd "$W" || exit 1
+fails=0
+fail() {
+  echo "FAIL: $*"
+  fails=$((fails + 1))
+}
+mpi() { # R then shoal's arguments
+  local r=$1
+  shift
+  timeout 300 mpirun --oversubscribe -np "$r" "$S" "$@"
+}
+
+# one process's bytes, then R = 1..4 ranks
+check_step() { # name model steps state [extra shoal args...]
+  local name=$1 model=$2 steps=$3 state=$4
+  shift 4
+  "$S" step --in "$state" --out "$name.ref.npy" --model "$model" --steps "$steps" "$@" ||
+    {
+      fail "$name: one process failed"
+      return
+    }
+  for r in ${RANKS:-1 2 3 4}; do
+    if ! mpi "$r" step --in "$state" --out "$name.$r.npy" --model "$model" --steps "$steps" \
+      "$@" 2>"$name.$r.err"; then
+      fail "$name: $r ranks failed: $(tail -1 "$name.$r.err")"
+    elif ! cmp -s "$name.ref.npy" "$name.$r.npy"; then
+      fail "$name: $r ranks differ from one process"
+    else
+      echo "ok: $name, $r ranks"
+    fi
+  done
+}
+
+# states: each model's own start (clumped in a ball for steer and average, spread for the
+# others), a uniform one over a box of many cells, and two tight clumps
+for m in steer average heading classic fov; do
+  "$S" init --count 2000 --model "$m" --seed 7 --out "init_$m.npy" 2>/dev/null ||
+    fail "init $m"
+done
+$PY - <<'EOF' || fail "python states"
+import numpy as np
+rng = np.random.default_rng(17)
+for m in ["steer", "average", "heading", "classic", "fov"]:
+    a = np.load(f"init_{m}.npy").astype(np.float32)
+    lo, hi = a[:, :3].min(0), a[:, :3].max(0)
+    span = float(max(hi - lo))
+    # steer and average start in a ball a few cells wide: spread them over their walls
+    L = {"steer": 6.0, "average": 6.0}.get(m, span / 2)
+    u = a.copy()
+    u[:, :3] = rng.uniform(-L, L, size=(len(a), 3)).astype(np.float32)
+    if m == "classic":
+        u[:, :3] += (lo + hi) / 2
+    np.save(f"uniform_{m}.npy", u)
+    c = a.copy()
+    half = len(a) // 2
+    c[:half, :3] = (rng.normal(0, 0.05 * L, size=(half, 3)) - 0.5 * L).astype(np.float32)
+    c[half:, :3] = (rng.normal(0, 0.05 * L, size=(len(a) - half, 3)) + 0.4 * L).astype(np.float32)
+    if m == "classic":
+        c[:, :3] += (lo + hi) / 2
+    np.save(f"clumped_{m}.npy", c)
+# a stream: every boid moves along z fast enough to change cell (and brick) every step
+s = np.zeros((1500, 6), np.float32)
+s[:, :3] = rng.uniform(-8, 8, size=(1500, 3))
+s[:, 5] = 40.0
+s[:, 3:5] = rng.normal(0, 0.5, size=(1500, 2))
+np.save("stream.npy", s)
+EOF
+
+check_step steer200 steer 200 uniform_steer.npy
+check_step fov200 fov 200 uniform_fov.npy
+for m in average heading classic; do
+  check_step "uniform_$m" "$m" 40 "uniform_$m.npy"
+done
+for m in steer average heading classic fov; do
+  check_step "clumped_$m" "$m" 40 "clumped_$m.npy"
+done
+# steer and average's own start is a ball of a few cells: all boids in one rank's brick
+for m in steer average; do
+  check_step "oneBrick_$m" "$m" 20 "init_$m.npy"
+done
+# threads per rank and ISA do not matter either
+RANKS="3" check_step threads2 heading 20 uniform_heading.npy --threads 2
+RANKS="2 3" check_step scalar fov 20 uniform_fov.npy --simd scalar
+RANKS="4" check_step avx2 classic 20 uniform_classic.npy --simd avx2 --threads 1
+
+# the stream crosses brick boundaries every step: the same bytes, and boids migrate
+RANKS="2 4" check_step stream steer 20 stream.npy --stats
+for r in 2 4; do
+  $PY - "stream.$r.err" <<'EOF' || fail "stream: $r ranks migrated no boids"
+import re, sys
+t = open(sys.argv[1]).read()
+m = re.search(r"boids migrated \(in ([0-9]+) of ([0-9]+) steps\)", t)
+sys.exit(0 if m and m.group(1) == m.group(2) and int(m.group(2)) > 0 else 1)
+EOF
+done
+
+# init under MPI: each rank draws its own rows, the same bytes as one process
+"$S" init --count 3001 --model fov --seed 5 --out init1.npy 2>/dev/null
+for r in 2 3; do
+  mpi "$r" init --count 3001 --model fov --seed 5 --out "init$r.npy" 2>/dev/null &&
+    cmp -s init1.npy "init$r.npy" && echo "ok: init, $r ranks" || fail "init: $r ranks"
+done
+
+# more ranks than cells along an axis: a clear error, on every rank, nothing written
+if mpi 2 step --in uniform_fov.npy --out brute.npy --model fov --steps 1 --neighbors brute \
+  2>brute.err; then
+  fail "brute neighbours (one cell) with 2 ranks should be refused"
+elif ! grep -q "run with fewer ranks" brute.err || [ -e brute.npy ]; then
+  fail "brute: message or output: $(cat brute.err)"
+else
+  echo "ok: more ranks than cells is refused"
+fi
+
+# one rank cannot open its part of the input, or its part of the output: every rank exits
+# non-zero, one message names the rank, and nothing is written
+for what in open write; do
+  rm -f rc.* ./*.tmp* 2>/dev/null
+  before=$fails
+  SHOAL_MPI_FAIL=$what:2 timeout 120 mpirun --oversubscribe -np 3 sh -c \
+    "\"$S\" step --in uniform_fov.npy --out failed.npy --model fov --steps 2; \
+     echo \$? > rc.\$OMPI_COMM_WORLD_RANK" 2>"fail_$what.err"
+  for k in 0 1 2; do
+    [ "$(cat "rc.$k" 2>/dev/null)" = 2 ] || fail "fail $what: rank $k exit $(cat "rc.$k" 2>/dev/null)"
+  done
+  [ "$(grep -c "rank 2:" "fail_$what.err")" = 1 ] ||
+    fail "fail $what: one message naming rank 2 expected: $(cat "fail_$what.err")"
+  if ls | grep -q "failed"; then
+    fail "fail $what: something was written: $(ls)"
+  fi
+  [ "$fails" = "$before" ] && echo "ok: a failure to $what on rank 2"
+done
+
+# commands that do not run over ranks refuse, once
+if mpi 2 bench --help >other.out 2>other.err || [ "$(grep -c "does not run over MPI" other.err)" != 1 ]; then
+  fail "other commands under 2 ranks: $(cat other.err)"
+fi
+
+if [ "$fails" -ne 0 ]; then
+  echo "$fails failure(s)"
+  exit 1
+fi
+echo "all MPI cases pass"
