@@ -23,6 +23,10 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # one core per rank is not there: no binding, and let ranks share cores politely
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_hwloc_base_binding_policy=none
 export OMPI_MCA_mpi_yield_when_idle=1 OMP_WAIT_POLICY=passive
+# (ASan builds) MCA components stay loaded, so tests/lsan.supp can name their leaks
+export OMPI_MCA_mca_base_component_disable_dlclose=1
+# and full stacks, so the leaks Open MPI keeps until exit are seen to be in its libraries
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 cd "$W" || exit 1

@@ -32,7 +32,8 @@ OUT=${OUT:-$ROOT/out/device}
 # PARTS picks what runs (each fits one device call): test (peak, the whole suite),
 # parity (cpu vs cuda at scale, the wander), scenes (obstacle and predator scenes at 1M:
 # parity over 100 steps, GPU ms/step against the plain box at 1M and 4M), time (GPU and CPU ms/step), bench (shoal bench),
-# app (shoal run headless, bench_sort)
+# app (shoal run headless, bench_sort), mpi (MPI splits, strong and weak scaling:
+# docs/SCALING.md; CUDA=disabled skips nvcc when only mpi runs)
 PARTS=${PARTS:-test parity time bench}
 NCPU=$(nproc)
 SUITE="not run" GPU_TEST="not run"
@@ -72,7 +73,7 @@ stamp "machine"
 # ---- 2. build and test ------------------------------------------------------------------
 stamp "build"
 if [ ! -f "$BUILD/build.ninja" ]; then
-    meson setup "$BUILD" --buildtype=release -Dcuda=enabled -Dsdl=disabled >"$W/setup.log" 2>&1 ||
+    meson setup "$BUILD" --buildtype=release -Dcuda=${CUDA:-enabled} -Dsdl=disabled >"$W/setup.log" 2>&1 ||
         { tail -40 "$W/setup.log" | tee -a "$REPORT"; exit 1; }
 fi
 ninja -C "$BUILD" >"$W/build.log" 2>&1 || { tail -60 "$W/build.log" | tee -a "$REPORT"; exit 1; }
@@ -96,6 +97,50 @@ cat "$W/test_gpu.log" >>"$REPORT"
 GPU_TEST=$(grep -E "test_gpu +(OK|FAIL|SKIP|TIMEOUT|ERROR)" "$W/meson_test.log" | awk '{print $3}')
 
 fi
+# ---- MPI (docs/SCALING.md): before the states, it makes its own -------------------------
+if has mpi; then
+stamp "MPI: steer, uniform box at density 0.5; ranks x threads on $NCPU cores"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mpirun --version 2>&1 | head -1 | tee -a "$REPORT"
+MSTEPS=${MSTEPS:-20}
+declare -A MSIDE
+MCSV=$OUT/mpi.csv
+echo "case,N,ranks,threads,steps,wall_ms_step,compute_ms_step,comm_ms_step,comm_share_pct,halo_bytes_step,migrated_step,imbalance_mean,identical" >"$MCSV"
+mpi_case() { # label N ranks threads steps
+    local n=$2 r=$3 t=$4 k=$5 side=${MSIDE[$2]} f="$W/mpi_$1_$2_$3x$4"
+    timeout 300 mpirun --oversubscribe --bind-to none -np $r -x OMP_WAIT_POLICY=active \
+        "$SHOAL" step --in "$W/mbox_$n.npy" --out "$f.npy" --steps $k --threads $t \
+        --set wall_size=$side,$side,$side --stats 2>"$f.txt" >/dev/null
+    local rc=$? same=no
+    [ -f "$W/mref_$n.npy" ] || cp "$f.npy" "$W/mref_$n.npy" 2>/dev/null
+    cmp -s "$f.npy" "$W/mref_$n.npy" && same=yes
+    grep -E "MPI\)|per step|imbalance|time per step|wall per step" "$f.txt" >>"$REPORT"
+    awk -v c="$1" -v n=$n -v r=$r -v t=$t -v k=$k -v same=$same -v rc=$rc '
+        /halo/ {for (i = 1; i <= NF; i++) if ($i == "boids" && $(i+1) == "sent") halo = $(i+2); gsub(/\(/, "", halo); mig = $(NF-7)}
+        /imbalance/ {imb = $(NF-4); gsub(/,/, "", imb)}
+        /time per step/ {comp = $5; comm = $10; share = $(NF-9); gsub(/%/, "", share)}
+        /wall per step/ {wall = $4}
+        END {printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", c, n, r, t, k, wall, comp, comm, share, halo, mig, imb, (rc ? "rc" rc : same)}' \
+        "$f.txt" | tee -a "$MCSV"
+}
+for n in 262144 524288 1048576 2097152 4194304; do
+    MSIDE[$n]=$(python3 tools/gen_box.py $n "$W/mbox_$n.npy" --density 0.5)
+done
+# reference bytes: one process, all cores
+for n in 1048576 4194304; do
+    "$SHOAL" step --in "$W/mbox_$n.npy" --out "$W/mref_$n.npy" --steps $MSTEPS --threads $NCPU \
+        --set wall_size=${MSIDE[$n]},${MSIDE[$n]},${MSIDE[$n]} --stats 2>"$W/mref_$n.txt" >/dev/null
+    log "one process, $n boids, $NCPU threads: $(awk -v k=$MSTEPS '$1=="sim" {printf "%.3f", $2 / k}' "$W/mref_$n.txt") ms/step (sim stages)"
+done
+for n in 1048576 4194304; do
+    for rt in 1x16 2x8 4x4 8x2 16x1; do
+        mpi_case split $n ${rt%x*} ${rt#*x} $MSTEPS
+    done
+done
+for r in 1 2 4 8; do mpi_case strong 1048576 $r 1 $MSTEPS; done
+for r in 1 2 4 8 16; do mpi_case weak $((262144 * r)) $r 1 $MSTEPS; done
+fi
+
 # ---- 3. states -------------------------------------------------------------------------
 stamp "states"
 declare -A SIDE

@@ -491,7 +491,7 @@ typedef struct run_stats {
     uint64_t halo_boids, migrated, recuts, steps;
     uint64_t steps_migrating; /* steps in which some boid changed rank (with --stats) */
     double imbalance_sum, imbalance_max;
-    uint64_t ns_comm, ns_compute, ns_composite;
+    uint64_t ns_comm, ns_compute, ns_composite, ns_loop;
 } run_stats;
 
 typedef struct buf {
@@ -784,9 +784,9 @@ static void predator_targets(const shoal_sim *s, const buf *own, float tgt[][3])
 static void print_stats(const run_stats *rs, const dec *d, size_t total, long long steps,
                         uint64_t ns_io, const shoal_sim *s)
 {
-    uint64_t loc[3] = {rs->ns_comm, rs->ns_compute, rs->ns_composite}, mx[3], sum[3];
-    MPI_Reduce(loc, mx, 3, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
-    MPI_Reduce(loc, sum, 3, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    uint64_t loc[4] = {rs->ns_comm, rs->ns_compute, rs->ns_composite, rs->ns_loop}, mx[4], sum[4];
+    MPI_Reduce(loc, mx, 4, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(loc, sum, 4, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     uint64_t cnt[2] = {rs->halo_boids, rs->migrated}, cs[2];
     MPI_Reduce(cnt, cs, 2, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     if (g_rank != 0)
@@ -812,6 +812,8 @@ static void print_stats(const run_stats *rs, const dec *d, size_t total, long lo
             "rank); communication share %.1f%% (mean over ranks); file I/O %.1f ms in all\n",
             (double)mx[1] * 1e-6 / k, (double)mx[0] * 1e-6 / k,
             comm + comp > 0 ? 100.0 * comm / (comm + comp) : 0.0, (double)ns_io * 1e-6);
+    fprintf(stderr, "  wall per step: %.3f ms (the slowest rank's loop over the steps / steps)\n",
+            (double)mx[3] * 1e-6 / k);
 }
 
 /* ---- the commands ---------------------------------------------------------------------- */
@@ -868,6 +870,7 @@ shoal_status mpi_step_file(const shoal_sim_desc *d0, const shoal_scene *scene, c
     prof_reset();
     float tgt[SHOAL_MAX_PREDATORS][3];
     memset(tgt, 0, sizeof tgt);
+    uint64_t t_loop = timer_now_ns();
     for (long long k = 0; k < steps && !st; k++) {
         uint64_t t0 = timer_now_ns();
         if (k > 0) {
@@ -928,6 +931,7 @@ shoal_status mpi_step_file(const shoal_sim_desc *d0, const shoal_scene *scene, c
         rs.ns_comm += t3 - t2;
         rs.steps++;
     }
+    rs.ns_loop = timer_now_ns() - t_loop;
     if (!st && stats && g_rank == 0) {
         char title[160];
         snprintf(title, sizeof title,
