@@ -73,7 +73,7 @@ stamp "machine"
 # ---- 2. build and test ------------------------------------------------------------------
 stamp "build"
 if [ ! -f "$BUILD/build.ninja" ]; then
-    meson setup "$BUILD" --buildtype=release -Dcuda=${CUDA:-enabled} -Dsdl=disabled >"$W/setup.log" 2>&1 ||
+    meson setup "$BUILD" --buildtype=release -Dcuda=${CUDA:-enabled} -Dmpi=${MPI:-auto} -Dsdl=disabled >"$W/setup.log" 2>&1 ||
         { tail -40 "$W/setup.log" | tee -a "$REPORT"; exit 1; }
 fi
 ninja -C "$BUILD" >"$W/build.log" 2>&1 || { tail -60 "$W/build.log" | tee -a "$REPORT"; exit 1; }
