@@ -116,7 +116,7 @@ mpi_case() { # label N ranks threads steps [mpirun placement, default --bind-to 
     local rc=$? same=no
     [ -f "$W/mref_$n.npy" ] || cp "$f.npy" "$W/mref_$n.npy" 2>/dev/null
     cmp -s "$f.npy" "$W/mref_$n.npy" && same=yes
-    grep -E "MPI\)|per step|imbalance|time per step|wall per step" "$f.txt" >>"$REPORT"
+    { echo "== $1 N=$n $r ranks x $t threads ($place)"; cat "$f.txt"; } >>"$REPORT"
     awk -v c="$1" -v n=$n -v r=$r -v t=$t -v k=$k -v same=$same -v rc=$rc '
         /halo/ {for (i = 1; i <= NF; i++) if ($i == "boids" && $(i+1) == "sent") halo = $(i+2); gsub(/\(/, "", halo); mig = $(NF-7)}
         /imbalance/ {imb = $(NF-4); gsub(/,/, "", imb)}
