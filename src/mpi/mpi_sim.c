@@ -823,6 +823,77 @@ static void predator_targets(const shoal_sim *s, const buf *own, float tgt[][3])
         memcpy(tgt[k], all[k].p, sizeof tgt[k]);
 }
 
+/* Chasing the school's centre: one process sums the start-of-step positions in doubles in
+ * its sorted order, (cell, then row), and that rounding depends on the order. The ranks
+ * send rank 0 each boid's (cell, row) key and position; rank 0 sorts them into that order,
+ * sums them the same way and broadcasts the centre. O(N) on rank 0 per step: exact, but
+ * this is where predator_chase = 1 stops scaling (docs/SCALING.md). Collective. */
+typedef struct centre_item {
+    uint64_t key; /* whole-grid cell index (z, y, x) << 32 | input row */
+    float p[3];
+    float pad;
+} centre_item;
+
+static int centre_cmp(const void *a, const void *b)
+{
+    uint64_t x = ((const centre_item *)a)->key, y = ((const centre_item *)b)->key;
+    return x < y ? -1 : x > y;
+}
+
+static shoal_status predator_centre(const shoal_sim *s, const buf *own, size_t total,
+                                    float centre[3], shoal_error *e)
+{
+    int32_t gd[3];
+    part_grid_dims(s, gd);
+    centre_item *mine = malloc(own->n * sizeof *mine + 1), *all = NULL;
+    int *cnt = g_rank == 0 ? malloc(2 * (size_t)g_size * sizeof(int)) : NULL;
+    shoal_status st = SHOAL_OK;
+    if (!mine || (g_rank == 0 && !cnt) || (g_rank == 0 && !(all = malloc(total * sizeof *all + 1))))
+        st = shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for the predators' centre");
+    st = agree(st, e);
+    if (!st) {
+        for (size_t i = 0; i < own->n; i++) {
+            int32_t c[3];
+            part_cell_of(s, own->b[i].s, c);
+            uint64_t cell = (uint64_t)c[0] +
+                            (uint64_t)gd[0] * ((uint64_t)c[1] + (uint64_t)gd[1] * (uint64_t)c[2]);
+            mine[i].key = cell << 32 | own->b[i].row;
+            memcpy(mine[i].p, own->b[i].s, sizeof mine[i].p);
+            mine[i].pad = 0.0f;
+        }
+        MPI_Datatype t;
+        MPI_Type_contiguous((int)sizeof(centre_item), MPI_BYTE, &t);
+        MPI_Type_commit(&t);
+        int n = (int)own->n;
+        MPI_Gather(&n, 1, MPI_INT, cnt, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (g_rank == 0) {
+            int at = 0;
+            for (int r = 0; r < g_size; r++) {
+                cnt[g_size + r] = at;
+                at += cnt[r];
+            }
+        }
+        MPI_Gatherv(mine, n, t, all, cnt, cnt ? cnt + g_size : NULL, t, 0, MPI_COMM_WORLD);
+        MPI_Type_free(&t);
+        if (g_rank == 0) {
+            qsort(all, total, sizeof *all, centre_cmp);
+            double c[3] = {0, 0, 0};
+            for (size_t i = 0; i < total; i++) {
+                c[0] += all[i].p[0];
+                c[1] += all[i].p[1];
+                c[2] += all[i].p[2];
+            }
+            for (int k = 0; k < 3; k++)
+                centre[k] = (float)(c[k] / (double)total);
+        }
+        MPI_Bcast(centre, 3, MPI_FLOAT, 0, MPI_COMM_WORLD);
+    }
+    free(mine);
+    free(all);
+    free(cnt);
+    return st;
+}
+
 static void print_stats(const run_stats *rs, const dec *d, size_t total, long long steps,
                         uint64_t ns_io, const shoal_sim *s)
 {
@@ -885,11 +956,6 @@ shoal_status mpi_step_file(const shoal_sim_desc *d0, const shoal_scene *scene, c
     if (!st && scene)
         st = shoal_scene_add_obstacles(scene, s, e);
     int preds = d.params.predator_count > 0;
-    if (!st && preds && g_size > 1 && d.params.predator_chase >= 1.0f)
-        st = shoal_error_set(e, SHOAL_ERR_UNSUPPORTED,
-                             "predator_chase = 1 (the school's centre, a sum in cell order) runs "
-                             "on one rank only; %d ranks asked",
-                             g_size);
     st = agree(st, e);
     dec dd;
     memset(&dd, 0, sizeof dd);
@@ -937,8 +1003,16 @@ shoal_status mpi_step_file(const shoal_sim_desc *d0, const shoal_scene *scene, c
         }
         rs.imbalance_sum += imb;
         rs.imbalance_max = imb > rs.imbalance_max ? imb : rs.imbalance_max;
-        if (preds && g_size > 1)
+        if (preds && g_size > 1 && d.params.predator_chase >= 1.0f) {
+            float centre[3] = {0, 0, 0};
+            st = predator_centre(s, &own, total, centre, e);
+            if (st)
+                break;
+            for (int q = 0; q < d.params.predator_count; q++)
+                memcpy(tgt[q], centre, sizeof centre);
+        } else if (preds && g_size > 1) {
             predator_targets(s, &own, tgt);
+        }
         uint64_t sent = 0;
         st = halo_exchange(&dd, s, &own, &all, &tmp, &sent, e);
         if (st)
