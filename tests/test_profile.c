@@ -802,6 +802,13 @@ static void test_bench_json_and_compare(void **state)
             assert_non_null(pps);
             assert_true(pps->num > 0);
             assert_non_null(jget(r, "gflops"));
+            /* the uniform tiny scene carries the baseline grid's time and the ratio */
+            const jval *bl = jget(r, "baseline");
+            if (!bl)
+                fail_msg("sim result %d lacks the baseline", i);
+            assert_true(jget(bl, "median_ms")->num > 0);
+            assert_true(jget(bl, "ratio")->num > 0);
+            assert_true(jget(bl, "mean_neighbours")->num > 1);
         }
         double med = jget(r, "median_ms")->num, mn = jget(r, "min_ms")->num,
                mx = jget(r, "max_ms")->num;

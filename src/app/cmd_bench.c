@@ -30,6 +30,8 @@
 #define SHOAL_BUILDTYPE "unknown"
 #endif
 
+#include "tools/baseline_grid.h"
+
 /* tools/peak.c, compiled into the program */
 double peak_gflops(int kind, int threads, double seconds);
 int peak_kind_supported(int kind);
@@ -95,6 +97,10 @@ typedef struct bench_result {
     double thread_busy_min_ms, thread_busy_max_ms; /* forces, per step */
     double lane_pairs, useful_pairs;               /* candidate pairs of one step */
     double pairs_per_s, pairs_per_s_per_core, gflops, peak_fraction, peak_gflops;
+    /* the uniform scenes: tools/baseline_grid.c on the same positions, threads and run
+     * (30 neighbours per point), and shoal's step / the baseline's pass (issue 18: <= 0.45) */
+    double baseline_ms, baseline_sort_ms, baseline_neighbours, baseline_ratio;
+    int baseline_avx2;
     /* render */
     double render_stage_ms[4];
     double triangles_rasterized, pixels_written;
@@ -425,6 +431,20 @@ static void run_sim_case(bench_ctx *b, bench_result *r)
             }
         }
     count_pairs(s, isa_width((shoal_isa)s->isa), &r->lane_pairs, &r->useful_pairs);
+    if (c->scene == SC_STEER_1M || c->scene == SC_STEER_131K || c->scene == SC_TINY) {
+        /* the baseline on the same start positions and thread count, right after */
+        float side = d.params.wall_size[0];
+        float lo[3] = {-side / 2, -side / 2, -side / 2}, size[3] = {side, side, side};
+        baseline_result br;
+        if (baseline_grid_time(rows, 6, c->n, lo, size, baseline_grid_radius(0.5, 30.0), c->threads,
+                               reps, &br) == 0) {
+            r->baseline_ms = br.median_ms;
+            r->baseline_sort_ms = br.sort_ms;
+            r->baseline_neighbours = br.mean_neighbours;
+            r->baseline_avx2 = br.avx2;
+            r->baseline_ratio = br.median_ms > 0 ? r->median_ms / br.median_ms : 0;
+        }
+    }
     r->lane_pairs = 0.5 * (r->lane_pairs + lp0);
     r->useful_pairs = 0.5 * (r->useful_pairs + up0);
     double forces_s = r->stage_median_ms[STAGE_FORCES] * 1e-3;
@@ -719,6 +739,17 @@ static int write_json(const bench_ctx *b, const bench_result *res, int n, const 
             json_num(f, r->peak_gflops > 0 ? r->peak_gflops : NAN);
             fprintf(f, ", \"peak_fraction\": ");
             json_num(f, r->peak_gflops > 0 ? r->peak_fraction : NAN);
+            if (r->baseline_ms > 0) {
+                fprintf(f, ",\n     \"baseline\": {\"median_ms\": ");
+                json_num(f, r->baseline_ms);
+                fprintf(f, ", \"sort_ms\": ");
+                json_num(f, r->baseline_sort_ms);
+                fprintf(f, ", \"mean_neighbours\": ");
+                json_num(f, r->baseline_neighbours);
+                fprintf(f, ", \"isa\": \"%s\", \"ratio\": ", r->baseline_avx2 ? "avx2" : "scalar");
+                json_num(f, r->baseline_ratio);
+                fputc('}', f);
+            }
         } else {
             static const char *rn[4] = {"instance", "setup", "raster", "resolve"};
             fprintf(f,
@@ -1049,6 +1080,9 @@ static void print_result(const bench_result *r, FILE *f)
             r->stage_median_ms[STAGE_FORCES], r->pairs_per_s_per_core, r->gflops);
     if (r->peak_gflops > 0)
         fprintf(f, " (%.0f%% of add+mul peak)", 100 * r->peak_fraction);
+    if (r->baseline_ms > 0)
+        fprintf(f, "; baseline %.3f ms (%s), ratio %.2f", r->baseline_ms,
+                r->baseline_avx2 ? "avx2" : "scalar", r->baseline_ratio);
     fprintf(f, "\n");
 }
 
