@@ -629,12 +629,14 @@ typedef struct cell_pass {
     unsigned char *mask; /* or NULL */
     int by_row;
     size_t total;
+    size_t *leavers; /* or NULL: the indices whose dest is another rank, in any order */
+    size_t nleave;   /* how many (atomic) */
 } cell_pass;
 
 static void cell_pass_range(void *p, int64_t b0, int64_t b1, int t)
 {
     (void)t;
-    const cell_pass *c = p;
+    cell_pass *c = p;
     const dec *d = c->d;
     for (int64_t i = b0; i < b1; i++) {
         if (c->dest && c->by_row) {
@@ -656,7 +658,10 @@ static void cell_pass_range(void *p, int64_t b0, int64_t b1, int t)
             int k[3];
             for (int a = 0; a < 3; a++)
                 k[a] = owner_coord(d->cut[a], d->P[a], cc[a]);
-            c->dest[i] = d->rank_at[k[0] + d->P[0] * (k[1] + d->P[1] * k[2])];
+            int r = d->rank_at[k[0] + d->P[0] * (k[1] + d->P[1] * k[2])];
+            c->dest[i] = r;
+            if (c->leavers && r != g_rank)
+                c->leavers[__atomic_fetch_add(&c->nleave, 1, __ATOMIC_RELAXED)] = (size_t)i;
         }
         if (c->mask) {
             unsigned m = 0;
@@ -671,12 +676,26 @@ static void cell_pass_range(void *p, int64_t b0, int64_t b1, int t)
     }
 }
 
-static void cell_pass_run(const dec *d, const shoal_sim *s, const buf *own, int *dest,
-                          unsigned char *mask, int by_row, size_t total)
+static size_t cell_pass_run(const dec *d, const shoal_sim *s, const buf *own, int *dest,
+                            unsigned char *mask, int by_row, size_t total, size_t *leavers)
 {
-    cell_pass c = {
-        .d = d, .s = s, .b = own->b, .dest = dest, .mask = mask, .by_row = by_row, .total = total};
+    cell_pass c = {.d = d,
+                   .s = s,
+                   .b = own->b,
+                   .dest = dest,
+                   .mask = mask,
+                   .by_row = by_row,
+                   .total = total,
+                   .leavers = leavers,
+                   .nleave = 0};
     parallel_for_n((int64_t)own->n, 8192, cell_pass_range, &c, part_thread_count(s));
+    return c.nleave;
+}
+
+static int size_cmp(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
 }
 
 /* Every boid of `own` to the rank that owns its cell (or, with by_row, the rank that
@@ -687,15 +706,28 @@ static shoal_status migrate(const dec *d, const shoal_sim *s, buf *own, buf *tmp
                             size_t total, uint64_t *sent_away, shoal_error *e)
 {
     int R = g_size;
+    *sent_away = 0;
+    if (R == 1) /* one brick, one writer: everything stays */
+        return SHOAL_OK;
     int *scount = calloc((size_t)R * 5, sizeof(int));
     int *dest = malloc(own->n * sizeof(int) + 1);
+    /* by cell only the few boids that crossed a brick face leave: their indices; by row
+     * nearly all do, and one pass over them all is the simpler thing */
+    size_t *leave = by_row ? NULL : malloc(own->n * sizeof(size_t) + 1);
+    size_t nleave = 0;
     shoal_status st = SHOAL_OK;
-    if (!scount || !dest)
+    if (!scount || !dest || (!by_row && !leave))
         st = shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory migrating %zu boids", own->n);
     if (!st) {
-        cell_pass_run(d, s, own, dest, NULL, by_row, total);
-        for (size_t i = 0; i < own->n; i++)
-            scount[dest[i]]++;
+        nleave = cell_pass_run(d, s, own, dest, NULL, by_row, total, leave);
+        if (by_row) {
+            for (size_t i = 0; i < own->n; i++)
+                scount[dest[i]]++;
+        } else {
+            qsort(leave, nleave, sizeof *leave, size_cmp); /* the threads found them in any order */
+            for (size_t k = 0; k < nleave; k++)
+                scount[dest[leave[k]]]++;
+        }
         scount[g_rank] = 0; /* stayers do not travel */
     }
     size_t sn = 0;
@@ -707,11 +739,11 @@ static shoal_status migrate(const dec *d, const shoal_sim *s, buf *own, buf *tmp
     if (st) {
         free(scount);
         free(dest);
+        free(leave);
         return st;
     }
     int *sdisp = scount + R, *rcount = scount + 2 * R, *rdisp = scount + 3 * R;
-    /* pack the leavers by destination (each destination's in their order), compact the
-     * stayers in place */
+    /* pack the leavers by destination (each destination's in their order) */
     int *fill = scount + 4 * R;
     size_t at = 0;
     for (int r = 0; r < R; r++) {
@@ -720,16 +752,30 @@ static shoal_status migrate(const dec *d, const shoal_sim *s, buf *own, buf *tmp
         at += (size_t)scount[r];
     }
     size_t stay = 0;
-    for (size_t i = 0; i < own->n; i++) {
-        if (dest[i] == g_rank) {
-            if (stay != i)
-                own->b[stay] = own->b[i];
-            stay++;
-        } else {
-            tmp->b[fill[dest[i]]++] = own->b[i];
+    if (by_row) { /* compact the stayers in place */
+        for (size_t i = 0; i < own->n; i++) {
+            if (dest[i] == g_rank) {
+                if (stay != i)
+                    own->b[stay] = own->b[i];
+                stay++;
+            } else {
+                tmp->b[fill[dest[i]]++] = own->b[i];
+            }
+        }
+    } else {
+        /* leavers out; each hole (highest first) takes the last boid, itself a stayer by then
+         * (the order inside a rank changes no result: the sort orders every cell by row) */
+        for (size_t k = 0; k < nleave; k++)
+            tmp->b[fill[dest[leave[k]]]++] = own->b[leave[k]];
+        stay = own->n;
+        for (size_t k = nleave; k-- > 0;) {
+            stay--;
+            if (leave[k] != stay)
+                own->b[leave[k]] = own->b[stay];
         }
     }
     free(dest);
+    free(leave);
     MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, MPI_COMM_WORLD);
     size_t rn = 0;
     for (int r = 0; r < R; r++) {
@@ -810,7 +856,7 @@ static shoal_status halo_exchange(const dec *d, const shoal_sim *s, const buf *o
     unsigned char *mask = malloc(own->n + 1);
     shoal_status st = mask ? SHOAL_OK : SHOAL_ERR_NOMEM;
     if (!st) {
-        cell_pass_run(d, s, own, NULL, mask, 0, 0);
+        cell_pass_run(d, s, own, NULL, mask, 0, 0, NULL);
         for (size_t i = 0; i < own->n; i++) {
             if (!mask[i])
                 continue;
