@@ -114,6 +114,20 @@ RANKS="3" check_step threads2 heading 20 uniform_heading.npy --threads 2
 RANKS="2 3" check_step scalar fov 20 uniform_fov.npy --simd scalar
 RANKS="4" check_step avx2 classic 20 uniform_classic.npy --simd avx2 --threads 1
 
+# obstacles (every rank builds the field) and predators (replicated; the nearest boid by a
+# global (d^2, row) minimum, the centre by rank 0 summing in the one-process order), placed
+# where they meet the school within the steps
+SC=$(dirname "$0")/../assets/scenes
+sed 's/start = 0,0,28/start = 0,0,4/' "$SC/steer_predator.ini" >near.ini
+sed 's/chase = nearest/chase = centre/' near.ini >centre.ini
+"$S" init --scene near.ini --count 3000 --out pred.npy 2>/dev/null || fail "init pred"
+"$S" init --scene "$SC/steer_rock_mesh.ini" --count 3000 --out rock.npy 2>/dev/null ||
+  fail "init rock"
+RANKS="2 3 4" check_step pred_nearest steer 40 pred.npy --scene near.ini
+RANKS="2 3 4" check_step pred_centre steer 40 pred.npy --scene centre.ini
+cmp -s pred_nearest.ref.npy pred_centre.ref.npy && fail "predators: centre = nearest (no test)"
+RANKS="2 4" check_step rock steer 40 rock.npy --scene "$SC/steer_rock_mesh.ini"
+
 # the stream crosses brick boundaries every step: the same bytes, and boids migrate
 RANKS="2 4" check_step stream steer 20 stream.npy --stats
 for r in 2 4; do

@@ -73,7 +73,7 @@ stamp "machine"
 # ---- 2. build and test ------------------------------------------------------------------
 stamp "build"
 if [ ! -f "$BUILD/build.ninja" ]; then
-    meson setup "$BUILD" --buildtype=release -Dcuda=${CUDA:-enabled} -Dsdl=disabled >"$W/setup.log" 2>&1 ||
+    meson setup "$BUILD" --buildtype=release -Dcuda=${CUDA:-enabled} -Dmpi=${MPI:-auto} -Dsdl=disabled >"$W/setup.log" 2>&1 ||
         { tail -40 "$W/setup.log" | tee -a "$REPORT"; exit 1; }
 fi
 ninja -C "$BUILD" >"$W/build.log" 2>&1 || { tail -60 "$W/build.log" | tee -a "$REPORT"; exit 1; }
@@ -106,15 +106,17 @@ MSTEPS=${MSTEPS:-20}
 declare -A MSIDE
 MCSV=$OUT/mpi.csv
 echo "case,N,ranks,threads,steps,wall_ms_step,compute_ms_step,comm_ms_step,comm_share_pct,halo_bytes_step,migrated_step,imbalance_mean,identical" >"$MCSV"
-mpi_case() { # label N ranks threads steps
+mpi_case() { # label N ranks threads steps [mpirun placement, default --bind-to none]
     local n=$2 r=$3 t=$4 k=$5 side=${MSIDE[$2]} f="$W/mpi_$1_$2_$3x$4"
-    timeout 300 mpirun --oversubscribe --bind-to none -np $r -x OMP_WAIT_POLICY=active \
+    local place=${6:---bind-to none}
+    # shellcheck disable=SC2086
+    timeout 300 mpirun --oversubscribe $place -np $r -x OMP_WAIT_POLICY=active \
         "$SHOAL" step --in "$W/mbox_$n.npy" --out "$f.npy" --steps $k --threads $t \
         --set wall_size=$side,$side,$side --stats 2>"$f.txt" >/dev/null
     local rc=$? same=no
     [ -f "$W/mref_$n.npy" ] || cp "$f.npy" "$W/mref_$n.npy" 2>/dev/null
     cmp -s "$f.npy" "$W/mref_$n.npy" && same=yes
-    grep -E "MPI\)|per step|imbalance|time per step|wall per step" "$f.txt" >>"$REPORT"
+    { echo "== $1 N=$n $r ranks x $t threads ($place)"; cat "$f.txt"; } >>"$REPORT"
     awk -v c="$1" -v n=$n -v r=$r -v t=$t -v k=$k -v same=$same -v rc=$rc '
         /halo/ {for (i = 1; i <= NF; i++) if ($i == "boids" && $(i+1) == "sent") halo = $(i+2); gsub(/\(/, "", halo); mig = $(NF-7)}
         /imbalance/ {imb = $(NF-4); gsub(/,/, "", imb)}
@@ -136,6 +138,9 @@ for n in 1048576 4194304; do
     for rt in 1x16 2x8 4x4 8x2 16x1; do
         mpi_case split $n ${rt%x*} ${rt#*x} $MSTEPS
     done
+done
+for rt in 1x16 4x4 16x1; do # pinned: each rank's threads on their own cores
+    mpi_case pinned 4194304 ${rt%x*} ${rt#*x} $MSTEPS "--map-by slot:PE=${rt#*x} --bind-to core"
 done
 for r in 1 2 4 8; do mpi_case strong 1048576 $r 1 $MSTEPS; done
 for r in 1 2 4 8 16; do mpi_case weak $((262144 * r)) $r 1 $MSTEPS; done

@@ -512,44 +512,92 @@ static int buf_reserve(buf *b, size_t n)
     return 1;
 }
 
+/* Per boid: the rank it goes to (by cell, or with by_row by the rows each rank writes:
+ * [N k / R, N (k+1) / R) to rank k) and its halo sides in the brick it is in (2 bits per
+ * axis: bit 0 the low layer, bit 1 the high one). One pass over the boids on the rank's
+ * threads; no MPI inside. */
+typedef struct cell_pass {
+    const dec *d;
+    const shoal_sim *s;
+    const part_boid *b;
+    int *dest;           /* or NULL */
+    unsigned char *mask; /* or NULL */
+    int by_row;
+    size_t total;
+} cell_pass;
+
+static void cell_pass_range(void *p, int64_t b0, int64_t b1, int t)
+{
+    (void)t;
+    const cell_pass *c = p;
+    const dec *d = c->d;
+    for (int64_t i = b0; i < b1; i++) {
+        if (c->dest && c->by_row) {
+            int lo = 0, hi = g_size - 1;
+            size_t row = c->b[i].row;
+            while (lo < hi) {
+                int mid = (lo + hi + 1) / 2;
+                if (range_first(c->total, mid) <= row)
+                    lo = mid;
+                else
+                    hi = mid - 1;
+            }
+            c->dest[i] = lo;
+            continue;
+        }
+        int32_t cc[3];
+        part_cell_of(c->s, c->b[i].s, cc);
+        if (c->dest) {
+            int k[3];
+            for (int a = 0; a < 3; a++)
+                k[a] = owner_coord(d->cut[a], d->P[a], cc[a]);
+            c->dest[i] = d->rank_at[k[0] + d->P[0] * (k[1] + d->P[1] * k[2])];
+        }
+        if (c->mask) {
+            unsigned m = 0;
+            for (int a = 0; a < 3; a++) {
+                if (cc[a] == d->lo[a])
+                    m |= 1u << (2 * a);
+                if (cc[a] == d->hi[a] - 1)
+                    m |= 2u << (2 * a);
+            }
+            c->mask[i] = (unsigned char)m;
+        }
+    }
+}
+
+static void cell_pass_run(const dec *d, const shoal_sim *s, const buf *own, int *dest,
+                          unsigned char *mask, int by_row, size_t total)
+{
+    cell_pass c = {
+        .d = d, .s = s, .b = own->b, .dest = dest, .mask = mask, .by_row = by_row, .total = total};
+    parallel_for_n((int64_t)own->n, 8192, cell_pass_range, &c, part_thread_count(s));
+}
+
 /* Every boid of `own` to the rank that owns its cell (or, with by_row, the rank that
- * writes its row: rows [N k / R, N (k+1) / R) to rank k). `own` becomes this rank's boids.
- * Returns the boids this rank sent away. Collective. */
+ * writes its row). Boids that stay keep their place (compacted); only leavers travel, and
+ * arrivals are appended. `own` becomes this rank's boids. Returns the boids this rank sent
+ * away. Collective. */
 static shoal_status migrate(const dec *d, const shoal_sim *s, buf *own, buf *tmp, int by_row,
                             size_t total, uint64_t *sent_away, shoal_error *e)
 {
     int R = g_size;
-    int *scount = calloc((size_t)R * 4, sizeof(int));
+    int *scount = calloc((size_t)R * 5, sizeof(int));
     int *dest = malloc(own->n * sizeof(int) + 1);
     shoal_status st = SHOAL_OK;
-    if (!scount || !dest || !buf_reserve(tmp, own->n))
+    if (!scount || !dest)
         st = shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory migrating %zu boids", own->n);
     if (!st) {
-        for (size_t i = 0; i < own->n; i++) {
-            int r;
-            if (by_row) {
-                int lo = 0, hi = R - 1;
-                size_t row = own->b[i].row;
-                while (lo < hi) {
-                    int mid = (lo + hi + 1) / 2;
-                    if (range_first(total, mid) <= row)
-                        lo = mid;
-                    else
-                        hi = mid - 1;
-                }
-                r = lo;
-            } else {
-                int32_t c[3];
-                part_cell_of(s, own->b[i].s, c);
-                int k[3];
-                for (int a = 0; a < 3; a++)
-                    k[a] = owner_coord(d->cut[a], d->P[a], c[a]);
-                r = d->rank_at[k[0] + d->P[0] * (k[1] + d->P[1] * k[2])];
-            }
-            dest[i] = r;
-            scount[r]++;
-        }
+        cell_pass_run(d, s, own, dest, NULL, by_row, total);
+        for (size_t i = 0; i < own->n; i++)
+            scount[dest[i]]++;
+        scount[g_rank] = 0; /* stayers do not travel */
     }
+    size_t sn = 0;
+    for (int r = 0; !st && r < R; r++)
+        sn += (size_t)scount[r];
+    if (!st && !buf_reserve(tmp, sn))
+        st = shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory migrating %zu boids", sn);
     st = agree(st, e);
     if (st) {
         free(scount);
@@ -557,35 +605,42 @@ static shoal_status migrate(const dec *d, const shoal_sim *s, buf *own, buf *tmp
         return st;
     }
     int *sdisp = scount + R, *rcount = scount + 2 * R, *rdisp = scount + 3 * R;
-    MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, MPI_COMM_WORLD);
-    size_t sn = 0, rn = 0;
+    /* pack the leavers by destination (each destination's in their order), compact the
+     * stayers in place */
+    int *fill = scount + 4 * R;
+    size_t at = 0;
     for (int r = 0; r < R; r++) {
-        sdisp[r] = (int)sn;
-        sn += (size_t)scount[r];
+        sdisp[r] = (int)at;
+        fill[r] = (int)at;
+        at += (size_t)scount[r];
+    }
+    size_t stay = 0;
+    for (size_t i = 0; i < own->n; i++) {
+        if (dest[i] == g_rank) {
+            if (stay != i)
+                own->b[stay] = own->b[i];
+            stay++;
+        } else {
+            tmp->b[fill[dest[i]]++] = own->b[i];
+        }
+    }
+    free(dest);
+    MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, MPI_COMM_WORLD);
+    size_t rn = 0;
+    for (int r = 0; r < R; r++) {
         rdisp[r] = (int)rn;
         rn += (size_t)rcount[r];
     }
-    *sent_away = sn - (size_t)scount[g_rank];
-    /* pack by destination, keeping each destination's boids in their order */
-    int *fill = malloc((size_t)R * sizeof(int));
-    if (!fill || !buf_reserve(tmp, sn))
-        st = SHOAL_ERR_NOMEM;
-    if (!st) {
-        memcpy(fill, sdisp, (size_t)R * sizeof(int));
-        for (size_t i = 0; i < own->n; i++)
-            tmp->b[fill[dest[i]]++] = own->b[i];
-    }
-    free(fill);
-    free(dest);
-    if (!st && !buf_reserve(own, rn))
-        st = SHOAL_ERR_NOMEM;
-    if (agree(st ? shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory migrating boids") : st, e)) {
+    *sent_away = sn;
+    if (!buf_reserve(own, stay + rn))
+        st = shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory migrating boids");
+    if (agree(st, e)) {
         free(scount);
         return e->status;
     }
-    MPI_Alltoallv(tmp->b, scount, sdisp, g_boid_type, own->b, rcount, rdisp, g_boid_type,
+    MPI_Alltoallv(tmp->b, scount, sdisp, g_boid_type, own->b + stay, rcount, rdisp, g_boid_type,
                   MPI_COMM_WORLD);
-    own->n = rn;
+    own->n = stay + rn;
     free(scount);
     return SHOAL_OK;
 }
@@ -624,41 +679,39 @@ static double imbalance(size_t n_own, size_t total)
 }
 
 /* The halo: every owned boid in a boundary layer of the brick goes to each neighbour whose
- * halo holds its cell; `all` becomes own + the halos received (own first). Non-blocking
- * sends and receives with the (up to) 26 neighbours. Collective among neighbours. */
-static shoal_status halo_exchange(const dec *d, const shoal_sim *s, const buf *own, buf *all,
+ * halo holds its cell; `halo` becomes the boids received. Non-blocking sends and receives
+ * with the (up to) 26 neighbours. Collective among neighbours. */
+static int goes_to(unsigned m, int k)
+{
+    for (int a = 0; a < 3; a++) {
+        int dk = (a == 0 ? k % 3 : a == 1 ? k / 3 % 3 : k / 9) - 1;
+        if (!(dk == 0 || (dk < 0 && (m >> (2 * a) & 1)) || (dk > 0 && (m >> (2 * a) & 2))))
+            return 0;
+    }
+    return 1;
+}
+
+static shoal_status halo_exchange(const dec *d, const shoal_sim *s, const buf *own, buf *halo,
                                   buf *out, uint64_t *sent, shoal_error *e)
 {
     int scount[27] = {0}, rcount[27] = {0}, sdisp[27], rdisp[27];
+    int any_nbr = 0;
+    for (int k = 0; k < 27; k++)
+        any_nbr |= d->nbr[k] != MPI_PROC_NULL;
+    halo->n = 0;
+    *sent = 0;
+    if (!any_nbr) /* one brick: no halo (every rank agrees: the rank grid is 1x1x1) */
+        return SHOAL_OK;
     unsigned char *mask = malloc(own->n + 1);
     shoal_status st = mask ? SHOAL_OK : SHOAL_ERR_NOMEM;
-    /* which directions each boid goes: a bit per direction index would need 27 bits; keep
-     * the per-axis side flags (bit 0: low layer, bit 1: high layer, 2 bits per axis) */
     if (!st) {
+        cell_pass_run(d, s, own, NULL, mask, 0, 0);
         for (size_t i = 0; i < own->n; i++) {
-            int32_t c[3];
-            part_cell_of(s, own->b[i].s, c);
-            unsigned m = 0;
-            for (int a = 0; a < 3; a++) {
-                if (c[a] == d->lo[a])
-                    m |= 1u << (2 * a);
-                if (c[a] == d->hi[a] - 1)
-                    m |= 2u << (2 * a);
-            }
-            mask[i] = (unsigned char)m;
-            if (!m)
+            if (!mask[i])
                 continue;
-            for (int k = 0; k < 27; k++) {
-                if (d->nbr[k] == MPI_PROC_NULL)
-                    continue;
-                int ok = 1;
-                for (int a = 0; a < 3 && ok; a++) {
-                    int dk = (a == 0 ? k % 3 : a == 1 ? k / 3 % 3 : k / 9) - 1;
-                    ok =
-                        dk == 0 || (dk < 0 && (m >> (2 * a) & 1)) || (dk > 0 && (m >> (2 * a) & 2));
-                }
-                scount[k] += ok;
-            }
+            for (int k = 0; k < 27; k++)
+                if (d->nbr[k] != MPI_PROC_NULL && goes_to(mask[i], k))
+                    scount[k]++;
         }
     }
     size_t sn = 0;
@@ -672,21 +725,11 @@ static shoal_status halo_exchange(const dec *d, const shoal_sim *s, const buf *o
         int fill[27];
         memcpy(fill, sdisp, sizeof fill);
         for (size_t i = 0; i < own->n; i++) {
-            unsigned m = mask[i];
-            if (!m)
+            if (!mask[i])
                 continue;
-            for (int k = 0; k < 27; k++) {
-                if (d->nbr[k] == MPI_PROC_NULL)
-                    continue;
-                int ok = 1;
-                for (int a = 0; a < 3 && ok; a++) {
-                    int dk = (a == 0 ? k % 3 : a == 1 ? k / 3 % 3 : k / 9) - 1;
-                    ok =
-                        dk == 0 || (dk < 0 && (m >> (2 * a) & 1)) || (dk > 0 && (m >> (2 * a) & 2));
-                }
-                if (ok)
+            for (int k = 0; k < 27; k++)
+                if (d->nbr[k] != MPI_PROC_NULL && goes_to(mask[i], k))
                     out->b[fill[k]++] = own->b[i];
-            }
         }
     }
     free(mask);
@@ -707,24 +750,23 @@ static shoal_status halo_exchange(const dec *d, const shoal_sim *s, const buf *o
         rdisp[k] = (int)rn;
         rn += (size_t)rcount[k];
     }
-    if (!buf_reserve(all, own->n + rn))
+    if (!buf_reserve(halo, rn))
         st = SHOAL_ERR_NOMEM;
     if (agree(st ? shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for the halo") : st, e))
         return e->status;
-    memcpy(all->b, own->b, own->n * sizeof *own->b);
     nr = 0;
     for (int k = 0; k < 27; k++) {
         if (d->nbr[k] == MPI_PROC_NULL)
             continue;
         if (rcount[k])
-            MPI_Irecv(all->b + own->n + rdisp[k], rcount[k], g_boid_type, d->nbr[k], 100 + 26 - k,
-                      d->cart, &req[nr++]);
+            MPI_Irecv(halo->b + rdisp[k], rcount[k], g_boid_type, d->nbr[k], 100 + 26 - k, d->cart,
+                      &req[nr++]);
         if (scount[k])
             MPI_Isend(out->b + sdisp[k], scount[k], g_boid_type, d->nbr[k], 100 + k, d->cart,
                       &req[nr++]);
     }
     MPI_Waitall(nr, req, MPI_STATUSES_IGNORE);
-    all->n = own->n + rn;
+    halo->n = rn;
     *sent = sn;
     return SHOAL_OK;
 }
@@ -781,6 +823,77 @@ static void predator_targets(const shoal_sim *s, const buf *own, float tgt[][3])
         memcpy(tgt[k], all[k].p, sizeof tgt[k]);
 }
 
+/* Chasing the school's centre: one process sums the start-of-step positions in doubles in
+ * its sorted order, (cell, then row), and that rounding depends on the order. The ranks
+ * send rank 0 each boid's (cell, row) key and position; rank 0 sorts them into that order,
+ * sums them the same way and broadcasts the centre. O(N) on rank 0 per step: exact, but
+ * this is where predator_chase = 1 stops scaling (docs/SCALING.md). Collective. */
+typedef struct centre_item {
+    uint64_t key; /* whole-grid cell index (z, y, x) << 32 | input row */
+    float p[3];
+    float pad;
+} centre_item;
+
+static int centre_cmp(const void *a, const void *b)
+{
+    uint64_t x = ((const centre_item *)a)->key, y = ((const centre_item *)b)->key;
+    return x < y ? -1 : x > y;
+}
+
+static shoal_status predator_centre(const shoal_sim *s, const buf *own, size_t total,
+                                    float centre[3], shoal_error *e)
+{
+    int32_t gd[3];
+    part_grid_dims(s, gd);
+    centre_item *mine = malloc(own->n * sizeof *mine + 1), *all = NULL;
+    int *cnt = g_rank == 0 ? malloc(2 * (size_t)g_size * sizeof(int)) : NULL;
+    shoal_status st = SHOAL_OK;
+    if (!mine || (g_rank == 0 && !cnt) || (g_rank == 0 && !(all = malloc(total * sizeof *all + 1))))
+        st = shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for the predators' centre");
+    st = agree(st, e);
+    if (!st) {
+        for (size_t i = 0; i < own->n; i++) {
+            int32_t c[3];
+            part_cell_of(s, own->b[i].s, c);
+            uint64_t cell = (uint64_t)c[0] +
+                            (uint64_t)gd[0] * ((uint64_t)c[1] + (uint64_t)gd[1] * (uint64_t)c[2]);
+            mine[i].key = cell << 32 | own->b[i].row;
+            memcpy(mine[i].p, own->b[i].s, sizeof mine[i].p);
+            mine[i].pad = 0.0f;
+        }
+        MPI_Datatype t;
+        MPI_Type_contiguous((int)sizeof(centre_item), MPI_BYTE, &t);
+        MPI_Type_commit(&t);
+        int n = (int)own->n;
+        MPI_Gather(&n, 1, MPI_INT, cnt, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (g_rank == 0) {
+            int at = 0;
+            for (int r = 0; r < g_size; r++) {
+                cnt[g_size + r] = at;
+                at += cnt[r];
+            }
+        }
+        MPI_Gatherv(mine, n, t, all, cnt, cnt ? cnt + g_size : NULL, t, 0, MPI_COMM_WORLD);
+        MPI_Type_free(&t);
+        if (g_rank == 0) {
+            qsort(all, total, sizeof *all, centre_cmp);
+            double c[3] = {0, 0, 0};
+            for (size_t i = 0; i < total; i++) {
+                c[0] += all[i].p[0];
+                c[1] += all[i].p[1];
+                c[2] += all[i].p[2];
+            }
+            for (int k = 0; k < 3; k++)
+                centre[k] = (float)(c[k] / (double)total);
+        }
+        MPI_Bcast(centre, 3, MPI_FLOAT, 0, MPI_COMM_WORLD);
+    }
+    free(mine);
+    free(all);
+    free(cnt);
+    return st;
+}
+
 static void print_stats(const run_stats *rs, const dec *d, size_t total, long long steps,
                         uint64_t ns_io, const shoal_sim *s)
 {
@@ -792,8 +905,7 @@ static void print_stats(const run_stats *rs, const dec *d, size_t total, long lo
     if (g_rank != 0)
         return;
     double k = steps > 0 ? (double)steps : 1.0;
-    (void)s;
-    int threads = parallel_thread_count();
+    int threads = part_thread_count(s);
     fprintf(stderr,
             "shoal step (MPI): %d ranks as %dx%dx%d bricks, %d threads per rank, %zu boids, "
             "%lld steps, %zu bytes per boid on the wire\n",
@@ -844,11 +956,6 @@ shoal_status mpi_step_file(const shoal_sim_desc *d0, const shoal_scene *scene, c
     if (!st && scene)
         st = shoal_scene_add_obstacles(scene, s, e);
     int preds = d.params.predator_count > 0;
-    if (!st && preds && g_size > 1 && d.params.predator_chase >= 1.0f)
-        st = shoal_error_set(e, SHOAL_ERR_UNSUPPORTED,
-                             "predator_chase = 1 (the school's centre, a sum in cell order) runs "
-                             "on one rank only; %d ranks asked",
-                             g_size);
     st = agree(st, e);
     dec dd;
     memset(&dd, 0, sizeof dd);
@@ -896,8 +1003,16 @@ shoal_status mpi_step_file(const shoal_sim_desc *d0, const shoal_scene *scene, c
         }
         rs.imbalance_sum += imb;
         rs.imbalance_max = imb > rs.imbalance_max ? imb : rs.imbalance_max;
-        if (preds && g_size > 1)
+        if (preds && g_size > 1 && d.params.predator_chase >= 1.0f) {
+            float centre[3] = {0, 0, 0};
+            st = predator_centre(s, &own, total, centre, e);
+            if (st)
+                break;
+            for (int q = 0; q < d.params.predator_count; q++)
+                memcpy(tgt[q], centre, sizeof centre);
+        } else if (preds && g_size > 1) {
             predator_targets(s, &own, tgt);
+        }
         uint64_t sent = 0;
         st = halo_exchange(&dd, s, &own, &all, &tmp, &sent, e);
         if (st)
@@ -907,7 +1022,7 @@ shoal_status mpi_step_file(const shoal_sim_desc *d0, const shoal_scene *scene, c
         rs.ns_comm += t1 - t0;
         st = part_set_box(s, dd.lo, dd.hi, e);
         if (!st)
-            st = part_load(s, all.b, all.n, e);
+            st = part_load(s, own.b, own.n, all.b, all.n, e);
         st = agree(st, e);
         if (st)
             break;
@@ -924,7 +1039,13 @@ shoal_status mpi_step_file(const shoal_sim_desc *d0, const shoal_scene *scene, c
         uint64_t t3 = timer_now_ns();
         if (preds && g_size == 1)
             part_predator_targets(s, tgt);
-        own.n = part_extract(s, own.b);
+        size_t got = part_extract(s, own.b);
+        if (got == SIZE_MAX) /* out of memory (the offsets of its rows) */
+            st = shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory extracting the boids");
+        st = agree(st, e);
+        if (st)
+            break;
+        own.n = got;
         part_finish_step(s, tgt);
         uint64_t t4 = timer_now_ns();
         rs.ns_compute += (t2 - t1) + (t4 - t3);
@@ -936,7 +1057,7 @@ shoal_status mpi_step_file(const shoal_sim_desc *d0, const shoal_scene *scene, c
         char title[160];
         snprintf(title, sizeof title,
                  "shoal step: %zu boids, %lld steps, %s, %d threads (rank 0 of %d)", total, steps,
-                 shoal_sim_isa_name(s), parallel_thread_count(), g_size);
+                 shoal_sim_isa_name(s), part_thread_count(s), g_size);
         prof_print(stderr, title, 1);
     }
     if (!st && stats)

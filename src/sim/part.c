@@ -7,8 +7,10 @@
 #include "sim/part.h"
 
 #include "core/alloc.h"
+#include "core/parallel.h"
 #include "sim/sim_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 shoal_status part_create(const shoal_sim_desc *d, shoal_sim **out, shoal_error *err)
@@ -34,6 +36,14 @@ void part_grid_dims(const shoal_sim *s, int32_t dims[3])
     for (int c = 0; c < 3; c++)
         dims[c] = s->g.gdims[c];
 }
+
+static int part_threads(const shoal_sim *s)
+{
+    int t = parallel_resolve_threads(s->desc.thread_count);
+    return t > SIM_MAX_THREADS ? SIM_MAX_THREADS : t;
+}
+
+int part_thread_count(const shoal_sim *s) { return part_threads(s); }
 
 void part_cell_of(const shoal_sim *s, const float p[3], int32_t cell[3])
 {
@@ -92,10 +102,31 @@ static void *grow(void *old, size_t used, size_t cap, size_t size, const char *w
     return p;
 }
 
-shoal_status part_load(shoal_sim *s, const part_boid *b, size_t n, shoal_error *err)
+typedef struct load_ctx {
+    shoal_sim *s;
+    const part_boid *b;
+    size_t at;
+    part_boid *out;
+} load_ctx;
+
+static void load_range(void *p, int64_t b0, int64_t b1, int t)
 {
-    if (n > s->part_capacity) {
-        size_t cap = n + n / 2 + 64;
+    (void)t;
+    load_ctx *c = p;
+    for (int64_t i = b0; i < b1; i++) {
+        size_t j = c->at + (size_t)i;
+        for (int k = 0; k < 6; k++)
+            c->s->cur[k][j] = c->b[i].s[k];
+        c->s->row_cur[j] = c->b[i].row;
+    }
+}
+
+shoal_status part_load(shoal_sim *s, const part_boid *b, size_t n, const part_boid *halo,
+                       size_t halo_n, shoal_error *err)
+{
+    size_t total = n + halo_n;
+    if (total > s->part_capacity) {
+        size_t cap = total + total / 2 + 64;
         for (int k = 0; k < 6; k++) {
             float *c = grow(s->cur[k], 0, cap, sizeof(float), "boid state", err);
             if (!c)
@@ -115,40 +146,77 @@ shoal_status part_load(shoal_sim *s, const part_boid *b, size_t n, shoal_error *
         }
         s->part_capacity = cap;
     }
-    for (size_t i = 0; i < n; i++) {
-        for (int k = 0; k < 6; k++)
-            s->cur[k][i] = b[i].s[k];
-        s->row_cur[i] = b[i].row;
-    }
-    s->count = n;
+    int threads = part_threads(s);
+    load_ctx c = {.s = s, .b = b, .at = 0};
+    parallel_for_n((int64_t)n, 4096, load_range, &c, threads);
+    c.b = halo;
+    c.at = n;
+    parallel_for_n((int64_t)halo_n, 4096, load_range, &c, threads);
+    s->count = total;
     /* the sort's blocks, as shoal_sim_create makes them: they never change a result */
-    int64_t blocks = (int64_t)n / SIM_BLOCK_MIN;
+    int64_t blocks = (int64_t)total / SIM_BLOCK_MIN;
     blocks = blocks < 1 ? 1 : blocks > SIM_BLOCK_MAX_COUNT ? SIM_BLOCK_MAX_COUNT : blocks;
     s->block_count = (int)blocks;
-    s->block_size = ((int64_t)n + blocks - 1) / blocks;
+    s->block_size = ((int64_t)total + blocks - 1) / blocks;
     return ensure_tables(s, err);
 }
 
 uint32_t part_step(shoal_sim *s) { return sim_forces_pass(s); }
 
+typedef struct extract_ctx {
+    const shoal_sim *s;
+    part_boid *out;
+    const size_t *row_at; /* output slot of each active (y, z) row's first boid */
+    int32_t rows_y;       /* active rows along y */
+} extract_ctx;
+
+static void extract_rows(void *p, int64_t r0, int64_t r1, int t)
+{
+    (void)t;
+    extract_ctx *c = p;
+    const shoal_sim *s = c->s;
+    const grid *g = &s->g;
+    const uint32_t nx = (uint32_t)g->dims[0], ny = (uint32_t)g->dims[1];
+    for (int64_t r = r0; r < r1; r++) {
+        uint32_t y = (uint32_t)(g->act_lo[1] + (int32_t)(r % c->rows_y));
+        uint32_t z = (uint32_t)(g->act_lo[2] + (int32_t)(r / c->rows_y));
+        uint32_t row = y + ny * z;
+        uint32_t b = s->cell_start[row * nx + (uint32_t)g->act_lo[0]];
+        uint32_t e = s->cell_start[row * nx + (uint32_t)g->act_hi[0]];
+        size_t k = c->row_at[r];
+        for (uint32_t i = b; i < e; i++, k++) {
+            for (int q = 0; q < 6; q++)
+                c->out[k].s[q] = s->nxt[q][i];
+            c->out[k].row = s->row_cur[i];
+        }
+    }
+}
+
 size_t part_extract(const shoal_sim *s, part_boid *out)
 {
     /* after sim_forces_pass, cur holds the sorted start-of-step state, nxt the new one at
-     * the same slots (written for the active cells only) */
+     * the same slots (written for the active cells only); rows of cells in (z, y) order */
     const grid *g = &s->g;
     const uint32_t nx = (uint32_t)g->dims[0], ny = (uint32_t)g->dims[1];
+    int32_t ry = g->act_hi[1] - g->act_lo[1], rz = g->act_hi[2] - g->act_lo[2];
+    int64_t rows = (int64_t)ry * rz;
+    size_t *row_at = malloc(((size_t)rows + 1) * sizeof *row_at);
     size_t k = 0;
-    for (int32_t z = g->act_lo[2]; z < g->act_hi[2]; z++)
-        for (int32_t y = g->act_lo[1]; y < g->act_hi[1]; y++) {
-            uint32_t row = (uint32_t)y + ny * (uint32_t)z;
-            uint32_t b = s->cell_start[row * nx + (uint32_t)g->act_lo[0]];
-            uint32_t e = s->cell_start[row * nx + (uint32_t)g->act_hi[0]];
-            for (uint32_t i = b; i < e; i++, k++) {
-                for (int c = 0; c < 6; c++)
-                    out[k].s[c] = s->nxt[c][i];
-                out[k].row = s->row_cur[i];
-            }
-        }
+    for (int64_t r = 0; r < rows; r++) {
+        uint32_t y = (uint32_t)(g->act_lo[1] + (int32_t)(r % ry));
+        uint32_t z = (uint32_t)(g->act_lo[2] + (int32_t)(r / ry));
+        uint32_t row = y + ny * z;
+        uint32_t b = s->cell_start[row * nx + (uint32_t)g->act_lo[0]];
+        uint32_t e = s->cell_start[row * nx + (uint32_t)g->act_hi[0]];
+        if (row_at)
+            row_at[r] = k;
+        k += e - b;
+    }
+    if (!row_at)
+        return SIZE_MAX;
+    extract_ctx c = {.s = s, .out = out, .row_at = row_at, .rows_y = ry};
+    parallel_for_n(rows, 1, extract_rows, &c, part_threads(s));
+    free(row_at);
     return k;
 }
 

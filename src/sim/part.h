@@ -26,6 +26,9 @@ shoal_status part_create(const shoal_sim_desc *d, shoal_sim **out, shoal_error *
 /* The whole school's grid: cell counts per axis. */
 void part_grid_dims(const shoal_sim *s, int32_t dims[3]);
 
+/* The threads a part's own loops use (its desc's thread count, resolved). */
+int part_thread_count(const shoal_sim *s);
+
 /* The whole grid's cell of position p (clamped to the edge cells, as one process does). */
 void part_cell_of(const shoal_sim *s, const float p[3], int32_t cell[3]);
 
@@ -33,15 +36,17 @@ void part_cell_of(const shoal_sim *s, const float p[3], int32_t cell[3]);
  * becomes those cells plus one layer around them (clipped to the grid), the halo. */
 shoal_status part_set_box(shoal_sim *s, const int32_t lo[3], const int32_t hi[3], shoal_error *err);
 
-/* The boids of the step to come: owned and halo, in any order, each in the sub-box. */
-shoal_status part_load(shoal_sim *s, const part_boid *b, size_t n, shoal_error *err);
+/* The boids of the step to come: the n owned ones and the halo_n of the halo, each in any
+ * order and in the sub-box (the sort puts every cell in input-row order). */
+shoal_status part_load(shoal_sim *s, const part_boid *b, size_t n, const part_boid *halo,
+                       size_t halo_n, shoal_error *err);
 
 /* Sort and forces (no predator move): returns the lowest input row among the owned boids
  * whose new state is not finite, or UINT32_MAX. */
 uint32_t part_step(shoal_sim *s);
 
 /* The owned boids' new state (in cell order) into out (room for the loaded count);
- * returns how many. */
+ * returns how many, or SIZE_MAX when out of memory. */
 size_t part_extract(const shoal_sim *s, part_boid *out);
 
 /* After a step: move the predators toward tgt (one target per predator, found by the
