@@ -129,6 +129,23 @@ RANKS="2 3 4" check_step pred_centre steer 40 pred.npy --scene centre.ini
 cmp -s pred_nearest.ref.npy pred_centre.ref.npy && fail "predators: centre = nearest (no test)"
 RANKS="2 4" check_step rock steer 40 rock.npy --scene "$SC/steer_rock_mesh.ini"
 
+# checkpoints: written with R ranks they are the one-process file, and resumed with R'
+# ranks they continue to the one-process bytes
+"$S" step --scene near.ini --in pred.npy --out k.ref.npy --checkpoint k.ref.ckpt --steps 20 &&
+  "$S" step --scene near.ini --resume k.ref.ckpt --out r.ref.npy --steps 20 ||
+  fail "checkpoint: one process"
+for r in 1 3; do
+  mpi "$r" step --scene near.ini --in pred.npy --out "k.$r.npy" --checkpoint "k.$r.ckpt" \
+    --steps 20 && cmp -s k.ref.ckpt "k.$r.ckpt" && echo "ok: checkpoint written by $r ranks" ||
+    fail "checkpoint written by $r ranks"
+done
+for rr in "1 2" "3 4" "3 1"; do
+  set -- $rr
+  mpi "$2" step --scene near.ini --resume "k.$1.ckpt" --out "r.$1.$2.npy" --steps 20 &&
+    cmp -s r.ref.npy "r.$1.$2.npy" && echo "ok: written by $1 ranks, resumed by $2" ||
+    fail "checkpoint written by $1 ranks, resumed by $2"
+done
+
 # the stream crosses brick boundaries every step: the same bytes, and boids migrate
 RANKS="2 4" check_step stream steer 20 stream.npy --stats
 for r in 2 4; do

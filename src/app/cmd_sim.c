@@ -348,11 +348,10 @@ int cmd_step(int argc, char **argv)
                                 options_get(&o, "backend"));
         if (options_get(&o, "trace"))
             return options_fail(&o, "--trace: not under MPI (one trace per process)");
-        if (out_dir || ckpt || resume || !out)
-            return options_fail(&o, "--out-dir, --checkpoint and --resume: not under MPI yet "
-                                    "(--in A.npy --out B.npy)");
-        shoal_status mst =
-            mpi_step_file(&d, &scene, in, out, steps, options_given(&o, "stats"), &e);
+        if (out_dir)
+            return options_fail(&o, "--out-dir: not under MPI (--out B.npy, --checkpoint F)");
+        shoal_status mst = mpi_step_file(&d, &scene, resume ? NULL : in, resume, out, ckpt, steps,
+                                         options_given(&o, "stats"), &e);
         return mst ? fail_status(&o, &e) : 0;
     }
 

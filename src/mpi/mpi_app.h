@@ -23,14 +23,18 @@ int mpi_size(void);
 /* 1 when MPI is running (started above): init and step take the MPI path. */
 int mpi_running(void);
 
-/* `shoal step` over the ranks: read `in` (rows at offsets, MPI-IO), decompose, step,
- * write `out` (atomic: renamed by rank 0 after every rank succeeded). d: the desc of the
- * command line (its boid_count is replaced by the file's). scene: its obstacles, or NULL.
+/* `shoal step` over the ranks: read `in` (rows at offsets, MPI-IO) or the checkpoint
+ * `resume` (every rank reads it whole and keeps its rows; its desc replaces d's model,
+ * parameters, dt, t0 and seed), decompose, step, write `out` if not NULL (atomic: renamed
+ * by rank 0 after every rank succeeded) and the checkpoint `ckpt` if not NULL (gathered on
+ * rank 0, written by the library's writer: the same bytes as one process). d: the desc of
+ * the command line (its boid_count is replaced by the file's). scene: its obstacles, or NULL.
  * stats: print the stages and the decomposition's numbers (rank 0, stderr). On failure
  * every rank returns the same status and e holds "rank K: message" of the lowest failing
  * rank; nothing is written. */
 shoal_status mpi_step_file(const shoal_sim_desc *d, const shoal_scene *scene, const char *in,
-                           const char *out, long long steps, int stats, shoal_error *e);
+                           const char *resume, const char *out, const char *ckpt, long long steps,
+                           int stats, shoal_error *e);
 
 /* `shoal init` over the ranks: each rank draws its own rows (row i from (seed, i) alone,
  * so the bytes do not depend on the rank count) and writes them at their offsets. */

@@ -17,12 +17,15 @@ int mpi_size(void) { return 1; }
 int mpi_running(void) { return 0; }
 
 shoal_status mpi_step_file(const shoal_sim_desc *d, const shoal_scene *scene, const char *in,
-                           const char *out, long long steps, int stats, shoal_error *e)
+                           const char *resume, const char *out, const char *ckpt, long long steps,
+                           int stats, shoal_error *e)
 {
     (void)d;
     (void)scene;
     (void)in;
+    (void)resume;
     (void)out;
+    (void)ckpt;
     (void)steps;
     (void)stats;
     return shoal_error_set(e, SHOAL_ERR_UNSUPPORTED, "this shoal was built without MPI");

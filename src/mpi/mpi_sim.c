@@ -280,6 +280,111 @@ static shoal_status read_part(const char *path, part_boid **out, size_t *count, 
     return SHOAL_OK;
 }
 
+/* This rank's rows of a checkpoint: every rank reads the whole file (the library's reader
+ * and its checks; O(N) memory per rank for the moment) and keeps rows [first, first + n).
+ * d takes the checkpoint's model, parameters, dt, t0, seed and count. Collective. */
+static shoal_status read_ckpt_part(const char *path, shoal_sim_desc *d, part_boid **out,
+                                   size_t *count, size_t *total, shoal_sim_checkpoint *ck,
+                                   shoal_error *e)
+{
+    *out = NULL;
+    *count = *total = 0;
+    shoal_sim_desc rd;
+    float *rows = NULL;
+    shoal_status st =
+        fail_here("open")
+            ? shoal_error_set(e, SHOAL_ERR_IO, "%s: cannot open: injected failure (SHOAL_MPI_FAIL)",
+                              path)
+            : shoal_io_checkpoint_read(path, &rd, &rows, ck, e);
+    if (!st && rd.boid_count > (size_t)UINT32_MAX - 64)
+        st = shoal_error_set(e, SHOAL_ERR_INPUT, "boid count %zu exceeds the limit %u",
+                             rd.boid_count, UINT32_MAX - 64);
+    st = agree(st, e);
+    if (st) {
+        free(rows);
+        return st;
+    }
+    size_t first = range_first(rd.boid_count, g_rank),
+           n = range_first(rd.boid_count, g_rank + 1) - first;
+    part_boid *b = malloc(n * sizeof *b + 1);
+    if (!b)
+        st = shoal_error_set(e, SHOAL_ERR_NOMEM, "%s: out of memory for %zu rows", path, n);
+    for (size_t i = 0; b && i < n; i++) {
+        memcpy(b[i].s, rows + (first + i) * 6, sizeof b[i].s);
+        b[i].row = (uint32_t)(first + i);
+    }
+    free(rows);
+    st = agree(st, e);
+    if (st) {
+        free(b);
+        return st;
+    }
+    rd.thread_count = d->thread_count;
+    rd.neighbors = d->neighbors;
+    rd.isa = d->isa;
+    *d = rd;
+    *out = b;
+    *count = n;
+    *total = rd.boid_count;
+    return SHOAL_OK;
+}
+
+/* The checkpoint of the whole school: rank k holds rows [first, first + n) in order; rank 0
+ * gathers them, builds a sim of the whole school with the part's steps, predators and
+ * targets, and writes it with the library's writer (atomic), so the file is the one one
+ * process writes. O(N) memory on rank 0. Collective; the outcome is agreed. */
+static shoal_status write_ckpt(const char *path, const shoal_sim_desc *d, const shoal_sim *part,
+                               const float *rows, size_t n, size_t total, shoal_error *e)
+{
+    shoal_status st = SHOAL_OK;
+    float *all = NULL;
+    int *cnt = NULL;
+    if (g_rank == 0) {
+        all = malloc(total * 6 * sizeof(float) + 1);
+        cnt = malloc(2 * (size_t)g_size * sizeof(int));
+        if (!all || !cnt)
+            st = shoal_error_set(e, SHOAL_ERR_NOMEM, "%s: out of memory for %zu rows", path, total);
+    }
+    st = agree(st, e);
+    if (!st) {
+        MPI_Datatype row_t;
+        MPI_Type_contiguous(6, MPI_FLOAT, &row_t);
+        MPI_Type_commit(&row_t);
+        int mine = (int)n;
+        MPI_Gather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (g_rank == 0)
+            for (int r = 0, at = 0; r < g_size; r++) {
+                cnt[g_size + r] = at;
+                at += cnt[r];
+            }
+        MPI_Gatherv(rows, mine, row_t, all, cnt, cnt ? cnt + g_size : NULL, row_t, 0,
+                    MPI_COMM_WORLD);
+        MPI_Type_free(&row_t);
+        if (g_rank == 0) {
+            shoal_sim_desc fd = *d;
+            fd.boid_count = total;
+            shoal_sim *full = NULL;
+            shoal_sim_checkpoint ck;
+            shoal_sim_get_checkpoint(part, &ck);
+            st = shoal_sim_create(&fd, &full, e);
+            if (!st)
+                st = shoal_sim_set_state(full, all, e);
+            if (!st)
+                st = shoal_sim_set_checkpoint(full, &ck, e);
+            if (!st)
+                st = fail_here("write") ? shoal_error_set(e, SHOAL_ERR_IO,
+                                                          "%s: cannot write: injected failure "
+                                                          "(SHOAL_MPI_FAIL)",
+                                                          path)
+                                        : shoal_io_checkpoint_write(path, full, e);
+            shoal_sim_destroy(full);
+        }
+    }
+    free(all);
+    free(cnt);
+    return agree(st, e);
+}
+
 /* Write rows [first, first + n) of a state of `total` rows (rows: n x 6 floats, this rank's
  * contiguous range) to `path`: rank 0 creates the temporary and its preamble, every rank
  * writes its rows at their offset, rank 0 renames it after every rank succeeded (or
@@ -938,21 +1043,26 @@ static void buf_free(buf *b)
 }
 
 shoal_status mpi_step_file(const shoal_sim_desc *d0, const shoal_scene *scene, const char *in,
-                           const char *out, long long steps, int stats, shoal_error *e)
+                           const char *resume, const char *out, const char *ckpt, long long steps,
+                           int stats, shoal_error *e)
 {
     boid_type_init();
     uint64_t t_io = timer_now_ns();
     buf own = {0}, all = {0}, tmp = {0};
     size_t total = 0;
-    shoal_status st = read_part(in, &own.b, &own.n, &total, e);
+    shoal_sim_desc d = *d0;
+    shoal_sim_checkpoint ck;
+    shoal_status st = resume ? read_ckpt_part(resume, &d, &own.b, &own.n, &total, &ck, e)
+                             : read_part(in, &own.b, &own.n, &total, e);
     if (st)
         return st;
     own.cap = own.n;
     t_io = timer_now_ns() - t_io;
-    shoal_sim_desc d = *d0;
     d.boid_count = total;
     shoal_sim *s = NULL;
     st = part_create(&d, &s, e);
+    if (!st && resume)
+        st = shoal_sim_set_checkpoint(s, &ck, e);
     if (!st && scene)
         st = shoal_scene_add_obstacles(scene, s, e);
     int preds = d.params.predator_count > 0;
@@ -1075,8 +1185,10 @@ shoal_status mpi_step_file(const shoal_sim_desc *d0, const shoal_scene *scene, c
             memcpy(rows + (own.b[i].row - first) * 6, own.b[i].s, 6 * sizeof(float));
         st = agree(st, e);
     }
-    if (!st)
+    if (!st && out)
         st = write_rows(out, rows, first, n, total, e);
+    if (!st && ckpt)
+        st = write_ckpt(ckpt, &d, s, rows, n, total, e);
     free(rows);
     buf_free(&own);
     buf_free(&all);
