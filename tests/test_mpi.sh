@@ -53,7 +53,8 @@ check_step() { # name model steps state [extra shoal args...]
   for r in ${RANKS:-1 2 3 4}; do
     if ! mpi "$r" step --in "$state" --out "$name.$r.npy" --model "$model" --steps "$steps" \
       "$@" 2>"$name.$r.err"; then
-      fail "$name: $r ranks failed: $(tail -1 "$name.$r.err")"
+      fail "$name: $r ranks failed; the end of their messages:"
+      tail -15 "$name.$r.err"
     elif ! cmp -s "$name.ref.npy" "$name.$r.npy"; then
       fail "$name: $r ranks differ from one process"
     else

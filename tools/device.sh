@@ -32,7 +32,8 @@ OUT=${OUT:-$ROOT/out/device}
 # PARTS picks what runs (each fits one device call): test (peak, the whole suite),
 # parity (cpu vs cuda at scale, the wander), scenes (obstacle and predator scenes at 1M:
 # parity over 100 steps, GPU ms/step against the plain box at 1M and 4M), time (GPU and CPU ms/step), bench (shoal bench),
-# app (shoal run headless, bench_sort), mpi (MPI splits, strong and weak scaling:
+# app (shoal run headless, bench_sort), frame (issue 18: 1M step + baseline ratio, LOD
+# frames, whole frames of shoal run), mpi (MPI splits, strong and weak scaling:
 # docs/SCALING.md; CUDA=disabled skips nvcc when only mpi runs)
 PARTS=${PARTS:-test parity time bench}
 NCPU=$(nproc)
@@ -281,6 +282,29 @@ for sc in "" "--scene assets/scenes/steer_100k.ini"; do
     grep -E "^shoal run|^  (sim|render|overlays|frame)" "$W/app.txt" | tee -a "$REPORT"
 done
 timeout 120 "$BUILD/tools/bench_sort" --threads 1,2,$NCPU 2>&1 | tee -a "$REPORT"
+fi
+# issue 18's figures (docs/PERFORMANCE.md "Issue 18"): the 1M step with the baseline ratio,
+# LOD frames at 2 and all threads, and whole frames of `shoal run` (1M on all cores; 100k
+# and the default 16k on 2 threads)
+if has frame; then
+stamp "issue 18: steer 1M + the baseline grid, avx512, 2 and $NCPU threads"
+for t in 2 $NCPU; do
+    timeout 120 "$SHOAL" bench --filter "steer-1m/t$t/avx512" --threads $t --repeat 7 \
+        --peak-seconds 0.3 2>&1 | grep -E "^sim/" | tee -a "$REPORT"
+done
+stamp "issue 18: rendering 1280x720 with LOD, 2 and $NCPU threads"
+for t in 2 $NCPU; do
+    timeout 150 "$SHOAL" bench --filter "-lod/t$t/avx512" --threads $t --repeat 5 \
+        --peak-seconds 0 2>&1 | grep -E "^render/" | tee -a "$REPORT"
+done
+stamp "issue 18: whole frames of shoal run --headless"
+for spec in "$NCPU assets/scenes/steer_1m.ini 90" "2 assets/scenes/steer_100k.ini 120" \
+    "2 assets/scenes/steer.ini 600"; do
+    set -- $spec
+    timeout 150 "$SHOAL" run --headless --out - --frames $3 --threads $1 --scene $2 \
+        >"$W/frame.txt" 2>&1
+    grep -E "^shoal run|^  (sim|render|overlays|frame)" "$W/frame.txt" | tee -a "$REPORT"
+done
 fi
 stamp "done"
 {

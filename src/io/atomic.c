@@ -17,10 +17,12 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The base name is cut to this many bytes in the temporary name: ".NAME.tmp.XXXXXX" adds
@@ -56,6 +58,44 @@ static void atomic_unregister(int *slot)
     if (*slot >= 0 && *slot < ATOMIC_SLOTS)
         atomic_store(&g_slot_state[*slot], 0);
     *slot = -1;
+}
+
+/* mkstemp(3) for a template ending in "XXXXXX", but the name is registered for the signal
+ * handler BEFORE the file exists: blocking signals in this thread is not enough when other
+ * threads (an OpenMP team) exist, since the kernel then hands a process signal to one of
+ * them, which could run the handler between mkstemp's creation and the registration and
+ * leave the temporary behind. The handler unlinking a name not created yet is harmless. */
+static int atomic_create_temp(shoal_atomic_file *af, int probe, int *err_out)
+{
+    static const char digits[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    static atomic_uint counter;
+    size_t len = strlen(af->tmp_path);
+    char *x = af->tmp_path + len - 6;
+    for (int attempt = 0; attempt < 100; attempt++) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t v = ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_nsec ^
+                     ((uint64_t)ts.tv_sec << 20) ^
+                     ((uint64_t)atomic_fetch_add(&counter, 1) * 0x9E3779B97F4A7C15ull);
+        v ^= v >> 31;
+        v *= 0xBF58476D1CE4E5B9ull;
+        v ^= v >> 29;
+        for (int k = 0; k < 6; k++) {
+            x[k] = digits[v % 62];
+            v /= 62;
+        }
+        if (!probe)
+            af->slot = atomic_register(af->tmp_path);
+        int fd = open(af->tmp_path, O_RDWR | O_CREAT | O_EXCL, 0600);
+        if (fd >= 0)
+            return fd;
+        *err_out = errno;
+        if (!probe)
+            atomic_unregister(&af->slot);
+        if (errno != EEXIST)
+            return -1;
+    }
+    return -1;
 }
 
 void shoal_io_atomic_remove_temps(void)
@@ -227,10 +267,8 @@ static shoal_status atomic_open(shoal_atomic_file *af, const char *path, int pro
     char dir[4096];
     sigset_t old_mask;
     atomic_block_signals(&old_mask);
-    int fd = mkstemp(af->tmp_path);
-    int mk_errno = errno;
-    if (fd >= 0 && !probe)
-        af->slot = atomic_register(af->tmp_path);
+    int mk_errno = 0;
+    int fd = atomic_create_temp(af, probe, &mk_errno);
     if (fd >= 0 && probe) {
         close(fd);
         unlink(af->tmp_path);

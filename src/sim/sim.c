@@ -167,6 +167,33 @@ void shoal_sim_destroy(shoal_sim *s)
     free(s);
 }
 
+/* Every array is written once here, each thread its static share, so the first step does
+ * not pay the page faults (with huge pages, core/alloc.c, a few dozen; without, tens of
+ * thousands at 1M boids: the first step cost twice the next ones) and the pages of a
+ * thread's share are first touched by that thread. The values: the state zero, row ids
+ * the identity, the sort's buffers zero (overwritten by every step before they are read). */
+static void first_touch(void *ctx, int t, int nt)
+{
+    shoal_sim *s = ctx;
+    int64_t b, e;
+    parallel_split((int64_t)s->count, t, nt, &b, &e);
+    size_t len = (size_t)(e - b);
+    for (int k = 0; k < 6; k++) {
+        memset(s->cur[k] + b, 0, len * sizeof(float));
+        memset(s->nxt[k] + b, 0, len * sizeof(float));
+    }
+    for (int64_t i = b; i < e; i++)
+        s->row_cur[i] = (uint32_t)i;
+    memset(s->row_nxt + b, 0, len * sizeof(uint32_t));
+    memset(s->cell_of + b, 0, len * sizeof(uint32_t));
+    memset(s->cell_sorted + b, 0, len * sizeof(uint32_t));
+    int64_t hn = (int64_t)s->g.cell_count * s->block_count;
+    parallel_split(hn, t, nt, &b, &e);
+    memset(s->hist + b, 0, (size_t)(e - b) * sizeof(uint32_t));
+    parallel_split((int64_t)s->g.cell_count + 1, t, nt, &b, &e);
+    memset(s->cell_start + b, 0, (size_t)(e - b) * sizeof(uint32_t));
+}
+
 shoal_status shoal_sim_create(const shoal_sim_desc *desc, shoal_sim **sim_out, shoal_error *err)
 {
     *sim_out = NULL;
@@ -198,8 +225,8 @@ shoal_status shoal_sim_create(const shoal_sim_desc *desc, shoal_sim **sim_out, s
     size_t cnt = s->count;
     int ok = 1;
     for (int k = 0; k < 6 && ok; k++) {
-        ok = ok && (s->cur[k] = alloc_array_zero(cnt, sizeof(float), "boid state", err));
-        ok = ok && (s->nxt[k] = alloc_array_zero(cnt, sizeof(float), "boid state", err));
+        ok = ok && (s->cur[k] = alloc_array(cnt, sizeof(float), "boid state", err));
+        ok = ok && (s->nxt[k] = alloc_array(cnt, sizeof(float), "boid state", err));
     }
     ok = ok && (s->row_cur = alloc_array(cnt, sizeof(uint32_t), "boid rows", err));
     ok = ok && (s->row_nxt = alloc_array(cnt, sizeof(uint32_t), "boid rows", err));
@@ -213,8 +240,7 @@ shoal_status shoal_sim_create(const shoal_sim_desc *desc, shoal_sim **sim_out, s
         shoal_sim_destroy(s);
         return err ? err->status : SHOAL_ERR_NOMEM;
     }
-    for (size_t i = 0; i < cnt; i++)
-        s->row_cur[i] = (uint32_t)i;
+    parallel_region_n(first_touch, s, s->desc.thread_count);
     predators_reset(s);
     *sim_out = s;
     return SHOAL_OK;
