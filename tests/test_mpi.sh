@@ -23,6 +23,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # one core per rank is not there: no binding, and let ranks share cores politely
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_hwloc_base_binding_policy=none
 export OMPI_MCA_mpi_yield_when_idle=1 OMP_WAIT_POLICY=passive
+# no cross-memory attach between ranks (containers that restrict ptrace refuse it and the
+# shared-memory transport then fails large messages); copies through shared memory instead
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
 # (ASan builds) MCA components stay loaded, so tests/lsan.supp can name their leaks
 export OMPI_MCA_mca_base_component_disable_dlclose=1
 # and full stacks, so the leaks Open MPI keeps until exit are seen to be in its libraries
