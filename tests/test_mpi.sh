@@ -99,6 +99,13 @@ s[:, :3] = rng.uniform(-8, 8, size=(1500, 3))
 s[:, 5] = 40.0
 s[:, 3:5] = rng.normal(0, 0.5, size=(1500, 2))
 np.save("stream.npy", s)
+# a clump swimming through a uniform school: the imbalance grows until the bricks are re-cut
+m = np.zeros((3000, 6), np.float32)
+m[:1500, :3] = rng.normal(0, 0.8, size=(1500, 3))
+m[:1500, 2] -= 6
+m[:1500, 5] = 4.0
+m[1500:, :3] = rng.uniform(-8, 8, size=(1500, 3))
+np.save("mclump.npy", m)
 EOF
 
 check_step steer200 steer 200 uniform_steer.npy
@@ -158,6 +165,12 @@ t = open(sys.argv[1]).read()
 m = re.search(r"boids migrated \(in ([0-9]+) of ([0-9]+) steps\)", t)
 sys.exit(0 if m and m.group(1) == m.group(2) and int(m.group(2)) > 0 else 1)
 EOF
+done
+
+# re-cuts (imbalance max/mean above 1.2 and grown 5%) move the bricks: still the same bytes
+RANKS="2 4" check_step recut steer 150 mclump.npy --stats
+for r in 2 4; do
+  grep -Eq "; [1-9][0-9]* re-cuts" "recut.$r.err" || fail "recut: $r ranks never re-cut"
 done
 
 # init under MPI: each rank draws its own rows, the same bytes as one process
