@@ -4,16 +4,12 @@
 
 #include <stdlib.h>
 #include <string.h>
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
 
-/* Arrays of 2 MiB and more start on a 2 MiB boundary and ask for transparent huge pages:
- * a 1M-boid simulation's two dozen 4 MiB arrays then take ~50 page faults on their first
- * touch instead of ~25,000 (the first step cost 2x the others), and the force kernels'
- * scattered reads of neighbour cells miss the TLB less. Advice only: where THP is off, or
- * not Linux, nothing changes but the alignment. */
-#define HUGE_BYTES ((size_t)2 << 20)
+/* No huge-page advice: madvise(MADV_HUGEPAGE) on the sim's arrays was measured on the
+ * device (16-core Xeon VM, THP "madvise"): 1M steer on 2 threads 117/88/126 ms per step with
+ * it against 72/60/69 without and 74/83/91 before, 16 threads 14.1/12.6/14.1 against
+ * 11.5/13.0/12.7 (docs/PERFORMANCE.md, "Issue 18"). The first step's page faults are paid
+ * at create instead (sim.c, first_touch). */
 
 void *alloc_array(size_t count, size_t size, const char *what, shoal_error *err)
 {
@@ -26,22 +22,12 @@ void *alloc_array(size_t count, size_t size, const char *what, shoal_error *err)
     bytes = (bytes + 63) & ~(size_t)63;
     if (bytes == 0)
         bytes = 64;
-    size_t align = 64;
-    if (bytes >= HUGE_BYTES) {
-        align = HUGE_BYTES;
-        if (bytes <= SIZE_MAX - HUGE_BYTES)
-            bytes = (bytes + HUGE_BYTES - 1) & ~(HUGE_BYTES - 1);
-    }
     void *p = NULL;
-    if (posix_memalign(&p, align, bytes) != 0 || !p) {
+    if (posix_memalign(&p, 64, bytes) != 0 || !p) {
         shoal_error_set(err, SHOAL_ERR_NOMEM, "out of memory allocating %s (%zu bytes)", what,
                         bytes);
         return NULL;
     }
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (align == HUGE_BYTES)
-        (void)madvise(p, bytes, MADV_HUGEPAGE);
-#endif
     return p;
 }
 

@@ -168,8 +168,8 @@ void shoal_sim_destroy(shoal_sim *s)
 }
 
 /* Every array is written once here, each thread its static share, so the first step does
- * not pay the page faults (with huge pages, core/alloc.c, a few dozen; without, tens of
- * thousands at 1M boids: the first step cost twice the next ones) and the pages of a
+ * not pay the page faults (tens of thousands at 1M boids: the first step's sort cost 4x
+ * the next ones) and the pages of a
  * thread's share are first touched by that thread. The values: the state zero, row ids
  * the identity, the sort's buffers zero (overwritten by every step before they are read). */
 static void first_touch(void *ctx, int t, int nt)
