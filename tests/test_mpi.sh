@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # shoal under MPI (issue 17, docs/ARCHITECTURE.md "MPI"): `mpirun -np R shoal step` and
-# `shoal init` give the bytes of one process for R = 1..4, every model, uniform and clumped
+# `shoal init` give the bytes of one process for R = 1..4 (and 5, 6, 8), every model, uniform and clumped
 # states, any threads per rank and ISA; a school that crosses rank boundaries every step;
 # all boids in one rank's brick; more ranks than cells along an axis (a clear error); a
 # rank that cannot open its part of the file (every rank fails, nothing is written).
@@ -120,6 +120,8 @@ done
 for m in steer average; do
   check_step "oneBrick_$m" "$m" 20 "init_$m.npy"
 done
+# up to 8 ranks (rank grids 1x1x5, 1x2x3, 2x2x2)
+RANKS="5 6 8" check_step ranks8 fov 40 uniform_fov.npy --threads 1
 # threads per rank and ISA do not matter either
 RANKS="3" check_step threads2 heading 20 uniform_heading.npy --threads 2
 RANKS="2 3" check_step scalar fov 20 uniform_fov.npy --simd scalar
