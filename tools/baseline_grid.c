@@ -181,9 +181,11 @@ __attribute__((target("avx2"))) static void pass_avx2(bl_grid *g, int64_t b, int
                 uint32_t left = re[r] - j;
                 __m256 live = _mm256_castsi256_ps(
                     _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(left < 8 ? left : 8)), iota));
-                __m256 qx = _mm256_maskload_ps(g->x + j, _mm256_castps_si256(live));
-                __m256 qy = _mm256_maskload_ps(g->y + j, _mm256_castps_si256(live));
-                __m256 qz = _mm256_maskload_ps(g->z + j, _mm256_castps_si256(live));
+                /* whole vectors (the arrays have 8 floats of padding); lanes past the run
+                 * are dropped by `live` */
+                __m256 qx = _mm256_loadu_ps(g->x + j);
+                __m256 qy = _mm256_loadu_ps(g->y + j);
+                __m256 qz = _mm256_loadu_ps(g->z + j);
                 __m256 dx = _mm256_sub_ps(qx, px), dy = _mm256_sub_ps(qy, py),
                        dz = _mm256_sub_ps(qz, pz);
                 __m256 d2 =
@@ -258,9 +260,9 @@ static int bl_init(bl_grid *g, const float *rows, size_t stride, size_t n, const
     g->key = malloc(n * sizeof *g->key);
     g->hist = malloc(t * c * sizeof *g->hist);
     g->start = malloc((c + 1) * sizeof *g->start);
-    g->x = malloc(n * sizeof *g->x);
-    g->y = malloc(n * sizeof *g->y);
-    g->z = malloc(n * sizeof *g->z);
+    g->x = calloc(n + 8, sizeof *g->x); /* 8 more: whole vectors past a run */
+    g->y = calloc(n + 8, sizeof *g->y); /* 8 more: whole vectors past a run */
+    g->z = calloc(n + 8, sizeof *g->z); /* 8 more: whole vectors past a run */
     g->id = malloc(n * sizeof *g->id);
     g->count = malloc(n * sizeof *g->count);
     g->sum = malloc(3 * n * sizeof *g->sum);
