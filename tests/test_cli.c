@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tests/cli_harness.h"
+
 #include "shoal/shoal.h"
 #include "tests/scenes.h"
 
@@ -18,48 +20,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static char g_dir[256];
-static const char *g_exe;
-static char g_err[8192];
-static const char *g_env = ""; /* environment assignments put before the command */
-
-/* Run `shoal ARGS` (a shell fragment); stderr captured into g_err; returns exit code. */
-static int run(const char *fmt, ...)
-{
-    char args[4096], cmd[8192], errpath[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(errpath, sizeof errpath, "%s/stderr.txt", g_dir);
-    snprintf(cmd, sizeof cmd, "cd %s && %s %s %s > stdout.txt 2> %s < /dev/null", g_dir, g_env,
-             g_exe, args, errpath);
-    int rc = system(cmd);
-    FILE *f = fopen(errpath, "r");
-    g_err[0] = 0;
-    if (f) {
-        size_t n = fread(g_err, 1, sizeof g_err - 1, f);
-        g_err[n] = 0;
-        fclose(f);
-    }
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
-}
-
-static char *path(const char *name)
-{
-    static char buf[4][512];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
-    return buf[k];
-}
-
-static int exists(const char *name)
-{
-    struct stat st;
-    return stat(path(name), &st) == 0;
-}
 
 static float *load(const char *name, size_t *n)
 {
@@ -73,19 +33,13 @@ static float *load(const char *name, size_t *n)
 static int setup(void **state)
 {
     (void)state;
-    g_exe = getenv("SHOAL_EXE");
-    if (!g_exe)
-        g_exe = SHOAL_BUILD_ROOT "/src/app/shoal";
-    snprintf(g_dir, sizeof g_dir, "/tmp/shoal-cli-XXXXXX");
-    return mkdtemp(g_dir) ? 0 : -1;
+    return cli_setup("cli");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return cli_teardown();
 }
 
 static void test_help(void **state)

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tests/cli_harness.h"
+
 #include "shoal/shoal.h"
 
 #include <math.h>
@@ -22,67 +24,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static char g_dir[256];
-static const char *g_exe;
-static char g_err[8192];
-
-/* Run `shoal ARGS` in the scratch directory, stderr into g_err; returns the exit code. */
-static int run(const char *fmt, ...)
-{
-    char args[8192], cmd[16384], errpath[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(errpath, sizeof errpath, "%s/stderr.txt", g_dir);
-    snprintf(cmd, sizeof cmd,
-             "cd %s && (exec %s %s) > stdout.txt 2> %s < /dev/null; echo $? > rc.txt", g_dir, g_exe,
-             args, errpath);
-    if (system(cmd) != 0)
-        fail_msg("could not run: %s", cmd);
-    FILE *f = fopen(errpath, "r");
-    g_err[0] = 0;
-    if (f) {
-        size_t n = fread(g_err, 1, sizeof g_err - 1, f);
-        g_err[n] = 0;
-        fclose(f);
-    }
-    /* a sanitizer's own warnings are not the program's message */
-    for (char *l = g_err; *l;) {
-        char *nl = strchr(l, '\n');
-        size_t len = nl ? (size_t)(nl - l) + 1 : strlen(l);
-        if (l[0] == '=' && l[1] == '=')
-            memmove(l, l + len, strlen(l + len) + 1);
-        else
-            l += len;
-    }
-    char rcpath[512];
-    snprintf(rcpath, sizeof rcpath, "%s/rc.txt", g_dir);
-    f = fopen(rcpath, "r");
-    int rc = -1;
-    if (!f || fscanf(f, "%d", &rc) != 1)
-        fail_msg("no exit code for: %s", cmd);
-    fclose(f);
-    return rc;
-}
-
-static char *path(const char *name)
-{
-    static char buf[4][512];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
-    return buf[k];
-}
-
-static void write_text(const char *name, const char *text)
-{
-    FILE *f = fopen(path(name), "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
-    fclose(f);
-}
 
 /* Exit 2 and one line on stderr holding every word of the NULL-terminated list. */
 static void expect_refused(const char *args, ...)
@@ -104,11 +45,7 @@ static void expect_refused(const char *args, ...)
 static int setup(void **state)
 {
     (void)state;
-    g_exe = getenv("SHOAL_EXE");
-    if (!g_exe)
-        g_exe = SHOAL_BUILD_ROOT "/src/app/shoal";
-    snprintf(g_dir, sizeof g_dir, "/tmp/shoal-inputs-XXXXXX");
-    if (!mkdtemp(g_dir))
+    if (cli_setup("inputs"))
         return -1;
     if (run("init --count 40 --seed 3 --out ok.npy") != 0 ||
         run("init --count 40 --seed 3 --out ok.bin") != 0)
@@ -121,9 +58,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return cli_teardown();
 }
 
 /* ---- NaN in compared states ------------------------------------------------------------ */

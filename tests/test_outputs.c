@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tests/cli_harness.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
@@ -31,71 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static char g_dir[256];
-static const char *g_exe;
-static char g_err[8192];
 static int g_has_render;
-
-/* Run `shoal ARGS` in the scratch directory, stderr into g_err; the exit code (128 + signal
- * if killed). */
-static int run(const char *fmt, ...)
-{
-    char args[4096], cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "cd %s && %s %s > stdout.txt 2> stderr.txt < /dev/null", g_dir, g_exe,
-             args);
-    int st = system(cmd);
-    g_err[0] = 0;
-    char p[512];
-    snprintf(p, sizeof p, "%s/stderr.txt", g_dir);
-    FILE *f = fopen(p, "r");
-    if (f) {
-        size_t n = fread(g_err, 1, sizeof g_err - 1, f);
-        g_err[n] = 0;
-        fclose(f);
-    }
-    if (st == -1)
-        fail_msg("could not run: %s", cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-static const char *path(const char *name)
-{
-    static char buf[8][512];
-    static int k;
-    k = (k + 1) % 8;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
-    return buf[k];
-}
-
-static int exists(const char *name)
-{
-    struct stat st;
-    return lstat(path(name), &st) == 0;
-}
-
-static char *read_all(const char *p, size_t *len)
-{
-    FILE *f = fopen(p, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf)
-        buf[n] = 0;
-    *len = (size_t)n;
-    return buf;
-}
 
 static void expect_same_file(const char *a, const char *b)
 {
@@ -105,14 +43,6 @@ static void expect_same_file(const char *a, const char *b)
         fail_msg("%s and %s differ (%zu and %zu bytes)", a, b, da ? na : 0, db ? nb : 0);
     free(da);
     free(db);
-}
-
-static void write_text(const char *name, const char *text)
-{
-    FILE *f = fopen(path(name), "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
 }
 
 /* A temporary of the atomic writer (".NAME.tmp.XXXXXX") in the scratch directory or one
@@ -148,11 +78,7 @@ static void expect_no_temporaries(const char *what)
 static int setup(void **state)
 {
     (void)state;
-    g_exe = getenv("SHOAL_EXE");
-    if (!g_exe)
-        g_exe = SHOAL_BUILD_ROOT "/src/app/shoal";
-    snprintf(g_dir, sizeof g_dir, "/tmp/shoal-outputs-XXXXXX");
-    if (!mkdtemp(g_dir))
+    if (cli_setup("outputs"))
         return -1;
     run("--help");
     size_t n;
@@ -168,9 +94,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return cli_teardown();
 }
 
 /* ---- what is at the path -------------------------------------------------------------- */

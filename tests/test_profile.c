@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tests/cli_harness.h"
+
 #include "core/profile.h"
 #include "shoal/shoal.h"
 #include "tests/scenes.h"
@@ -22,40 +24,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static char g_dir[256];
-static const char *g_exe;
-static char g_out[65536];
-
-/* Run `shoal ARGS`; stdout and stderr captured into g_out; returns the exit code. */
-static int run(const char *fmt, ...)
-{
-    char args[4096], cmd[8192], outpath[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(outpath, sizeof outpath, "%s/out.txt", g_dir);
-    snprintf(cmd, sizeof cmd, "cd %s && %s %s > %s 2>&1 < /dev/null", g_dir, g_exe, args, outpath);
-    int rc = system(cmd);
-    FILE *f = fopen(outpath, "r");
-    g_out[0] = 0;
-    if (f) {
-        size_t n = fread(g_out, 1, sizeof g_out - 1, f);
-        g_out[n] = 0;
-        fclose(f);
-    }
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
-}
-
-static char *path(const char *name)
-{
-    static char buf[4][512];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
-    return buf[k];
-}
 
 static char *slurp(const char *file, size_t *len)
 {
@@ -368,19 +336,14 @@ static const char *const sim_stages[] = {"grid_assign", "grid_scan", "grid_scatt
 static int setup(void **state)
 {
     (void)state;
-    g_exe = getenv("SHOAL_EXE");
-    if (!g_exe)
-        g_exe = SHOAL_BUILD_ROOT "/src/app/shoal";
-    snprintf(g_dir, sizeof g_dir, "/tmp/shoal-profile-XXXXXX");
-    return mkdtemp(g_dir) ? 0 : -1;
+    g_merge_output = 1; /* g_out holds stdout and stderr, as a terminal shows them */
+    return cli_setup("profile");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return cli_teardown();
 }
 
 static const prof_summary *find_summary(const prof_summary *s, int n, const char *name)

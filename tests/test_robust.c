@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tests/cli_harness.h"
+
 #include "shoal/shoal.h"
 #include "shoal/render.h"
 #include "tests/scenes.h"
@@ -42,69 +44,7 @@
 #define ROBUST_ASAN 0
 #endif
 
-static char g_dir[256];
-static const char *g_exe;
-static char g_err[8192];
 static int g_has_render, g_has_trace;
-
-/* Run `PREFIX; shoal ARGS` in the scratch directory (PREFIX: shell commands, may be "");
- * stderr captured into g_err; returns the exit code, 128 + signal if killed. */
-static int run_with(const char *prefix, const char *fmt, ...)
-{
-    char args[4096], cmd[8192], errpath[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(errpath, sizeof errpath, "%s/stderr.txt", g_dir);
-    snprintf(cmd, sizeof cmd,
-             "cd %s && (%s%s exec %s %s) > stdout.txt 2> %s < /dev/null; echo $? > rc.txt", g_dir,
-             prefix, *prefix ? ";" : "", g_exe, args, errpath);
-    if (system(cmd) != 0)
-        fail_msg("could not run: %s", cmd);
-    FILE *f = fopen(errpath, "r");
-    g_err[0] = 0;
-    if (f) {
-        size_t n = fread(g_err, 1, sizeof g_err - 1, f);
-        g_err[n] = 0;
-        fclose(f);
-    }
-    /* A sanitizer's own warnings ("==PID==WARNING: AddressSanitizer failed to allocate ...",
-     * under allocator_may_return_null) are not the program's message: drop them. */
-    for (char *l = g_err; *l;) {
-        char *nl = strchr(l, '\n');
-        size_t len = nl ? (size_t)(nl - l) + 1 : strlen(l);
-        if (l[0] == '=' && l[1] == '=')
-            memmove(l, l + len, strlen(l + len) + 1);
-        else
-            l += len;
-    }
-    int rc = -1;
-    char rcpath[512];
-    snprintf(rcpath, sizeof rcpath, "%s/rc.txt", g_dir);
-    f = fopen(rcpath, "r");
-    if (!f || fscanf(f, "%d", &rc) != 1)
-        fail_msg("no exit code for: %s", cmd);
-    fclose(f);
-    return rc;
-}
-
-#define run(...) run_with("", __VA_ARGS__)
-
-static char *path(const char *name)
-{
-    static char buf[4][512];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
-    return buf[k];
-}
-
-static int exists(const char *name)
-{
-    struct stat st;
-    return stat(path(name), &st) == 0;
-}
 
 /* A temporary left by the atomic writer (".NAME.tmp.XXXXXX") anywhere in the scratch dir
  * or one level below. */
@@ -132,38 +72,6 @@ static void write_bytes(const char *name, const void *data, size_t len)
     assert_non_null(f);
     assert_int_equal(fwrite(data, 1, len, f), len);
     fclose(f);
-}
-
-static void write_text(const char *name, const char *text)
-{
-    write_bytes(name, text, strlen(text));
-}
-
-static char *read_all(const char *p, size_t *len)
-{
-    FILE *f = fopen(p, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap + 1);
-    for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
-        n += got;
-        if (n == cap) {
-            char *g = realloc(buf, 2 * cap + 1);
-            if (!g) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = g;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (buf)
-        buf[n] = 0;
-    *len = n;
-    return buf;
 }
 
 static void write_rows(const char *name, const float *rows, size_t n)
@@ -222,11 +130,7 @@ static void expect_fail_with(int code, const char *prefix, const char *out, cons
 static int setup(void **state)
 {
     (void)state;
-    g_exe = getenv("SHOAL_EXE");
-    if (!g_exe)
-        g_exe = SHOAL_BUILD_ROOT "/src/app/shoal";
-    snprintf(g_dir, sizeof g_dir, "/tmp/shoal-robust-XXXXXX");
-    if (!mkdtemp(g_dir))
+    if (cli_setup("robust"))
         return -1;
     /* Which optional parts this build has (render, step --trace). */
     run("--help");
@@ -246,9 +150,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return cli_teardown();
 }
 
 /* ---- fuzz regressions ----------------------------------------------------------------- */

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tests/cli_harness.h"
+
 #include "shoal/shoal.h"
 
 #include <dirent.h>
@@ -19,48 +21,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static char g_dir[256];
-static const char *g_exe;
-static char g_err[16384];
-
-/* Run a shell command in the test directory with $S the shoal executable; stderr captured
- * into g_err; returns the exit code. */
-static int sh(const char *fmt, ...)
-{
-    char args[6000], cmd[8192], errpath[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(errpath, sizeof errpath, "%s/stderr.txt", g_dir);
-    snprintf(cmd, sizeof cmd, "cd %s && S=%s && (%s) > stdout.txt 2> %s < /dev/null", g_dir, g_exe,
-             args, errpath);
-    int rc = system(cmd);
-    FILE *f = fopen(errpath, "r");
-    g_err[0] = 0;
-    if (f) {
-        size_t n = fread(g_err, 1, sizeof g_err - 1, f);
-        g_err[n] = 0;
-        fclose(f);
-    }
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
-}
-
-static char *path(const char *name)
-{
-    static char buf[4][512];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
-    return buf[k];
-}
-
-static int exists(const char *name)
-{
-    struct stat st;
-    return stat(path(name), &st) == 0;
-}
 
 static char *slurp(const char *name, size_t *n_out)
 {
@@ -98,19 +58,13 @@ static void assert_no_temporaries(void)
 static int setup(void **state)
 {
     (void)state;
-    g_exe = getenv("SHOAL_EXE");
-    if (!g_exe)
-        g_exe = SHOAL_BUILD_ROOT "/src/app/shoal";
-    snprintf(g_dir, sizeof g_dir, "/tmp/shoal-traj-XXXXXX");
-    return mkdtemp(g_dir) ? 0 : -1;
+    return cli_setup("traj");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return cli_teardown();
 }
 
 /* step --every E --out-dir: states at 0, E, 2E, ... and K, each equal to a plain run of

@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* The simulation's private state, shared by the files of src/sim only: the boid arrays
  * (double-buffered, in cell order), the grid and its counting-sort scratch, and the step
- * context handed to the force kernels. Nothing outside src/sim includes this. */
+ * context handed to the force kernels. Not part of the public API and not installed.
+ * Outside src/sim it is included by code that measures or mirrors the sim's internals and
+ * is built in this tree only: the CUDA backend (src/gpu/gpu_sim.cu, which runs the same
+ * grid), `shoal bench` (src/app/cmd_bench.c: lane-pair counts and untimed sorts),
+ * tools/bench_sort.c, and the tests of the grid and the scan. The program's other files
+ * use include/shoal/ only. */
 #ifndef SHOAL_SIM_INTERNAL_H
 #define SHOAL_SIM_INTERNAL_H
 
