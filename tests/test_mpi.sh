@@ -218,6 +218,22 @@ for what in open write; do
   [ "$fails" = "$before" ] && echo "ok: a failure to $what on rank 2"
 done
 
+# options that do not run over ranks: exit 2 on every rank, one message, nothing written
+for opt in "--out-dir traj" "--trace t.json"; do
+  # shellcheck disable=SC2086
+  mpi 2 step --in uniform_fov.npy --out refused.npy --model fov --steps 1 $opt \
+    >refused.out 2>refused.err
+  rc=$?
+  if [ "$rc" = 0 ]; then
+    fail "$opt under MPI was accepted"
+  elif [ "$(grep -c "^shoal step: --" refused.err)" = 1 ] && [ ! -e refused.npy ] &&
+    [ ! -e traj ]; then
+    echo "ok: $opt refused under MPI"
+  else
+    fail "$opt under MPI: $(cat refused.err)"
+  fi
+done
+
 # commands that do not run over ranks refuse, once
 if mpi 2 bench --help >other.out 2>other.err || [ "$(grep -c "does not run over MPI" other.err)" != 1 ]; then
   fail "other commands under 2 ranks: $(cat other.err)"
