@@ -9,7 +9,7 @@
 #include "core/profile.h"
 #include "app/traj.h"
 #include "shoal/gpu.h"
-#include "mpi/mpi_app.h"
+#include "mpi_app.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
 #include "app/app.h"
 #include "app/options.h"
 #include "core/parallel.h"
-#include "mpi/mpi_app.h"
+#include "mpi_app.h"
 
 #include <stdio.h>
 #include <stdlib.h>

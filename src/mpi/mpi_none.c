@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* shoal built without MPI: one process, never launched by an MPI launcher as far as
  * shoal is concerned (mpirun can still start copies, each of which runs alone). */
-#include "mpi/mpi_app.h"
+#include "mpi_app.h"
 
 int mpi_built(void) { return 0; }
 int mpi_launched(void) { return 0; }

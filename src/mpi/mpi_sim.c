@@ -4,7 +4,7 @@
  * predators' global reduction, and `step`/`init` on state files read and written at row
  * offsets with MPI-IO. The stepping itself is the library's (sim/part.h): this file only
  * moves boids. All MPI calls are made by the main thread, outside OpenMP regions. */
-#include "mpi/mpi_app.h"
+#include "mpi_app.h"
 
 #include "core/parallel.h"
 #include "core/profile.h"
