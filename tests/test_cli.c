@@ -365,6 +365,16 @@ static void test_count_scaling(void **state)
     r = max_radius("k8.npy", o, &n);
     assert_true(r <= 44.0001 && r > 43.5);
     assert_non_null(strstr(g_err, "wall_size_x=116 "));
+    /* steer_1m.ini (1000000 fish, start radius 50, walls 128^3) at 1000 fish: a tenth of
+     * its geometry */
+    assert_int_equal(run("init --scene %s/assets/scenes/steer_1m.ini --count 1000 --out m1.npy",
+                         SHOAL_SOURCE_ROOT),
+                     0);
+    r = max_radius("m1.npy", o, &n);
+    assert_int_equal(n, 1000);
+    assert_true(r <= 5.0001 && r > 4.5);
+    assert_non_null(strstr(g_err, "scaled by 0.1 "));
+    assert_non_null(strstr(g_err, "init_pos_radius=5"));
     /* classic: the box scales about the origin (y in [0, 20] -> [0, 40] at 8x the count) */
     assert_int_equal(run("init --model classic --count 800 --out c.npy"), 0);
     float *c = load("c.npy", &n);

@@ -276,7 +276,7 @@ done
 fi
 if has app; then
 stamp "shoal run headless (the window's work less present), $NCPU threads; sort benchmark"
-for sc in "" "--scene assets/scenes/steer_100k.ini"; do
+for sc in "" "--scene assets/scenes/steer_100k.ini" "--scene assets/scenes/steer_1m.ini"; do
     timeout 120 "$SHOAL" run --headless --out - --frames 600 --threads $NCPU --stats $sc \
         >"$W/app.txt" 2>&1
     grep -E "^shoal run|^  (sim|render|overlays|frame)" "$W/app.txt" | tee -a "$REPORT"
