@@ -234,6 +234,32 @@ for opt in "--out-dir traj" "--trace t.json"; do
   fi
 done
 
+# render under MPI: each rank draws its share of the rows, the images are composited by
+# depth with the renderer's tie rule: the PNG is the one-process PNG, lit (colour by the
+# whole school's speed), without LOD, in id mode, and with a scene's overlays
+"$S" init --count 6000 --seed 9 --out rstate.npy 2>/dev/null || fail "init for render"
+for opts in "" "--lod off" "--shade id" "--scene $SC/steer_rock_mesh.ini"; do
+  # shellcheck disable=SC2086
+  "$S" render --in rstate.npy --out render1.png --size 200x120 $opts 2>/dev/null ||
+    fail "render ($opts): one process failed"
+  for r in 2 3; do
+    # shellcheck disable=SC2086
+    if ! mpi "$r" render --in rstate.npy --out "render$r.png" --size 200x120 $opts 2>render.err; then
+      fail "render ($opts): $r ranks failed: $(tail -3 render.err)"
+    elif ! cmp -s render1.png "render$r.png"; then
+      fail "render ($opts): $r ranks differ from one process"
+    else
+      echo "ok: render ($opts), $r ranks"
+    fi
+  done
+done
+mpi 2 render --in rstate.npy --out renders.png --size 200x120 --stats 2>render.err >/dev/null
+grep -q "composite over 2 ranks" render.err || fail "render --stats: no compositing time"
+if mpi 2 render --bench 2 2>render.err >/dev/null ||
+  [ "$(grep -c "under mpirun, render draws one state file" render.err)" != 1 ]; then
+  fail "render --bench under MPI: $(cat render.err)"
+fi
+
 # commands that do not run over ranks refuse, once
 if mpi 2 bench --help >other.out 2>other.err || [ "$(grep -c "does not run over MPI" other.err)" != 1 ]; then
   fail "other commands under 2 ranks: $(cat other.err)"

@@ -205,6 +205,7 @@ typedef struct shoal_render_stats {
     uint64_t triangles_submitted, triangles_visible, triangles_rasterized;
     uint64_t pixels_written; /**< fragments that passed the depth test */
     uint64_t refs_hidden;    /**< (fish, tile) pairs skipped as hidden (occlusion) */
+    float speed_scale;       /**< largest speed of the frame's visible fish (colour by speed) */
     const char *isa;         /**< "scalar", "avx2" or "avx512" */
     int thread_count;
 } shoal_render_stats;
@@ -225,6 +226,24 @@ SHOAL_API void shoal_renderer_destroy(shoal_renderer *r);
  *  give the same pixels for every thread count and ISA. */
 SHOAL_API shoal_status shoal_render_frame(shoal_renderer *r, const shoal_render_instances *inst,
                                           const shoal_camera *cam, shoal_error *err);
+
+/** Colour by speed against `max_speed` (> 0) instead of the frame's largest visible speed
+ *  (stats.speed_scale); 0 goes back to the frame's. For images drawn in parts that must
+ *  colour alike (shoal render under MPI). */
+SHOAL_API void shoal_render_set_speed_scale(shoal_renderer *r, float max_speed);
+
+/** Keep each pixel's depth and winning instance id with the frame (on = 1), for depth
+ *  compositing of images drawn from parts of a school (shoal under MPI: each rank draws its
+ *  fish, the nearest fragment wins, at equal depth the lower id, as inside one renderer).
+ *  Off by default (it costs two more full-frame writes). SHOAL_ERR_NOMEM if the buffers
+ *  cannot be allocated (then nothing changes). */
+SHOAL_API shoal_status shoal_render_keep_depth(shoal_renderer *r, int on, shoal_error *err);
+
+/** With keep_depth on: the last frame's depth (window z in [0, 1); 1 where nothing was
+ *  drawn) and instance ids (0 where nothing was drawn), width x height, rows of `width`.
+ *  Returns 1, or 0 (pointers NULL) when keep_depth is off. Valid as the framebuffer is. */
+SHOAL_API int shoal_render_depth(const shoal_renderer *r, const float **depth,
+                                 const uint32_t **ids);
 
 /** The last frame (background before the first). */
 SHOAL_API shoal_framebuffer shoal_render_framebuffer(const shoal_renderer *r);

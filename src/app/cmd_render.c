@@ -9,6 +9,7 @@
 #include "core/parallel.h"
 #include "core/profile.h"
 #include "core/rng.h"
+#include "mpi_app.h"
 #include "shoal/render.h"
 
 #include <math.h>
@@ -386,6 +387,12 @@ int cmd_render(int argc, char **argv)
     if ((rc = options_check_outputs(&o, replay ? (const char *const[]){"video", "trace", NULL}
                                                : (const char *const[]){"out", "trace", NULL})))
         return rc;
+    /* Under mpirun with 2+ ranks each rank draws a share of the rows and the images are
+     * composited by depth (docs/ARCHITECTURE.md, "MPI"); the rest runs in one process. */
+    const int ranks = mpi_running() ? mpi_size() : 1;
+    if (ranks > 1 && (replay || ro.bench || options_given(&o, "trace")))
+        return options_fail(&o, "under mpirun, render draws one state file: --in DIR (replay), "
+                                "--bench and --trace run in one process");
     if (replay)
         return app_render_replay(&o, &ro.desc, ro.cam, ro.have_camera); /* a trajectory */
     if (options_given(&o, "video") || options_given(&o, "follow") || options_given(&o, "fps"))
@@ -427,10 +434,41 @@ int cmd_render(int argc, char **argv)
         shoal_render_camera_frame(s.inst.px, s.inst.py, s.inst.pz, n, ro.desc.fish_length,
                                   (float)ro.desc.width / (float)ro.desc.height, &ro.cam);
 
-    shoal_renderer *r;
-    if (shoal_renderer_create(&ro.desc, &r, &e)) {
+    shoal_renderer *r = NULL;
+    shoal_status cst = shoal_renderer_create(&ro.desc, &r, &e);
+    if (!cst && ranks > 1)
+        cst = shoal_render_keep_depth(r, 1, &e);
+    if (ranks > 1)
+        cst = mpi_agree(cst, &e); /* every rank goes on, or none */
+    if (cst) {
+        shoal_renderer_destroy(r);
         free(s.buf);
         return render_fail(&o, &e);
+    }
+    /* this rank's rows [lo, hi), drawn with their row as the instance id: the depth test's
+     * tie rule then picks between ranks as it picks inside one renderer */
+    uint32_t *ids = NULL;
+    if (ranks > 1) {
+        size_t rk = (size_t)mpi_rank(), lo = n * rk / (size_t)ranks,
+               hi = n * (rk + 1) / (size_t)ranks;
+        ids = malloc((hi > lo ? hi - lo : 1) * sizeof *ids);
+        cst = ids ? SHOAL_OK : shoal_error_set(&e, SHOAL_ERR_NOMEM, "out of memory for ids");
+        if ((cst = mpi_agree(cst, &e))) {
+            free(ids);
+            shoal_renderer_destroy(r);
+            free(s.buf);
+            return render_fail(&o, &e);
+        }
+        for (size_t i = lo; i < hi; i++)
+            ids[i - lo] = (uint32_t)i;
+        s.inst.count = hi - lo;
+        s.inst.px += lo;
+        s.inst.py += lo;
+        s.inst.pz += lo;
+        s.inst.vx += lo;
+        s.inst.vy += lo;
+        s.inst.vz += lo;
+        s.inst.id = ids;
     }
     const char *trace = options_get(&o, "trace");
     if (trace) {
@@ -447,11 +485,35 @@ int cmd_render(int argc, char **argv)
     prof_reset();
     if (ro.bench) {
         rc = run_bench(&o, &ro, r, &s);
-    } else if (shoal_render_frame(r, &s.inst, &ro.cam, &e)) {
-        rc = render_fail(&o, &e);
-    } else if (ro.stats) {
-        shoal_render_stats st = shoal_render_get_stats(r);
-        print_stats(&st, shoal_render_framebuffer(r));
+    } else {
+        shoal_status fst = shoal_render_frame(r, &s.inst, &ro.cam, &e);
+        if (ranks > 1 && !(fst = mpi_agree(fst, &e))) {
+            /* colour by speed scales by the largest visible speed of the whole school: a
+             * rank whose own fish were slower draws again against the school's */
+            float mine = shoal_render_get_stats(r).speed_scale, all = mpi_max_float(mine);
+            if (all != mine) {
+                shoal_render_set_speed_scale(r, all);
+                fst = shoal_render_frame(r, &s.inst, &ro.cam, &e);
+            }
+        }
+        double comp_ms = 0;
+        if (ranks > 1 && !(fst = mpi_agree(fst, &e))) {
+            const float *z;
+            const uint32_t *idb;
+            shoal_render_depth(r, &z, &idb);
+            shoal_framebuffer fb = shoal_render_framebuffer(r);
+            /* the framebuffer's rows are contiguous (stride = width) */
+            fst = mpi_composite((uint32_t *)(uintptr_t)fb.argb, z, idb,
+                                (size_t)fb.width * (size_t)fb.height, &comp_ms, &e);
+        }
+        if (fst) {
+            rc = render_fail(&o, &e);
+        } else if (ro.stats) {
+            shoal_render_stats st = shoal_render_get_stats(r);
+            print_stats(&st, shoal_render_framebuffer(r));
+            if (ranks > 1 && mpi_rank() == 0)
+                fprintf(stderr, "composite over %d ranks: %.3f ms\n", ranks, comp_ms);
+        }
     }
     if (rc == 0 && ro.stats) {
         char title[160];
@@ -467,11 +529,19 @@ int cmd_render(int argc, char **argv)
         over = malloc((size_t)fb.width * (size_t)fb.height * 4);
         rc = over ? draw_scene(&o, &ro.cam, r, over) : options_fail(&o, "out of memory");
     }
+    if (ranks > 1 && mpi_agree(rc ? SHOAL_ERR_INPUT : SHOAL_OK, &e) && rc == 0) {
+        /* another rank failed (its own message is not printed: only rank 0 speaks) */
+        rc = render_fail(&o, &e);
+        rc = rc ? rc : 2;
+    }
     if (rc == 0 && out) {
         shoal_framebuffer fb = shoal_render_framebuffer(r);
-        shoal_status wst =
-            over ? shoal_io_png_write(out, over, fb.width, fb.height, fb.width, &e)
-                 : shoal_io_png_write(out, fb.argb, fb.width, fb.height, fb.stride_px, &e);
+        shoal_status wst = SHOAL_OK;
+        if (mpi_rank() == 0)
+            wst = over ? shoal_io_png_write(out, over, fb.width, fb.height, fb.width, &e)
+                       : shoal_io_png_write(out, fb.argb, fb.width, fb.height, fb.stride_px, &e);
+        if (ranks > 1)
+            wst = mpi_agree(wst, &e);
         if (wst)
             rc = render_fail(&o, &e);
     }
@@ -483,6 +553,7 @@ int cmd_render(int argc, char **argv)
         prof_trace_close();
     }
     free(over);
+    free(ids);
     shoal_renderer_destroy(r);
     free(s.buf);
     return rc;

@@ -40,4 +40,19 @@ shoal_status mpi_step_file(const shoal_sim_desc *d, const shoal_scene *scene, co
  * so the bytes do not depend on the rank count) and writes them at their offsets. */
 shoal_status mpi_init_file(const shoal_sim_desc *d, const char *out, int stats, shoal_error *e);
 
+/* Collective under MPI with 2+ ranks: the lowest failing rank's status and message
+ * ("rank K: ...") become every rank's. Alone: st as given. */
+shoal_status mpi_agree(shoal_status st, shoal_error *e);
+
+/* Collective: the largest v of any rank (alone: v). */
+float mpi_max_float(float v);
+
+/* `shoal render` over the ranks (collective): every rank drew its own fish into a
+ * width x height image with kept depth and ids (shoal_render_keep_depth); rank 0's `argb`
+ * becomes the composite: per pixel the nearest fragment of any rank, at equal depth the
+ * lower instance id (the renderer's own rule, so the image is the one-process image). The
+ * other ranks' argb is left as it was. ms: the time it took (NULL: not wanted). */
+shoal_status mpi_composite(uint32_t *argb, const float *depth, const uint32_t *ids, size_t n,
+                           double *ms, shoal_error *e);
+
 #endif

@@ -38,3 +38,24 @@ shoal_status mpi_init_file(const shoal_sim_desc *d, const char *out, int stats, 
     (void)stats;
     return shoal_error_set(e, SHOAL_ERR_UNSUPPORTED, "this shoal was built without MPI");
 }
+
+shoal_status mpi_agree(shoal_status st, shoal_error *e)
+{
+    (void)e;
+    return st;
+}
+
+shoal_status mpi_composite(uint32_t *argb, const float *depth, const uint32_t *ids, size_t n,
+                           double *ms, shoal_error *e)
+{
+    (void)argb;
+    (void)depth;
+    (void)ids;
+    (void)n;
+    (void)e;
+    if (ms)
+        *ms = 0;
+    return SHOAL_OK; /* one process: its image is the whole image */
+}
+
+float mpi_max_float(float v) { return v; }

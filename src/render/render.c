@@ -44,6 +44,9 @@ struct shoal_renderer {
     const render_kernels *k;
     int width, height;
     uint32_t *fb;
+    float speed_scale; /* > 0: colour by speed against this, not the frame's largest */
+    float *zfb;        /* with shoal_render_keep_depth: each pixel's depth (1: not drawn) */
+    uint32_t *idfb;    /* and the instance id that won it (0 where not drawn) */
     uint32_t *bg_row;
     uint8_t *lod;
     size_t lod_cap;
@@ -149,6 +152,26 @@ static shoal_status render_alloc_size(shoal_renderer *r, int width, int height, 
         alloc_free(fb);
         alloc_free(bg);
         return SHOAL_ERR_NOMEM;
+    }
+    if (r->zfb) {
+        /* the kept depth follows the size; on failure both stay as they were */
+        float *z = alloc_array((size_t)width * (size_t)height, sizeof(float), "depth", err);
+        uint32_t *id = alloc_array((size_t)width * (size_t)height, sizeof(uint32_t), "ids", err);
+        if (!z || !id) {
+            alloc_free(z);
+            alloc_free(id);
+            alloc_free(fb);
+            alloc_free(bg);
+            return SHOAL_ERR_NOMEM;
+        }
+        alloc_free(r->zfb);
+        alloc_free(r->idfb);
+        r->zfb = z;
+        r->idfb = id;
+        for (size_t i = 0; i < (size_t)width * (size_t)height; i++) {
+            z[i] = 1.0f;
+            id[i] = 0;
+        }
     }
     alloc_free(r->fb);
     alloc_free(r->bg_row);
@@ -263,6 +286,8 @@ SHOAL_API void shoal_renderer_destroy(shoal_renderer *r)
     mesh_release(&r->mesh_full);
     mesh_release(&r->mesh_reduced);
     alloc_free(r->fb);
+    alloc_free(r->zfb);
+    alloc_free(r->idfb);
     alloc_free(r->bg_row);
     free(r->lod);
     render_free_blocks(r);
@@ -287,6 +312,46 @@ SHOAL_API shoal_status shoal_render_set_size(shoal_renderer *r, int width, int h
     if (width == r->width && height == r->height)
         return SHOAL_OK;
     return render_alloc_size(r, width, height, err);
+}
+
+SHOAL_API void shoal_render_set_speed_scale(shoal_renderer *r, float max_speed)
+{
+    r->speed_scale = max_speed > 0.0f && max_speed == max_speed ? max_speed : 0.0f;
+}
+
+SHOAL_API shoal_status shoal_render_keep_depth(shoal_renderer *r, int on, shoal_error *err)
+{
+    if (!on) {
+        alloc_free(r->zfb);
+        alloc_free(r->idfb);
+        r->zfb = NULL;
+        r->idfb = NULL;
+        return SHOAL_OK;
+    }
+    if (r->zfb)
+        return SHOAL_OK;
+    size_t n = (size_t)r->width * (size_t)r->height;
+    float *z = alloc_array(n, sizeof(float), "depth", err);
+    uint32_t *id = alloc_array(n, sizeof(uint32_t), "ids", err);
+    if (!z || !id) {
+        alloc_free(z);
+        alloc_free(id);
+        return SHOAL_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        z[i] = 1.0f;
+        id[i] = 0;
+    }
+    r->zfb = z;
+    r->idfb = id;
+    return SHOAL_OK;
+}
+
+SHOAL_API int shoal_render_depth(const shoal_renderer *r, const float **depth, const uint32_t **ids)
+{
+    *depth = r->zfb;
+    *ids = r->idfb;
+    return r->zfb != NULL;
 }
 
 SHOAL_API shoal_framebuffer shoal_render_framebuffer(const shoal_renderer *r)
@@ -474,6 +539,12 @@ static void render_tile_region(void *ctx, int thread_index, int thread_count)
             const uint32_t *cr = t.col + (size_t)(y - t.oy) * TILE_SIZE;
             uint32_t *dst = r->fb + (size_t)y * fc->width + t.cx0;
             render_resolve_row(dst, zr, cr, fc->bg_row[y], wpx);
+            if (r->zfb) {
+                size_t o = (size_t)y * (size_t)fc->width + (size_t)t.cx0;
+                memcpy(r->zfb + o, zr, (size_t)wpx * sizeof(float));
+                memcpy(r->idfb + o, t.idb + (size_t)(y - t.oy) * TILE_SIZE,
+                       (size_t)wpx * sizeof(uint32_t));
+            }
         }
         uint64_t t1 = timer_now_ns();
         w->resolve_ns += t1 - t0;
@@ -620,6 +691,9 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
     for (int i = 0; i < r->worker_count; i++)
         max_s2 = r->workers[i].max_s2 > max_s2 ? r->workers[i].max_s2 : max_s2;
     fc.max_speed = sqrtf(max_s2);
+    float frame_speed = fc.max_speed;
+    if (r->speed_scale > 0.0f)
+        fc.max_speed = r->speed_scale;
     uint64_t t1 = timer_now_ns();
 
     /* setup pass */
@@ -699,6 +773,7 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
     }
     s.total_ms = (double)(timer_now_ns() - t_begin) * 1e-6;
     s.isa = r->k->name;
+    s.speed_scale = frame_speed;
     s.thread_count = threads;
     r->stats = s;
 done:
