@@ -31,7 +31,9 @@ if nm -D -u "$libdir/libshoal.so" | grep '__asan_\|__ubsan_' >/dev/null; then
 fi
 $cc -std=c11 -Wall -Wextra -Werror $san "$src/examples/hello_shoal.c" $flags -o "$tmp/hello"
 export SHOAL_ASSETS=$(find "$tmp/root" -type d -path '*/share/shoal' | head -1)
-LD_LIBRARY_PATH=$libdir "$tmp/hello" "$tmp/a.png" 2000 30
+# the installed library first; the caller's path after it (libshoal's own dependencies,
+# e.g. inih, may live outside the system's directories, as on the GPU device)
+LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$tmp/hello" "$tmp/a.png" 2000 30
 # static: the same program with libshoal.a and its private dependencies (and libgcov when
 # the library was built with -Db_coverage, as tools/test.sh's build-min is)
 cov=

@@ -21,7 +21,19 @@ if ! command -v mpirun >/dev/null 2>&1; then
   echo "SKIP: no mpirun"
   exit 77
 fi
-PY=/usr/bin/python3
+# the states are made with NumPy: Debian's python3-numpy (tools/deps.sh), else a python3
+# on PATH that has it (the GPU device's)
+PY=
+for p in /usr/bin/python3 python3; do
+  if "$p" -c "import numpy" 2>/dev/null; then
+    PY=$p
+    break
+  fi
+done
+if [ -z "$PY" ]; then
+  echo "SKIP: no python3 with numpy to make the states"
+  exit 77
+fi
 LONG=200 ALL_RANKS="1 2 3 4" MANY_RANKS="5 6 8"
 if [ "${3:-none}" != none ]; then
   LONG=40 ALL_RANKS="2 4" MANY_RANKS=""
