@@ -70,6 +70,9 @@ shoal_status mpi_init_file(const shoal_sim_desc *d, const char *out, int stats, 
  * ("rank K: ...") become every rank's. Alone: st as given. */
 shoal_status mpi_agree(shoal_status st, shoal_error *e);
 
+/* Collective: 1 when flag is non-zero on any rank (alone: flag != 0). */
+int mpi_any(int flag);
+
 /* Collective: the largest v of any rank (alone: v). */
 float mpi_max_float(float v);
 

@@ -112,6 +112,14 @@ void mpi_broadcast(void *buf, size_t n)
         MPI_Bcast(buf, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
 }
 
+int mpi_any(int flag)
+{
+    int mine = flag != 0, any = mine;
+    if (g_size > 1)
+        MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return any;
+}
+
 float mpi_max_float(float v)
 {
     if (!g_started || g_size < 2)
@@ -1132,8 +1140,8 @@ static shoal_status predator_centre(const shoal_sim *s, const buf *own, size_t t
     return st;
 }
 
-static void print_stats(const run_stats *rs, const dec *d, size_t total, long long steps,
-                        uint64_t ns_io, const shoal_sim *s)
+static void print_stats(const char *cmd, const run_stats *rs, const dec *d, size_t total,
+                        long long steps, uint64_t ns_io, const shoal_sim *s)
 {
     uint64_t loc[4] = {rs->ns_comm, rs->ns_compute, rs->ns_composite, rs->ns_loop}, mx[4], sum[4];
     MPI_Reduce(loc, mx, 4, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
@@ -1145,9 +1153,9 @@ static void print_stats(const run_stats *rs, const dec *d, size_t total, long lo
     double k = steps > 0 ? (double)steps : 1.0;
     int threads = part_thread_count(s);
     fprintf(stderr,
-            "shoal step (MPI): %d ranks as %dx%dx%d bricks, %d threads per rank, %zu boids, "
+            "shoal %s (MPI): %d ranks as %dx%dx%d bricks, %d threads per rank, %zu boids, "
             "%lld steps, %zu bytes per boid on the wire\n",
-            g_size, d->P[0], d->P[1], d->P[2], threads, total, steps, sizeof(part_boid));
+            cmd, g_size, d->P[0], d->P[1], d->P[2], threads, total, steps, sizeof(part_boid));
     fprintf(stderr,
             "  per step (all ranks): halo %.0f boids sent (%.0f bytes), %.1f boids migrated "
             "(in %llu of %lld steps)\n",
@@ -1243,7 +1251,7 @@ static shoal_status school_step(mpi_school *m, long long steps, shoal_error *e)
 {
     shoal_status st = school_start(m, e);
     run_stats *rs = &m->rs;
-    uint64_t moved = 0;
+    uint64_t moved = 0, t_loop = timer_now_ns();
     for (long long k = 0; k < steps && !st; k++) {
         uint64_t t0 = timer_now_ns();
         if (m->steps_done > 0) { /* the last step moved boids across brick faces */
@@ -1319,6 +1327,7 @@ static shoal_status school_step(mpi_school *m, long long steps, shoal_error *e)
         rs->steps++;
         m->steps_done++;
     }
+    rs->ns_loop += timer_now_ns() - t_loop;
     return st;
 }
 
@@ -1374,9 +1383,9 @@ shoal_status mpi_school_create(const shoal_sim_desc *d, mpi_school **out, shoal_
     size_t first = range_first(total, g_rank), n = range_first(total, g_rank + 1) - first;
     float *rows = malloc(n * 6 * sizeof(float) + 1);
     part_boid *b = malloc(n * sizeof *b + 1);
-    shoal_status st =
-        rows && b ? SHOAL_OK
-                  : shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for %zu boids", n);
+    shoal_status st = rows && b
+                          ? SHOAL_OK
+                          : shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for %zu boids", n);
     st = agree(st, e);
     if (st) {
         free(rows);
@@ -1419,8 +1428,7 @@ shoal_status mpi_school_gather(mpi_school *m, float *rows, shoal_error *e)
         cnt = malloc(2 * (size_t)g_size * sizeof(int));
         all = malloc(m->total * sizeof *all + 1);
         if (!cnt || !all)
-            st = shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory gathering %zu boids",
-                                 m->total);
+            st = shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory gathering %zu boids", m->total);
     }
     if (m->own.n > INT_MAX)
         st = shoal_error_set(e, SHOAL_ERR_INPUT, "%zu boids on one rank: too many to gather",
@@ -1434,8 +1442,8 @@ shoal_status mpi_school_gather(mpi_school *m, float *rows, shoal_error *e)
                 cnt[g_size + r] = at;
                 at += cnt[r];
             }
-        MPI_Gatherv(m->own.b, mine, g_boid_type, all, cnt, cnt ? cnt + g_size : NULL, g_boid_type, 0,
-                    MPI_COMM_WORLD);
+        MPI_Gatherv(m->own.b, mine, g_boid_type, all, cnt, cnt ? cnt + g_size : NULL, g_boid_type,
+                    0, MPI_COMM_WORLD);
         if (g_rank == 0)
             for (size_t i = 0; i < m->total; i++)
                 memcpy(rows + 6 * (size_t)all[i].row, all[i].s, 6 * sizeof(float));
@@ -1447,7 +1455,7 @@ shoal_status mpi_school_gather(mpi_school *m, float *rows, shoal_error *e)
 
 void mpi_school_print_stats(const mpi_school *m)
 {
-    print_stats(&m->rs, &m->dd, m->total, m->rs.steps, 0, m->s);
+    print_stats("run", &m->rs, &m->dd, m->total, m->rs.steps, 0, m->s);
 }
 
 shoal_status mpi_step_file(const shoal_sim_desc *d0, const shoal_scene *scene, const char *in,
@@ -1478,10 +1486,8 @@ shoal_status mpi_step_file(const shoal_sim_desc *d0, const shoal_scene *scene, c
     if (!st)
         st = school_start(m, e);
     prof_reset();
-    uint64_t t_loop = timer_now_ns();
     if (!st)
         st = school_step(m, steps, e);
-    m->rs.ns_loop = timer_now_ns() - t_loop;
     if (!st && stats && g_rank == 0) {
         char title[160];
         snprintf(title, sizeof title,
@@ -1490,7 +1496,7 @@ shoal_status mpi_step_file(const shoal_sim_desc *d0, const shoal_scene *scene, c
         prof_print(stderr, title, 1);
     }
     if (!st && stats)
-        print_stats(&m->rs, &m->dd, total, steps, t_io, m->s);
+        print_stats("step", &m->rs, &m->dd, total, steps, t_io, m->s);
     /* back to rows: rank k writes rows [N k / R, N (k+1) / R) */
     float *rows = NULL;
     size_t first = 0, n = 0;
