@@ -34,9 +34,9 @@ if [ -z "$PY" ]; then
   echo "SKIP: no python3 with numpy to make the states"
   exit 77
 fi
-LONG=200 ALL_RANKS="1 2 3 4" MANY_RANKS="5 6 8"
+LONG=200 ALL_RANKS="1 2 3 4" MANY_RANKS="5 6 8" RUN_RANKS="2 3"
 if [ "${3:-none}" != none ]; then
-  LONG=40 ALL_RANKS="2 4" MANY_RANKS=""
+  LONG=40 ALL_RANKS="2 4" MANY_RANKS="" RUN_RANKS="3"
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # one core per rank is not there: no binding, and let ranks share cores politely
@@ -270,6 +270,57 @@ grep -q "composite over 2 ranks" render.err || fail "render --stats: no composit
 if mpi 2 render --bench 2 2>render.err >/dev/null ||
   [ "$(grep -c "under mpirun, render draws one state file" render.err)" != 1 ]; then
   fail "render --bench under MPI: $(cat render.err)"
+fi
+
+# run --headless under MPI: the school is stepped over the ranks and every frame is
+# composited on rank 0: the frames are the one-process frames, for the default scene
+# (camera framed from the gathered state), predators chasing the nearest fish and the
+# school's centre, an obstacle mesh with its overlay, heading targets in id mode without LOD
+for opts in "--count 3000" "--scene $SC/steer_predator.ini --count 3000" \
+  "--scene $SC/steer_predator.ini --count 2000 --set predator_chase=1" \
+  "--scene $SC/steer_rock_mesh.ini --count 3000 --steps-per-frame 2" \
+  "--scene $SC/heading_targets.ini --count 2000 --shade id --lod off"; do
+  rm -rf run1 run2 run3
+  # shellcheck disable=SC2086
+  "$S" run --headless --frames 3 --size 200x120 --out run1 $opts >/dev/null 2>&1 ||
+    fail "run ($opts): one process failed"
+  for r in $RUN_RANKS; do
+    # shellcheck disable=SC2086
+    if ! mpi "$r" run --headless --frames 3 --size 200x120 --out "run$r" $opts >run.out 2>run.err; then
+      fail "run ($opts): $r ranks failed: $(tail -3 run.err)"
+    elif [ "$(ls "run$r" | wc -l)" != 3 ]; then
+      fail "run ($opts): $r ranks wrote $(ls "run$r" | wc -l) frames, not 3"
+    else
+      same=1
+      for f in run1/*.png; do cmp -s "$f" "run$r/${f#run1/}" || same=0; done
+      if [ "$same" = 1 ]; then echo "ok: run --headless ($opts), $r ranks"; else
+        fail "run ($opts): $r ranks' frames differ from one process"; fi
+    fi
+  done
+done
+rm -rf runs
+mpi 2 run --headless --frames 2 --size 200x120 --count 2000 --out - --stats >run.out 2>run.err ||
+  fail "run --stats under MPI: $(tail -3 run.err)"
+grep -q "composite (MPI, depth)" run.out || fail "run --stats: no compositing time"
+grep -q "shoal run (MPI): 2 ranks" run.err || fail "run --stats: no decomposition numbers"
+[ "$(grep -c "headless: 2 frames" run.out)" = 1 ] || fail "run under MPI: not one summary"
+# what needs the whole school in one process is refused: exit 2, one message, no frames
+for opt in "" "--trails" "--trace t.json"; do
+  hl="--headless --out runs"
+  [ -z "$opt" ] && hl=""
+  # shellcheck disable=SC2086
+  if mpi 2 run $hl --frames 2 --count 1000 $opt >run.out 2>run.err ||
+    [ "$(grep -c "under mpirun, run" run.err)" != 1 ] || [ -e runs ] || [ -e t.json ]; then
+    fail "run ${opt:-without --headless} under MPI: $(cat run.err)"
+  else
+    echo "ok: run ${opt:-without --headless} refused under MPI"
+  fi
+done
+# a frame that cannot be written stops every rank, and the frames before it are removed
+mkdir -p notadir && touch notadir/f
+if mpi 3 run --headless --frames 2 --count 1000 --out notadir/f/x >run.out 2>run.err ||
+  [ "$(grep -c "cannot create the directory" run.err)" != 1 ]; then
+  fail "run --out into a file under MPI: $(cat run.err)"
 fi
 
 # commands that do not run over ranks refuse, once

@@ -13,6 +13,7 @@
 #include "app/window.h"
 #include "shoal/system.h"
 #include "shoal/profile.h"
+#include "mpi_app.h"
 #include "shoal/gpu.h"
 #include "shoal/render.h"
 
@@ -215,6 +216,17 @@ typedef struct app {
     app_window_info winfo;
     /* simulation */
     shoal_sim *sim;
+    /* under mpirun with 2+ ranks (docs/ARCHITECTURE.md, "MPI"): the school over the ranks;
+     * `sim` is then this rank's part (predators, targets, obstacles and time are the whole
+     * school's) and the fish drawn are the rank's own, loc[] and loc_row (their input rows,
+     * the instance ids), composited by depth on rank 0 */
+    mpi_school *school;
+    int ranks;
+    float *loc[6];
+    uint32_t *loc_row;
+    size_t loc_cap;
+    double composite_ms;
+    uint64_t composites;
     /* --backend cuda: the GPU steps; after each step call its state is copied into `sim`,
      * which then serves the renderer, the grid view and the HUD as it does on the CPU */
     shoal_gpu_sim *gpu;
@@ -444,7 +456,11 @@ static void sim_close(app *a)
     for (size_t k = 0; k < n && k < SIM_STAGES; k++)
         a->sim_stage_ms_closed[k] += st[k].total_ms;
     a->sim_steps_closed += n ? st[0].calls : 0;
-    shoal_sim_destroy(a->sim);
+    if (a->school)
+        mpi_school_destroy(a->school); /* and its part, a->sim */
+    else
+        shoal_sim_destroy(a->sim);
+    a->school = NULL;
     a->sim = NULL;
     shoal_gpu_sim_destroy(a->gpu);
     a->gpu = NULL;
@@ -524,21 +540,32 @@ static shoal_status sim_open(app *a, shoal_error *e)
     sim_close(a);
     a->desc.thread_count = a->cfg.threads;
     a->desc.isa = a->cfg.isa;
-    shoal_status st = shoal_sim_create(&a->desc, &a->sim, e);
-    if (st)
-        return st;
-    shoal_sim_init_state(a->sim, a->seed);
+    shoal_status st;
+    if (a->ranks > 1) {
+        /* every rank draws its own rows of the same initial state (row i from the seed and
+         * i alone) and the first step sends each boid to the rank owning its cell */
+        shoal_sim_desc d = a->desc;
+        d.seed = a->seed;
+        if ((st = mpi_school_create(&d, &a->school, e)))
+            return st;
+        a->sim = mpi_school_sim(a->school);
+    } else {
+        if ((st = shoal_sim_create(&a->desc, &a->sim, e)))
+            return st;
+        shoal_sim_init_state(a->sim, a->seed);
+    }
     for (int k = 0; k < a->obs_count; k++) {
         st = shoal_sim_add_obstacle(a->sim, a->obs_mesh[k].positions, a->obs_mesh[k].normals,
                                     a->obs_mesh[k].vertex_count, &a->obs_xf[k], NULL, e);
+        if (a->ranks > 1)
+            st = mpi_agree(st, e);
         if (st) {
-            shoal_sim_destroy(a->sim);
-            a->sim = NULL;
+            sim_close(a);
             return st;
         }
     }
     a->target_drag = 0;
-    if (!buffers_reserve(a, a->desc.boid_count)) {
+    if (!buffers_reserve(a, a->ranks > 1 ? 1 : a->desc.boid_count)) {
         shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for %zu fish", a->desc.boid_count);
         return SHOAL_ERR_NOMEM;
     }
@@ -553,14 +580,42 @@ static shoal_status sim_open(app *a, shoal_error *e)
     return SHOAL_OK;
 }
 
-static void camera_home_from_state(app *a)
+static shoal_status camera_home_from_state(app *a, shoal_error *e)
 {
-    shoal_boid_view v = shoal_sim_view(a->sim);
     shoal_camera c = shoal_camera_default();
     c.fov_deg = 60;
-    shoal_render_camera_frame(v.px, v.py, v.pz, v.count, a->rdesc.fish_length,
-                              (float)a->cfg.width / (float)a->cfg.height, &c);
+    float aspect = (float)a->cfg.width / (float)a->cfg.height;
+    if (a->ranks > 1) {
+        /* framed on rank 0 from the whole initial state (gathered there once, 24 bytes a
+         * boid: give the scene a camera to avoid it) and sent to every rank */
+        size_t n = a->desc.boid_count;
+        float *rows = mpi_rank() == 0 ? malloc(n * 6 * sizeof(float) + 1) : NULL, *soa = NULL;
+        if (rows)
+            soa = malloc(n * 3 * sizeof(float) + 1);
+        shoal_status st =
+            mpi_rank() != 0 || (rows && soa)
+                ? SHOAL_OK
+                : shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory framing %zu fish", n);
+        if (!(st = mpi_agree(st, e)))
+            st = mpi_school_gather(a->school, rows, e);
+        if (!st && mpi_rank() == 0) {
+            for (size_t i = 0; i < n; i++)
+                for (int k = 0; k < 3; k++)
+                    soa[(size_t)k * n + i] = rows[6 * i + (size_t)k];
+            shoal_render_camera_frame(soa, soa + n, soa + 2 * n, n, a->rdesc.fish_length, aspect,
+                                      &c);
+        }
+        free(rows);
+        free(soa);
+        if (st)
+            return st;
+        mpi_broadcast(&c, sizeof c);
+    } else {
+        shoal_boid_view v = shoal_sim_view(a->sim);
+        shoal_render_camera_frame(v.px, v.py, v.pz, v.count, a->rdesc.fish_length, aspect, &c);
+    }
     orbit_from_eye(&a->cam_home, c.eye, c.target, c.fov_deg);
+    return SHOAL_OK;
 }
 
 static shoal_status renderer_open(app *a, float fish_length, shoal_error *e)
@@ -571,10 +626,16 @@ static shoal_status renderer_open(app *a, float fish_length, shoal_error *e)
     a->rdesc.fish_length = fish_length;
     a->rdesc.width = w;
     a->rdesc.height = h;
-    shoal_renderer *r;
+    shoal_renderer *r = NULL;
     shoal_status st = shoal_renderer_create(&a->rdesc, &r, e);
-    if (st)
+    if (!st && a->ranks > 1)
+        st = shoal_render_keep_depth(r, 1, e);
+    if (a->ranks > 1)
+        st = mpi_agree(st, e);
+    if (st) {
+        shoal_renderer_destroy(r);
         return st;
+    }
     if (a->ren)
         shoal_renderer_destroy(a->ren);
     a->ren = r;
@@ -612,7 +673,7 @@ static void switch_model(app *a, shoal_model m)
     if (s.has_camera)
         orbit_from_eye(&a->cam_home, s.eye, s.target, s.fov_deg);
     else
-        camera_home_from_state(a);
+        camera_home_from_state(a, &se);
     a->cam = a->cam_home;
     a->param_index = 0;
     snprintf(a->scene_name, sizeof a->scene_name, "%s", s.name);
@@ -1101,8 +1162,10 @@ static int with_predators(app *a, shoal_render_instances *in)
         a->ex_color[i] = 0;
         a->ex_group[i] = in->group ? in->group[i] : 0;
     }
+    /* ids after the whole school's (under MPI n is this rank's share) */
+    size_t base = a->ranks > 1 ? a->desc.boid_count : n;
     for (size_t j = 0; j < np; j++) {
-        a->ex_id[n + j] = (uint32_t)(n + j);
+        a->ex_id[n + j] = (uint32_t)(base + j);
         a->ex_scale[n + j] = PREDATOR_SCALE;
         a->ex_color[n + j] = PREDATOR_ARGB;
         a->ex_group[n + j] = 0;
@@ -1217,6 +1280,43 @@ static void obstacle_nudge(app *a, float dx, float dry)
                (unsigned long long)shoal_sim_field(a->sim).builds);
 }
 
+/* Under MPI: this rank's own fish as a view (rows as ids); count SIZE_MAX: no memory. */
+static shoal_boid_view local_view(app *a)
+{
+    shoal_boid_view v;
+    memset(&v, 0, sizeof v);
+    size_t n = mpi_school_local_count(a->school);
+    if (n > a->loc_cap) {
+        size_t cap = n + n / 4;
+        for (int k = 0; k < 6; k++) {
+            float *q = realloc(a->loc[k], cap * sizeof(float));
+            if (!q) {
+                v.count = SIZE_MAX;
+                return v;
+            }
+            a->loc[k] = q;
+        }
+        uint32_t *r = realloc(a->loc_row, cap * sizeof *r);
+        if (!r) {
+            v.count = SIZE_MAX;
+            return v;
+        }
+        a->loc_row = r;
+        a->loc_cap = cap;
+    }
+    if (n)
+        mpi_school_local(a->school, a->loc, a->loc_row);
+    v.count = n;
+    v.px = a->loc[0];
+    v.py = a->loc[1];
+    v.pz = a->loc[2];
+    v.vx = a->loc[3];
+    v.vy = a->loc[4];
+    v.vz = a->loc[5];
+    v.row_of = a->loc_row;
+    return v;
+}
+
 static int draw_frame(app *a, canvas *cv, int sampled_trails)
 {
     shoal_error e;
@@ -1229,7 +1329,15 @@ static int draw_frame(app *a, canvas *cv, int sampled_trails)
         a->rdesc.width = cv->w;
         a->rdesc.height = cv->h;
     }
-    shoal_boid_view v = shoal_sim_view(a->sim);
+    shoal_boid_view v = a->ranks > 1 ? local_view(a) : shoal_sim_view(a->sim);
+    if (a->ranks > 1 &&
+        mpi_agree(v.count == SIZE_MAX
+                      ? shoal_error_set(&e, SHOAL_ERR_NOMEM, "out of memory for this rank's fish")
+                      : SHOAL_OK,
+                  &e)) {
+        fprintf(stderr, "shoal run: %s\n", e.message);
+        return 2;
+    }
     const float *px = v.px, *py = v.py, *pz = v.pz;
     float alpha = a->cfg.interp && !a->cfg.steps_per_frame ? (float)(a->acc_s / a->desc.dt_s) : 0;
     if (alpha > 0 && v.count <= a->cap) {
@@ -1274,9 +1382,31 @@ static int draw_frame(app *a, canvas *cv, int sampled_trails)
     with_predators(a, &inst);
     shoal_camera cam = orbit_camera(&a->cam);
     double t1 = now_s();
-    if (shoal_render_frame(a->ren, &inst, &cam, &e)) {
+    shoal_status rst = shoal_render_frame(a->ren, &inst, &cam, &e);
+    double t_comp = 0;
+    if (a->ranks > 1 && !(rst = mpi_agree(rst, &e))) {
+        /* colour by speed scales by the school's largest visible speed: a rank whose own
+         * fish were slower draws again against it; then rank 0 composites by depth */
+        float mine = shoal_render_get_stats(a->ren).speed_scale, all = mpi_max_float(mine);
+        if (all != mine) {
+            shoal_render_set_speed_scale(a->ren, all);
+            rst = shoal_render_frame(a->ren, &inst, &cam, &e);
+            shoal_render_set_speed_scale(a->ren, 0);
+        }
+        if (!(rst = mpi_agree(rst, &e))) {
+            const float *z;
+            const uint32_t *idb;
+            shoal_render_depth(a->ren, &z, &idb);
+            shoal_framebuffer cfb = shoal_render_framebuffer(a->ren);
+            rst = mpi_composite((uint32_t *)(uintptr_t)cfb.argb, z, idb,
+                                (size_t)cfb.width * (size_t)cfb.height, &t_comp, &e);
+            a->composite_ms += t_comp;
+            a->composites++;
+        }
+    }
+    if (rst) {
         fprintf(stderr, "shoal run: %s\n", e.message);
-        return app_exit_code(e.status);
+        return app_exit_code(rst);
     }
     double t2 = now_s();
     a->rstats = shoal_render_get_stats(a->ren);
@@ -1285,6 +1415,10 @@ static int draw_frame(app *a, canvas *cv, int sampled_trails)
     t_add(&a->win_t, T_SETUP, a->rstats.setup_ms);
     t_add(&a->win_t, T_RASTER, a->rstats.raster_ms);
     t_add(&a->win_t, T_RESOLVE, a->rstats.resolve_ms);
+    if (a->ranks > 1 && mpi_rank() != 0) { /* the composite and its overlays are rank 0's */
+        t_add(&a->win_t, T_OVERLAY, (t1 - t0) * 1e3);
+        return 0;
+    }
     shoal_framebuffer fb = shoal_render_framebuffer(a->ren);
     int cw = fb.width < cv->w ? fb.width : cv->w, ch = fb.height < cv->h ? fb.height : cv->h;
     for (int y = 0; y < ch; y++)
@@ -1315,7 +1449,9 @@ static int sim_steps(app *a, int n)
     shoal_error e;
     double t0 = now_s();
     shoal_status st;
-    if (a->gpu) {
+    if (a->school) {
+        st = mpi_school_step(a->school, n, &e);
+    } else if (a->gpu) {
         st = shoal_gpu_sim_step(a->gpu, n, &e);
         if (!st)
             st = shoal_gpu_sim_get_state(a->gpu, a->gpu_rows, &e);
@@ -1382,8 +1518,9 @@ static void print_summary(app *a, const char *what)
            "model %s, %d threads, sim %s, render %s)\n",
            what, (unsigned long long)t->frames, (unsigned long long)a->steps_total, wall,
            wall > 0 ? (double)t->frames / wall : 0.0, a->rdesc.width, a->rdesc.height,
-           shoal_sim_count(a->sim), shoal_model_name(a->desc.model), shoal_system_thread_count(),
-           shoal_sim_isa_name(a->sim), a->rstats.isa ? a->rstats.isa : "-");
+           a->ranks > 1 ? a->desc.boid_count : shoal_sim_count(a->sim),
+           shoal_model_name(a->desc.model), shoal_system_thread_count(), shoal_sim_isa_name(a->sim),
+           a->rstats.isa ? a->rstats.isa : "-");
     printf("  %-30s %10s %12s %12s\n", "stage", "calls", "total ms", "ms/frame");
     shoal_stage_stats st[SIM_STAGES];
     size_t ns = shoal_sim_stats(a->sim, st, SIM_STAGES);
@@ -1401,6 +1538,9 @@ static void print_summary(app *a, const char *what)
                        (unsigned long long)(st[s].calls + a->sim_steps_closed), ms, ms / fr);
             }
     }
+    if (a->ranks > 1) /* rank 0's: the composite happens there */
+        printf("  %-30s %10llu %12.2f %12.3f\n", "composite (MPI, depth)",
+               (unsigned long long)a->composites, a->composite_ms, a->composite_ms / fr);
     fflush(stdout);
 }
 
@@ -1538,17 +1678,30 @@ static int run_headless(app *a)
 {
     int rc = 0;
     const run_cfg *c = &a->cfg;
-    if (c->out_dir && mkdir_p(c->out_dir) != 0) {
+    /* under MPI rank 0 writes the frames and the video; every rank steps and draws */
+    const int writer = a->ranks == 1 || mpi_rank() == 0;
+    shoal_error me;
+    if (writer && c->out_dir && mkdir_p(c->out_dir) != 0) {
         options_error("run", "--out %s: cannot create the directory: %s", c->out_dir,
                       strerror(errno));
-        return 2;
+        rc = 2;
     }
+    if (a->ranks > 1 && mpi_agree(rc ? shoal_error_set(&me, SHOAL_ERR_IO, "--out") : SHOAL_OK, &me))
+        rc = 2;
+    if (rc)
+        return rc;
     video vd;
     memset(&vd, 0, sizeof vd);
     int spf = c->steps_per_frame > 0 ? c->steps_per_frame : 1;
-    if (c->video &&
-        (rc = video_open(&vd, c->video, c->width, c->height, 1.0 / (a->desc.dt_s * spf))))
+    if (writer && c->video)
+        rc = video_open(&vd, c->video, c->width, c->height, 1.0 / (a->desc.dt_s * spf));
+    if (a->ranks > 1 &&
+        mpi_agree(rc ? shoal_error_set(&me, SHOAL_ERR_IO, "--video") : SHOAL_OK, &me))
+        rc = rc ? rc : 2;
+    if (rc) {
+        video_close(&vd, 0);
         return rc;
+    }
     canvas cv;
     cv.w = c->width;
     cv.h = c->height;
@@ -1563,29 +1716,41 @@ static int run_headless(app *a)
     signal(SIGTERM, on_signal);
     a->t_start = a->hud_since = now_s();
     long long frames_written = 0;
-    for (long long f = 0; f < c->frames && !g_interrupted; f++) {
+    for (long long f = 0; f < c->frames; f++) {
+        /* under MPI every rank stops at the same frame (a signal may reach one first) */
+        if (a->ranks > 1 ? mpi_any(g_interrupted != 0) : g_interrupted)
+            break;
         double t0 = now_s();
         if ((rc = sim_steps(a, spf)))
             break;
         if ((rc = draw_frame(a, &cv, 1)))
             break;
         double t1 = now_s();
-        if (c->out_dir) {
+        if (!writer) {
+            /* rank 0's output may fail: every rank stops with it */
+            if (mpi_any(0)) {
+                rc = 2;
+                break;
+            }
+        } else if (c->out_dir) {
             char path[4200];
             snprintf(path, sizeof path, "%s/frame_%05lld.png", c->out_dir, f);
             shoal_error e;
             if (shoal_io_png_write(path, cv.px, cv.w, cv.h, cv.stride, &e)) {
                 fprintf(stderr, "shoal run: %s\n", e.message);
                 rc = 2;
-                break;
+            } else {
+                frames_written = f + 1;
             }
-            frames_written = f + 1;
         }
-        if (vd.pipe && video_write(&vd, &cv)) {
+        if (writer && !rc && vd.pipe && video_write(&vd, &cv)) {
             fprintf(stderr, "shoal run: writing to ffmpeg failed (it exited?)\n");
             rc = 2;
-            break;
         }
+        if (writer && a->ranks > 1)
+            mpi_any(rc != 0);
+        if (rc)
+            break;
         double t2 = now_s();
         t_add(&a->win_t, T_OUTPUT, (t2 - t1) * 1e3);
         t_add(&a->win_t, T_FRAME, (t2 - t0) * 1e3);
@@ -2324,6 +2489,9 @@ static void app_free(app *a)
     for (int k = 0; k < 6; k++)
         free(a->ex[k]);
     free(a->ex_id);
+    for (int k = 0; k < 6; k++)
+        free(a->loc[k]);
+    free(a->loc_row);
     free(a->ex_color);
     free(a->ex_scale);
     free(a->ex_group);
@@ -2356,6 +2524,25 @@ int cmd_run(int argc, char **argv)
     }
     if (c->threads > 0)
         shoal_system_set_thread_count(c->threads);
+    /* Under mpirun with 2+ ranks: headless, the school stepped over the ranks and each
+     * frame composited on rank 0 (docs/ARCHITECTURE.md, "MPI"); what needs the whole
+     * school in one process is refused. */
+    a->ranks = mpi_running() ? mpi_size() : 1;
+    if (a->ranks > 1) {
+        const char *why = !c->headless                 ? "draws headless only: add --headless"
+                          : c->cuda                    ? "steps on the CPU: --backend cuda"
+                          : options_given(&o, "trace") ? "writes no trace: --trace"
+                          : c->grid || c->trails       ? "draws no --grid or --trails"
+                                                       : NULL;
+        if (why) {
+            free(a);
+            return options_fail(&o, "under mpirun, run %s (run in one process for that)", why);
+        }
+        if (mpi_rank() != 0) { /* rank 0 speaks: failures are agreed, so it says them too */
+            if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
+                clearerr(stderr);
+        }
+    }
 
     /* The window first: without one we say so and go headless. */
     if (!c->headless) {
@@ -2445,10 +2632,15 @@ int cmd_run(int argc, char **argv)
         free(a);
         return rc;
     }
-    if (s.has_camera)
+    if (s.has_camera) {
         orbit_from_eye(&a->cam_home, s.eye, s.target, s.fov_deg);
-    else
-        camera_home_from_state(a);
+    } else if (camera_home_from_state(a, &e)) {
+        rc = app_exit_code(e.status);
+        options_fail(&o, "%s", e.message);
+        app_free(a);
+        free(a);
+        return rc;
+    }
     a->cam = a->cam_home;
     if (a->grid)
         pick_default(a);
@@ -2466,6 +2658,8 @@ int cmd_run(int argc, char **argv)
         }
     }
     rc = c->headless ? run_headless(a) : run_window(a);
+    if (rc == 0 && c->stats && a->ranks > 1)
+        mpi_school_print_stats(a->school); /* collective: the decomposition's numbers */
     if (trace) {
         uint64_t dropped = 0, kept = shoal_profile_trace_count(&dropped);
         shoal_error te;
@@ -2481,7 +2675,7 @@ int cmd_run(int argc, char **argv)
         }
         shoal_profile_trace_close();
     }
-    if (rc == 0) /* after the run: an error stays the one line on stderr */
+    if (rc == 0 && mpi_rank() == 0) /* after the run: an error stays the one line on stderr */
         app_print_scaled("run", &scaled, &s.desc);
     app_free(a);
     free(a);

@@ -94,7 +94,8 @@ static void default_wait_policy(char **argv)
  * would each do the whole work and write the same files, so they refuse. */
 static int runs_over_mpi(const char *name)
 {
-    return strcmp(name, "init") == 0 || strcmp(name, "step") == 0 || strcmp(name, "render") == 0;
+    return strcmp(name, "init") == 0 || strcmp(name, "step") == 0 || strcmp(name, "render") == 0 ||
+           strcmp(name, "run") == 0;
 }
 
 static int dispatch(int argc, char **argv);

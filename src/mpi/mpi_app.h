@@ -36,6 +36,32 @@ shoal_status mpi_step_file(const shoal_sim_desc *d, const shoal_scene *scene, co
                            const char *resume, const char *out, const char *ckpt, long long steps,
                            int stats, shoal_error *e);
 
+/* A school stepped over the ranks, for `shoal run --headless` under mpirun: each rank
+ * holds the boids of its brick (and, while stepping, a halo), exactly as `step` does. All
+ * functions but mpi_school_sim, mpi_school_local_count and mpi_school_local are collective
+ * and agree on their outcome. */
+typedef struct mpi_school mpi_school;
+/* The initial state of d (row i from (d->seed, i), as shoal_sim_init_state draws it): each
+ * rank draws its own rows. Obstacles go to mpi_school_sim before the first step. */
+shoal_status mpi_school_create(const shoal_sim_desc *d, mpi_school **out, shoal_error *e);
+void mpi_school_destroy(mpi_school *m);
+/* This rank's part as a sim: its predators, targets, obstacles and time are the whole
+ * school's (replicated on every rank); its boids are not. */
+shoal_sim *mpi_school_sim(mpi_school *m);
+/* `steps` steps: the same bits as shoal_sim_step on one process. */
+shoal_status mpi_school_step(mpi_school *m, long long steps, shoal_error *e);
+/* The boids this rank owns now: their state as six arrays (px py pz vx vy vz, room for
+ * mpi_school_local_count each) and their input rows. */
+size_t mpi_school_local_count(const mpi_school *m);
+void mpi_school_local(const mpi_school *m, float *const soa[6], uint32_t *row);
+/* The whole state in row order on rank 0 (rows: N x 6 floats there; NULL elsewhere). */
+shoal_status mpi_school_gather(mpi_school *m, float *rows, shoal_error *e);
+/* --stats of the steps so far (rank 0 prints to stderr; collective). */
+void mpi_school_print_stats(const mpi_school *m);
+
+/* Collective: `n` bytes of rank 0's buf to every rank. */
+void mpi_broadcast(void *buf, size_t n);
+
 /* `shoal init` over the ranks: each rank draws its own rows (row i from (seed, i) alone,
  * so the bytes do not depend on the rank count) and writes them at their offsets. */
 shoal_status mpi_init_file(const shoal_sim_desc *d, const char *out, int stats, shoal_error *e);
@@ -43,6 +69,9 @@ shoal_status mpi_init_file(const shoal_sim_desc *d, const char *out, int stats, 
 /* Collective under MPI with 2+ ranks: the lowest failing rank's status and message
  * ("rank K: ...") become every rank's. Alone: st as given. */
 shoal_status mpi_agree(shoal_status st, shoal_error *e);
+
+/* Collective: 1 when flag is non-zero on any rank (alone: flag != 0). */
+int mpi_any(int flag);
 
 /* Collective: the largest v of any rank (alone: v). */
 float mpi_max_float(float v);

@@ -59,3 +59,47 @@ shoal_status mpi_composite(uint32_t *argb, const float *depth, const uint32_t *i
 }
 
 float mpi_max_float(float v) { return v; }
+
+/* Without MPI no school runs over ranks: mpi_running() is 0, and the program never gets here. */
+shoal_status mpi_school_create(const shoal_sim_desc *d, mpi_school **out, shoal_error *e)
+{
+    (void)d;
+    *out = NULL;
+    return shoal_error_set(e, SHOAL_ERR_UNSUPPORTED, "this shoal was built without MPI");
+}
+void mpi_school_destroy(mpi_school *m) { (void)m; }
+shoal_sim *mpi_school_sim(mpi_school *m)
+{
+    (void)m;
+    return NULL;
+}
+shoal_status mpi_school_step(mpi_school *m, long long steps, shoal_error *e)
+{
+    (void)m;
+    (void)steps;
+    return shoal_error_set(e, SHOAL_ERR_UNSUPPORTED, "this shoal was built without MPI");
+}
+size_t mpi_school_local_count(const mpi_school *m)
+{
+    (void)m;
+    return 0;
+}
+void mpi_school_local(const mpi_school *m, float *const soa[6], uint32_t *row)
+{
+    (void)m;
+    (void)soa;
+    (void)row;
+}
+shoal_status mpi_school_gather(mpi_school *m, float *rows, shoal_error *e)
+{
+    (void)m;
+    (void)rows;
+    return shoal_error_set(e, SHOAL_ERR_UNSUPPORTED, "this shoal was built without MPI");
+}
+void mpi_school_print_stats(const mpi_school *m) { (void)m; }
+void mpi_broadcast(void *buf, size_t n)
+{
+    (void)buf;
+    (void)n;
+}
+int mpi_any(int flag) { return flag != 0; }

@@ -106,6 +106,20 @@ shoal_status mpi_agree(shoal_status st, shoal_error *e)
     return agree(st, e);
 }
 
+void mpi_broadcast(void *buf, size_t n)
+{
+    if (g_size > 1)
+        MPI_Bcast(buf, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
+}
+
+int mpi_any(int flag)
+{
+    int mine = flag != 0, any = mine;
+    if (g_size > 1)
+        MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return any;
+}
+
 float mpi_max_float(float v)
 {
     if (!g_started || g_size < 2)
@@ -1126,8 +1140,8 @@ static shoal_status predator_centre(const shoal_sim *s, const buf *own, size_t t
     return st;
 }
 
-static void print_stats(const run_stats *rs, const dec *d, size_t total, long long steps,
-                        uint64_t ns_io, const shoal_sim *s)
+static void print_stats(const char *cmd, const run_stats *rs, const dec *d, size_t total,
+                        long long steps, uint64_t ns_io, const shoal_sim *s)
 {
     uint64_t loc[4] = {rs->ns_comm, rs->ns_compute, rs->ns_composite, rs->ns_loop}, mx[4], sum[4];
     MPI_Reduce(loc, mx, 4, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
@@ -1139,9 +1153,9 @@ static void print_stats(const run_stats *rs, const dec *d, size_t total, long lo
     double k = steps > 0 ? (double)steps : 1.0;
     int threads = part_thread_count(s);
     fprintf(stderr,
-            "shoal step (MPI): %d ranks as %dx%dx%d bricks, %d threads per rank, %zu boids, "
+            "shoal %s (MPI): %d ranks as %dx%dx%d bricks, %d threads per rank, %zu boids, "
             "%lld steps, %zu bytes per boid on the wire\n",
-            g_size, d->P[0], d->P[1], d->P[2], threads, total, steps, sizeof(part_boid));
+            cmd, g_size, d->P[0], d->P[1], d->P[2], threads, total, steps, sizeof(part_boid));
     fprintf(stderr,
             "  per step (all ranks): halo %.0f boids sent (%.0f bytes), %.1f boids migrated "
             "(in %llu of %lld steps)\n",
@@ -1169,159 +1183,331 @@ static void buf_free(buf *b)
     b->n = b->cap = 0;
 }
 
-shoal_status mpi_step_file(const shoal_sim_desc *d0, const shoal_scene *scene, const char *in,
-                           const char *resume, const char *out, const char *ckpt, long long steps,
-                           int stats, shoal_error *e)
-{
-    boid_type_init();
-    uint64_t t_io = timer_now_ns();
-    buf own = {0}, all = {0}, tmp = {0};
-    size_t total = 0;
-    shoal_sim_desc d = *d0;
-    shoal_sim_checkpoint ck;
-    shoal_status st = resume ? read_ckpt_part(resume, &d, &own.b, &own.n, &total, &ck, e)
-                             : read_part(in, &own.b, &own.n, &total, e);
-    if (st)
-        return st;
-    own.cap = own.n;
-    t_io = timer_now_ns() - t_io;
-    d.boid_count = total;
-    shoal_sim *s = NULL;
-    st = part_create(&d, &s, e);
-    if (!st && resume)
-        st = shoal_sim_set_checkpoint(s, &ck, e);
-    if (!st && scene)
-        st = shoal_scene_add_obstacles(scene, s, e);
-    int preds = d.params.predator_count > 0;
-    st = agree(st, e);
+/* ---- a school over the ranks ------------------------------------------------------------ */
+
+/* The rank's part of a school and the decomposition it steps in. Made from this rank's
+ * rows (any rows: the first start migrates every boid to the rank owning its cell). */
+struct mpi_school {
+    shoal_sim_desc d;
+    shoal_sim *s; /* the part (sim/part.h): predators, targets and time are replicated */
+    buf own, all, tmp;
+    size_t total;
     dec dd;
-    memset(&dd, 0, sizeof dd);
-    dd.cart = MPI_COMM_NULL;
-    int32_t gd[3] = {1, 1, 1};
-    if (!st) {
-        part_grid_dims(s, gd);
-        st = agree(dec_create(&dd, gd, e), e);
-    }
+    int started, preds, stats;
+    double base; /* the imbalance after the last cut */
+    long long steps_done;
     run_stats rs;
-    memset(&rs, 0, sizeof rs);
-    uint64_t moved = 0;
-    double base = 1.0;
-    if (!st) {
-        recut(&dd, s, &own);
-        st = migrate(&dd, s, &own, &tmp, 0, total, &moved, e);
-        base = imbalance(own.n, total);
-    }
-    prof_reset();
     float tgt[SHOAL_MAX_PREDATORS][3];
-    memset(tgt, 0, sizeof tgt);
-    uint64_t t_loop = timer_now_ns();
+};
+
+/* A school of d->boid_count boids from this rank's own boids b (taken over; n of them). */
+static shoal_status school_create(const shoal_sim_desc *d, part_boid *b, size_t n, mpi_school **out,
+                                  shoal_error *e)
+{
+    *out = NULL;
+    mpi_school *m = calloc(1, sizeof *m);
+    shoal_status st =
+        m ? SHOAL_OK : shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for the school");
+    if (!st) {
+        m->d = *d;
+        m->total = d->boid_count;
+        m->dd.cart = MPI_COMM_NULL;
+        m->base = 1.0;
+        m->preds = d->params.predator_count > 0;
+        m->own.b = b;
+        m->own.n = m->own.cap = n;
+        b = NULL;
+        st = part_create(&m->d, &m->s, e);
+    }
+    free(b);
+    st = agree(st, e);
+    if (st) {
+        mpi_school_destroy(m);
+        return st;
+    }
+    *out = m;
+    return SHOAL_OK;
+}
+
+/* The decomposition: the rank grid, the first cut by count and every boid to its brick. */
+static shoal_status school_start(mpi_school *m, shoal_error *e)
+{
+    if (m->started)
+        return SHOAL_OK;
+    int32_t gd[3] = {1, 1, 1};
+    part_grid_dims(m->s, gd);
+    shoal_status st = agree(dec_create(&m->dd, gd, e), e);
+    uint64_t moved = 0;
+    if (!st) {
+        recut(&m->dd, m->s, &m->own);
+        st = migrate(&m->dd, m->s, &m->own, &m->tmp, 0, m->total, &moved, e);
+        m->base = imbalance(m->own.n, m->total);
+    }
+    m->started = !st;
+    return st;
+}
+
+static shoal_status school_step(mpi_school *m, long long steps, shoal_error *e)
+{
+    shoal_status st = school_start(m, e);
+    run_stats *rs = &m->rs;
+    uint64_t moved = 0, t_loop = timer_now_ns();
     for (long long k = 0; k < steps && !st; k++) {
         uint64_t t0 = timer_now_ns();
-        if (k > 0) {
-            st = migrate(&dd, s, &own, &tmp, 0, total, &moved, e);
+        if (m->steps_done > 0) { /* the last step moved boids across brick faces */
+            st = migrate(&m->dd, m->s, &m->own, &m->tmp, 0, m->total, &moved, e);
             if (st)
                 break;
-            rs.migrated += moved;
-            if (stats) {
-                unsigned long long m = moved, all_m = 0;
-                MPI_Allreduce(&m, &all_m, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-                rs.steps_migrating += all_m > 0;
+            rs->migrated += moved;
+            if (m->stats) {
+                unsigned long long mv = moved, all_m = 0;
+                MPI_Allreduce(&mv, &all_m, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+                rs->steps_migrating += all_m > 0;
             }
         }
-        double imb = imbalance(own.n, total);
-        if (imb > RECUT_IMBALANCE && imb > base * RECUT_GROWTH) {
-            recut(&dd, s, &own);
-            st = migrate(&dd, s, &own, &tmp, 0, total, &moved, e);
+        double imb = imbalance(m->own.n, m->total);
+        if (imb > RECUT_IMBALANCE && imb > m->base * RECUT_GROWTH) {
+            recut(&m->dd, m->s, &m->own);
+            st = migrate(&m->dd, m->s, &m->own, &m->tmp, 0, m->total, &moved, e);
             if (st)
                 break;
-            rs.migrated += moved;
-            rs.recuts++;
-            imb = base = imbalance(own.n, total);
+            rs->migrated += moved;
+            rs->recuts++;
+            imb = m->base = imbalance(m->own.n, m->total);
         }
-        rs.imbalance_sum += imb;
-        rs.imbalance_max = imb > rs.imbalance_max ? imb : rs.imbalance_max;
-        if (preds && g_size > 1 && d.params.predator_chase >= 1.0f) {
+        rs->imbalance_sum += imb;
+        rs->imbalance_max = imb > rs->imbalance_max ? imb : rs->imbalance_max;
+        if (m->preds && g_size > 1 && m->d.params.predator_chase >= 1.0f) {
             float centre[3] = {0, 0, 0};
-            st = predator_centre(s, &own, total, centre, e);
+            st = predator_centre(m->s, &m->own, m->total, centre, e);
             if (st)
                 break;
-            for (int q = 0; q < d.params.predator_count; q++)
-                memcpy(tgt[q], centre, sizeof centre);
-        } else if (preds && g_size > 1) {
-            predator_targets(s, &own, tgt);
+            for (int q = 0; q < m->d.params.predator_count; q++)
+                memcpy(m->tgt[q], centre, sizeof centre);
+        } else if (m->preds && g_size > 1) {
+            predator_targets(m->s, &m->own, m->tgt);
         }
         uint64_t sent = 0;
-        st = halo_exchange(&dd, s, &own, &all, &tmp, &sent, e);
+        st = halo_exchange(&m->dd, m->s, &m->own, &m->all, &m->tmp, &sent, e);
         if (st)
             break;
-        rs.halo_boids += sent;
+        rs->halo_boids += sent;
         uint64_t t1 = timer_now_ns();
-        rs.ns_comm += t1 - t0;
-        st = part_set_box(s, dd.lo, dd.hi, e);
+        rs->ns_comm += t1 - t0;
+        st = part_set_box(m->s, m->dd.lo, m->dd.hi, e);
         if (!st)
-            st = part_load(s, own.b, own.n, all.b, all.n, e);
+            st = part_load(m->s, m->own.b, m->own.n, m->all.b, m->all.n, e);
         st = agree(st, e);
         if (st)
             break;
-        uint32_t bad = part_step(s), bad_all = UINT32_MAX;
+        uint32_t bad = part_step(m->s), bad_all = UINT32_MAX;
         uint64_t t2 = timer_now_ns();
         MPI_Allreduce(&bad, &bad_all, 1, MPI_UINT32_T, MPI_MIN, MPI_COMM_WORLD);
         if (bad_all != UINT32_MAX) {
             st = shoal_error_set(e, SHOAL_ERR_NONFINITE,
                                  "non-finite value in boid %u (input row) at step %llu "
                                  "(t = %.6f s); state left as before that step",
-                                 bad_all, (unsigned long long)k + 1, shoal_sim_time(s));
+                                 bad_all, (unsigned long long)k + 1, shoal_sim_time(m->s));
             break;
         }
         uint64_t t3 = timer_now_ns();
-        if (preds && g_size == 1)
-            part_predator_targets(s, tgt);
-        size_t got = part_extract(s, own.b);
+        if (m->preds && g_size == 1)
+            part_predator_targets(m->s, m->tgt);
+        size_t got = part_extract(m->s, m->own.b);
         if (got == SIZE_MAX) /* out of memory (the offsets of its rows) */
             st = shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory extracting the boids");
         st = agree(st, e);
         if (st)
             break;
-        own.n = got;
-        part_finish_step(s, tgt);
+        m->own.n = got;
+        part_finish_step(m->s, m->tgt);
         uint64_t t4 = timer_now_ns();
-        rs.ns_compute += (t2 - t1) + (t4 - t3);
-        rs.ns_comm += t3 - t2;
-        rs.steps++;
+        rs->ns_compute += (t2 - t1) + (t4 - t3);
+        rs->ns_comm += t3 - t2;
+        rs->steps++;
+        m->steps_done++;
     }
-    rs.ns_loop = timer_now_ns() - t_loop;
+    rs->ns_loop += timer_now_ns() - t_loop;
+    return st;
+}
+
+/* Every rank's boids back to rows: rank k gets rows [N k / R, N (k+1) / R) in *rows (n x 6
+ * floats, malloc'd; *first, *n set). Collective; the outcome is agreed. */
+static shoal_status school_rows(mpi_school *m, float **rows_out, size_t *first_out, size_t *n_out,
+                                shoal_error *e)
+{
+    uint64_t moved = 0;
+    float *rows = NULL;
+    size_t first = range_first(m->total, g_rank), n = range_first(m->total, g_rank + 1) - first;
+    shoal_status st = school_start(m, e);
+    if (!st)
+        st = migrate(&m->dd, m->s, &m->own, &m->tmp, 1, m->total, &moved, e);
+    if (!st) {
+        rows = malloc(n * 6 * sizeof(float) + 1);
+        if (!rows || m->own.n != n)
+            st = shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for %zu rows", n);
+        for (size_t i = 0; !st && i < m->own.n; i++)
+            memcpy(rows + (m->own.b[i].row - first) * 6, m->own.b[i].s, 6 * sizeof(float));
+        st = agree(st, e);
+    }
+    if (st) {
+        free(rows);
+        rows = NULL;
+    }
+    *rows_out = rows;
+    *first_out = first;
+    *n_out = n;
+    return st;
+}
+
+void mpi_school_destroy(mpi_school *m)
+{
+    if (!m)
+        return;
+    buf_free(&m->own);
+    buf_free(&m->all);
+    buf_free(&m->tmp);
+    dec_free(&m->dd);
+    shoal_sim_destroy(m->s);
+    free(m);
+}
+
+shoal_status mpi_school_create(const shoal_sim_desc *d, mpi_school **out, shoal_error *e)
+{
+    boid_type_init();
+    *out = NULL;
+    size_t total = d->boid_count;
+    if (total < 1 || total > (size_t)UINT32_MAX - 64)
+        return shoal_error_set(e, SHOAL_ERR_INPUT, "boid count %zu exceeds the limit %u", total,
+                               UINT32_MAX - 64);
+    size_t first = range_first(total, g_rank), n = range_first(total, g_rank + 1) - first;
+    float *rows = malloc(n * 6 * sizeof(float) + 1);
+    part_boid *b = malloc(n * sizeof *b + 1);
+    shoal_status st = rows && b
+                          ? SHOAL_OK
+                          : shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for %zu boids", n);
+    st = agree(st, e);
+    if (st) {
+        free(rows);
+        free(b);
+        return st;
+    }
+    part_init_rows(d, first, n, rows);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(b[i].s, rows + 6 * i, sizeof b[i].s);
+        b[i].row = (uint32_t)(first + i);
+    }
+    free(rows);
+    return school_create(d, b, n, out, e);
+}
+
+shoal_sim *mpi_school_sim(mpi_school *m) { return m->s; }
+
+shoal_status mpi_school_step(mpi_school *m, long long steps, shoal_error *e)
+{
+    return school_step(m, steps, e);
+}
+
+size_t mpi_school_local_count(const mpi_school *m) { return m->own.n; }
+
+void mpi_school_local(const mpi_school *m, float *const soa[6], uint32_t *row)
+{
+    for (size_t i = 0; i < m->own.n; i++) {
+        for (int k = 0; k < 6; k++)
+            soa[k][i] = m->own.b[i].s[k];
+        row[i] = m->own.b[i].row;
+    }
+}
+
+shoal_status mpi_school_gather(mpi_school *m, float *rows, shoal_error *e)
+{
+    shoal_status st = SHOAL_OK;
+    int *cnt = NULL;
+    part_boid *all = NULL;
+    if (g_rank == 0) {
+        cnt = malloc(2 * (size_t)g_size * sizeof(int));
+        all = malloc(m->total * sizeof *all + 1);
+        if (!cnt || !all)
+            st = shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory gathering %zu boids", m->total);
+    }
+    if (m->own.n > INT_MAX)
+        st = shoal_error_set(e, SHOAL_ERR_INPUT, "%zu boids on one rank: too many to gather",
+                             m->own.n);
+    st = agree(st, e);
+    if (!st) {
+        int mine = (int)m->own.n;
+        MPI_Gather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (g_rank == 0)
+            for (int r = 0, at = 0; r < g_size; r++) {
+                cnt[g_size + r] = at;
+                at += cnt[r];
+            }
+        MPI_Gatherv(m->own.b, mine, g_boid_type, all, cnt, cnt ? cnt + g_size : NULL, g_boid_type,
+                    0, MPI_COMM_WORLD);
+        if (g_rank == 0)
+            for (size_t i = 0; i < m->total; i++)
+                memcpy(rows + 6 * (size_t)all[i].row, all[i].s, 6 * sizeof(float));
+    }
+    free(cnt);
+    free(all);
+    return st;
+}
+
+void mpi_school_print_stats(const mpi_school *m)
+{
+    print_stats("run", &m->rs, &m->dd, m->total, m->rs.steps, 0, m->s);
+}
+
+shoal_status mpi_step_file(const shoal_sim_desc *d0, const shoal_scene *scene, const char *in,
+                           const char *resume, const char *out, const char *ckpt, long long steps,
+                           int stats, shoal_error *e)
+{
+    boid_type_init();
+    uint64_t t_io = timer_now_ns();
+    part_boid *b = NULL;
+    size_t n_own = 0, total = 0;
+    shoal_sim_desc d = *d0;
+    shoal_sim_checkpoint ck;
+    shoal_status st = resume ? read_ckpt_part(resume, &d, &b, &n_own, &total, &ck, e)
+                             : read_part(in, &b, &n_own, &total, e);
+    if (st)
+        return st;
+    t_io = timer_now_ns() - t_io;
+    d.boid_count = total;
+    mpi_school *m = NULL;
+    if ((st = school_create(&d, b, n_own, &m, e)))
+        return st;
+    m->stats = stats;
+    if (resume)
+        st = shoal_sim_set_checkpoint(m->s, &ck, e);
+    if (!st && scene)
+        st = shoal_scene_add_obstacles(scene, m->s, e);
+    st = agree(st, e);
+    if (!st)
+        st = school_start(m, e);
+    prof_reset();
+    if (!st)
+        st = school_step(m, steps, e);
     if (!st && stats && g_rank == 0) {
         char title[160];
         snprintf(title, sizeof title,
                  "shoal step: %zu boids, %lld steps, %s, %d threads (rank 0 of %d)", total, steps,
-                 shoal_sim_isa_name(s), part_thread_count(s), g_size);
+                 shoal_sim_isa_name(m->s), part_thread_count(m->s), g_size);
         prof_print(stderr, title, 1);
     }
     if (!st && stats)
-        print_stats(&rs, &dd, total, steps, t_io, s);
+        print_stats("step", &m->rs, &m->dd, total, steps, t_io, m->s);
     /* back to rows: rank k writes rows [N k / R, N (k+1) / R) */
     float *rows = NULL;
-    size_t first = range_first(total, g_rank), n = range_first(total, g_rank + 1) - first;
+    size_t first = 0, n = 0;
     if (!st)
-        st = migrate(&dd, s, &own, &tmp, 1, total, &moved, e);
-    if (!st) {
-        rows = malloc(n * 6 * sizeof(float) + 1);
-        if (!rows || own.n != n)
-            st = shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for %zu rows", n);
-        for (size_t i = 0; !st && i < own.n; i++)
-            memcpy(rows + (own.b[i].row - first) * 6, own.b[i].s, 6 * sizeof(float));
-        st = agree(st, e);
-    }
+        st = school_rows(m, &rows, &first, &n, e);
     if (!st && out)
         st = write_rows(out, rows, first, n, total, e);
     if (!st && ckpt)
-        st = write_ckpt(ckpt, &d, s, rows, n, total, e);
+        st = write_ckpt(ckpt, &d, m->s, rows, n, total, e);
     free(rows);
-    buf_free(&own);
-    buf_free(&all);
-    buf_free(&tmp);
-    dec_free(&dd);
-    shoal_sim_destroy(s);
+    mpi_school_destroy(m);
     return st;
 }
 
