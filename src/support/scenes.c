@@ -1,40 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* Seeded scene builders shared by the tests and benchmarks: random states in a box,
- * clustered states, boids outside the bounds, coincident boids. */
-#include "tests/scenes.h"
+/* Seeded scene builders shared by the tests, the benchmarks and `shoal render --bench`:
+ * random states in a box, clustered states, boids outside the bounds, coincident boids, the
+ * render benchmark's school. Every row draws from its own counter-based stream (core/rng.h),
+ * so a scene is the same on every machine and for any thread count. */
+#include "support/scenes.h"
 
 #include "core/rng.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int skipped_parts;
-
-void test_skip_part(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    printf("# SKIP (part): ");
-    vprintf(fmt, ap);
-    printf("\n");
-    va_end(ap);
-    fflush(stdout);
-    skipped_parts++;
-}
-
-int test_exit(int failed)
-{
-    if (failed)
-        return failed;
-    if (skipped_parts) {
-        printf("# %d part(s) could not be checked here: reporting SKIP (77), not OK\n",
-               skipped_parts);
-        return 77;
-    }
-    return 0;
-}
 
 float *scene_uniform(size_t count, float half_extent, float speed, uint64_t seed)
 {
@@ -107,4 +81,25 @@ uint64_t state_hash(const float *rows, size_t count)
         h *= 1099511628211ull;
     }
     return h;
+}
+
+float *scene_render_bench(size_t count, uint64_t seed)
+{
+    float *rows = malloc((count ? count : 1) * 6 * sizeof(float));
+    if (!rows)
+        return NULL;
+    for (size_t i = 0; i < count; i++) {
+        rng r = rng_stream(seed, i);
+        float *row = rows + 6 * i;
+        row[0] = rng_range(&r, -50.0f, 50.0f);
+        row[1] = rng_range(&r, -28.0f, 28.0f);
+        row[2] = rng_range(&r, -50.0f, 50.0f);
+        float d[3];
+        rng_direction(&r, d);
+        float s = rng_range(&r, 0.5f, 1.5f);
+        row[3] = d[0] * s;
+        row[4] = d[1] * s;
+        row[5] = d[2] * s;
+    }
+    return rows;
 }
