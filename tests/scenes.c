@@ -108,3 +108,27 @@ uint64_t state_hash(const float *rows, size_t count)
     }
     return h;
 }
+
+/* The speed-target scene: fish uniform in x [-50, 50], y [-28, 28], z [-50, 50], random
+ * directions, speeds in [0.5, 1.5]; one counter-based stream per fish, so any count is a
+ * prefix-independent, machine-independent scene. */
+float *scene_render_bench(size_t n, uint64_t seed)
+{
+    float *rows = malloc((n ? n : 1) * 6 * sizeof(float));
+    if (!rows)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        rng r = rng_stream(seed, i);
+        float *row = rows + 6 * i;
+        row[0] = rng_range(&r, -50.0f, 50.0f);
+        row[1] = rng_range(&r, -28.0f, 28.0f);
+        row[2] = rng_range(&r, -50.0f, 50.0f);
+        float d[3];
+        rng_direction(&r, d);
+        float s = rng_range(&r, 0.5f, 1.5f);
+        row[3] = d[0] * s;
+        row[4] = d[1] * s;
+        row[5] = d[2] * s;
+    }
+    return rows;
+}

@@ -12,6 +12,9 @@ float *scene_clustered(size_t count, int clusters, float spread, float half_exte
                        uint64_t seed);
 void scene_add_outliers(float *rows, size_t count, uint64_t seed);
 uint64_t state_hash(const float *rows, size_t count);
+/* The renderer's benchmark scene (`shoal render --bench`, tools/bench_llvmpipe): fish uniform
+ * in x [-50, 50], y [-28, 28], z [-50, 50], random directions, speeds in [0.5, 1.5]. */
+float *scene_render_bench(size_t n, uint64_t seed);
 
 /* A test that could not check part of what it should (an ISA this CPU lacks, a missing
  * tool or input) calls test_skip_part with the reason; test_exit then turns a passing

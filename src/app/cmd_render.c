@@ -8,8 +8,8 @@
 #include "app/overlay.h"
 #include "core/parallel.h"
 #include "core/profile.h"
-#include "core/rng.h"
 #include "mpi_app.h"
+#include "tests/scenes.h"
 #include "shoal/render.h"
 
 #include <math.h>
@@ -212,30 +212,6 @@ static int soa_from_rows(const float *rows, size_t n, soa6 *s)
     return 1;
 }
 
-/* The speed-target scene: fish uniform in x [-50, 50], y [-28, 28], z [-50, 50], random
- * directions, speeds in [0.5, 1.5]; one counter-based stream per fish, so any count is a
- * prefix-independent, machine-independent scene. */
-static float *bench_scene(size_t n, uint64_t seed)
-{
-    float *rows = malloc((n ? n : 1) * 6 * sizeof(float));
-    if (!rows)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        rng r = rng_stream(seed, i);
-        float *row = rows + 6 * i;
-        row[0] = rng_range(&r, -50.0f, 50.0f);
-        row[1] = rng_range(&r, -28.0f, 28.0f);
-        row[2] = rng_range(&r, -50.0f, 50.0f);
-        float d[3];
-        rng_direction(&r, d);
-        float s = rng_range(&r, 0.5f, 1.5f);
-        row[3] = d[0] * s;
-        row[4] = d[1] * s;
-        row[5] = d[2] * s;
-    }
-    return rows;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -406,7 +382,7 @@ int cmd_render(int argc, char **argv)
     const char *in = options_get(&o, "in");
     if (ro.bench) {
         n = (size_t)ro.count;
-        rows = bench_scene(n, (uint64_t)ro.seed);
+        rows = scene_render_bench(n, (uint64_t)ro.seed);
         if (!rows)
             return options_fail(&o, "out of memory for %zu fish", n);
         if (!options_given(&o, "eye")) {
