@@ -3,8 +3,9 @@
  * shoal runs GPU-class flocking workloads on CPU cores: an OpenMP-parallel boids
  * simulation on a counting-sort grid (sim.h), file formats (io.h), flock statistics
  * (stats.h), the software
- * renderer (render.h) and the optional CUDA backend (gpu.h; its functions report
- * SHOAL_ERR_UNSUPPORTED in a build without CUDA). */
+ * renderer (render.h), the optional CUDA backend (gpu.h; its functions report
+ * SHOAL_ERR_UNSUPPORTED in a build without CUDA), stage timings and traces (profile.h) and
+ * the machine and the default thread count (system.h). */
 #ifndef SHOAL_SHOAL_H
 #define SHOAL_SHOAL_H
 
@@ -14,5 +15,7 @@
 #include "shoal/stats.h"
 #include "shoal/render.h"
 #include "shoal/gpu.h"
+#include "shoal/profile.h"
+#include "shoal/system.h"
 
 #endif

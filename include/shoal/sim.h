@@ -41,6 +41,9 @@ typedef enum shoal_isa {
 #define SHOAL_MAX_SPHERES 64
 #define SHOAL_MAX_PREDATORS 64
 #define SHOAL_MAX_OBSTACLES 16
+/** Most worker threads one simulation runs on (a larger shoal_sim_desc.thread_count is
+ *  refused by shoal_sim_create). */
+#define SHOAL_MAX_THREADS 256
 /** Largest obstacle field, in cells (12 bytes each). */
 #define SHOAL_FIELD_MAX_CELLS (4 * 1024 * 1024)
 
@@ -299,5 +302,35 @@ typedef struct shoal_stage_stats {
 
 /** Stage timers since creation: fills up to `max` entries, returns how many stages. */
 SHOAL_API size_t shoal_sim_stats(const shoal_sim *sim, shoal_stage_stats *out, size_t max);
+
+/** The stages of one step, in order: the entries of shoal_sim_stats, and in the stage
+ *  profiler (shoal/profile.h) the ids SHOAL_PROFILE_SIM_BASE + stage. */
+typedef enum shoal_sim_stage {
+    SHOAL_SIM_STAGE_ASSIGN,  /**< grid_assign: the cell of each boid, per-block histograms */
+    SHOAL_SIM_STAGE_SCAN,    /**< grid_scan: cell totals, exclusive scan, block offsets */
+    SHOAL_SIM_STAGE_SCATTER, /**< grid_scatter: stable scatter into cell order */
+    SHOAL_SIM_STAGE_FORCES,  /**< forces: neighbour sums, the rules, integration */
+    SHOAL_SIM_STAGE_COUNT
+} shoal_sim_stage;
+
+/** The name of a stage as perf and the profiler show it ("grid_assign", "grid_scan",
+ *  "grid_scatter", "forces"); NULL out of range. Static storage. */
+SHOAL_API const char *shoal_sim_stage_name(shoal_sim_stage stage);
+
+/** Sort the boids into cell order without stepping: the first half of a step, so a
+ *  benchmark can time steps from a state in the order a running simulation keeps it. The
+ *  state (shoal_sim_get_state), the time and the results of later steps do not change (a
+ *  step's result is a function of the state alone); the sort's stages are recorded in the
+ *  stage timers as a step's are. Not thread-safe on one sim. */
+SHOAL_API void shoal_sim_sort(shoal_sim *sim);
+
+/** The neighbour-candidate pairs of the last sort, counted as the force kernel walks them:
+ *  per group of W consecutive boids of a grid row (W: 16 for AVX-512, 8 for AVX2, 1 for
+ *  scalar, from the sim's ISA) the union of their 9 cell runs. `lane_pairs` gets candidates
+ *  x W summed over groups (the work the vector unit does), `useful_pairs` candidates x live
+ *  lanes. Both 0 before the first step or sort. A measure of work for benchmarks; reads the
+ *  sim only. */
+SHOAL_API void shoal_sim_candidate_pairs(const shoal_sim *sim, double *lane_pairs,
+                                         double *useful_pairs);
 
 #endif

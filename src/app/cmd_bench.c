@@ -4,15 +4,12 @@
  * timed over repeats whose median, min, max and MAD are reported with the machine they ran
  * on; --json writes them, --compare reads a previous file and flags regressions beyond the
  * noise. Owns only the benchmark's choices and reporting: it times through the public API
- * and reads the grid of the last step (sim_internal.h) only to count candidate pairs. */
+ * (candidate pairs: shoal_sim_candidate_pairs; stage medians: shoal/profile.h). */
 #include "app/app.h"
 #include "app/options.h"
-#include "core/cpu.h"
-#include "core/parallel.h"
-#include "core/profile.h"
+#include "shoal/system.h"
+#include "shoal/profile.h"
 #include "core/rng.h"
-#include "core/timer.h"
-#include "sim/sim_internal.h"
 #include "tests/scenes.h"
 #ifdef SHOAL_HAVE_RENDER
 #include "shoal/render.h"
@@ -93,7 +90,7 @@ typedef struct bench_result {
     long per_repeat; /* steps or frames per timed repeat */
     double median_ms, min_ms, max_ms, mad_ms;
     /* sim */
-    double stage_median_ms[STAGE_COUNT];
+    double stage_median_ms[SHOAL_SIM_STAGE_COUNT];
     double thread_busy_min_ms, thread_busy_max_ms; /* forces, per step */
     double lane_pairs, useful_pairs;               /* candidate pairs of one step */
     double pairs_per_s, pairs_per_s_per_core, gflops, peak_fraction, peak_gflops;
@@ -330,43 +327,10 @@ static void summarize(double *ms, int n, bench_result *r)
         r->min_ms = ms[i] < r->min_ms ? ms[i] : r->min_ms;
         r->max_ms = ms[i] > r->max_ms ? ms[i] : r->max_ms;
     }
-    r->median_ms = prof_median(tmp, (size_t)n);
-    r->mad_ms = prof_mad(ms, (size_t)n, r->median_ms, tmp + n);
+    r->median_ms = shoal_profile_median(tmp, (size_t)n);
+    r->mad_ms = shoal_profile_mad(ms, (size_t)n, r->median_ms, tmp + n);
     r->repeats = n;
     free(tmp);
-}
-
-/* Candidate pairs of the step just done, counted as the kernels walk them: per group of VW
- * consecutive boids of a grid row, the union of their 9 cell runs. lane pairs = candidates x
- * VW (the work the vector unit does), useful pairs = candidates x live lanes. */
-static void count_pairs(const shoal_sim *s, int vw, double *lane_pairs, double *useful)
-{
-    double lp = 0, up = 0;
-    const int32_t nx = s->g.dims[0], ny = s->g.dims[1];
-    for (int64_t row = 0; row < s->g.row_count; row++) {
-        int32_t y = (int32_t)(row % ny), z = (int32_t)(row / ny);
-        int64_t cell0 = row * nx;
-        uint32_t begin = s->cell_start[cell0], end = s->cell_start[cell0 + nx];
-        for (uint32_t i = begin; i < end; i += (uint32_t)vw) {
-            int n = end - i < (uint32_t)vw ? (int)(end - i) : vw;
-            int32_t x0 = (int32_t)(s->cell_sorted[i] - (uint32_t)cell0);
-            int32_t x1 = (int32_t)(s->cell_sorted[i + (uint32_t)n - 1] - (uint32_t)cell0);
-            uint32_t rb[9], re[9];
-            int runs = grid_runs(s, x0 - 1, x1 + 1, y, z, rb, re);
-            double cand = 0;
-            for (int k = 0; k < runs; k++)
-                cand += (double)(re[k] - rb[k]);
-            lp += cand * vw;
-            up += cand * n;
-        }
-    }
-    *lane_pairs = lp;
-    *useful = up;
-}
-
-static int isa_width(shoal_isa isa)
-{
-    return isa == SHOAL_ISA_AVX512 ? 16 : isa == SHOAL_ISA_AVX2 ? 8 : 1;
 }
 
 /* ---- running a case --------------------------------------------------------------------- */
@@ -389,48 +353,49 @@ static void run_sim_case(bench_ctx *b, bench_result *r)
         return;
     }
     /* warm-up: 2 steps (page faults, caches, thread team), timed to calibrate */
-    uint64_t t0 = timer_now_ns();
+    uint64_t t0 = shoal_profile_now_ns();
     if (shoal_sim_step(s, 2, &e)) {
         snprintf(r->error, sizeof r->error, "%s", e.message);
         shoal_sim_destroy(s);
         return;
     }
-    double step_s = (double)(timer_now_ns() - t0) * 1e-9 / 2;
+    double step_s = (double)(shoal_profile_now_ns() - t0) * 1e-9 / 2;
     long per = (long)ceil(b->target_s / (step_s > 1e-7 ? step_s : 1e-7));
     per = per < 1 ? 1 : per > 2000 ? 2000 : per;
     /* the candidate pairs change as the school moves: count them at both ends of the timed
      * steps and use the mean */
     double lp0, up0;
-    count_pairs(s, isa_width((shoal_isa)s->isa), &lp0, &up0);
+    shoal_sim_candidate_pairs(s, &lp0, &up0);
     double ms[1000];
     int reps = b->repeat;
-    prof_reset();
+    shoal_profile_reset();
     for (int k = 0; k < reps; k++) {
         /* every repeat times the same steps from the same state (a school keeps changing) */
         shoal_sim_set_state(s, rows, &e);
-        sim_sort_only(s); /* untimed: into cell order, as a running simulation is */
-        t0 = timer_now_ns();
+        shoal_sim_sort(s); /* untimed: into cell order, as a running simulation is */
+        t0 = shoal_profile_now_ns();
         if (shoal_sim_step(s, (int)per, &e)) {
             snprintf(r->error, sizeof r->error, "%s", e.message);
             shoal_sim_destroy(s);
             return;
         }
-        ms[k] = (double)(timer_now_ns() - t0) * 1e-6 / (double)per;
+        ms[k] = (double)(shoal_profile_now_ns() - t0) * 1e-6 / (double)per;
     }
     summarize(ms, reps, r);
     r->per_repeat = per;
-    prof_summary sum[PROF_MAX_STAGES];
-    int ns = prof_summaries(sum, PROF_MAX_STAGES);
+    shoal_profile_summary sum[SHOAL_PROFILE_MAX_STAGES];
+    int ns = shoal_profile_summaries(sum, SHOAL_PROFILE_MAX_STAGES);
     double steps_total = (double)per * reps;
     for (int k = 0; k < ns; k++)
-        if (sum[k].id >= PROF_SIM_BASE && sum[k].id < PROF_SIM_BASE + STAGE_COUNT) {
-            r->stage_median_ms[sum[k].id - PROF_SIM_BASE] = sum[k].median_ms;
-            if (sum[k].id == PROF_SIM_BASE + STAGE_FORCES) {
+        if (sum[k].id >= SHOAL_PROFILE_SIM_BASE &&
+            sum[k].id < SHOAL_PROFILE_SIM_BASE + SHOAL_SIM_STAGE_COUNT) {
+            r->stage_median_ms[sum[k].id - SHOAL_PROFILE_SIM_BASE] = sum[k].median_ms;
+            if (sum[k].id == SHOAL_PROFILE_SIM_BASE + SHOAL_SIM_STAGE_FORCES) {
                 r->thread_busy_min_ms = sum[k].thread_min_ms / steps_total;
                 r->thread_busy_max_ms = sum[k].thread_max_ms / steps_total;
             }
         }
-    count_pairs(s, isa_width((shoal_isa)s->isa), &r->lane_pairs, &r->useful_pairs);
+    shoal_sim_candidate_pairs(s, &r->lane_pairs, &r->useful_pairs);
     if (c->scene == SC_STEER_1M || c->scene == SC_STEER_131K || c->scene == SC_TINY) {
         /* the baseline on the same start positions and thread count, right after */
         float side = d.params.wall_size[0];
@@ -447,7 +412,7 @@ static void run_sim_case(bench_ctx *b, bench_result *r)
     }
     r->lane_pairs = 0.5 * (r->lane_pairs + lp0);
     r->useful_pairs = 0.5 * (r->useful_pairs + up0);
-    double forces_s = r->stage_median_ms[STAGE_FORCES] * 1e-3;
+    double forces_s = r->stage_median_ms[SHOAL_SIM_STAGE_FORCES] * 1e-3;
     if (forces_s > 0) {
         r->pairs_per_s = r->lane_pairs / forces_s;
         r->pairs_per_s_per_core = r->pairs_per_s / c->threads;
@@ -537,19 +502,19 @@ static void run_render_case(bench_ctx *b, bench_result *r)
         free(soa);
         return;
     }
-    uint64_t t0 = timer_now_ns();
+    uint64_t t0 = shoal_profile_now_ns();
     int ok = !shoal_render_frame(rd, &inst, &cam, &e) && !shoal_render_frame(rd, &inst, &cam, &e);
-    double frame_s = (double)(timer_now_ns() - t0) * 1e-9 / 2;
+    double frame_s = (double)(shoal_profile_now_ns() - t0) * 1e-9 / 2;
     long per = (long)ceil(b->target_s / (frame_s > 1e-7 ? frame_s : 1e-7));
     per = per < 1 ? 1 : per > 1000 ? 1000 : per;
     double ms[1000];
-    prof_reset();
+    shoal_profile_reset();
     for (int k = 0; ok && k < b->repeat; k++) {
         double total = 0;
         for (long f = 0; ok && f < per; f++) {
-            uint64_t a = timer_now_ns();
+            uint64_t a = shoal_profile_now_ns();
             ok = !shoal_render_frame(rd, &inst, &cam, &e);
-            uint64_t z = timer_now_ns();
+            uint64_t z = shoal_profile_now_ns();
             total += (double)(z - a); /* the renderer records its stages itself */
         }
         ms[k] = total * 1e-6 / (double)per;
@@ -559,11 +524,11 @@ static void run_render_case(bench_ctx *b, bench_result *r)
     } else {
         summarize(ms, b->repeat, r);
         r->per_repeat = per;
-        prof_summary sum[PROF_MAX_STAGES];
-        int ns = prof_summaries(sum, PROF_MAX_STAGES);
+        shoal_profile_summary sum[SHOAL_PROFILE_MAX_STAGES];
+        int ns = shoal_profile_summaries(sum, SHOAL_PROFILE_MAX_STAGES);
         for (int k = 0; k < ns; k++)
-            if (sum[k].id >= PROF_RENDER_BASE && sum[k].id < PROF_RENDER_BASE + 4)
-                r->render_stage_ms[sum[k].id - PROF_RENDER_BASE] = sum[k].median_ms;
+            if (sum[k].id >= SHOAL_PROFILE_RENDER_BASE && sum[k].id < SHOAL_PROFILE_RENDER_BASE + 4)
+                r->render_stage_ms[sum[k].id - SHOAL_PROFILE_RENDER_BASE] = sum[k].median_ms;
         shoal_render_stats st = shoal_render_get_stats(rd);
         r->triangles_rasterized = (double)st.triangles_rasterized;
         r->pixels_written = (double)st.pixels_written;
@@ -611,7 +576,8 @@ static void json_num(FILE *f, double v)
 
 static void print_machine(const bench_ctx *b, FILE *f)
 {
-    fprintf(f, "# machine: %s, %d logical CPUs, ISAs:", cpu_model_name(), parallel_cpu_count());
+    fprintf(f, "# machine: %s, %d logical CPUs, ISAs:", shoal_system_cpu_model(),
+            shoal_system_cpu_count());
     for (int i = 0; i < b->isa_count; i++)
         fprintf(f, " %s", shoal_isa_name(b->isas[i]));
     const char *wp = env_or_null("OMP_WAIT_POLICY"), *pb = env_or_null("OMP_PROC_BIND"),
@@ -653,8 +619,8 @@ static int write_json(const bench_ctx *b, const bench_result *res, int n, const 
     fprintf(f, "{\n  \"schema\": \"shoal-bench/1\",\n  \"shoal_version\": \"%s\",\n",
             SHOAL_VERSION_STRING);
     fprintf(f, "  \"date\": \"%s\",\n  \"machine\": {\n    \"cpu_model\": ", date);
-    json_str(f, cpu_model_name());
-    fprintf(f, ",\n    \"cores\": %d,\n    \"isa\": [", parallel_cpu_count());
+    json_str(f, shoal_system_cpu_model());
+    fprintf(f, ",\n    \"cores\": %d,\n    \"isa\": [", shoal_system_cpu_count());
     for (int i = 0; i < b->isa_count; i++)
         fprintf(f, "%s\"%s\"", i ? ", " : "", shoal_isa_name(b->isas[i]));
     fprintf(f, "],\n    \"omp\": {\"OMP_WAIT_POLICY\": ");
@@ -717,8 +683,8 @@ static int write_json(const bench_ctx *b, const bench_result *res, int n, const 
         fprintf(f, ", \"repeats\": %d, \"per_repeat\": %ld", r->repeats, r->per_repeat);
         if (!render) {
             fprintf(f, ",\n     \"stages_median_ms\": {");
-            for (int k = 0; k < STAGE_COUNT; k++) {
-                fprintf(f, "%s\"%s\": ", k ? ", " : "", sim_stage_names[k]);
+            for (int k = 0; k < SHOAL_SIM_STAGE_COUNT; k++) {
+                fprintf(f, "%s\"%s\": ", k ? ", " : "", shoal_sim_stage_name(k));
                 json_num(f, r->stage_median_ms[k]);
             }
             fprintf(f, "}, \"forces_thread_busy_ms\": {\"min\": ");
@@ -1077,7 +1043,7 @@ static void print_result(const bench_result *r, FILE *f)
     }
     fprintf(f, "%-34s %9.3f %9.3f %9.3f %8.3f %4d  forces %.3f ms, %.3g pairs/s/core, %.1f GFLOP/s",
             c->name, r->median_ms, r->min_ms, r->max_ms, r->mad_ms, r->repeats,
-            r->stage_median_ms[STAGE_FORCES], r->pairs_per_s_per_core, r->gflops);
+            r->stage_median_ms[SHOAL_SIM_STAGE_FORCES], r->pairs_per_s_per_core, r->gflops);
     if (r->peak_gflops > 0)
         fprintf(f, " (%.0f%% of add+mul peak)", 100 * r->peak_fraction);
     if (r->baseline_ms > 0)
@@ -1131,17 +1097,17 @@ int cmd_bench(int argc, char **argv)
         free(b);
         return rc;
     }
-    b->max_threads = parallel_cpu_count();
+    b->max_threads = shoal_system_cpu_count();
     if (options_given(&o, "threads")) {
         char list[256];
         snprintf(list, sizeof list, "%s", options_get(&o, "threads"));
         for (char *s = strtok(list, ","); s && b->thread_count < 16; s = strtok(NULL, ",")) {
             char *end;
             long t = strtol(s, &end, 10);
-            if (*end || t < 1 || t > SIM_MAX_THREADS) {
+            if (*end || t < 1 || t > SHOAL_MAX_THREADS) {
                 free(b);
                 return options_fail(&o, "--threads: '%s' is not a list of counts in 1..%d",
-                                    options_get(&o, "threads"), SIM_MAX_THREADS);
+                                    options_get(&o, "threads"), SHOAL_MAX_THREADS);
             }
             b->threads[b->thread_count++] = (int)t;
             if (t > b->max_threads)
@@ -1206,7 +1172,7 @@ int cmd_bench(int argc, char **argv)
         print_result(&res[i], stdout);
         fflush(stdout);
     }
-    parallel_set_threads(0);
+    shoal_system_set_thread_count(0);
     rc = 0;
     if (options_given(&o, "json")) {
         shoal_error e;

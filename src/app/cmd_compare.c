@@ -5,11 +5,10 @@
  * to CSV), the GPU path of `shoal step`, and the state readers/writers that pick .npy or
  * Unity's raw buffer (.bin) by extension or --format. */
 #include "app/app.h"
-#include "core/timer.h"
-#include "core/profile.h"
+#include "shoal/profile.h"
 #include "app/options.h"
 #include "app/traj.h"
-#include "core/parallel.h"
+#include "shoal/system.h"
 #include "shoal/gpu.h"
 
 #include <float.h>
@@ -386,8 +385,8 @@ int cmd_compare(int argc, char **argv)
     const char *fmt = options_get(&o, "format");
     float *a = NULL, *b = NULL;
     size_t na, nb;
-    prof_reset();
-    uint64_t t0 = timer_now_ns();
+    shoal_profile_reset();
+    uint64_t t0 = shoal_profile_now_ns();
     if (app_state_read(o.positional[0], fmt, &a, &na, &e)) {
         options_fail(&o, "%s", e.message);
         return app_exit_code(e.status);
@@ -404,7 +403,7 @@ int cmd_compare(int argc, char **argv)
                             o.positional[1], nb);
     }
     app_stage_done("compare", "read", t0);
-    t0 = timer_now_ns();
+    t0 = shoal_profile_now_ns();
     compare_result r;
     if (compare_states(a, b, na, radius, 1, (int)threads, &r, &e)) {
         free(a);
@@ -417,7 +416,7 @@ int cmd_compare(int argc, char **argv)
     app_stage_done("compare", "compare", t0);
     print_result(stdout, &r);
     const char *json = options_get(&o, "json");
-    t0 = timer_now_ns();
+    t0 = shoal_profile_now_ns();
     if (json && write_json(json, o.positional[0], o.positional[1], &r, &e)) {
         options_fail(&o, "%s", e.message);
         return app_exit_code(e.status);
@@ -427,7 +426,7 @@ int cmd_compare(int argc, char **argv)
     if (options_given(&o, "stats")) {
         char title[128];
         snprintf(title, sizeof title, "shoal compare: %zu boids", na);
-        prof_print(stderr, title, 0);
+        shoal_profile_print(stderr, title, 0);
     }
     return 0;
 }
@@ -646,7 +645,7 @@ int cmd_diverge(int argc, char **argv)
         char title[160];
         snprintf(title, sizeof title, "shoal diverge: %zu boids, %lld steps (the CPU runs)", n,
                  done);
-        prof_print(stderr, title, 1);
+        shoal_profile_print(stderr, title, 1);
     }
     runner_destroy(&A);
     runner_destroy(&B);

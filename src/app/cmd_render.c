@@ -6,8 +6,8 @@
 #include "app/app.h"
 #include "app/options.h"
 #include "app/overlay.h"
-#include "core/parallel.h"
-#include "core/profile.h"
+#include "shoal/system.h"
+#include "shoal/profile.h"
 #include "mpi_app.h"
 #include "tests/scenes.h"
 #include "shoal/render.h"
@@ -356,7 +356,7 @@ int cmd_render(int argc, char **argv)
     if ((rc = parse_opts(&o, &ro)))
         return rc;
     if (ro.threads > 0)
-        parallel_set_threads((int)ro.threads);
+        shoal_system_set_thread_count((int)ro.threads);
     struct stat in_st;
     int replay = !ro.bench && stat(options_get(&o, "in"), &in_st) == 0 && S_ISDIR(in_st.st_mode);
     /* outputs checked before the work (a replay's --out is a directory of frames) */
@@ -449,16 +449,16 @@ int cmd_render(int argc, char **argv)
     const char *trace = options_get(&o, "trace");
     if (trace) {
         /* a span per stage per thread and one per frame; preallocated, capped at 64 MiB */
-        int tracks = parallel_thread_count();
+        int tracks = shoal_system_thread_count();
         size_t frames = ro.bench ? (size_t)ro.bench + 2 : 1;
         size_t spans = frames * 5 + 16, cap = ((size_t)64 << 20) / 32 / (size_t)tracks;
-        if (prof_trace_open(tracks, spans < cap ? spans : cap, &e)) {
+        if (shoal_profile_trace_open(tracks, spans < cap ? spans : cap, &e)) {
             shoal_renderer_destroy(r);
             free(s.buf);
             return render_fail(&o, &e);
         }
     }
-    prof_reset();
+    shoal_profile_reset();
     if (ro.bench) {
         rc = run_bench(&o, &ro, r, &s);
     } else {
@@ -496,7 +496,7 @@ int cmd_render(int argc, char **argv)
         shoal_render_stats st = shoal_render_get_stats(r);
         snprintf(title, sizeof title, "shoal render: %dx%d, %s, %d threads", ro.desc.width,
                  ro.desc.height, st.isa, st.thread_count);
-        prof_print(stderr, title, 1);
+        shoal_profile_print(stderr, title, 1);
     }
     const char *out = options_get(&o, "out");
     uint32_t *over = NULL;
@@ -524,9 +524,9 @@ int cmd_render(int argc, char **argv)
     if (trace) {
         /* a failed run writes no output file, the trace included */
         shoal_error te;
-        if (rc == 0 && prof_trace_write(trace, &te))
+        if (rc == 0 && shoal_profile_trace_write(trace, &te))
             rc = render_fail(&o, &te);
-        prof_trace_close();
+        shoal_profile_trace_close();
     }
     free(over);
     free(ids);

@@ -11,9 +11,8 @@
 #include "app/options.h"
 #include "app/overlay.h" /* proj, canvas, line3d, v3_sub, v3_dot (shared with shoal render) */
 #include "app/window.h"
-#include "core/parallel.h"
-#include "core/profile.h"
-#include "core/timer.h"
+#include "shoal/system.h"
+#include "shoal/profile.h"
 #include "mpi_app.h"
 #include "shoal/gpu.h"
 #include "shoal/render.h"
@@ -106,7 +105,7 @@ typedef struct run_cfg {
 
 /* ---- small vector helpers -------------------------------------------------------------- */
 
-static double now_s(void) { return (double)timer_now_ns() * 1e-9; }
+static double now_s(void) { return (double)shoal_profile_now_ns() * 1e-9; }
 static void sleep_s(double s)
 {
     if (s <= 0)
@@ -1000,16 +999,16 @@ static void draw_hud(app *a, canvas *cv)
             const shoal_param_info *p = plist[a->param_index % pn];
             OUT("%s = %.4g\n", p->name, (double)param_value(&a->desc.params, p));
         }
-        OUT("%d thr %s  h: help", parallel_thread_count(), isa_r);
+        OUT("%d thr %s  h: help", shoal_system_thread_count(), isa_r);
         hud_text_block(a, cv, 10, 8, buf, 0xFFE8F4FF, 1);
         return;
     }
     OUT("shoal %6.1f fps (%.2f ms)   N %zu   model %s   %dx%d\n", a->hud_fps, h->ms[T_FRAME] / fr,
         shoal_sim_count(a->sim), shoal_model_name(a->desc.model), cv->w, cv->h);
     if (strcmp(isa_s, isa_r) == 0)
-        OUT("threads %d   ISA %s   ", parallel_thread_count(), isa_s);
+        OUT("threads %d   ISA %s   ", shoal_system_thread_count(), isa_s);
     else
-        OUT("threads %d   ISA sim %s, render %s   ", parallel_thread_count(), isa_s, isa_r);
+        OUT("threads %d   ISA sim %s, render %s   ", shoal_system_thread_count(), isa_s, isa_r);
     OUT("%s%s\n", a->winfo.present_path ? a->winfo.present_path : "-",
         a->cfg.vsync ? (a->winfo.vsync ? ", vsync" : ", paced") : ", vsync off");
     OUT("sim     %6.2f ms/step x%.2f:", h->ms[T_SIM] / steps, (double)h->steps / fr);
@@ -1520,7 +1519,7 @@ static void print_summary(app *a, const char *what)
            what, (unsigned long long)t->frames, (unsigned long long)a->steps_total, wall,
            wall > 0 ? (double)t->frames / wall : 0.0, a->rdesc.width, a->rdesc.height,
            a->ranks > 1 ? a->desc.boid_count : shoal_sim_count(a->sim),
-           shoal_model_name(a->desc.model), parallel_thread_count(), shoal_sim_isa_name(a->sim),
+           shoal_model_name(a->desc.model), shoal_system_thread_count(), shoal_sim_isa_name(a->sim),
            a->rstats.isa ? a->rstats.isa : "-");
     printf("  %-30s %10s %12s %12s\n", "stage", "calls", "total ms", "ms/frame");
     shoal_stage_stats st[SIM_STAGES];
@@ -2524,7 +2523,7 @@ int cmd_run(int argc, char **argv)
         return rc;
     }
     if (c->threads > 0)
-        parallel_set_threads(c->threads);
+        shoal_system_set_thread_count(c->threads);
     /* Under mpirun with 2+ ranks: headless, the school stepped over the ranks and each
      * frame composited on rank 0 (docs/ARCHITECTURE.md, "MPI"); what needs the whole
      * school in one process is refused. */
@@ -2649,8 +2648,8 @@ int cmd_run(int argc, char **argv)
     const char *trace = options_get(&o, "trace");
     if (trace) {
         /* preallocated: 64 MiB of spans over the threads; later spans are counted dropped */
-        int tracks = parallel_thread_count();
-        if (prof_trace_open(tracks, ((size_t)64 << 20) / 32 / (size_t)tracks, &e)) {
+        int tracks = shoal_system_thread_count();
+        if (shoal_profile_trace_open(tracks, ((size_t)64 << 20) / 32 / (size_t)tracks, &e)) {
             rc = app_exit_code(e.status);
             options_fail(&o, "%s", e.message);
             app_free(a);
@@ -2662,9 +2661,9 @@ int cmd_run(int argc, char **argv)
     if (rc == 0 && c->stats && a->ranks > 1)
         mpi_school_print_stats(a->school); /* collective: the decomposition's numbers */
     if (trace) {
-        uint64_t dropped = 0, kept = prof_trace_count(&dropped);
+        uint64_t dropped = 0, kept = shoal_profile_trace_count(&dropped);
         shoal_error te;
-        if (rc == 0 && prof_trace_write(trace, &te)) {
+        if (rc == 0 && shoal_profile_trace_write(trace, &te)) {
             rc = app_exit_code(te.status);
             options_fail(&o, "%s", te.message);
         } else if (rc == 0) {
@@ -2674,7 +2673,7 @@ int cmd_run(int argc, char **argv)
                         (unsigned long long)dropped);
             fputc('\n', stderr);
         }
-        prof_trace_close();
+        shoal_profile_trace_close();
     }
     if (rc == 0 && mpi_rank() == 0) /* after the run: an error stays the one line on stderr */
         app_print_scaled("run", &scaled, &s.desc);

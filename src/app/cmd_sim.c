@@ -3,10 +3,9 @@
  * docs/CLI.md). Model, parameters and counts come from --model, --scene and --set, in that
  * order of precedence from weakest to strongest. */
 #include "app/app.h"
-#include "core/timer.h"
 #include "app/options.h"
-#include "core/parallel.h"
-#include "core/profile.h"
+#include "shoal/system.h"
+#include "shoal/profile.h"
 #include "app/traj.h"
 #include "shoal/gpu.h"
 #include "mpi_app.h"
@@ -17,9 +16,9 @@
 
 void app_stage_done(const char *group, const char *name, uint64_t t0_ns)
 {
-    int id = prof_stage(group, name);
+    int id = shoal_profile_stage(group, name);
     if (id >= 0)
-        prof_stage_call(id, timer_now_ns() - t0_ns);
+        shoal_profile_stage_call(id, shoal_profile_now_ns() - t0_ns);
 }
 
 int app_exit_code(shoal_status st)
@@ -216,8 +215,8 @@ int cmd_init(int argc, char **argv)
         return mst ? fail_status(&o, &e) : 0;
     }
     shoal_sim *sim;
-    prof_reset();
-    uint64_t t0 = timer_now_ns();
+    shoal_profile_reset();
+    uint64_t t0 = shoal_profile_now_ns();
     if (shoal_sim_create(&d, &sim, &e))
         return fail_status(&o, &e);
     shoal_sim_init_state(sim, d.seed);
@@ -229,7 +228,7 @@ int cmd_init(int argc, char **argv)
     shoal_sim_get_state(sim, rows);
     shoal_sim_destroy(sim);
     app_stage_done("init", "draw", t0);
-    t0 = timer_now_ns();
+    t0 = shoal_profile_now_ns();
     shoal_status st = app_state_write(out, NULL, rows, d.boid_count, &e);
     free(rows);
     if (st)
@@ -239,7 +238,7 @@ int cmd_init(int argc, char **argv)
     if (options_given(&o, "stats")) {
         char title[128];
         snprintf(title, sizeof title, "shoal init: %zu boids", d.boid_count);
-        prof_print(stderr, title, 0);
+        shoal_profile_print(stderr, title, 0);
     }
     return 0;
 }
@@ -412,15 +411,15 @@ int cmd_step(int argc, char **argv)
     const char *trace = options_get(&o, "trace");
     if (trace) {
         /* one span per stage and one per step, per thread; preallocated, capped at 64 MiB */
-        int tracks = threads > 0 ? (int)threads : parallel_thread_count();
+        int tracks = threads > 0 ? (int)threads : shoal_system_thread_count();
         size_t spans = (size_t)steps * 6 + 16, cap = ((size_t)64 << 20) / 32 / (size_t)tracks;
-        if (prof_trace_open(tracks, spans < cap ? spans : cap, &e)) {
+        if (shoal_profile_trace_open(tracks, spans < cap ? spans : cap, &e)) {
             shoal_sim_destroy(sim);
             free(rows);
             return fail_status(&o, &e);
         }
     }
-    prof_reset();
+    shoal_profile_reset();
     progress pg;
     progress_begin(&pg, "shoal step", steps, options_given(&o, "quiet"));
     shoal_status st = app_sim_run(sim, steps, out_dir ? &tr : NULL, &pg, &e);
@@ -438,14 +437,14 @@ int cmd_step(int argc, char **argv)
     if (options_given(&o, "stats")) {
         char title[128];
         snprintf(title, sizeof title, "shoal step: %zu boids, %lld steps, %s, %d threads", count,
-                 steps, shoal_sim_isa_name(sim), parallel_thread_count());
-        prof_print(stderr, title, 1);
+                 steps, shoal_sim_isa_name(sim), shoal_system_thread_count());
+        shoal_profile_print(stderr, title, 1);
     }
     if (trace) {
         /* a failed run writes no output file, the trace included */
         shoal_error te;
-        shoal_status tst = st ? SHOAL_OK : prof_trace_write(trace, &te);
-        prof_trace_close();
+        shoal_status tst = st ? SHOAL_OK : shoal_profile_trace_write(trace, &te);
+        shoal_profile_trace_close();
         if (tst) {
             shoal_sim_destroy(sim);
             free(rows);

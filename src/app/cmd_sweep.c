@@ -10,7 +10,7 @@
 #include "app/app.h"
 #include "app/options.h"
 #include "app/traj.h"
-#include "core/parallel.h"
+#include "shoal/system.h"
 #include "shoal/stats.h"
 
 #include <dirent.h>
@@ -304,7 +304,7 @@ static void machine(FILE *f)
     }
     fprintf(f, ", \"cpu\": ");
     app_json_string(f, cpu);
-    fprintf(f, ", \"cpus\": %d}", parallel_cpu_count());
+    fprintf(f, ", \"cpus\": %d}", shoal_system_cpu_count());
 }
 
 static shoal_status write_manifest(const sweep *sw, const char *spec, shoal_error *e)
@@ -450,7 +450,7 @@ int cmd_sweep(int argc, char **argv)
     sw.radius = shoal_params_interaction_radius(sw.base.model, &sw.base.params);
     if (options_given(&o, "radius") && (rc = options_double(&o, "radius", 0, 1e30, &sw.radius)))
         return rc;
-    int total = threads > 0 ? (int)threads : parallel_cpu_count();
+    int total = threads > 0 ? (int)threads : shoal_system_cpu_count();
     sw.jobs = (int)jobs;
     sw.threads_per_member = total / sw.jobs > 0 ? total / sw.jobs : 1;
     /* every member's parameter set must be valid: checked before anything is written */

@@ -3,7 +3,7 @@
  * default scene (in a window when there is a display; see cmd_run). */
 #include "app/app.h"
 #include "app/options.h"
-#include "core/parallel.h"
+#include "shoal/system.h"
 #include "mpi_app.h"
 
 #include <stdio.h>
@@ -78,7 +78,7 @@ static void default_wait_policy(char **argv)
     if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT"))
         return;
     double others = others_runnable();
-    int cpus = parallel_cpu_count();
+    int cpus = shoal_system_cpu_count();
     int passive = others >= 0.5 * cpus;
     char why[128];
     snprintf(why, sizeof why, "%s: %.1f other runnable threads on %d CPUs",

@@ -3,7 +3,7 @@
  * (traj.h). The step loop only decides where to cut a run into shoal_sim_step calls; the
  * library guarantees the cuts change no bit. Owns the files of a trajectory directory. */
 #include "app/traj.h"
-#include "core/timer.h"
+#include "shoal/profile.h"
 
 #include <errno.h>
 #include <math.h>
@@ -14,7 +14,7 @@
 
 /* ---- progress line -------------------------------------------------------------------- */
 
-static double now_s(void) { return (double)timer_now_ns() * 1e-9; }
+static double now_s(void) { return (double)shoal_profile_now_ns() * 1e-9; }
 
 void progress_begin(progress *p, const char *label, long long total, int quiet)
 {
@@ -266,12 +266,12 @@ shoal_status app_sim_run(shoal_sim *sim, long long steps, traj *tr, progress *pg
         long long n = stop - done;
         if (pg && pg->on && chunk < n)
             n = chunk;
-        double t0 = pg && pg->on ? (double)timer_now_ns() : 0;
+        double t0 = pg && pg->on ? (double)shoal_profile_now_ns() : 0;
         if ((st = shoal_sim_step(sim, (int)n, e)))
             return st;
         done += n;
         if (pg && pg->on) {
-            if (((double)timer_now_ns() - t0) < 0.05e9 && chunk < (1LL << 30))
+            if (((double)shoal_profile_now_ns() - t0) < 0.05e9 && chunk < (1LL << 30))
                 chunk *= 2;
             progress_update(pg, done, 0);
         }

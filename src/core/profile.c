@@ -397,3 +397,33 @@ shoal_status prof_trace_write(const char *path, shoal_error *err)
     }
     return shoal_io_atomic_commit(&af, err);
 }
+
+/* ---- the public API (shoal/profile.h): the functions above under their public names -- */
+
+uint64_t shoal_profile_now_ns(void) { return timer_now_ns(); }
+void shoal_profile_reset(void) { prof_reset(); }
+int shoal_profile_stage(const char *group, const char *name) { return prof_stage(group, name); }
+void shoal_profile_stage_call(int stage, uint64_t ns) { prof_stage_call(stage, ns); }
+int shoal_profile_summaries(shoal_profile_summary *out, int max)
+{
+    return prof_summaries(out, max);
+}
+void shoal_profile_print(FILE *f, const char *title, int per_thread)
+{
+    prof_print(f, title, per_thread);
+}
+double shoal_profile_median(double *v, size_t n) { return prof_median(v, n); }
+double shoal_profile_mad(const double *v, size_t n, double median, double *scratch)
+{
+    return prof_mad(v, n, median, scratch);
+}
+shoal_status shoal_profile_trace_open(int threads, size_t spans_per_thread, shoal_error *err)
+{
+    return prof_trace_open(threads, spans_per_thread, err);
+}
+shoal_status shoal_profile_trace_write(const char *path, shoal_error *err)
+{
+    return prof_trace_write(path, err);
+}
+uint64_t shoal_profile_trace_count(uint64_t *dropped) { return prof_trace_count(dropped); }
+void shoal_profile_trace_close(void) { prof_trace_close(); }

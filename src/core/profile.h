@@ -16,6 +16,7 @@
 #define SHOAL_CORE_PROFILE_H
 
 #include "shoal/base.h"
+#include "shoal/profile.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -25,7 +26,7 @@ enum {
     PROF_TRACE = 2, /* spans into the trace buffers (set by prof_trace_open) */
 };
 
-#define PROF_MAX_STAGES 32
+#define PROF_MAX_STAGES SHOAL_PROFILE_MAX_STAGES
 #define PROF_MAX_THREADS 256
 /* Durations kept per stage for the median: the last PROF_RING calls (max, total and the
  * call count cover every call). */
@@ -40,9 +41,9 @@ void prof_set_flags(unsigned flags);
 /* Stage ids. The simulation and the renderer own fixed ranges, so that worker threads
  * record into their stage without any registration step; other clients register by name. */
 enum {
-    PROF_SIM_BASE = 0,     /* + the sim's stage index (sim_internal.h) */
-    PROF_RENDER_BASE = 8,  /* instance, setup, raster, resolve */
-    PROF_DYNAMIC_BASE = 16 /* prof_stage() hands these out */
+    PROF_SIM_BASE = SHOAL_PROFILE_SIM_BASE,       /* + the sim's stage index (sim_internal.h) */
+    PROF_RENDER_BASE = SHOAL_PROFILE_RENDER_BASE, /* instance, setup, raster, resolve */
+    PROF_DYNAMIC_BASE = 16                        /* prof_stage() hands these out */
 };
 
 /** Name the stage `id` (group "sim", "render", ...), once; later calls are no-ops. Names
@@ -61,20 +62,8 @@ void prof_stage_busy(int stage, int thread, uint64_t ns);
 /** Forget every duration and busy time (stage names and ids stay). */
 void prof_reset(void);
 
-/** Summary of one stage. Times in milliseconds. */
-typedef struct prof_summary {
-    int id;
-    const char *group, *name;
-    uint64_t calls;
-    double total_ms, mean_ms, median_ms, max_ms, min_ms;
-    /** median absolute deviation of the kept calls */
-    double mad_ms;
-    /** busy time (sum over calls) of the least and most loaded thread, and the threads seen */
-    double thread_min_ms, thread_max_ms;
-    int threads;
-    /** calls whose duration is kept (<= PROF_RING): median and MAD are over these */
-    uint64_t kept;
-} prof_summary;
+/** Summary of one stage (the public struct, shoal/profile.h). Times in milliseconds. */
+typedef shoal_profile_summary prof_summary;
 
 /** Fill up to `max` summaries of the stages that have calls, in registration order;
  *  returns how many. */

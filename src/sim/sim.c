@@ -568,6 +568,7 @@ shoal_status shoal_sim_step(shoal_sim *s, int step_count, shoal_error *err)
 
 /* Sort the current state into cell order without stepping (tests, neighbour queries). */
 void sim_sort_only(shoal_sim *s) { run_step(s, 1, NULL); }
+void shoal_sim_sort(shoal_sim *s) { sim_sort_only(s); }
 
 size_t shoal_sim_stats(const shoal_sim *s, shoal_stage_stats *out, size_t max)
 {

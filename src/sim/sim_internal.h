@@ -4,9 +4,9 @@
  * context handed to the force kernels. Not part of the public API and not installed.
  * Outside src/sim it is included by code that measures or mirrors the sim's internals and
  * is built in this tree only: the CUDA backend (src/gpu/gpu_sim.cu, which runs the same
- * grid), `shoal bench` (src/app/cmd_bench.c: lane-pair counts and untimed sorts),
- * tools/bench_sort.c, and the tests of the grid and the scan. The program's other files
- * use include/shoal/ only. */
+ * grid), tools/bench_sort.c, and the tests of the grid and the scan. The program
+ * (src/app) uses include/shoal/ only: what `shoal bench` needs of the grid is public
+ * (shoal_sim_sort, shoal_sim_candidate_pairs). */
 #ifndef SHOAL_SIM_INTERNAL_H
 #define SHOAL_SIM_INTERNAL_H
 
@@ -15,17 +15,20 @@
 
 #include <stdint.h>
 
-/* Stages of one step, in order; the names are the functions perf shows. */
+/* Stages of one step, in order (shoal_sim_stage of the public API); the names are the
+ * functions perf shows. grid_assign: cell of each boid + per-block histograms; grid_scan:
+ * cell totals, exclusive scan, per-block offsets; grid_scatter: stable scatter, row order
+ * inside cells, gather; forces_*: neighbour sums, per-boid rules, integration. */
 enum {
-    STAGE_ASSIGN,  /* grid_assign: cell of each boid + per-block histograms */
-    STAGE_SCAN,    /* grid_scan: cell totals, exclusive scan, per-block offsets */
-    STAGE_SCATTER, /* grid_scatter: stable scatter, row order inside cells, gather */
-    STAGE_FORCES,  /* forces_*: neighbour sums, per-boid rules, integration */
-    STAGE_COUNT
+    STAGE_ASSIGN = SHOAL_SIM_STAGE_ASSIGN,
+    STAGE_SCAN = SHOAL_SIM_STAGE_SCAN,
+    STAGE_SCATTER = SHOAL_SIM_STAGE_SCATTER,
+    STAGE_FORCES = SHOAL_SIM_STAGE_FORCES,
+    STAGE_COUNT = SHOAL_SIM_STAGE_COUNT
 };
 extern const char *const sim_stage_names[STAGE_COUNT];
 
-#define SIM_MAX_THREADS 256
+#define SIM_MAX_THREADS SHOAL_MAX_THREADS
 /* Boids per histogram block for the counting sort. The blocks are a function of N alone,
  * so the sort (and everything after it) is the same for any thread count. */
 #define SIM_BLOCK_MIN 4096
