@@ -9,7 +9,8 @@ pkgs=(meson ninja-build gcc pkg-config libsdl2-dev libsdl2-ttf-dev fonts-dejavu-
       libfontconfig-dev libinih-dev libpng-dev libopenmpi-dev openmpi-bin)
 if [ "$what" = test ] || [ "$what" = all ]; then
   pkgs+=(libcmocka-dev clang clang-format libomp-dev libclang-rt-14-dev python3-numpy xvfb xauth xdotool
-        ffmpeg python3-matplotlib python3-vtk9 bsdutils gcovr)
+        ffmpeg python3-matplotlib python3-vtk9 bsdutils gcovr libegl-dev libgles-dev libegl-mesa0
+        libgl1-mesa-dri)
 fi
 
 missing=()

@@ -34,7 +34,8 @@ OUT=${OUT:-$ROOT/out/device}
 # parity over 100 steps, GPU ms/step against the plain box at 1M and 4M), time (GPU and CPU ms/step), bench (shoal bench),
 # app (shoal run headless, bench_sort), frame (issue 18: 1M step + baseline ratio, LOD
 # frames, whole frames of shoal run), mpi (MPI splits, strong and weak scaling:
-# docs/SCALING.md; CUDA=disabled skips nvcc when only mpi runs)
+# docs/SCALING.md; CUDA=disabled skips nvcc when only mpi runs), mpirun (run --headless
+# under MPI at 1M: identical frames, fps per ranks x threads split)
 PARTS=${PARTS:-test parity time bench}
 NCPU=$(nproc)
 SUITE="not run" GPU_TEST="not run"
@@ -145,6 +146,26 @@ for rt in 1x16 4x4 16x1; do # pinned: each rank's threads on their own cores
 done
 for r in 1 2 4 8; do mpi_case strong 1048576 $r 1 $MSTEPS; done
 for r in 1 2 4 8 16; do mpi_case weak $((262144 * r)) $r 1 $MSTEPS; done
+fi
+
+if has mpirun; then
+stamp "run --headless under MPI: steer_1m (1M fish, its camera), ranks x threads"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+for rt in 1x16 2x8 4x4 8x2 16x1; do
+    r=${rt%x*} t=${rt#*x}
+    launch=("$SHOAL")
+    [ "$r" = 1 ] || launch=(timeout 300 mpirun --oversubscribe --bind-to none -np "$r" -x OMP_WAIT_POLICY=active "$SHOAL")
+    # 3 frames to PNG: the same bytes as one process; then 30 frames timed (drawn, not kept)
+    "${launch[@]}" run --headless --scene assets/scenes/steer_1m.ini --frames 3 --threads "$t" \
+        --out "$W/mrun_$rt" >/dev/null 2>&1
+    same=yes
+    for f in "$W"/mrun_1x16/*.png; do cmp -s "$f" "$W/mrun_$rt/${f##*/}" || same=no; done
+    "${launch[@]}" run --headless --scene assets/scenes/steer_1m.ini --frames 30 --threads "$t" \
+        --out - --stats >"$W/mrun_$rt.txt" 2>&1
+    log "$rt (ranks x threads): rc $? frames identical to 1x16: $same; $(grep -m1 'headless:' "$W/mrun_$rt.txt")"
+    grep -E "^  (sim|render|overlays|composite|frame)" "$W/mrun_$rt.txt" | tee -a "$REPORT"
+    grep -E "per step|imbalance|time per step" "$W/mrun_$rt.txt" | tee -a "$REPORT"
+done
 fi
 
 # ---- 3. states -------------------------------------------------------------------------

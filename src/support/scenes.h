@@ -19,7 +19,8 @@ void scene_add_outliers(float *rows, size_t count, uint64_t seed);
 /* FNV-1a over the bytes of `count` rows: equal states, equal hashes. */
 uint64_t state_hash(const float *rows, size_t count);
 
-/* The render benchmark's school (`shoal render --bench`, `shoal bench`'s render cases):
+/* The render benchmark's school (`shoal render --bench`, `shoal bench`'s render cases,
+ * tools/bench_llvmpipe):
  * fish uniform in x [-50, 50], y [-28, 28], z [-50, 50], random directions, speeds in
  * [0.5, 1.5]. count 0 gives a valid one-row buffer. */
 float *scene_render_bench(size_t count, uint64_t seed);
