@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The subcommands of the shoal program. Each takes argv with argv[0] = its name and
+/* The subcommands of the shoal program and the helpers they share (app.c; no cmd_*.c calls
+ * another's). Each command takes argv with argv[0] = its name and
  * returns the process exit code (0 ok, 2 bad input, 1 other failure). */
 #ifndef SHOAL_APP_APP_H
 #define SHOAL_APP_APP_H
@@ -16,61 +17,69 @@ int cmd_compare(int argc, char **argv);
 int cmd_diverge(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 
-/* cmd_compare.c: state files by format ("auto": .bin is Unity's raw buffer, else .npy;
- * "npy"; "unity"; a NaN or infinity in a state read is SHOAL_ERR_INPUT naming row and column), and
- * the GPU path of shoal step (create, load, step, read back; --stats prints device time per step to
- * stderr). */
-shoal_status app_state_read(const char *path, const char *format, float **rows, size_t *count,
-                            shoal_error *e);
-shoal_status app_state_write(const char *path, const char *format, const float *rows, size_t count,
-                             shoal_error *e);
-int app_step_gpu(const shoal_sim_desc *d, const shoal_scene *scene, const char *order_name,
-                 float *rows, long long steps, int stats, shoal_error *e);
-
-/* cmd_sim.c: the obstacle meshes of `scene` (if any) onto a GPU simulation: the field is
- * built on the host by the CPU's own code (a one-boid shoal_sim with the desc's
- * parameters) and uploaded, so both backends sample the same bits. */
-struct shoal_gpu_sim;
-struct opt_values;
-shoal_status app_gpu_add_obstacles(struct shoal_gpu_sim *g, const shoal_sim_desc *d,
-                                   const shoal_scene *scene, shoal_error *e);
-
-/* cmd_sim.c: --scene and --model, for every command that takes both (init, step, run,
- * diverge): the scene loaded into *scene (zeroed without --scene) and the model they name
- * (--model, else the scene's, else steer). A --model other than the scene's model (steer
- * when the scene names none) is refused with one line: "--model M contradicts the scene
- * file F (model S)". Returns 0, or the exit code (2) after printing. */
-int app_scene_model(const struct opt_values *o, shoal_scene *scene, shoal_model *model);
-
-/* cmd_replay.c: `shoal render --in DIR` (a trajectory), with render's parsed options. */
+/* render_replay.c (part of shoal render): `shoal render --in DIR` (a trajectory), with
+ * render's parsed options. */
 struct shoal_render_desc;
 struct shoal_camera;
+struct opt_values;
 int app_render_replay(const struct opt_values *o, const struct shoal_render_desc *desc,
                       struct shoal_camera cam, int have_camera);
 
-/* cmd_sim.c: the desc (model, parameters, count, seed, dt) and scene that --model, --scene
- * and --set describe, as init reads them (count > 0: the scene given that count, its
- * density kept unless keep_geometry); 0, or 2 after printing the problem. */
-int app_sim_desc(const struct opt_values *o, shoal_sim_desc *d, shoal_scene *scene, size_t count,
-                 int keep_geometry);
+/* ---- app.c: what several commands share ---------------------------------------------- */
 
 /* Exit code for a library status: 2 for what the user can fix (bad input, a file that
  * cannot be read or written, memory, an unsupported ISA), 1 for a simulation fault. */
 int app_exit_code(shoal_status st);
+/* e's message as the command's one error line (options_fail); returns its exit code. */
+int app_fail_status(const struct opt_values *o, const shoal_error *e);
+
+/* --stats for the commands whose work is not a library stage (init, compare): the time
+ * from t0_ns to now as one call of stage `group/name` of the stage profiler. */
+void app_stage_done(const char *group, const char *name, uint64_t t0_ns);
+
+/* --scene and --model, for every command that takes both (init, step, run, diverge): the
+ * scene loaded into *scene (zeroed without --scene) and the model they name (--model, else
+ * the scene's, else steer). A --model other than the scene's model (steer when the scene
+ * names none) is refused with one line: "--model M contradicts the scene file F (model S)".
+ * Returns 0, or the exit code (2) after printing. */
+int app_scene_model(const struct opt_values *o, shoal_scene *scene, shoal_model *model);
+
 /* What shoal_scene_set_count did to a scene (before -> scaled, factor s; s == 1: nothing). */
 typedef struct app_scaled {
     shoal_sim_desc before, scaled;
     double s;
 } app_scaled;
+/* The desc (model, parameters, count, seed, dt) and scene that --model, --scene and --set
+ * describe, as init and step read them (count > 0: the scene given that count, its density
+ * kept unless keep_geometry, before --set); sc, if not NULL, says what the scaling did; 0,
+ * or the exit code after printing the problem. */
+int app_sim_desc(const struct opt_values *o, shoal_sim_desc *d, shoal_scene *scene, size_t count,
+                 int keep_geometry, app_scaled *sc);
+/* Each --set NAME=VALUE in order onto d's parameters (not validated together); 0, or the
+ * exit code (2) after printing the problem. */
+int app_set_params(const struct opt_values *o, shoal_sim_desc *d);
+/* --size WxH, each side 1..SHOAL_RENDER_MAX_SIZE; 0, or 2 after printing. */
+int app_parse_size(const struct opt_values *o, int *w, int *h);
 /* When sc->s != 1, one line on stderr: the counts, s, and each parameter the scaling changed
  * with its final value in `after` (--set may have overridden it) as name=value: what `step
  * --set` needs for the same walls. Printed once the command has succeeded, so that an error
  * stays the one line on stderr. */
 void app_print_scaled(const char *cmd, const app_scaled *sc, const shoal_sim_desc *after);
 
-/* --stats for the commands whose work is not a library stage (init, compare): the time
- * from t0_ns to now as one call of stage `group/name` of the stage profiler. */
-void app_stage_done(const char *group, const char *name, uint64_t t0_ns);
+/* State files by format ("auto": .bin is Unity's raw buffer, else .npy; "npy"; "unity"; a
+ * NaN or infinity in a state read is SHOAL_ERR_INPUT naming row and column; written .vtp
+ * without a format is ParaView's, write only). */
+shoal_status app_state_read(const char *path, const char *format, float **rows, size_t *count,
+                            shoal_error *e);
+shoal_status app_state_write(const char *path, const char *format, const float *rows, size_t count,
+                             shoal_error *e);
+
+/* The obstacle meshes of `scene` (if any) onto a GPU simulation: the field is built on the
+ * host by the CPU's own code (a one-boid shoal_sim with the desc's parameters) and
+ * uploaded, so both backends sample the same bits. */
+struct shoal_gpu_sim;
+shoal_status app_gpu_add_obstacles(struct shoal_gpu_sim *g, const shoal_sim_desc *d,
+                                   const shoal_scene *scene, shoal_error *e);
 
 /* signals.c: SIGINT, SIGTERM, SIGHUP and SIGQUIT remove the temporaries of outputs being
  * written and kill the process by the signal (installed by main, where not ignored).

@@ -2,8 +2,7 @@
 /* `shoal compare` (two states: how many boids are bit-identical, the errors, and the flock
  * statistics that say whether two runs are the same kind of school after they diverge),
  * `shoal diverge` (two backends or orders from one state, per-step errors and statistics
- * to CSV), the GPU path of `shoal step`, and the state readers/writers that pick .npy or
- * Unity's raw buffer (.bin) by extension or --format. */
+ * to CSV). State files are read through app.c's readers (.npy or Unity's raw buffer). */
 #include "app/app.h"
 #include "shoal/profile.h"
 #include "app/options.h"
@@ -17,96 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- state files: .npy or Unity .bin ------------------------------------------------- */
-
-static int path_is_unity(const char *path, const char *format)
-{
-    if (format && strcmp(format, "unity") == 0)
-        return 1;
-    if (format && strcmp(format, "npy") == 0)
-        return 0;
-    size_t n = path ? strlen(path) : 0;
-    return n >= 4 && strcmp(path + n - 4, ".bin") == 0;
-}
-
-shoal_status app_state_read(const char *path, const char *format, float **rows, size_t *count,
-                            shoal_error *e)
-{
-    if (format && strcmp(format, "auto") != 0 && strcmp(format, "npy") != 0 &&
-        strcmp(format, "unity") != 0)
-        return shoal_error_set(e, SHOAL_ERR_INPUT, "--format '%s' (expected auto, npy or unity)",
-                               format);
-    shoal_status st = path_is_unity(path, format) ? shoal_io_unity_read(path, rows, count, e)
-                                                  : shoal_io_npy_read(path, rows, count, e);
-    /* docs/CLI.md: a NaN or infinity in a state file is bad input (exit 2), for every
-     * command that reads one (step, compare, diverge) */
-    if (!st && (st = shoal_state_check_finite(*rows, *count, path, e))) {
-        free(*rows);
-        *rows = NULL;
-        *count = 0;
-    }
-    return st;
-}
-
-shoal_status app_state_write(const char *path, const char *format, const float *rows, size_t count,
-                             shoal_error *e)
-{
-    if (path_is_unity(path, format))
-        return shoal_io_unity_write(path, rows, count, e);
-    size_t n = strlen(path);
-    if (!format && n > 4 && strcmp(path + n - 4, ".vtp") == 0) /* ParaView (write only) */
-        return shoal_io_vtp_write(path, rows, count, NAN, e);
-    return shoal_io_npy_write(path, rows, count, e);
-}
-
-/* ---- the GPU path of shoal step ------------------------------------------------------ */
-
-int app_step_gpu(const shoal_sim_desc *d, const shoal_scene *scene, const char *order_name,
-                 float *rows, long long steps, int stats, shoal_error *e)
-{
-    shoal_gpu_order order;
-    shoal_status st = shoal_gpu_order_parse(order_name, &order, e);
-    if (st)
-        return st;
-    shoal_gpu_sim *g;
-    if ((st = shoal_gpu_sim_create(d, order, &g, e)))
-        return st;
-    if ((st = shoal_gpu_sim_set_state(g, rows, e)) ||
-        (st = app_gpu_add_obstacles(g, d, scene, e))) {
-        shoal_gpu_sim_destroy(g);
-        return st;
-    }
-    /* With --stats the first step runs alone (module load, first-touch costs), then the
-     * rest: the same bits as one call (a run's result does not depend on how it is split). */
-    long long first = stats && steps > 1 ? 1 : 0;
-    double warm_ms = 0;
-    if (first) {
-        st = shoal_gpu_sim_step(g, 1, e);
-        warm_ms = shoal_gpu_sim_stats(g).last_ms;
-    }
-    for (long long done = first; !st && done < steps;) {
-        long long k = steps - done > 1000000 ? 1000000 : steps - done;
-        st = shoal_gpu_sim_step(g, (int)k, e);
-        done += k;
-    }
-    if (stats) {
-        shoal_gpu_stats s = shoal_gpu_sim_stats(g);
-        double rest = s.total_ms - warm_ms;
-        uint64_t rest_steps = s.steps - (uint64_t)first;
-        fprintf(stderr, "gpu %s (%s order), %zu boids: %llu steps %.3f ms",
-                shoal_gpu_sim_device_name(g), order_name, shoal_gpu_sim_count(g),
-                (unsigned long long)s.steps, s.total_ms);
-        if (first)
-            fprintf(stderr, " (first step %.3f ms)", warm_ms);
-        fprintf(stderr, "\n%-14s %8llu %12.3f %10.4f   (cuda, device time)\n", "step",
-                (unsigned long long)rest_steps, rest, rest_steps ? rest / (double)rest_steps : 0.0);
-    }
-    if (!st)
-        st = shoal_gpu_sim_get_state(g, rows, e);
-    shoal_gpu_sim_destroy(g);
-    return st;
-}
 
 /* ---- comparison ---------------------------------------------------------------------- */
 

@@ -69,31 +69,6 @@ typedef struct render_opts {
     long long bench, count, seed, threads;
 } render_opts;
 
-static int render_fail(const opt_values *o, const shoal_error *e)
-{
-    options_fail(o, "%s", e->message);
-    return app_exit_code(e->status);
-}
-
-static int parse_size(const opt_values *o, int *w, int *h)
-{
-    const char *v = options_get(o, "size");
-    char *end;
-    long a = strtol(v, &end, 10);
-    if (end == v || (*end != 'x' && *end != 'X'))
-        return options_fail(o, "--size: '%s' is not WxH", v);
-    const char *p = end + 1;
-    long b = strtol(p, &end, 10);
-    if (end == p || *end)
-        return options_fail(o, "--size: '%s' is not WxH", v);
-    if (a < 1 || b < 1 || a > SHOAL_RENDER_MAX_SIZE || b > SHOAL_RENDER_MAX_SIZE)
-        return options_fail(o, "--size: %ldx%ld is outside 1..%d per side", a, b,
-                            SHOAL_RENDER_MAX_SIZE);
-    *w = (int)a;
-    *h = (int)b;
-    return 0;
-}
-
 static int parse_opts(const opt_values *o, render_opts *ro)
 {
     memset(ro, 0, sizeof *ro);
@@ -101,7 +76,7 @@ static int parse_opts(const opt_values *o, render_opts *ro)
     ro->cam = shoal_camera_default();
     shoal_render_desc *d = &ro->desc;
     int rc;
-    if ((rc = parse_size(o, &d->width, &d->height)))
+    if ((rc = app_parse_size(o, &d->width, &d->height)))
         return rc;
     double v;
     if ((rc = options_double(o, "fov-deg", 1e-3, 179.9, &v)))
@@ -145,7 +120,7 @@ static int parse_opts(const opt_values *o, render_opts *ro)
     d->thread_count = (int)ro->threads;
     shoal_error e;
     if (shoal_isa_parse(options_get(o, "simd"), &d->isa, &e))
-        return render_fail(o, &e);
+        return app_fail_status(o, &e);
     if (options_given(o, "mesh"))
         d->mesh_path = options_get(o, "mesh");
     if (options_given(o, "lod-mesh"))
@@ -259,7 +234,7 @@ static int run_bench(const opt_values *o, render_opts *ro, shoal_renderer *r, co
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
         if (fst) {
             free(tot);
-            return render_fail(o, &e);
+            return app_fail_status(o, &e);
         }
         if (i < 0)
             continue;
@@ -394,10 +369,10 @@ int cmd_render(int argc, char **argv)
             ro.desc.fish_length = 1.5f;
     } else {
         if (shoal_io_npy_read(in, &rows, &n, &e))
-            return render_fail(&o, &e);
+            return app_fail_status(&o, &e);
         if (shoal_state_check_finite(rows, n, in, &e)) {
             free(rows);
-            return render_fail(&o, &e);
+            return app_fail_status(&o, &e);
         }
     }
     soa6 s;
@@ -419,7 +394,7 @@ int cmd_render(int argc, char **argv)
     if (cst) {
         shoal_renderer_destroy(r);
         free(s.buf);
-        return render_fail(&o, &e);
+        return app_fail_status(&o, &e);
     }
     /* this rank's rows [lo, hi), drawn with their row as the instance id: the depth test's
      * tie rule then picks between ranks as it picks inside one renderer */
@@ -433,7 +408,7 @@ int cmd_render(int argc, char **argv)
             free(ids);
             shoal_renderer_destroy(r);
             free(s.buf);
-            return render_fail(&o, &e);
+            return app_fail_status(&o, &e);
         }
         for (size_t i = lo; i < hi; i++)
             ids[i - lo] = (uint32_t)i;
@@ -455,7 +430,7 @@ int cmd_render(int argc, char **argv)
         if (shoal_profile_trace_open(tracks, spans < cap ? spans : cap, &e)) {
             shoal_renderer_destroy(r);
             free(s.buf);
-            return render_fail(&o, &e);
+            return app_fail_status(&o, &e);
         }
     }
     shoal_profile_reset();
@@ -483,7 +458,7 @@ int cmd_render(int argc, char **argv)
                                 (size_t)fb.width * (size_t)fb.height, &comp_ms, &e);
         }
         if (fst) {
-            rc = render_fail(&o, &e);
+            rc = app_fail_status(&o, &e);
         } else if (ro.stats) {
             shoal_render_stats st = shoal_render_get_stats(r);
             print_stats(&st, shoal_render_framebuffer(r));
@@ -507,7 +482,7 @@ int cmd_render(int argc, char **argv)
     }
     if (ranks > 1 && mpi_agree(rc ? SHOAL_ERR_INPUT : SHOAL_OK, &e) && rc == 0) {
         /* another rank failed (its own message is not printed: only rank 0 speaks) */
-        rc = render_fail(&o, &e);
+        rc = app_fail_status(&o, &e);
         rc = rc ? rc : 2;
     }
     if (rc == 0 && out) {
@@ -519,13 +494,13 @@ int cmd_render(int argc, char **argv)
         if (ranks > 1)
             wst = mpi_agree(wst, &e);
         if (wst)
-            rc = render_fail(&o, &e);
+            rc = app_fail_status(&o, &e);
     }
     if (trace) {
         /* a failed run writes no output file, the trace included */
         shoal_error te;
         if (rc == 0 && shoal_profile_trace_write(trace, &te))
-            rc = render_fail(&o, &te);
+            rc = app_fail_status(&o, &te);
         shoal_profile_trace_close();
     }
     free(over);

@@ -84,32 +84,13 @@ static int parse_onoff(const opt_values *o, const char *name, int *out)
     return 0;
 }
 
-static int parse_size(const opt_values *o, int *w, int *h)
-{
-    const char *v = options_get(o, "size");
-    char *end;
-    long a = strtol(v, &end, 10);
-    if (end == v || (*end != 'x' && *end != 'X'))
-        return options_fail(o, "--size: '%s' is not WxH", v);
-    const char *p = end + 1;
-    long b = strtol(p, &end, 10);
-    if (end == p || *end)
-        return options_fail(o, "--size: '%s' is not WxH", v);
-    if (a < 1 || b < 1 || a > SHOAL_RENDER_MAX_SIZE || b > SHOAL_RENDER_MAX_SIZE)
-        return options_fail(o, "--size: %ldx%ld is outside 1..%d per side", a, b,
-                            SHOAL_RENDER_MAX_SIZE);
-    *w = (int)a;
-    *h = (int)b;
-    return 0;
-}
-
 static int parse_cfg(const opt_values *o, run_cfg *c)
 {
     memset(c, 0, sizeof *c);
     int rc;
     long long ll;
     double d;
-    if ((rc = parse_size(o, &c->width, &c->height)))
+    if ((rc = app_parse_size(o, &c->width, &c->height)))
         return rc;
     if ((rc = options_int(o, "threads", 0, 1024, &ll)))
         return rc;
@@ -218,22 +199,8 @@ static int build_scene(const opt_values *o, scene_setup *s, app_scaled *scaled)
             return rc;
         d->seed = (uint64_t)ll;
     }
-    for (int i = 0; i < o->repeat_count; i++) {
-        if (strcmp(o->specs[o->repeat_of[i]].name, "set") != 0)
-            continue;
-        const char *kv = o->repeat[i];
-        const char *eq = strchr(kv, '=');
-        if (!eq || eq == kv)
-            return options_fail(o, "--set '%s': expected name=value", kv);
-        char name[128];
-        size_t len = (size_t)(eq - kv);
-        if (len >= sizeof name)
-            return options_fail(o, "--set '%s': name too long", kv);
-        memcpy(name, kv, len);
-        name[len] = 0;
-        if (shoal_params_set(d->model, &d->params, name, eq + 1, &e))
-            return options_fail(o, "%s", e.message);
-    }
+    if ((rc = app_set_params(o, d)))
+        return rc;
     if (shoal_params_validate(d->model, &d->params, &e))
         return options_fail(o, "%s", e.message);
     return 0;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* `shoal init` and `shoal step`: state files in, state files out (the contract of
  * docs/CLI.md). Model, parameters and counts come from --model, --scene and --set, in that
- * order of precedence from weakest to strongest. */
+ * order of precedence from weakest to strongest (app_sim_desc, app.c). */
 #include "app/app.h"
 #include "app/options.h"
 #include "shoal/system.h"
@@ -14,158 +14,52 @@
 #include <stdlib.h>
 #include <string.h>
 
-void app_stage_done(const char *group, const char *name, uint64_t t0_ns)
+/* The GPU path of shoal step: create, load, step, read back (--stats: device time per step
+ * on stderr). */
+static int step_gpu(const shoal_sim_desc *d, const shoal_scene *scene, const char *order_name,
+                    float *rows, long long steps, int stats, shoal_error *e)
 {
-    int id = shoal_profile_stage(group, name);
-    if (id >= 0)
-        shoal_profile_stage_call(id, shoal_profile_now_ns() - t0_ns);
-}
-
-int app_exit_code(shoal_status st)
-{
-    switch (st) {
-    case SHOAL_OK:
-        return 0;
-    case SHOAL_ERR_INPUT:
-    case SHOAL_ERR_NOMEM:
-    case SHOAL_ERR_UNSUPPORTED:
-    case SHOAL_ERR_IO:
-        return 2;
-    default:
-        return 1;
-    }
-}
-
-shoal_status app_gpu_add_obstacles(shoal_gpu_sim *g, const shoal_sim_desc *d,
-                                   const shoal_scene *scene, shoal_error *e)
-{
-    if (!scene || scene->mesh_count == 0)
-        return SHOAL_OK;
-    shoal_sim_desc one = *d;
-    one.boid_count = 1;
-    shoal_sim *s;
-    shoal_status st = shoal_sim_create(&one, &s, e);
+    shoal_gpu_order order;
+    shoal_status st = shoal_gpu_order_parse(order_name, &order, e);
     if (st)
         return st;
-    if (!(st = shoal_scene_add_obstacles(scene, s, e)))
-        st = shoal_gpu_sim_copy_obstacles(g, s, e);
-    shoal_sim_destroy(s);
+    shoal_gpu_sim *g;
+    if ((st = shoal_gpu_sim_create(d, order, &g, e)))
+        return st;
+    if ((st = shoal_gpu_sim_set_state(g, rows, e)) ||
+        (st = app_gpu_add_obstacles(g, d, scene, e))) {
+        shoal_gpu_sim_destroy(g);
+        return st;
+    }
+    /* With --stats the first step runs alone (module load, first-touch costs), then the
+     * rest: the same bits as one call (a run's result does not depend on how it is split). */
+    long long first = stats && steps > 1 ? 1 : 0;
+    double warm_ms = 0;
+    if (first) {
+        st = shoal_gpu_sim_step(g, 1, e);
+        warm_ms = shoal_gpu_sim_stats(g).last_ms;
+    }
+    for (long long done = first; !st && done < steps;) {
+        long long k = steps - done > 1000000 ? 1000000 : steps - done;
+        st = shoal_gpu_sim_step(g, (int)k, e);
+        done += k;
+    }
+    if (stats) {
+        shoal_gpu_stats s = shoal_gpu_sim_stats(g);
+        double rest = s.total_ms - warm_ms;
+        uint64_t rest_steps = s.steps - (uint64_t)first;
+        fprintf(stderr, "gpu %s (%s order), %zu boids: %llu steps %.3f ms",
+                shoal_gpu_sim_device_name(g), order_name, shoal_gpu_sim_count(g),
+                (unsigned long long)s.steps, s.total_ms);
+        if (first)
+            fprintf(stderr, " (first step %.3f ms)", warm_ms);
+        fprintf(stderr, "\n%-14s %8llu %12.3f %10.4f   (cuda, device time)\n", "step",
+                (unsigned long long)rest_steps, rest, rest_steps ? rest / (double)rest_steps : 0.0);
+    }
+    if (!st)
+        st = shoal_gpu_sim_get_state(g, rows, e);
+    shoal_gpu_sim_destroy(g);
     return st;
-}
-
-static int fail_status(const opt_values *o, const shoal_error *e)
-{
-    options_fail(o, "%s", e->message);
-    return app_exit_code(e->status);
-}
-
-/* Print the parameters the count scaling changed (name=value), so that a `step` of the
- * state can be given the same geometry with --set. */
-void app_print_scaled(const char *cmd, const app_scaled *sc, const shoal_sim_desc *after)
-{
-    if (sc->s == 1.0)
-        return;
-    const shoal_sim_desc *before = &sc->before, *scaled = &sc->scaled;
-    fprintf(stderr,
-            "shoal %s: %zu boids, the scene's %zu: walls and start region scaled by %.6g to "
-            "keep its density (--keep-geometry keeps them):",
-            cmd, after->boid_count, before->boid_count, sc->s);
-    size_t n;
-    const shoal_param_info *list = shoal_param_list(after->model, &n);
-    for (size_t i = 0; i < n; i++) {
-        float a = *(const float *)((const char *)&before->params + list[i].offset);
-        float b = *(const float *)((const char *)&scaled->params + list[i].offset);
-        float c = *(const float *)((const char *)&after->params + list[i].offset);
-        if (a != b)
-            fprintf(stderr, " %s=%.9g", list[i].name, (double)c);
-    }
-    fputc('\n', stderr);
-}
-
-int app_scene_model(const opt_values *o, shoal_scene *scene, shoal_model *model)
-{
-    shoal_error e;
-    memset(scene, 0, sizeof *scene);
-    *model = SHOAL_MODEL_STEER;
-    int given = options_given(o, "model");
-    if (given && shoal_model_parse(options_get(o, "model"), model, &e))
-        return fail_status(o, &e);
-    if (!options_given(o, "scene")) /* (run's default is a sentence for --help) */
-        return 0;
-    const char *path = options_get(o, "scene");
-    if (shoal_scene_load(path, scene, &e))
-        return fail_status(o, &e);
-    if (given && *model != scene->desc.model)
-        return options_fail(o, "--model %s contradicts the scene file %s (model %s%s)",
-                            shoal_model_name(*model), path, shoal_model_name(scene->desc.model),
-                            scene->has_model ? ""
-                                             : ": it names none, so steer; add model = to "
-                                               "its [scene]");
-    *model = scene->desc.model;
-    return 0;
-}
-
-/* --model, --scene, --set: the sim desc (model, params, count, seed, dt) they describe.
- * count > 0 (init --count) gives the scene that count, its geometry scaled to keep its
- * density unless keep_geometry (shoal_scene_set_count), before --set is applied. */
-static int build_desc(const opt_values *o, shoal_sim_desc *d, shoal_scene *scene_out, size_t count,
-                      int keep_geometry, app_scaled *sc)
-{
-    shoal_error e;
-    *d = shoal_sim_desc_default();
-    shoal_scene scene;
-    shoal_model m;
-    int rc = app_scene_model(o, &scene, &m);
-    if (rc)
-        return rc;
-    if (options_get(o, "scene")) {
-        *d = scene.desc;
-    } else if (options_given(o, "model")) {
-        d->model = m;
-        shoal_params_default(m, &d->params);
-        d->boid_count = shoal_model_default_count(m);
-    }
-    if (!options_get(o, "scene"))
-        scene.desc = *d;
-    if (sc) {
-        sc->before = scene.desc;
-        sc->s = 1.0;
-    }
-    if (count > 0) {
-        double s = shoal_scene_set_count(&scene, count, keep_geometry);
-        *d = scene.desc;
-        if (sc)
-            sc->s = s;
-    }
-    if (sc)
-        sc->scaled = *d;
-    for (int i = 0; i < o->repeat_count; i++) {
-        if (strcmp(o->specs[o->repeat_of[i]].name, "set") != 0)
-            continue;
-        const char *kv = o->repeat[i];
-        const char *eq = strchr(kv, '=');
-        if (!eq || eq == kv)
-            return options_fail(o, "--set '%s': expected name=value", kv);
-        char name[128];
-        size_t len = (size_t)(eq - kv);
-        if (len >= sizeof name)
-            return options_fail(o, "--set '%s': name too long", kv);
-        memcpy(name, kv, len);
-        name[len] = 0;
-        if (shoal_params_set(d->model, &d->params, name, eq + 1, &e))
-            return fail_status(o, &e);
-    }
-    if (shoal_params_validate(d->model, &d->params, &e))
-        return fail_status(o, &e);
-    if (scene_out)
-        *scene_out = scene;
-    return 0;
-}
-
-int app_sim_desc(const opt_values *o, shoal_sim_desc *d, shoal_scene *scene, size_t count,
-                 int keep_geometry)
-{
-    return build_desc(o, d, scene, count, keep_geometry, NULL);
 }
 
 static const opt_spec init_opts[] = {
@@ -197,8 +91,8 @@ int cmd_init(int argc, char **argv)
     shoal_sim_desc d;
     shoal_scene scene;
     app_scaled scaled;
-    if ((rc = build_desc(&o, &d, &scene, (size_t)count, options_given(&o, "keep-geometry"),
-                         &scaled)))
+    if ((rc = app_sim_desc(&o, &d, &scene, (size_t)count, options_given(&o, "keep-geometry"),
+                           &scaled)))
         return rc;
     const char *out = options_get(&o, "out");
     if (!out)
@@ -212,13 +106,13 @@ int cmd_init(int argc, char **argv)
     if (mpi_running()) {
         /* each rank draws and writes its own rows (docs/ARCHITECTURE.md, "MPI") */
         shoal_status mst = mpi_init_file(&d, out, options_given(&o, "stats"), &e);
-        return mst ? fail_status(&o, &e) : 0;
+        return mst ? app_fail_status(&o, &e) : 0;
     }
     shoal_sim *sim;
     shoal_profile_reset();
     uint64_t t0 = shoal_profile_now_ns();
     if (shoal_sim_create(&d, &sim, &e))
-        return fail_status(&o, &e);
+        return app_fail_status(&o, &e);
     shoal_sim_init_state(sim, d.seed);
     float *rows = malloc(d.boid_count * 6 * sizeof(float));
     if (!rows) {
@@ -232,7 +126,7 @@ int cmd_init(int argc, char **argv)
     shoal_status st = app_state_write(out, NULL, rows, d.boid_count, &e);
     free(rows);
     if (st)
-        return fail_status(&o, &e);
+        return app_fail_status(&o, &e);
     app_stage_done("init", "write", t0);
     app_print_scaled("init", &scaled, &d);
     if (options_given(&o, "stats")) {
@@ -286,7 +180,7 @@ int cmd_step(int argc, char **argv)
         return rc;
     shoal_sim_desc d;
     shoal_scene scene;
-    if ((rc = build_desc(&o, &d, &scene, 0, 0, NULL)))
+    if ((rc = app_sim_desc(&o, &d, &scene, 0, 0, NULL)))
         return rc;
     const char *in = options_get(&o, "in"), *out = options_get(&o, "out");
     const char *out_dir = options_get(&o, "out-dir"), *ckpt = options_get(&o, "checkpoint");
@@ -332,7 +226,7 @@ int cmd_step(int argc, char **argv)
         return options_fail(&o, "--neighbors: '%s' (expected grid or brute)", nb);
     shoal_error e;
     if (shoal_isa_parse(options_get(&o, "simd"), &d.isa, &e))
-        return fail_status(&o, &e);
+        return app_fail_status(&o, &e);
     d.thread_count = (int)threads;
     long long every = steps > 0 ? steps : 1;
     if (options_given(&o, "every") && (rc = options_int(&o, "every", 1, 1000000000LL, &every)))
@@ -351,7 +245,7 @@ int cmd_step(int argc, char **argv)
             return options_fail(&o, "--out-dir: not under MPI (--out B.npy, --checkpoint F)");
         shoal_status mst = mpi_step_file(&d, &scene, resume ? NULL : in, resume, out, ckpt, steps,
                                          options_given(&o, "stats"), &e);
-        return mst ? fail_status(&o, &e) : 0;
+        return mst ? app_fail_status(&o, &e) : 0;
     }
 
     float *rows;
@@ -360,7 +254,7 @@ int cmd_step(int argc, char **argv)
     if (resume) {
         shoal_sim_desc rd;
         if (shoal_io_checkpoint_read(resume, &rd, &rows, &ck, &e))
-            return fail_status(&o, &e);
+            return app_fail_status(&o, &e);
         rd.thread_count = d.thread_count;
         rd.neighbors = d.neighbors;
         rd.isa = d.isa;
@@ -369,7 +263,7 @@ int cmd_step(int argc, char **argv)
         in = resume;
     } else {
         if (app_state_read(in, NULL, &rows, &count, &e)) /* refuses NaN and infinity too */
-            return fail_status(&o, &e);
+            return app_fail_status(&o, &e);
     }
     d.boid_count = count;
     const char *backend = options_get(&o, "backend");
@@ -382,31 +276,31 @@ int cmd_step(int argc, char **argv)
             free(rows);
             return options_fail(&o, "--backend: '%s' (expected cpu or cuda)", backend);
         }
-        rc = app_step_gpu(&d, &scene, options_get(&o, "gpu-order"), rows, steps,
-                          options_given(&o, "stats"), &e);
+        rc = step_gpu(&d, &scene, options_get(&o, "gpu-order"), rows, steps,
+                      options_given(&o, "stats"), &e);
         if (!rc)
             rc = app_state_write(out, NULL, rows, count, &e);
         free(rows);
-        return rc ? fail_status(&o, &e) : 0;
+        return rc ? app_fail_status(&o, &e) : 0;
     }
     shoal_sim *sim;
     if (shoal_sim_create(&d, &sim, &e)) {
         free(rows);
-        return fail_status(&o, &e);
+        return app_fail_status(&o, &e);
     }
     shoal_sim_set_state(sim, rows, &e);
     if ((resume && shoal_sim_set_checkpoint(sim, &ck, &e)) ||
         shoal_scene_add_obstacles(&scene, sim, &e)) {
         shoal_sim_destroy(sim);
         free(rows);
-        return fail_status(&o, &e);
+        return app_fail_status(&o, &e);
     }
     traj tr;
     if (out_dir && traj_open(&tr, out_dir, format, every, count, &e)) {
         traj_close(&tr, sim, 0, 0, NULL);
         shoal_sim_destroy(sim);
         free(rows);
-        return fail_status(&o, &e);
+        return app_fail_status(&o, &e);
     }
     const char *trace = options_get(&o, "trace");
     if (trace) {
@@ -416,7 +310,7 @@ int cmd_step(int argc, char **argv)
         if (shoal_profile_trace_open(tracks, spans < cap ? spans : cap, &e)) {
             shoal_sim_destroy(sim);
             free(rows);
-            return fail_status(&o, &e);
+            return app_fail_status(&o, &e);
         }
     }
     shoal_profile_reset();
@@ -448,19 +342,19 @@ int cmd_step(int argc, char **argv)
         if (tst) {
             shoal_sim_destroy(sim);
             free(rows);
-            return fail_status(&o, &te);
+            return app_fail_status(&o, &te);
         }
     }
     if (st) {
         shoal_sim_destroy(sim);
         free(rows);
-        return fail_status(&o, &e);
+        return app_fail_status(&o, &e);
     }
     shoal_sim_get_state(sim, rows);
     shoal_sim_destroy(sim);
     st = out ? app_state_write(out, NULL, rows, count, &e) : SHOAL_OK;
     free(rows);
     if (st)
-        return fail_status(&o, &e);
+        return app_fail_status(&o, &e);
     return 0;
 }

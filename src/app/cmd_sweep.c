@@ -411,7 +411,7 @@ int cmd_sweep(int argc, char **argv)
     /* --count keeps the scene's density as init and run do (walls and start region scaled
      * by cbrt(N / the scene's count); --set still wins) */
     if ((rc = app_sim_desc(&o, &sw.base, &sw.scene, (size_t)count,
-                           options_given(&o, "keep-geometry"))))
+                           options_given(&o, "keep-geometry"), NULL)))
         return rc;
     sw.dir = options_get(&o, "out");
     if (!sw.dir)

@@ -87,7 +87,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-/* --model, --set and validation, as cmd_sim.c's build_desc does without a scene file. */
+/* --model, --set and validation, as app.c's app_sim_desc does without a scene file. */
 static int fuzz_desc(const opt_values *o, shoal_sim_desc *d)
 {
     shoal_error e;
