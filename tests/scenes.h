@@ -1,20 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Seeded scene builders shared by tests and benchmarks (see scenes.c). Every builder
- * returns malloc'ed rows of (px py pz vx vy vz), or NULL when out of memory. */
+/* What the tests share besides the CLI harness: the seeded scene builders (in the support
+ * library, support/scenes.h, with the benchmarks) and the skip reporting (test_common.c). */
 #ifndef SHOAL_TESTS_SCENES_H
 #define SHOAL_TESTS_SCENES_H
 
-#include <stddef.h>
-#include <stdint.h>
-
-float *scene_uniform(size_t count, float half_extent, float speed, uint64_t seed);
-float *scene_clustered(size_t count, int clusters, float spread, float half_extent, float speed,
-                       uint64_t seed);
-void scene_add_outliers(float *rows, size_t count, uint64_t seed);
-uint64_t state_hash(const float *rows, size_t count);
-/* The renderer's benchmark scene (`shoal render --bench`, tools/bench_llvmpipe): fish uniform
- * in x [-50, 50], y [-28, 28], z [-50, 50], random directions, speeds in [0.5, 1.5]. */
-float *scene_render_bench(size_t n, uint64_t seed);
+#include "support/scenes.h"
 
 /* A test that could not check part of what it should (an ISA this CPU lacks, a missing
  * tool or input) calls test_skip_part with the reason; test_exit then turns a passing

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* tools/baseline_grid.c, the yardstick of `shoal bench`'s ratio (issue 18), against brute
- * force: for every point the number of other points within the radius must be exact and
- * the sum of their positions within rounding, for the AVX2 and the scalar pass, on 1 and 3
- * threads, with points outside the box (they count in the edge cells), coincident points,
- * and a point exactly on the radius. A baseline that skipped cells or dropped a tail lane
- * would make every ratio `shoal bench` prints meaningless. */
+/* The baseline grid (src/support/baseline_grid.c), the yardstick of `shoal bench`'s ratio
+ * (issue 18), against brute force: for every point the number of other points within the
+ * radius must be exact and the sum of their positions within rounding, for the AVX2 and the
+ * scalar pass, on 1 and 3 threads, with points outside the box (they count in the edge
+ * cells), coincident points, and a point exactly on the radius. A baseline that skipped
+ * cells or dropped a tail lane would make every ratio `shoal bench` prints meaningless. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "core/rng.h"
-#include "tools/baseline_grid.h"
+#include "support/baseline_grid.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -14,6 +14,7 @@
 
 #include "core/profile.h"
 #include "shoal/shoal.h"
+#include "support/json.h"
 #include "tests/scenes.h"
 
 #include <ctype.h>
@@ -46,168 +47,11 @@ static char *slurp(const char *file, size_t *len)
     return buf;
 }
 
-/* ---- a strict little JSON reader (RFC 8259 grammar; numbers through strtod) -------------- */
-
-typedef enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ } jtype;
-typedef struct jval {
-    jtype type;
-    double num;
-    char *str;
-    struct jval *items;
-    char **keys;
-    int count;
-} jval;
-
-typedef struct jp {
-    const char *p, *end;
-} jp;
-
-static void ws(jp *q)
+/* A whole file as one JSON value, by the strict RFC 8259 reader (support/json.h): no NaN,
+ * no hex, no stray escapes or trailing garbage. 0 on success. */
+static int jload(const char *file, json_value *v)
 {
-    while (q->p < q->end && (*q->p == ' ' || *q->p == '\n' || *q->p == '\r' || *q->p == '\t'))
-        q->p++;
-}
-
-static char *jstr(jp *q)
-{
-    if (q->p >= q->end || *q->p != '"')
-        return NULL;
-    q->p++;
-    const char *b = q->p;
-    while (q->p < q->end && *q->p != '"') {
-        if ((unsigned char)*q->p < 0x20)
-            return NULL;
-        if (*q->p == '\\') {
-            q->p++;
-            if (q->p >= q->end || !strchr("\"\\/bfnrtu", *q->p))
-                return NULL;
-        }
-        q->p++;
-    }
-    if (q->p >= q->end)
-        return NULL;
-    size_t n = (size_t)(q->p - b);
-    char *s = malloc(n + 1);
-    memcpy(s, b, n);
-    s[n] = 0; /* escapes kept verbatim: enough for our names */
-    q->p++;
-    return s;
-}
-
-static int jparse(jp *q, jval *v, int depth)
-{
-    memset(v, 0, sizeof *v);
-    ws(q);
-    if (q->p >= q->end || depth > 64)
-        return 1;
-    char c = *q->p;
-    if (c == '{' || c == '[') {
-        int obj = c == '{';
-        v->type = obj ? J_OBJ : J_ARR;
-        q->p++;
-        ws(q);
-        if (q->p < q->end && *q->p == (obj ? '}' : ']')) {
-            q->p++;
-            return 0;
-        }
-        for (;;) {
-            v->items = realloc(v->items, (size_t)(v->count + 1) * sizeof(jval));
-            if (obj) {
-                v->keys = realloc(v->keys, (size_t)(v->count + 1) * sizeof(char *));
-                ws(q);
-                char *k = jstr(q);
-                if (!k)
-                    return 1;
-                v->keys[v->count] = k;
-                ws(q);
-                if (q->p >= q->end || *q->p != ':')
-                    return 1;
-                q->p++;
-            }
-            if (jparse(q, &v->items[v->count++], depth + 1))
-                return 1;
-            ws(q);
-            if (q->p < q->end && *q->p == ',') {
-                q->p++;
-                continue;
-            }
-            if (q->p < q->end && *q->p == (obj ? '}' : ']')) {
-                q->p++;
-                return 0;
-            }
-            return 1;
-        }
-    }
-    if (c == '"') {
-        v->type = J_STR;
-        v->str = jstr(q);
-        return v->str == NULL;
-    }
-    const char *lits[3] = {"null", "true", "false"};
-    for (int i = 0; i < 3; i++) {
-        size_t l = strlen(lits[i]);
-        if ((size_t)(q->end - q->p) >= l && strncmp(q->p, lits[i], l) == 0) {
-            v->type = i == 0 ? J_NULL : J_BOOL;
-            v->num = i == 1;
-            q->p += l;
-            return 0;
-        }
-    }
-    /* number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
-    const char *s = q->p;
-    if (*s == '-')
-        s++;
-    if (s >= q->end || !isdigit((unsigned char)*s))
-        return 1;
-    if (*s == '0' && s + 1 < q->end && isdigit((unsigned char)s[1]))
-        return 1;
-    char *e;
-    v->type = J_NUM;
-    v->num = strtod(q->p, &e);
-    if (e == q->p || (e[-1] == '.'))
-        return 1;
-    q->p = e;
-    return 0;
-}
-
-static void jfree(jval *v)
-{
-    free(v->str);
-    for (int i = 0; i < v->count; i++) {
-        jfree(&v->items[i]);
-        if (v->keys)
-            free(v->keys[i]);
-    }
-    free(v->items);
-    free(v->keys);
-    memset(v, 0, sizeof *v);
-}
-
-static const jval *jget(const jval *o, const char *key)
-{
-    if (!o || o->type != J_OBJ)
-        return NULL;
-    for (int i = 0; i < o->count; i++)
-        if (strcmp(o->keys[i], key) == 0)
-            return &o->items[i];
-    return NULL;
-}
-
-/* Parse a whole file as one JSON value (trailing garbage is an error). */
-static int jload(const char *file, jval *v)
-{
-    size_t n;
-    char *buf = slurp(file, &n);
-    if (!buf)
-        return 1;
-    jp q = {buf, buf + n};
-    int bad = jparse(&q, v, 0);
-    ws(&q);
-    bad = bad || q.p != q.end;
-    free(buf);
-    if (bad)
-        jfree(v);
-    return bad;
+    return json_load_file(file, JSON_STRICT, v, NULL, 0) != JSON_OK;
 }
 
 /* python3's json module as a second opinion, when it is there (visible skip otherwise). */
@@ -235,22 +79,22 @@ typedef struct span {
 /* Every "X" span of a Chrome trace; checks the envelope and the metadata of each track. */
 static span *trace_spans(const char *file, int *count, int *tracks)
 {
-    jval root;
+    json_value root;
     if (jload(file, &root))
         fail_msg("%s is not valid JSON", file);
     python_json_check(file);
-    const jval *ev = jget(&root, "traceEvents");
+    const json_value *ev = json_get(&root, "traceEvents");
     assert_non_null(ev);
-    assert_int_equal(ev->type, J_ARR);
-    const jval *unit = jget(&root, "displayTimeUnit");
+    assert_int_equal(ev->type, JSON_ARRAY);
+    const json_value *unit = json_get(&root, "displayTimeUnit");
     assert_non_null(unit);
     assert_string_equal(unit->str, "ms");
     span *s = calloc((size_t)ev->count + 1, sizeof *s);
     int n = 0, named[64] = {0};
     for (int i = 0; i < ev->count; i++) {
-        const jval *e = &ev->items[i];
-        const jval *ph = jget(e, "ph"), *name = jget(e, "name"), *tid = jget(e, "tid"),
-                   *pid = jget(e, "pid");
+        const json_value *e = &ev->items[i];
+        const json_value *ph = json_get(e, "ph"), *name = json_get(e, "name"),
+                         *tid = json_get(e, "tid"), *pid = json_get(e, "pid");
         assert_non_null(ph);
         assert_non_null(name);
         assert_non_null(tid);
@@ -262,7 +106,7 @@ static span *trace_spans(const char *file, int *count, int *tracks)
             continue;
         }
         assert_string_equal(ph->str, "X");
-        const jval *ts = jget(e, "ts"), *dur = jget(e, "dur");
+        const json_value *ts = json_get(e, "ts"), *dur = json_get(e, "dur");
         assert_non_null(ts);
         assert_non_null(dur);
         assert_true(dur->num >= 0);
@@ -270,7 +114,7 @@ static span *trace_spans(const char *file, int *count, int *tracks)
         s[n].ts = ts->num;
         s[n].dur = dur->num;
         s[n].tid = (int)tid->num;
-        const jval *args = jget(e, "args"), *seq = jget(args, "seq");
+        const json_value *args = json_get(e, "args"), *seq = json_get(args, "seq");
         s[n].seq = seq ? (long)seq->num : -1;
         n++;
     }
@@ -281,7 +125,7 @@ static span *trace_spans(const char *file, int *count, int *tracks)
     /* every span's track has a thread_name */
     for (int i = 0; i < n; i++)
         assert_true(s[i].tid >= 0 && s[i].tid < 64 && named[s[i].tid]);
-    jfree(&root);
+    json_free(&root);
     *count = n;
     return s;
 }
@@ -642,12 +486,12 @@ static const char *const result_keys[] = {"name",      "model",  "n",      "thre
                                           "median_ms", "min_ms", "max_ms", "mad_ms",  "repeats"};
 
 /* The bench JSON's "omp" block: the value of `key` (NULL when null). */
-static char *omp_value(const jval *root, const char *key, char *buf, size_t cap)
+static char *omp_value(const json_value *root, const char *key, char *buf, size_t cap)
 {
-    const jval *v = jget(jget(jget(root, "machine"), "omp"), key);
+    const json_value *v = json_get(json_get(json_get(root, "machine"), "omp"), key);
     if (!v)
         fail_msg("the bench JSON's machine.omp lacks %s", key);
-    if (v->type != J_STR)
+    if (v->type != JSON_STRING)
         return NULL;
     snprintf(buf, cap, "%s", v->str);
     return buf;
@@ -669,7 +513,7 @@ static void check_wait_policy(const char *policy, const char *spin)
         unsetenv("GOMP_SPINCOUNT");
     unsetenv("SHOAL_OMP_DEFAULT");
     assert_int_equal(run("bench --tiny --peak-seconds 0 --json w.json"), 0);
-    jval root;
+    json_value root;
     if (jload(path("w.json"), &root))
         fail_msg("bench --json wrote invalid JSON");
     char wb[128], sb[128], db[160];
@@ -693,7 +537,7 @@ static void check_wait_policy(const char *policy, const char *spin)
         if (sscanf(sd, "%15[^:]: %lf other runnable threads on %d CPUs", kind, &load, &cpus) != 3)
             fail_msg("shoal_default '%s' is not 'KIND: R other runnable threads on N CPUs'", sd);
         printf("# shoal's default: %s\n", sd);
-        assert_int_equal(cpus, (int)jget(jget(&root, "machine"), "cores")->num);
+        assert_int_equal(cpus, (int)json_get(json_get(&root, "machine"), "cores")->num);
         int passive = load >= 0.5 * cpus;
         assert_string_equal(kind, passive ? "passive" : "libgomp");
         if (passive)
@@ -702,7 +546,7 @@ static void check_wait_policy(const char *policy, const char *spin)
             assert_null(wp);
         assert_null(sc);
     }
-    jfree(&root);
+    json_free(&root);
 }
 
 static void test_wait_policy(void **state)
@@ -732,53 +576,53 @@ static void test_bench_json_and_compare(void **state)
 {
     (void)state;
     assert_int_equal(run("bench --tiny --json b.json"), 0);
-    jval root;
+    json_value root;
     if (jload(path("b.json"), &root))
         fail_msg("bench --json wrote invalid JSON");
     python_json_check(path("b.json"));
-    const jval *m = jget(&root, "machine"), *res = jget(&root, "results");
-    assert_non_null(jget(&root, "schema"));
+    const json_value *m = json_get(&root, "machine"), *res = json_get(&root, "results");
+    assert_non_null(json_get(&root, "schema"));
     assert_non_null(m);
     for (size_t i = 0; i < sizeof machine_keys / sizeof machine_keys[0]; i++)
-        if (!jget(m, machine_keys[i]))
+        if (!json_get(m, machine_keys[i]))
             fail_msg("machine lacks %s", machine_keys[i]);
-    const jval *omp = jget(m, "omp");
-    assert_non_null(jget(omp, "OMP_WAIT_POLICY"));
-    assert_non_null(jget(omp, "OMP_PROC_BIND"));
-    assert_non_null(jget(omp, "OMP_NUM_THREADS"));
-    assert_int_equal(jget(m, "isa")->type, J_ARR);
+    const json_value *omp = json_get(m, "omp");
+    assert_non_null(json_get(omp, "OMP_WAIT_POLICY"));
+    assert_non_null(json_get(omp, "OMP_PROC_BIND"));
+    assert_non_null(json_get(omp, "OMP_NUM_THREADS"));
+    assert_int_equal(json_get(m, "isa")->type, JSON_ARRAY);
     assert_non_null(res);
     assert_true(res->count >= 1);
     int sims = 0;
     for (int i = 0; i < res->count; i++) {
-        const jval *r = &res->items[i];
-        const jval *ok = jget(r, "ok");
+        const json_value *r = &res->items[i];
+        const json_value *ok = json_get(r, "ok");
         assert_non_null(ok);
         assert_true(ok->num == 1);
         for (size_t k = 0; k < sizeof result_keys / sizeof result_keys[0]; k++)
-            if (!jget(r, result_keys[k]))
+            if (!json_get(r, result_keys[k]))
                 fail_msg("result %d lacks %s", i, result_keys[k]);
-        const jval *kind = jget(r, "kind");
+        const json_value *kind = json_get(r, "kind");
         if (strcmp(kind->str, "sim") == 0) {
             sims++;
-            const jval *pps = jget(r, "pairs_per_s");
+            const json_value *pps = json_get(r, "pairs_per_s");
             assert_non_null(pps);
             assert_true(pps->num > 0);
-            assert_non_null(jget(r, "gflops"));
+            assert_non_null(json_get(r, "gflops"));
             /* the uniform tiny scene carries the baseline grid's time and the ratio */
-            const jval *bl = jget(r, "baseline");
+            const json_value *bl = json_get(r, "baseline");
             if (!bl)
                 fail_msg("sim result %d lacks the baseline", i);
-            assert_true(jget(bl, "median_ms")->num > 0);
-            assert_true(jget(bl, "ratio")->num > 0);
-            assert_true(jget(bl, "mean_neighbours")->num > 1);
+            assert_true(json_get(bl, "median_ms")->num > 0);
+            assert_true(json_get(bl, "ratio")->num > 0);
+            assert_true(json_get(bl, "mean_neighbours")->num > 1);
         }
-        double med = jget(r, "median_ms")->num, mn = jget(r, "min_ms")->num,
-               mx = jget(r, "max_ms")->num;
+        double med = json_get(r, "median_ms")->num, mn = json_get(r, "min_ms")->num,
+               mx = json_get(r, "max_ms")->num;
         assert_true(mn <= med && med <= mx && mn > 0);
     }
     assert_true(sims >= 1);
-    jfree(&root);
+    json_free(&root);
 
     /* compare a file with itself: nothing regresses */
     assert_int_equal(run("bench --compare b.json --current b.json"), 0);

@@ -21,7 +21,7 @@
  * Exit 77 when no llvmpipe context can be made (no EGL/Mesa). llvmpipe's threads:
  * LP_NUM_THREADS (default: every CPU), as an application would get it. */
 #include "shoal/shoal.h"
-#include "tests/scenes.h"
+#include "support/scenes.h"
 
 #include <EGL/egl.h>
 #include <EGL/eglext.h>

@@ -13,7 +13,7 @@
 #include "core/profile.h"
 #include "core/timer.h"
 #include "sim/sim_internal.h"
-#include "tests/scenes.h"
+#include "support/scenes.h"
 
 #include <stdio.h>
 #include <stdlib.h>

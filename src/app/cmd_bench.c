@@ -9,14 +9,14 @@
 #include "app/options.h"
 #include "shoal/system.h"
 #include "shoal/profile.h"
-#include "core/rng.h"
-#include "tests/scenes.h"
+#include "support/baseline_grid.h"
+#include "support/json.h"
+#include "support/peak.h"
+#include "support/scenes.h"
 #ifdef SHOAL_HAVE_RENDER
 #include "shoal/render.h"
 #endif
 
-#include <ctype.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,13 +26,6 @@
 #ifndef SHOAL_BUILDTYPE
 #define SHOAL_BUILDTYPE "unknown"
 #endif
-
-#include "tools/baseline_grid.h"
-
-/* tools/peak.c, compiled into the program */
-double peak_gflops(int kind, int threads, double seconds);
-int peak_kind_supported(int kind);
-enum { PEAK_AVX2_FMA, PEAK_AVX512_FMA, PEAK_AVX2_ADDMUL, PEAK_AVX512_ADDMUL };
 
 /* Flops per candidate lane-pair in steer's pair loop (forces_kernel.h,
  * group_steer_average): diff 3 sub, d^2 3 mul + 2 add, 5 compares (d2 > 0, d2 <= max r^2,
@@ -94,7 +87,7 @@ typedef struct bench_result {
     double thread_busy_min_ms, thread_busy_max_ms; /* forces, per step */
     double lane_pairs, useful_pairs;               /* candidate pairs of one step */
     double pairs_per_s, pairs_per_s_per_core, gflops, peak_fraction, peak_gflops;
-    /* the uniform scenes: tools/baseline_grid.c on the same positions, threads and run
+    /* the uniform scenes: support/baseline_grid.c on the same positions, threads and run
      * (30 neighbours per point), and shoal's step / the baseline's pass (issue 18: <= 0.45) */
     double baseline_ms, baseline_sort_ms, baseline_neighbours, baseline_ratio;
     int baseline_avx2;
@@ -435,32 +428,11 @@ static void run_sim_case(bench_ctx *b, bench_result *r)
 
 #ifdef SHOAL_HAVE_RENDER
 
-static float *render_scene(size_t n, uint64_t seed)
-{
-    float *rows = malloc((n ? n : 1) * 6 * sizeof(float));
-    if (!rows)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        rng r = rng_stream(seed, i);
-        float *row = rows + 6 * i;
-        row[0] = rng_range(&r, -50.0f, 50.0f);
-        row[1] = rng_range(&r, -28.0f, 28.0f);
-        row[2] = rng_range(&r, -50.0f, 50.0f);
-        float dir[3];
-        rng_direction(&r, dir);
-        float sp = rng_range(&r, 0.5f, 1.5f);
-        row[3] = dir[0] * sp;
-        row[4] = dir[1] * sp;
-        row[5] = dir[2] * sp;
-    }
-    return rows;
-}
-
 static void run_render_case(bench_ctx *b, bench_result *r)
 {
     const bench_case *c = &r->c;
     /* the issue-4 scene, the same as `shoal render --bench` (seed 1), as SoA */
-    float *rows = render_scene(c->n, 1);
+    float *rows = scene_render_bench(c->n, 1);
     float *soa = malloc((c->n ? c->n : 1) * 6 * sizeof(float));
     if (!rows || !soa) {
         free(rows);
@@ -547,25 +519,6 @@ static const char *env_or_null(const char *name)
     return v && *v ? v : NULL;
 }
 
-static void json_str(FILE *f, const char *s)
-{
-    if (!s) {
-        fputs("null", f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(f, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(f, "\\u%04x", ch);
-        else
-            fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
 static void json_num(FILE *f, double v)
 {
     if (isfinite(v))
@@ -619,25 +572,25 @@ static int write_json(const bench_ctx *b, const bench_result *res, int n, const 
     fprintf(f, "{\n  \"schema\": \"shoal-bench/1\",\n  \"shoal_version\": \"%s\",\n",
             SHOAL_VERSION_STRING);
     fprintf(f, "  \"date\": \"%s\",\n  \"machine\": {\n    \"cpu_model\": ", date);
-    json_str(f, shoal_system_cpu_model());
+    json_write_string(f, shoal_system_cpu_model());
     fprintf(f, ",\n    \"cores\": %d,\n    \"isa\": [", shoal_system_cpu_count());
     for (int i = 0; i < b->isa_count; i++)
         fprintf(f, "%s\"%s\"", i ? ", " : "", shoal_isa_name(b->isas[i]));
     fprintf(f, "],\n    \"omp\": {\"OMP_WAIT_POLICY\": ");
-    json_str(f, env_or_null("OMP_WAIT_POLICY"));
+    json_write_string(f, env_or_null("OMP_WAIT_POLICY"));
     fprintf(f, ", \"OMP_PROC_BIND\": ");
-    json_str(f, env_or_null("OMP_PROC_BIND"));
+    json_write_string(f, env_or_null("OMP_PROC_BIND"));
     fprintf(f, ", \"OMP_NUM_THREADS\": ");
-    json_str(f, env_or_null("OMP_NUM_THREADS"));
+    json_write_string(f, env_or_null("OMP_NUM_THREADS"));
     fprintf(f, ", \"GOMP_SPINCOUNT\": ");
-    json_str(f, env_or_null("GOMP_SPINCOUNT"));
+    json_write_string(f, env_or_null("GOMP_SPINCOUNT"));
     fprintf(f, ", \"shoal_default\": ");
-    json_str(f, env_or_null("SHOAL_OMP_DEFAULT"));
+    json_write_string(f, env_or_null("SHOAL_OMP_DEFAULT"));
     fprintf(f, "},\n    \"compiler\": ");
 #ifdef __clang__
-    json_str(f, "clang " __clang_version__);
+    json_write_string(f, "clang " __clang_version__);
 #else
-    json_str(f, "gcc " __VERSION__);
+    json_write_string(f, "gcc " __VERSION__);
 #endif
     fprintf(f, ",\n    \"build_type\": \"%s\",\n    \"peak_gflops\": {", SHOAL_BUILDTYPE);
     static const char *kinds[4] = {"avx2_fma", "avx512_fma", "avx2_addmul", "avx512_addmul"};
@@ -652,7 +605,7 @@ static int write_json(const bench_ctx *b, const bench_result *res, int n, const 
             "}\n  },\n  \"options\": {\"quick\": %s, \"tiny\": %s, \"repeat\": %d, "
             "\"filter\": ",
             b->quick ? "true" : "false", b->tiny ? "true" : "false", b->repeat);
-    json_str(f, b->filter);
+    json_write_string(f, b->filter);
     fprintf(f, "},\n  \"results\": [");
     int first = 1;
     for (int i = 0; i < n; i++) {
@@ -660,15 +613,15 @@ static int write_json(const bench_ctx *b, const bench_result *res, int n, const 
         const bench_case *c = &r->c;
         fprintf(f, "%s\n    {\"name\": ", first ? "" : ",");
         first = 0;
-        json_str(f, c->name);
+        json_write_string(f, c->name);
         int render = c->scene == SC_RENDER;
         fprintf(f, ", \"kind\": \"%s\", \"model\": ", render ? "render" : "sim");
-        json_str(f, render ? NULL : shoal_model_name(c->model));
+        json_write_string(f, render ? NULL : shoal_model_name(c->model));
         fprintf(f, ", \"n\": %zu, \"threads\": %d, \"isa\": \"%s\", \"ok\": %s", c->n, c->threads,
                 shoal_isa_name(c->isa), r->ok ? "true" : "false");
         if (!r->ok) {
             fprintf(f, ", \"error\": ");
-            json_str(f, r->error);
+            json_write_string(f, r->error);
             fputc('}', f);
             continue;
         }
@@ -741,240 +694,36 @@ static int write_json(const bench_ctx *b, const bench_result *res, int n, const 
     return shoal_io_atomic_commit(&af, e) ? 1 : 0;
 }
 
-/* ---- a small JSON reader (for --compare) ------------------------------------------------ */
+/* ---- reading a results file (for --compare) ----------------------------------------------- */
 
-typedef enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ } jtype;
-typedef struct jval {
-    jtype type;
-    double num;
-    char *str;          /* J_STR */
-    struct jval *items; /* J_ARR, J_OBJ values */
-    char **keys;        /* J_OBJ */
-    int count;
-} jval;
-
-typedef struct jparser {
-    const char *p, *end;
-    int depth;
-} jparser;
-
-static void jskip(jparser *q)
+static int jload(const char *path, json_value *root, char *err, size_t err_size)
 {
-    while (q->p < q->end && isspace((unsigned char)*q->p))
-        q->p++;
-}
-
-static int jparse(jparser *q, jval *v);
-
-static char *jstring(jparser *q)
-{
-    if (q->p >= q->end || *q->p != '"')
-        return NULL;
-    q->p++;
-    size_t cap = 32, n = 0;
-    char *s = malloc(cap);
-    while (s && q->p < q->end && *q->p != '"') {
-        char ch = *q->p++;
-        if (ch == '\\') {
-            if (q->p >= q->end)
-                break;
-            char x = *q->p++;
-            ch = x == 'n'   ? '\n'
-                 : x == 't' ? '\t'
-                 : x == 'r' ? '\r'
-                 : x == 'b' ? '\b'
-                 : x == 'f' ? '\f'
-                            : x;
-            if (x == 'u') { /* keep it simple: \uXXXX becomes '?' */
-                if (q->end - q->p < 4)
-                    break;
-                q->p += 4;
-                ch = '?';
-            }
-        } else if ((unsigned char)ch < 0x20) {
-            break;
-        }
-        if (n + 2 > cap) {
-            char *t = realloc(s, cap *= 2);
-            if (!t)
-                break;
-            s = t;
-        }
-        s[n++] = ch;
-    }
-    if (!s || q->p >= q->end || *q->p != '"') {
-        free(s);
-        return NULL;
-    }
-    q->p++;
-    s[n] = 0;
-    return s;
-}
-
-static void jfree(jval *v)
-{
-    if (v->type == J_STR)
-        free(v->str);
-    if (v->type == J_ARR || v->type == J_OBJ) {
-        for (int i = 0; i < v->count; i++) {
-            jfree(&v->items[i]);
-            if (v->keys)
-                free(v->keys[i]);
-        }
-        free(v->items);
-        free(v->keys);
-    }
-    memset(v, 0, sizeof *v);
-}
-
-static int jparse_list(jparser *q, jval *v, int obj)
-{
-    char close = obj ? '}' : ']';
-    q->p++;
-    int cap = 0;
-    v->type = obj ? J_OBJ : J_ARR;
-    jskip(q);
-    if (q->p < q->end && *q->p == close) {
-        q->p++;
-        return 0;
-    }
-    for (;;) {
-        if (v->count == cap) {
-            cap = cap ? cap * 2 : 8;
-            jval *it = realloc(v->items, (size_t)cap * sizeof *it);
-            if (!it)
-                return 1;
-            v->items = it;
-            if (obj) {
-                char **k = realloc(v->keys, (size_t)cap * sizeof *k);
-                if (!k)
-                    return 1;
-                v->keys = k;
-            }
-        }
-        jskip(q);
-        if (obj) {
-            char *key = jstring(q);
-            if (!key)
-                return 1;
-            v->keys[v->count] = key;
-            jskip(q);
-            if (q->p >= q->end || *q->p != ':') {
-                v->items[v->count++].type = J_NULL;
-                return 1;
-            }
-            q->p++;
-        }
-        memset(&v->items[v->count], 0, sizeof(jval));
-        int bad = jparse(q, &v->items[v->count]);
-        v->count++;
-        if (bad)
-            return 1;
-        jskip(q);
-        if (q->p < q->end && *q->p == ',') {
-            q->p++;
-            continue;
-        }
-        if (q->p < q->end && *q->p == close) {
-            q->p++;
-            return 0;
-        }
+    int rc = json_load_file(path, 0, root, err, err_size);
+    if (rc == JSON_ERR_IO)
         return 1;
-    }
-}
-
-static int jparse(jparser *q, jval *v)
-{
-    memset(v, 0, sizeof *v);
-    jskip(q);
-    if (q->p >= q->end || ++q->depth > 64)
-        return 1;
-    int bad = 0;
-    char ch = *q->p;
-    if (ch == '{' || ch == '[') {
-        bad = jparse_list(q, v, ch == '{');
-    } else if (ch == '"') {
-        v->type = J_STR;
-        v->str = jstring(q);
-        bad = v->str == NULL;
-    } else if (q->end - q->p >= 4 && strncmp(q->p, "null", 4) == 0) {
-        q->p += 4;
-    } else if (q->end - q->p >= 4 && strncmp(q->p, "true", 4) == 0) {
-        v->type = J_BOOL, v->num = 1, q->p += 4;
-    } else if (q->end - q->p >= 5 && strncmp(q->p, "false", 5) == 0) {
-        v->type = J_BOOL, q->p += 5;
-    } else {
-        char *e;
-        v->type = J_NUM;
-        v->num = strtod(q->p, &e);
-        bad = e == q->p;
-        q->p = e;
-    }
-    q->depth--;
-    return bad;
-}
-
-static const jval *jget(const jval *o, const char *key)
-{
-    if (!o || o->type != J_OBJ)
-        return NULL;
-    for (int i = 0; i < o->count; i++)
-        if (strcmp(o->keys[i], key) == 0)
-            return &o->items[i];
-    return NULL;
-}
-
-static int jload(const char *path, jval *root, char *err, size_t err_size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, err_size, "%s: %s", path, strerror(errno));
-        return 1;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap) {
-            char *t = realloc(buf, cap *= 2);
-            if (!t) {
-                free(buf);
-                buf = NULL;
-            }
-            buf = t;
-        }
-    }
-    fclose(f);
-    if (!buf) {
-        snprintf(err, err_size, "%s: out of memory", path);
-        return 1;
-    }
-    jparser q = {buf, buf + n, 0};
-    int bad = jparse(&q, root);
-    jskip(&q);
-    free(buf);
-    const jval *res = jget(root, "results");
-    if (bad || q.p != q.end || !res || res->type != J_ARR) {
-        jfree(root);
+    int bad = rc != JSON_OK;
+    const json_value *res = json_get(root, "results");
+    if (bad || !res || res->type != JSON_ARRAY) {
+        json_free(root);
         snprintf(err, err_size, "%s: not a shoal bench JSON file (%s)", path,
-                 bad || q.p != q.end ? "malformed JSON" : "no \"results\" array");
+                 bad ? "malformed JSON" : "no \"results\" array");
         return 1;
     }
     /* A time that is not > 0 would print a speedup from nothing (0 or negative medians) or a
      * noise band from nothing: refuse the file, naming the entry. An entry without a median
      * (a case that failed) is skipped by compare(). */
     for (int i = 0; i < res->count; i++) {
-        const jval *name = jget(&res->items[i], "name");
+        const json_value *name = json_get(&res->items[i], "name");
         const char *key[2] = {"median_ms", "mad_ms"};
         for (int k = 0; k < 2; k++) {
-            const jval *t = jget(&res->items[i], key[k]);
-            if (!t || t->type != J_NUM || ((k == 0 ? t->num > 0 : t->num >= 0) && isfinite(t->num)))
+            const json_value *t = json_get(&res->items[i], key[k]);
+            if (!t || t->type != JSON_NUMBER ||
+                ((k == 0 ? t->num > 0 : t->num >= 0) && isfinite(t->num)))
                 continue;
             snprintf(err, err_size, "%s: results[%d] (%s): %s is %g, expected a time %s", path, i,
-                     name && name->type == J_STR ? name->str : "no name", key[k], t->num,
+                     name && name->type == JSON_STRING ? name->str : "no name", key[k], t->num,
                      k == 0 ? "> 0" : ">= 0");
-            jfree(root);
+            json_free(root);
             return 1;
         }
     }
@@ -983,26 +732,28 @@ static int jload(const char *path, jval *root, char *err, size_t err_size)
 
 /* Baseline vs new, per matching name. speedup = base / new; REGRESSION when the new median
  * exceeds the baseline by more than max(3 x combined MAD, 5 % of the baseline). */
-static int compare(const jval *base, const jval *cur, FILE *f)
+static int compare(const json_value *base, const json_value *cur, FILE *f)
 {
-    const jval *rb = jget(base, "results"), *rc = jget(cur, "results");
+    const json_value *rb = json_get(base, "results"), *rc = json_get(cur, "results");
     int matched = 0, regressions = 0, faster = 0;
     fprintf(f, "%-40s %11s %11s %8s %10s  %s\n", "case", "base ms", "new ms", "speedup", "noise ms",
             "verdict");
     for (int i = 0; i < rc->count; i++) {
-        const jval *n = jget(&rc->items[i], "name"), *nm = jget(&rc->items[i], "median_ms"),
-                   *nd = jget(&rc->items[i], "mad_ms");
-        if (!n || n->type != J_STR || !nm || nm->type != J_NUM)
+        const json_value *n = json_get(&rc->items[i], "name"),
+                         *nm = json_get(&rc->items[i], "median_ms"),
+                         *nd = json_get(&rc->items[i], "mad_ms");
+        if (!n || n->type != JSON_STRING || !nm || nm->type != JSON_NUMBER)
             continue;
         for (int j = 0; j < rb->count; j++) {
-            const jval *bn = jget(&rb->items[j], "name"), *bm = jget(&rb->items[j], "median_ms"),
-                       *bd = jget(&rb->items[j], "mad_ms");
-            if (!bn || bn->type != J_STR || strcmp(bn->str, n->str) != 0 || !bm ||
-                bm->type != J_NUM)
+            const json_value *bn = json_get(&rb->items[j], "name"),
+                             *bm = json_get(&rb->items[j], "median_ms"),
+                             *bd = json_get(&rb->items[j], "mad_ms");
+            if (!bn || bn->type != JSON_STRING || strcmp(bn->str, n->str) != 0 || !bm ||
+                bm->type != JSON_NUMBER)
                 continue;
             double mb = bm->num, mn = nm->num;
-            double db = bd && bd->type == J_NUM ? bd->num : 0;
-            double dn = nd && nd->type == J_NUM ? nd->num : 0;
+            double db = bd && bd->type == JSON_NUMBER ? bd->num : 0;
+            double dn = nd && nd->type == JSON_NUMBER ? nd->num : 0;
             double noise = fmax(3.0 * sqrt(db * db + dn * dn), 0.05 * mb);
             const char *verdict = "same (within noise)";
             if (mn - mb > noise) {
@@ -1066,16 +817,16 @@ int cmd_bench(int argc, char **argv)
     if (options_given(&o, "current")) {
         if (!options_given(&o, "compare"))
             return options_fail(&o, "--current needs --compare BASELINE.json");
-        jval base, cur;
+        json_value base, cur;
         if (jload(options_get(&o, "compare"), &base, err, sizeof err))
             return options_fail(&o, "%s", err);
         if (jload(options_get(&o, "current"), &cur, err, sizeof err)) {
-            jfree(&base);
+            json_free(&base);
             return options_fail(&o, "%s", err);
         }
         compare(&base, &cur, stdout);
-        jfree(&base);
-        jfree(&cur);
+        json_free(&base);
+        json_free(&cur);
         return 0;
     }
     bench_ctx *b = calloc(1, sizeof *b);
@@ -1129,7 +880,7 @@ int cmd_bench(int argc, char **argv)
         free(b);
         return 0;
     }
-    jval base;
+    json_value base;
     int have_base = 0;
     if (options_given(&o, "compare")) {
         if (jload(options_get(&o, "compare"), &base, err, sizeof err)) {
@@ -1140,7 +891,7 @@ int cmd_bench(int argc, char **argv)
     }
     if (b->case_count == 0) {
         if (have_base)
-            jfree(&base);
+            json_free(&base);
         free(b);
         return options_fail(&o, "no case matches --filter '%s' (see --list)",
                             options_get(&o, "filter") ? options_get(&o, "filter") : "");
@@ -1181,44 +932,44 @@ int cmd_bench(int argc, char **argv)
     }
     if (have_base && !rc) {
         /* the results of this run as the reader's tree, compared as a file would be */
-        jval cur;
+        json_value cur;
         memset(&cur, 0, sizeof cur);
-        cur.type = J_OBJ;
+        cur.type = JSON_OBJECT;
         cur.count = 1;
         cur.keys = malloc(sizeof(char *));
-        cur.items = calloc(1, sizeof(jval));
+        cur.items = calloc(1, sizeof(json_value));
         if (cur.keys && cur.items) {
             cur.keys[0] = strdup("results");
-            jval *arr = &cur.items[0];
-            arr->type = J_ARR;
-            arr->items = calloc((size_t)b->case_count, sizeof(jval));
+            json_value *arr = &cur.items[0];
+            arr->type = JSON_ARRAY;
+            arr->items = calloc((size_t)b->case_count, sizeof(json_value));
             for (int i = 0; arr->items && i < b->case_count; i++) {
                 if (!res[i].ok)
                     continue;
-                jval *it = &arr->items[arr->count++];
-                it->type = J_OBJ;
+                json_value *it = &arr->items[arr->count++];
+                it->type = JSON_OBJECT;
                 it->count = 3;
                 it->keys = malloc(3 * sizeof(char *));
-                it->items = calloc(3, sizeof(jval));
+                it->items = calloc(3, sizeof(json_value));
                 if (!it->keys || !it->items) {
                     it->count = 0;
                     continue;
                 }
                 it->keys[0] = strdup("name");
-                it->items[0].type = J_STR;
+                it->items[0].type = JSON_STRING;
                 it->items[0].str = strdup(res[i].c.name);
                 it->keys[1] = strdup("median_ms");
-                it->items[1].type = J_NUM;
+                it->items[1].type = JSON_NUMBER;
                 it->items[1].num = res[i].median_ms;
                 it->keys[2] = strdup("mad_ms");
-                it->items[2].type = J_NUM;
+                it->items[2].type = JSON_NUMBER;
                 it->items[2].num = res[i].mad_ms;
             }
             printf("\n# compared with %s\n", options_get(&o, "compare"));
             compare(&base, &cur, stdout);
         }
-        jfree(&cur);
-        jfree(&base);
+        json_free(&cur);
+        json_free(&base);
     }
     for (int i = 0; i < 9; i++)
         free(b->rows[i]);

@@ -10,6 +10,7 @@
 #include "app/traj.h"
 #include "shoal/system.h"
 #include "shoal/gpu.h"
+#include "support/json.h"
 
 #include <float.h>
 #include <math.h>
@@ -263,20 +264,6 @@ static void json_err(FILE *f, const char *key, const err_stats *e)
     fputs("}", f);
 }
 
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            fprintf(f, "\\u%04x", (unsigned char)*s);
-        else
-            fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static shoal_status write_json(const char *path, const char *na, const char *nb,
                                const compare_result *r, shoal_error *e)
 {
@@ -286,9 +273,9 @@ static shoal_status write_json(const char *path, const char *na, const char *nb,
         return st;
     FILE *f = af.file;
     fputs("{\n  \"a\": ", f);
-    json_string(f, na);
+    json_write_string(f, na);
     fputs(",\n  \"b\": ", f);
-    json_string(f, nb);
+    json_write_string(f, nb);
     fprintf(f, ",\n  \"count\": %zu,\n  \"identical\": %zu,\n  \"identical_fraction\": ", r->count,
             r->identical);
     jnum(f, (double)r->identical / (double)r->count);

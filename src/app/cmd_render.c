@@ -9,7 +9,7 @@
 #include "shoal/system.h"
 #include "shoal/profile.h"
 #include "mpi_app.h"
-#include "tests/scenes.h"
+#include "support/scenes.h"
 #include "shoal/render.h"
 
 #include <math.h>

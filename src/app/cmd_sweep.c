@@ -251,9 +251,9 @@ static char *sweep_spec(const sweep *sw, const char *scene_path, size_t *len)
     if (!f)
         return NULL;
     fprintf(f, "{\"model\": ");
-    app_json_string(f, shoal_model_name(sw->base.model));
+    json_write_string(f, shoal_model_name(sw->base.model));
     fprintf(f, ", \"scene\": ");
-    app_json_string(f, scene_path ? scene_path : "");
+    json_write_string(f, scene_path ? scene_path : "");
     fprintf(f,
             ", \"count\": %zu, \"steps\": %lld, \"every\": %lld, \"dt\": %.17g, \"t0\": %.17g, "
             "\"seeds\": [%llu, %llu], \"radius\": %.17g, \"vary\": {",
@@ -261,7 +261,7 @@ static char *sweep_spec(const sweep *sw, const char *scene_path, size_t *len)
             (unsigned long long)sw->seed_lo, (unsigned long long)sw->seed_hi, sw->radius);
     for (int i = 0; i < sw->nv; i++) {
         fprintf(f, "%s", i ? ", " : "");
-        app_json_string(f, sw->v[i].name);
+        json_write_string(f, sw->v[i].name);
         fprintf(f, ": [");
         for (int j = 0; j < sw->v[i].n; j++)
             fprintf(f, "%s%s", j ? ", " : "", sw->v[i].txt[j]);
@@ -296,14 +296,14 @@ static void machine(FILE *f)
     if (uname(&u) == 0) {
         char sys[1024];
         snprintf(sys, sizeof sys, "%s %s %s", u.sysname, u.release, u.machine);
-        app_json_string(f, sys);
+        json_write_string(f, sys);
         fprintf(f, ", \"host\": ");
-        app_json_string(f, u.nodename);
+        json_write_string(f, u.nodename);
     } else {
-        app_json_string(f, "unknown");
+        json_write_string(f, "unknown");
     }
     fprintf(f, ", \"cpu\": ");
-    app_json_string(f, cpu);
+    json_write_string(f, cpu);
     fprintf(f, ", \"cpus\": %d}", shoal_system_cpu_count());
 }
 

@@ -70,21 +70,6 @@ void progress_end(progress *p)
 
 /* ---- JSON ----------------------------------------------------------------------------- */
 
-void app_json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 void app_json_params(FILE *f, shoal_model model, const shoal_params *p)
 {
     size_t n;
@@ -94,7 +79,7 @@ void app_json_params(FILE *f, shoal_model model, const shoal_params *p)
         float v;
         memcpy(&v, (const char *)p + info[i].offset, sizeof v);
         fprintf(f, "%s", i ? ", " : "");
-        app_json_string(f, info[i].name);
+        json_write_string(f, info[i].name);
         fprintf(f, ": %.9g", (double)v);
     }
     fprintf(f, "%s\"spheres\": [", n ? ", " : "");
@@ -221,7 +206,7 @@ shoal_status traj_close(traj *t, const shoal_sim *sim, long long steps, int ok, 
             const shoal_sim_desc *d = shoal_sim_get_desc(sim);
             fprintf(f, "{\n  \"shoal\": \"%s\",\n  \"format\": \"%s\",\n  \"model\": ",
                     SHOAL_VERSION_STRING, t->vtk ? "vtk" : "npy");
-            app_json_string(f, shoal_model_name(d->model));
+            json_write_string(f, shoal_model_name(d->model));
             fprintf(f,
                     ",\n  \"count\": %zu,\n  \"seed\": %llu,\n  \"dt\": %.17g,\n  \"t0\": %.17g,\n"
                     "  \"steps\": %lld,\n  \"every\": %lld,\n  \"parameters\": ",

@@ -6,6 +6,7 @@
 #define SHOAL_APP_TRAJ_H
 
 #include "shoal/shoal.h"
+#include "support/json.h"
 
 #include <stdio.h>
 
@@ -57,9 +58,9 @@ shoal_status traj_close(traj *t, const shoal_sim *sim, long long steps, int ok, 
  * one shoal_sim_step(sim, steps) call (a run does not depend on how it is split). */
 shoal_status app_sim_run(shoal_sim *sim, long long steps, traj *tr, progress *pg, shoal_error *e);
 
-/* JSON: a string with escapes; the model's parameters as an object {"name": value, ...}
- * (every entry of shoal_param_list, 9 significant digits: exact float32) plus "spheres". */
-void app_json_string(FILE *f, const char *s);
+/* JSON: the model's parameters as an object {"name": value, ...} (every entry of
+ * shoal_param_list, 9 significant digits: exact float32) plus "spheres". Strings go through
+ * json_write_string (support/json.h). */
 void app_json_params(FILE *f, shoal_model model, const shoal_params *p);
 
 #endif

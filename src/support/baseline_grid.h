@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The baseline grid of tools/baseline_grid.c: what `shoal bench` measures shoal's step
- * against (docs/PERFORMANCE.md, "The baseline"). */
-#ifndef SHOAL_TOOLS_BASELINE_GRID_H
-#define SHOAL_TOOLS_BASELINE_GRID_H
+/* The baseline grid (baseline_grid.c): what `shoal bench` measures shoal's step against
+ * (docs/PERFORMANCE.md, "The baseline"); tools/baseline_grid.c runs it on its own. */
+#ifndef SHOAL_SUPPORT_BASELINE_GRID_H
+#define SHOAL_SUPPORT_BASELINE_GRID_H
 
 #include <stddef.h>
 #include <stdint.h>

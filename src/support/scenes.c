@@ -1,40 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* Seeded scene builders shared by the tests and benchmarks: random states in a box,
- * clustered states, boids outside the bounds, coincident boids. */
-#include "tests/scenes.h"
+/* Seeded scene builders shared by the tests, the benchmarks and `shoal render --bench`:
+ * random states in a box, clustered states, boids outside the bounds, coincident boids, the
+ * render benchmark's school. Every row draws from its own counter-based stream (core/rng.h),
+ * so a scene is the same on every machine and for any thread count. */
+#include "support/scenes.h"
 
 #include "core/rng.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int skipped_parts;
-
-void test_skip_part(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    printf("# SKIP (part): ");
-    vprintf(fmt, ap);
-    printf("\n");
-    va_end(ap);
-    fflush(stdout);
-    skipped_parts++;
-}
-
-int test_exit(int failed)
-{
-    if (failed)
-        return failed;
-    if (skipped_parts) {
-        printf("# %d part(s) could not be checked here: reporting SKIP (77), not OK\n",
-               skipped_parts);
-        return 77;
-    }
-    return 0;
-}
 
 float *scene_uniform(size_t count, float half_extent, float speed, uint64_t seed)
 {
@@ -109,15 +83,12 @@ uint64_t state_hash(const float *rows, size_t count)
     return h;
 }
 
-/* The speed-target scene: fish uniform in x [-50, 50], y [-28, 28], z [-50, 50], random
- * directions, speeds in [0.5, 1.5]; one counter-based stream per fish, so any count is a
- * prefix-independent, machine-independent scene. */
-float *scene_render_bench(size_t n, uint64_t seed)
+float *scene_render_bench(size_t count, uint64_t seed)
 {
-    float *rows = malloc((n ? n : 1) * 6 * sizeof(float));
+    float *rows = malloc((count ? count : 1) * 6 * sizeof(float));
     if (!rows)
         return NULL;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < count; i++) {
         rng r = rng_stream(seed, i);
         float *row = rows + 6 * i;
         row[0] = rng_range(&r, -50.0f, 50.0f);
