@@ -30,6 +30,13 @@ if nm -D -u "$libdir/libshoal.so" | grep '__asan_\|__ubsan_' >/dev/null; then
   cc=clang
 fi
 $cc -std=c11 -Wall -Wextra -Werror $san "$src/examples/hello_shoal.c" $flags -o "$tmp/hello"
+# every installed header compiles on its own (it includes what it uses)
+incdir=$(pc --variable=includedir shoal)
+for h in "$incdir"/shoal/*.h; do
+  printf '#include <shoal/%s>\nint main(void) { return 0; }\n' "${h##*/}" >"$tmp/one.c"
+  $cc -std=c11 -Wall -Wextra -Werror -c "$tmp/one.c" $(pc --cflags shoal) -o "$tmp/one.o" ||
+    { echo "FAIL: shoal/${h##*/} does not compile alone"; exit 1; }
+done
 export SHOAL_ASSETS=$(find "$tmp/root" -type d -path '*/share/shoal' | head -1)
 # the installed library first; the caller's path after it (libshoal's own dependencies,
 # e.g. inih, may live outside the system's directories, as on the GPU device)

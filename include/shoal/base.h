@@ -52,4 +52,23 @@ SHOAL_API shoal_status shoal_error_set(shoal_error *err, shoal_status status, co
  *  not overlap. */
 SHOAL_API char *shoal_error_escape(char *dst, size_t size, const char *src);
 
+/** SIMD instruction set of a kernel (the simulation's forces, the rasterizer). AUTO picks
+ *  the best the CPU has (or SHOAL_SIMD from the environment). All give the same bits. */
+typedef enum shoal_isa {
+    SHOAL_ISA_AUTO = 0,
+    SHOAL_ISA_SCALAR,
+    SHOAL_ISA_AVX2,
+    SHOAL_ISA_AVX512,
+} shoal_isa;
+
+/** ISA support: shoal_isa_supported(SHOAL_ISA_AVX512) is true when this CPU and build can
+ *  run it. shoal_isa_parse("auto"|"scalar"|"avx2"|"avx512"). */
+SHOAL_API int shoal_isa_supported(shoal_isa isa);
+SHOAL_API shoal_status shoal_isa_parse(const char *name, shoal_isa *isa, shoal_error *err);
+SHOAL_API const char *shoal_isa_name(shoal_isa isa);
+/** The ISA AUTO resolves to: SHOAL_SIMD from the environment if set (an error if this
+ *  CPU lacks it), else the best supported. */
+SHOAL_API shoal_status shoal_isa_resolve(shoal_isa requested, shoal_isa *resolved,
+                                         shoal_error *err);
+
 #endif

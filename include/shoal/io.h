@@ -1,15 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* shoal: file formats. State files are NumPy .npy (float32, C order, shape (N, 6), columns
- * px py pz vx vy vz); every writer goes through a temporary file in the target's directory
- * and a rename, so a reader never sees a half-written file. */
+ * px py pz vx vy vz); also checkpoints, Unity buffers, VTK, meshes (Wavefront OBJ) and PNG
+ * images. Every writer goes through a temporary file in the target's directory and a
+ * rename, so a reader never sees a half-written file. */
 #ifndef SHOAL_IO_H
 #define SHOAL_IO_H
 
 #include "shoal/base.h"
 #include "shoal/sim.h"
-
-/** Number of float columns of a state row: px py pz vx vy vz. */
-#define SHOAL_STATE_COLUMNS 6
 
 /** Read a state file. Accepts dtype '<f4' or '<f8' (converted to float32), C order,
  *  shape (N, 6) with N >= 1. On success `*rows_out` is a malloc'ed array of N*6 floats
@@ -18,7 +16,7 @@
  *  problem; SHOAL_ERR_IO when the file cannot be opened or read; SHOAL_ERR_NOMEM when
  *  the rows cannot be allocated. On failure `*rows_out` is NULL and `*count_out` 0.
  *  float64 values are rounded to float32 (out of range becomes an infinity). Values are
- *  not checked for finiteness here (see shoal_state_check_finite).
+ *  not checked for finiteness here (see shoal_state_check_finite, shoal/sim.h).
  *  Thread-safe (no shared state). */
 SHOAL_API shoal_status shoal_io_npy_read(const char *path, float **rows_out, size_t *count_out,
                                          shoal_error *err);
@@ -34,12 +32,6 @@ SHOAL_API shoal_status shoal_io_npy_parse(const void *data, size_t size, const c
  *  count == 0 is SHOAL_ERR_INPUT (the reader refuses N == 0); I/O failures SHOAL_ERR_IO. */
 SHOAL_API shoal_status shoal_io_npy_write(const char *path, const float *rows, size_t count,
                                           shoal_error *err);
-
-/** Check that every value of `count` rows is finite. On the first NaN or infinity returns
- *  SHOAL_ERR_INPUT naming `what` (a file name), the row and the column, both counted from
- *  0 as NumPy indexes them: "state.npy: row 2 column 3 (vx) is nan". */
-SHOAL_API shoal_status shoal_state_check_finite(const float *rows, size_t count, const char *what,
-                                                shoal_error *err);
 
 /** Atomic output. shoal_io_atomic_open opens `path` for writing ("wb") in one of three ways,
  *  by what is there (symbolic links followed to their final target):
@@ -198,5 +190,61 @@ SHOAL_API shoal_status shoal_io_checkpoint_read(const char *path, shoal_sim_desc
  *  "TimeValue". Atomic; count == 0 is SHOAL_ERR_INPUT. */
 SHOAL_API shoal_status shoal_io_vtp_write(const char *path, const float *rows, size_t count,
                                           double time, shoal_error *err);
+
+/* ---------------------------------------------------------------------------------------
+ * Meshes (src/io/obj.c)
+ * ------------------------------------------------------------------------------------- */
+
+/** A triangle mesh: `vertex_count` positions (xyz floats, model units) and `triangle_count`
+ *  triangles (3 vertex indices each, 0-based, counter-clockwise seen from the front). Owned
+ *  by whoever loaded it; release with shoal_mesh_free. Plain data otherwise. */
+typedef struct shoal_mesh {
+    size_t vertex_count;
+    size_t triangle_count;
+    float *positions;  /**< 3 * vertex_count floats */
+    uint32_t *indices; /**< 3 * triangle_count indices, each < vertex_count */
+    /** Unit vertex normals, 3 * vertex_count floats, or NULL when the file has no `vn`: the
+     *  normal of position i is the normalised sum of the `vn` of every face corner that
+     *  names i (one smooth normal per position; `vn` are normalised when read). Used by
+     *  obstacle fields, not the renderer. */
+    float *normals;
+} shoal_mesh;
+
+/** Read a Wavefront OBJ file. Understands `v x y z [w]` (w ignored), `f` with the forms
+ *  `a`, `a/b`, `a//c`, `a/b/c`, 1-based and negative (relative) indices, polygons of more
+ *  than 3 vertices (assumed convex; fanned from their first vertex), `vn x y z` normals
+ *  (see shoal_mesh.normals; a position that no corner gives a normal, in a file that has
+ *  some, gets the one computed from its faces; a normal index out of range is an error);
+ *  skips `vt`, `vp`,
+ *  `o`, `g`, `s`, `usemtl`, `mtllib`, comments and blank lines. Rejects with SHOAL_ERR_INPUT,
+ *  naming the file, line and problem: an unknown statement, a non-numeric, NaN or infinite
+ *  coordinate, an index of 0 or out of range, a face of fewer than 3 vertices, a triangle of
+ *  zero area, a file with no faces. SHOAL_ERR_IO when the file cannot be read. On failure
+ *  `*mesh` is left empty (all zero). Thread-safe. */
+SHOAL_API shoal_status shoal_mesh_load(const char *path, shoal_mesh *mesh, shoal_error *err);
+
+/** Parse an OBJ image held in memory (`size` bytes, need not be NUL-terminated), as
+ *  shoal_mesh_load does with a file's bytes; `name` is used in messages. For fuzzing. */
+SHOAL_API shoal_status shoal_mesh_parse(const void *data, size_t size, const char *name,
+                                        shoal_mesh *mesh, shoal_error *err);
+
+/** Free what a load or parse allocated and zero the struct. NULL or an empty mesh is fine. */
+SHOAL_API void shoal_mesh_free(shoal_mesh *mesh);
+
+/** Give a mesh without `vn` vertex normals: each position's normal is the normalised sum of
+ *  the (area-weighted) normals of the triangles that use it, in triangle order; an unused
+ *  position gets 0. Does nothing when the mesh has normals. SHOAL_ERR_NOMEM on failure. */
+SHOAL_API shoal_status shoal_mesh_compute_normals(shoal_mesh *mesh, shoal_error *err);
+
+/* ---------------------------------------------------------------------------------------
+ * PNG (src/io/png.c)
+ * ------------------------------------------------------------------------------------- */
+
+/** Write `width` x `height` pixels of ARGB8888 (0xAARRGGBB, row 0 at the top, `stride_px`
+ *  pixels between rows) as an 8-bit RGB PNG (alpha is dropped). Written through
+ *  shoal_io_atomic_open/commit: on any failure no file at `path` is created or changed.
+ *  SHOAL_ERR_IO names the file. Thread-safe. */
+SHOAL_API shoal_status shoal_io_png_write(const char *path, const uint32_t *argb, int width,
+                                          int height, int stride_px, shoal_error *err);
 
 #endif

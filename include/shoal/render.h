@@ -2,9 +2,9 @@
 /* shoal: the software renderer. Draws every boid as an instanced low-poly fish with a
  * tile-based fixed-point rasterizer (OpenMP threads, AVX2/AVX-512 with a scalar twin) into an
  * ARGB8888 framebuffer. It reads a caller-owned view of positions and velocities and knows
- * nothing else of the simulation. Also here: the fish mesh loader (Wavefront OBJ) and the PNG
- * writer. The conventions below are a contract that other tools compare against
- * (docs/RENDER.md has the long form).
+ * nothing else of the simulation. The fish mesh loader (Wavefront OBJ) and the PNG writer
+ * are io's (shoal/io.h, included here). The conventions below are a contract that other
+ * tools compare against (docs/RENDER.md has the long form).
  *
  * Conventions:
  *  - World right-handed, +Y up. The camera looks from `eye` at `target` with up +Y; OpenGL's
@@ -27,63 +27,7 @@
 #define SHOAL_RENDER_H
 
 #include "shoal/base.h"
-#include "shoal/sim.h" /* shoal_isa */
-
-/* ---------------------------------------------------------------------------------------
- * Meshes (src/io/obj.c)
- * ------------------------------------------------------------------------------------- */
-
-/** A triangle mesh: `vertex_count` positions (xyz floats, model units) and `triangle_count`
- *  triangles (3 vertex indices each, 0-based, counter-clockwise seen from the front). Owned
- *  by whoever loaded it; release with shoal_mesh_free. Plain data otherwise. */
-typedef struct shoal_mesh {
-    size_t vertex_count;
-    size_t triangle_count;
-    float *positions;  /**< 3 * vertex_count floats */
-    uint32_t *indices; /**< 3 * triangle_count indices, each < vertex_count */
-    /** Unit vertex normals, 3 * vertex_count floats, or NULL when the file has no `vn`: the
-     *  normal of position i is the normalised sum of the `vn` of every face corner that
-     *  names i (one smooth normal per position; `vn` are normalised when read). Used by
-     *  obstacle fields, not the renderer. */
-    float *normals;
-} shoal_mesh;
-
-/** Read a Wavefront OBJ file. Understands `v x y z [w]` (w ignored), `f` with the forms
- *  `a`, `a/b`, `a//c`, `a/b/c`, 1-based and negative (relative) indices, polygons of more
- *  than 3 vertices (assumed convex; fanned from their first vertex), `vn x y z` normals
- *  (see shoal_mesh.normals; a position that no corner gives a normal, in a file that has
- *  some, gets the one computed from its faces; a normal index out of range is an error);
- *  skips `vt`, `vp`,
- *  `o`, `g`, `s`, `usemtl`, `mtllib`, comments and blank lines. Rejects with SHOAL_ERR_INPUT,
- *  naming the file, line and problem: an unknown statement, a non-numeric, NaN or infinite
- *  coordinate, an index of 0 or out of range, a face of fewer than 3 vertices, a triangle of
- *  zero area, a file with no faces. SHOAL_ERR_IO when the file cannot be read. On failure
- *  `*mesh` is left empty (all zero). Thread-safe. */
-SHOAL_API shoal_status shoal_mesh_load(const char *path, shoal_mesh *mesh, shoal_error *err);
-
-/** Parse an OBJ image held in memory (`size` bytes, need not be NUL-terminated), as
- *  shoal_mesh_load does with a file's bytes; `name` is used in messages. For fuzzing. */
-SHOAL_API shoal_status shoal_mesh_parse(const void *data, size_t size, const char *name,
-                                        shoal_mesh *mesh, shoal_error *err);
-
-/** Free what a load or parse allocated and zero the struct. NULL or an empty mesh is fine. */
-SHOAL_API void shoal_mesh_free(shoal_mesh *mesh);
-
-/** Give a mesh without `vn` vertex normals: each position's normal is the normalised sum of
- *  the (area-weighted) normals of the triangles that use it, in triangle order; an unused
- *  position gets 0. Does nothing when the mesh has normals. SHOAL_ERR_NOMEM on failure. */
-SHOAL_API shoal_status shoal_mesh_compute_normals(shoal_mesh *mesh, shoal_error *err);
-
-/* ---------------------------------------------------------------------------------------
- * PNG (src/io/png.c)
- * ------------------------------------------------------------------------------------- */
-
-/** Write `width` x `height` pixels of ARGB8888 (0xAARRGGBB, row 0 at the top, `stride_px`
- *  pixels between rows) as an 8-bit RGB PNG (alpha is dropped). Written through
- *  shoal_io_atomic_open/commit: on any failure no file at `path` is created or changed.
- *  SHOAL_ERR_IO names the file. Thread-safe. */
-SHOAL_API shoal_status shoal_io_png_write(const char *path, const uint32_t *argb, int width,
-                                          int height, int stride_px, shoal_error *err);
+#include "shoal/io.h" /* the fish meshes (shoal_mesh) and PNG frames: io reads and writes them */
 
 /* ---------------------------------------------------------------------------------------
  * Renderer (src/render/)

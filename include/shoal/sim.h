@@ -27,15 +27,6 @@ typedef enum shoal_neighbors {
     SHOAL_NEIGHBORS_BRUTE = 1,
 } shoal_neighbors;
 
-/** Force kernel instruction set. AUTO picks the best the CPU has (or SHOAL_SIMD from the
- *  environment). All give the same bits. */
-typedef enum shoal_isa {
-    SHOAL_ISA_AUTO = 0,
-    SHOAL_ISA_SCALAR,
-    SHOAL_ISA_AVX2,
-    SHOAL_ISA_AVX512,
-} shoal_isa;
-
 /** Maximum number of heading targets, obstacle spheres, predators and obstacle meshes. */
 #define SHOAL_MAX_TARGETS 256
 #define SHOAL_MAX_SPHERES 64
@@ -280,16 +271,6 @@ SHOAL_API void shoal_sim_get_checkpoint(const shoal_sim *sim, shoal_sim_checkpoi
 SHOAL_API shoal_status shoal_sim_set_checkpoint(shoal_sim *sim, const shoal_sim_checkpoint *ck,
                                                 shoal_error *err);
 
-/** ISA support: shoal_isa_supported(SHOAL_ISA_AVX512) is true when this CPU and build can
- *  run it. shoal_isa_parse("auto"|"scalar"|"avx2"|"avx512"). */
-SHOAL_API int shoal_isa_supported(shoal_isa isa);
-SHOAL_API shoal_status shoal_isa_parse(const char *name, shoal_isa *isa, shoal_error *err);
-SHOAL_API const char *shoal_isa_name(shoal_isa isa);
-/** The ISA AUTO resolves to: SHOAL_SIMD from the environment if set (an error if this
- *  CPU lacks it), else the best supported. */
-SHOAL_API shoal_status shoal_isa_resolve(shoal_isa requested, shoal_isa *resolved,
-                                         shoal_error *err);
-
 /** Per-stage timing of the last steps (cheap, always on). Stage names are the function
  *  names perf shows. */
 typedef struct shoal_stage_stats {
@@ -332,5 +313,14 @@ SHOAL_API void shoal_sim_sort(shoal_sim *sim);
  *  sim only. */
 SHOAL_API void shoal_sim_candidate_pairs(const shoal_sim *sim, double *lane_pairs,
                                          double *useful_pairs);
+
+/** Number of float columns of a state row: px py pz vx vy vz. */
+#define SHOAL_STATE_COLUMNS 6
+
+/** Check that every value of `count` rows is finite. On the first NaN or infinity returns
+ *  SHOAL_ERR_INPUT naming `what` (a file name), the row and the column, both counted from
+ *  0 as NumPy indexes them: "state.npy: row 2 column 3 (vx) is nan". */
+SHOAL_API shoal_status shoal_state_check_finite(const float *rows, size_t count, const char *what,
+                                                shoal_error *err);
 
 #endif

@@ -6,7 +6,6 @@
 #include "core/profile.h"
 
 #include "core/timer.h"
-#include "shoal/io.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -346,13 +345,8 @@ static void put_json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
-shoal_status prof_trace_write(const char *path, shoal_error *err)
+void prof_trace_emit(FILE *f)
 {
-    shoal_atomic_file af;
-    shoal_status st = shoal_io_atomic_open(&af, path, err);
-    if (st)
-        return st;
-    FILE *f = af.file;
     fprintf(f, "{\"traceEvents\":[\n");
     fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
                "\"args\":{\"name\":\"shoal\"}}");
@@ -391,11 +385,6 @@ shoal_status prof_trace_write(const char *path, shoal_error *err)
     prof_trace_count(&dropped);
     fprintf(f, "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"dropped_spans\":%llu}}\n",
             (unsigned long long)dropped);
-    if (ferror(f)) {
-        shoal_io_atomic_abort(&af);
-        return shoal_error_set(err, SHOAL_ERR_IO, "%s: write failed: %s", path, strerror(errno));
-    }
-    return shoal_io_atomic_commit(&af, err);
 }
 
 /* ---- the public API (shoal/profile.h): the functions above under their public names -- */
@@ -420,10 +409,6 @@ double shoal_profile_mad(const double *v, size_t n, double median, double *scrat
 shoal_status shoal_profile_trace_open(int threads, size_t spans_per_thread, shoal_error *err)
 {
     return prof_trace_open(threads, spans_per_thread, err);
-}
-shoal_status shoal_profile_trace_write(const char *path, shoal_error *err)
-{
-    return prof_trace_write(path, err);
 }
 uint64_t shoal_profile_trace_count(uint64_t *dropped) { return prof_trace_count(dropped); }
 void shoal_profile_trace_close(void) { prof_trace_close(); }

@@ -103,10 +103,12 @@ void prof_trace_span(int thread, const char *name, int64_t seq, uint64_t t0_ns, 
 /** The same for an enclosing span: written with the name "name seq" ("step 12"). */
 void prof_trace_frame(int thread, const char *name, int64_t seq, uint64_t t0_ns, uint64_t t1_ns);
 
-/** Write the recorded spans as Chrome trace JSON to `path` (through shoal_io_atomic_open,
- *  so no half-written file): {"traceEvents":[...], "displayTimeUnit":"ms"} with complete
- *  ("X") events, ts/dur in microseconds, pid 1, tid = thread index, and thread_name
- *  metadata. SHOAL_ERR_IO on failure. */
+/** The recorded spans as Chrome trace JSON on `f`: {"traceEvents":[...],
+ *  "displayTimeUnit":"ms"} with complete ("X") events, ts/dur in microseconds, pid 1,
+ *  tid = thread index, and thread_name metadata. The file itself is io's (src/io/trace.c:
+ *  prof_trace_write, through the atomic writer), so core writes no files. */
+void prof_trace_emit(FILE *f);
+/** Write them to `path` (src/io/trace.c; no half-written file). SHOAL_ERR_IO on failure. */
 shoal_status prof_trace_write(const char *path, shoal_error *err);
 
 /** Spans recorded and dropped so far (all tracks). */

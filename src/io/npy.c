@@ -813,26 +813,3 @@ size_t npy_preamble_write(unsigned char preamble[192], size_t count)
     preamble[total - 1] = '\n';
     return total;
 }
-
-/* ---- values -------------------------------------------------------------------------- */
-
-shoal_status shoal_state_check_finite(const float *rows, size_t count, const char *what,
-                                      shoal_error *err)
-{
-    static const char *const column_names[SHOAL_STATE_COLUMNS] = {"px", "py", "pz",
-                                                                  "vx", "vy", "vz"};
-    if (!what)
-        what = "state";
-    for (size_t r = 0; r < count; r++) {
-        for (int c = 0; c < SHOAL_STATE_COLUMNS; c++) {
-            float v = rows[r * SHOAL_STATE_COLUMNS + (size_t)c];
-            if (isfinite(v))
-                continue;
-            /* Not printf's "-nan": the sign of a NaN means nothing to the reader. */
-            const char *kind = isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
-            return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: row %zu column %d (%s) is %s", what,
-                                   r, c, column_names[c], kind);
-        }
-    }
-    return SHOAL_OK;
-}

@@ -3,7 +3,6 @@
  * the atomic writer of io.h (temporary file + rename), so a failure leaves nothing behind and
  * a reader never sees half an image. Owns no state. */
 #include "shoal/io.h"
-#include "shoal/render.h"
 
 #include <png.h>
 #include <setjmp.h>

@@ -11,7 +11,6 @@
  * them as the continuation of the previous value), and a key line that does not fit inih's
  * buffer is refused with its line number instead of being cut in two. */
 #include "shoal/io.h"
-#include "shoal/render.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -150,48 +150,55 @@ static void frag_min(void *in, void *inout, int *len, MPI_Datatype *t)
             b[i] = a[i];
 }
 
+/* Reduce-scatter then gather (the binary-swap pattern: each rank ends with the composite of
+ * one R-th of the pixels, after moving about one image's fragments in all, instead of a
+ * reduction tree that moves log R images into rank 0), then rank 0 gathers the colours. */
 shoal_status mpi_composite(uint32_t *argb, const float *depth, const uint32_t *ids, size_t n,
                            double *ms, shoal_error *e)
 {
     uint64_t t0 = timer_now_ns();
-    px_frag *f = malloc((n ? n : 1) * sizeof *f);
+    size_t R = (size_t)g_size, m = (n + R - 1) / R; /* pixels per rank's block, padded */
+    px_frag *f = m <= INT_MAX ? malloc(m * R * sizeof *f + 1) : NULL;
+    px_frag *mine = malloc(m * sizeof *mine + 1);
+    uint32_t *cm = malloc(m * sizeof *cm + 1), *call = g_rank == 0 ? malloc(m * R * 4 + 1) : NULL;
     shoal_status st =
-        f ? SHOAL_OK
-          : shoal_error_set(e, SHOAL_ERR_NOMEM,
-                            "out of memory for the compositing buffer (%zu pixels)", n);
+        f && mine && cm && (g_rank != 0 || call)
+            ? SHOAL_OK
+            : shoal_error_set(e, SHOAL_ERR_NOMEM,
+                              "out of memory for the compositing buffer (%zu pixels)", n);
     st = agree(st, e);
-    if (st) {
-        free(f);
-        return st;
-    }
-    for (size_t i = 0; i < n; i++) {
-        f[i].z = depth[i];
-        f[i].id = ids[i];
-        f[i].argb = argb[i];
-    }
-    MPI_Datatype t;
-    MPI_Type_contiguous(3, MPI_UINT32_T, &t);
-    MPI_Type_commit(&t);
-    MPI_Op op;
-    MPI_Op_create(frag_min, 1, &op);
-    /* in pieces: MPI counts are ints */
-    for (size_t done = 0; done < n;) {
-        int k = n - done > (1u << 24) ? 1 << 24 : (int)(n - done);
+    if (!st) {
+        for (size_t i = 0; i < n; i++) {
+            f[i].z = depth[i];
+            f[i].id = ids[i];
+            f[i].argb = argb[i];
+        }
+        for (size_t i = n; i < m * R; i++) { /* padding: never nearer than anything */
+            f[i].z = INFINITY;
+            f[i].id = UINT32_MAX;
+            f[i].argb = 0;
+        }
+        MPI_Datatype t;
+        MPI_Type_contiguous(3, MPI_UINT32_T, &t);
+        MPI_Type_commit(&t);
+        MPI_Op op;
+        MPI_Op_create(frag_min, 1, &op);
+        MPI_Reduce_scatter_block(f, mine, (int)m, t, op, MPI_COMM_WORLD);
+        MPI_Op_free(&op);
+        MPI_Type_free(&t);
+        for (size_t i = 0; i < m; i++)
+            cm[i] = mine[i].argb;
+        MPI_Gather(cm, (int)m, MPI_UINT32_T, call, (int)m, MPI_UINT32_T, 0, MPI_COMM_WORLD);
         if (g_rank == 0)
-            MPI_Reduce(MPI_IN_PLACE, f + done, k, t, op, 0, MPI_COMM_WORLD);
-        else
-            MPI_Reduce(f + done, NULL, k, t, op, 0, MPI_COMM_WORLD);
-        done += (size_t)k;
+            memcpy(argb, call, n * sizeof *argb);
     }
-    MPI_Op_free(&op);
-    MPI_Type_free(&t);
-    if (g_rank == 0)
-        for (size_t i = 0; i < n; i++)
-            argb[i] = f[i].argb;
     free(f);
+    free(mine);
+    free(cm);
+    free(call);
     if (ms)
         *ms = (double)(timer_now_ns() - t0) * 1e-6;
-    return SHOAL_OK;
+    return st;
 }
 
 /* A test hook: SHOAL_MPI_FAIL=WHAT:RANK makes rank RANK fail at WHAT ("open": opening the

@@ -7,7 +7,6 @@
 #include "core/cpu.h"
 #include "core/profile.h"
 #include "core/timer.h"
-#include "shoal/io.h"
 #include "sim/sim_config.h"
 #include "sim/sim_internal.h"
 
@@ -29,84 +28,6 @@ shoal_sim_desc shoal_sim_desc_default(void)
     d.neighbors = SHOAL_NEIGHBORS_GRID;
     d.isa = SHOAL_ISA_AUTO;
     return d;
-}
-
-/* ---- ISA selection ---------------------------------------------------------------- */
-
-int shoal_isa_supported(shoal_isa isa)
-{
-    switch (isa) {
-    case SHOAL_ISA_AUTO:
-    case SHOAL_ISA_SCALAR:
-        return 1;
-    case SHOAL_ISA_AVX2:
-#if SHOAL_SIM_HAVE_X86_SIMD
-        return cpu_has_avx2();
-#else
-        return 0;
-#endif
-    case SHOAL_ISA_AVX512:
-#if SHOAL_SIM_HAVE_X86_SIMD
-        return cpu_has_avx512();
-#else
-        return 0;
-#endif
-    }
-    return 0;
-}
-
-const char *shoal_isa_name(shoal_isa isa)
-{
-    switch (isa) {
-    case SHOAL_ISA_AUTO:
-        return "auto";
-    case SHOAL_ISA_SCALAR:
-        return "scalar";
-    case SHOAL_ISA_AVX2:
-        return "avx2";
-    case SHOAL_ISA_AVX512:
-        return "avx512";
-    }
-    return "?";
-}
-
-shoal_status shoal_isa_parse(const char *name, shoal_isa *isa, shoal_error *err)
-{
-    static const shoal_isa all[] = {SHOAL_ISA_AUTO, SHOAL_ISA_SCALAR, SHOAL_ISA_AVX2,
-                                    SHOAL_ISA_AVX512};
-    for (size_t i = 0; i < 4; i++)
-        if (name && strcmp(name, shoal_isa_name(all[i])) == 0) {
-            *isa = all[i];
-            return SHOAL_OK;
-        }
-    return shoal_error_set(err, SHOAL_ERR_INPUT,
-                           "unknown SIMD ISA '%s' (expected auto, scalar, avx2 or avx512)",
-                           name ? name : "");
-}
-
-shoal_status shoal_isa_resolve(shoal_isa requested, shoal_isa *resolved, shoal_error *err)
-{
-    shoal_isa isa = requested;
-    if (isa == SHOAL_ISA_AUTO) {
-        const char *env = getenv("SHOAL_SIMD");
-        if (env && *env) {
-            shoal_status st = shoal_isa_parse(env, &isa, err);
-            if (st)
-                return shoal_error_set(err, SHOAL_ERR_INPUT,
-                                       "SHOAL_SIMD=%s: expected auto, scalar, avx2 or avx512", env);
-        }
-    }
-    if (isa == SHOAL_ISA_AUTO) {
-        isa = shoal_isa_supported(SHOAL_ISA_AVX512) ? SHOAL_ISA_AVX512
-              : shoal_isa_supported(SHOAL_ISA_AVX2) ? SHOAL_ISA_AVX2
-                                                    : SHOAL_ISA_SCALAR;
-    }
-    if (!shoal_isa_supported(isa))
-        return shoal_error_set(err, SHOAL_ERR_UNSUPPORTED,
-                               "SIMD ISA %s is not supported by this CPU or build",
-                               shoal_isa_name(isa));
-    *resolved = isa;
-    return SHOAL_OK;
 }
 
 static forces_range_fn forces_for_isa(int isa)
@@ -592,4 +513,27 @@ size_t shoal_sim_stats(const shoal_sim *s, shoal_stage_stats *out, size_t max)
         out[n].thread_max_ms = (double)hi * 1e-6;
     }
     return STAGE_COUNT;
+}
+
+/* A state's rows must be finite before a step reads them (shoal_sim_set_state, the
+ * readers in io). */
+shoal_status shoal_state_check_finite(const float *rows, size_t count, const char *what,
+                                      shoal_error *err)
+{
+    static const char *const column_names[SHOAL_STATE_COLUMNS] = {"px", "py", "pz",
+                                                                  "vx", "vy", "vz"};
+    if (!what)
+        what = "state";
+    for (size_t r = 0; r < count; r++) {
+        for (int c = 0; c < SHOAL_STATE_COLUMNS; c++) {
+            float v = rows[r * SHOAL_STATE_COLUMNS + (size_t)c];
+            if (isfinite(v))
+                continue;
+            /* Not printf's "-nan": the sign of a NaN means nothing to the reader. */
+            const char *kind = isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
+            return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: row %zu column %d (%s) is %s", what,
+                                   r, c, column_names[c], kind);
+        }
+    }
+    return SHOAL_OK;
 }

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* Trace files: the profiler's spans (core/profile.c formats them) written through the
+ * atomic writer, so a failed or interrupted run leaves no half-written trace. */
+#include "core/profile.h"
+#include "shoal/io.h"
+#include "shoal/profile.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+shoal_status prof_trace_write(const char *path, shoal_error *err)
+{
+    shoal_atomic_file af;
+    shoal_status st = shoal_io_atomic_open(&af, path, err);
+    if (st)
+        return st;
+    prof_trace_emit(af.file);
+    if (ferror(af.file)) {
+        shoal_io_atomic_abort(&af);
+        return shoal_error_set(err, SHOAL_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+    }
+    return shoal_io_atomic_commit(&af, err);
+}
+
+shoal_status shoal_profile_trace_write(const char *path, shoal_error *err)
+{
+    return prof_trace_write(path, err);
+}
