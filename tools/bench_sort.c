@@ -4,7 +4,8 @@
  *   - shoal's parallel stable counting sort: the real grid code (sim_sort_only: assign keys,
  *     per-block histograms, scan, stable scatter of all six state arrays and the rows);
  *   - an OpenMP bitonic sort of (key << 32 | row) pairs, padded to a power of two (the
- *     method of seed 004, which reports it 1.2x faster than std::sort at 2^20 on 6 cores);
+ *     method of seed 004, the vector-field avoidance post, which reports it 1.2x faster
+ *     than std::sort at 2^20 on 6 cores);
  *   - qsort of the same pairs (one thread).
  * The pair sorts only order 8-byte pairs: they do not compute keys nor move the state, so
  * the comparison flatters them. Median of repeats, on 1 and 2 (or --threads) threads.

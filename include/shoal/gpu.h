@@ -9,8 +9,8 @@
  * Determinism: with SHOAL_GPU_ORDER_STABLE the state after K steps is a function of the
  * input state, the parameters, dt, t0 and the seed, and equals shoal_sim's bit for bit
  * (docs/GPU.md records the parity runs). SHOAL_GPU_ORDER_ATOMIC orders each cell by
- * atomic increments (seed 001's method): sums are then taken in an order that changes
- * from run to run, and so do the results after a few steps. */
+ * atomic increments (the method of seed 001, the compute-shader grid article): sums are then taken
+ * in an order that changes from run to run, and so do the results after a few steps. */
 #ifndef SHOAL_GPU_H
 #define SHOAL_GPU_H
 
@@ -20,7 +20,7 @@
 /** Order of the boids inside a grid cell on the GPU. */
 typedef enum shoal_gpu_order {
     SHOAL_GPU_ORDER_STABLE = 0, /**< by input row, as the CPU: bit-identical results */
-    SHOAL_GPU_ORDER_ATOMIC = 1, /**< by atomicAdd arrival (seed 001): results wander */
+    SHOAL_GPU_ORDER_ATOMIC = 1, /**< atomicAdd arrival (seed 001's): results wander */
 } shoal_gpu_order;
 
 /** Parse "stable" or "atomic". SHOAL_ERR_INPUT naming both otherwise. */

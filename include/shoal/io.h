@@ -145,11 +145,11 @@ SHOAL_API double shoal_scene_set_count(shoal_scene *scene, size_t count, int kee
 SHOAL_API shoal_status shoal_scene_add_obstacles(const shoal_scene *scene, shoal_sim *sim,
                                                  shoal_error *err);
 
-/** Raw GPU buffers as Unity's compute shaders lay them out (seed 003's BoidData):
- *  `struct { float3 velocity; float3 position; }`, 24 bytes per boid, little-endian
- *  float32, no header: velocity x y z then position x y z. A Unity user can dump a
- *  ComputeBuffer (GetData into a byte array, File.WriteAllBytes) and compare it with a
- *  shoal state. Rows in and out are shoal's (px py pz vx vy vz).
+/** Raw GPU buffers as Unity's compute shaders lay them out (BoidData of seed 003,
+ * UnityGraphicsProgramming's Boids): `struct { float3 velocity; float3 position; }`, 24 bytes per
+ * boid, little-endian float32, no header: velocity x y z then position x y z. A Unity user can dump
+ * a ComputeBuffer (GetData into a byte array, File.WriteAllBytes) and compare it with a shoal
+ * state. Rows in and out are shoal's (px py pz vx vy vz).
  *
  *  shoal_io_unity_read: a size that is 0 or not a multiple of 24 is SHOAL_ERR_INPUT naming
  *  the file; SHOAL_ERR_IO when it cannot be read; rows are malloc'ed (caller frees).

@@ -14,10 +14,10 @@
 /** The rule models of MODELS.md. */
 typedef enum shoal_model {
     SHOAL_MODEL_STEER = 0, /**< seed 003, UnityGraphicsProgramming Boids.compute (default) */
-    SHOAL_MODEL_AVERAGE,   /**< seed 000 */
-    SHOAL_MODEL_HEADING,   /**< seed 001, grid + counting-sort article */
-    SHOAL_MODEL_CLASSIC,   /**< seed 002, Unity CPU version with virtual wall boids */
-    SHOAL_MODEL_FOV,       /**< seed 004, view cones and a sphere boundary */
+    SHOAL_MODEL_AVERAGE,   /**< seed 000, a Unity fish-school blog post */
+    SHOAL_MODEL_HEADING,   /**< seed 001, compute-shader grid + counting-sort article */
+    SHOAL_MODEL_CLASSIC,   /**< seed 002, Unity CPU Boids article, virtual wall boids */
+    SHOAL_MODEL_FOV,       /**< seed 004, vector-field avoidance post: view cones, sphere */
     SHOAL_MODEL_COUNT
 } shoal_model;
 

@@ -219,7 +219,7 @@ SIMD_FN vf3 v3_normalize(vf3 a)
     vm nz = vf_gt(len, vf_zero());
     return v3_select(nz, v3_div(a, len), v3_zero());
 }
-/* limit(x, m) = |x| > m ? x * (m / |x|) : x   (seed 003's limit) */
+/* limit(x, m) = |x| > m ? x * (m / |x|) : x   (Boids.compute's limit, seed 003) */
 SIMD_FN vf3 v3_limit(vf3 a, vf m)
 {
     vf len = vf_sqrt(v3_dot(a, a));

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Unity compute-buffer dumps (seed 003's BoidData: float3 velocity, float3 position; 24
- * bytes a boid, little-endian float32, no header) in and out of shoal's row layout
- * (px py pz vx vy vz). Values are moved as bits, never converted, so a round trip is
- * exact (NaN payloads included). Owns no state. */
+/* Unity compute-buffer dumps (BoidData of seed 003, UnityGraphicsProgramming: float3 velocity,
+ * float3 position; 24 bytes a boid, little-endian float32, no header) in and out of shoal's row
+ * layout (px py pz vx vy vz). Values are moved as bits, never converted, so a round trip is exact
+ * (NaN payloads included). Owns no state. */
 #include "shoal/io.h"
 
 #include <errno.h>

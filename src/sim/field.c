@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The obstacle field of seed 004: a regular grid of vectors built from the vertex normals of
- * the obstacle meshes, sampled by the force kernels at each boid's cell (MODELS.md,
- * "Obstacle field"). Owns the obstacle meshes' transform math and the build; the kernels
- * only read the finished grid. The build is serial, in obstacle then vertex order, so the
+/* The obstacle field of seed 004 (the vector-field avoidance post): a regular grid of vectors built
+ * from the vertex normals of the obstacle meshes, sampled by the force kernels at each boid's cell
+ * (MODELS.md, "Obstacle field"). Owns the obstacle meshes' transform math and the build; the
+ * kernels only read the finished grid. The build is serial, in obstacle then vertex order, so the
  * field's bits never depend on threads. */
 #include "core/alloc.h"
 #include "sim/rules.h"

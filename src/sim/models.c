@@ -62,7 +62,7 @@ static const shoal_param_info steer_params[] = {
     OBSTACLE_PARAMS,
 };
 
-/* average: seed 000, its project's Default preset. */
+/* average: seed 000 (a Unity fish-school blog post), its project's Default preset. */
 static const shoal_param_info average_params[] = {
     P("sep_radius", sep_radius, 1e-4f, BIG, 1.75f, "separation radius (d <= r)"),
     P("ali_radius", ali_radius, 1e-4f, BIG, 3.5f, "alignment radius (d <= r)"),

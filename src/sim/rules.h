@@ -12,6 +12,12 @@
  * groups and deferred separation list, the GPU's thread per boid), the sort, memory,
  * finite checks and stores.
  *
+ * The seeds the rules come from (../shared/seeds, docs/MODELS.md): seed 000 is a Unity
+ * fish-school blog post (average), seed 001 a compute-shader article on a grid built by a
+ * counting sort (heading), seed 002 a Unity CPU Boids article (classic), seed 003 the
+ * UnityGraphicsProgramming GPU Boids chapter, Boids.compute (steer), seed 004 a blog post
+ * on boids avoiding obstacles through a vector field (fov, the obstacle field).
+ *
  * The subset of C used: static inline functions, structs, no statics or globals, no library
  * calls (RF_DIV / RF_SQRT for scalar float division and
  * square root). Exactness rules are forces_kernel.h's: no FMA, IEEE division and square
