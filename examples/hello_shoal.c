@@ -46,7 +46,7 @@ int main(int argc, char **argv)
     rdesc.height = 360;
     shoal_renderer *renderer = NULL;
     int rc = 1;
-    if (shoal_renderer_create(&rdesc, &renderer, &err))
+    if (shoal_render_create(&rdesc, &renderer, &err))
         goto fail;
     shoal_boid_view v = shoal_sim_view(sim);
     shoal_render_instances inst = {.count = shoal_sim_count(sim),
@@ -71,7 +71,7 @@ int main(int argc, char **argv)
 fail:
     if (rc)
         fprintf(stderr, "hello_shoal: %s\n", err.message);
-    shoal_renderer_destroy(renderer);
+    shoal_render_destroy(renderer);
     shoal_sim_destroy(sim);
     return rc;
 }

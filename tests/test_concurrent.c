@@ -48,7 +48,7 @@ static void *job_run(void *p)
         goto fail;
     shoal_render_desc rd = shoal_render_desc_default();
     rd.width = 160, rd.height = 96, rd.thread_count = j->render_threads;
-    if (shoal_renderer_create(&rd, &r, &e))
+    if (shoal_render_create(&rd, &r, &e))
         goto fail;
     shoal_camera cam = shoal_camera_default();
     cam.eye[2] = 20.0f;
@@ -86,7 +86,7 @@ static void *job_run(void *p)
 fail:
     snprintf(j->error, sizeof j->error, "%s", e.message);
 done:
-    shoal_renderer_destroy(r);
+    shoal_render_destroy(r);
     shoal_sim_destroy(s);
     free(out);
     return NULL;
@@ -137,10 +137,48 @@ static void test_two_objects_in_two_threads(void **state)
     free(rows);
 }
 
+/* The earlier public names still link and do what the new ones do (programs written
+ * against them keep working; the compiler tells them the new name). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static void test_earlier_names(void **state)
+{
+    (void)state;
+    size_t n_old = 0, n_new = 0;
+    assert_ptr_equal(shoal_param_list(SHOAL_MODEL_STEER, &n_old),
+                     shoal_params_list(SHOAL_MODEL_STEER, &n_new));
+    assert_int_equal(n_old, n_new);
+    shoal_sim_desc d = shoal_sim_desc_default();
+    d.boid_count = 500;
+    d.thread_count = 1;
+    shoal_sim *s = NULL;
+    shoal_error e;
+    assert_int_equal(shoal_sim_create(&d, &s, &e), SHOAL_OK);
+    shoal_sim_init_state(s, 1);
+    assert_int_equal(shoal_sim_step(s, 2, &e), SHOAL_OK);
+    shoal_stage_stats a[8], b[8];
+    size_t na = shoal_sim_stats(s, a, 8), nb = shoal_sim_get_stats(s, b, 8);
+    assert_int_equal(na, nb);
+    assert_true(na > 0);
+    for (size_t k = 0; k < na; k++)
+        assert_int_equal(a[k].calls, b[k].calls);
+    shoal_sim_destroy(s);
+    shoal_render_desc rd = shoal_render_desc_default();
+    rd.width = 64;
+    rd.height = 48;
+    rd.thread_count = 1;
+    shoal_renderer *r = NULL;
+    assert_int_equal(shoal_renderer_create(&rd, &r, &e), SHOAL_OK);
+    assert_non_null(r);
+    shoal_renderer_destroy(r);
+}
+#pragma GCC diagnostic pop
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_objects_in_two_threads),
+        cmocka_unit_test(test_earlier_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,7 +19,7 @@ static void test_every_param_settable(void **state)
     (void)state;
     for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
         size_t n;
-        const shoal_param_info *list = shoal_param_list((shoal_model)m, &n);
+        const shoal_param_info *list = shoal_params_list((shoal_model)m, &n);
         assert_true(n >= 5);
         shoal_params p;
         shoal_params_default((shoal_model)m, &p);

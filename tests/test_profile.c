@@ -297,7 +297,7 @@ static void test_enable_switch(void **state)
     }
     /* the public per-sim stats still count every step */
     shoal_stage_stats st[8];
-    assert_int_equal(shoal_sim_stats(sim, st, 8), 4);
+    assert_int_equal(shoal_sim_get_stats(sim, st, 8), 4);
     assert_int_equal(st[0].calls, 7);
     shoal_sim_destroy(sim);
     prof_reset();

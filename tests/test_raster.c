@@ -42,7 +42,7 @@ static shoal_renderer *make(int w, int h, shoal_isa isa)
     shoal_error e;
     if (!shoal_isa_supported(isa))
         return NULL;
-    if (shoal_renderer_create(&d, &r, &e) != SHOAL_OK)
+    if (shoal_render_create(&d, &r, &e) != SHOAL_OK)
         fail_msg("create: %s", e.message);
     return r;
 }
@@ -283,7 +283,7 @@ static void test_reference_random(void **state)
             compare(r, &ref, what);
             drawn++;
         }
-        shoal_renderer_destroy(r);
+        shoal_render_destroy(r);
     }
     parallel_set_threads(0);
     assert_true(drawn >= 4);
@@ -396,7 +396,7 @@ static void test_shared_edges(void **state)
         }
         free(m1);
         free(m2);
-        shoal_renderer_destroy(r);
+        shoal_render_destroy(r);
     }
     printf("shared-edge samples checked: %d\n", on_edge_checked);
     assert_true(on_edge_checked > 100);
@@ -454,7 +454,7 @@ static void test_tiny_and_huge(void **state)
         for (int y = 0; y < H; y++)
             for (int x = 0; x < W; x++)
                 assert_int_equal(fb.argb[(size_t)y * fb.stride_px + x], shade_id_colour(41));
-        shoal_renderer_destroy(r);
+        shoal_render_destroy(r);
     }
     ref_free(&ref);
 }
@@ -584,7 +584,7 @@ static void test_near_clipping(void **state)
             if (i != 3)
                 assert_true(inside > 0);
         }
-        shoal_renderer_destroy(r);
+        shoal_render_destroy(r);
     }
     for (size_t k = 1; k < 3; k++)
         if (images[0] && images[k])
@@ -637,7 +637,7 @@ static void test_clipped_floor(void **state)
                              shoal_render_isa_name(r), x, y);
             }
         free(c);
-        shoal_renderer_destroy(r);
+        shoal_render_destroy(r);
     }
 }
 
@@ -679,7 +679,7 @@ static void test_axis_edges(void **state)
                 ref_free(&ref);
                 drawn++;
             }
-        shoal_renderer_destroy(r);
+        shoal_render_destroy(r);
     }
     assert_true(drawn >= 24);
 }

@@ -85,7 +85,7 @@ static shoal_renderer *make_occ(int w, int h, shoal_shade shade, int lod, shoal_
     d.lod_mesh_path = FISH_LOD;
     shoal_renderer *r;
     shoal_error e;
-    if (shoal_renderer_create(&d, &r, &e))
+    if (shoal_render_create(&d, &r, &e))
         fail_msg("create: %s", e.message);
     return r;
 }
@@ -161,7 +161,7 @@ static void test_isa_and_threads_identical(void **state)
                     assert_true(st.instances_clipped > 0);
                 if (lod && cam_k == 0)
                     assert_true(st.instances_reduced + st.instances_splat > 0);
-                shoal_renderer_destroy(r);
+                shoal_render_destroy(r);
             }
         }
     }
@@ -195,7 +195,7 @@ static void test_order_independent(void **state)
         uint64_t a = draw(r, &s.inst, &cam);
         uint64_t b = draw(r, &t.inst, &cam);
         assert_int_equal(a, b);
-        shoal_renderer_destroy(r);
+        shoal_render_destroy(r);
     }
     scene_free(&s);
     scene_free(&t);
@@ -233,7 +233,7 @@ static void test_occlusion_exact(void **state)
                             assert_int_equal(v, h[occ]);
                     }
                     hidden[occ] = shoal_render_get_stats(r).refs_hidden;
-                    shoal_renderer_destroy(r);
+                    shoal_render_destroy(r);
                 }
                 if (h[0] != h[1])
                     fail_msg("mode %d camera %d %s: occlusion on %016llx, off %016llx", mode, cam_k,
@@ -582,7 +582,7 @@ static void test_id_mode_matches_reference(void **state)
                shoal_render_isa_name(r), checked, doubtful);
         /* the reference decides most fish pixels by itself */
         assert_true(doubtful * 4 < fish_pixels);
-        shoal_renderer_destroy(r);
+        shoal_render_destroy(r);
     }
     free(pix);
     shoal_mesh_free(&mesh);
@@ -615,7 +615,7 @@ static void test_golden(void **state)
             shoal_renderer *r =
                 make(320, 180, mode ? SHOAL_SHADE_ID : SHOAL_SHADE_LIT, 1, all[k], 1.5f);
             uint64_t hk = draw(r, &s.inst, &cam);
-            shoal_renderer_destroy(r);
+            shoal_render_destroy(r);
             if (hk != (mode ? GOLDEN_ID : GOLDEN_LIT))
                 fail_msg("golden image (%s), %s: hash %016llx", mode ? "id" : "lit",
                          shoal_isa_name(all[k]), (unsigned long long)hk);
@@ -633,7 +633,7 @@ static void test_golden(void **state)
             printf("#define GOLDEN_%s 0x%016llxull\n", mode ? "ID" : "LIT",
                    (unsigned long long)h[mode]);
         }
-        shoal_renderer_destroy(r);
+        shoal_render_destroy(r);
     }
     assert_int_equal(h[0], GOLDEN_LIT);
     assert_int_equal(h[1], GOLDEN_ID);
@@ -676,7 +676,7 @@ static void test_png_roundtrip(void **state)
                                             fb.stride_px, &e),
                          SHOAL_OK);
     assert_int_not_equal(access("/nonexistent/dir/x.png", F_OK), 0);
-    shoal_renderer_destroy(r);
+    shoal_render_destroy(r);
     scene_free(&s);
 }
 
@@ -712,15 +712,15 @@ static void test_errors(void **state)
     shoal_renderer *r;
     shoal_error e;
     d.width = 0;
-    assert_int_equal(shoal_renderer_create(&d, &r, &e), SHOAL_ERR_INPUT);
+    assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_ERR_INPUT);
     d.width = 64;
     d.fish_length = -1;
-    assert_int_equal(shoal_renderer_create(&d, &r, &e), SHOAL_ERR_INPUT);
+    assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_ERR_INPUT);
     d.fish_length = 1;
     d.mesh_path = "/nonexistent.obj";
-    assert_int_not_equal(shoal_renderer_create(&d, &r, &e), SHOAL_OK);
+    assert_int_not_equal(shoal_render_create(&d, &r, &e), SHOAL_OK);
     d.mesh_path = FISH;
-    assert_int_equal(shoal_renderer_create(&d, &r, &e), SHOAL_OK);
+    assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_OK);
     shoal_camera c = shoal_camera_default();
     c.fov_deg = 180;
     assert_int_equal(shoal_render_frame(r, NULL, &c, &e), SHOAL_ERR_INPUT);
@@ -740,7 +740,7 @@ static void test_errors(void **state)
     assert_int_equal(shoal_render_set_size(r, 33, 17, &e), SHOAL_OK);
     assert_int_equal(shoal_render_framebuffer(r).width, 33);
     assert_int_equal(shoal_render_set_size(r, 100000, 17, &e), SHOAL_ERR_INPUT);
-    shoal_renderer_destroy(r);
+    shoal_render_destroy(r);
 }
 
 /* A fish small enough to be a splat (LOD) at each edge of the image: it must show in the
@@ -791,7 +791,7 @@ static void test_splats_at_borders(void **state)
                          shoal_isa_name(isas[k]), b);
         }
         free(empty);
-        shoal_renderer_destroy(r);
+        shoal_render_destroy(r);
     }
 }
 

@@ -310,7 +310,7 @@ int main(int argc, char **argv)
     rd.thread_count = threads;
     rd.fish_length = 1.5f;
     float *soa = malloc(n * 6 * sizeof(float) + 1);
-    if (!soa || shoal_renderer_create(&rd, &r, &e) ||
+    if (!soa || shoal_render_create(&rd, &r, &e) ||
         (check >= 0 && shoal_render_keep_depth(r, 1, &e))) {
         fprintf(stderr, "bench_llvmpipe: %s\n", soa ? e.message : "out of memory");
         free(soa);
@@ -461,7 +461,7 @@ int main(int argc, char **argv)
     free(soa);
 done:
     free(split3);
-    shoal_renderer_destroy(r);
+    shoal_render_destroy(r);
     shoal_mesh_free(&full);
     shoal_mesh_free(&reduced);
     free(rows);

@@ -15,6 +15,14 @@
 
 #define SHOAL_VERSION_STRING "0.1.0"
 
+/** A name kept for programs written against an earlier libshoal: it still links and works,
+ *  and the compiler says which name replaced it. Names follow shoal_<module>_<verb>. */
+#if defined(__GNUC__) || defined(__clang__)
+#define SHOAL_DEPRECATED(use) __attribute__((deprecated("use " use)))
+#else
+#define SHOAL_DEPRECATED(use)
+#endif
+
 /** Status codes. Every fallible public function returns one of these; 0 is success. */
 typedef enum shoal_status {
     SHOAL_OK = 0,

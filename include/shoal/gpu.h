@@ -83,6 +83,10 @@ typedef struct shoal_gpu_stats {
     double total_ms, last_ms;
     uint64_t last_steps;
 } shoal_gpu_stats;
+SHOAL_API shoal_gpu_stats shoal_gpu_sim_get_stats(const shoal_gpu_sim *sim);
+
+/* Earlier name (before shoal_<module>_<verb> throughout). */
+SHOAL_DEPRECATED("shoal_gpu_sim_get_stats")
 SHOAL_API shoal_gpu_stats shoal_gpu_sim_stats(const shoal_gpu_sim *sim);
 
 #endif

@@ -79,7 +79,7 @@ SHOAL_API void shoal_io_atomic_remove_temps(void);
  *
  *     [scene]            model = steer|average|heading|classic|fov, count = N, seed = S,
  *                        dt = seconds, t0 = seconds
- *     [params]           any parameter of the model by name (shoal_param_list), vectors as
+ *     [params]           any parameter of the model by name (shoal_params_list), vectors as
  *                        x,y,z
  *     [sphere]           an obstacle sphere: center = x,y,z, radius = r (repeatable)
  *     [mesh NAME]        an obstacle mesh for the field of seed 004: file = path.obj

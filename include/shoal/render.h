@@ -159,9 +159,9 @@ typedef struct shoal_renderer shoal_renderer;
 /** Create a renderer: validates the desc, loads the meshes, allocates the framebuffer and
  *  tile buffers. SHOAL_ERR_INPUT for a bad desc or mesh (the message names it),
  *  SHOAL_ERR_UNSUPPORTED when the ISA asked for is not available, SHOAL_ERR_NOMEM. */
-SHOAL_API shoal_status shoal_renderer_create(const shoal_render_desc *desc, shoal_renderer **out,
-                                             shoal_error *err);
-SHOAL_API void shoal_renderer_destroy(shoal_renderer *r);
+SHOAL_API shoal_status shoal_render_create(const shoal_render_desc *desc, shoal_renderer **out,
+                                           shoal_error *err);
+SHOAL_API void shoal_render_destroy(shoal_renderer *r);
 
 /** Draw one frame. Validates the camera (SHOAL_ERR_INPUT naming the field) and the view
  *  (NULL arrays with count > 0). Runs its own OpenMP team (see thread_count); not
@@ -215,5 +215,11 @@ SHOAL_API void shoal_render_camera_frame(const float *px, const float *py, const
 /** FNV-1a 64 of the framebuffer's pixels (row by row, little-endian ARGB words): the golden
  *  image hash used by the tests and by `shoal render --stats`. */
 SHOAL_API uint64_t shoal_render_hash(shoal_framebuffer fb);
+
+/* Earlier names (before shoal_<module>_<verb> throughout). */
+SHOAL_DEPRECATED("shoal_render_create")
+SHOAL_API shoal_status shoal_renderer_create(const shoal_render_desc *desc, shoal_renderer **out,
+                                             shoal_error *err);
+SHOAL_DEPRECATED("shoal_render_destroy") SHOAL_API void shoal_renderer_destroy(shoal_renderer *r);
 
 #endif

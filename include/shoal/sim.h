@@ -102,7 +102,7 @@ SHOAL_API size_t shoal_model_default_count(shoal_model model);
 /** Fill `params` with the model's defaults (all fields, including those it ignores). */
 SHOAL_API void shoal_params_default(shoal_model model, shoal_params *params);
 /** The model's parameters; `*count_out` receives how many. */
-SHOAL_API const shoal_param_info *shoal_param_list(shoal_model model, size_t *count_out);
+SHOAL_API const shoal_param_info *shoal_params_list(shoal_model model, size_t *count_out);
 /** Set a parameter by name. Vector parameters take "x,y,z" or per-component names
  *  ("wall_center_x"). Unknown names and values outside the range: SHOAL_ERR_INPUT. */
 SHOAL_API shoal_status shoal_params_set(shoal_model model, shoal_params *params, const char *name,
@@ -282,9 +282,9 @@ typedef struct shoal_stage_stats {
 } shoal_stage_stats;
 
 /** Stage timers since creation: fills up to `max` entries, returns how many stages. */
-SHOAL_API size_t shoal_sim_stats(const shoal_sim *sim, shoal_stage_stats *out, size_t max);
+SHOAL_API size_t shoal_sim_get_stats(const shoal_sim *sim, shoal_stage_stats *out, size_t max);
 
-/** The stages of one step, in order: the entries of shoal_sim_stats, and in the stage
+/** The stages of one step, in order: the entries of shoal_sim_get_stats, and in the stage
  *  profiler (shoal/profile.h) the ids SHOAL_PROFILE_SIM_BASE + stage. */
 typedef enum shoal_sim_stage {
     SHOAL_SIM_STAGE_ASSIGN,  /**< grid_assign: the cell of each boid, per-block histograms */
@@ -322,5 +322,11 @@ SHOAL_API void shoal_sim_candidate_pairs(const shoal_sim *sim, double *lane_pair
  *  0 as NumPy indexes them: "state.npy: row 2 column 3 (vx) is nan". */
 SHOAL_API shoal_status shoal_state_check_finite(const float *rows, size_t count, const char *what,
                                                 shoal_error *err);
+
+/* Earlier names (before shoal_<module>_<verb> throughout). */
+SHOAL_DEPRECATED("shoal_sim_get_stats")
+SHOAL_API size_t shoal_sim_stats(const shoal_sim *sim, shoal_stage_stats *out, size_t max);
+SHOAL_DEPRECATED("shoal_params_list")
+SHOAL_API const shoal_param_info *shoal_param_list(shoal_model model, size_t *count_out);
 
 #endif

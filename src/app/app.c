@@ -58,7 +58,7 @@ void app_print_scaled(const char *cmd, const app_scaled *sc, const shoal_sim_des
             "keep its density (--keep-geometry keeps them):",
             cmd, after->boid_count, before->boid_count, sc->s);
     size_t n;
-    const shoal_param_info *list = shoal_param_list(after->model, &n);
+    const shoal_param_info *list = shoal_params_list(after->model, &n);
     for (size_t i = 0; i < n; i++) {
         float a = *(const float *)((const char *)&before->params + list[i].offset);
         float b = *(const float *)((const char *)&scaled->params + list[i].offset);

@@ -13,9 +13,7 @@
 #include "support/json.h"
 #include "support/peak.h"
 #include "support/scenes.h"
-#ifdef SHOAL_HAVE_RENDER
 #include "shoal/render.h"
-#endif
 
 #include <math.h>
 #include <stdio.h>
@@ -156,7 +154,6 @@ static void build_matrix(bench_ctx *b)
         c.threads = tmax;
         c.isa = best;
         add_case(b, c, "steer-tiny");
-#ifdef SHOAL_HAVE_RENDER
         memset(&c, 0, sizeof c);
         c.scene = SC_RENDER;
         c.n = 2000;
@@ -166,7 +163,6 @@ static void build_matrix(bench_ctx *b)
         c.render_w = 320;
         c.render_h = 180;
         add_case(b, c, "2000-320x180");
-#endif
         return;
     }
     struct {
@@ -209,7 +205,6 @@ static void build_matrix(bench_ctx *b)
                     snprintf(nm, sizeof nm, "%s-default-%s", shoal_model_name(c.model), cn);
                     add_case(b, c, nm);
                 }
-#ifdef SHOAL_HAVE_RENDER
     size_t counts[] = {10000, 100000, 1000000};
     const char *cnames[] = {"10k", "100k", "1m"};
     for (int k = 0; k < 3; k++)
@@ -228,7 +223,6 @@ static void build_matrix(bench_ctx *b)
                         continue;
                     add_case(b, c, cnames[k]);
                 }
-#endif
 }
 
 /* ---- scenes ----------------------------------------------------------------------------- */
@@ -426,8 +420,6 @@ static void run_sim_case(bench_ctx *b, bench_result *r)
     shoal_sim_destroy(s);
 }
 
-#ifdef SHOAL_HAVE_RENDER
-
 static void run_render_case(bench_ctx *b, bench_result *r)
 {
     const bench_case *c = &r->c;
@@ -469,7 +461,7 @@ static void run_render_case(bench_ctx *b, bench_result *r)
     cam.fov_deg = 60;
     shoal_renderer *rd = NULL;
     shoal_error e;
-    if (shoal_renderer_create(&d, &rd, &e)) {
+    if (shoal_render_create(&d, &rd, &e)) {
         snprintf(r->error, sizeof r->error, "%s", e.message);
         free(soa);
         return;
@@ -506,10 +498,9 @@ static void run_render_case(bench_ctx *b, bench_result *r)
         r->pixels_written = (double)st.pixels_written;
         r->ok = 1;
     }
-    shoal_renderer_destroy(rd);
+    shoal_render_destroy(rd);
     free(soa);
 }
-#endif
 
 /* ---- machine ---------------------------------------------------------------------------- */
 
@@ -914,11 +905,9 @@ int cmd_bench(int argc, char **argv)
     }
     for (int i = 0; i < b->case_count; i++) {
         res[i].c = b->cases[i];
-#ifdef SHOAL_HAVE_RENDER
         if (b->cases[i].scene == SC_RENDER)
             run_render_case(b, &res[i]);
         else
-#endif
             run_sim_case(b, &res[i]);
         print_result(&res[i], stdout);
         fflush(stdout);

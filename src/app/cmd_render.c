@@ -386,13 +386,13 @@ int cmd_render(int argc, char **argv)
                                   (float)ro.desc.width / (float)ro.desc.height, &ro.cam);
 
     shoal_renderer *r = NULL;
-    shoal_status cst = shoal_renderer_create(&ro.desc, &r, &e);
+    shoal_status cst = shoal_render_create(&ro.desc, &r, &e);
     if (!cst && ranks > 1)
         cst = shoal_render_keep_depth(r, 1, &e);
     if (ranks > 1)
         cst = mpi_agree(cst, &e); /* every rank goes on, or none */
     if (cst) {
-        shoal_renderer_destroy(r);
+        shoal_render_destroy(r);
         free(s.buf);
         return app_fail_status(&o, &e);
     }
@@ -406,7 +406,7 @@ int cmd_render(int argc, char **argv)
         cst = ids ? SHOAL_OK : shoal_error_set(&e, SHOAL_ERR_NOMEM, "out of memory for ids");
         if ((cst = mpi_agree(cst, &e))) {
             free(ids);
-            shoal_renderer_destroy(r);
+            shoal_render_destroy(r);
             free(s.buf);
             return app_fail_status(&o, &e);
         }
@@ -428,7 +428,7 @@ int cmd_render(int argc, char **argv)
         size_t frames = ro.bench ? (size_t)ro.bench + 2 : 1;
         size_t spans = frames * 5 + 16, cap = ((size_t)64 << 20) / 32 / (size_t)tracks;
         if (shoal_profile_trace_open(tracks, spans < cap ? spans : cap, &e)) {
-            shoal_renderer_destroy(r);
+            shoal_render_destroy(r);
             free(s.buf);
             return app_fail_status(&o, &e);
         }
@@ -505,7 +505,7 @@ int cmd_render(int argc, char **argv)
     }
     free(over);
     free(ids);
-    shoal_renderer_destroy(r);
+    shoal_render_destroy(r);
     free(s.buf);
     return rc;
 }

@@ -37,7 +37,7 @@ static int step_gpu(const shoal_sim_desc *d, const shoal_scene *scene, const cha
     double warm_ms = 0;
     if (first) {
         st = shoal_gpu_sim_step(g, 1, e);
-        warm_ms = shoal_gpu_sim_stats(g).last_ms;
+        warm_ms = shoal_gpu_sim_get_stats(g).last_ms;
     }
     for (long long done = first; !st && done < steps;) {
         long long k = steps - done > 1000000 ? 1000000 : steps - done;
@@ -45,7 +45,7 @@ static int step_gpu(const shoal_sim_desc *d, const shoal_scene *scene, const cha
         done += k;
     }
     if (stats) {
-        shoal_gpu_stats s = shoal_gpu_sim_stats(g);
+        shoal_gpu_stats s = shoal_gpu_sim_get_stats(g);
         double rest = s.total_ms - warm_ms;
         uint64_t rest_steps = s.steps - (uint64_t)first;
         fprintf(stderr, "gpu %s (%s order), %zu boids: %llu steps %.3f ms",

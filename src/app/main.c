@@ -26,9 +26,7 @@ static const command commands[] = {
     {"diverge", cmd_diverge, "run two backends or orders from one state, errors per step to CSV"},
     {"sweep", cmd_sweep, "an ensemble over a parameter grid and seeds: flock statistics to CSV"},
     {"bench", cmd_bench, "the benchmark matrix: sim and render timings, JSON, comparisons"},
-#ifdef SHOAL_HAVE_RENDER
     {"render", cmd_render, "render a state file to PNG with the software rasterizer"},
-#endif
 };
 
 static void usage(FILE *f)

@@ -213,7 +213,7 @@ int app_render_replay(const opt_values *o, const shoal_render_desc *desc, shoal_
         return options_fail(o, "--out %s", e.message);
     }
     shoal_renderer *r;
-    if (shoal_renderer_create(desc, &r, &e)) {
+    if (shoal_render_create(desc, &r, &e)) {
         free(frames);
         options_fail(o, "%s", e.message);
         return app_exit_code(e.status);
@@ -221,7 +221,7 @@ int app_render_replay(const opt_values *o, const shoal_render_desc *desc, shoal_
     replay_video vd;
     memset(&vd, 0, sizeof vd);
     if (video && (rc = video_open(o, &vd, video, desc->width, desc->height, fps))) {
-        shoal_renderer_destroy(r);
+        shoal_render_destroy(r);
         free(frames);
         return rc;
     }
@@ -275,6 +275,6 @@ int app_render_replay(const opt_values *o, const shoal_render_desc *desc, shoal_
         rc = vrc;
     free(soa);
     free(frames);
-    shoal_renderer_destroy(r);
+    shoal_render_destroy(r);
     return rc;
 }

@@ -257,7 +257,7 @@ static void draw_hud(app *a, canvas *cv)
         a->cfg.vsync ? (a->winfo.vsync ? ", vsync" : ", paced") : ", vsync off");
     OUT("sim     %6.2f ms/step x%.2f:", h->ms[T_SIM] / steps, (double)h->steps / fr);
     shoal_stage_stats st[SIM_STAGES];
-    size_t ns = shoal_sim_stats(a->sim, st, SIM_STAGES);
+    size_t ns = shoal_sim_get_stats(a->sim, st, SIM_STAGES);
     for (size_t k = 0; k < ns && k < SIM_STAGES; k++) {
         const char *nm = strncmp(st[k].name, "grid_", 5) == 0 ? st[k].name + 5 : st[k].name;
         OUT(" %s %.2f", nm, a->hud_stage_ms[k]);

@@ -52,7 +52,7 @@ _Static_assert(sizeof editable / sizeof editable[0] == RUN_EDITABLE_COUNT,
 static const shoal_param_info *param_find(shoal_model m, const char *name)
 {
     size_t n;
-    const shoal_param_info *l = shoal_param_list(m, &n);
+    const shoal_param_info *l = shoal_params_list(m, &n);
     for (size_t i = 0; i < n; i++)
         if (strcmp(l[i].name, name) == 0)
             return &l[i];
@@ -374,8 +374,8 @@ static void handle_key(app *a, int key, int mods, int width, int height)
         a->rdesc.lod = !a->rdesc.lod;
         shoal_renderer *r;
         shoal_error e;
-        if (shoal_renderer_create(&a->rdesc, &r, &e) == 0) {
-            shoal_renderer_destroy(a->ren);
+        if (shoal_render_create(&a->rdesc, &r, &e) == 0) {
+            shoal_render_destroy(a->ren);
             a->ren = r;
             run_set_status(a, "level of detail %s", run_onoff(a->rdesc.lod));
         } else {

@@ -154,7 +154,7 @@ static void sim_close(app *a)
     if (!a->sim)
         return;
     shoal_stage_stats st[SIM_STAGES];
-    size_t n = shoal_sim_stats(a->sim, st, SIM_STAGES);
+    size_t n = shoal_sim_get_stats(a->sim, st, SIM_STAGES);
     for (size_t k = 0; k < n && k < SIM_STAGES; k++)
         a->sim_stage_ms_closed[k] += st[k].total_ms;
     a->sim_steps_closed += n ? st[0].calls : 0;
@@ -329,17 +329,17 @@ shoal_status run_renderer_open(app *a, float fish_length, shoal_error *e)
     a->rdesc.width = w;
     a->rdesc.height = h;
     shoal_renderer *r = NULL;
-    shoal_status st = shoal_renderer_create(&a->rdesc, &r, e);
+    shoal_status st = shoal_render_create(&a->rdesc, &r, e);
     if (!st && a->ranks > 1)
         st = shoal_render_keep_depth(r, 1, e);
     if (a->ranks > 1)
         st = mpi_agree(st, e);
     if (st) {
-        shoal_renderer_destroy(r);
+        shoal_render_destroy(r);
         return st;
     }
     if (a->ren)
-        shoal_renderer_destroy(a->ren);
+        shoal_render_destroy(a->ren);
     a->ren = r;
     return SHOAL_OK;
 }
@@ -387,7 +387,7 @@ void run_stats_roll(app *a, int force)
     a->hud_fps = span > 0 ? (double)a->win_t.frames / span : 0;
     a->hud_t = a->win_t;
     shoal_stage_stats st[SIM_STAGES];
-    size_t ns = shoal_sim_stats(a->sim, st, SIM_STAGES);
+    size_t ns = shoal_sim_get_stats(a->sim, st, SIM_STAGES);
     uint64_t calls = ns ? st[0].calls : 0;
     uint64_t dc = calls - a->sim_steps_prev;
     for (size_t k = 0; k < ns && k < SIM_STAGES; k++) {
@@ -428,7 +428,7 @@ void run_print_summary(app *a, const char *what)
            a->rstats.isa ? a->rstats.isa : "-");
     printf("  %-30s %10s %12s %12s\n", "stage", "calls", "total ms", "ms/frame");
     shoal_stage_stats st[SIM_STAGES];
-    size_t ns = shoal_sim_stats(a->sim, st, SIM_STAGES);
+    size_t ns = shoal_sim_get_stats(a->sim, st, SIM_STAGES);
     for (int k = 0; k < T_COUNT; k++) {
         if (!t->calls[k] && k != T_FRAME)
             continue;
@@ -455,7 +455,7 @@ void run_app_free(app *a)
 {
     sim_close(a);
     if (a->ren)
-        shoal_renderer_destroy(a->ren);
+        shoal_render_destroy(a->ren);
     if (a->win)
         window_close(a->win);
     free(a->ipx);

@@ -73,7 +73,7 @@ void progress_end(progress *p)
 void app_json_params(FILE *f, shoal_model model, const shoal_params *p)
 {
     size_t n;
-    const shoal_param_info *info = shoal_param_list(model, &n);
+    const shoal_param_info *info = shoal_params_list(model, &n);
     fputc('{', f);
     for (size_t i = 0; i < n; i++) {
         float v;

@@ -59,7 +59,7 @@ shoal_status traj_close(traj *t, const shoal_sim *sim, long long steps, int ok, 
 shoal_status app_sim_run(shoal_sim *sim, long long steps, traj *tr, progress *pg, shoal_error *e);
 
 /* JSON: the model's parameters as an object {"name": value, ...} (every entry of
- * shoal_param_list, 9 significant digits: exact float32) plus "spheres". Strings go through
+ * shoal_params_list, 9 significant digits: exact float32) plus "spheres". Strings go through
  * json_write_string (support/json.h). */
 void app_json_params(FILE *f, shoal_model model, const shoal_params *p);
 

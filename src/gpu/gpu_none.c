@@ -77,7 +77,7 @@ const char *shoal_gpu_sim_device_name(const shoal_gpu_sim *sim)
     return "none";
 }
 
-shoal_gpu_stats shoal_gpu_sim_stats(const shoal_gpu_sim *sim)
+shoal_gpu_stats shoal_gpu_sim_get_stats(const shoal_gpu_sim *sim)
 {
     (void)sim;
     shoal_gpu_stats s;
@@ -100,4 +100,10 @@ size_t shoal_gpu_sim_predators(const shoal_gpu_sim *sim, float *pos, float *vel,
     (void)vel;
     (void)max;
     return 0;
+}
+
+/* an earlier name */
+shoal_gpu_stats shoal_gpu_sim_stats(const shoal_gpu_sim *sim)
+{
+    return shoal_gpu_sim_get_stats(sim);
 }

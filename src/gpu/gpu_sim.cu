@@ -799,6 +799,7 @@ extern "C" size_t shoal_gpu_sim_count(const shoal_gpu_sim *s) { return s->count;
 
 extern "C" const char *shoal_gpu_sim_device_name(const shoal_gpu_sim *s) { return s->device_name; }
 
+extern "C" shoal_gpu_stats shoal_gpu_sim_get_stats(const shoal_gpu_sim *s) { return s->stats; }
 extern "C" shoal_gpu_stats shoal_gpu_sim_stats(const shoal_gpu_sim *s) { return s->stats; }
 
 extern "C" shoal_status shoal_gpu_sim_copy_obstacles(shoal_gpu_sim *s, const shoal_sim *src,

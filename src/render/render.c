@@ -195,8 +195,8 @@ static shoal_status render_check_size(int width, int height, shoal_error *err)
     return SHOAL_OK;
 }
 
-SHOAL_API shoal_status shoal_renderer_create(const shoal_render_desc *desc, shoal_renderer **out,
-                                             shoal_error *err)
+SHOAL_API shoal_status shoal_render_create(const shoal_render_desc *desc, shoal_renderer **out,
+                                           shoal_error *err)
 {
     *out = NULL;
     shoal_status st = render_check_size(desc->width, desc->height, err);
@@ -255,7 +255,7 @@ SHOAL_API shoal_status shoal_renderer_create(const shoal_render_desc *desc, shoa
     if (!st)
         st = render_alloc_size(r, desc->width, desc->height, err);
     if (st) {
-        shoal_renderer_destroy(r);
+        shoal_render_destroy(r);
         return st;
     }
     r->stats.isa = k->name;
@@ -279,7 +279,7 @@ static void render_free_blocks(shoal_renderer *r)
     r->block_cap = 0;
 }
 
-SHOAL_API void shoal_renderer_destroy(shoal_renderer *r)
+SHOAL_API void shoal_render_destroy(shoal_renderer *r)
 {
     if (!r)
         return;
@@ -779,3 +779,13 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
 done:
     return st;
 }
+
+/* ---- earlier names ------------------------------------------------------------------ */
+
+SHOAL_API shoal_status shoal_renderer_create(const shoal_render_desc *desc, shoal_renderer **out,
+                                             shoal_error *err)
+{
+    return shoal_render_create(desc, out, err);
+}
+
+SHOAL_API void shoal_renderer_destroy(shoal_renderer *r) { shoal_render_destroy(r); }

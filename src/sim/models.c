@@ -174,7 +174,7 @@ size_t shoal_model_default_count(shoal_model model)
     return (unsigned)model < SHOAL_MODEL_COUNT ? models[model].default_count : 0;
 }
 
-const shoal_param_info *shoal_param_list(shoal_model model, size_t *count_out)
+const shoal_param_info *shoal_params_list(shoal_model model, size_t *count_out)
 {
     if ((unsigned)model >= SHOAL_MODEL_COUNT) {
         *count_out = 0;
@@ -193,7 +193,7 @@ void shoal_params_default(shoal_model model, shoal_params *params)
 {
     memset(params, 0, sizeof *params);
     size_t n;
-    const shoal_param_info *list = shoal_param_list(model, &n);
+    const shoal_param_info *list = shoal_params_list(model, &n);
     for (size_t i = 0; i < n; i++)
         *param_ptr(params, &list[i]) = list[i].default_value;
 }
@@ -238,7 +238,7 @@ shoal_status shoal_params_set(shoal_model model, shoal_params *params, const cha
                               const char *value, shoal_error *err)
 {
     size_t n;
-    const shoal_param_info *list = shoal_param_list(model, &n);
+    const shoal_param_info *list = shoal_params_list(model, &n);
     if (!list)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "invalid model");
     for (size_t i = 0; i < n; i++)
@@ -292,7 +292,7 @@ shoal_status shoal_params_set(shoal_model model, shoal_params *params, const cha
 shoal_status shoal_params_validate(shoal_model model, const shoal_params *params, shoal_error *err)
 {
     size_t n;
-    const shoal_param_info *list = shoal_param_list(model, &n);
+    const shoal_param_info *list = shoal_params_list(model, &n);
     if (!list)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "invalid model %d", (int)model);
     for (size_t i = 0; i < n; i++) {
@@ -348,7 +348,7 @@ void shoal_params_scale_geometry(shoal_model model, shoal_params *p, double fact
     if (!(factor > 0) || !isfinite(factor) || factor == 1.0)
         return;
     size_t n;
-    const shoal_param_info *list = shoal_param_list(model, &n);
+    const shoal_param_info *list = shoal_params_list(model, &n);
     if (!list)
         return;
     size_t lengths[8], count = 0;
@@ -395,4 +395,10 @@ float shoal_params_interaction_radius(shoal_model model, const shoal_params *p)
     default:
         return 1.0f;
     }
+}
+
+/* an earlier name */
+const shoal_param_info *shoal_param_list(shoal_model model, size_t *count_out)
+{
+    return shoal_params_list(model, count_out);
 }

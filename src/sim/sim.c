@@ -491,7 +491,7 @@ shoal_status shoal_sim_step(shoal_sim *s, int step_count, shoal_error *err)
 void sim_sort_only(shoal_sim *s) { run_step(s, 1, NULL); }
 void shoal_sim_sort(shoal_sim *s) { sim_sort_only(s); }
 
-size_t shoal_sim_stats(const shoal_sim *s, shoal_stage_stats *out, size_t max)
+size_t shoal_sim_get_stats(const shoal_sim *s, shoal_stage_stats *out, size_t max)
 {
     /* the threads this sim's steps ran on (not whatever the process default is now); the
      * median and max per call are in the stage profiler (core/profile.h, --stats) */
@@ -536,4 +536,10 @@ shoal_status shoal_state_check_finite(const float *rows, size_t count, const cha
         }
     }
     return SHOAL_OK;
+}
+
+/* an earlier name */
+size_t shoal_sim_stats(const shoal_sim *s, shoal_stage_stats *out, size_t max)
+{
+    return shoal_sim_get_stats(s, out, max);
 }
