@@ -320,12 +320,12 @@ for t in 2 $NCPU; do
 done
 stamp "issue 18: whole frames of shoal run --headless"
 # (the default scene is the program's own, with no --scene: assets/scenes/steer.ini differs)
-for spec in "$NCPU 90 --scene assets/scenes/steer_1m.ini" \
+for spec in "$NCPU 90 --scene assets/scenes/steer_1m.ini" "$NCPU 600 --scene assets/scenes/steer_1m.ini" \
     "2 120 --scene assets/scenes/steer_100k.ini" "2 600"; do
     set -- $spec
     timeout 150 "$SHOAL" run --headless --out - --threads $1 --frames $2 ${3:-} ${4:-} \
         >"$W/frame.txt" 2>&1
-    grep -E "^shoal run|^  (sim|render|overlays|frame)" "$W/frame.txt" | tee -a "$REPORT"
+    grep -E "^shoal run|^  (sim|render|overlays|frame)|^    render:" "$W/frame.txt" | tee -a "$REPORT"
 done
 fi
 stamp "done"

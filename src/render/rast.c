@@ -266,7 +266,7 @@ void rast_tile(const render_kernels *k, tile_ctx *t, const render_block *blocks,
             return;
         }
         for (uint32_t j = s; j < e; j++) {
-            const rref *r = &B->refs[B->items[j]];
+            const rref *r = &B->items[j];
             list->items[n].block = B;
             list->items[n].ref = r;
             n++;
@@ -288,7 +288,9 @@ void rast_tile(const render_kernels *k, tile_ctx *t, const render_block *blocks,
             __builtin_prefetch(it[j + RAST_AHEAD_REF].ref, 0, 3);
         if (j + RAST_AHEAD_DATA < n) {
             const rref *q = it[j + RAST_AHEAD_DATA].ref;
-            if (!t->occlusion || !hz_hidden(&h, t, q, ref_zmin(q)))
+            /* a splat has no data to fetch: no occlusion test for it here */
+            if (!(q->kind_count & REF_SPLAT) &&
+                (!t->occlusion || !hz_hidden(&h, t, q, ref_zmin(q))))
                 rast_prefetch_ref(it[j + RAST_AHEAD_DATA].block, q);
         }
         const rref *r = it[j].ref;

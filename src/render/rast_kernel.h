@@ -167,6 +167,243 @@ static int RK(transform)(const render_mesh *m, const float *mvp, const frame_con
 #endif
 }
 
+#if defined(RK_AVX512) || defined(RK_AVX2)
+/* ---- splats: the splat path of setup for TW instances at once ------------------------------ */
+
+#if defined(RK_AVX512)
+#define T_SQRT(a) _mm512_sqrt_ps(a)
+#define T_CVTT(a) _mm512_cvttps_epi32(a)
+#define T_CVTIF(a) _mm512_cvtepi32_ps(a)
+#define T_ADDI(a, b) _mm512_add_epi32(a, b)
+#define T_ANDI(a, b) _mm512_and_si512(a, b)
+#define T_ORI(a, b) _mm512_or_si512(a, b)
+#define T_SRAI(a, n) _mm512_srai_epi32(a, n)
+#define T_SRLI(a, n) _mm512_srli_epi32(a, n)
+#define T_SLLI(a, n) _mm512_slli_epi32(a, n)
+#define T_LOADI(p) _mm512_loadu_si512((const void *)(p))
+#define T_ABS(a) _mm512_abs_ps(a)
+#define T_NEG(a) _mm512_xor_ps(a, _mm512_set1_ps(-0.0f))
+#define T_SUBI(a, b) _mm512_sub_epi32(a, b)
+static inline tvm t_lt(tvf a, tvf b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+static inline tvm t_gt(tvf a, tvf b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+static inline tvm t_ge(tvf a, tvf b) { return _mm512_cmp_ps_mask(a, b, _CMP_GE_OQ); }
+static inline tvm t_eq(tvf a, tvf b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ); }
+static inline tvm t_gti(tvi a, tvi b) { return _mm512_cmpgt_epi32_mask(a, b); }
+static inline tvm t_and(tvm a, tvm b) { return (tvm)(a & b); }
+static inline tvm t_or(tvm a, tvm b) { return (tvm)(a | b); }
+static inline unsigned t_bits(tvm a) { return (unsigned)a; }
+/* m ? a : b, lane by lane */
+static inline tvf t_sel(tvm m, tvf a, tvf b) { return _mm512_mask_blend_ps(m, b, a); }
+static inline tvi t_seli(tvm m, tvi a, tvi b) { return _mm512_mask_blend_epi32(m, b, a); }
+static inline tvi t_gather(const uint32_t *base, tvi idx)
+{
+    return _mm512_i32gather_epi32(idx, (const void *)base, 4);
+}
+#else
+typedef __m256 tvm;
+#define T_SQRT(a) _mm256_sqrt_ps(a)
+#define T_CVTT(a) _mm256_cvttps_epi32(a)
+#define T_CVTIF(a) _mm256_cvtepi32_ps(a)
+#define T_ADDI(a, b) _mm256_add_epi32(a, b)
+#define T_ANDI(a, b) _mm256_and_si256(a, b)
+#define T_ORI(a, b) _mm256_or_si256(a, b)
+#define T_SRAI(a, n) _mm256_srai_epi32(a, n)
+#define T_SRLI(a, n) _mm256_srli_epi32(a, n)
+#define T_SLLI(a, n) _mm256_slli_epi32(a, n)
+#define T_LOADI(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
+#define T_ABS(a) _mm256_and_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF)))
+#define T_NEG(a) _mm256_xor_ps(a, _mm256_set1_ps(-0.0f))
+#define T_SUBI(a, b) _mm256_sub_epi32(a, b)
+static inline tvm t_lt(tvf a, tvf b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
+static inline tvm t_gt(tvf a, tvf b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
+static inline tvm t_ge(tvf a, tvf b) { return _mm256_cmp_ps(a, b, _CMP_GE_OQ); }
+static inline tvm t_eq(tvf a, tvf b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
+static inline tvm t_gti(tvi a, tvi b) { return _mm256_castsi256_ps(_mm256_cmpgt_epi32(a, b)); }
+static inline tvm t_and(tvm a, tvm b) { return _mm256_and_ps(a, b); }
+static inline tvm t_or(tvm a, tvm b) { return _mm256_or_ps(a, b); }
+static inline unsigned t_bits(tvm a) { return (unsigned)_mm256_movemask_ps(a); }
+static inline tvf t_sel(tvm m, tvf a, tvf b) { return _mm256_blendv_ps(b, a, m); }
+static inline tvi t_seli(tvm m, tvi a, tvi b)
+{
+    return _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(b), _mm256_castsi256_ps(a), m));
+}
+static inline tvi t_gather(const uint32_t *base, tvi idx)
+{
+    return _mm256_i32gather_epi32((const int *)(const void *)base, idx, 4);
+}
+#endif
+
+/* t < 0 ? 0 : t > 1 ? 1 : t, NaN kept (shade.c's clamp) */
+static inline tvf t_clamp01(tvf t)
+{
+    const tvf zero = T_SET1(0.0f), one = T_SET1(1.0f);
+    return t_sel(t_lt(t, zero), zero, t_sel(t_gt(t, one), one, t));
+}
+/* ((c0 * 0 + c1 * 0) + c2 * z) + c3: clip_vertex of the model point (0, 0, z), one row */
+static inline tvf t_clip_row(tvf c0, tvf c1, tvf c2, tvf c3, tvf z)
+{
+    const tvf zero = T_SET1(0.0f);
+    return T_ADD(T_ADD(T_ADD(T_MUL(c0, zero), T_MUL(c1, zero)), T_MUL(c2, z)), c3);
+}
+/* shade_pack's channel: render_cvtt(v + 0.5f) clamped to [0, 255] (cvttps is render_cvtt) */
+static inline tvi t_channel(tvf v)
+{
+    tvi q = T_CVTT(T_ADD(v, T_SET1(0.5f)));
+    return T_MINI(T_MAXI(q, T_SET1I(0)), T_SET1I(255));
+}
+
+/* Instances i .. i + TW - 1 through setup.c's splat path: instance_matrix (the rotation and
+ * the mvp), the centre's image row, shade_instance's a and b, setup_splat and
+ * shade_pack(sh, 0.55f), each operation as the scalar code does it, in the same order, lane
+ * by lane (the cross products, X and the mvp's first two columns only enter as m * 0, kept so
+ * that zero signs and non-finite values come out the same). */
+static void RK(splats)(const frame_consts *fc, const shoal_render_instances *inst, size_t i,
+                       splat_lanes *out)
+{
+    const tvf zero = T_SET1(0.0f), one = T_SET1(1.0f), half = T_SET1(0.5f), two = T_SET1(2.0f);
+    const tvf vx = T_LOAD(inst->vx + i), vy = T_LOAD(inst->vy + i), vz = T_LOAD(inst->vz + i);
+    const tvf px = T_LOAD(inst->px + i), py = T_LOAD(inst->py + i), pz = T_LOAD(inst->pz + i);
+    /* instance_matrix: Z = v / |v|, X = normalize(Z.z, 0, -Z.x), Y = cross(Z, X) */
+    tvf s2 = T_ADD(T_ADD(T_MUL(vx, vx), T_MUL(vy, vy)), T_MUL(vz, vz));
+    tvm moving = t_and(t_gt(s2, zero), t_lt(s2, T_SET1(INFINITY)));
+    tvf inv = T_DIV(one, T_SQRT(s2));
+    tvf z0 = T_MUL(vx, inv), z1 = T_MUL(vy, inv), z2 = T_MUL(vz, inv);
+    tvf x2 = T_ADD(T_MUL(z2, z2), T_MUL(z0, z0));
+    tvm flat = t_gt(x2, zero);
+    tvf xi = T_DIV(one, T_SQRT(x2));
+    tvf X0 = t_sel(flat, T_MUL(z2, xi), one), X1 = zero;
+    tvf X2 = t_sel(flat, T_MUL(T_NEG(z0), xi), zero);
+    tvf Y0 = T_SUB(T_MUL(z1, X2), T_MUL(z2, X1));
+    tvf Y1 = T_SUB(T_MUL(z2, X0), T_MUL(z0, X2));
+    tvf Y2 = T_SUB(T_MUL(z0, X1), T_MUL(z1, X0));
+    X0 = t_sel(moving, X0, one);
+    X2 = t_sel(moving, X2, zero);
+    Y0 = t_sel(moving, Y0, zero);
+    Y1 = t_sel(moving, Y1, one);
+    Y2 = t_sel(moving, Y2, zero);
+    z0 = t_sel(moving, z0, zero);
+    z1 = t_sel(moving, z1, zero);
+    z2 = t_sel(moving, z2, one);
+    tvf L = T_SET1(fc->fish_length);
+    if (inst->scale) {
+        tvf sc = T_LOAD(inst->scale + i);
+        L = t_sel(t_eq(sc, one), L, T_MUL(L, sc));
+    }
+    /* clip rows x, y, z, w of the centre (0,0,0), head (0,0,0.45) and tail (0,0,-0.45) */
+    tvf cc[4], ch[4], ct[4];
+    const tvf zh = T_SET1(0.45f), zt = T_SET1(-0.45f);
+    for (int r = 0; r < 4; r++) {
+        const float *m = fc->vp + 4 * r;
+        const tvf a = T_SET1(m[0]), b = T_SET1(m[1]), c = T_SET1(m[2]), d = T_SET1(m[3]);
+        tvf c0 = T_MUL(T_ADD(T_ADD(T_MUL(a, X0), T_MUL(b, X1)), T_MUL(c, X2)), L);
+        tvf c1 = T_MUL(T_ADD(T_ADD(T_MUL(a, Y0), T_MUL(b, Y1)), T_MUL(c, Y2)), L);
+        tvf c2 = T_MUL(T_ADD(T_ADD(T_MUL(a, z0), T_MUL(b, z1)), T_MUL(c, z2)), L);
+        tvf c3 = T_ADD(T_ADD(T_ADD(T_MUL(a, px), T_MUL(b, py)), T_MUL(c, pz)), d);
+        cc[r] = t_clip_row(c0, c1, c2, c3, zero);
+        ch[r] = t_clip_row(c0, c1, c2, c3, zh);
+        ct[r] = t_clip_row(c0, c1, c2, c3, zt);
+    }
+    const tvf wsx = T_SET1(fc->win_sx), wox = T_SET1(fc->win_ox);
+    const tvf wsy = T_SET1(fc->win_sy), woy = T_SET1(fc->win_oy);
+    /* the centre's row: c.w > 0 ? (c.y / c.w * win_sy + win_oy) / FX_ONE : 0 */
+    tvf rowf = T_DIV(T_ADD(T_MUL(T_DIV(cc[1], cc[3]), wsy), woy), T_SET1((float)FX_ONE));
+    rowf = t_sel(t_gt(cc[3], zero), rowf, zero);
+    /* shade_instance: the base colour, by speed unless a colour or group says otherwise */
+    tvf base[3];
+    {
+        tvf t = fc->max_speed > 0.0f ? T_DIV(T_SQRT(s2), T_SET1(fc->max_speed)) : zero;
+        t = t_clamp01(t);
+        tvm lo = t_lt(t, half);
+        tvf u = t_sel(lo, T_MUL(t, two), T_MUL(T_SUB(t, half), two));
+        for (int c = 0; c < 3; c++) {
+            const float *s0 = shade_speed_stops[0], *s1 = shade_speed_stops[1],
+                        *s2p = shade_speed_stops[2];
+            tvf lo_v = T_ADD(T_SET1(s0[c]), T_MUL(T_SET1(s1[c] - s0[c]), u));
+            tvf hi_v = T_ADD(T_SET1(s1[c]), T_MUL(T_SET1(s2p[c] - s1[c]), u));
+            base[c] = t_sel(lo, lo_v, hi_v);
+        }
+    }
+    if (inst->color || inst->group) {
+        _Alignas(64) float b3[3][TW];
+        for (int c = 0; c < 3; c++)
+            T_STF(b3[c], base[c]);
+        for (int j = 0; j < TW; j++) {
+            float fb[3];
+            if (shade_base_fixed(inst, i + (size_t)j, fb))
+                for (int c = 0; c < 3; c++)
+                    b3[c][j] = fb[c];
+        }
+        for (int c = 0; c < 3; c++)
+            base[c] = T_LOAD(b3[c]);
+    }
+    /* fog by the distance to the eye, mixed toward the background of the centre's row */
+    tvf dx = T_SUB(px, T_SET1(fc->eye[0])), dy = T_SUB(py, T_SET1(fc->eye[1])),
+        dz = T_SUB(pz, T_SET1(fc->eye[2]));
+    tvf dist = T_SQRT(T_ADD(T_ADD(T_MUL(dx, dx), T_MUL(dy, dy)), T_MUL(dz, dz)));
+    tvf f = T_DIV(T_SUB(dist, T_SET1(fc->fog_start)), T_SET1(fc->fog_end - fc->fog_start));
+    f = T_MUL(t_clamp01(f), T_SET1(fc->fog_max));
+    tvi row = T_CVTT(rowf);
+    row = t_seli(t_gti(T_SET1I(0), row), T_SET1I(0), row);
+    row = t_seli(t_gti(row, T_SET1I(fc->height - 1)), T_SET1I(fc->height - 1), row);
+    tvi bg = t_gather(fc->bg_row, row);
+    const tvf omf = T_SUB(one, f), amb = T_SET1(shade_ambient), dif = T_SET1(shade_diffuse);
+    const tvf k = T_SET1(0.55f);
+    tvi colour = T_SET1I((int32_t)0xFF000000u);
+    for (int c = 0; c < 3; c++) {
+        tvf fogc = T_CVTIF(T_ANDI(T_SRLI(bg, 16 - 8 * c), T_SET1I(255)));
+        tvf a = T_ADD(T_MUL(T_MUL(base[c], amb), omf), T_MUL(fogc, f));
+        tvf b = T_MUL(T_MUL(base[c], dif), omf);
+        colour = T_ORI(colour, T_SLLI(t_channel(T_ADD(a, T_MUL(b, k))), 16 - 8 * c));
+    }
+    /* setup_splat: every point in front of the near plane and within 4e6 x_fx8 */
+    tvf *pts[3] = {cc, ch, ct};
+    tvi wx[3], wy[3];
+    tvm ok = t_gt(one, zero); /* all lanes */
+    const tvf lim = T_SET1(4.0e6f);
+    for (int p = 0; p < 3; p++) {
+        const tvf *q = pts[p];
+        ok = t_and(ok, t_and(t_gt(q[3], zero), t_ge(T_ADD(q[2], q[3]), zero)));
+        tvf rw = T_DIV(one, q[3]);
+        tvf fx = T_ADD(T_MUL(T_MUL(q[0], rw), wsx), wox);
+        tvf fy = T_ADD(T_MUL(T_MUL(q[1], rw), wsy), woy);
+        ok = t_and(ok, t_and(t_lt(T_ABS(fx), lim), t_lt(T_ABS(fy), lim)));
+        wx[p] = T_CVT(fx);
+        wy[p] = T_CVT(fy);
+    }
+    tvf zc = T_DIV(cc[2], cc[3]);
+    tvm draw = t_and(ok, t_lt(zc, one));
+    tvi mnx = T_MINI(wx[1], wx[2]), mxx = T_MAXI(wx[1], wx[2]);
+    tvi mny = T_MINI(wy[1], wy[2]), mxy = T_MAXI(wy[1], wy[2]);
+    const tvi q4 = T_SET1I(FX_ONE / 4), c127 = T_SET1I(FX_ONE - 1 - FX_HALF),
+              c128 = T_SET1I(FX_HALF);
+    tvi px0 = T_SRAI(T_ADDI(T_SUBI(mnx, q4), c127), FX_BITS);
+    tvi px1 = T_SRAI(T_SUBI(T_ADDI(mxx, q4), c128), FX_BITS);
+    tvi py0 = T_SRAI(T_ADDI(T_SUBI(mny, q4), c127), FX_BITS);
+    tvi py1 = T_SRAI(T_SUBI(T_ADDI(mxy, q4), c128), FX_BITS);
+    tvm empty = t_or(t_gti(px0, px1), t_gti(py0, py1));
+    tvi cx = T_SRAI(wx[0], FX_BITS), cy = T_SRAI(wy[0], FX_BITS);
+    px0 = t_seli(empty, cx, px0);
+    px1 = t_seli(empty, cx, px1);
+    py0 = t_seli(empty, cy, py0);
+    py1 = t_seli(empty, cy, py1);
+    px0 = T_MAXI(px0, T_SET1I(0));
+    py0 = T_MAXI(py0, T_SET1I(0));
+    px1 = T_MINI(px1, T_SET1I(fc->width - 1));
+    py1 = T_MINI(py1, T_SET1I(fc->height - 1));
+    tvm none = t_or(t_gti(px0, px1), t_gti(py0, py1));
+    unsigned ok_bits = t_bits(ok), draw_bits = t_bits(draw) & ~t_bits(none);
+    T_STI(out->px0, px0);
+    T_STI(out->py0, py0);
+    T_STI(out->px1, px1);
+    T_STI(out->py1, py1);
+    T_STF((float *)(void *)out->z, zc);
+    T_STI(out->colour, colour);
+    out->done = ok_bits;
+    out->ref = draw_bits;
+}
+
+#endif
+
 /* ---- SIMD vocabulary of the setup and raster kernels ------------------------------------ */
 
 #if defined(RK_AVX512)
@@ -1025,4 +1262,10 @@ static void RK(rast_tris)(tile_ctx *t, const tri_cols *c, uint32_t count, uint32
 }
 #endif
 
-const render_kernels RK(render_kernels) = {RK(transform), RK(setup_tris), RK(rast_tris), RK_NAME};
+#if defined(RK_AVX512) || defined(RK_AVX2)
+const render_kernels RK(render_kernels) = {
+    RK(transform), RK(setup_tris), RK(rast_tris), RK(splats), TW, RK_NAME};
+#else
+const render_kernels RK(render_kernels) = {RK(transform), RK(setup_tris), RK(rast_tris), NULL, 0,
+                                           RK_NAME};
+#endif

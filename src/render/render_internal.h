@@ -135,7 +135,8 @@ typedef struct render_block {
     rref *refs;
     size_t ref_count, ref_cap;
     uint32_t *tile_start; /* tile_count + 1 offsets into items */
-    uint32_t *items;      /* ref indices grouped by tile, in ref order within a tile */
+    rref *items;          /* copies of the refs grouped by tile, in ref order within a tile
+                           * (the tile pass then reads its refs in sequence, not scattered) */
     size_t item_cap;
     size_t tile_cap;
     uint64_t tris_submitted, tris_visible, inst_full, inst_reduced, inst_splat, inst_clipped;
@@ -171,10 +172,25 @@ typedef uint32_t (*setup_tris_fn)(const render_mesh *m, const int32_t *X, const 
                                   const float *Z, const tri_shade *ts, const frame_consts *fc,
                                   const tri_cols *out, size_t base, int32_t rect[4]);
 typedef void (*rast_tris_fn)(tile_ctx *t, const tri_cols *c, uint32_t count, uint32_t id);
+/* What the splat path of setup (setup.c: instance_matrix, the centre's row, shade_instance,
+ * setup_splat) decides for SPLAT_LANES_MAX consecutive instances at most, lane j = instance
+ * i + j: bit j of `done` when the splat path takes the instance (drawn, or nothing to draw),
+ * else the caller sends it to the mesh path; bit j of `ref` when it draws a splat with the
+ * rect, depth bits and colour of lane j. Every value is the scalar path's, bit for bit. */
+#define SPLAT_LANES_MAX 16
+typedef struct splat_lanes {
+    int32_t px0[SPLAT_LANES_MAX], py0[SPLAT_LANES_MAX], px1[SPLAT_LANES_MAX], py1[SPLAT_LANES_MAX];
+    uint32_t z[SPLAT_LANES_MAX], colour[SPLAT_LANES_MAX];
+    uint32_t done, ref;
+} splat_lanes;
+typedef void (*splats_fn)(const frame_consts *fc, const shoal_render_instances *inst, size_t i,
+                          splat_lanes *out);
 typedef struct render_kernels {
     transform_fn transform;
     setup_tris_fn setup_tris;
     rast_tris_fn rast_tris;
+    splats_fn splats; /* NULL in the scalar kernels: setup.c's per-instance path */
+    int splat_lanes;  /* instances per splats call */
     const char *name;
 } render_kernels;
 
@@ -254,13 +270,24 @@ void shade_background(uint32_t *bg_row, int height, int id_mode);
 /* Per-instance colour terms: colour(d) = a + b * max(0, d) per channel, d = n . light. */
 void shade_instance(const frame_consts *fc, const shoal_render_instances *inst, size_t i,
                     const float rot[9], float win_y_px, shade_inst *out);
+/* shade_instance's pieces, for the SIMD splat kernels: the base colour of an instance with an
+ * explicit colour or a group (returns 0 when it is coloured by speed), the speed colour stops
+ * and the light's ambient and diffuse weights. */
+int shade_base_fixed(const shoal_render_instances *inst, size_t i, float base[3]);
+extern const float shade_speed_stops[3][3];
+extern const float shade_ambient, shade_diffuse;
+/* (int)v as the SIMD conversions (cvttps) give it: truncated, and INT32_MIN for NaN and
+ * values out of int's range, where C's conversion would be undefined. */
+static inline int32_t render_cvtt(float v)
+{
+    return v > -2147483648.0f && v < 2147483648.0f ? (int32_t)v : INT32_MIN;
+}
 static inline uint32_t shade_pack(const shade_inst *s, float d)
 {
     float k = d > 0.0f ? d : 0.0f;
     uint32_t c = 0xFF000000u;
     for (int ch = 0; ch < 3; ch++) {
-        float v = s->a[ch] + s->b[ch] * k;
-        int q = (int)(v + 0.5f);
+        int q = render_cvtt(s->a[ch] + s->b[ch] * k + 0.5f);
         q = q < 0 ? 0 : q > 255 ? 255 : q;
         c |= (uint32_t)q << (16 - 8 * ch);
     }

@@ -303,7 +303,7 @@ static void setup_bin(const setup_ctx *sc, render_block *blk)
     for (int t = 0; t < T; t++)
         start[t + 1] += start[t];
     size_t total = start[T];
-    if (!setup_grow((void **)&blk->items, &blk->item_cap, total ? total : 1, sizeof(uint32_t))) {
+    if (!setup_grow((void **)&blk->items, &blk->item_cap, total ? total : 1, sizeof(rref))) {
         blk->failed = 1;
         return;
     }
@@ -313,7 +313,7 @@ static void setup_bin(const setup_ctx *sc, render_block *blk)
         int ty0 = r->py0 >> TILE_SHIFT, ty1 = r->py1 >> TILE_SHIFT;
         for (int ty = ty0; ty <= ty1; ty++)
             for (int tx = tx0; tx <= tx1; tx++)
-                blk->items[start[ty * fc->tiles_x + tx]++] = (uint32_t)i;
+                blk->items[start[ty * fc->tiles_x + tx]++] = *r;
     }
     for (int t = T; t > 0; t--)
         start[t] = start[t - 1];
@@ -367,10 +367,82 @@ static void setup_raw(const setup_ctx *sc, render_block *blk, size_t i)
     setup_emit_ref(blk, &si);
 }
 
-void setup_block(const setup_ctx *sc, render_block *blk, size_t begin, size_t end)
+/* One instance of the frame: cull, splat, or mesh (transform, clipper or small-fish kernel,
+ * the big-fish loop), its ref appended to the block. */
+static void setup_instance(const setup_ctx *sc, render_block *blk, size_t i, const render_mesh *mf,
+                           const render_mesh *mr)
 {
     const frame_consts *fc = sc->fc;
     const shoal_render_instances *inst = sc->inst;
+    uint8_t lod = sc->lod[i];
+    if (lod == LOD_CULLED)
+        return;
+    setup_inst si;
+    si.id = inst->id ? inst->id[i] : (uint32_t)i;
+    si.ts.id_mode = fc->shade_id;
+    si.ts.id_colour = shade_id_colour(si.id);
+    si.rect[0] = si.rect[1] = INT32_MAX;
+    si.rect[2] = si.rect[3] = INT32_MIN;
+    si.kept = 0;
+    float mvp[16], rot[9];
+    instance_matrix(fc, inst->px[i], inst->py[i], inst->pz[i], inst->vx[i], inst->vy[i],
+                    inst->vz[i], inst->scale ? inst->scale[i] : 1.0f, mvp, rot);
+    if (lod == LOD_SPLAT) {
+        cvert c = clip_vertex(mvp, 0.0f, 0.0f, 0.0f);
+        float row = c.w > 0.0f ? (c.y / c.w * fc->win_sy + fc->win_oy) / FX_ONE : 0.0f;
+        shade_instance(fc, inst, i, rot, row, &si.ts.sh);
+        if (setup_splat(fc, blk, mvp, &si.ts.sh, si.id)) {
+            blk->inst_splat++;
+            return;
+        }
+        lod = LOD_REDUCED;
+    }
+    const render_mesh *m = lod == LOD_REDUCED ? mr : mf;
+    blk->tris_submitted += (uint64_t)m->triangle_count;
+    if (lod == LOD_REDUCED)
+        blk->inst_reduced++;
+    else
+        blk->inst_full++;
+    int32_t *X = blk->sx, *Y = blk->sy;
+    float *Z = blk->sz;
+    int32_t bbox[4];
+    int need_clip = sc->k->transform(m, mvp, fc, X, Y, Z, bbox);
+    if (!fc->shade_id) {
+        float row;
+        if (need_clip) {
+            cvert c = clip_vertex(mvp, 0.0f, 0.0f, 0.0f);
+            row = c.w > 0.0f ? (c.y / c.w * fc->win_sy + fc->win_oy) / FX_ONE : 0.0f;
+        } else {
+            row = (float)((bbox[1] >> 1) + (bbox[3] >> 1)) / FX_ONE;
+        }
+        shade_instance(fc, inst, i, rot, row, &si.ts.sh);
+    }
+    if (need_clip) {
+        blk->inst_clipped++;
+        setup_clipped(fc, blk, &si, m, mvp);
+        return;
+    }
+    /* whole fish off the image's samples */
+    if (render_sample_first(bbox[0]) >= fc->width || render_sample_last(bbox[2]) < 0 ||
+        render_sample_first(bbox[1]) >= fc->height || render_sample_last(bbox[3]) < 0)
+        return;
+    if ((int64_t)bbox[2] - bbox[0] < SETUP_SMALL_FX &&
+        (int64_t)bbox[3] - bbox[1] < SETUP_SMALL_FX) {
+        si.kept = sc->k->setup_tris(m, X, Y, Z, &si.ts, fc, &blk->stris, 0, si.rect);
+    } else {
+        for (int t = 0; t < m->triangle_count; t++) {
+            int i0 = m->i0[t], i1 = m->i1[t], i2 = m->i2[t];
+            si.kept += (uint32_t)setup_tri_one(fc, &si.ts, &blk->stris, si.kept, si.rect, X[i0],
+                                               Y[i0], Z[i0], X[i1], Y[i1], Z[i1], X[i2], Y[i2],
+                                               Z[i2], m->nx[t], m->ny[t], m->nz[t]);
+        }
+    }
+    setup_emit_ref(blk, &si);
+}
+
+void setup_block(const setup_ctx *sc, render_block *blk, size_t begin, size_t end)
+{
+    const frame_consts *fc = sc->fc;
     blk->arena_words = blk->ref_count = 0;
     blk->tris_submitted = blk->tris_visible = 0;
     blk->inst_full = blk->inst_reduced = blk->inst_splat = blk->inst_clipped = 0;
@@ -394,73 +466,42 @@ void setup_block(const setup_ctx *sc, render_block *blk, size_t begin, size_t en
         setup_bin(sc, blk);
         return;
     }
-    for (size_t i = begin; i < end; i++) {
-        uint8_t lod = sc->lod[i];
-        if (lod == LOD_CULLED)
+    /* Runs of instances with a splat among them go through the ISA's splat kernel; its lanes
+     * are taken in instance order, and a lane it does not take (not a splat, or a splat the
+     * mesh path must clip) goes through setup_instance as it would alone. */
+    const size_t lanes = sc->k->splats && !fc->shade_id ? (size_t)sc->k->splat_lanes : 0;
+    for (size_t i = begin; i < end && !blk->failed;) {
+        size_t w = lanes && end - i >= lanes ? lanes : 1;
+        int any = 0;
+        for (size_t j = 0; j < w && w > 1; j++)
+            any |= sc->lod[i + j] == LOD_SPLAT;
+        if (!any) {
+            for (size_t j = 0; j < w && !blk->failed; j++)
+                setup_instance(sc, blk, i++, mf, mr);
             continue;
-        setup_inst si;
-        si.id = inst->id ? inst->id[i] : (uint32_t)i;
-        si.ts.id_mode = fc->shade_id;
-        si.ts.id_colour = shade_id_colour(si.id);
-        si.rect[0] = si.rect[1] = INT32_MAX;
-        si.rect[2] = si.rect[3] = INT32_MIN;
-        si.kept = 0;
-        float mvp[16], rot[9];
-        instance_matrix(fc, inst->px[i], inst->py[i], inst->pz[i], inst->vx[i], inst->vy[i],
-                        inst->vz[i], inst->scale ? inst->scale[i] : 1.0f, mvp, rot);
-        if (lod == LOD_SPLAT) {
-            cvert c = clip_vertex(mvp, 0.0f, 0.0f, 0.0f);
-            float row = c.w > 0.0f ? (c.y / c.w * fc->win_sy + fc->win_oy) / FX_ONE : 0.0f;
-            shade_instance(fc, inst, i, rot, row, &si.ts.sh);
-            if (setup_splat(fc, blk, mvp, &si.ts.sh, si.id)) {
-                blk->inst_splat++;
+        }
+        splat_lanes sl;
+        sc->k->splats(fc, sc->inst, i, &sl);
+        for (size_t j = 0; j < lanes && !blk->failed; j++, i++) {
+            if (sc->lod[i] != LOD_SPLAT || !((sl.done >> j) & 1u)) {
+                setup_instance(sc, blk, i, mf, mr);
                 continue;
             }
-            lod = LOD_REDUCED;
+            blk->inst_splat++;
+            if (!((sl.ref >> j) & 1u))
+                continue;
+            rref *r = &blk->refs[blk->ref_count++];
+            r->px0 = (int16_t)sl.px0[j];
+            r->py0 = (int16_t)sl.py0[j];
+            r->px1 = (int16_t)sl.px1[j];
+            r->py1 = (int16_t)sl.py1[j];
+            r->id = sc->inst->id ? sc->inst->id[i] : (uint32_t)i;
+            r->kind_count = REF_SPLAT;
+            r->a = sl.z[j];
+            r->b = sl.colour[j];
         }
-        const render_mesh *m = lod == LOD_REDUCED ? mr : mf;
-        blk->tris_submitted += (uint64_t)m->triangle_count;
-        if (lod == LOD_REDUCED)
-            blk->inst_reduced++;
-        else
-            blk->inst_full++;
-        int32_t *X = blk->sx, *Y = blk->sy;
-        float *Z = blk->sz;
-        int32_t bbox[4];
-        int need_clip = sc->k->transform(m, mvp, fc, X, Y, Z, bbox);
-        if (!fc->shade_id) {
-            float row;
-            if (need_clip) {
-                cvert c = clip_vertex(mvp, 0.0f, 0.0f, 0.0f);
-                row = c.w > 0.0f ? (c.y / c.w * fc->win_sy + fc->win_oy) / FX_ONE : 0.0f;
-            } else {
-                row = (float)((bbox[1] >> 1) + (bbox[3] >> 1)) / FX_ONE;
-            }
-            shade_instance(fc, inst, i, rot, row, &si.ts.sh);
-        }
-        if (need_clip) {
-            blk->inst_clipped++;
-            setup_clipped(fc, blk, &si, m, mvp);
-            continue;
-        }
-        /* whole fish off the image's samples */
-        if (render_sample_first(bbox[0]) >= fc->width || render_sample_last(bbox[2]) < 0 ||
-            render_sample_first(bbox[1]) >= fc->height || render_sample_last(bbox[3]) < 0)
-            continue;
-        if ((int64_t)bbox[2] - bbox[0] < SETUP_SMALL_FX &&
-            (int64_t)bbox[3] - bbox[1] < SETUP_SMALL_FX) {
-            si.kept = sc->k->setup_tris(m, X, Y, Z, &si.ts, fc, &blk->stris, 0, si.rect);
-        } else {
-            for (int t = 0; t < m->triangle_count; t++) {
-                int i0 = m->i0[t], i1 = m->i1[t], i2 = m->i2[t];
-                si.kept += (uint32_t)setup_tri_one(fc, &si.ts, &blk->stris, si.kept, si.rect, X[i0],
-                                                   Y[i0], Z[i0], X[i1], Y[i1], Z[i1], X[i2], Y[i2],
-                                                   Z[i2], m->nx[t], m->ny[t], m->nz[t]);
-            }
-        }
-        setup_emit_ref(blk, &si);
-        if (blk->failed)
-            return;
     }
+    if (blk->failed)
+        return;
     setup_bin(sc, blk);
 }
