@@ -52,6 +52,8 @@ struct shoal_renderer {
     size_t lod_cap;
     render_block *blocks;
     size_t block_cap, block_count, block_size;
+    uint64_t *tile_order; /* the tile pass's order: refs (high 32 bits, inverted), tile index */
+    size_t tile_order_cap;
     render_worker *workers;
     int worker_count;
     shoal_render_stats stats;
@@ -275,6 +277,7 @@ static void render_free_blocks(shoal_renderer *r)
         free(B->items);
     }
     free(r->blocks);
+    free(r->tile_order);
     r->blocks = NULL;
     r->block_cap = 0;
 }
@@ -440,6 +443,7 @@ typedef struct frame_job {
     const shoal_render_instances *inst;
     setup_ctx sc;
     parallel_counter counter;
+    const uint64_t *tile_order; /* low 32 bits: the tile the n-th claim draws */
 } frame_job;
 
 static void render_instance_chunk(void *ctx, int64_t begin, int64_t end, int thread_index)
@@ -501,6 +505,12 @@ static void render_resolve_row(uint32_t *restrict dst, const float *restrict z,
 
 /* Tile worker: clear, replay the bins, copy to the framebuffer. Writes only its own tile
  * buffers and its tile's rect of the framebuffer. */
+static int render_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
 static void render_tile_region(void *ctx, int thread_index, int thread_count)
 {
     (void)thread_count;
@@ -512,7 +522,7 @@ static void render_tile_region(void *ctx, int thread_index, int thread_count)
     uint64_t t_enter = timer_now_ns();
     int64_t b, e;
     while (parallel_dynamic_next(&j->counter, tile_count, 1, &b, &e)) {
-        int ti = (int)b;
+        int ti = (int)(uint32_t)j->tile_order[b];
         tile_ctx t;
         t.depth = w->depth;
         t.idb = w->idb;
@@ -738,7 +748,28 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
     }
     uint64_t t2 = timer_now_ns();
 
-    /* tile pass */
+    /* tile pass: the tiles with the most refs are claimed first, so that a school that
+     * fills a few tiles does not leave one thread drawing the last busy tile alone (each tile
+     * is drawn by one thread whatever the order: the image does not depend on it) */
+    const size_t tiles = (size_t)fc.tiles_x * (size_t)fc.tiles_y;
+    if (tiles > r->tile_order_cap) {
+        uint64_t *o = realloc(r->tile_order, tiles * sizeof *o);
+        if (!o) {
+            st = shoal_error_set(err, SHOAL_ERR_NOMEM, "render: out of memory for the tile order");
+            goto done;
+        }
+        r->tile_order = o;
+        r->tile_order_cap = tiles;
+    }
+    for (size_t t = 0; t < tiles; t++) {
+        uint64_t refs = 0;
+        for (size_t b = 0; b < r->block_count; b++)
+            refs += r->blocks[b].tile_start[t + 1] - r->blocks[b].tile_start[t];
+        refs = refs > 0xFFFFFFFFu ? 0xFFFFFFFFu : refs;
+        r->tile_order[t] = ((uint64_t)(0xFFFFFFFFu - refs) << 32) | t;
+    }
+    qsort(r->tile_order, tiles, sizeof *r->tile_order, render_cmp_u64);
+    job.tile_order = r->tile_order;
     job.counter.next = 0;
     parallel_region_n(render_tile_region, &job, threads);
     uint64_t t3 = timer_now_ns();
