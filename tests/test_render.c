@@ -72,6 +72,18 @@ static void scene_free(scene *s)
     free(s->id);
 }
 
+/* A renderer of desc d with the test meshes. */
+static shoal_renderer *make_desc(shoal_render_desc *d)
+{
+    d->mesh_path = FISH;
+    d->lod_mesh_path = FISH_LOD;
+    shoal_renderer *r;
+    shoal_error e;
+    if (shoal_render_create(d, &r, &e))
+        fail_msg("create: %s", e.message);
+    return r;
+}
+
 /* A renderer of the test meshes; occlusion as `occlusion` (the default is on). */
 static shoal_renderer *make_occ(int w, int h, shoal_shade shade, int lod, shoal_isa isa, float len,
                                 int occlusion)
@@ -81,13 +93,7 @@ static shoal_renderer *make_occ(int w, int h, shoal_shade shade, int lod, shoal_
     shoal_render_desc d = shoal_render_desc_default();
     d.width = w, d.height = h, d.shade = shade, d.lod = lod, d.isa = isa, d.fish_length = len;
     d.occlusion = occlusion;
-    d.mesh_path = FISH;
-    d.lod_mesh_path = FISH_LOD;
-    shoal_renderer *r;
-    shoal_error e;
-    if (shoal_render_create(&d, &r, &e))
-        fail_msg("create: %s", e.message);
-    return r;
+    return make_desc(&d);
 }
 
 static shoal_renderer *make(int w, int h, shoal_shade shade, int lod, shoal_isa isa, float len)
@@ -840,12 +846,7 @@ static void test_splats_isa_identical(void **state)
             shoal_render_desc d = shoal_render_desc_default();
             d.width = 320, d.height = 181, d.isa = isas[k], d.fish_length = 1.5f;
             d.lod_splat_px = d.lod_reduced_px = 1000.0f; /* every fish beyond the near plane */
-            d.mesh_path = FISH;
-            d.lod_mesh_path = FISH_LOD;
-            shoal_renderer *r;
-            shoal_error e;
-            if (shoal_render_create(&d, &r, &e))
-                fail_msg("create: %s", e.message);
+            shoal_renderer *r = make_desc(&d);
             for (int t = 1; t <= 3; t += 2) {
                 parallel_set_threads(t);
                 uint64_t h = draw(r, &s.inst, &cam);
