@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The bytes of a fixed set of outputs, for changes that must not move them (a refactor of the
+# kernels, the sort, the rasterizer, src/mpi): md5 of `shoal step` results (every model and
+# obstacle/predator/target scene, scalar/AVX2/AVX-512 as the CPU has them, 1 and 2 threads),
+# of `shoal render` images (lit with and without LOD, id shading, each ISA, 1 and 2 threads)
+# and of `shoal run --headless` frames. The input states are drawn once into INPUTS (kept
+# between calls), so a change of `shoal init`'s defaults does not move the record.
+#   tools/bytes_record.sh BUILD/src/app/shoal before.txt [INPUTS]
+#   ... change ...
+#   tools/bytes_record.sh BUILD/src/app/shoal after.txt [INPUTS] && diff before.txt after.txt
+set -eu
+SHOAL=$(realpath "$1")
+OUTF=$(realpath -m "$2")
+INP=$(realpath -m "${3:-/tmp/shoal-bytes-inputs}")
+STEPS=${STEPS:-6}
+cd "$(dirname "$0")/.."
+W=$(mktemp -d /tmp/shoal-bytes.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+mkdir -p "$INP"
+isas="scalar"
+grep -qw avx2 /proc/cpuinfo && isas="$isas avx2"
+grep -qw avx512f /proc/cpuinfo && isas="$isas avx512"
+: >"$OUTF"
+rec() { echo "$(md5sum <"$1" | cut -c1-16) $2" >>"$OUTF"; }
+
+# Inputs: drawn with explicit start radii so that they do not depend on init's defaults.
+input() { # name, init args
+    [ -s "$INP/$1.npy" ] || "$SHOAL" init $2 --out "$INP/$1.npy" >/dev/null 2>&1
+}
+input steer "--model steer --count 3000 --seed 5 --set init_pos_radius=6 --set init_vel_radius=2"
+input average "--model average --count 3000 --seed 6 --set init_pos_radius=6 --set init_vel_radius=2"
+input heading "--model heading --count 3000 --seed 7"
+input classic "--model classic --count 1500 --seed 8"
+input fov "--model fov --count 3000 --seed 9"
+input dense "--model steer --count 2000 --seed 10 --set init_pos_radius=2 --set init_vel_radius=1"
+
+step() { # label, input, step args
+    local label=$1 in=$2 sa=$3
+    for isa in $isas; do
+        for t in 1 2; do
+            # shellcheck disable=SC2086
+            "$SHOAL" step $sa --in "$INP/$in.npy" --out "$W/o.npy" --steps "$STEPS" --simd "$isa" \
+                --threads "$t" --quiet >/dev/null
+            rec "$W/o.npy" "step $label $isa t$t"
+        done
+    done
+}
+for m in steer average heading classic fov; do
+    step "$m" "$m" "--model $m"
+    p="--set predator_count=3 --set flee_radius=4 --set flee_weight=5 --set predator_start=0,0,6"
+    step "$m+pred" "$m" "--model $m $p"
+    step "$m+pred-centre" "$m" "--model $m $p --set predator_chase=1"
+done
+step dense dense "--model steer"
+step brute steer "--model steer --neighbors brute"
+for sc in steer_rock steer_rock_mesh steer_predator heading_targets fov_rock average_suimi; do
+    m=$(sed -n 's/^model *= *//p' "assets/scenes/$sc.ini" | head -1)
+    step "$sc" "$m" "--scene assets/scenes/$sc.ini"
+done
+
+render() { # label, input, render args
+    local label=$1 in=$2 ra=$3
+    for isa in $isas; do
+        for t in 1 2; do
+            # shellcheck disable=SC2086
+            "$SHOAL" render --in "$INP/$in.npy" --out "$W/f.png" --simd "$isa" --threads "$t" \
+                --size 320x200 $ra >/dev/null
+            rec "$W/f.png" "render $label $isa t$t"
+        done
+    done
+}
+render lit steer "--fish-length 0.6"
+render lit-near steer "--eye 0,2,9 --target 0,0,0 --fish-length 0.6"
+render nolod steer "--lod off --fish-length 0.6"
+render id fov "--shade id --fish-length 1"
+render far heading "--eye 0,0,300 --target 0,0,0 --fish-length 1"
+render classic classic "--fish-length 1"
+
+runh() { # label, run args
+    rm -rf "$W/fr"
+    # shellcheck disable=SC2086
+    "$SHOAL" run --headless --frames 4 --out "$W/fr" --size 320x200 --steps-per-frame 1 --hud off \
+        --threads 2 $1 >/dev/null 2>&1
+    for f in "$W"/fr/*.png; do rec "$f" "run $2 $(basename "$f")"; done
+}
+runh "--scene assets/scenes/steer.ini --count 3000 --fish-length 0.6" steer
+runh "--scene assets/scenes/steer_predator.ini --count 2000 --fish-length 0.6" predator
+runh "--scene assets/scenes/steer_rock_mesh.ini --count 2000 --fish-length 0.6" rock
+wc -l <"$OUTF"
