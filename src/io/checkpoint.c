@@ -3,6 +3,7 @@
  * struct, the state beyond the boids (shoal_sim_checkpoint) and the rows. The reader checks
  * the size, every count and every value before it hands anything back, so a damaged or
  * hostile file is one error line, never a crash. Owns no state. */
+#include "io/rows_layout.h"
 #include "shoal/io.h"
 
 #include <errno.h>
@@ -22,6 +23,44 @@
 
 _Static_assert(sizeof(shoal_params) % sizeof(float) == 0, "shoal_params is floats only");
 
+shoal_status rows_layout_checkpoint(rows_layout *l, const shoal_sim_desc *d,
+                                    const shoal_sim_checkpoint *ck, size_t n, const char *name,
+                                    shoal_error *err)
+{
+    memset(l, 0, sizeof *l);
+    const size_t head = CKPT_HEADER + CKPT_EXTRA;
+    l->bytes = malloc(head);
+    if (!l->bytes)
+        return shoal_error_set(err, SHOAL_ERR_NOMEM, "%s: out of memory for its header", name);
+    uint32_t u32[4] = {CKPT_VERSION, (uint32_t)CKPT_PARAM_FLOATS, (uint32_t)d->model,
+                       (uint32_t)ck->predator_count};
+    uint64_t u64[3] = {(uint64_t)n, d->seed, ck->steps_done};
+    double f64[2] = {d->dt_s, d->t0_s};
+    unsigned char *p = l->bytes;
+#define CKPT_PUT(src, size)                                                                        \
+    do {                                                                                           \
+        memcpy(p, (src), (size));                                                                  \
+        p += (size);                                                                               \
+    } while (0)
+    CKPT_PUT(CKPT_MAGIC, 8);
+    CKPT_PUT(u32, sizeof u32);
+    CKPT_PUT(u64, sizeof u64);
+    CKPT_PUT(f64, sizeof f64);
+    CKPT_PUT(&d->params, sizeof d->params);
+    CKPT_PUT(ck->predator_pos, sizeof ck->predator_pos);
+    CKPT_PUT(ck->predator_vel, sizeof ck->predator_vel);
+    CKPT_PUT(ck->target_pinned, sizeof ck->target_pinned);
+    CKPT_PUT(ck->target_pin, sizeof ck->target_pin);
+#undef CKPT_PUT
+    l->count = n;
+    l->piece_count = 1;
+    l->piece[0] = (rows_piece){.offset = 0, .size = (size_t)(p - l->bytes), .at = 0};
+    l->section_count = 1;
+    l->section[0] = (rows_section){.offset = l->piece[0].size, .kind = ROWS_STATE};
+    l->total_bytes = l->piece[0].size + (uint64_t)n * 24;
+    return SHOAL_OK;
+}
+
 shoal_status shoal_io_checkpoint_write(const char *path, const shoal_sim *sim, shoal_error *err)
 {
     const shoal_sim_desc *d = shoal_sim_get_desc(sim);
@@ -32,29 +71,23 @@ shoal_status shoal_io_checkpoint_write(const char *path, const shoal_sim *sim, s
     if (!rows)
         return shoal_error_set(err, SHOAL_ERR_NOMEM, "%s: out of memory for %zu boids", path, n);
     shoal_sim_get_state(sim, rows);
+    rows_layout l;
+    shoal_status st = rows_layout_checkpoint(&l, d, &ck, n, path, err);
     shoal_atomic_file af;
-    shoal_status st = shoal_io_atomic_open(&af, path, err);
+    if (!st)
+        st = shoal_io_atomic_open(&af, path, err);
     if (st) {
+        rows_layout_free(&l);
         free(rows);
         return st;
     }
-    FILE *f = af.file;
-    uint32_t u32[4] = {CKPT_VERSION, (uint32_t)CKPT_PARAM_FLOATS, (uint32_t)d->model,
-                       (uint32_t)ck.predator_count};
-    uint64_t u64[3] = {(uint64_t)n, d->seed, ck.steps_done};
-    double f64[2] = {d->dt_s, d->t0_s};
-    int ok = fwrite(CKPT_MAGIC, 1, 8, f) == 8 && fwrite(u32, 4, 4, f) == 4 &&
-             fwrite(u64, 8, 3, f) == 3 && fwrite(f64, 8, 2, f) == 2 &&
-             fwrite(&d->params, sizeof d->params, 1, f) == 1 &&
-             fwrite(ck.predator_pos, sizeof ck.predator_pos, 1, f) == 1 &&
-             fwrite(ck.predator_vel, sizeof ck.predator_vel, 1, f) == 1 &&
-             fwrite(ck.target_pinned, sizeof ck.target_pinned, 1, f) == 1 &&
-             fwrite(ck.target_pin, sizeof ck.target_pin, 1, f) == 1 &&
-             fwrite(rows, sizeof(float) * 6, n, f) == n;
+    int bad = rows_layout_write(&l, rows, af.file);
+    int e = errno;
+    rows_layout_free(&l);
     free(rows);
-    if (!ok) {
+    if (bad) {
         shoal_io_atomic_abort(&af);
-        return shoal_error_set(err, SHOAL_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+        return shoal_error_set(err, SHOAL_ERR_IO, "%s: write failed: %s", path, strerror(e));
     }
     return shoal_io_atomic_commit(&af, err);
 }

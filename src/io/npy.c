@@ -9,6 +9,7 @@
 #endif
 
 #include "io/npy_layout.h"
+#include "io/rows_layout.h"
 #include "shoal/io.h"
 
 #include <errno.h>
@@ -812,4 +813,23 @@ size_t npy_preamble_write(unsigned char preamble[192], size_t count)
     memset(preamble + 10 + dict_len, ' ', total - unpadded);
     preamble[total - 1] = '\n';
     return total;
+}
+
+shoal_status rows_layout_npy(rows_layout *l, size_t count, const char *name, shoal_error *err)
+{
+    memset(l, 0, sizeof *l);
+    if (count == 0)
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "%s: no rows to write (a state file holds N >= 1 rows)", name);
+    l->bytes = malloc(192);
+    if (!l->bytes)
+        return shoal_error_set(err, SHOAL_ERR_NOMEM, "%s: out of memory for its header", name);
+    size_t pre = npy_preamble_write(l->bytes, count);
+    l->count = count;
+    l->piece_count = 1;
+    l->piece[0] = (rows_piece){.offset = 0, .size = pre, .at = 0};
+    l->section_count = 1;
+    l->section[0] = (rows_section){.offset = pre, .kind = ROWS_STATE};
+    l->total_bytes = (uint64_t)pre + (uint64_t)count * 24;
+    return SHOAL_OK;
 }
