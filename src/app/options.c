@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int options_quiet;
 
@@ -41,13 +42,47 @@ int options_fail(const opt_values *o, const char *fmt, ...)
     return 2;
 }
 
+/* 1 when a and b name the same file: the same string, the same inode, or (a file yet to be
+ * made) the same name in the same directory. A character device (/dev/null) may take two
+ * outputs. */
+static int same_output(const char *a, const char *b)
+{
+    if (strcmp(a, b) == 0) {
+        struct stat s;
+        return !(stat(a, &s) == 0 && S_ISCHR(s.st_mode));
+    }
+    struct stat sa, sb;
+    int ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+    if (ea && eb)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino && !S_ISCHR(sa.st_mode);
+    if (ea || eb)
+        return 0; /* one exists, the other not: two files */
+    const char *ba = strrchr(a, '/'), *bb = strrchr(b, '/');
+    ba = ba ? ba + 1 : a;
+    bb = bb ? bb + 1 : b;
+    if (strcmp(ba, bb) != 0)
+        return 0;
+    char da[4096], db[4096], ra[4096], rb[4096];
+    snprintf(da, sizeof da, "%.*s", ba > a ? (int)(ba - a) : 1, ba > a ? a : ".");
+    snprintf(db, sizeof db, "%.*s", bb > b ? (int)(bb - b) : 1, bb > b ? b : ".");
+    return realpath(da, ra) && realpath(db, rb) && strcmp(ra, rb) == 0;
+}
+
 int options_check_outputs(const opt_values *o, const char *const *names)
 {
-    for (; *names; names++) {
-        const char *path = options_get(o, *names);
+    for (const char *const *n = names; *n; n++) {
+        const char *path = options_get(o, *n);
         shoal_error e;
         if (path && shoal_io_atomic_check(path, &e))
-            return options_fail(o, "--%s: %s", *names, e.message);
+            return options_fail(o, "--%s: %s", *n, e.message);
+        for (const char *const *m = names; m != n; m++) {
+            const char *other = options_get(o, *m);
+            if (path && other && same_output(path, other))
+                return options_fail(o,
+                                    "--%s and --%s name the same file %s: each output needs "
+                                    "its own",
+                                    *m, *n, path);
+        }
     }
     return 0;
 }

@@ -55,7 +55,10 @@ int options_vec3(const opt_values *o, const char *name, float out[3]);
 
 /* Outputs are checked before any work (docs/ROBUSTNESS.md): for each option of the
  * NULL-terminated list that has a value, shoal_io_atomic_check(value). The first that
- * cannot be written prints "shoal CMD: --name: problem" and returns 2; else 0. */
+ * cannot be written prints "shoal CMD: --name: problem" and returns 2; two that name the
+ * same file (the same name, inode, or directory and name; a character device such as
+ * /dev/null may take both) print "--a and --b name the same file F ..." and return 2 (one
+ * would replace the other); else 0. */
 int options_check_outputs(const opt_values *o, const char *const *names);
 
 /* Print "shoal CMD: message" and return 2. The message goes through shoal_error_escape
