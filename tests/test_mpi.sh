@@ -323,6 +323,155 @@ if mpi 3 run --headless --frames 2 --count 1000 --out notadir/f/x >run.out 2>run
   fail "run --out into a file under MPI: $(cat run.err)"
 fi
 
+# ---- issue 33: files, messages and launches under mpirun ----------------------------------
+"$S" init --count 2000 --seed 3 --out in33.npy 2>/dev/null || fail "init in33"
+"$S" step --in in33.npy --out ref33.npy --steps 3 || fail "step ref33"
+"$S" step --in in33.npy --out ref33.vtp --steps 3 || fail "step ref33.vtp"
+"$S" step --in in33.npy --checkpoint ref33.ckpt --steps 3 || fail "step ref33.ckpt"
+nofbtl() { # stderr file: Open MPI's per-rank I/O lines must not be there
+  ! grep -q "mca_fbtl\|mca_io" "$1"
+}
+# F8: a FIFO (or pipe) as --in is read once, by rank 0, and scattered: no hang, same bytes
+for r in 3 4; do
+  rm -f fifo.npy o8.npy && mkfifo fifo.npy && (cat in33.npy >fifo.npy &)
+  if ! timeout 60 mpirun --oversubscribe -np "$r" "$S" step --in fifo.npy --out o8.npy --steps 3 \
+    2>f8.err || ! cmp -s ref33.npy o8.npy || ! nofbtl f8.err; then
+    fail "F8: a FIFO as --in at $r ranks: $(tail -3 f8.err)"
+  else
+    echo "ok: a FIFO as --in, $r ranks"
+  fi
+done
+rm -f fifo.npy && mkfifo fifo.npy && (cat in33.npy >fifo.npy &)
+"$S" render --in in33.npy --out r33.png --size 160x100 2>/dev/null || fail "F8: render one process"
+if ! timeout 60 mpirun --oversubscribe -np 3 "$S" render --in fifo.npy --out r33m.png \
+  --size 160x100 2>f8.err || ! cmp -s r33.png r33m.png; then
+  fail "F8: render with a FIFO as --in: $(tail -3 f8.err)"
+fi
+# F9: --out /dev/null, --out FIFO and --checkpoint FIFO are written in place (rank 0 streams
+# every rank's rows in file order): the bytes of one process
+mpi 3 step --in in33.npy --out /dev/null --steps 3 2>f9.err || fail "F9: --out /dev/null: $(cat f9.err)"
+for what in out checkpoint; do
+  ref=ref33.npy
+  [ "$what" = checkpoint ] && ref=ref33.ckpt
+  rm -f fifo.out got.bin && mkfifo fifo.out
+  cat fifo.out >got.bin &
+  reader=$!
+  if ! mpi 3 step --in in33.npy --"$what" fifo.out --steps 3 2>f9.err; then
+    fail "F9: --$what FIFO: $(cat f9.err)"
+  fi
+  wait $reader
+  cmp -s "$ref" got.bin && echo "ok: --$what into a FIFO, 3 ranks" || fail "F9: --$what FIFO: other bytes"
+done
+# F10: --out X.vtp is VTK PolyData, the bytes of one process (step and init)
+for r in 2 3; do
+  mpi "$r" step --in in33.npy --out "m$r.vtp" --steps 3 2>/dev/null && cmp -s ref33.vtp "m$r.vtp" ||
+    fail "F10: step --out .vtp, $r ranks"
+  "$S" init --count 777 --seed 4 --out i1.vtp 2>/dev/null
+  mpi "$r" init --count 777 --seed 4 --out "i$r.vtp" 2>/dev/null && cmp -s i1.vtp "i$r.vtp" ||
+    fail "F10: init --out .vtp, $r ranks"
+done
+# F11: ranks started with other options, or reading other files at one path: one line, exit 2
+mpmd() { # rank 0's args ::: rank 1's args (each after `step`)
+  local a=() b=() side=a
+  for x in "$@"; do
+    if [ "$x" = ":::" ]; then side=b; elif [ $side = a ]; then a+=("$x"); else b+=("$x"); fi
+  done
+  timeout 60 mpirun --oversubscribe -np 1 "$S" step "${a[@]}" : -np 1 "$S" step "${b[@]}"
+}
+for pair in "--steps 5 ::: --steps 6" "--steps 5 ::: --steps 5 --checkpoint c11.ckpt" \
+  "--steps 5 --set sep_weight=3 ::: --steps 5 --set sep_weight=9" \
+  "--model steer ::: --model classic"; do
+  # shellcheck disable=SC2086
+  mpmd --in in33.npy --out o11.npy ${pair%%:::*} ::: --in in33.npy --out o11.npy ${pair##*:::} \
+    2>f11.err
+  rc=$?
+  if [ "$rc" != 2 ] || [ "$(grep -c "rank 1: started with other arguments" f11.err)" != 1 ] ||
+    [ -e o11.npy ] || [ -e c11.ckpt ]; then
+    fail "F11: ranks with '$pair': exit $rc, $(cat f11.err)"
+  else
+    echo "ok: ranks started with '$pair' refused"
+  fi
+done
+mkdir -p w0 w1
+cp in33.npy w0/a.npy && cp in33.npy w1/a.npy
+printf '[params]\nsep_weight = 3\n' >w0/s.ini && printf '[params]\nsep_weight = 4\n' >w1/s.ini
+timeout 60 mpirun --oversubscribe -np 1 -wdir w0 "$S" step --in a.npy --out o.npy --scene s.ini : \
+  -np 1 -wdir w1 "$S" step --in a.npy --out o.npy --scene s.ini 2>f11.err
+rc=$?
+[ "$rc" = 2 ] && [ "$(grep -c "rank 1: the model, parameters, obstacles or checkpoint differ" f11.err)" = 1 ] &&
+  [ ! -e w0/o.npy ] || fail "F11: a scene that differs between ranks: exit $rc, $(cat f11.err)"
+"$S" init --count 2001 --out w1/a.npy 2>/dev/null
+timeout 60 mpirun --oversubscribe -np 1 -wdir w0 "$S" step --in a.npy --out o.npy : \
+  -np 1 -wdir w1 "$S" step --in a.npy --out o.npy 2>f11.err
+rc=$?
+[ "$rc" = 2 ] && [ "$(grep -c "rank 1: a.npy: .* not the same file" f11.err)" = 1 ] &&
+  [ ! -e w0/o.npy ] || fail "F11: an input that differs between ranks: exit $rc, $(cat f11.err)"
+# F18: read errors keep their reason, checked on rank 0 first: no Open MPI lines per rank
+mkdir -p adir.npy
+for c in "adir.npy:read error: Is a directory" "/dev/zero:not a .npy file: bad magic" \
+  "missing.npy:cannot open: No such file or directory"; do
+  mpi 3 step --in "${c%%:*}" --out o18.npy 2>f18.err
+  rc=$?
+  if [ "$rc" != 2 ] || [ "$(grep -c "^shoal step: rank 0: ${c%%:*}: ${c#*:}" f18.err)" != 1 ] ||
+    ! nofbtl f18.err || [ -e o18.npy ]; then
+    fail "F18: --in ${c%%:*}: exit $rc, $(cat f18.err)"
+  else
+    echo "ok: --in ${c%%:*} under MPI: one line with the reason"
+  fi
+done
+# F19: help once, unknown commands named so, init's scaling line
+[ "$(mpi 2 step --help 2>&1 | grep -c "^usage: shoal step")" = 1 ] || fail "F19: step --help not once"
+[ "$(mpi 2 --help 2>&1 | grep -c "^usage: shoal COMMAND")" = 1 ] || fail "F19: --help not once"
+mpi 2 nonsense >f19.out 2>&1
+[ "$(grep -c "unknown command 'nonsense'" f19.out)" = 1 ] || fail "F19: nonsense: $(cat f19.out)"
+mpi 2 init --count 100 --out i19.npy 2>f19.err
+[ "$(grep -c "walls and start region scaled" f19.err)" = 1 ] || fail "F19: init's scaling line: $(cat f19.err)"
+# F1, F21: a write the disk cuts short (SHOAL_MPI_FAIL=short: injected; then, where a small
+# tmpfs can be mounted, a real full disk) fails the command (exit 2, the reason), keeps the
+# old file and leaves no temporary; the outputs of a step are all written or none replaced;
+# --out X --checkpoint X is refused
+disk_case() { # dir label [env] -- shoal args
+  local dir=$1 label=$2 env=$3
+  shift 4
+  echo OLD >"$dir/o.npy" && echo OLD >"$dir/c.ckpt"
+  # shellcheck disable=SC2086
+  env $env timeout 120 mpirun --oversubscribe -np 3 "$S" "$@" 2>"f1.err"
+  rc=$?
+  if [ "$rc" != 2 ] || [ "$(grep -c "^shoal [a-z]*: rank [0-9]: $dir/[a-z.]*: write failed: No space left on device" f1.err)" != 1 ] ||
+    [ "$(cat "$dir/o.npy")" != OLD ] || [ "$(cat "$dir/c.ckpt")" != OLD ] ||
+    [ -n "$(find "$dir" -name '.*tmp*')" ]; then
+    fail "F1/F21 $label: exit $rc, $(ls -la "$dir"), $(cat f1.err)"
+  else
+    echo "ok: $label: exit 2, old files kept, no temporary"
+  fi
+}
+mkdir -p d1
+disk_case d1 "step, short write (injected)" SHOAL_MPI_FAIL=short:1 -- step --in in33.npy --out d1/o.npy --steps 2
+disk_case d1 "init, short write (injected)" SHOAL_MPI_FAIL=short:2 -- init --count 2000 --out d1/o.npy
+disk_case d1 "step, the second output cut short (injected)" SHOAL_MPI_FAIL=short:1:2 -- step --in in33.npy --checkpoint d1/c.ckpt --out d1/o.npy --steps 2
+SHOAL_MPI_FAIL=write:2:2 mpi 3 step --in in33.npy --checkpoint d1/c2.ckpt --out d1/o2.npy --steps 2 2>/dev/null
+[ $? = 2 ] && [ ! -e d1/c2.ckpt ] && [ ! -e d1/o2.npy ] || fail "F21: a failed --out left the checkpoint"
+mkdir -p tiny
+if mount -t tmpfs -o size=256k tmpfs tiny 2>/dev/null; then
+  trap 'umount "$W/tiny" 2>/dev/null; rm -rf "$W"' EXIT
+  fill() { # leave about $1 bytes free
+    rm -f tiny/filler && sync
+    head -c $(($(df --output=avail -B1 tiny | tail -1) - $1)) /dev/zero >tiny/filler
+  }
+  fill 20000 && disk_case tiny "step onto a full disk" "" -- step --in in33.npy --out tiny/o.npy --steps 2
+  fill 20000 && disk_case tiny "init onto a full disk" "" -- init --count 2000 --out tiny/o.npy
+  fill 60000 && disk_case tiny "step, room for one output" "" -- step --in in33.npy --checkpoint tiny/c.ckpt --out tiny/o.npy --steps 2
+  umount tiny
+else
+  echo "(no tmpfs could be mounted here: the full-disk cases ran injected only)"
+fi
+for r in 1 2; do
+  mpi $r step --in in33.npy --out same.npy --checkpoint same.npy --steps 2 2>f21.err
+  rc=$?
+  [ "$rc" = 2 ] && [ ! -e same.npy ] && [ "$(grep -c "name the same file" f21.err)" = 1 ] ||
+    fail "F21: --out X --checkpoint X, $r ranks: exit $rc, $(cat f21.err)"
+done
+
 # commands that do not run over ranks refuse, once
 if mpi 2 bench --help >other.out 2>other.err || [ "$(grep -c "does not run over MPI" other.err)" != 1 ]; then
   fail "other commands under 2 ranks: $(cat other.err)"

@@ -367,6 +367,10 @@ int cmd_render(int argc, char **argv)
         }
         if (!options_given(&o, "fish-length"))
             ro.desc.fish_length = 1.5f;
+    } else if (ranks > 1) {
+        /* rank 0 reads it (a FIFO can be read once) and every rank gets it */
+        if (mpi_read_state(in, &rows, &n, &e))
+            return app_fail_status(&o, &e);
     } else {
         if (shoal_io_npy_read(in, &rows, &n, &e))
             return app_fail_status(&o, &e);

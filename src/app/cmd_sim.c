@@ -105,8 +105,11 @@ int cmd_init(int argc, char **argv)
     shoal_error e;
     if (mpi_running()) {
         /* each rank draws and writes its own rows (docs/ARCHITECTURE.md, "MPI") */
-        shoal_status mst = mpi_init_file(&d, out, options_given(&o, "stats"), &e);
-        return mst ? app_fail_status(&o, &e) : 0;
+        if (mpi_init_file(&d, out, options_given(&o, "stats"), &e))
+            return app_fail_status(&o, &e);
+        if (mpi_rank() == 0)
+            app_print_scaled("init", &scaled, &d);
+        return 0;
     }
     shoal_sim *sim;
     shoal_profile_reset();

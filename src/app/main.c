@@ -96,6 +96,14 @@ static int runs_over_mpi(const char *name)
            strcmp(name, "run") == 0;
 }
 
+static int is_command(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(name, commands[i].name) == 0)
+            return 1;
+    return 0;
+}
+
 static int dispatch(int argc, char **argv);
 
 int main(int argc, char **argv)
@@ -107,14 +115,29 @@ int main(int argc, char **argv)
         return rc;
     options_quiet = mpi_rank() != 0;
     const char *cmd = argc >= 2 ? argv[1] : "run";
-    if (mpi_size() > 1 && cmd[0] != '-' && strcmp(cmd, "help") != 0 && !runs_over_mpi(cmd)) {
-        if (mpi_rank() == 0)
-            fprintf(stderr,
-                    "shoal %s: does not run over MPI ranks (%d ranks): run it alone, or use "
-                    "init or step under mpirun\n",
-                    cmd, mpi_size());
-        mpi_stop();
-        return 2;
+    if (mpi_size() > 1) {
+        /* rank 0 speaks for all (every failure is agreed first): what the others would print
+         * on stdout (help, version, reports) is rank 0's again */
+        if (mpi_rank() != 0 && !freopen("/dev/null", "w", stdout))
+            fclose(stdout);
+        shoal_error e;
+        if (mpi_same_args(argc, argv, &e)) {
+            if (mpi_rank() == 0)
+                options_error(cmd[0] == '-' ? NULL : cmd, "%s", e.message);
+            mpi_stop();
+            return 2;
+        }
+        if (cmd[0] != '-' && strcmp(cmd, "help") != 0 && !runs_over_mpi(cmd)) {
+            if (mpi_rank() == 0 && !is_command(cmd))
+                options_error(NULL, "unknown command '%s' (see shoal --help)", cmd);
+            else if (mpi_rank() == 0)
+                fprintf(stderr,
+                        "shoal %s: does not run over MPI ranks (%d ranks): run it alone, or use "
+                        "init, step, render or run --headless under mpirun\n",
+                        cmd, mpi_size());
+            mpi_stop();
+            return 2;
+        }
     }
     rc = dispatch(argc, argv);
     mpi_stop();

@@ -22,6 +22,10 @@ int mpi_rank(void);
 int mpi_size(void);
 /* 1 when MPI is running (started above): init and step take the MPI path. */
 int mpi_running(void);
+/* Collective, under MPI with 2+ ranks: every rank was started with rank 0's arguments
+ * (argv[1..argc), compared by a 64-bit hash); a rank that was not fails, agreed (an MPMD
+ * launch with other options per rank would otherwise hang or mix two runs). Alone: OK. */
+shoal_status mpi_same_args(int argc, char **argv, shoal_error *e);
 
 /* `shoal step` over the ranks: read `in` (rows at offsets, MPI-IO) or the checkpoint
  * `resume` (every rank reads it whole and keeps its rows; its desc replaces d's model,
@@ -58,6 +62,12 @@ void mpi_school_local(const mpi_school *m, float *const soa[6], uint32_t *row);
 shoal_status mpi_school_gather(mpi_school *m, float *rows, shoal_error *e);
 /* --stats of the steps so far (rank 0 prints to stderr; collective). */
 void mpi_school_print_stats(const mpi_school *m);
+
+/* Collective: a whole state on every rank (`shoal render`: the camera frames the whole
+ * school). Rank 0 reads it with the one-process reader, its checks and messages (a FIFO or
+ * pipe is read once), and sends it to the others; *rows malloc'ed N x 6 (caller frees).
+ * Agreed. */
+shoal_status mpi_read_state(const char *path, float **rows, size_t *count, shoal_error *e);
 
 /* Collective: `n` bytes of rank 0's buf to every rank. */
 void mpi_broadcast(void *buf, size_t n);

@@ -15,6 +15,13 @@ void mpi_stop(void) {}
 int mpi_rank(void) { return 0; }
 int mpi_size(void) { return 1; }
 int mpi_running(void) { return 0; }
+shoal_status mpi_same_args(int argc, char **argv, shoal_error *e)
+{
+    (void)argc;
+    (void)argv;
+    (void)e;
+    return SHOAL_OK;
+}
 
 shoal_status mpi_step_file(const shoal_sim_desc *d, const shoal_scene *scene, const char *in,
                            const char *resume, const char *out, const char *ckpt, long long steps,
@@ -103,3 +110,11 @@ void mpi_broadcast(void *buf, size_t n)
     (void)n;
 }
 int mpi_any(int flag) { return flag != 0; }
+
+shoal_status mpi_read_state(const char *path, float **rows, size_t *count, shoal_error *e)
+{
+    (void)path;
+    *rows = NULL;
+    *count = 0;
+    return shoal_error_set(e, SHOAL_ERR_UNSUPPORTED, "this shoal was built without MPI");
+}

@@ -10,14 +10,19 @@
 #include "core/profile.h"
 #include "core/timer.h"
 #include "io/npy_layout.h"
+#include "io/rows_layout.h"
 #include "sim/part.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the MPI-IO path writes floats as the host's bytes: little-endian hosts only"
@@ -129,6 +134,71 @@ float mpi_max_float(float v)
     return all;
 }
 
+/* ---- the same work on every rank ---------------------------------------------------------- */
+
+/* FNV-1a, 64 bits: a fingerprint to compare between ranks (not a defence against
+ * forgery: a misuse check). */
+static uint64_t hash_bytes(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+#define HASH_SEED 0xcbf29ce484222325ull
+
+/* Collective: rank 0's fingerprint h to every rank; a rank whose own differs fails with
+ * "WHAT differ(s) from rank 0's". Agreed. */
+static shoal_status same_as_rank0(uint64_t h, const char *what, shoal_error *e)
+{
+    uint64_t h0 = h;
+    MPI_Bcast(&h0, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    shoal_status st = h0 == h ? SHOAL_OK : shoal_error_set(e, SHOAL_ERR_INPUT, "%s", what);
+    return agree(st, e);
+}
+
+shoal_status mpi_same_args(int argc, char **argv, shoal_error *e)
+{
+    if (!g_started || g_size < 2)
+        return SHOAL_OK;
+    uint64_t h = HASH_SEED;
+    for (int i = 1; i < argc; i++) /* argv[0] may be another path to the same program */
+        h = hash_bytes(h, argv[i], strlen(argv[i]) + 1);
+    return same_as_rank0(h,
+                         "started with other arguments than rank 0 (every rank must run the "
+                         "same command line)",
+                         e);
+}
+
+/* What a step depends on besides the boids, as this rank has it: the desc (its threads and
+ * ISA change no bit), the obstacle field and the state beyond the boids. */
+static uint64_t hash_sim(const shoal_sim *s)
+{
+    const shoal_sim_desc *d = shoal_sim_get_desc(s);
+    uint64_t h = HASH_SEED;
+    h = hash_bytes(h, &d->model, sizeof d->model);
+    h = hash_bytes(h, &d->params, sizeof d->params);
+    uint64_t u[3] = {(uint64_t)d->boid_count, d->seed, (uint64_t)d->neighbors};
+    double t[2] = {d->dt_s, d->t0_s};
+    h = hash_bytes(h, u, sizeof u);
+    h = hash_bytes(h, t, sizeof t);
+    shoal_field_view f = shoal_sim_field(s);
+    h = hash_bytes(h, f.origin, sizeof f.origin);
+    h = hash_bytes(h, &f.cell_size, sizeof f.cell_size);
+    h = hash_bytes(h, f.dims, sizeof f.dims);
+    if (f.vectors)
+        h = hash_bytes(h, f.vectors,
+                       3 * sizeof(float) * (size_t)f.dims[0] * (size_t)f.dims[1] *
+                           (size_t)f.dims[2]);
+    shoal_sim_checkpoint ck;
+    shoal_sim_get_checkpoint(s, &ck);
+    h = hash_bytes(h, &ck, sizeof ck);
+    return h;
+}
+
 /* ---- depth compositing (shoal render under MPI) ------------------------------------------ */
 
 typedef struct px_frag {
@@ -201,16 +271,22 @@ shoal_status mpi_composite(uint32_t *argb, const float *depth, const uint32_t *i
     return st;
 }
 
-/* A test hook: SHOAL_MPI_FAIL=WHAT:RANK makes rank RANK fail at WHAT ("open": opening the
- * input, "write": opening the output's temporary), as a missing or unwritable file on that
- * rank's node would. */
+/* A test hook: SHOAL_MPI_FAIL=WHAT:RANK[:NTH] makes rank RANK fail at WHAT ("open":
+ * opening the input, "write": opening an output's temporary, "short": a write that the
+ * disk cuts short), as a missing or unwritable file or a full disk on that rank's node
+ * would; with NTH at the NTH time it gets there (default the first: "write:1:2" fails the
+ * second output, after the first was written). */
 static int fail_here(const char *what)
 {
+    static int seen[3];
     const char *v = getenv("SHOAL_MPI_FAIL");
     size_t n = strlen(what);
     if (!v || strncmp(v, what, n) != 0 || v[n] != ':')
         return 0;
-    return atoi(v + n + 1) == g_rank;
+    char *end;
+    long rank = strtol(v + n + 1, &end, 10), nth = *end == ':' ? strtol(end + 1, NULL, 10) : 1;
+    int *count = &seen[what[0] == 'o' ? 0 : what[0] == 'w' ? 1 : 2];
+    return rank == g_rank && ++*count == nth;
 }
 
 static void mpi_message(int code, char *buf, size_t size)
@@ -261,115 +337,244 @@ static int read_at(MPI_File fh, MPI_Offset off, void *buf, size_t bytes)
     return MPI_SUCCESS;
 }
 
-static int write_at(MPI_File fh, MPI_Offset off, const void *buf, size_t bytes)
+/* Write [off, off + bytes) of the file `name` through fh, in pieces MPI's int counts can
+ * hold, each piece's written count checked (MPI_Get_count): Open MPI's ompio reports a full
+ * disk only by a line on stderr and a short count, with MPI_SUCCESS. What a short piece left
+ * is written with pwrite(2), which finishes it (a short count can be transient) or says why
+ * it cannot (ENOSPC, EIO, EFBIG ...). 0, or -1 with the reason in why. SHOAL_MPI_FAIL=short:K
+ * makes rank K's first piece short and its completion fail with ENOSPC (tests/test_mpi.sh;
+ * for machines where a small file system cannot be mounted). */
+static int write_at(MPI_File fh, const char *name, MPI_Offset off, const void *buf, size_t bytes,
+                    char *why, size_t why_size)
 {
     const unsigned char *p = buf;
     while (bytes) {
-        int n = bytes > (1u << 30) ? (1 << 30) : (int)bytes;
+        int n = bytes > (1u << 30) ? (1 << 30) : (int)bytes, got = 0;
+        int inject = n > 1 && fail_here("short");
         MPI_Status stt;
-        int rc = MPI_File_write_at(fh, off, p, n, MPI_BYTE, &stt);
-        if (rc != MPI_SUCCESS)
-            return rc;
+        int rc = MPI_File_write_at(fh, off, p, inject ? n / 2 : n, MPI_BYTE, &stt);
+        if (rc != MPI_SUCCESS) {
+            mpi_message(rc, why, why_size);
+            return -1;
+        }
+        MPI_Get_count(&stt, MPI_BYTE, &got);
+        if (got == MPI_UNDEFINED || got < 0)
+            got = 0;
+        if (got != n) {
+            if (inject) {
+                snprintf(why, why_size, "%s (injected: SHOAL_MPI_FAIL=short)", strerror(ENOSPC));
+                return -1;
+            }
+            int fd = open(name, O_WRONLY | O_CLOEXEC);
+            if (fd < 0) {
+                snprintf(why, why_size, "%s", strerror(errno));
+                return -1;
+            }
+            for (size_t left = (size_t)(n - got); left;) {
+                ssize_t w = pwrite(fd, p + got, left, (off_t)(off + got));
+                if (w <= 0) {
+                    snprintf(why, why_size, "%s", w < 0 ? strerror(errno) : "nothing written");
+                    close(fd);
+                    return -1;
+                }
+                got += (int)w;
+                left -= (size_t)w;
+            }
+            if (close(fd) != 0) {
+                snprintf(why, why_size, "%s", strerror(errno));
+                return -1;
+            }
+        }
         p += n;
         off += n;
         bytes -= (size_t)n;
     }
-    return MPI_SUCCESS;
+    return 0;
 }
 
-static int is_npy_name(const char *path)
+/* .bin (Unity's raw buffer) has no header to say how many rows follow: not under MPI. */
+static int state_name_ok(const char *path)
 {
     size_t n = strlen(path);
     return !(n >= 4 && strcmp(path + n - 4, ".bin") == 0);
 }
 
+static int is_vtp_name(const char *path)
+{
+    size_t n = strlen(path);
+    return n > 4 && strcmp(path + n - 4, ".vtp") == 0;
+}
+
+/* Rows travel from rank 0 to the others (and back) in pieces of at most this many. */
+#define ROWS_CHUNK ((size_t)1 << 16)
+
+/* Rank 0's rows [first(k), first(k+1)) of `all` (total x 6 floats) to each rank k, into
+ * `mine` (n x 6 floats on every rank; rank 0 copies its own). Collective. */
+static void scatter_rows(const float *all, size_t total, float *mine, size_t n)
+{
+    if (g_rank == 0) {
+        memcpy(mine, all, n * 6 * sizeof(float));
+        for (int r = 1; r < g_size; r++) {
+            size_t f = range_first(total, r), rn = range_first(total, r + 1) - f;
+            for (size_t i = 0; i < rn; i += ROWS_CHUNK) {
+                size_t m = rn - i < ROWS_CHUNK ? rn - i : ROWS_CHUNK;
+                MPI_Send(all + 6 * (f + i), (int)(6 * m), MPI_FLOAT, r, 600, MPI_COMM_WORLD);
+            }
+        }
+        return;
+    }
+    for (size_t i = 0; i < n; i += ROWS_CHUNK) {
+        size_t m = n - i < ROWS_CHUNK ? n - i : ROWS_CHUNK;
+        MPI_Recv(mine + 6 * i, (int)(6 * m), MPI_FLOAT, 0, 600, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+}
+
+/* rows (n x 6 floats, rows [first, first + n)) as part_boids with their row ids (malloc'ed,
+ * or NULL when out of memory). */
+static part_boid *boids_from_rows(const float *rows, size_t first, size_t n)
+{
+    part_boid *b = malloc(n * sizeof *b + 1);
+    for (size_t i = 0; b && i < n; i++) {
+        memcpy(b[i].s, rows + 6 * i, sizeof b[i].s);
+        b[i].row = (uint32_t)(first + i);
+    }
+    return b;
+}
+
+/* What rank 0 found at an input path, for every rank. */
+typedef struct input_info {
+    int regular;        /* a regular file: each rank reads its rows at their offsets */
+    uint64_t file_size; /* its size on rank 0 */
+    npy_layout lay;
+} input_info;
+
 /* This rank's rows of a .npy state: rows [first, first + *count) of *total, as part_boids
- * with their row ids. Collective; the outcome is agreed. */
+ * with their row ids. Rank 0 looks at the file first, with the one-process reader's checks
+ * and messages (a directory is "read error: Is a directory", /dev/zero a bad magic), so
+ * that no rank starts an MPI-IO read that Open MPI would report on every rank. A regular
+ * file is then read by every rank at its rows' offsets (MPI-IO; a rank that sees another
+ * size there fails); anything else (a FIFO, a pipe, a device) can be read once only: rank 0
+ * reads it whole and sends each rank its rows. Collective; the outcome is agreed. */
 static shoal_status read_part(const char *path, part_boid **out, size_t *count, size_t *total,
                               shoal_error *e)
 {
     *out = NULL;
     *count = *total = 0;
     shoal_status st = SHOAL_OK;
-    MPI_File fh = MPI_FILE_NULL;
-    npy_layout lay = {0, 0, 0};
-    char why[MPI_MAX_ERROR_STRING + 64];
-    if (!is_npy_name(path)) {
+    input_info in;
+    memset(&in, 0, sizeof in);
+    float *all = NULL; /* rank 0, not a regular file: the whole state */
+    if (!state_name_ok(path)) {
         st = shoal_error_set(e, SHOAL_ERR_INPUT,
-                             "%s: under MPI shoal reads and writes .npy state files only", path);
+                             "%s: under MPI shoal reads .npy state files (not .bin)", path);
     } else if (fail_here("open")) {
         st = shoal_error_set(e, SHOAL_ERR_IO, "%s: cannot open: injected failure (SHOAL_MPI_FAIL)",
                              path);
+    } else if (g_rank == 0) {
+        struct stat sb;
+        in.regular = stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+        if (in.regular) {
+            FILE *f = fopen(path, "rb");
+            unsigned char head[4096], *hdr = head;
+            size_t got = 0;
+            if (!f) {
+                st = shoal_error_set(e, SHOAL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+            } else {
+                in.file_size = (uint64_t)sb.st_size;
+                got = fread(head, 1, sizeof head, f);
+                if (ferror(f))
+                    st = shoal_error_set(e, SHOAL_ERR_IO, "%s: read error: %s", path,
+                                         strerror(errno));
+                size_t need = st ? 0 : npy_preamble_size(head, got);
+                if (!st && need > got && need <= in.file_size) {
+                    hdr = malloc(need);
+                    if (!hdr)
+                        st = shoal_error_set(e, SHOAL_ERR_NOMEM, "%s: out of memory for its header",
+                                             path);
+                    else if (fseek(f, 0, SEEK_SET) != 0 || fread(hdr, 1, need, f) != need)
+                        st = shoal_error_set(e, SHOAL_ERR_IO, "%s: read error: %s", path,
+                                             ferror(f) ? strerror(errno) : "short file");
+                    got = need;
+                }
+                fclose(f); /* read-only: nothing to lose */
+            }
+            if (!st)
+                st = npy_layout_parse(hdr, got, in.file_size, path, &in.lay, e);
+            if (hdr != head)
+                free(hdr);
+        } else {
+            /* read once, whole, by the library's reader: its messages are one process's */
+            st = shoal_io_npy_read(path, &all, &in.lay.count, e);
+            if (!st)
+                st = shoal_state_check_finite(all, in.lay.count, path, e);
+        }
+        if (!st && in.lay.count > (size_t)UINT32_MAX - 64)
+            st = shoal_error_set(e, SHOAL_ERR_INPUT, "boid count %zu exceeds the limit %u",
+                                 in.lay.count, UINT32_MAX - 64);
+    }
+    if ((st = agree(st, e))) {
+        free(all);
+        return st;
+    }
+    MPI_Bcast(&in, (int)sizeof in, MPI_BYTE, 0, MPI_COMM_WORLD);
+    size_t first = range_first(in.lay.count, g_rank), last = range_first(in.lay.count, g_rank + 1);
+    size_t n = last - first;
+    float *rows = malloc(n * 6 * sizeof(float) + 1);
+    if (!rows)
+        st = shoal_error_set(e, SHOAL_ERR_NOMEM, "%s: out of memory for %zu rows", path, n);
+    if ((st = agree(st, e))) {
+        free(all);
+        free(rows);
+        return st;
+    }
+    if (!in.regular) {
+        scatter_rows(all, in.lay.count, rows, n);
     } else {
+        MPI_File fh = MPI_FILE_NULL;
+        char why[MPI_MAX_ERROR_STRING + 64];
         int rc = MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+        MPI_Offset size = 0;
         if (rc != MPI_SUCCESS) {
             mpi_message(rc, why, sizeof why);
             st = shoal_error_set(e, SHOAL_ERR_IO, "%s: cannot open: %s", path, why);
             fh = MPI_FILE_NULL;
+        } else if (MPI_File_get_size(fh, &size) != MPI_SUCCESS || (uint64_t)size != in.file_size) {
+            st = shoal_error_set(e, SHOAL_ERR_INPUT,
+                                 "%s: %lld bytes on this rank, %llu on rank 0: not the same file "
+                                 "(every rank must read the same input)",
+                                 path, (long long)size, (unsigned long long)in.file_size);
         }
-    }
-    if (!st) {
-        MPI_Offset size = 0;
-        MPI_File_get_size(fh, &size);
-        unsigned char head[4096];
-        size_t got = size < (MPI_Offset)sizeof head ? (size_t)size : sizeof head;
-        unsigned char *hdr = head;
-        if (read_at(fh, 0, head, got) != MPI_SUCCESS)
-            st = shoal_error_set(e, SHOAL_ERR_IO, "%s: read error", path);
-        size_t need = st ? 0 : npy_preamble_size(head, got);
-        if (!st && need > got && (MPI_Offset)need <= size) {
-            hdr = malloc(need);
-            if (!hdr)
-                st = shoal_error_set(e, SHOAL_ERR_NOMEM, "%s: out of memory for its header", path);
-            else if (read_at(fh, 0, hdr, need) != MPI_SUCCESS)
-                st = shoal_error_set(e, SHOAL_ERR_IO, "%s: read error", path);
-            got = need;
-        }
-        if (!st)
-            st = npy_layout_parse(hdr, got, (uint64_t)size, path, &lay, e);
-        if (hdr != head)
-            free(hdr);
-        if (!st && lay.count > (size_t)UINT32_MAX - 64)
-            st = shoal_error_set(e, SHOAL_ERR_INPUT, "boid count %zu exceeds the limit %u",
-                                 lay.count, UINT32_MAX - 64);
-    }
-    st = agree(st, e);
-    if (st) {
+        size_t row_bytes = 6 * in.lay.item_size;
+        unsigned char *raw = st ? NULL : malloc(n * row_bytes + 1);
+        if (!st && !raw)
+            st = shoal_error_set(e, SHOAL_ERR_NOMEM, "%s: out of memory for %zu rows", path, n);
+        else if (!st && read_at(fh, (MPI_Offset)(in.lay.data_offset + first * row_bytes), raw,
+                                n * row_bytes) != MPI_SUCCESS)
+            st = shoal_error_set(e, SHOAL_ERR_IO, "%s: read error in rows %zu..%zu", path, first,
+                                 last);
         if (fh != MPI_FILE_NULL)
             MPI_File_close(&fh);
-        return st;
-    }
-    size_t first = range_first(lay.count, g_rank), last = range_first(lay.count, g_rank + 1);
-    size_t n = last - first, row_bytes = 6 * lay.item_size;
-    unsigned char *raw = malloc(n * row_bytes + 1);
-    float *rows = malloc(n * 6 * sizeof(float) + 1);
-    part_boid *b = malloc(n * sizeof *b + 1);
-    if (!raw || !rows || !b)
-        st = shoal_error_set(e, SHOAL_ERR_NOMEM, "%s: out of memory for %zu rows", path, n);
-    else if (read_at(fh, (MPI_Offset)(lay.data_offset + first * row_bytes), raw, n * row_bytes) !=
-             MPI_SUCCESS)
-        st = shoal_error_set(e, SHOAL_ERR_IO, "%s: read error in rows %zu..%zu", path, first, last);
-    MPI_File_close(&fh);
-    if (!st) {
-        npy_decode(raw, lay.item_size, n * 6, rows);
-        static const char *const names[6] = {"px", "py", "pz", "vx", "vy", "vz"};
-        for (size_t i = 0; i < n && !st; i++) {
-            for (int c = 0; c < 6; c++) {
-                float v = rows[i * 6 + (size_t)c];
-                if (!isfinite(v)) {
+        if (!st) {
+            npy_decode(raw, in.lay.item_size, n * 6, rows);
+            /* the one-process message, naming the row in the whole file: the lowest
+             * failing rank's first bad row is the file's first */
+            static const char *const names[6] = {"px", "py", "pz", "vx", "vy", "vz"};
+            for (size_t i = 0; i < n * 6 && !st; i++) {
+                float v = rows[i];
+                if (!isfinite(v))
                     st = shoal_error_set(e, SHOAL_ERR_INPUT, "%s: row %zu column %d (%s) is %s",
-                                         path, first + i, c, names[c],
+                                         path, first + i / 6, (int)(i % 6), names[i % 6],
                                          isnan(v) ? "nan"
                                          : v > 0  ? "inf"
                                                   : "-inf");
-                    break;
-                }
-                b[i].s[c] = v;
             }
-            b[i].row = (uint32_t)(first + i);
         }
+        free(raw);
     }
-    free(raw);
+    free(all);
+    part_boid *b = NULL;
+    if (!st && !(b = boids_from_rows(rows, first, n)))
+        st = shoal_error_set(e, SHOAL_ERR_NOMEM, "%s: out of memory for %zu rows", path, n);
     free(rows);
     st = agree(st, e);
     if (st) {
@@ -378,13 +583,14 @@ static shoal_status read_part(const char *path, part_boid **out, size_t *count, 
     }
     *out = b;
     *count = n;
-    *total = lay.count;
+    *total = in.lay.count;
     return SHOAL_OK;
 }
 
-/* This rank's rows of a checkpoint: every rank reads the whole file (the library's reader
- * and its checks; O(N) memory per rank for the moment) and keeps rows [first, first + n).
- * d takes the checkpoint's model, parameters, dt, t0, seed and count. Collective. */
+/* This rank's rows of a checkpoint: rank 0 reads it (the library's reader and its checks;
+ * O(N) memory there), every rank gets its desc and state beyond the boids, and each rank
+ * its rows [first, first + n). d takes the checkpoint's model, parameters, dt, t0, seed and
+ * count. Collective. */
 static shoal_status read_ckpt_part(const char *path, shoal_sim_desc *d, part_boid **out,
                                    size_t *count, size_t *total, shoal_sim_checkpoint *ck,
                                    shoal_error *e)
@@ -392,29 +598,39 @@ static shoal_status read_ckpt_part(const char *path, shoal_sim_desc *d, part_boi
     *out = NULL;
     *count = *total = 0;
     shoal_sim_desc rd;
-    float *rows = NULL;
-    shoal_status st =
-        fail_here("open")
-            ? shoal_error_set(e, SHOAL_ERR_IO, "%s: cannot open: injected failure (SHOAL_MPI_FAIL)",
-                              path)
-            : shoal_io_checkpoint_read(path, &rd, &rows, ck, e);
-    if (!st && rd.boid_count > (size_t)UINT32_MAX - 64)
+    memset(&rd, 0, sizeof rd);
+    float *all = NULL;
+    shoal_status st = SHOAL_OK;
+    if (fail_here("open"))
+        st = shoal_error_set(e, SHOAL_ERR_IO, "%s: cannot open: injected failure (SHOAL_MPI_FAIL)",
+                             path);
+    else if (g_rank == 0)
+        st = shoal_io_checkpoint_read(path, &rd, &all, ck, e);
+    if (!st && g_rank == 0 && rd.boid_count > (size_t)UINT32_MAX - 64)
         st = shoal_error_set(e, SHOAL_ERR_INPUT, "boid count %zu exceeds the limit %u",
                              rd.boid_count, UINT32_MAX - 64);
     st = agree(st, e);
     if (st) {
+        free(all);
+        return st;
+    }
+    MPI_Bcast(&rd, (int)sizeof rd, MPI_BYTE, 0, MPI_COMM_WORLD);
+    MPI_Bcast(ck, (int)sizeof *ck, MPI_BYTE, 0, MPI_COMM_WORLD);
+    size_t first = range_first(rd.boid_count, g_rank),
+           n = range_first(rd.boid_count, g_rank + 1) - first;
+    float *rows = malloc(n * 6 * sizeof(float) + 1);
+    if (!rows)
+        st = shoal_error_set(e, SHOAL_ERR_NOMEM, "%s: out of memory for %zu rows", path, n);
+    if ((st = agree(st, e))) {
+        free(all);
         free(rows);
         return st;
     }
-    size_t first = range_first(rd.boid_count, g_rank),
-           n = range_first(rd.boid_count, g_rank + 1) - first;
-    part_boid *b = malloc(n * sizeof *b + 1);
+    scatter_rows(all, rd.boid_count, rows, n);
+    part_boid *b = boids_from_rows(rows, first, n);
     if (!b)
         st = shoal_error_set(e, SHOAL_ERR_NOMEM, "%s: out of memory for %zu rows", path, n);
-    for (size_t i = 0; b && i < n; i++) {
-        memcpy(b[i].s, rows + (first + i) * 6, sizeof b[i].s);
-        b[i].row = (uint32_t)(first + i);
-    }
+    free(all);
     free(rows);
     st = agree(st, e);
     if (st) {
@@ -431,135 +647,272 @@ static shoal_status read_ckpt_part(const char *path, shoal_sim_desc *d, part_boi
     return SHOAL_OK;
 }
 
-/* The checkpoint of the whole school: rank k holds rows [first, first + n) in order; rank 0
- * gathers them, builds a sim of the whole school with the part's steps, predators and
- * targets, and writes it with the library's writer (atomic), so the file is the one one
- * process writes. O(N) memory on rank 0. Collective; the outcome is agreed. */
-static shoal_status write_ckpt(const char *path, const shoal_sim_desc *d, const shoal_sim *part,
-                               const float *rows, size_t n, size_t total, shoal_error *e)
+shoal_status mpi_read_state(const char *path, float **rows, size_t *count, shoal_error *e)
 {
-    shoal_status st = SHOAL_OK;
+    *rows = NULL;
+    *count = 0;
     float *all = NULL;
-    int *cnt = NULL;
+    uint64_t n = 0;
+    shoal_status st = SHOAL_OK;
     if (g_rank == 0) {
-        all = malloc(total * 6 * sizeof(float) + 1);
-        cnt = malloc(2 * (size_t)g_size * sizeof(int));
-        if (!all || !cnt)
-            st = shoal_error_set(e, SHOAL_ERR_NOMEM, "%s: out of memory for %zu rows", path, total);
+        size_t got = 0;
+        st = shoal_io_npy_read(path, &all, &got, e);
+        if (!st)
+            st = shoal_state_check_finite(all, got, path, e);
+        n = got;
     }
-    st = agree(st, e);
-    if (!st) {
-        MPI_Datatype row_t;
-        MPI_Type_contiguous(6, MPI_FLOAT, &row_t);
-        MPI_Type_commit(&row_t);
-        int mine = (int)n;
-        MPI_Gather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, 0, MPI_COMM_WORLD);
-        if (g_rank == 0)
-            for (int r = 0, at = 0; r < g_size; r++) {
-                cnt[g_size + r] = at;
-                at += cnt[r];
-            }
-        MPI_Gatherv(rows, mine, row_t, all, cnt, cnt ? cnt + g_size : NULL, row_t, 0,
-                    MPI_COMM_WORLD);
-        MPI_Type_free(&row_t);
-        if (g_rank == 0) {
-            shoal_sim_desc fd = *d;
-            fd.boid_count = total;
-            shoal_sim *full = NULL;
-            shoal_sim_checkpoint ck;
-            shoal_sim_get_checkpoint(part, &ck);
-            st = shoal_sim_create(&fd, &full, e);
-            if (!st)
-                st = shoal_sim_set_state(full, all, e);
-            if (!st)
-                st = shoal_sim_set_checkpoint(full, &ck, e);
-            if (!st)
-                st = fail_here("write") ? shoal_error_set(e, SHOAL_ERR_IO,
-                                                          "%s: cannot write: injected failure "
-                                                          "(SHOAL_MPI_FAIL)",
-                                                          path)
-                                        : shoal_io_checkpoint_write(path, full, e);
-            shoal_sim_destroy(full);
-        }
+    if ((st = agree(st, e))) {
+        free(all);
+        return st;
     }
-    free(all);
-    free(cnt);
-    return agree(st, e);
+    MPI_Bcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    if (g_rank != 0 && !(all = malloc((size_t)n * 6 * sizeof(float) + 1)))
+        st = shoal_error_set(e, SHOAL_ERR_NOMEM, "%s: out of memory for %zu rows", path, (size_t)n);
+    if ((st = agree(st, e))) {
+        free(all);
+        return st;
+    }
+    for (size_t i = 0; i < n; i += ROWS_CHUNK) {
+        size_t m = n - i < ROWS_CHUNK ? n - i : ROWS_CHUNK;
+        MPI_Bcast(all + 6 * i, (int)(6 * m), MPI_FLOAT, 0, MPI_COMM_WORLD);
+    }
+    *rows = all;
+    *count = (size_t)n;
+    return SHOAL_OK;
 }
 
-/* Write rows [first, first + n) of a state of `total` rows (rows: n x 6 floats, this rank's
- * contiguous range) to `path`: rank 0 creates the temporary and its preamble, every rank
- * writes its rows at their offset, rank 0 renames it after every rank succeeded (or
- * removes it). Collective; the outcome is agreed. */
-static shoal_status write_rows(const char *path, const float *rows, size_t first, size_t n,
-                               size_t total, shoal_error *e)
+/* ---- row files out ---------------------------------------------------------------------- */
+
+/* An output written by rows (a state, VTK PolyData or a checkpoint: io/rows_layout.h), the
+ * bytes of one process's writer. Rank 0 opens it as one process does
+ * (shoal_io_atomic_open): a regular file gets a temporary in its directory, which every
+ * rank opens and writes its rows of every section into at their offsets (MPI-IO), rank 0
+ * the fixed pieces; a device or FIFO is written in place, rank 0 alone, in file order, with
+ * the other ranks' rows sent to it in turn. Nothing replaces the target before
+ * rows_out_commit, so a command can write all its outputs first and commit them when every
+ * one succeeded (docs/CLI.md "Outputs"). */
+typedef struct rows_out {
+    const char *path;
+    rows_layout lay;
+    shoal_atomic_file af; /* rank 0 */
+    int in_place;         /* a device or FIFO */
+    char tmp[sizeof((shoal_atomic_file *)0)->tmp_path];
+    MPI_File fh;
+} rows_out;
+
+static void rows_out_abort(rows_out *o)
 {
+    if (o->fh != MPI_FILE_NULL)
+        MPI_File_close(&o->fh);
+    o->fh = MPI_FILE_NULL;
+    if (g_rank == 0)
+        shoal_io_atomic_abort(&o->af);
+    rows_layout_free(&o->lay);
+}
+
+/* Collective: open `path` for the layout (taken over: freed by commit or abort) and write
+ * the fixed pieces of a regular file. On failure everything is undone (agreed). */
+static shoal_status rows_out_open(rows_out *o, const char *path, rows_layout lay, shoal_error *e)
+{
+    memset(o, 0, sizeof *o);
+    o->path = path;
+    o->lay = lay;
+    o->fh = MPI_FILE_NULL;
+    o->af.slot = -1;
     shoal_status st = SHOAL_OK;
-    shoal_atomic_file af;
-    memset(&af, 0, sizeof af);
-    unsigned char pre[192];
-    size_t pre_len = npy_preamble_write(pre, total);
-    if (!is_npy_name(path))
-        st = shoal_error_set(e, SHOAL_ERR_INPUT,
-                             "%s: under MPI shoal reads and writes .npy state files only", path);
-    if (g_rank == 0 && !st) {
-        st = shoal_io_atomic_open(&af, path, e);
-        if (!st &&
-            (fwrite(pre, 1, pre_len, (FILE *)af.file) != pre_len || fflush((FILE *)af.file) != 0)) {
-            shoal_io_atomic_abort(&af);
-            st = shoal_error_set(e, SHOAL_ERR_IO, "%s: write failed", path);
-        }
+    char why[MPI_MAX_ERROR_STRING + 64];
+    if (g_rank == 0) {
+        st = shoal_io_atomic_open(&o->af, path, e);
+        o->in_place = !st && !o->af.tmp_path[0];
+        memcpy(o->tmp, o->af.tmp_path, sizeof o->tmp);
     }
-    st = agree(st, e);
-    if (st)
+    if ((st = agree(st, e))) {
+        rows_layout_free(&o->lay);
         return st;
-    char tmp[sizeof af.tmp_path];
-    memcpy(tmp, af.tmp_path, sizeof tmp);
-    MPI_Bcast(tmp, (int)sizeof tmp, MPI_CHAR, 0, MPI_COMM_WORLD);
-    MPI_File fh = MPI_FILE_NULL;
-    char why[MPI_MAX_ERROR_STRING];
+    }
+    MPI_Bcast(&o->in_place, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(o->tmp, (int)sizeof o->tmp, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (o->in_place)
+        return SHOAL_OK;
     if (fail_here("write")) {
         st = shoal_error_set(e, SHOAL_ERR_IO, "%s: cannot write: injected failure (SHOAL_MPI_FAIL)",
                              path);
     } else {
-        int rc = MPI_File_open(MPI_COMM_SELF, tmp, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+        int rc = MPI_File_open(MPI_COMM_SELF, o->tmp, MPI_MODE_WRONLY, MPI_INFO_NULL, &o->fh);
         if (rc != MPI_SUCCESS) {
             mpi_message(rc, why, sizeof why);
-            st = shoal_error_set(e, SHOAL_ERR_IO, "%s: cannot open its temporary %s: %s", path, tmp,
-                                 why);
-            fh = MPI_FILE_NULL;
+            st = shoal_error_set(e, SHOAL_ERR_IO, "%s: cannot open its temporary %s: %s", path,
+                                 o->tmp, why);
+            o->fh = MPI_FILE_NULL;
         }
     }
-    if (!st) {
-        unsigned char *raw = malloc(n * 24 + 1);
-        if (!raw) {
-            st = shoal_error_set(e, SHOAL_ERR_NOMEM, "%s: out of memory for %zu rows", path, n);
-        } else {
-            npy_encode(rows, n * 6, raw);
-            int rc = write_at(fh, (MPI_Offset)(pre_len + first * 24), raw, n * 24);
-            if (rc != MPI_SUCCESS) {
-                mpi_message(rc, why, sizeof why);
-                st = shoal_error_set(e, SHOAL_ERR_IO, "%s: write failed: %s", path, why);
+    for (int p = 0; !st && g_rank == 0 && p < o->lay.piece_count; p++) {
+        const rows_piece *q = &o->lay.piece[p];
+        if (write_at(o->fh, o->tmp, (MPI_Offset)q->offset, o->lay.bytes + q->at, q->size, why,
+                     sizeof why))
+            st = shoal_error_set(e, SHOAL_ERR_IO, "%s: write failed: %s", path, why);
+    }
+    if ((st = agree(st, e)))
+        rows_out_abort(o);
+    return st;
+}
+
+/* The in-place stream: rank 0 writes the file front to back, its own rows and then each
+ * other rank's (received in ROWS_CHUNK pieces) for every section. A write that fails stops
+ * the writing but not the receiving, so no rank is left waiting. */
+static shoal_status rows_out_stream(rows_out *o, const float *rows, size_t first, size_t n,
+                                    unsigned char *buf, shoal_error *e)
+{
+    const rows_layout *l = &o->lay;
+    FILE *f = g_rank == 0 ? o->af.file : NULL;
+    int bad = 0;
+    int p = 0, s = 0;
+    while (p < l->piece_count || s < l->section_count) {
+        int piece_next = s >= l->section_count ||
+                         (p < l->piece_count && l->piece[p].offset <= l->section[s].offset);
+        if (piece_next) {
+            const rows_piece *q = &l->piece[p++];
+            if (f && !bad && fwrite(l->bytes + q->at, 1, q->size, f) != q->size)
+                bad = errno ? errno : EIO;
+            continue;
+        }
+        rows_kind k = l->section[s++].kind;
+        size_t w = rows_kind_size(k);
+        if (g_rank != 0) {
+            for (size_t i = 0; i < n; i += ROWS_CHUNK) {
+                size_t m = n - i < ROWS_CHUNK ? n - i : ROWS_CHUNK;
+                rows_encode(k, rows + 6 * i, first + i, m, buf);
+                MPI_Send(buf, (int)(m * w), MPI_BYTE, 0, 700 + s, MPI_COMM_WORLD);
             }
-            free(raw);
+            continue;
+        }
+        for (int r = 0; r < g_size; r++) {
+            size_t rf = range_first(l->count, r), rn = range_first(l->count, r + 1) - rf;
+            for (size_t i = 0; i < rn; i += ROWS_CHUNK) {
+                size_t m = rn - i < ROWS_CHUNK ? rn - i : ROWS_CHUNK;
+                if (r == 0)
+                    rows_encode(k, rows + 6 * i, rf + i, m, buf);
+                else
+                    MPI_Recv(buf, (int)(m * w), MPI_BYTE, r, 700 + s, MPI_COMM_WORLD,
+                             MPI_STATUS_IGNORE);
+                if (!bad && fwrite(buf, w, m, f) != m)
+                    bad = errno ? errno : EIO;
+            }
         }
     }
-    if (fh != MPI_FILE_NULL) {
-        int rc = MPI_File_close(&fh);
-        if (rc != MPI_SUCCESS && !st) {
-            mpi_message(rc, why, sizeof why);
-            st = shoal_error_set(e, SHOAL_ERR_IO, "%s: write failed (close): %s", path, why);
-        }
-    }
-    st = agree(st, e);
-    if (st) {
-        if (g_rank == 0)
-            shoal_io_atomic_abort(&af);
+    if (bad)
+        return shoal_error_set(e, SHOAL_ERR_IO, "%s: write failed: %s", o->path, strerror(bad));
+    return SHOAL_OK;
+}
+
+/* Collective: this rank's rows [first, first + n) of the layout's count (rows: n x 6
+ * floats, this rank's contiguous range: rank k holds [N k / R, N (k+1) / R)), every
+ * section. Regular files are synced and closed on every rank here. On failure the output is
+ * aborted (agreed). */
+static shoal_status rows_out_write(rows_out *o, const float *rows, size_t first, size_t n,
+                                   shoal_error *e)
+{
+    size_t chunk = n < ROWS_CHUNK ? n : ROWS_CHUNK;
+    if (o->in_place && g_rank == 0)
+        chunk = ROWS_CHUNK;
+    unsigned char *buf = malloc(chunk * 24 + 1);
+    shoal_status st =
+        buf ? SHOAL_OK
+            : shoal_error_set(e, SHOAL_ERR_NOMEM, "%s: out of memory for %zu rows", o->path, chunk);
+    if ((st = agree(st, e))) {
+        free(buf);
+        rows_out_abort(o);
         return st;
     }
-    if (g_rank == 0)
-        st = shoal_io_atomic_commit(&af, e);
+    if (o->in_place) {
+        st = rows_out_stream(o, rows, first, n, buf, e);
+    } else {
+        char why[MPI_MAX_ERROR_STRING + 64];
+        for (int s = 0; !st && s < o->lay.section_count; s++) {
+            rows_kind k = o->lay.section[s].kind;
+            size_t w = rows_kind_size(k);
+            for (size_t i = 0; !st && i < n; i += chunk) {
+                size_t m = n - i < chunk ? n - i : chunk;
+                rows_encode(k, rows + 6 * i, first + i, m, buf);
+                MPI_Offset at = (MPI_Offset)(o->lay.section[s].offset + (first + i) * w);
+                if (write_at(o->fh, o->tmp, at, buf, m * w, why, sizeof why))
+                    st = shoal_error_set(e, SHOAL_ERR_IO, "%s: write failed: %s", o->path, why);
+            }
+        }
+        int rc = MPI_SUCCESS;
+        if (!st && (rc = MPI_File_sync(o->fh)) != MPI_SUCCESS) {
+            mpi_message(rc, why, sizeof why);
+            st = shoal_error_set(e, SHOAL_ERR_IO, "%s: write failed (sync): %s", o->path, why);
+        }
+        rc = MPI_File_close(&o->fh);
+        o->fh = MPI_FILE_NULL;
+        if (rc != MPI_SUCCESS && !st) {
+            mpi_message(rc, why, sizeof why);
+            st = shoal_error_set(e, SHOAL_ERR_IO, "%s: write failed (close): %s", o->path, why);
+        }
+    }
+    free(buf);
+    if ((st = agree(st, e)))
+        rows_out_abort(o);
+    return st;
+}
+
+/* Collective: rank 0 puts the written file in place (flush, fsync, rename; a device or
+ * FIFO: flush and close). Agreed; the layout is freed either way. */
+static shoal_status rows_out_commit(rows_out *o, shoal_error *e)
+{
+    shoal_status st = g_rank == 0 ? shoal_io_atomic_commit(&o->af, e) : SHOAL_OK;
+    rows_layout_free(&o->lay);
     return agree(st, e);
+}
+
+/* The layout of a state file named `path`: VTK PolyData for a .vtp name (as
+ * app_state_write: no time), else .npy. */
+static shoal_status state_layout(const char *path, size_t total, rows_layout *l, shoal_error *e)
+{
+    if (!state_name_ok(path))
+        return shoal_error_set(e, SHOAL_ERR_INPUT,
+                               "%s: under MPI shoal writes .npy and .vtp state files (not .bin)",
+                               path);
+    return is_vtp_name(path) ? rows_layout_vtp(l, total, NAN, path, e)
+                             : rows_layout_npy(l, total, path, e);
+}
+
+/* Collective: open a state output (its layout from its name). Agreed. */
+static shoal_status state_out_open(rows_out *o, const char *path, size_t total, shoal_error *e)
+{
+    rows_layout l;
+    memset(&l, 0, sizeof l);
+    shoal_status st = agree(state_layout(path, total, &l, e), e);
+    if (st) {
+        memset(o, 0, sizeof *o);
+        o->fh = MPI_FILE_NULL;
+        o->af.slot = -1;
+        rows_layout_free(&l);
+        return st;
+    }
+    return rows_out_open(o, path, l, e);
+}
+
+/* Collective: open the checkpoint of the whole school: the part's desc (count = total),
+ * its steps, predators and targets (replicated on every rank). Agreed. */
+static shoal_status ckpt_out_open(rows_out *o, const char *path, const shoal_sim *part,
+                                  size_t total, shoal_error *e)
+{
+    rows_layout l;
+    memset(&l, 0, sizeof l);
+    shoal_sim_desc d = *shoal_sim_get_desc(part);
+    shoal_sim_checkpoint ck;
+    shoal_sim_get_checkpoint(part, &ck);
+    shoal_status st = agree(rows_layout_checkpoint(&l, &d, &ck, total, path, e), e);
+    if (st) {
+        memset(o, 0, sizeof *o);
+        o->fh = MPI_FILE_NULL;
+        o->af.slot = -1;
+        rows_layout_free(&l);
+        return st;
+    }
+    return rows_out_open(o, path, l, e);
 }
 
 /* ---- the decomposition --------------------------------------------------------------- */
@@ -1241,9 +1594,17 @@ static shoal_status school_start(mpi_school *m, shoal_error *e)
 {
     if (m->started)
         return SHOAL_OK;
+    /* every rank read the same scene, meshes and checkpoint (a file that differs between
+     * nodes would mix two runs) */
+    shoal_status st = same_as_rank0(hash_sim(m->s),
+                                    "the model, parameters, obstacles or checkpoint differ from "
+                                    "rank 0's (a scene or mesh file that reads differently here?)",
+                                    e);
+    if (st)
+        return st;
     int32_t gd[3] = {1, 1, 1};
     part_grid_dims(m->s, gd);
-    shoal_status st = agree(dec_create(&m->dd, gd, e), e);
+    st = agree(dec_create(&m->dd, gd, e), e);
     uint64_t moved = 0;
     if (!st) {
         recut(&m->dd, m->s, &m->own);
@@ -1340,7 +1701,7 @@ static shoal_status school_step(mpi_school *m, long long steps, shoal_error *e)
 
 /* Every rank's boids back to rows: rank k gets rows [N k / R, N (k+1) / R) in *rows (n x 6
  * floats, malloc'd; *first, *n set). Collective; the outcome is agreed. */
-static shoal_status school_rows(mpi_school *m, float **rows_out, size_t *first_out, size_t *n_out,
+static shoal_status school_rows(mpi_school *m, float **rows_res, size_t *first_out, size_t *n_out,
                                 shoal_error *e)
 {
     uint64_t moved = 0;
@@ -1361,7 +1722,7 @@ static shoal_status school_rows(mpi_school *m, float **rows_out, size_t *first_o
         free(rows);
         rows = NULL;
     }
-    *rows_out = rows;
+    *rows_res = rows;
     *first_out = first;
     *n_out = n;
     return st;
@@ -1509,10 +1870,29 @@ shoal_status mpi_step_file(const shoal_sim_desc *d0, const shoal_scene *scene, c
     size_t first = 0, n = 0;
     if (!st)
         st = school_rows(m, &rows, &first, &n, e);
-    if (!st && out)
-        st = write_rows(out, rows, first, n, total, e);
-    if (!st && ckpt)
-        st = write_ckpt(ckpt, &d, m->s, rows, n, total, e);
+    /* all or nothing, in one process's order (docs/CLI.md "Outputs"): every output is
+     * written to its temporary first, and only when all were written are they put in place,
+     * the checkpoint first, then --out */
+    rows_out o_ck, o_out;
+    int have_ck = 0, have_out = 0;
+    if (!st && ckpt && !(st = ckpt_out_open(&o_ck, ckpt, m->s, total, e)) &&
+        !(st = rows_out_write(&o_ck, rows, first, n, e)))
+        have_ck = 1;
+    if (!st && out && !(st = state_out_open(&o_out, out, total, e)) &&
+        !(st = rows_out_write(&o_out, rows, first, n, e)))
+        have_out = 1;
+    if (!st && have_ck) {
+        st = rows_out_commit(&o_ck, e);
+        have_ck = 0;
+    }
+    if (!st && have_out) {
+        st = rows_out_commit(&o_out, e);
+        have_out = 0;
+    }
+    if (have_ck)
+        rows_out_abort(&o_ck);
+    if (have_out)
+        rows_out_abort(&o_out);
     free(rows);
     mpi_school_destroy(m);
     return st;
@@ -1533,8 +1913,10 @@ shoal_status mpi_init_file(const shoal_sim_desc *d, const char *out, int stats, 
     if (!st)
         part_init_rows(d, first, n, rows);
     uint64_t t1 = timer_now_ns();
-    if (!st)
-        st = write_rows(out, rows, first, n, total, e);
+    rows_out o;
+    if (!st && !(st = state_out_open(&o, out, total, e)) &&
+        !(st = rows_out_write(&o, rows, first, n, e)))
+        st = rows_out_commit(&o, e);
     free(rows);
     if (!st && stats && g_rank == 0)
         fprintf(stderr, "shoal init (MPI): %zu boids over %d ranks: draw %.1f ms, write %.1f ms\n",
