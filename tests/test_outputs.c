@@ -404,6 +404,38 @@ static void test_outputs_checked_first(void **state)
     }
 }
 
+/* Two outputs that name one file: refused before the work, exit 2, one line, nothing
+ * written (issue 33 F21: one process kept the state, MPI the checkpoint). */
+static void test_same_file_refused(void **state)
+{
+    (void)state;
+    if (symlink("s2.npy", path("same_link.npy")) != 0)
+        fail_msg("symlink: %s", strerror(errno));
+    if (run("step --in a.npy --out s2.npy --threads 1") != 0)
+        fail_msg("step: %s", g_err);
+    const char *cases[] = {
+        "step --in a.npy --out s.npy --checkpoint s.npy",
+        "step --in a.npy --out ./s.npy --checkpoint s.npy",
+        "step --in a.npy --out same_link.npy --checkpoint s2.npy --steps 3",
+        "step --in a.npy --out s.npy --trace s.npy",
+        "render --in a.npy --out s.png --size 32x24 --trace s.png",
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (strncmp(cases[i], "render", 6) == 0 && !g_has_render)
+            continue;
+        int rc = run("%s", cases[i]);
+        if (rc != 2 || !strstr(g_err, "name the same file") ||
+            strchr(g_err, '\n') != g_err + strlen(g_err) - 1)
+            fail_msg("'shoal %s': exit %d, %s", cases[i], rc, g_err);
+        assert_false(exists("s.npy"));
+        assert_false(exists("s.png"));
+        expect_same_file("s2.npy", "ref.npy"); /* not replaced */
+        expect_no_temporaries(cases[i]);
+    }
+    if (run("step --in a.npy --out /dev/null --checkpoint /dev/null") != 0)
+        fail_msg("--out /dev/null --checkpoint /dev/null: %s", g_err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -411,6 +443,7 @@ int main(void)
         cmocka_unit_test(test_symlink_target),     cmocka_unit_test(test_directory_refused),
         cmocka_unit_test(test_read_only_and_mode), cmocka_unit_test(test_signal_mid_write),
         cmocka_unit_test(test_sigterm_run),        cmocka_unit_test(test_outputs_checked_first),
+        cmocka_unit_test(test_same_file_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
