@@ -87,4 +87,39 @@ runh() { # label, run args
 runh "--scene assets/scenes/steer.ini --count 3000 --fish-length 0.6" steer
 runh "--scene assets/scenes/steer_predator.ini --count 2000 --fish-length 0.6" predator
 runh "--scene assets/scenes/steer_rock_mesh.ini --count 2000 --fish-length 0.6" rock
+# Under MPI (MPI_RANKS="2 3", built with -Dmpi, mpirun on PATH): the same bytes are the
+# contract there too, so a refactor of src/mpi records step (every model, predators, a mesh,
+# .vtp, a checkpoint and its resume), init, render and run --headless at each rank count.
+if [ -n "${MPI_RANKS:-}" ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_WAIT_POLICY=passive
+    export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_hwloc_base_binding_policy=none
+    export OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+    for r in $MPI_RANKS; do
+        M="mpirun --oversubscribe -np $r $SHOAL"
+        for m in steer average heading classic fov; do
+            $M step --model "$m" --in "$INP/$m.npy" --out "$W/o.npy" --steps "$STEPS" --threads 1 \
+                --quiet >/dev/null
+            rec "$W/o.npy" "mpi$r step $m"
+        done
+        p="--set predator_count=3 --set flee_radius=4 --set flee_weight=5 --set predator_start=0,0,6"
+        # shellcheck disable=SC2086
+        $M step --model steer $p --set predator_chase=1 --in "$INP/steer.npy" --out "$W/o.npy" \
+            --steps "$STEPS" --threads 1 --checkpoint "$W/c.ckpt" --quiet >/dev/null
+        rec "$W/o.npy" "mpi$r step steer+pred-centre"
+        rec "$W/c.ckpt" "mpi$r checkpoint"
+        $M step --resume "$W/c.ckpt" --out "$W/o.vtp" --steps "$STEPS" --threads 1 --quiet >/dev/null
+        rec "$W/o.vtp" "mpi$r resume vtp"
+        $M step --scene assets/scenes/steer_rock_mesh.ini --in "$INP/steer.npy" --out "$W/o.npy" \
+            --steps "$STEPS" --threads 1 --quiet >/dev/null
+        rec "$W/o.npy" "mpi$r step steer_rock_mesh"
+        $M init --model fov --count 3001 --seed 5 --out "$W/i.npy" >/dev/null 2>&1
+        rec "$W/i.npy" "mpi$r init"
+        $M render --in "$INP/steer.npy" --out "$W/f.png" --size 320x200 --fish-length 0.6 >/dev/null
+        rec "$W/f.png" "mpi$r render"
+        rm -rf "$W/fr"
+        $M run --headless --frames 3 --out "$W/fr" --size 320x200 --hud off --threads 1 \
+            --scene assets/scenes/steer_predator.ini --count 2000 >/dev/null 2>&1
+        for f in "$W"/fr/*.png; do rec "$f" "mpi$r run $(basename "$f")"; done
+    done
+fi
 wc -l <"$OUTF"
