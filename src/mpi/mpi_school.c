@@ -1,0 +1,468 @@
+/* SPDX-License-Identifier: MIT */
+/* A school stepped over the ranks (docs/ARCHITECTURE.md "MPI"): each rank's boids, the
+ * decomposition they step in, the step loop (migration, re-cuts, predators, halo, the
+ * library's part step), back to rows, gathering, --stats; and step/init on files. The
+ * stepping itself is the library's (sim/part.h): src/mpi only moves boids. */
+#include "mpi_internal.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Re-cut when the imbalance (max / mean boids per rank) passes this, and has grown by 5%
+ * since the last cut (a school the product of three 1-D cuts cannot balance better would
+ * otherwise be re-cut every step). 1.2: a step takes as long as its slowest rank, so 20%
+ * idle on the others is where a re-cut (one histogram reduction and one migration, about
+ * a step's communication) pays for itself within a few steps. */
+#define RECUT_IMBALANCE 1.2
+#define RECUT_GROWTH 1.05
+
+typedef struct run_stats {
+    uint64_t halo_boids, migrated, recuts, steps;
+    uint64_t steps_migrating; /* steps in which some boid changed rank (with --stats) */
+    double imbalance_sum, imbalance_max;
+    uint64_t ns_comm, ns_compute, ns_composite, ns_loop;
+} run_stats;
+
+/* What a step depends on besides the boids, as this rank has it: the desc (its threads and
+ * ISA change no bit), the obstacle field and the state beyond the boids. */
+static uint64_t hash_sim(const shoal_sim *s)
+{
+    const shoal_sim_desc *d = shoal_sim_get_desc(s);
+    uint64_t h = COMM_HASH_SEED;
+    h = comm_hash(h, &d->model, sizeof d->model);
+    h = comm_hash(h, &d->params, sizeof d->params);
+    uint64_t u[3] = {(uint64_t)d->boid_count, d->seed, (uint64_t)d->neighbors};
+    double t[2] = {d->dt_s, d->t0_s};
+    h = comm_hash(h, u, sizeof u);
+    h = comm_hash(h, t, sizeof t);
+    shoal_field_view f = shoal_sim_field(s);
+    h = comm_hash(h, f.origin, sizeof f.origin);
+    h = comm_hash(h, &f.cell_size, sizeof f.cell_size);
+    h = comm_hash(h, f.dims, sizeof f.dims);
+    if (f.vectors)
+        h = comm_hash(h, f.vectors,
+                      3 * sizeof(float) * (size_t)f.dims[0] * (size_t)f.dims[1] *
+                          (size_t)f.dims[2]);
+    shoal_sim_checkpoint ck;
+    shoal_sim_get_checkpoint(s, &ck);
+    h = comm_hash(h, &ck, sizeof ck);
+    return h;
+}
+
+static void school_print_stats(const char *cmd, const run_stats *rs, const decomp *d, size_t total,
+                               long long steps, uint64_t ns_io, const shoal_sim *s)
+{
+    uint64_t loc[4] = {rs->ns_comm, rs->ns_compute, rs->ns_composite, rs->ns_loop}, mx[4], sum[4];
+    MPI_Reduce(loc, mx, 4, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(loc, sum, 4, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    uint64_t cnt[2] = {rs->halo_boids, rs->migrated}, cs[2];
+    MPI_Reduce(cnt, cs, 2, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (mpi_rank() != 0)
+        return;
+    double k = steps > 0 ? (double)steps : 1.0;
+    int threads = part_thread_count(s);
+    fprintf(stderr,
+            "shoal %s (MPI): %d ranks as %dx%dx%d bricks, %d threads per rank, %zu boids, "
+            "%lld steps, %zu bytes per boid on the wire\n",
+            cmd, mpi_size(), d->P[0], d->P[1], d->P[2], threads, total, steps, sizeof(part_boid));
+    fprintf(stderr,
+            "  per step (all ranks): halo %.0f boids sent (%.0f bytes), %.1f boids migrated "
+            "(in %llu of %lld steps)\n",
+            (double)cs[0] / k, (double)cs[0] * sizeof(part_boid) / k, (double)cs[1] / k,
+            (unsigned long long)rs->steps_migrating, steps > 0 ? steps - 1 : 0);
+    fprintf(stderr, "  imbalance (max/mean boids per rank): mean %.3f, max %.3f; %llu re-cuts\n",
+            rs->steps ? rs->imbalance_sum / (double)rs->steps : 1.0, rs->imbalance_max,
+            (unsigned long long)rs->recuts);
+    double comm = (double)sum[0], comp = (double)sum[1];
+    fprintf(stderr,
+            "  time per step: compute %.3f ms (slowest rank), communication %.3f ms (slowest "
+            "rank); communication share %.1f%% (mean over ranks); file I/O %.1f ms in all\n",
+            (double)mx[1] * 1e-6 / k, (double)mx[0] * 1e-6 / k,
+            comm + comp > 0 ? 100.0 * comm / (comm + comp) : 0.0, (double)ns_io * 1e-6);
+    fprintf(stderr, "  wall per step: %.3f ms (the slowest rank's loop over the steps / steps)\n",
+            (double)mx[3] * 1e-6 / k);
+}
+
+/* The rank's part of a school and the decomposition it steps in. Made from this rank's
+ * rows (any rows: the first start migrates every boid to the rank owning its cell). */
+struct mpi_school {
+    shoal_sim_desc d;
+    shoal_sim *s; /* the part (sim/part.h): predators, targets and time are replicated */
+    boid_buf own, all, tmp;
+    size_t total;
+    decomp dd;
+    int started, preds, stats;
+    double base; /* the imbalance after the last cut */
+    long long steps_done;
+    run_stats rs;
+    float tgt[SHOAL_MAX_PREDATORS][3];
+};
+
+/* A school of d->boid_count boids from this rank's own boids b (taken over; n of them). */
+static shoal_status school_create(const shoal_sim_desc *d, part_boid *b, size_t n, mpi_school **out,
+                                  shoal_error *e)
+{
+    *out = NULL;
+    mpi_school *m = calloc(1, sizeof *m);
+    shoal_status st =
+        m ? SHOAL_OK : shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for the school");
+    if (!st) {
+        m->d = *d;
+        m->total = d->boid_count;
+        m->dd.cart = MPI_COMM_NULL;
+        m->base = 1.0;
+        m->preds = d->params.predator_count > 0;
+        m->own.b = b;
+        m->own.n = m->own.cap = n;
+        b = NULL;
+        st = part_create(&m->d, &m->s, e);
+    }
+    free(b);
+    st = comm_agree(st, e);
+    if (st) {
+        mpi_school_destroy(m);
+        return st;
+    }
+    *out = m;
+    return SHOAL_OK;
+}
+
+/* The decomposition: the rank grid, the first cut by count and every boid to its brick. */
+static shoal_status school_start(mpi_school *m, shoal_error *e)
+{
+    if (m->started)
+        return SHOAL_OK;
+    /* every rank read the same scene, meshes and checkpoint (a file that differs between
+     * nodes would mix two runs) */
+    shoal_status st =
+        comm_same_as_rank0(hash_sim(m->s),
+                           "the model, parameters, obstacles or checkpoint differ from "
+                           "rank 0's (a scene or mesh file that reads differently here?)",
+                           e);
+    if (st)
+        return st;
+    int32_t gd[3] = {1, 1, 1};
+    part_grid_dims(m->s, gd);
+    st = comm_agree(decomp_create(&m->dd, gd, e), e);
+    uint64_t moved = 0;
+    if (!st) {
+        decomp_recut(&m->dd, m->s, &m->own);
+        st = migrate_boids(&m->dd, m->s, &m->own, &m->tmp, 0, m->total, &moved, e);
+        m->base = decomp_imbalance(m->own.n, m->total);
+    }
+    m->started = !st;
+    return st;
+}
+
+static shoal_status school_step(mpi_school *m, long long steps, shoal_error *e)
+{
+    shoal_status st = school_start(m, e);
+    run_stats *rs = &m->rs;
+    uint64_t moved = 0, t_loop = shoal_profile_now_ns();
+    for (long long k = 0; k < steps && !st; k++) {
+        uint64_t t0 = shoal_profile_now_ns();
+        if (m->steps_done > 0) { /* the last step moved boids across brick faces */
+            st = migrate_boids(&m->dd, m->s, &m->own, &m->tmp, 0, m->total, &moved, e);
+            if (st)
+                break;
+            rs->migrated += moved;
+            if (m->stats) {
+                unsigned long long mv = moved, all_m = 0;
+                MPI_Allreduce(&mv, &all_m, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+                rs->steps_migrating += all_m > 0;
+            }
+        }
+        double imb = decomp_imbalance(m->own.n, m->total);
+        if (imb > RECUT_IMBALANCE && imb > m->base * RECUT_GROWTH) {
+            decomp_recut(&m->dd, m->s, &m->own);
+            st = migrate_boids(&m->dd, m->s, &m->own, &m->tmp, 0, m->total, &moved, e);
+            if (st)
+                break;
+            rs->migrated += moved;
+            rs->recuts++;
+            imb = m->base = decomp_imbalance(m->own.n, m->total);
+        }
+        rs->imbalance_sum += imb;
+        rs->imbalance_max = imb > rs->imbalance_max ? imb : rs->imbalance_max;
+        if (m->preds && mpi_size() > 1 && m->d.params.predator_chase >= 1.0f) {
+            float centre[3] = {0, 0, 0};
+            st = preds_centre(m->s, &m->own, m->total, centre, e);
+            if (st)
+                break;
+            for (int q = 0; q < m->d.params.predator_count; q++)
+                memcpy(m->tgt[q], centre, sizeof centre);
+        } else if (m->preds && mpi_size() > 1) {
+            preds_nearest(m->s, &m->own, m->tgt);
+        }
+        uint64_t sent = 0;
+        st = halo_exchange(&m->dd, m->s, &m->own, &m->all, &m->tmp, &sent, e);
+        if (st)
+            break;
+        rs->halo_boids += sent;
+        uint64_t t1 = shoal_profile_now_ns();
+        rs->ns_comm += t1 - t0;
+        st = part_set_box(m->s, m->dd.lo, m->dd.hi, e);
+        if (!st)
+            st = part_load(m->s, m->own.b, m->own.n, m->all.b, m->all.n, e);
+        st = comm_agree(st, e);
+        if (st)
+            break;
+        uint32_t bad = part_step(m->s), bad_all = UINT32_MAX;
+        uint64_t t2 = shoal_profile_now_ns();
+        MPI_Allreduce(&bad, &bad_all, 1, MPI_UINT32_T, MPI_MIN, MPI_COMM_WORLD);
+        if (bad_all != UINT32_MAX) {
+            st = shoal_error_set(e, SHOAL_ERR_NONFINITE,
+                                 "non-finite value in boid %u (input row) at step %llu "
+                                 "(t = %.6f s); state left as before that step",
+                                 bad_all, (unsigned long long)k + 1, shoal_sim_time(m->s));
+            break;
+        }
+        uint64_t t3 = shoal_profile_now_ns();
+        if (m->preds && mpi_size() == 1)
+            part_predator_targets(m->s, m->tgt);
+        size_t got = part_extract(m->s, m->own.b);
+        if (got == SIZE_MAX) /* out of memory (the offsets of its rows) */
+            st = shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory extracting the boids");
+        st = comm_agree(st, e);
+        if (st)
+            break;
+        m->own.n = got;
+        part_finish_step(m->s, m->tgt);
+        uint64_t t4 = shoal_profile_now_ns();
+        rs->ns_compute += (t2 - t1) + (t4 - t3);
+        rs->ns_comm += t3 - t2;
+        rs->steps++;
+        m->steps_done++;
+    }
+    rs->ns_loop += shoal_profile_now_ns() - t_loop;
+    return st;
+}
+
+/* Every rank's boids back to rows: rank k gets rows [N k / R, N (k+1) / R) in *rows (n x 6
+ * floats, malloc'd; *first, *n set). Collective; the outcome is agreed. */
+static shoal_status school_rows(mpi_school *m, float **rows_res, size_t *first_out, size_t *n_out,
+                                shoal_error *e)
+{
+    uint64_t moved = 0;
+    float *rows = NULL;
+    size_t first = comm_range_first(m->total, mpi_rank()),
+           n = comm_range_first(m->total, mpi_rank() + 1) - first;
+    shoal_status st = school_start(m, e);
+    if (!st)
+        st = migrate_boids(&m->dd, m->s, &m->own, &m->tmp, 1, m->total, &moved, e);
+    if (!st) {
+        rows = malloc(n * 6 * sizeof(float) + 1);
+        if (!rows || m->own.n != n)
+            st = shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for %zu rows", n);
+        for (size_t i = 0; !st && i < m->own.n; i++)
+            memcpy(rows + (m->own.b[i].row - first) * 6, m->own.b[i].s, 6 * sizeof(float));
+        st = comm_agree(st, e);
+    }
+    if (st) {
+        free(rows);
+        rows = NULL;
+    }
+    *rows_res = rows;
+    *first_out = first;
+    *n_out = n;
+    return st;
+}
+
+void mpi_school_destroy(mpi_school *m)
+{
+    if (!m)
+        return;
+    boid_buf_free(&m->own);
+    boid_buf_free(&m->all);
+    boid_buf_free(&m->tmp);
+    decomp_free(&m->dd);
+    shoal_sim_destroy(m->s);
+    free(m);
+}
+
+shoal_status mpi_school_create(const shoal_sim_desc *d, mpi_school **out, shoal_error *e)
+{
+    *out = NULL;
+    size_t total = d->boid_count;
+    if (total < 1 || total > (size_t)UINT32_MAX - 64)
+        return shoal_error_set(e, SHOAL_ERR_INPUT, "boid count %zu exceeds the limit %u", total,
+                               UINT32_MAX - 64);
+    size_t first = comm_range_first(total, mpi_rank()),
+           n = comm_range_first(total, mpi_rank() + 1) - first;
+    float *rows = malloc(n * 6 * sizeof(float) + 1);
+    part_boid *b = malloc(n * sizeof *b + 1);
+    shoal_status st = rows && b
+                          ? SHOAL_OK
+                          : shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for %zu boids", n);
+    st = comm_agree(st, e);
+    if (st) {
+        free(rows);
+        free(b);
+        return st;
+    }
+    part_init_rows(d, first, n, rows);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(b[i].s, rows + 6 * i, sizeof b[i].s);
+        b[i].row = (uint32_t)(first + i);
+    }
+    free(rows);
+    return school_create(d, b, n, out, e);
+}
+
+shoal_sim *mpi_school_sim(mpi_school *m) { return m->s; }
+
+shoal_status mpi_school_step(mpi_school *m, long long steps, shoal_error *e)
+{
+    return school_step(m, steps, e);
+}
+
+size_t mpi_school_local_count(const mpi_school *m) { return m->own.n; }
+
+void mpi_school_local(const mpi_school *m, float *const soa[6], uint32_t *row)
+{
+    for (size_t i = 0; i < m->own.n; i++) {
+        for (int k = 0; k < 6; k++)
+            soa[k][i] = m->own.b[i].s[k];
+        row[i] = m->own.b[i].row;
+    }
+}
+
+shoal_status mpi_school_gather(mpi_school *m, float *rows, shoal_error *e)
+{
+    shoal_status st = SHOAL_OK;
+    int *cnt = NULL;
+    part_boid *all = NULL;
+    if (mpi_rank() == 0) {
+        cnt = malloc(2 * (size_t)mpi_size() * sizeof(int));
+        all = malloc(m->total * sizeof *all + 1);
+        if (!cnt || !all)
+            st = shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory gathering %zu boids", m->total);
+    }
+    if (m->own.n > INT_MAX)
+        st = shoal_error_set(e, SHOAL_ERR_INPUT, "%zu boids on one rank: too many to gather",
+                             m->own.n);
+    st = comm_agree(st, e);
+    if (!st) {
+        int mine = (int)m->own.n;
+        MPI_Gather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (mpi_rank() == 0)
+            for (int r = 0, at = 0; r < mpi_size(); r++) {
+                cnt[mpi_size() + r] = at;
+                at += cnt[r];
+            }
+        MPI_Gatherv(m->own.b, mine, comm_boid_type(), all, cnt, cnt ? cnt + mpi_size() : NULL,
+                    comm_boid_type(), 0, MPI_COMM_WORLD);
+        if (mpi_rank() == 0)
+            for (size_t i = 0; i < m->total; i++)
+                memcpy(rows + 6 * (size_t)all[i].row, all[i].s, 6 * sizeof(float));
+    }
+    free(cnt);
+    free(all);
+    return st;
+}
+
+void mpi_school_print_stats(const mpi_school *m)
+{
+    school_print_stats("run", &m->rs, &m->dd, m->total, m->rs.steps, 0, m->s);
+}
+
+shoal_status mpi_step_file(const shoal_sim_desc *d0, const shoal_scene *scene, const char *in,
+                           const char *resume, const char *out, const char *ckpt, long long steps,
+                           int stats, shoal_error *e)
+{
+    uint64_t t_io = shoal_profile_now_ns();
+    part_boid *b = NULL;
+    size_t n_own = 0, total = 0;
+    shoal_sim_desc d = *d0;
+    shoal_sim_checkpoint ck;
+    shoal_status st = resume ? files_read_checkpoint(resume, &d, &b, &n_own, &total, &ck, e)
+                             : files_read_state(in, &b, &n_own, &total, e);
+    if (st)
+        return st;
+    t_io = shoal_profile_now_ns() - t_io;
+    d.boid_count = total;
+    mpi_school *m = NULL;
+    if ((st = school_create(&d, b, n_own, &m, e)))
+        return st;
+    m->stats = stats;
+    if (resume)
+        st = shoal_sim_set_checkpoint(m->s, &ck, e);
+    if (!st && scene)
+        st = shoal_scene_add_obstacles(scene, m->s, e);
+    st = comm_agree(st, e);
+    if (!st)
+        st = school_start(m, e);
+    shoal_profile_reset();
+    if (!st)
+        st = school_step(m, steps, e);
+    if (!st && stats && mpi_rank() == 0) {
+        char title[160];
+        snprintf(title, sizeof title,
+                 "shoal step: %zu boids, %lld steps, %s, %d threads (rank 0 of %d)", total, steps,
+                 shoal_sim_isa_name(m->s), part_thread_count(m->s), mpi_size());
+        shoal_profile_print(stderr, title, 1);
+    }
+    if (!st && stats)
+        school_print_stats("step", &m->rs, &m->dd, total, steps, t_io, m->s);
+    /* back to rows: rank k writes rows [N k / R, N (k+1) / R) */
+    float *rows = NULL;
+    size_t first = 0, n = 0;
+    if (!st)
+        st = school_rows(m, &rows, &first, &n, e);
+    /* all or nothing, in one process's order (docs/CLI.md "Outputs"): every output is
+     * written to its temporary first, and only when all were written are they put in place,
+     * the checkpoint first, then --out */
+    files_out o_ck, o_out;
+    int have_ck = 0, have_out = 0;
+    if (!st && ckpt && !(st = files_open_checkpoint(&o_ck, ckpt, m->s, total, e)) &&
+        !(st = files_out_write(&o_ck, rows, first, n, e)))
+        have_ck = 1;
+    if (!st && out && !(st = files_open_state(&o_out, out, total, e)) &&
+        !(st = files_out_write(&o_out, rows, first, n, e)))
+        have_out = 1;
+    if (!st && have_ck) {
+        st = files_out_commit(&o_ck, e);
+        have_ck = 0;
+    }
+    if (!st && have_out) {
+        st = files_out_commit(&o_out, e);
+        have_out = 0;
+    }
+    if (have_ck)
+        files_out_abort(&o_ck);
+    if (have_out)
+        files_out_abort(&o_out);
+    free(rows);
+    mpi_school_destroy(m);
+    return st;
+}
+
+shoal_status mpi_init_file(const shoal_sim_desc *d, const char *out, int stats, shoal_error *e)
+{
+    size_t total = d->boid_count;
+    if (total < 1 || total > (size_t)UINT32_MAX - 64)
+        return shoal_error_set(e, SHOAL_ERR_INPUT, "boid count %zu exceeds the limit %u", total,
+                               UINT32_MAX - 64);
+    uint64_t t0 = shoal_profile_now_ns();
+    size_t first = comm_range_first(total, mpi_rank()),
+           n = comm_range_first(total, mpi_rank() + 1) - first;
+    float *rows = malloc(n * 6 * sizeof(float) + 1);
+    shoal_status st =
+        rows ? SHOAL_OK : shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for %zu boids", n);
+    st = comm_agree(st, e);
+    if (!st)
+        part_init_rows(d, first, n, rows);
+    uint64_t t1 = shoal_profile_now_ns();
+    files_out o;
+    if (!st && !(st = files_open_state(&o, out, total, e)) &&
+        !(st = files_out_write(&o, rows, first, n, e)))
+        st = files_out_commit(&o, e);
+    free(rows);
+    if (!st && stats && mpi_rank() == 0)
+        fprintf(stderr, "shoal init (MPI): %zu boids over %d ranks: draw %.1f ms, write %.1f ms\n",
+                total, mpi_size(), (double)(t1 - t0) * 1e-6,
+                (double)(shoal_profile_now_ns() - t1) * 1e-6);
+    return st;
+}
