@@ -320,6 +320,56 @@ static int draw_scene(const opt_values *o, const shoal_camera *cam, shoal_render
     return 0;
 }
 
+/* Under mpirun: this rank's share of the state at `in` (rank 0 checks the file first and
+ * reads a FIFO for all) as s (instance ids = the rows, in *ids) and, without a camera, the
+ * camera that frames the whole school. 0, or the exit code after printing. */
+static int read_share(const opt_values *o, render_opts *ro, const char *in, soa6 *s, uint32_t **ids)
+{
+    shoal_error e;
+    shoal_sim_desc sd = shoal_sim_desc_default();
+    mpi_school *m;
+    s->buf = NULL;
+    *ids = NULL;
+    if (mpi_school_read(&sd, in, &m, &e))
+        return app_fail_status(o, &e);
+    shoal_status st = SHOAL_OK;
+    if (!ro->have_camera)
+        st = mpi_school_frame(m, ro->desc.fish_length,
+                              (float)ro->desc.width / (float)ro->desc.height, &ro->cam, &e);
+    size_t n = mpi_school_local_count(m);
+    if (!st) {
+        s->buf = malloc((n ? n : 1) * 6 * sizeof(float));
+        *ids = malloc((n ? n : 1) * sizeof **ids);
+        st = mpi_agree(s->buf && *ids
+                           ? SHOAL_OK
+                           : shoal_error_set(&e, SHOAL_ERR_NOMEM, "out of memory for %zu fish", n),
+                       &e);
+    }
+    if (!st) {
+        float *c[6];
+        for (int k = 0; k < 6; k++)
+            c[k] = s->buf + (size_t)k * n;
+        mpi_school_local(m, c, *ids);
+        memset(&s->inst, 0, sizeof s->inst);
+        s->inst.count = n;
+        s->inst.px = c[0];
+        s->inst.py = c[1];
+        s->inst.pz = c[2];
+        s->inst.vx = c[3];
+        s->inst.vy = c[4];
+        s->inst.vz = c[5];
+        s->inst.id = *ids;
+    }
+    mpi_school_destroy(m);
+    if (st) {
+        free(s->buf);
+        free(*ids);
+        return app_fail_status(o, &e);
+    }
+    ro->have_camera = 1;
+    return 0;
+}
+
 int cmd_render(int argc, char **argv)
 {
     opt_values o;
@@ -355,39 +405,41 @@ int cmd_render(int argc, char **argv)
     float *rows = NULL;
     size_t n = 0;
     const char *in = options_get(&o, "in");
-    if (ro.bench) {
-        n = (size_t)ro.count;
-        rows = scene_render_bench(n, (uint64_t)ro.seed);
-        if (!rows)
-            return options_fail(&o, "out of memory for %zu fish", n);
-        if (!options_given(&o, "eye")) {
-            /* the benchmark's camera unless the user gave one */
-            ro.cam = shoal_camera_default();
-            ro.have_camera = 1;
-        }
-        if (!options_given(&o, "fish-length"))
-            ro.desc.fish_length = 1.5f;
-    } else if (ranks > 1) {
-        /* rank 0 reads it (a FIFO can be read once) and every rank gets it */
-        if (mpi_read_state(in, &rows, &n, &e))
-            return app_fail_status(&o, &e);
-    } else {
-        if (shoal_io_npy_read(in, &rows, &n, &e))
-            return app_fail_status(&o, &e);
-        if (shoal_state_check_finite(rows, n, in, &e)) {
-            free(rows);
-            return app_fail_status(&o, &e);
-        }
-    }
     soa6 s;
-    if (!soa_from_rows(rows, n, &s)) {
+    uint32_t *ids = NULL;
+    if (ranks > 1) {
+        if ((rc = read_share(&o, &ro, in, &s, &ids)))
+            return rc;
+    } else {
+        if (ro.bench) {
+            n = (size_t)ro.count;
+            rows = scene_render_bench(n, (uint64_t)ro.seed);
+            if (!rows)
+                return options_fail(&o, "out of memory for %zu fish", n);
+            if (!options_given(&o, "eye")) {
+                /* the benchmark's camera unless the user gave one */
+                ro.cam = shoal_camera_default();
+                ro.have_camera = 1;
+            }
+            if (!options_given(&o, "fish-length"))
+                ro.desc.fish_length = 1.5f;
+        } else {
+            if (shoal_io_npy_read(in, &rows, &n, &e))
+                return app_fail_status(&o, &e);
+            if (shoal_state_check_finite(rows, n, in, &e)) {
+                free(rows);
+                return app_fail_status(&o, &e);
+            }
+        }
+        if (!soa_from_rows(rows, n, &s)) {
+            free(rows);
+            return options_fail(&o, "out of memory for %zu fish", n);
+        }
         free(rows);
-        return options_fail(&o, "out of memory for %zu fish", n);
+        if (!ro.have_camera)
+            shoal_render_camera_frame(s.inst.px, s.inst.py, s.inst.pz, n, ro.desc.fish_length,
+                                      (float)ro.desc.width / (float)ro.desc.height, &ro.cam);
     }
-    free(rows);
-    if (!ro.have_camera)
-        shoal_render_camera_frame(s.inst.px, s.inst.py, s.inst.pz, n, ro.desc.fish_length,
-                                  (float)ro.desc.width / (float)ro.desc.height, &ro.cam);
 
     shoal_renderer *r = NULL;
     shoal_status cst = shoal_render_create(&ro.desc, &r, &e);
@@ -398,32 +450,8 @@ int cmd_render(int argc, char **argv)
     if (cst) {
         shoal_render_destroy(r);
         free(s.buf);
+        free(ids);
         return app_fail_status(&o, &e);
-    }
-    /* this rank's rows [lo, hi), drawn with their row as the instance id: the depth test's
-     * tie rule then picks between ranks as it picks inside one renderer */
-    uint32_t *ids = NULL;
-    if (ranks > 1) {
-        size_t rk = (size_t)mpi_rank(), lo = n * rk / (size_t)ranks,
-               hi = n * (rk + 1) / (size_t)ranks;
-        ids = malloc((hi > lo ? hi - lo : 1) * sizeof *ids);
-        cst = ids ? SHOAL_OK : shoal_error_set(&e, SHOAL_ERR_NOMEM, "out of memory for ids");
-        if ((cst = mpi_agree(cst, &e))) {
-            free(ids);
-            shoal_render_destroy(r);
-            free(s.buf);
-            return app_fail_status(&o, &e);
-        }
-        for (size_t i = lo; i < hi; i++)
-            ids[i - lo] = (uint32_t)i;
-        s.inst.count = hi - lo;
-        s.inst.px += lo;
-        s.inst.py += lo;
-        s.inst.pz += lo;
-        s.inst.vx += lo;
-        s.inst.vy += lo;
-        s.inst.vz += lo;
-        s.inst.id = ids;
     }
     const char *trace = options_get(&o, "trace");
     if (trace) {
@@ -441,26 +469,10 @@ int cmd_render(int argc, char **argv)
     if (ro.bench) {
         rc = run_bench(&o, &ro, r, &s);
     } else {
-        shoal_status fst = shoal_render_frame(r, &s.inst, &ro.cam, &e);
-        if (ranks > 1 && !(fst = mpi_agree(fst, &e))) {
-            /* colour by speed scales by the largest visible speed of the whole school: a
-             * rank whose own fish were slower draws again against the school's */
-            float mine = shoal_render_get_stats(r).speed_scale, all = mpi_max_float(mine);
-            if (all != mine) {
-                shoal_render_set_speed_scale(r, all);
-                fst = shoal_render_frame(r, &s.inst, &ro.cam, &e);
-            }
-        }
+        /* under MPI every rank draws its share, rank 0 gets the image of all */
         double comp_ms = 0;
-        if (ranks > 1 && !(fst = mpi_agree(fst, &e))) {
-            const float *z;
-            const uint32_t *idb;
-            shoal_render_depth(r, &z, &idb);
-            shoal_framebuffer fb = shoal_render_framebuffer(r);
-            /* the framebuffer's rows are contiguous (stride = width) */
-            fst = mpi_composite((uint32_t *)(uintptr_t)fb.argb, z, idb,
-                                (size_t)fb.width * (size_t)fb.height, &comp_ms, &e);
-        }
+        shoal_status fst = ranks > 1 ? mpi_render_frame(r, &s.inst, &ro.cam, &comp_ms, &e)
+                                     : shoal_render_frame(r, &s.inst, &ro.cam, &e);
         if (fst) {
             rc = app_fail_status(&o, &e);
         } else if (ro.stats) {

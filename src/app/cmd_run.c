@@ -365,7 +365,7 @@ int cmd_run(int argc, char **argv)
     }
     rc = c->headless ? run_headless(a) : run_window(a);
     if (rc == 0 && c->stats && a->ranks > 1)
-        mpi_school_print_stats(a->school); /* collective: the decomposition's numbers */
+        mpi_school_print_stats(a->school, "run"); /* collective: the decomposition's numbers */
     if (trace) {
         uint64_t dropped = 0, kept = shoal_profile_trace_count(&dropped);
         shoal_error te;

@@ -105,8 +105,20 @@ int cmd_init(int argc, char **argv)
     shoal_error e;
     if (mpi_running()) {
         /* each rank draws and writes its own rows (docs/ARCHITECTURE.md, "MPI") */
-        if (mpi_init_file(&d, out, options_given(&o, "stats"), &e))
+        uint64_t t0 = shoal_profile_now_ns();
+        mpi_school *m;
+        if (mpi_school_create(&d, &m, &e))
             return app_fail_status(&o, &e);
+        uint64_t t1 = shoal_profile_now_ns();
+        shoal_status mst = mpi_school_write(m, out, NULL, &e);
+        mpi_school_destroy(m);
+        if (mst)
+            return app_fail_status(&o, &e);
+        if (options_given(&o, "stats") && mpi_rank() == 0)
+            fprintf(stderr,
+                    "shoal init (MPI): %zu boids over %d ranks: draw %.1f ms, write %.1f ms\n",
+                    d.boid_count, mpi_size(), (double)(t1 - t0) * 1e-6,
+                    (double)(shoal_profile_now_ns() - t1) * 1e-6);
         if (mpi_rank() == 0)
             app_print_scaled("init", &scaled, &d);
         return 0;
@@ -246,8 +258,23 @@ int cmd_step(int argc, char **argv)
             return options_fail(&o, "--trace: not under MPI (one trace per process)");
         if (out_dir)
             return options_fail(&o, "--out-dir: not under MPI (--out B.npy, --checkpoint F)");
-        shoal_status mst = mpi_step_file(&d, &scene, resume ? NULL : in, resume, out, ckpt, steps,
-                                         options_given(&o, "stats"), &e);
+        mpi_school *m;
+        shoal_status mst =
+            resume ? mpi_school_resume(&d, resume, &m, &e) : mpi_school_read(&d, in, &m, &e);
+        if (mst)
+            return app_fail_status(&o, &e);
+        if (options_given(&o, "stats"))
+            mpi_school_want_stats(m);
+        mst = mpi_agree(shoal_scene_add_obstacles(&scene, mpi_school_sim(m), &e), &e);
+        if (!mst) {
+            shoal_profile_reset();
+            mst = mpi_school_step(m, steps, &e);
+        }
+        if (!mst && options_given(&o, "stats"))
+            mpi_school_print_stats(m, "step");
+        if (!mst)
+            mst = mpi_school_write(m, out, ckpt, &e);
+        mpi_school_destroy(m);
         return mst ? app_fail_status(&o, &e) : 0;
     }
 

@@ -560,27 +560,13 @@ int run_draw_frame(app *a, canvas *cv, int sampled_trails)
     with_predators(a, &inst);
     shoal_camera cam = run_orbit_camera(&a->cam);
     double t1 = run_now_s();
-    shoal_status rst = shoal_render_frame(a->ren, &inst, &cam, &e);
+    /* under MPI every rank draws its own fish, rank 0 gets the image of all */
     double t_comp = 0;
-    if (a->ranks > 1 && !(rst = mpi_agree(rst, &e))) {
-        /* colour by speed scales by the school's largest visible speed: a rank whose own
-         * fish were slower draws again against it; then rank 0 composites by depth */
-        float mine = shoal_render_get_stats(a->ren).speed_scale, all = mpi_max_float(mine);
-        if (all != mine) {
-            shoal_render_set_speed_scale(a->ren, all);
-            rst = shoal_render_frame(a->ren, &inst, &cam, &e);
-            shoal_render_set_speed_scale(a->ren, 0);
-        }
-        if (!(rst = mpi_agree(rst, &e))) {
-            const float *z;
-            const uint32_t *idb;
-            shoal_render_depth(a->ren, &z, &idb);
-            shoal_framebuffer cfb = shoal_render_framebuffer(a->ren);
-            rst = mpi_composite((uint32_t *)(uintptr_t)cfb.argb, z, idb,
-                                (size_t)cfb.width * (size_t)cfb.height, &t_comp, &e);
-            a->composite_ms += t_comp;
-            a->composites++;
-        }
+    shoal_status rst = a->ranks > 1 ? mpi_render_frame(a->ren, &inst, &cam, &t_comp, &e)
+                                    : shoal_render_frame(a->ren, &inst, &cam, &e);
+    if (a->ranks > 1 && !rst) {
+        a->composite_ms += t_comp;
+        a->composites++;
     }
     if (rst) {
         fprintf(stderr, "shoal run: %s\n", e.message);

@@ -288,30 +288,11 @@ shoal_status run_camera_home(app *a, shoal_error *e)
     c.fov_deg = 60;
     float aspect = (float)a->cfg.width / (float)a->cfg.height;
     if (a->ranks > 1) {
-        /* framed on rank 0 from the whole initial state (gathered there once, 24 bytes a
-         * boid: give the scene a camera to avoid it) and sent to every rank */
-        size_t n = a->desc.boid_count;
-        float *rows = mpi_rank() == 0 ? malloc(n * 6 * sizeof(float) + 1) : NULL, *soa = NULL;
-        if (rows)
-            soa = malloc(n * 3 * sizeof(float) + 1);
-        shoal_status st =
-            mpi_rank() != 0 || (rows && soa)
-                ? SHOAL_OK
-                : shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory framing %zu fish", n);
-        if (!(st = mpi_agree(st, e)))
-            st = mpi_school_gather(a->school, rows, e);
-        if (!st && mpi_rank() == 0) {
-            for (size_t i = 0; i < n; i++)
-                for (int k = 0; k < 3; k++)
-                    soa[(size_t)k * n + i] = rows[6 * i + (size_t)k];
-            shoal_render_camera_frame(soa, soa + n, soa + 2 * n, n, a->rdesc.fish_length, aspect,
-                                      &c);
-        }
-        free(rows);
-        free(soa);
+        /* framed from the whole initial state (gathered on rank 0 once: give the scene a
+         * camera to avoid it), the same camera on every rank */
+        shoal_status st = mpi_school_frame(a->school, a->rdesc.fish_length, aspect, &c, e);
         if (st)
             return st;
-        mpi_broadcast(&c, sizeof c);
     } else {
         shoal_boid_view v = shoal_sim_view(a->sim);
         shoal_render_camera_frame(v.px, v.py, v.pz, v.count, a->rdesc.fish_length, aspect, &c);

@@ -1,13 +1,26 @@
 /* SPDX-License-Identifier: MIT */
-/* shoal under MPI (docs/ARCHITECTURE.md, "MPI"): the program's one door to src/mpi. The
- * same binary runs alone or under mpirun; MPI starts only when a launcher started the
- * process (mpi_launched). Built without MPI (-Dmpi=disabled or no MPI found), mpi_none.c
- * answers: never launched, one rank. Every function here is called from the main thread
- * only (MPI_THREAD_FUNNELED); the OpenMP threads of a rank never call MPI. */
+/* shoal under MPI (docs/ARCHITECTURE.md, "MPI"): the contract between the program and
+ * src/mpi, its one way in. The same binary runs alone or under mpirun; MPI starts only when
+ * a launcher started the process (mpi_launched). The program reaches the ranks three ways,
+ * one per kind of thing:
+ *   - the world: start, stop, this rank, the size, the same command line on every rank;
+ *   - a school (mpi_school): the boids spread over the ranks, whatever the command: made
+ *     from a desc (init, run), read from a state file (step, render) or a checkpoint
+ *     (step --resume), stepped, framed, drawn rank by rank, written (step, init);
+ *   - a frame (mpi_render_frame): each rank draws its own fish, rank 0 gets the image.
+ * Besides, mpi_agree and mpi_any make the program's own fallible steps (a directory to
+ * create, a frame to write) every rank's. Every school and frame call is collective: all
+ * ranks call it and get the same outcome ("rank K: message" of the lowest failing rank);
+ * rank 0 speaks for all. Built without MPI (-Dmpi=disabled or no MPI found), mpi_none.c
+ * answers: never launched, one rank, and the school and frame calls are never reached.
+ * Every function here is called from the main thread only (MPI_THREAD_FUNNELED); the
+ * OpenMP threads of a rank never call MPI. */
 #ifndef SHOAL_MPI_APP_H
 #define SHOAL_MPI_APP_H
 
 #include "shoal/shoal.h"
+
+/* ---- the world -------------------------------------------------------------------------- */
 
 /* 1 when built with MPI. */
 int mpi_built(void);
@@ -20,78 +33,87 @@ void mpi_stop(void);
 /* This rank and the world's size (0 and 1 when MPI is not running). */
 int mpi_rank(void);
 int mpi_size(void);
-/* 1 when MPI is running (started above): init and step take the MPI path. */
+/* 1 when MPI is running (started above). */
 int mpi_running(void);
 /* Collective, under MPI with 2+ ranks: every rank was started with rank 0's arguments
  * (argv[1..argc), compared by a 64-bit hash); a rank that was not fails, agreed (an MPMD
  * launch with other options per rank would otherwise hang or mix two runs). Alone: OK. */
 shoal_status mpi_same_args(int argc, char **argv, shoal_error *e);
 
-/* `shoal step` over the ranks: read `in` (rows at offsets, MPI-IO) or the checkpoint
- * `resume` (every rank reads it whole and keeps its rows; its desc replaces d's model,
- * parameters, dt, t0 and seed), decompose, step, write `out` if not NULL (atomic: renamed
- * by rank 0 after every rank succeeded) and the checkpoint `ckpt` if not NULL (gathered on
- * rank 0, written by the library's writer: the same bytes as one process). d: the desc of
- * the command line (its boid_count is replaced by the file's). scene: its obstacles, or NULL.
- * stats: print the stages and the decomposition's numbers (rank 0, stderr). On failure
- * every rank returns the same status and e holds "rank K: message" of the lowest failing
- * rank; nothing is written. */
-shoal_status mpi_step_file(const shoal_sim_desc *d, const shoal_scene *scene, const char *in,
-                           const char *resume, const char *out, const char *ckpt, long long steps,
-                           int stats, shoal_error *e);
-
-/* A school stepped over the ranks, for `shoal run --headless` under mpirun: each rank
- * holds the boids of its brick (and, while stepping, a halo), exactly as `step` does. All
- * functions but mpi_school_sim, mpi_school_local_count and mpi_school_local are collective
- * and agree on their outcome. */
-typedef struct mpi_school mpi_school;
-/* The initial state of d (row i from (d->seed, i), as shoal_sim_init_state draws it): each
- * rank draws its own rows. Obstacles go to mpi_school_sim before the first step. */
-shoal_status mpi_school_create(const shoal_sim_desc *d, mpi_school **out, shoal_error *e);
-void mpi_school_destroy(mpi_school *m);
-/* This rank's part as a sim: its predators, targets, obstacles and time are the whole
- * school's (replicated on every rank); its boids are not. */
-shoal_sim *mpi_school_sim(mpi_school *m);
-/* `steps` steps: the same bits as shoal_sim_step on one process. */
-shoal_status mpi_school_step(mpi_school *m, long long steps, shoal_error *e);
-/* The boids this rank owns now: their state as six arrays (px py pz vx vy vz, room for
- * mpi_school_local_count each) and their input rows. */
-size_t mpi_school_local_count(const mpi_school *m);
-void mpi_school_local(const mpi_school *m, float *const soa[6], uint32_t *row);
-/* The whole state in row order on rank 0 (rows: N x 6 floats there; NULL elsewhere). */
-shoal_status mpi_school_gather(mpi_school *m, float *rows, shoal_error *e);
-/* --stats of the steps so far (rank 0 prints to stderr; collective). */
-void mpi_school_print_stats(const mpi_school *m);
-
-/* Collective: a whole state on every rank (`shoal render`: the camera frames the whole
- * school). Rank 0 reads it with the one-process reader, its checks and messages (a FIFO or
- * pipe is read once), and sends it to the others; *rows malloc'ed N x 6 (caller frees).
- * Agreed. */
-shoal_status mpi_read_state(const char *path, float **rows, size_t *count, shoal_error *e);
-
-/* Collective: `n` bytes of rank 0's buf to every rank. */
-void mpi_broadcast(void *buf, size_t n);
-
-/* `shoal init` over the ranks: each rank draws its own rows (row i from (seed, i) alone,
- * so the bytes do not depend on the rank count) and writes them at their offsets. */
-shoal_status mpi_init_file(const shoal_sim_desc *d, const char *out, int stats, shoal_error *e);
+/* ---- agreement -------------------------------------------------------------------------- */
 
 /* Collective under MPI with 2+ ranks: the lowest failing rank's status and message
  * ("rank K: ...") become every rank's. Alone: st as given. */
 shoal_status mpi_agree(shoal_status st, shoal_error *e);
-
 /* Collective: 1 when flag is non-zero on any rank (alone: flag != 0). */
 int mpi_any(int flag);
 
-/* Collective: the largest v of any rank (alone: v). */
-float mpi_max_float(float v);
+/* ---- a school over the ranks ------------------------------------------------------------ */
 
-/* `shoal render` over the ranks (collective): every rank drew its own fish into a
- * width x height image with kept depth and ids (shoal_render_keep_depth); rank 0's `argb`
- * becomes the composite: per pixel the nearest fragment of any rank, at equal depth the
- * lower instance id (the renderer's own rule, so the image is the one-process image). The
- * other ranks' argb is left as it was. ms: the time it took (NULL: not wanted). */
-shoal_status mpi_composite(uint32_t *argb, const float *depth, const uint32_t *ids, size_t n,
-                           double *ms, shoal_error *e);
+/* Each rank holds some boids of the school (at first rank k rows [N k / R, N (k+1) / R);
+ * once stepped the boids of its brick of cells, and while stepping a halo, exactly as
+ * `step` does), with their input rows. Its sim (mpi_school_sim) holds what every rank has
+ * whole: desc, obstacles, predators, targets, time. */
+typedef struct mpi_school mpi_school;
+
+/* The initial state of d (row i from (d->seed, i), as shoal_sim_init_state draws it):
+ * each rank draws its own rows. */
+shoal_status mpi_school_create(const shoal_sim_desc *d, mpi_school **out, shoal_error *e);
+/* The .npy state at `path` with desc d (its boid_count replaced by the file's). Rank 0
+ * looks at the file first with one process's checks and messages; a regular file is read
+ * by every rank at its rows' offsets (MPI-IO), a FIFO, pipe or device by rank 0 alone and
+ * scattered. `.bin` is refused. */
+shoal_status mpi_school_read(const shoal_sim_desc *d, const char *path, mpi_school **out,
+                             shoal_error *e);
+/* The checkpoint at `path` (read by rank 0): its model, parameters, dt, t0, seed, count
+ * and state beyond the boids replace d's; d's threads, neighbours and ISA are kept. */
+shoal_status mpi_school_resume(const shoal_sim_desc *d, const char *path, mpi_school **out,
+                               shoal_error *e);
+void mpi_school_destroy(mpi_school *m);
+
+/* This rank's part as a sim: its predators, targets, obstacles and time are the whole
+ * school's (replicated on every rank; add obstacles to it, the same on every rank, before
+ * the first step); its boids are not. Not collective. */
+shoal_sim *mpi_school_sim(mpi_school *m);
+/* N, the whole school's count. Not collective. */
+size_t mpi_school_count(const mpi_school *m);
+/* `steps` steps (0 too: the first call starts the decomposition, checking that every rank
+ * has the same desc, obstacles and checkpoint state): the same bits as shoal_sim_step on
+ * one process. */
+shoal_status mpi_school_step(mpi_school *m, long long steps, shoal_error *e);
+
+/* The boids this rank owns now: their state as six arrays (px py pz vx vy vz, room for
+ * mpi_school_local_count each) and their input rows. Not collective. */
+size_t mpi_school_local_count(const mpi_school *m);
+void mpi_school_local(const mpi_school *m, float *const soa[6], uint32_t *row);
+/* The camera that frames the whole school (shoal_render_camera_frame over every boid, on
+ * rank 0, which gathers the positions: O(N) there), on every rank. */
+shoal_status mpi_school_frame(mpi_school *m, float fish_length, float aspect, shoal_camera *cam,
+                              shoal_error *e);
+
+/* Write the state to `out` (.npy, or VTK for a .vtp name; may be NULL) and the checkpoint
+ * to `ckpt` (may be NULL): the bytes one process writes, each rank its rows at their
+ * offsets, a device or FIFO written in place through rank 0. All or nothing: both are
+ * written to temporaries, then renamed, the checkpoint first. */
+shoal_status mpi_school_write(mpi_school *m, const char *out, const char *ckpt, shoal_error *e);
+
+/* --stats: count what the numbers need while stepping (call before the first step). */
+void mpi_school_want_stats(mpi_school *m);
+/* --stats of the steps so far on rank 0's stderr, as `shoal CMD (MPI): ...`: with
+ * mpi_school_want_stats first rank 0's stage profile, then the rank grid, halo, migration,
+ * imbalance, compute and communication time, file I/O. Collective. */
+void mpi_school_print_stats(mpi_school *m, const char *cmd);
+
+/* ---- a frame over the ranks ------------------------------------------------------------- */
+
+/* Draw `inst` (this rank's fish, instance ids = their input rows; predators may be drawn by
+ * every rank alike) with r, which keeps depth and ids (shoal_render_keep_depth), and make
+ * rank 0's framebuffer the image of every rank's fish: per pixel the nearest fragment of
+ * any rank, at equal depth the lower id (the renderer's own rule), colour by speed against
+ * the whole school's largest visible speed (a rank whose fish were slower draws again). The
+ * other ranks' framebuffers hold their own fish. composite_ms (may be NULL): the time of
+ * the composite. The image is the one-process image. */
+shoal_status mpi_render_frame(shoal_renderer *r, const shoal_render_instances *inst,
+                              const shoal_camera *cam, double *composite_ms, shoal_error *e);
 
 #endif

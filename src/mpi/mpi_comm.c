@@ -86,27 +86,12 @@ shoal_status mpi_agree(shoal_status st, shoal_error *e)
     return comm_agree(st, e);
 }
 
-void mpi_broadcast(void *buf, size_t n)
-{
-    if (g_size > 1)
-        MPI_Bcast(buf, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
-}
-
 int mpi_any(int flag)
 {
     int mine = flag != 0, any = mine;
     if (g_size > 1)
         MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     return any;
-}
-
-float mpi_max_float(float v)
-{
-    if (!g_started || g_size < 2)
-        return v;
-    float all = v;
-    MPI_Allreduce(&v, &all, 1, MPI_FLOAT, MPI_MAX, MPI_COMM_WORLD);
-    return all;
 }
 
 /* ---- the same work on every rank ---------------------------------------------------------- */

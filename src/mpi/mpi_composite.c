@@ -34,8 +34,8 @@ static void frag_min(void *in, void *inout, int *len, MPI_Datatype *t)
 /* Reduce-scatter then gather (the binary-swap pattern: each rank ends with the composite of
  * one R-th of the pixels, after moving about one image's fragments in all, instead of a
  * reduction tree that moves log R images into rank 0), then rank 0 gathers the colours. */
-shoal_status mpi_composite(uint32_t *argb, const float *depth, const uint32_t *ids, size_t n,
-                           double *ms, shoal_error *e)
+static shoal_status composite(uint32_t *argb, const float *depth, const uint32_t *ids, size_t n,
+                              double *ms, shoal_error *e)
 {
     uint64_t t0 = shoal_profile_now_ns();
     size_t R = (size_t)mpi_size(), m = (n + R - 1) / R; /* pixels per rank's block, padded */
@@ -81,4 +81,34 @@ shoal_status mpi_composite(uint32_t *argb, const float *depth, const uint32_t *i
     if (ms)
         *ms = (double)(shoal_profile_now_ns() - t0) * 1e-6;
     return st;
+}
+
+shoal_status mpi_render_frame(shoal_renderer *r, const shoal_render_instances *inst,
+                              const shoal_camera *cam, double *composite_ms, shoal_error *e)
+{
+    if (composite_ms)
+        *composite_ms = 0;
+    shoal_status st = comm_agree(shoal_render_frame(r, inst, cam, e), e);
+    if (st)
+        return st;
+    /* colour by speed scales by the school's largest visible speed: a rank whose own fish
+     * were slower draws again against it */
+    float mine = shoal_render_get_stats(r).speed_scale, all = mine;
+    MPI_Allreduce(&mine, &all, 1, MPI_FLOAT, MPI_MAX, MPI_COMM_WORLD);
+    if (all != mine) {
+        shoal_render_set_speed_scale(r, all);
+        st = shoal_render_frame(r, inst, cam, e);
+        shoal_render_set_speed_scale(r, 0);
+        if ((st = comm_agree(st, e)))
+            return st;
+    } else if ((st = comm_agree(SHOAL_OK, e))) {
+        return st;
+    }
+    const float *z;
+    const uint32_t *ids;
+    shoal_render_depth(r, &z, &ids);
+    shoal_framebuffer fb = shoal_render_framebuffer(r);
+    /* the framebuffer's rows are contiguous (stride = width) */
+    return composite((uint32_t *)(uintptr_t)fb.argb, z, ids, (size_t)fb.width * (size_t)fb.height,
+                     composite_ms, e);
 }

@@ -353,40 +353,6 @@ shoal_status files_read_checkpoint(const char *path, shoal_sim_desc *d, part_boi
     return SHOAL_OK;
 }
 
-shoal_status mpi_read_state(const char *path, float **rows, size_t *count, shoal_error *e)
-{
-    *rows = NULL;
-    *count = 0;
-    float *all = NULL;
-    uint64_t n = 0;
-    shoal_status st = SHOAL_OK;
-    if (mpi_rank() == 0) {
-        size_t got = 0;
-        st = shoal_io_npy_read(path, &all, &got, e);
-        if (!st)
-            st = shoal_state_check_finite(all, got, path, e);
-        n = got;
-    }
-    if ((st = comm_agree(st, e))) {
-        free(all);
-        return st;
-    }
-    MPI_Bcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-    if (mpi_rank() != 0 && !(all = malloc((size_t)n * 6 * sizeof(float) + 1)))
-        st = shoal_error_set(e, SHOAL_ERR_NOMEM, "%s: out of memory for %zu rows", path, (size_t)n);
-    if ((st = comm_agree(st, e))) {
-        free(all);
-        return st;
-    }
-    for (size_t i = 0; i < n; i += ROWS_CHUNK) {
-        size_t m = n - i < ROWS_CHUNK ? n - i : ROWS_CHUNK;
-        MPI_Bcast(all + 6 * i, (int)(6 * m), MPI_FLOAT, 0, MPI_COMM_WORLD);
-    }
-    *rows = all;
-    *count = (size_t)n;
-    return SHOAL_OK;
-}
-
 /* ---- row files out ---------------------------------------------------------------------- */
 
 void files_out_abort(files_out *o)

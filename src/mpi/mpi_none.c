@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* shoal built without MPI: one process, never launched by an MPI launcher as far as
- * shoal is concerned (mpirun can still start copies, each of which runs alone). */
+ * shoal is concerned (mpirun can still start copies, each of which runs alone). The
+ * program reaches the school and frame calls only with 2+ ranks, so never here: they
+ * refuse. */
 #include "mpi_app.h"
+
+#include <stddef.h>
 
 int mpi_built(void) { return 0; }
 int mpi_launched(void) { return 0; }
@@ -23,56 +27,39 @@ shoal_status mpi_same_args(int argc, char **argv, shoal_error *e)
     return SHOAL_OK;
 }
 
-shoal_status mpi_step_file(const shoal_sim_desc *d, const shoal_scene *scene, const char *in,
-                           const char *resume, const char *out, const char *ckpt, long long steps,
-                           int stats, shoal_error *e)
-{
-    (void)d;
-    (void)scene;
-    (void)in;
-    (void)resume;
-    (void)out;
-    (void)ckpt;
-    (void)steps;
-    (void)stats;
-    return shoal_error_set(e, SHOAL_ERR_UNSUPPORTED, "this shoal was built without MPI");
-}
-
-shoal_status mpi_init_file(const shoal_sim_desc *d, const char *out, int stats, shoal_error *e)
-{
-    (void)d;
-    (void)out;
-    (void)stats;
-    return shoal_error_set(e, SHOAL_ERR_UNSUPPORTED, "this shoal was built without MPI");
-}
-
 shoal_status mpi_agree(shoal_status st, shoal_error *e)
 {
     (void)e;
     return st;
 }
+int mpi_any(int flag) { return flag != 0; }
 
-shoal_status mpi_composite(uint32_t *argb, const float *depth, const uint32_t *ids, size_t n,
-                           double *ms, shoal_error *e)
+static shoal_status none(shoal_error *e)
 {
-    (void)argb;
-    (void)depth;
-    (void)ids;
-    (void)n;
-    (void)e;
-    if (ms)
-        *ms = 0;
-    return SHOAL_OK; /* one process: its image is the whole image */
+    return shoal_error_set(e, SHOAL_ERR_UNSUPPORTED, "this shoal was built without MPI");
 }
 
-float mpi_max_float(float v) { return v; }
-
-/* Without MPI no school runs over ranks: mpi_running() is 0, and the program never gets here. */
 shoal_status mpi_school_create(const shoal_sim_desc *d, mpi_school **out, shoal_error *e)
 {
     (void)d;
     *out = NULL;
-    return shoal_error_set(e, SHOAL_ERR_UNSUPPORTED, "this shoal was built without MPI");
+    return none(e);
+}
+shoal_status mpi_school_read(const shoal_sim_desc *d, const char *path, mpi_school **out,
+                             shoal_error *e)
+{
+    (void)d;
+    (void)path;
+    *out = NULL;
+    return none(e);
+}
+shoal_status mpi_school_resume(const shoal_sim_desc *d, const char *path, mpi_school **out,
+                               shoal_error *e)
+{
+    (void)d;
+    (void)path;
+    *out = NULL;
+    return none(e);
 }
 void mpi_school_destroy(mpi_school *m) { (void)m; }
 shoal_sim *mpi_school_sim(mpi_school *m)
@@ -80,11 +67,16 @@ shoal_sim *mpi_school_sim(mpi_school *m)
     (void)m;
     return NULL;
 }
+size_t mpi_school_count(const mpi_school *m)
+{
+    (void)m;
+    return 0;
+}
 shoal_status mpi_school_step(mpi_school *m, long long steps, shoal_error *e)
 {
     (void)m;
     (void)steps;
-    return shoal_error_set(e, SHOAL_ERR_UNSUPPORTED, "this shoal was built without MPI");
+    return none(e);
 }
 size_t mpi_school_local_count(const mpi_school *m)
 {
@@ -97,24 +89,36 @@ void mpi_school_local(const mpi_school *m, float *const soa[6], uint32_t *row)
     (void)soa;
     (void)row;
 }
-shoal_status mpi_school_gather(mpi_school *m, float *rows, shoal_error *e)
+shoal_status mpi_school_frame(mpi_school *m, float fish_length, float aspect, shoal_camera *cam,
+                              shoal_error *e)
 {
     (void)m;
-    (void)rows;
-    return shoal_error_set(e, SHOAL_ERR_UNSUPPORTED, "this shoal was built without MPI");
+    (void)fish_length;
+    (void)aspect;
+    (void)cam;
+    return none(e);
 }
-void mpi_school_print_stats(const mpi_school *m) { (void)m; }
-void mpi_broadcast(void *buf, size_t n)
+shoal_status mpi_school_write(mpi_school *m, const char *out, const char *ckpt, shoal_error *e)
 {
-    (void)buf;
-    (void)n;
+    (void)m;
+    (void)out;
+    (void)ckpt;
+    return none(e);
 }
-int mpi_any(int flag) { return flag != 0; }
+void mpi_school_want_stats(mpi_school *m) { (void)m; }
+void mpi_school_print_stats(mpi_school *m, const char *cmd)
+{
+    (void)m;
+    (void)cmd;
+}
 
-shoal_status mpi_read_state(const char *path, float **rows, size_t *count, shoal_error *e)
+shoal_status mpi_render_frame(shoal_renderer *r, const shoal_render_instances *inst,
+                              const shoal_camera *cam, double *composite_ms, shoal_error *e)
 {
-    (void)path;
-    *rows = NULL;
-    *count = 0;
-    return shoal_error_set(e, SHOAL_ERR_UNSUPPORTED, "this shoal was built without MPI");
+    (void)r;
+    (void)inst;
+    (void)cam;
+    if (composite_ms)
+        *composite_ms = 0;
+    return none(e);
 }

@@ -51,6 +51,10 @@ static uint64_t hash_sim(const shoal_sim *s)
     return h;
 }
 
+#define SCHOOL_DIFFERS                                                                             \
+    "the model, parameters, obstacles or checkpoint differ from rank 0's (a scene or mesh "        \
+    "file that reads differently here?)"
+
 static void school_print_stats(const char *cmd, const run_stats *rs, const decomp *d, size_t total,
                                long long steps, uint64_t ns_io, const shoal_sim *s)
 {
@@ -94,7 +98,8 @@ struct mpi_school {
     size_t total;
     decomp dd;
     int started, preds, stats;
-    double base; /* the imbalance after the last cut */
+    uint64_t ns_io; /* reading its file, writing its outputs */
+    double base;    /* the imbalance after the last cut */
     long long steps_done;
     run_stats rs;
     float tgt[SHOAL_MAX_PREDATORS][3];
@@ -136,11 +141,7 @@ static shoal_status school_start(mpi_school *m, shoal_error *e)
         return SHOAL_OK;
     /* every rank read the same scene, meshes and checkpoint (a file that differs between
      * nodes would mix two runs) */
-    shoal_status st =
-        comm_same_as_rank0(hash_sim(m->s),
-                           "the model, parameters, obstacles or checkpoint differ from "
-                           "rank 0's (a scene or mesh file that reads differently here?)",
-                           e);
+    shoal_status st = comm_same_as_rank0(hash_sim(m->s), SCHOOL_DIFFERS, e);
     if (st)
         return st;
     int32_t gd[3] = {1, 1, 1};
@@ -249,9 +250,11 @@ static shoal_status school_rows(mpi_school *m, float **rows_res, size_t *first_o
     float *rows = NULL;
     size_t first = comm_range_first(m->total, mpi_rank()),
            n = comm_range_first(m->total, mpi_rank() + 1) - first;
-    shoal_status st = school_start(m, e);
-    if (!st)
-        st = migrate_boids(&m->dd, m->s, &m->own, &m->tmp, 1, m->total, &moved, e);
+    /* a school never stepped (init) holds its rows as it was made: rank k those it writes;
+     * one that stepped sends every boid to the rank that writes its row */
+    shoal_status st = m->started
+                          ? migrate_boids(&m->dd, m->s, &m->own, &m->tmp, 1, m->total, &moved, e)
+                          : comm_same_as_rank0(hash_sim(m->s), SCHOOL_DIFFERS, e);
     if (!st) {
         rows = malloc(n * 6 * sizeof(float) + 1);
         if (!rows || m->own.n != n)
@@ -329,7 +332,9 @@ void mpi_school_local(const mpi_school *m, float *const soa[6], uint32_t *row)
     }
 }
 
-shoal_status mpi_school_gather(mpi_school *m, float *rows, shoal_error *e)
+/* The whole state in row order on rank 0 (rows: N x 6 floats there; NULL elsewhere).
+ * Collective; agreed. */
+static shoal_status school_gather(mpi_school *m, float *rows, shoal_error *e)
 {
     shoal_status st = SHOAL_OK;
     int *cnt = NULL;
@@ -363,63 +368,81 @@ shoal_status mpi_school_gather(mpi_school *m, float *rows, shoal_error *e)
     return st;
 }
 
-void mpi_school_print_stats(const mpi_school *m)
-{
-    school_print_stats("run", &m->rs, &m->dd, m->total, m->rs.steps, 0, m->s);
-}
+size_t mpi_school_count(const mpi_school *m) { return m->total; }
 
-shoal_status mpi_step_file(const shoal_sim_desc *d0, const shoal_scene *scene, const char *in,
-                           const char *resume, const char *out, const char *ckpt, long long steps,
-                           int stats, shoal_error *e)
+void mpi_school_want_stats(mpi_school *m) { m->stats = 1; }
+
+void mpi_school_print_stats(mpi_school *m, const char *cmd)
 {
-    uint64_t t_io = shoal_profile_now_ns();
-    part_boid *b = NULL;
-    size_t n_own = 0, total = 0;
-    shoal_sim_desc d = *d0;
-    shoal_sim_checkpoint ck;
-    shoal_status st = resume ? files_read_checkpoint(resume, &d, &b, &n_own, &total, &ck, e)
-                             : files_read_state(in, &b, &n_own, &total, e);
-    if (st)
-        return st;
-    t_io = shoal_profile_now_ns() - t_io;
-    d.boid_count = total;
-    mpi_school *m = NULL;
-    if ((st = school_create(&d, b, n_own, &m, e)))
-        return st;
-    m->stats = stats;
-    if (resume)
-        st = shoal_sim_set_checkpoint(m->s, &ck, e);
-    if (!st && scene)
-        st = shoal_scene_add_obstacles(scene, m->s, e);
-    st = comm_agree(st, e);
-    if (!st)
-        st = school_start(m, e);
-    shoal_profile_reset();
-    if (!st)
-        st = school_step(m, steps, e);
-    if (!st && stats && mpi_rank() == 0) {
+    if (m->stats && mpi_rank() == 0) {
         char title[160];
         snprintf(title, sizeof title,
-                 "shoal step: %zu boids, %lld steps, %s, %d threads (rank 0 of %d)", total, steps,
-                 shoal_sim_isa_name(m->s), part_thread_count(m->s), mpi_size());
+                 "shoal %s: %zu boids, %lld steps, %s, %d threads (rank 0 of %d)", cmd, m->total,
+                 (long long)m->rs.steps, shoal_sim_isa_name(m->s), part_thread_count(m->s),
+                 mpi_size());
         shoal_profile_print(stderr, title, 1);
     }
-    if (!st && stats)
-        school_print_stats("step", &m->rs, &m->dd, total, steps, t_io, m->s);
+    school_print_stats(cmd, &m->rs, &m->dd, m->total, (long long)m->rs.steps, m->ns_io, m->s);
+}
+
+/* A school from the rows this rank read (b, n of total), d's count replaced by total. */
+static shoal_status school_from_file(const shoal_sim_desc *d0, part_boid *b, size_t n, size_t total,
+                                     uint64_t t0, mpi_school **out, shoal_error *e)
+{
+    shoal_sim_desc d = *d0;
+    d.boid_count = total;
+    shoal_status st = school_create(&d, b, n, out, e);
+    if (!st)
+        (*out)->ns_io = shoal_profile_now_ns() - t0;
+    return st;
+}
+
+shoal_status mpi_school_read(const shoal_sim_desc *d, const char *path, mpi_school **out,
+                             shoal_error *e)
+{
+    *out = NULL;
+    uint64_t t0 = shoal_profile_now_ns();
+    part_boid *b = NULL;
+    size_t n = 0, total = 0;
+    shoal_status st = files_read_state(path, &b, &n, &total, e);
+    return st ? st : school_from_file(d, b, n, total, t0, out, e);
+}
+
+shoal_status mpi_school_resume(const shoal_sim_desc *d0, const char *path, mpi_school **out,
+                               shoal_error *e)
+{
+    *out = NULL;
+    uint64_t t0 = shoal_profile_now_ns();
+    part_boid *b = NULL;
+    size_t n = 0, total = 0;
+    shoal_sim_desc d = *d0;
+    shoal_sim_checkpoint ck;
+    shoal_status st = files_read_checkpoint(path, &d, &b, &n, &total, &ck, e);
+    if (!st)
+        st = school_from_file(&d, b, n, total, t0, out, e);
+    if (!st && (st = comm_agree(shoal_sim_set_checkpoint((*out)->s, &ck, e), e))) {
+        mpi_school_destroy(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+shoal_status mpi_school_write(mpi_school *m, const char *out, const char *ckpt, shoal_error *e)
+{
+    uint64_t t0 = shoal_profile_now_ns();
     /* back to rows: rank k writes rows [N k / R, N (k+1) / R) */
     float *rows = NULL;
     size_t first = 0, n = 0;
-    if (!st)
-        st = school_rows(m, &rows, &first, &n, e);
+    shoal_status st = school_rows(m, &rows, &first, &n, e);
     /* all or nothing, in one process's order (docs/CLI.md "Outputs"): every output is
      * written to its temporary first, and only when all were written are they put in place,
      * the checkpoint first, then --out */
     files_out o_ck, o_out;
     int have_ck = 0, have_out = 0;
-    if (!st && ckpt && !(st = files_open_checkpoint(&o_ck, ckpt, m->s, total, e)) &&
+    if (!st && ckpt && !(st = files_open_checkpoint(&o_ck, ckpt, m->s, m->total, e)) &&
         !(st = files_out_write(&o_ck, rows, first, n, e)))
         have_ck = 1;
-    if (!st && out && !(st = files_open_state(&o_out, out, total, e)) &&
+    if (!st && out && !(st = files_open_state(&o_out, out, m->total, e)) &&
         !(st = files_out_write(&o_out, rows, first, n, e)))
         have_out = 1;
     if (!st && have_ck) {
@@ -435,34 +458,34 @@ shoal_status mpi_step_file(const shoal_sim_desc *d0, const shoal_scene *scene, c
     if (have_out)
         files_out_abort(&o_out);
     free(rows);
-    mpi_school_destroy(m);
+    m->ns_io += shoal_profile_now_ns() - t0;
     return st;
 }
 
-shoal_status mpi_init_file(const shoal_sim_desc *d, const char *out, int stats, shoal_error *e)
+shoal_status mpi_school_frame(mpi_school *m, float fish_length, float aspect, shoal_camera *cam,
+                              shoal_error *e)
 {
-    size_t total = d->boid_count;
-    if (total < 1 || total > (size_t)UINT32_MAX - 64)
-        return shoal_error_set(e, SHOAL_ERR_INPUT, "boid count %zu exceeds the limit %u", total,
-                               UINT32_MAX - 64);
-    uint64_t t0 = shoal_profile_now_ns();
-    size_t first = comm_range_first(total, mpi_rank()),
-           n = comm_range_first(total, mpi_rank() + 1) - first;
-    float *rows = malloc(n * 6 * sizeof(float) + 1);
+    /* framed on rank 0 from the whole school (gathered there, 24 bytes a boid: give the
+     * scene a camera to avoid it) and sent to every rank */
+    size_t n = m->total;
+    float *rows = mpi_rank() == 0 ? malloc(n * 6 * sizeof(float) + 1) : NULL, *soa = NULL;
+    if (rows)
+        soa = malloc(n * 3 * sizeof(float) + 1);
     shoal_status st =
-        rows ? SHOAL_OK : shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for %zu boids", n);
-    st = comm_agree(st, e);
-    if (!st)
-        part_init_rows(d, first, n, rows);
-    uint64_t t1 = shoal_profile_now_ns();
-    files_out o;
-    if (!st && !(st = files_open_state(&o, out, total, e)) &&
-        !(st = files_out_write(&o, rows, first, n, e)))
-        st = files_out_commit(&o, e);
+        mpi_rank() != 0 || (rows && soa)
+            ? SHOAL_OK
+            : shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory framing %zu fish", n);
+    if (!(st = comm_agree(st, e)))
+        st = school_gather(m, rows, e);
+    if (!st && mpi_rank() == 0) {
+        for (size_t i = 0; i < n; i++)
+            for (int k = 0; k < 3; k++)
+                soa[(size_t)k * n + i] = rows[6 * i + (size_t)k];
+        shoal_render_camera_frame(soa, soa + n, soa + 2 * n, n, fish_length, aspect, cam);
+    }
     free(rows);
-    if (!st && stats && mpi_rank() == 0)
-        fprintf(stderr, "shoal init (MPI): %zu boids over %d ranks: draw %.1f ms, write %.1f ms\n",
-                total, mpi_size(), (double)(t1 - t0) * 1e-6,
-                (double)(shoal_profile_now_ns() - t1) * 1e-6);
+    free(soa);
+    if (!st)
+        MPI_Bcast(cam, (int)sizeof *cam, MPI_BYTE, 0, MPI_COMM_WORLD);
     return st;
 }
