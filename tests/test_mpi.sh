@@ -265,8 +265,37 @@ for opts in "" "--lod off" "--shade id" "--scene $SC/steer_rock_mesh.ini"; do
     fi
   done
 done
+# the composite moves only what was drawn (runs of drawn pixels in a binary swap): at 4
+# ranks (a power of two), 5 and 6 (the extra ranks fold into the first ones first), and
+# with a rank that draws nothing at all (rank 1 of 2 holds rows N/2..N, moved behind the
+# camera), the image is still one process's
+"$S" render --in rstate.npy --out rplain1.png --size 200x120 2>/dev/null || fail "render: one process"
+for r in 4 5 6; do
+  mpi "$r" render --in rstate.npy --out "rplain$r.png" --size 200x120 2>render.err &&
+    cmp -s rplain1.png "rplain$r.png" && echo "ok: render, $r ranks" ||
+    fail "render: $r ranks differ from one process: $(tail -3 render.err)"
+done
+$PY - <<'EOF2' || fail "python: behind"
+import numpy as np
+a = np.load("rstate.npy")
+a[len(a) // 2:, 2] += 1000.0  # far behind the camera that frames the first half
+np.save("behind.npy", a)
+EOF2
+"$S" render --in behind.npy --out behind1.png --size 200x120 --eye 0,0,40 --target 0,0,0 \
+  2>/dev/null || fail "render behind: one process"
+mpi 2 render --in behind.npy --out behind2.png --size 200x120 --eye 0,0,40 --target 0,0,0 \
+  --stats 2>behind.err >/dev/null && cmp -s behind1.png behind2.png ||
+  fail "render with a rank that draws nothing: $(tail -3 behind.err)"
 mpi 2 render --in rstate.npy --out renders.png --size 200x120 --stats 2>render.err >/dev/null
 grep -q "composite over 2 ranks" render.err || fail "render --stats: no compositing time"
+# the numbers are there: wait, encode, compare, transfer, and fewer bytes than whole frames
+# (200 x 120 pixels x 12 bytes each way)
+$PY - render.err <<'EOF2' || fail "render --stats: composite numbers: $(grep composite render.err)"
+import re, sys
+t = open(sys.argv[1]).read()
+m = re.search(r"wait ([0-9.]+), encode ([0-9.]+), compare ([0-9.]+), transfer ([0-9.]+)\); ([0-9]+) bytes moved, ([0-9]+) pixels drawn", t)
+sys.exit(0 if m and 0 < int(m.group(5)) < 200 * 120 * 12 and int(m.group(6)) > 0 else 1)
+EOF2
 if mpi 2 render --bench 2 2>render.err >/dev/null ||
   [ "$(grep -c "under mpirun, render draws one state file" render.err)" != 1 ]; then
   fail "render --bench under MPI: $(cat render.err)"

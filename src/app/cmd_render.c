@@ -470,16 +470,26 @@ int cmd_render(int argc, char **argv)
         rc = run_bench(&o, &ro, r, &s);
     } else {
         /* under MPI every rank draws its share, rank 0 gets the image of all */
-        double comp_ms = 0;
-        shoal_status fst = ranks > 1 ? mpi_render_frame(r, &s.inst, &ro.cam, &comp_ms, &e)
-                                     : shoal_render_frame(r, &s.inst, &ro.cam, &e);
+        mpi_frame *fr = NULL;
+        shoal_status fst = ranks > 1 ? mpi_frame_create(&fr, &e) : SHOAL_OK;
+        if (!fst)
+            fst = ranks > 1 ? mpi_frame_draw(fr, r, &s.inst, &ro.cam, &e)
+                            : shoal_render_frame(r, &s.inst, &ro.cam, &e);
+        mpi_frame_stats cs = {0};
+        if (!fst && ranks > 1 && ro.stats)
+            cs = mpi_frame_get_stats(fr, 1); /* collective */
+        mpi_frame_destroy(fr);
         if (fst) {
             rc = app_fail_status(&o, &e);
         } else if (ro.stats) {
             shoal_render_stats st = shoal_render_get_stats(r);
             print_stats(&st, shoal_render_framebuffer(r));
             if (ranks > 1 && mpi_rank() == 0)
-                fprintf(stderr, "composite over %d ranks: %.3f ms\n", ranks, comp_ms);
+                fprintf(stderr,
+                        "composite over %d ranks: %.3f ms (slowest rank: wait %.3f, encode %.3f, "
+                        "compare %.3f, transfer %.3f); %llu bytes moved, %llu pixels drawn\n",
+                        ranks, cs.total_ms, cs.wait_ms, cs.encode_ms, cs.compare_ms, cs.transfer_ms,
+                        (unsigned long long)cs.bytes_sent, (unsigned long long)cs.pixels_drawn);
         }
     }
     if (rc == 0 && ro.stats) {

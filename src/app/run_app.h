@@ -102,8 +102,7 @@ typedef struct app {
     float *loc[6];
     uint32_t *loc_row;
     size_t loc_cap;
-    double composite_ms;
-    uint64_t composites;
+    mpi_frame *frame; /* the composite's buffers and numbers */
     /* --backend cuda: the GPU steps; after each step call its state is copied into `sim`,
      * which then serves the renderer, the grid view and the HUD as it does on the CPU */
     shoal_gpu_sim *gpu;

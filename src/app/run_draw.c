@@ -561,13 +561,8 @@ int run_draw_frame(app *a, canvas *cv, int sampled_trails)
     shoal_camera cam = run_orbit_camera(&a->cam);
     double t1 = run_now_s();
     /* under MPI every rank draws its own fish, rank 0 gets the image of all */
-    double t_comp = 0;
-    shoal_status rst = a->ranks > 1 ? mpi_render_frame(a->ren, &inst, &cam, &t_comp, &e)
+    shoal_status rst = a->ranks > 1 ? mpi_frame_draw(a->frame, a->ren, &inst, &cam, &e)
                                     : shoal_render_frame(a->ren, &inst, &cam, &e);
-    if (a->ranks > 1 && !rst) {
-        a->composite_ms += t_comp;
-        a->composites++;
-    }
     if (rst) {
         fprintf(stderr, "shoal run: %s\n", e.message);
         return app_exit_code(rst);

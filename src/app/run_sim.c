@@ -315,6 +315,8 @@ shoal_status run_renderer_open(app *a, float fish_length, shoal_error *e)
         st = shoal_render_keep_depth(r, 1, e);
     if (a->ranks > 1)
         st = mpi_agree(st, e);
+    if (!st && a->ranks > 1 && !a->frame)
+        st = mpi_frame_create(&a->frame, e); /* agreed */
     if (st) {
         shoal_render_destroy(r);
         return st;
@@ -424,9 +426,19 @@ void run_print_summary(app *a, const char *what)
                        (unsigned long long)(st[s].calls + a->sim_steps_closed), ms, ms / fr);
             }
     }
-    if (a->ranks > 1) /* rank 0's: the composite happens there */
+    if (a->ranks > 1 && a->frame) { /* collective: every rank prints (rank 0's is seen) */
+        mpi_frame_stats cs = mpi_frame_get_stats(a->frame, 1);
         printf("  %-30s %10llu %12.2f %12.3f\n", "composite (MPI, depth)",
-               (unsigned long long)a->composites, a->composite_ms, a->composite_ms / fr);
+               (unsigned long long)cs.frames, cs.total_ms, cs.total_ms / fr);
+        const char *part[4] = {"  wait (imbalance)", "  encode", "  compare", "  transfer"};
+        double ms[4] = {cs.wait_ms, cs.encode_ms, cs.compare_ms, cs.transfer_ms};
+        for (int k = 0; k < 4; k++)
+            printf("  %-30s %10llu %12.2f %12.3f\n", part[k], (unsigned long long)cs.frames, ms[k],
+                   ms[k] / fr);
+        printf("  composite: %.0f bytes moved per frame (all ranks), %.0f pixels drawn per "
+               "frame (all ranks; slowest rank's times)\n",
+               (double)cs.bytes_sent / fr, (double)cs.pixels_drawn / fr);
+    }
     fflush(stdout);
 }
 
@@ -435,6 +447,7 @@ void run_print_summary(app *a, const char *what)
 void run_app_free(app *a)
 {
     sim_close(a);
+    mpi_frame_destroy(a->frame);
     if (a->ren)
         shoal_render_destroy(a->ren);
     if (a->win)

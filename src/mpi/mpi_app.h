@@ -7,7 +7,7 @@
  *   - a school (mpi_school): the boids spread over the ranks, whatever the command: made
  *     from a desc (init, run), read from a state file (step, render) or a checkpoint
  *     (step --resume), stepped, framed, drawn rank by rank, written (step, init);
- *   - a frame (mpi_render_frame): each rank draws its own fish, rank 0 gets the image.
+ *   - a frame (mpi_frame): each rank draws its own fish, rank 0 gets the image.
  * Besides, mpi_agree and mpi_any make the program's own fallible steps (a directory to
  * create, a frame to write) every rank's. Every school and frame call is collective: all
  * ranks call it and get the same outcome ("rank K: message" of the lowest failing rank);
@@ -106,14 +106,36 @@ void mpi_school_print_stats(mpi_school *m, const char *cmd);
 
 /* ---- a frame over the ranks ------------------------------------------------------------- */
 
+/* The composite of each rank's drawing into rank 0's image, with its scratch buffers (kept
+ * between frames) and timings. */
+typedef struct mpi_frame mpi_frame;
+shoal_status mpi_frame_create(mpi_frame **out, shoal_error *e);
+void mpi_frame_destroy(mpi_frame *fr);
+
 /* Draw `inst` (this rank's fish, instance ids = their input rows; predators may be drawn by
  * every rank alike) with r, which keeps depth and ids (shoal_render_keep_depth), and make
  * rank 0's framebuffer the image of every rank's fish: per pixel the nearest fragment of
  * any rank, at equal depth the lower id (the renderer's own rule), colour by speed against
- * the whole school's largest visible speed (a rank whose fish were slower draws again). The
- * other ranks' framebuffers hold their own fish. composite_ms (may be NULL): the time of
- * the composite. The image is the one-process image. */
-shoal_status mpi_render_frame(shoal_renderer *r, const shoal_render_instances *inst,
-                              const shoal_camera *cam, double *composite_ms, shoal_error *e);
+ * the whole school's largest visible speed (a rank whose fish were slower draws again). Only
+ * what was drawn moves: each rank's drawn pixels, run-length encoded, in a binary swap over
+ * the image, then their colours to rank 0. The other ranks' framebuffers hold their own
+ * fish. The image is the one-process image. */
+shoal_status mpi_frame_draw(mpi_frame *fr, shoal_renderer *r, const shoal_render_instances *inst,
+                            const shoal_camera *cam, shoal_error *e);
+
+/* The composite's numbers, summed over the frames drawn. */
+typedef struct mpi_frame_stats {
+    uint64_t frames;
+    double total_ms;     /* the whole composite */
+    double wait_ms;      /* until every rank had drawn (their imbalance) */
+    double encode_ms;    /* finding and encoding the drawn pixels */
+    double compare_ms;   /* merging runs, the depth test between ranks */
+    double transfer_ms;  /* moving runs and colours */
+    uint64_t bytes_sent; /* runs, fragments and colours sent */
+    uint64_t pixels_drawn;
+} mpi_frame_stats;
+/* This rank's numbers; with `all` (collective) the slowest rank's times and the sums of
+ * bytes and pixels over the ranks. */
+mpi_frame_stats mpi_frame_get_stats(const mpi_frame *fr, int all);
 
 #endif

@@ -112,13 +112,25 @@ void mpi_school_print_stats(mpi_school *m, const char *cmd)
     (void)cmd;
 }
 
-shoal_status mpi_render_frame(shoal_renderer *r, const shoal_render_instances *inst,
-                              const shoal_camera *cam, double *composite_ms, shoal_error *e)
+shoal_status mpi_frame_create(mpi_frame **out, shoal_error *e)
 {
+    *out = NULL;
+    return none(e);
+}
+void mpi_frame_destroy(mpi_frame *fr) { (void)fr; }
+shoal_status mpi_frame_draw(mpi_frame *fr, shoal_renderer *r, const shoal_render_instances *inst,
+                            const shoal_camera *cam, shoal_error *e)
+{
+    (void)fr;
     (void)r;
     (void)inst;
     (void)cam;
-    if (composite_ms)
-        *composite_ms = 0;
     return none(e);
+}
+mpi_frame_stats mpi_frame_get_stats(const mpi_frame *fr, int all)
+{
+    (void)fr;
+    (void)all;
+    mpi_frame_stats s = {0};
+    return s;
 }
