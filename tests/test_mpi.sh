@@ -188,6 +188,17 @@ sys.exit(0 if m and m.group(1) == m.group(2) and int(m.group(2)) > 0 else 1)
 EOF
 done
 
+# the forces of the interior cells run while the halo is in flight, then the boundary
+# cells: every step of the stream at 2 and 4 ranks was split so; bricks two or three cells
+# thick (6 ranks over the stream's 8 cells: some with no interior at all) and the unsplit
+# step (SHOAL_MPI_OVERLAP=0, for measurements) give the same bytes
+for r in 2 4; do
+  grep -Eq "halo overlap: ([1-9][0-9]*) of \1 steps" "stream.$r.err" ||
+    fail "stream: $r ranks did not overlap the halo: $(grep overlap "stream.$r.err")"
+done
+RANKS="6" check_step thin steer 20 stream.npy --threads 1
+SHOAL_MPI_OVERLAP=0 RANKS="3" check_step whole fov 20 uniform_fov.npy
+
 # re-cuts (imbalance max/mean above 1.2 and grown 5%) move the bricks: still the same bytes
 RANKS="2 4" check_step recut steer 150 mclump.npy --stats
 for r in 2 4; do

@@ -33,9 +33,11 @@ OUT=${OUT:-$ROOT/out/device}
 # parity (cpu vs cuda at scale, the wander), scenes (obstacle and predator scenes at 1M:
 # parity over 100 steps, GPU ms/step against the plain box at 1M and 4M), time (GPU and CPU ms/step), bench (shoal bench),
 # app (shoal run headless, bench_sort), frame (issue 18: 1M step + baseline ratio, LOD
-# frames, whole frames of shoal run), mpi (MPI splits, strong and weak scaling:
-# docs/SCALING.md; CUDA=disabled skips nvcc when only mpi runs), mpirun (run --headless
-# under MPI at 1M: identical frames, fps per ranks x threads split)
+# frames, whole frames of shoal run), mpi (MPI splits, strong and weak scaling, each also
+# with the halo overlap off (SHOAL_MPI_OVERLAP=0, label *_unsplit): docs/SCALING.md;
+# CUDA=disabled skips nvcc when only mpi runs), mpirun (run --headless under MPI at 1M:
+# identical frames, fps per ranks x threads split, the composite's wait / encode / compare /
+# transfer and bytes per frame)
 PARTS=${PARTS:-test parity time bench}
 NCPU=$(nproc)
 SUITE="not run" GPU_TEST="not run"
@@ -107,12 +109,15 @@ mpirun --version 2>&1 | head -1 | tee -a "$REPORT"
 MSTEPS=${MSTEPS:-20}
 declare -A MSIDE
 MCSV=$OUT/mpi.csv
-echo "case,N,ranks,threads,steps,wall_ms_step,compute_ms_step,comm_ms_step,comm_share_pct,halo_bytes_step,migrated_step,imbalance_mean,identical" >"$MCSV"
+echo "case,N,ranks,threads,steps,wall_ms_step,compute_ms_step,comm_ms_step,comm_share_pct,halo_bytes_step,migrated_step,imbalance_mean,identical,halo_hidden_ms,halo_waited_ms" >"$MCSV"
 mpi_case() { # label N ranks threads steps [mpirun placement, default --bind-to none]
     local n=$2 r=$3 t=$4 k=$5 side=${MSIDE[$2]} f="$W/mpi_$1_$2_$3x$4"
     local place=${6:---bind-to none}
+    # (label *_unsplit: SHOAL_MPI_OVERLAP=0, the halo first, then every boid's forces)
+    local ov=1
+    case $1 in *_unsplit) ov=0 ;; esac
     # shellcheck disable=SC2086
-    timeout 300 mpirun --oversubscribe $place -np $r -x OMP_WAIT_POLICY=active \
+    SHOAL_MPI_OVERLAP=$ov timeout 300 mpirun --oversubscribe $place -np $r -x OMP_WAIT_POLICY=active -x SHOAL_MPI_OVERLAP \
         "$SHOAL" step --in "$W/mbox_$n.npy" --out "$f.npy" --steps $k --threads $t \
         --set wall_size=$side,$side,$side --stats 2>"$f.txt" >/dev/null
     local rc=$? same=no
@@ -120,11 +125,12 @@ mpi_case() { # label N ranks threads steps [mpirun placement, default --bind-to 
     cmp -s "$f.npy" "$W/mref_$n.npy" && same=yes
     { echo "== $1 N=$n $r ranks x $t threads ($place)"; cat "$f.txt"; } >>"$REPORT"
     awk -v c="$1" -v n=$n -v r=$r -v t=$t -v k=$k -v same=$same -v rc=$rc '
-        /halo/ {for (i = 1; i <= NF; i++) if ($i == "boids" && $(i+1) == "sent") halo = $(i+2); gsub(/\(/, "", halo); mig = $(NF-7)}
+        /per step \(all ranks\): halo/ {for (i = 1; i <= NF; i++) if ($i == "boids" && $(i+1) == "sent") halo = $(i+2); gsub(/\(/, "", halo); mig = $(NF-7)}
         /imbalance/ {imb = $(NF-4); gsub(/,/, "", imb)}
         /time per step/ {comp = $5; comm = $10; share = $(NF-9); gsub(/%/, "", share)}
         /wall per step/ {wall = $4}
-        END {printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", c, n, r, t, k, wall, comp, comm, share, halo, mig, imb, (rc ? "rc" rc : same)}' \
+        /halo overlap/ {for (i = 1; i <= NF; i++) {if ($i == "flight") hid = $(i+1); if ($i == "waited") wai = $(i+2)}}
+        END {printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", c, n, r, t, k, wall, comp, comm, share, halo, mig, imb, (rc ? "rc" rc : same), hid, wai}' \
         "$f.txt" | tee -a "$MCSV"
 }
 for n in 262144 524288 1048576 2097152 4194304; do
@@ -141,6 +147,11 @@ for n in 1048576 4194304; do
         mpi_case split $n ${rt%x*} ${rt#*x} $MSTEPS
     done
 done
+# the halo overlap's worth (issue 30): the same splits with the halo first, then the forces
+for rt in 2x8 4x4 16x1; do
+    mpi_case split_unsplit 4194304 ${rt%x*} ${rt#*x} $MSTEPS
+done
+for r in 2 4 8 16; do mpi_case weak_unsplit $((262144 * r)) $r 1 $MSTEPS; done
 for rt in 1x16 4x4 16x1; do # pinned: each rank's threads on their own cores
     mpi_case pinned 4194304 ${rt%x*} ${rt#*x} $MSTEPS "--map-by slot:PE=${rt#*x} --bind-to core"
 done
@@ -163,8 +174,8 @@ for rt in 1x16 2x8 4x4 8x2 16x1; do
     "${launch[@]}" run --headless --scene assets/scenes/steer_1m.ini --frames 30 --threads "$t" \
         --out - --stats >"$W/mrun_$rt.txt" 2>&1
     log "$rt (ranks x threads): rc $? frames identical to 1x16: $same; $(grep -m1 'headless:' "$W/mrun_$rt.txt")"
-    grep -E "^  (sim|render|overlays|composite|frame)" "$W/mrun_$rt.txt" | tee -a "$REPORT"
-    grep -E "per step|imbalance|time per step" "$W/mrun_$rt.txt" | tee -a "$REPORT"
+    grep -E "^  (sim|render|overlays|composite|frame|    (wait|encode|compare|transfer))" "$W/mrun_$rt.txt" | tee -a "$REPORT"
+    grep -E "per step|imbalance|time per step|halo overlap" "$W/mrun_$rt.txt" | tee -a "$REPORT"
 done
 fi
 

@@ -20,10 +20,19 @@ static int goes_to(unsigned m, int k)
     return 1;
 }
 
-shoal_status halo_exchange(const decomp *d, const shoal_sim *s, const boid_buf *own, boid_buf *halo,
-                           boid_buf *out, uint64_t *sent, shoal_error *e)
+shoal_status halo_begin(halo_xfer *x, const decomp *d, const shoal_sim *s, const boid_buf *own,
+                        boid_buf *halo, boid_buf *out, unsigned char **mask_out, uint64_t *sent,
+                        shoal_error *e)
 {
-    int scount[27] = {0}, rcount[27] = {0}, sdisp[27], rdisp[27];
+    int *scount = x->scount, *rcount = x->rcount, *sdisp = x->sdisp, *rdisp = x->rdisp;
+    memset(x->scount, 0, sizeof x->scount);
+    memset(x->rcount, 0, sizeof x->rcount);
+    x->nr = 0;
+    x->done = 1;
+    x->halo = halo;
+    x->rn = 0;
+    x->t_begin = x->t_arrived = shoal_profile_now_ns();
+    x->ns_waited = 0;
     int any_nbr = 0;
     for (int k = 0; k < 27; k++)
         any_nbr |= d->nbr[k] != MPI_PROC_NULL;
@@ -31,12 +40,14 @@ shoal_status halo_exchange(const decomp *d, const shoal_sim *s, const boid_buf *
     *sent = 0;
     if (!any_nbr) /* one brick: no halo (every rank agrees: the rank grid is 1x1x1) */
         return SHOAL_OK;
-    unsigned char *mask = malloc(own->n + 1);
+    unsigned char *mask = realloc(*mask_out, own->n + 1);
     shoal_status st = mask ? SHOAL_OK : SHOAL_ERR_NOMEM;
+    if (mask)
+        *mask_out = mask;
     if (!st) {
         migrate_pass(d, s, own, NULL, mask, 0, 0, NULL);
         for (size_t i = 0; i < own->n; i++) {
-            if (!mask[i])
+            if (!(mask[i] & HALO_SIDES))
                 continue;
             for (int k = 0; k < 27; k++)
                 if (d->nbr[k] != MPI_PROC_NULL && goes_to(mask[i], k))
@@ -54,17 +65,16 @@ shoal_status halo_exchange(const decomp *d, const shoal_sim *s, const boid_buf *
         int fill[27];
         memcpy(fill, sdisp, sizeof fill);
         for (size_t i = 0; i < own->n; i++) {
-            if (!mask[i])
+            if (!(mask[i] & HALO_SIDES))
                 continue;
             for (int k = 0; k < 27; k++)
                 if (d->nbr[k] != MPI_PROC_NULL && goes_to(mask[i], k))
                     out->b[fill[k]++] = own->b[i];
         }
     }
-    free(mask);
     if (comm_agree(st ? shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for the halo") : st, e))
         return e->status;
-    MPI_Request req[54];
+    MPI_Request *req = x->req;
     int nr = 0;
     /* what the neighbour in direction k sends me, it sends in its direction 26 - k */
     for (int k = 0; k < 27; k++) {
@@ -83,6 +93,8 @@ shoal_status halo_exchange(const decomp *d, const shoal_sim *s, const boid_buf *
         st = SHOAL_ERR_NOMEM;
     if (comm_agree(st ? shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for the halo") : st, e))
         return e->status;
+    /* the boids themselves: posted here, completed by halo_end (halo_poll moves them along
+     * meanwhile) */
     nr = 0;
     for (int k = 0; k < 27; k++) {
         if (d->nbr[k] == MPI_PROC_NULL)
@@ -94,8 +106,34 @@ shoal_status halo_exchange(const decomp *d, const shoal_sim *s, const boid_buf *
             MPI_Isend(out->b + sdisp[k], scount[k], comm_boid_type(), d->nbr[k], 100 + k, d->cart,
                       &req[nr++]);
     }
-    MPI_Waitall(nr, req, MPI_STATUSES_IGNORE);
-    halo->n = rn;
+    x->nr = nr;
+    x->rn = rn;
+    x->done = nr == 0;
     *sent = sn;
     return SHOAL_OK;
+}
+
+void halo_poll(void *p)
+{
+    halo_xfer *x = p;
+    if (x->done)
+        return;
+    int flag = 0;
+    MPI_Testall(x->nr, x->req, &flag, MPI_STATUSES_IGNORE);
+    if (flag) {
+        x->done = 1;
+        x->t_arrived = shoal_profile_now_ns();
+    }
+}
+
+void halo_end(halo_xfer *x)
+{
+    uint64_t t0 = shoal_profile_now_ns();
+    if (!x->done) {
+        MPI_Waitall(x->nr, x->req, MPI_STATUSES_IGNORE);
+        x->done = 1;
+        x->t_arrived = shoal_profile_now_ns();
+    }
+    x->ns_waited = shoal_profile_now_ns() - t0;
+    x->halo->n = x->rn;
 }

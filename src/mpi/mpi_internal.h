@@ -95,11 +95,34 @@ shoal_status migrate_boids(const decomp *d, const shoal_sim *s, boid_buf *own, b
 
 /* ---- mpi_halo.c ------------------------------------------------------------------------- */
 
-/* The halo: every owned boid in a boundary layer of the brick to each neighbour whose halo
- * holds its cell; `halo` becomes the boids received (out: scratch). *sent: boids sent.
- * Collective among neighbours; agreed. */
-shoal_status halo_exchange(const decomp *d, const shoal_sim *s, const boid_buf *own, boid_buf *halo,
-                           boid_buf *out, uint64_t *sent, shoal_error *e);
+/* migrate_pass's mask bits: the first layer of each side (2 bits per axis, HALO_SIDES), and
+ * HALO_NEAR: the cell is within two layers of a face that has a neighbour (a boundary
+ * cell, or the layer inside it that a boundary cell's neighbours reach). */
+#define HALO_SIDES 0x3fu
+#define HALO_NEAR 0x40u
+
+/* One step's halo exchange in flight. */
+typedef struct halo_xfer {
+    MPI_Request req[54];
+    int nr, done;
+    int scount[27], rcount[27], sdisp[27], rdisp[27];
+    size_t rn;
+    boid_buf *halo;
+    uint64_t t_begin, t_arrived, ns_waited;
+} halo_xfer;
+
+/* The halo: every owned boid in a boundary layer of the brick goes to each neighbour whose
+ * halo holds its cell. Finds them (*mask: migrate_pass's bits per owned boid, grown as
+ * needed), trades the counts, and posts the boids' sends and receives (out: the send
+ * buffer; halo: where they arrive); *sent: boids sent. Collective among neighbours, the
+ * counts agreed; the boids arrive by halo_end. */
+shoal_status halo_begin(halo_xfer *x, const decomp *d, const shoal_sim *s, const boid_buf *own,
+                        boid_buf *halo, boid_buf *out, unsigned char **mask, uint64_t *sent,
+                        shoal_error *e);
+/* Let the exchange progress (MPI_Testall); for part_set_poll (ctx: the halo_xfer). */
+void halo_poll(void *x);
+/* Wait for the rest; halo->n becomes the boids received. x->ns_waited: how long. */
+void halo_end(halo_xfer *x);
 
 /* ---- mpi_preds.c ------------------------------------------------------------------------ */
 

@@ -82,6 +82,9 @@ static void cell_pass_range(void *p, int64_t b0, int64_t b1, int t)
                     m |= 1u << (2 * a);
                 if (cc[a] == d->hi[a] - 1)
                     m |= 2u << (2 * a);
+                if ((d->lo[a] > 0 && cc[a] <= d->lo[a] + 1) ||
+                    (d->hi[a] < d->gd[a] && cc[a] >= d->hi[a] - 2))
+                    m |= HALO_NEAR;
             }
             c->mask[i] = (unsigned char)m;
         }

@@ -23,6 +23,8 @@ typedef struct run_stats {
     uint64_t steps_migrating; /* steps in which some boid changed rank (with --stats) */
     double imbalance_sum, imbalance_max;
     uint64_t ns_comm, ns_compute, ns_composite, ns_loop;
+    uint64_t ns_halo_hidden, ns_halo_waited; /* the halo in flight behind the interior, after */
+    uint64_t steps_split;                    /* steps whose forces ran in two parts */
 } run_stats;
 
 /* What a step depends on besides the boids, as this rank has it: the desc (its threads and
@@ -58,9 +60,11 @@ static uint64_t hash_sim(const shoal_sim *s)
 static void school_print_stats(const char *cmd, const run_stats *rs, const decomp *d, size_t total,
                                long long steps, uint64_t ns_io, const shoal_sim *s)
 {
-    uint64_t loc[4] = {rs->ns_comm, rs->ns_compute, rs->ns_composite, rs->ns_loop}, mx[4], sum[4];
-    MPI_Reduce(loc, mx, 4, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
-    MPI_Reduce(loc, sum, 4, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    uint64_t loc[6] = {rs->ns_comm, rs->ns_compute,     rs->ns_composite,
+                       rs->ns_loop, rs->ns_halo_hidden, rs->ns_halo_waited},
+             mx[6], sum[6];
+    MPI_Reduce(loc, mx, 6, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(loc, sum, 6, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     uint64_t cnt[2] = {rs->halo_boids, rs->migrated}, cs[2];
     MPI_Reduce(cnt, cs, 2, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     if (mpi_rank() != 0)
@@ -87,6 +91,13 @@ static void school_print_stats(const char *cmd, const run_stats *rs, const decom
             comm + comp > 0 ? 100.0 * comm / (comm + comp) : 0.0, (double)ns_io * 1e-6);
     fprintf(stderr, "  wall per step: %.3f ms (the slowest rank's loop over the steps / steps)\n",
             (double)mx[3] * 1e-6 / k);
+    double rk = (double)mpi_size() * k;
+    fprintf(stderr,
+            "  halo overlap: %llu of %lld steps with the interior's forces while the halo moved; "
+            "per step the halo was in flight %.3f ms behind them and waited for %.3f ms after "
+            "(mean over ranks; slowest rank %.3f and %.3f)\n",
+            (unsigned long long)rs->steps_split, steps, (double)sum[4] * 1e-6 / rk,
+            (double)sum[5] * 1e-6 / rk, (double)mx[4] * 1e-6 / k, (double)mx[5] * 1e-6 / k);
 }
 
 /* The rank's part of a school and the decomposition it steps in. Made from this rank's
@@ -95,6 +106,9 @@ struct mpi_school {
     shoal_sim_desc d;
     shoal_sim *s; /* the part (sim/part.h): predators, targets and time are replicated */
     boid_buf own, all, tmp;
+    boid_buf res, near;  /* a split step: the new state, the boundary layers' boids */
+    unsigned char *mask; /* per owned boid: its halo sides and HALO_NEAR */
+    int overlap;         /* split steps (SHOAL_MPI_OVERLAP=0: not) */
     size_t total;
     decomp dd;
     int started, preds, stats;
@@ -118,6 +132,8 @@ static shoal_status school_create(const shoal_sim_desc *d, part_boid *b, size_t 
         m->total = d->boid_count;
         m->dd.cart = MPI_COMM_NULL;
         m->base = 1.0;
+        const char *ov = getenv("SHOAL_MPI_OVERLAP");
+        m->overlap = !(ov && strcmp(ov, "0") == 0);
         m->preds = d->params.predator_count > 0;
         m->own.b = b;
         m->own.n = m->own.cap = n;
@@ -155,6 +171,147 @@ static shoal_status school_start(mpi_school *m, shoal_error *e)
     }
     m->started = !st;
     return st;
+}
+
+static int any_neighbour(const decomp *d)
+{
+    for (int k = 0; k < 27; k++)
+        if (d->nbr[k] != MPI_PROC_NULL)
+            return 1;
+    return 0;
+}
+
+/* The lowest non-finite row of any rank: the error of the step (agreed: every rank sees the
+ * same minimum). step: the step's number in this call. */
+static shoal_status school_bad(mpi_school *m, uint32_t bad, long long step, shoal_error *e)
+{
+    uint32_t bad_all = UINT32_MAX;
+    MPI_Allreduce(&bad, &bad_all, 1, MPI_UINT32_T, MPI_MIN, MPI_COMM_WORLD);
+    if (bad_all == UINT32_MAX)
+        return SHOAL_OK;
+    return shoal_error_set(e, SHOAL_ERR_NONFINITE,
+                           "non-finite value in boid %u (input row) at step %llu "
+                           "(t = %.6f s); state left as before that step",
+                           bad_all, (unsigned long long)step, shoal_sim_time(m->s));
+}
+
+/* The forces of every owned boid in one part_step, after the whole halo arrived: one rank,
+ * a rank grid of one brick (no halo), or SHOAL_MPI_OVERLAP=0 (for measurements). */
+static shoal_status school_forces_whole(mpi_school *m, halo_xfer *hx, long long step,
+                                        shoal_error *e)
+{
+    run_stats *rs = &m->rs;
+    halo_end(hx); /* the whole halo first */
+    rs->ns_halo_waited += hx->ns_waited;
+    uint64_t t1 = shoal_profile_now_ns();
+    shoal_status st = part_set_box(m->s, m->dd.lo, m->dd.hi, e);
+    if (!st)
+        st = part_load(m->s, m->own.b, m->own.n, m->all.b, m->all.n, e);
+    if ((st = comm_agree(st, e)))
+        return st;
+    uint32_t bad = part_step(m->s);
+    uint64_t t2 = shoal_profile_now_ns();
+    if ((st = school_bad(m, bad, step, e)))
+        return st;
+    uint64_t t3 = shoal_profile_now_ns();
+    if (m->preds && mpi_size() == 1)
+        part_predator_targets(m->s, m->tgt);
+    size_t got = part_extract(m->s, m->own.b);
+    if (got == SIZE_MAX) /* out of memory (the offsets of its rows) */
+        st = shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory extracting the boids");
+    if ((st = comm_agree(st, e)))
+        return st;
+    m->own.n = got;
+    uint64_t t4 = shoal_profile_now_ns();
+    rs->ns_compute += (t2 - t1) + (t4 - t3);
+    rs->ns_comm += t3 - t2;
+    return SHOAL_OK;
+}
+
+/* A brick with neighbours, its halo in flight (hx): first the interior cells, whose 27
+ * neighbour cells are all the brick's own (every owned boid loaded, forces on the interior
+ * box: cells at least one layer from each face that has a neighbour), polling the halo
+ * between chunks; then, the halo arrived, the boundary cells with what they reach (the
+ * owned boids within two layers of such a face, HALO_NEAR, and the halo; forces on the
+ * whole brick, kept for the boundary cells only). Each boid sums exactly the candidates of
+ * one process in its order, so the bits are those of a single part_step. */
+static shoal_status school_forces_split(mpi_school *m, halo_xfer *hx, long long step,
+                                        shoal_error *e)
+{
+    run_stats *rs = &m->rs;
+    const decomp *d = &m->dd;
+    int32_t ilo[3], ihi[3];
+    int interior = 1;
+    for (int a = 0; a < 3; a++) {
+        ilo[a] = d->lo[a] + (d->lo[a] > 0);
+        ihi[a] = d->hi[a] - (d->hi[a] < d->gd[a]);
+        interior &= ilo[a] < ihi[a];
+    }
+    uint64_t t1 = shoal_profile_now_ns();
+    shoal_status st =
+        boid_buf_reserve(&m->res, m->own.n) && boid_buf_reserve(&m->near, m->own.n)
+            ? SHOAL_OK
+            : shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for %zu boids", m->own.n);
+    uint32_t bad = UINT32_MAX;
+    size_t na = 0;
+    if (!st && interior) {
+        st = part_set_box(m->s, ilo, ihi, e);
+        if (!st)
+            st = part_load(m->s, m->own.b, m->own.n, NULL, 0, e);
+    }
+    if ((st = comm_agree(st, e))) {
+        halo_end(hx); /* the messages are posted: take them before leaving */
+        return st;
+    }
+    if (interior) {
+        part_set_poll(m->s, halo_poll, hx);
+        bad = part_step(m->s);
+        part_set_poll(m->s, NULL, NULL);
+        na = part_extract(m->s, m->res.b);
+    }
+    uint64_t t2 = shoal_profile_now_ns();
+    halo_end(hx);
+    uint64_t t3 = shoal_profile_now_ns();
+    uint64_t arrived = hx->t_arrived < t2 ? hx->t_arrived : t2;
+    rs->ns_halo_hidden += arrived > t1 ? arrived - t1 : 0;
+    rs->ns_halo_waited += t3 - t2;
+    size_t nn = 0;
+    for (size_t i = 0; i < m->own.n; i++)
+        if (m->mask[i] & HALO_NEAR)
+            m->near.b[nn++] = m->own.b[i];
+    st = na == SIZE_MAX ? shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory extracting the boids")
+                        : SHOAL_OK;
+    if (!st)
+        st = part_set_box(m->s, d->lo, d->hi, e);
+    if (!st)
+        st = part_load(m->s, m->near.b, nn, m->all.b, m->all.n, e);
+    if ((st = comm_agree(st, e)))
+        return st;
+    (void)part_step(m->s); /* its second layer's sums lack the interior: not kept */
+    static const int32_t none[3] = {0, 0, 0};
+    uint32_t bad_b = UINT32_MAX;
+    size_t nb = part_extract_outside(m->s, interior ? ilo : none, interior ? ihi : none,
+                                     m->res.b + na, &bad_b);
+    bad = bad_b < bad ? bad_b : bad;
+    if (nb == SIZE_MAX)
+        st = shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory extracting the boids");
+    else if (na + nb != m->own.n) /* every owned boid is in an interior or a boundary cell */
+        st = shoal_error_set(e, SHOAL_ERR_INPUT, "internal: %zu + %zu boids after a step of %zu",
+                             na, nb, m->own.n);
+    uint64_t t4 = shoal_profile_now_ns();
+    if ((st = comm_agree(st, e)))
+        return st;
+    if ((st = school_bad(m, bad, step, e)))
+        return st;
+    m->res.n = na + nb;
+    boid_buf t = m->own;
+    m->own = m->res;
+    m->res = t;
+    uint64_t t5 = shoal_profile_now_ns();
+    rs->ns_compute += (t2 - t1) + (t4 - t3);
+    rs->ns_comm += (t3 - t2) + (t5 - t4);
+    rs->steps_split++;
+    return SHOAL_OK;
 }
 
 static shoal_status school_step(mpi_school *m, long long steps, shoal_error *e)
@@ -198,42 +355,19 @@ static shoal_status school_step(mpi_school *m, long long steps, shoal_error *e)
             preds_nearest(m->s, &m->own, m->tgt);
         }
         uint64_t sent = 0;
-        st = halo_exchange(&m->dd, m->s, &m->own, &m->all, &m->tmp, &sent, e);
+        halo_xfer hx;
+        st = halo_begin(&hx, &m->dd, m->s, &m->own, &m->all, &m->tmp, &m->mask, &sent, e);
         if (st)
             break;
         rs->halo_boids += sent;
         uint64_t t1 = shoal_profile_now_ns();
         rs->ns_comm += t1 - t0;
-        st = part_set_box(m->s, m->dd.lo, m->dd.hi, e);
-        if (!st)
-            st = part_load(m->s, m->own.b, m->own.n, m->all.b, m->all.n, e);
-        st = comm_agree(st, e);
+        /* with neighbours: the interior's forces while the halo moves, then the boundary */
+        st = any_neighbour(&m->dd) && m->overlap ? school_forces_split(m, &hx, k + 1, e)
+                                                 : school_forces_whole(m, &hx, k + 1, e);
         if (st)
             break;
-        uint32_t bad = part_step(m->s), bad_all = UINT32_MAX;
-        uint64_t t2 = shoal_profile_now_ns();
-        MPI_Allreduce(&bad, &bad_all, 1, MPI_UINT32_T, MPI_MIN, MPI_COMM_WORLD);
-        if (bad_all != UINT32_MAX) {
-            st = shoal_error_set(e, SHOAL_ERR_NONFINITE,
-                                 "non-finite value in boid %u (input row) at step %llu "
-                                 "(t = %.6f s); state left as before that step",
-                                 bad_all, (unsigned long long)k + 1, shoal_sim_time(m->s));
-            break;
-        }
-        uint64_t t3 = shoal_profile_now_ns();
-        if (m->preds && mpi_size() == 1)
-            part_predator_targets(m->s, m->tgt);
-        size_t got = part_extract(m->s, m->own.b);
-        if (got == SIZE_MAX) /* out of memory (the offsets of its rows) */
-            st = shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory extracting the boids");
-        st = comm_agree(st, e);
-        if (st)
-            break;
-        m->own.n = got;
         part_finish_step(m->s, m->tgt);
-        uint64_t t4 = shoal_profile_now_ns();
-        rs->ns_compute += (t2 - t1) + (t4 - t3);
-        rs->ns_comm += t3 - t2;
         rs->steps++;
         m->steps_done++;
     }
@@ -280,6 +414,9 @@ void mpi_school_destroy(mpi_school *m)
     boid_buf_free(&m->own);
     boid_buf_free(&m->all);
     boid_buf_free(&m->tmp);
+    boid_buf_free(&m->res);
+    boid_buf_free(&m->near);
+    free(m->mask);
     decomp_free(&m->dd);
     shoal_sim_destroy(m->s);
     free(m);

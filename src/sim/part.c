@@ -10,6 +10,7 @@
 #include "core/parallel.h"
 #include "sim/sim_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -218,6 +219,123 @@ size_t part_extract(const shoal_sim *s, part_boid *out)
     parallel_for_n(rows, 1, extract_rows, &c, part_threads(s));
     free(row_at);
     return k;
+}
+
+typedef struct outside_ctx {
+    const shoal_sim *s;
+    part_boid *out;
+    const size_t *row_at; /* output slot of each active (y, z) row's first boid */
+    uint32_t *row_bad;    /* lowest non-finite input row of each active row */
+    int32_t rows_y;
+    int32_t skip_lo[3], skip_hi[3]; /* sub-box coordinates */
+} outside_ctx;
+
+/* The x segments of active row (y, z) outside the skip box: up to two [x0, x1) pairs. */
+static int outside_segments(const outside_ctx *c, int32_t y, int32_t z, int32_t seg[4])
+{
+    const grid *g = &c->s->g;
+    int inside = y >= c->skip_lo[1] && y < c->skip_hi[1] && z >= c->skip_lo[2] &&
+                 z < c->skip_hi[2] && c->skip_lo[0] < c->skip_hi[0];
+    if (!inside) {
+        seg[0] = g->act_lo[0];
+        seg[1] = g->act_hi[0];
+        return 1;
+    }
+    int k = 0;
+    int32_t a = c->skip_lo[0] > g->act_lo[0] ? c->skip_lo[0] : g->act_lo[0];
+    int32_t b = c->skip_hi[0] < g->act_hi[0] ? c->skip_hi[0] : g->act_hi[0];
+    if (a > g->act_lo[0]) {
+        seg[2 * k] = g->act_lo[0];
+        seg[2 * k + 1] = a;
+        k++;
+    }
+    if (b < g->act_hi[0]) {
+        seg[2 * k] = b > g->act_lo[0] ? b : g->act_lo[0];
+        seg[2 * k + 1] = g->act_hi[0];
+        k++;
+    }
+    return k;
+}
+
+static void outside_rows(void *p, int64_t r0, int64_t r1, int t)
+{
+    (void)t;
+    outside_ctx *c = p;
+    const shoal_sim *s = c->s;
+    const grid *g = &s->g;
+    const uint32_t nx = (uint32_t)g->dims[0], ny = (uint32_t)g->dims[1];
+    for (int64_t r = r0; r < r1; r++) {
+        int32_t y = g->act_lo[1] + (int32_t)(r % c->rows_y);
+        int32_t z = g->act_lo[2] + (int32_t)(r / c->rows_y);
+        uint32_t row = (uint32_t)y + ny * (uint32_t)z, bad = UINT32_MAX;
+        int32_t seg[4];
+        int nseg = outside_segments(c, y, z, seg);
+        size_t k = c->row_at[r];
+        for (int q = 0; q < nseg; q++) {
+            uint32_t b = s->cell_start[row * nx + (uint32_t)seg[2 * q]];
+            uint32_t e = s->cell_start[row * nx + (uint32_t)seg[2 * q + 1]];
+            for (uint32_t i = b; i < e; i++, k++) {
+                int finite = 1;
+                for (int w = 0; w < 6; w++) {
+                    float v = s->nxt[w][i];
+                    c->out[k].s[w] = v;
+                    finite &= isfinite(v) != 0;
+                }
+                c->out[k].row = s->row_cur[i];
+                if (!finite && s->row_cur[i] < bad)
+                    bad = s->row_cur[i];
+            }
+        }
+        c->row_bad[r] = bad;
+    }
+}
+
+size_t part_extract_outside(const shoal_sim *s, const int32_t skip_lo[3], const int32_t skip_hi[3],
+                            part_boid *out, uint32_t *bad)
+{
+    const grid *g = &s->g;
+    const uint32_t nx = (uint32_t)g->dims[0], ny = (uint32_t)g->dims[1];
+    outside_ctx c = {.s = s, .out = out};
+    for (int a = 0; a < 3; a++) {
+        c.skip_lo[a] = skip_lo[a] - g->off[a];
+        c.skip_hi[a] = skip_hi[a] - g->off[a];
+    }
+    int32_t ry = g->act_hi[1] - g->act_lo[1], rz = g->act_hi[2] - g->act_lo[2];
+    int64_t rows = (int64_t)ry * rz;
+    size_t *row_at = malloc(((size_t)rows + 1) * sizeof *row_at);
+    uint32_t *row_bad = malloc(((size_t)rows + 1) * sizeof *row_bad);
+    *bad = UINT32_MAX;
+    if (!row_at || !row_bad) {
+        free(row_at);
+        free(row_bad);
+        return SIZE_MAX;
+    }
+    c.row_at = row_at;
+    c.row_bad = row_bad;
+    c.rows_y = ry;
+    size_t k = 0;
+    for (int64_t r = 0; r < rows; r++) {
+        int32_t y = g->act_lo[1] + (int32_t)(r % ry), z = g->act_lo[2] + (int32_t)(r / ry);
+        uint32_t row = (uint32_t)y + ny * (uint32_t)z;
+        int32_t seg[4];
+        int nseg = outside_segments(&c, y, z, seg);
+        row_at[r] = k;
+        for (int q = 0; q < nseg; q++)
+            k += s->cell_start[row * nx + (uint32_t)seg[2 * q + 1]] -
+                 s->cell_start[row * nx + (uint32_t)seg[2 * q]];
+    }
+    parallel_for_n(rows, 1, outside_rows, &c, part_threads(s));
+    for (int64_t r = 0; r < rows; r++)
+        *bad = row_bad[r] < *bad ? row_bad[r] : *bad;
+    free(row_at);
+    free(row_bad);
+    return k;
+}
+
+void part_set_poll(shoal_sim *s, void (*poll)(void *ctx), void *ctx)
+{
+    s->part_poll = poll;
+    s->part_poll_ctx = ctx;
 }
 
 void part_finish_step(shoal_sim *s, const float tgt[][3])

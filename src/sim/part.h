@@ -49,6 +49,19 @@ uint32_t part_step(shoal_sim *s);
  * returns how many, or SIZE_MAX when out of memory. */
 size_t part_extract(const shoal_sim *s, part_boid *out);
 
+/* The owned boids' new state (as part_extract) of the active cells outside the box
+ * [skip_lo, skip_hi) of whole-grid cells (an empty box skips nothing) into out; *bad: the
+ * lowest input row among them whose new state is not finite, or UINT32_MAX. Returns how
+ * many, or SIZE_MAX when out of memory. For a step in two parts: the interior cells from
+ * one part_step, the boundary cells (these) from another. */
+size_t part_extract_outside(const shoal_sim *s, const int32_t skip_lo[3], const int32_t skip_hi[3],
+                            part_boid *out, uint32_t *bad);
+
+/* poll(ctx) is called by the step's thread 0 (the main thread, so it may call MPI under
+ * MPI_THREAD_FUNNELED) between chunks of the forces of part_step; NULL: none. It must not
+ * touch the sim. */
+void part_set_poll(shoal_sim *s, void (*poll)(void *ctx), void *ctx);
+
 /* After a step: move the predators toward tgt (one target per predator, found by the
  * caller over the whole school) and count the step. */
 void part_finish_step(shoal_sim *s, const float tgt[][3]);

@@ -413,8 +413,11 @@ static void step_body(void *p, int t, int nthreads)
     t_prev = timer_now_ns(); /* the swap and its barrier belong to no stage */
     int64_t b0, b1;
     sim_fault *f = &s->fault[t];
-    while (parallel_dynamic_next(&s->ctr_forces, (int64_t)s->count, c->forces_chunk, &b0, &b1))
+    while (parallel_dynamic_next(&s->ctr_forces, (int64_t)s->count, c->forces_chunk, &b0, &b1)) {
         c->forces(s, b0, b1, f);
+        if (t == 0 && s->part_poll) /* an MPI part: let the halo move while the interior runs */
+            s->part_poll(s->part_poll_ctx);
+    }
     stage_end(s, STAGE_FORCES, t, &t_prev);
     if (prof_on(PROF_TRACE))
         prof_trace_frame(t, "step", (int64_t)s->steps_done + 1, t_step, t_prev);

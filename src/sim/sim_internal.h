@@ -121,9 +121,12 @@ struct shoal_sim {
 
     model_consts mc;
     uint64_t steps_done;
-    /* a part of the school (part.c): capacity of the boid arrays and of cell_start, hist */
+    /* a part of the school (part.c): capacity of the boid arrays and of cell_start, hist;
+     * part_poll (or NULL): called by thread 0 between chunks of the forces (part_set_poll) */
     size_t part_capacity;
     size_t part_cells, part_hist;
+    void (*part_poll)(void *ctx);
+    void *part_poll_ctx;
 
     /* obstacle meshes and their field */
     obstacle obstacles[SHOAL_MAX_OBSTACLES];
