@@ -241,8 +241,32 @@ for what in open write; do
   [ "$fails" = "$before" ] && echo "ok: a failure to $what on rank 2"
 done
 
+# trajectories (issue 30): --out-dir with --every, .npy and VTK, from a state and from a
+# checkpoint: every frame, the manifest and the .pvd are one process's bytes (rank 0 makes
+# the directory and writes the manifest; every rank writes its rows of each frame)
+for fmt in npy vtk; do
+  rm -rf traj1 && "$S" step --in uniform_fov.npy --model fov --out-dir traj1 --every 3 --steps 10 \
+    --format "$fmt" --quiet || fail "trajectory $fmt: one process"
+  for r in 2 3; do
+    rm -rf "traj$r"
+    if ! mpi "$r" step --in uniform_fov.npy --model fov --out-dir "traj$r" --every 3 --steps 10 \
+      --format "$fmt" 2>traj.err; then
+      fail "trajectory $fmt, $r ranks: $(tail -3 traj.err)"
+    elif ! diff -r traj1 "traj$r" >/dev/null; then
+      fail "trajectory $fmt, $r ranks: other files or bytes: $(diff -rq traj1 "traj$r" | head -3)"
+    else
+      echo "ok: trajectory ($fmt), $r ranks"
+    fi
+  done
+done
+rm -rf trajr1 trajr3
+"$S" step --scene near.ini --resume k.ref.ckpt --out-dir trajr1 --every 5 --steps 10 --quiet &&
+  mpi 3 step --scene near.ini --resume k.ref.ckpt --out-dir trajr3 --every 5 --steps 10 &&
+  diff -r trajr1 trajr3 >/dev/null && echo "ok: trajectory from a checkpoint, 3 ranks" ||
+  fail "trajectory from a checkpoint, 3 ranks"
+
 # options that do not run over ranks: exit 2 on every rank, one message, nothing written
-for opt in "--out-dir traj" "--trace t.json"; do
+for opt in "--trace t.json"; do
   # shellcheck disable=SC2086
   mpi 2 step --in uniform_fov.npy --out refused.npy --model fov --steps 1 $opt \
     >refused.out 2>refused.err

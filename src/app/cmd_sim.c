@@ -62,6 +62,92 @@ static int step_gpu(const shoal_sim_desc *d, const shoal_scene *scene, const cha
     return st;
 }
 
+/* ---- shoal step under mpirun ---------------------------------------------------------- */
+
+static shoal_status school_stepper(void *m, long long n, shoal_error *e)
+{
+    return mpi_school_step(m, n, e);
+}
+
+static shoal_status school_frame(void *m, const char *path, double time, shoal_error *e)
+{
+    return mpi_school_write_frame(m, path, time, e);
+}
+
+/* `shoal step` over the ranks (docs/ARCHITECTURE.md, "MPI"): the school read (or resumed)
+ * by rows, stepped, its trajectory frames and outputs written at row offsets; rank 0 makes
+ * the --out-dir directory and its manifest, every rank writes its rows of each frame. The
+ * bytes of one process. Returns the exit code. */
+static int step_mpi(const opt_values *o, shoal_sim_desc *d, const shoal_scene *scene,
+                    const char *in, const char *resume, const char *out, const char *ckpt,
+                    const char *out_dir, long long every, long long steps)
+{
+    shoal_error e;
+    mpi_school *m;
+    shoal_status st =
+        resume ? mpi_school_resume(d, resume, &m, &e) : mpi_school_read(d, in, &m, &e);
+    if (st)
+        return app_fail_status(o, &e);
+    if (options_given(o, "stats"))
+        mpi_school_want_stats(m);
+    st = mpi_agree(shoal_scene_add_obstacles(scene, mpi_school_sim(m), &e), &e);
+    traj tr;
+    int have_traj = 0;
+    if (!st && out_dir) {
+        /* rank 0 makes the directory as one process does (its checks and messages), the
+         * others write into what it made; the frame list is made whole up front, so that
+         * no rank can fail to record a frame the others wrote */
+        char dir[sizeof tr.dir] = "";
+        const char *format = options_get(o, "format");
+        size_t count = mpi_school_count(m);
+        if (mpi_rank() == 0) {
+            st = traj_open(&tr, out_dir, format, every, count, &e);
+            if (!st)
+                traj_set_writer(&tr, school_frame, m);
+            else
+                traj_close(&tr, mpi_school_sim(m), 0, 0, NULL);
+            snprintf(dir, sizeof dir, "%s", tr.dir);
+        }
+        if (!(st = mpi_agree(st, &e))) {
+            mpi_broadcast(dir, sizeof dir);
+            if (mpi_rank() != 0)
+                st = traj_follow(&tr, dir, format, every, count, school_frame, m, &e);
+            if (!st)
+                st = traj_reserve(&tr, (size_t)(steps / every) + 2, &e);
+            have_traj = !st;
+            if ((st = mpi_agree(st, &e)) && have_traj) {
+                traj_close(&tr, mpi_school_sim(m), 0, 0, NULL);
+                have_traj = 0;
+            }
+        }
+    }
+    if (!st) {
+        progress pg;
+        progress_begin(&pg, "shoal step", steps, options_given(o, "quiet") || mpi_rank() != 0);
+        shoal_profile_reset();
+        st = app_run_steps(mpi_school_sim(m), school_stepper, m, steps, have_traj ? &tr : NULL, &pg,
+                           &e);
+        progress_end(&pg);
+    }
+    if (!st && options_given(o, "stats"))
+        mpi_school_print_stats(m, "step");
+    if (have_traj) {
+        /* the manifest last (rank 0's), agreed */
+        shoal_error te;
+        shoal_status tst =
+            traj_close(&tr, mpi_school_sim(m), steps, st == SHOAL_OK && mpi_rank() == 0, &te);
+        tst = mpi_agree(st ? SHOAL_OK : tst, &te);
+        if (!st && tst) {
+            st = tst;
+            e = te;
+        }
+    }
+    if (!st)
+        st = mpi_school_write(m, out, ckpt, &e);
+    mpi_school_destroy(m);
+    return st ? app_fail_status(o, &e) : 0;
+}
+
 static const opt_spec init_opts[] = {
     {"model", OPT_VALUE, "M", "steer", "model: steer, average, heading, classic, fov"},
     {"count", OPT_VALUE, "N", "the scene's (model's default)",
@@ -256,26 +342,7 @@ int cmd_step(int argc, char **argv)
                                 options_get(&o, "backend"));
         if (options_get(&o, "trace"))
             return options_fail(&o, "--trace: not under MPI (one trace per process)");
-        if (out_dir)
-            return options_fail(&o, "--out-dir: not under MPI (--out B.npy, --checkpoint F)");
-        mpi_school *m;
-        shoal_status mst =
-            resume ? mpi_school_resume(&d, resume, &m, &e) : mpi_school_read(&d, in, &m, &e);
-        if (mst)
-            return app_fail_status(&o, &e);
-        if (options_given(&o, "stats"))
-            mpi_school_want_stats(m);
-        mst = mpi_agree(shoal_scene_add_obstacles(&scene, mpi_school_sim(m), &e), &e);
-        if (!mst) {
-            shoal_profile_reset();
-            mst = mpi_school_step(m, steps, &e);
-        }
-        if (!mst && options_given(&o, "stats"))
-            mpi_school_print_stats(m, "step");
-        if (!mst)
-            mst = mpi_school_write(m, out, ckpt, &e);
-        mpi_school_destroy(m);
-        return mst ? app_fail_status(&o, &e) : 0;
+        return step_mpi(&o, &d, &scene, in, resume, out, ckpt, out_dir, every, steps);
     }
 
     float *rows;

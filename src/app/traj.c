@@ -140,6 +140,41 @@ shoal_status traj_open(traj *t, const char *dir, const char *format, long long e
     return SHOAL_OK;
 }
 
+void traj_set_writer(traj *t, traj_writer w, void *ctx)
+{
+    free(t->rows);
+    t->rows = NULL;
+    t->write = w;
+    t->write_ctx = ctx;
+}
+
+shoal_status traj_follow(traj *t, const char *dir, const char *format, long long every,
+                         size_t count, traj_writer w, void *ctx, shoal_error *e)
+{
+    memset(t, 0, sizeof *t);
+    if (strcmp(format, "npy") != 0 && strcmp(format, "vtk") != 0)
+        return shoal_error_set(e, SHOAL_ERR_INPUT, "--format: '%s' (expected npy or vtk)", format);
+    t->vtk = strcmp(format, "vtk") == 0;
+    snprintf(t->dir, sizeof t->dir, "%s", dir);
+    t->every = every;
+    t->count = count;
+    t->write = w;
+    t->write_ctx = ctx;
+    return SHOAL_OK;
+}
+
+shoal_status traj_reserve(traj *t, size_t n, shoal_error *e)
+{
+    if (n <= t->frame_cap)
+        return SHOAL_OK;
+    traj_frame_rec *fr = realloc(t->frames, n * sizeof *fr);
+    if (!fr)
+        return shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for the frame list");
+    t->frames = fr;
+    t->frame_cap = n;
+    return SHOAL_OK;
+}
+
 static void frame_name(const traj *t, long long step, char *buf, size_t n)
 {
     snprintf(buf, n, "state_%06lld.%s", step, t->vtk ? "vtp" : "npy");
@@ -159,9 +194,14 @@ shoal_status traj_write(traj *t, const shoal_sim *sim, long long step, shoal_err
     frame_name(t, step, name, sizeof name);
     snprintf(path, sizeof path, "%s/%s", t->dir, name);
     double time = shoal_sim_time(sim);
-    shoal_sim_get_state(sim, t->rows);
-    shoal_status st = t->vtk ? shoal_io_vtp_write(path, t->rows, t->count, time, e)
-                             : shoal_io_npy_write(path, t->rows, t->count, e);
+    shoal_status st;
+    if (t->write) {
+        st = t->write(t->write_ctx, path, time, e);
+    } else {
+        shoal_sim_get_state(sim, t->rows);
+        st = t->vtk ? shoal_io_vtp_write(path, t->rows, t->count, time, e)
+                    : shoal_io_npy_write(path, t->rows, t->count, e);
+    }
     if (st)
         return st;
     t->frames[t->frame_count].step = step;
@@ -232,11 +272,22 @@ shoal_status traj_close(traj *t, const shoal_sim *sim, long long steps, int ok, 
 
 /* ---- the step loop -------------------------------------------------------------------- */
 
+static shoal_status sim_stepper(void *ctx, long long n, shoal_error *e)
+{
+    return shoal_sim_step(ctx, (int)n, e);
+}
+
 shoal_status app_sim_run(shoal_sim *sim, long long steps, traj *tr, progress *pg, shoal_error *e)
+{
+    return app_run_steps(sim, sim_stepper, sim, steps, tr, pg, e);
+}
+
+shoal_status app_run_steps(shoal_sim *sim, app_stepper step, void *step_ctx, long long steps,
+                           traj *tr, progress *pg, shoal_error *e)
 {
     shoal_status st;
     if (!tr && !(pg && pg->on))
-        return shoal_sim_step(sim, (int)steps, e);
+        return step(step_ctx, steps, e);
     long long done = 0, chunk = 1;
     if (tr && (st = traj_write(tr, sim, 0, e)))
         return st;
@@ -252,7 +303,7 @@ shoal_status app_sim_run(shoal_sim *sim, long long steps, traj *tr, progress *pg
         if (pg && pg->on && chunk < n)
             n = chunk;
         double t0 = pg && pg->on ? (double)shoal_profile_now_ns() : 0;
-        if ((st = shoal_sim_step(sim, (int)n, e)))
+        if ((st = step(step_ctx, n, e)))
             return st;
         done += n;
         if (pg && pg->on) {

@@ -34,6 +34,10 @@ typedef struct traj_frame_rec {
     double t;
 } traj_frame_rec;
 
+/* Writes a frame's state to path (with its simulated time): for states that are not in one
+ * process's sim (MPI: every rank writes its rows). */
+typedef shoal_status (*traj_writer)(void *ctx, const char *path, double time, shoal_error *e);
+
 typedef struct traj {
     char dir[4096];
     int vtk;
@@ -42,12 +46,25 @@ typedef struct traj {
     size_t count;
     traj_frame_rec *frames;
     size_t frame_count, frame_cap;
+    traj_writer write; /* or NULL: the sim's state, written here */
+    void *write_ctx;
 } traj;
 
 /* Create DIR (and parents) and check that it can be written: SHOAL_ERR_IO naming it if not. */
 shoal_status traj_mkdir(const char *dir, shoal_error *e);
 shoal_status traj_open(traj *t, const char *dir, const char *format, long long every, size_t count,
                        shoal_error *e);
+/* Frames through w(ctx, ...) instead of the sim's state (frees the rows traj_open made). */
+void traj_set_writer(traj *t, traj_writer w, void *ctx);
+/* The trajectory that another process opened at dir (MPI: rank 0 made the directory and
+ * writes the manifest; the other ranks take part in writing each frame): t's frames go to
+ * dir through w, and nothing is created, checked or allocated here. traj_close(t, ..., 0, ...)
+ * frees it. */
+shoal_status traj_follow(traj *t, const char *dir, const char *format, long long every,
+                         size_t count, traj_writer w, void *ctx, shoal_error *e);
+/* Room for n frames in the frame list up front (SHOAL_ERR_NOMEM naming it): traj_write then
+ * never fails for want of it. */
+shoal_status traj_reserve(traj *t, size_t n, shoal_error *e);
 /* Write the sim's state as frame `step` (steps done in this run). */
 shoal_status traj_write(traj *t, const shoal_sim *sim, long long step, shoal_error *e);
 /* Manifest (and .pvd); frees. `ok` 0: free only. */
@@ -57,6 +74,11 @@ shoal_status traj_close(traj *t, const shoal_sim *sim, long long steps, int ok, 
  * NULL), the progress line between chunks (pg may be NULL). The result is the same bits as
  * one shoal_sim_step(sim, steps) call (a run does not depend on how it is split). */
 shoal_status app_sim_run(shoal_sim *sim, long long steps, traj *tr, progress *pg, shoal_error *e);
+/* The same loop with another way to step `n` steps (MPI: the school over the ranks, sim
+ * its part, whose time is the school's). */
+typedef shoal_status (*app_stepper)(void *ctx, long long n, shoal_error *e);
+shoal_status app_run_steps(shoal_sim *sim, app_stepper step, void *step_ctx, long long steps,
+                           traj *tr, progress *pg, shoal_error *e);
 
 /* JSON: the model's parameters as an object {"name": value, ...} (every entry of
  * shoal_params_list, 9 significant digits: exact float32) plus "spheres". Strings go through

@@ -47,6 +47,9 @@ shoal_status mpi_same_args(int argc, char **argv, shoal_error *e);
 shoal_status mpi_agree(shoal_status st, shoal_error *e);
 /* Collective: 1 when flag is non-zero on any rank (alone: flag != 0). */
 int mpi_any(int flag);
+/* Collective: rank 0's n bytes of buf to every rank (what rank 0 alone decided: the name
+ * of a directory it made). Alone: nothing. */
+void mpi_broadcast(void *buf, size_t n);
 
 /* ---- a school over the ranks ------------------------------------------------------------ */
 
@@ -94,8 +97,17 @@ shoal_status mpi_school_frame(mpi_school *m, float fish_length, float aspect, sh
 /* Write the state to `out` (.npy, or VTK for a .vtp name; may be NULL) and the checkpoint
  * to `ckpt` (may be NULL): the bytes one process writes, each rank its rows at their
  * offsets, a device or FIFO written in place through rank 0. All or nothing: both are
- * written to temporaries, then renamed, the checkpoint first. */
+ * written to temporaries, then renamed, the checkpoint first. mpi_school_write is
+ * mpi_school_stage (the temporaries) then mpi_school_commit (the renames), for a command
+ * with other outputs to put in place between the two; destroying the school drops what was
+ * staged and not committed. */
 shoal_status mpi_school_write(mpi_school *m, const char *out, const char *ckpt, shoal_error *e);
+shoal_status mpi_school_stage(mpi_school *m, const char *out, const char *ckpt, shoal_error *e);
+shoal_status mpi_school_commit(mpi_school *m, shoal_error *e);
+/* A trajectory frame (step --out-dir): the state at `path` as one process writes it, VTK
+ * for a .vtp name (TimeValue = time) or .npy, in place at once (the frames of a run are
+ * written into its directory as the run goes). */
+shoal_status mpi_school_write_frame(mpi_school *m, const char *path, double time, shoal_error *e);
 
 /* --stats: count what the numbers need while stepping (call before the first step). */
 void mpi_school_want_stats(mpi_school *m);

@@ -86,6 +86,12 @@ shoal_status mpi_agree(shoal_status st, shoal_error *e)
     return comm_agree(st, e);
 }
 
+void mpi_broadcast(void *buf, size_t n)
+{
+    if (g_size > 1)
+        MPI_Bcast(buf, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
+}
+
 int mpi_any(int flag)
 {
     int mine = flag != 0, any = mine;

@@ -523,22 +523,24 @@ shoal_status files_out_commit(files_out *o, shoal_error *e)
 
 /* The layout of a state file named `path`: VTK PolyData for a .vtp name (as
  * app_state_write: no time), else .npy. */
-static shoal_status state_layout(const char *path, size_t total, rows_layout *l, shoal_error *e)
+static shoal_status state_layout(const char *path, size_t total, double time, rows_layout *l,
+                                 shoal_error *e)
 {
     if (!state_name_ok(path))
         return shoal_error_set(e, SHOAL_ERR_INPUT,
                                "%s: under MPI shoal writes .npy and .vtp state files (not .bin)",
                                path);
-    return is_vtp_name(path) ? rows_layout_vtp(l, total, NAN, path, e)
+    return is_vtp_name(path) ? rows_layout_vtp(l, total, time, path, e)
                              : rows_layout_npy(l, total, path, e);
 }
 
 /* Collective: open a state output (its layout from its name). Agreed. */
-shoal_status files_open_state(files_out *o, const char *path, size_t total, shoal_error *e)
+shoal_status files_open_state(files_out *o, const char *path, size_t total, double time,
+                              shoal_error *e)
 {
     rows_layout l;
     memset(&l, 0, sizeof l);
-    shoal_status st = comm_agree(state_layout(path, total, &l, e), e);
+    shoal_status st = comm_agree(state_layout(path, total, time, &l, e), e);
     if (st) {
         memset(o, 0, sizeof *o);
         o->fh = MPI_FILE_NULL;

@@ -166,9 +166,10 @@ typedef struct files_out {
 /* Collective: open `path` for the layout (taken over: freed by commit or abort) and write
  * the fixed pieces of a regular file. On failure everything is undone. Agreed. */
 shoal_status files_out_open(files_out *o, const char *path, rows_layout lay, shoal_error *e);
-/* Collective: open a state output, its layout from its name (.vtp: VTK; .bin refused; else
- * .npy). Agreed. */
-shoal_status files_open_state(files_out *o, const char *path, size_t total, shoal_error *e);
+/* Collective: open a state output, its layout from its name (.vtp: VTK, with TimeValue =
+ * time unless NaN; .bin refused; else .npy). Agreed. */
+shoal_status files_open_state(files_out *o, const char *path, size_t total, double time,
+                              shoal_error *e);
 /* Collective: open the checkpoint of the whole school (total rows) whose part is `part`
  * (its desc, steps, predators and targets are the school's). Agreed. */
 shoal_status files_open_checkpoint(files_out *o, const char *path, const shoal_sim *part,

@@ -6,6 +6,7 @@
 #include "mpi_internal.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,9 +107,11 @@ struct mpi_school {
     shoal_sim_desc d;
     shoal_sim *s; /* the part (sim/part.h): predators, targets and time are replicated */
     boid_buf own, all, tmp;
-    boid_buf res, near;  /* a split step: the new state, the boundary layers' boids */
-    unsigned char *mask; /* per owned boid: its halo sides and HALO_NEAR */
-    int overlap;         /* split steps (SHOAL_MPI_OVERLAP=0: not) */
+    boid_buf res, near;    /* a split step: the new state, the boundary layers' boids */
+    unsigned char *mask;   /* per owned boid: its halo sides and HALO_NEAR */
+    int overlap;           /* split steps (SHOAL_MPI_OVERLAP=0: not) */
+    files_out o_ck, o_out; /* staged outputs (mpi_school_stage) */
+    int have_ck, have_out;
     size_t total;
     decomp dd;
     int started, preds, stats;
@@ -407,10 +410,21 @@ static shoal_status school_rows(mpi_school *m, float **rows_res, size_t *first_o
     return st;
 }
 
+/* Drop the staged outputs that were not committed (their temporaries removed). */
+static void school_abort_outputs(mpi_school *m)
+{
+    if (m->have_ck)
+        files_out_abort(&m->o_ck);
+    if (m->have_out)
+        files_out_abort(&m->o_out);
+    m->have_ck = m->have_out = 0;
+}
+
 void mpi_school_destroy(mpi_school *m)
 {
     if (!m)
         return;
+    school_abort_outputs(m);
     boid_buf_free(&m->own);
     boid_buf_free(&m->all);
     boid_buf_free(&m->tmp);
@@ -564,36 +578,59 @@ shoal_status mpi_school_resume(const shoal_sim_desc *d0, const char *path, mpi_s
     return st;
 }
 
-shoal_status mpi_school_write(mpi_school *m, const char *out, const char *ckpt, shoal_error *e)
+shoal_status mpi_school_stage(mpi_school *m, const char *out, const char *ckpt, shoal_error *e)
 {
     uint64_t t0 = shoal_profile_now_ns();
     /* back to rows: rank k writes rows [N k / R, N (k+1) / R) */
     float *rows = NULL;
     size_t first = 0, n = 0;
     shoal_status st = school_rows(m, &rows, &first, &n, e);
-    /* all or nothing, in one process's order (docs/CLI.md "Outputs"): every output is
-     * written to its temporary first, and only when all were written are they put in place,
-     * the checkpoint first, then --out */
-    files_out o_ck, o_out;
-    int have_ck = 0, have_out = 0;
-    if (!st && ckpt && !(st = files_open_checkpoint(&o_ck, ckpt, m->s, m->total, e)) &&
-        !(st = files_out_write(&o_ck, rows, first, n, e)))
-        have_ck = 1;
-    if (!st && out && !(st = files_open_state(&o_out, out, m->total, e)) &&
-        !(st = files_out_write(&o_out, rows, first, n, e)))
-        have_out = 1;
-    if (!st && have_ck) {
-        st = files_out_commit(&o_ck, e);
-        have_ck = 0;
+    /* every output to its temporary; mpi_school_commit puts them in place */
+    if (!st && ckpt && !(st = files_open_checkpoint(&m->o_ck, ckpt, m->s, m->total, e)) &&
+        !(st = files_out_write(&m->o_ck, rows, first, n, e)))
+        m->have_ck = 1;
+    if (!st && out && !(st = files_open_state(&m->o_out, out, m->total, NAN, e)) &&
+        !(st = files_out_write(&m->o_out, rows, first, n, e)))
+        m->have_out = 1;
+    if (st)
+        school_abort_outputs(m);
+    free(rows);
+    m->ns_io += shoal_profile_now_ns() - t0;
+    return st;
+}
+
+shoal_status mpi_school_commit(mpi_school *m, shoal_error *e)
+{
+    /* in one process's order (docs/CLI.md "Outputs"): the checkpoint, then --out */
+    shoal_status st = SHOAL_OK;
+    if (m->have_ck) {
+        st = files_out_commit(&m->o_ck, e);
+        m->have_ck = 0;
     }
-    if (!st && have_out) {
-        st = files_out_commit(&o_out, e);
-        have_out = 0;
+    if (!st && m->have_out) {
+        st = files_out_commit(&m->o_out, e);
+        m->have_out = 0;
     }
-    if (have_ck)
-        files_out_abort(&o_ck);
-    if (have_out)
-        files_out_abort(&o_out);
+    school_abort_outputs(m);
+    return st;
+}
+
+shoal_status mpi_school_write(mpi_school *m, const char *out, const char *ckpt, shoal_error *e)
+{
+    shoal_status st = mpi_school_stage(m, out, ckpt, e);
+    return st ? st : mpi_school_commit(m, e);
+}
+
+shoal_status mpi_school_write_frame(mpi_school *m, const char *path, double time, shoal_error *e)
+{
+    uint64_t t0 = shoal_profile_now_ns();
+    float *rows = NULL;
+    size_t first = 0, n = 0;
+    files_out o;
+    shoal_status st = school_rows(m, &rows, &first, &n, e);
+    if (!st && !(st = files_open_state(&o, path, m->total, time, e)) &&
+        !(st = files_out_write(&o, rows, first, n, e)))
+        st = files_out_commit(&o, e);
     free(rows);
     m->ns_io += shoal_profile_now_ns() - t0;
     return st;
