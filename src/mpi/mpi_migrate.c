@@ -11,7 +11,7 @@
 
 int boid_buf_reserve(boid_buf *b, size_t n)
 {
-    if (n <= b->cap)
+    if (n <= b->cap && b->b) /* (an empty buffer gets room too: b->b + 0 is then valid) */
         return 1;
     size_t cap = n + n / 2 + 64;
     part_boid *p = realloc(b->b, cap * sizeof *p);
