@@ -41,6 +41,21 @@ export SHOAL_ASSETS=$(find "$tmp/root" -type d -path '*/share/shoal' | head -1)
 # the installed library first; the caller's path after it (libshoal's own dependencies,
 # e.g. inih, may live outside the system's directories, as on the GPU device)
 LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$tmp/hello" "$tmp/a.png" 2000 30
+# C++: the headers' extern "C" guards let a C++ program link against the C library (and
+# every header compiles as C++ too, alone and through shoal.h)
+cxx=${CXX:-c++}
+[ -n "$san" ] && cxx=clang++
+if command -v "$cxx" >/dev/null; then
+  for h in "$incdir"/shoal/*.h; do
+    printf '#include <shoal/%s>\nint main() { return 0; }\n' "${h##*/}" >"$tmp/one.cpp"
+    $cxx -std=c++11 -Wall -Wextra -Werror -c "$tmp/one.cpp" $(pc --cflags shoal) -o "$tmp/one.o" ||
+      { echo "FAIL: shoal/${h##*/} does not compile as C++"; exit 1; }
+  done
+  $cxx -std=c++11 -Wall -Wextra -Werror $san "$src/tests/install_cxx.cpp" $flags -o "$tmp/cxx"
+  LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$tmp/cxx"
+else
+  echo "FAIL: no C++ compiler ($cxx) for the C++ link test"; exit 1
+fi
 # static: the same program with libshoal.a and its private dependencies (and libgcov when
 # the library was built with -Db_coverage, as tools/test.sh's build-min is)
 cov=

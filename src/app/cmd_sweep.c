@@ -12,6 +12,7 @@
 #include "app/traj.h"
 #include "shoal/system.h"
 #include "shoal/stats.h"
+#include "shoal/sweep.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -27,9 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SWEEP_MAX_VARY 16
-#define SWEEP_MAX_VALUES 100000
-#define SWEEP_MAX_MEMBERS 10000000LL
+#define SWEEP_MAX_VARY SHOAL_SWEEP_MAX_VARY
+#define SWEEP_MAX_MEMBERS SHOAL_SWEEP_MAX_MEMBERS
 
 static const opt_spec sweep_opts[] = {
     {"model", OPT_VALUE, "M", "steer", "model: steer, average, heading, classic, fov"},
@@ -56,16 +56,10 @@ static const char *sweep_usage =
     "--model M [--scene F.ini] --vary NAME=a:b:step|v1,v2,... [--vary ...] --seeds S1..S2\n"
     "       [--count N] --steps K --every E --out DIR [--threads T] [--jobs J] [--resume]";
 
-typedef struct vary {
-    char name[64];
-    int n;
-    char (*txt)[32]; /* each value as given to shoal_params_set (%.9g) */
-} vary;
-
 typedef struct sweep {
     shoal_sim_desc base;
     shoal_scene scene;
-    vary v[SWEEP_MAX_VARY];
+    shoal_sweep *lib; /* the grid, the members' descs, a member's run (shoal/sweep.h) */
     int nv;
     uint64_t seed_lo, seed_hi;
     long long combos, members, steps, every;
@@ -74,121 +68,27 @@ typedef struct sweep {
     const char *dir;
 } sweep;
 
-/* NAME=a:b:step or NAME=v1,v2,...: the values as text. 0 or 2 (message printed). */
-static int parse_vary(const opt_values *o, const char *spec, const shoal_sim_desc *base, vary *v)
-{
-    const char *eq = strchr(spec, '=');
-    if (!eq || eq == spec || (size_t)(eq - spec) >= sizeof v->name)
-        return options_fail(o, "--vary '%s': expected NAME=a:b:step or NAME=v1,v2,...", spec);
-    snprintf(v->name, sizeof v->name, "%.*s", (int)(eq - spec), spec);
-    const char *val = eq + 1;
-    double a, b, step;
-    int used = 0;
-    double list[SWEEP_MAX_VALUES];
-    int n = 0;
-    if (strchr(val, ':')) {
-        if (sscanf(val, "%lf:%lf:%lf%n", &a, &b, &step, &used) != 3 || val[used] || !isfinite(a) ||
-            !isfinite(b) || !isfinite(step))
-            return options_fail(o, "--vary '%s': expected NAME=a:b:step", spec);
-        if (!(step > 0) || b < a)
-            return options_fail(o, "--vary '%s': empty range (need a <= b and step > 0)", spec);
-        double span = (b - a) / step;
-        if (span >= SWEEP_MAX_VALUES)
-            return options_fail(o, "--vary '%s': more than %d values", spec, SWEEP_MAX_VALUES);
-        /* a, a + step, ... up to b, b included when it falls on the grid (to 1e-9 steps) */
-        int cnt = (int)floor(span + 1e-9) + 1;
-        for (int i = 0; i < cnt; i++)
-            list[n++] = a + (double)i * step;
-    } else {
-        const char *p = val;
-        for (;;) {
-            char *end;
-            double x = strtod(p, &end);
-            if (end == p || !isfinite(x) || (*end && *end != ','))
-                return options_fail(o, "--vary '%s': '%s' is not a list of numbers", spec, val);
-            if (n >= SWEEP_MAX_VALUES)
-                return options_fail(o, "--vary '%s': more than %d values", spec, SWEEP_MAX_VALUES);
-            list[n++] = x;
-            if (!*end)
-                break;
-            p = end + 1;
-        }
-    }
-    v->n = n;
-    v->txt = malloc((size_t)n * sizeof *v->txt);
-    if (!v->txt)
-        return options_fail(o, "out of memory");
-    for (int i = 0; i < n; i++) {
-        snprintf(v->txt[i], sizeof v->txt[i], "%.9g", list[i]);
-        /* every value must be one the model takes: checked now, before anything is written */
-        shoal_params p = base->params;
-        shoal_error e;
-        if (shoal_params_set(base->model, &p, v->name, v->txt[i], &e))
-            return options_fail(o, "--vary %s: %s", v->name, e.message);
-    }
-    return 0;
-}
-
-/* The desc of member k: base + its combination, its seed. */
-static shoal_status member_desc(const sweep *sw, long long k, shoal_sim_desc *d, shoal_error *e)
-{
-    long long nseeds = (long long)(sw->seed_hi - sw->seed_lo) + 1;
-    long long combo = k / nseeds;
-    *d = sw->base;
-    d->seed = sw->seed_lo + (uint64_t)(k % nseeds);
-    for (int i = sw->nv - 1; i >= 0; i--) {
-        int idx = (int)(combo % sw->v[i].n);
-        combo /= sw->v[i].n;
-        shoal_status st =
-            shoal_params_set(d->model, &d->params, sw->v[i].name, sw->v[i].txt[idx], e);
-        if (st)
-            return st;
-    }
-    d->thread_count = sw->threads_per_member;
-    return shoal_params_validate(d->model, &d->params, e);
-}
-
-static void member_values(const sweep *sw, long long k, int idx[SWEEP_MAX_VARY])
-{
-    long long combo = k / ((long long)(sw->seed_hi - sw->seed_lo) + 1);
-    for (int i = sw->nv - 1; i >= 0; i--) {
-        idx[i] = (int)(combo % sw->v[i].n);
-        combo /= sw->v[i].n;
-    }
-}
-
 static void member_path(const sweep *sw, long long k, char *buf, size_t n)
 {
     snprintf(buf, n, "%s/members/member_%06lld.csv", sw->dir, k);
 }
 
-static const char *stat_columns =
-    "polarization,milling,mean_speed,mean_nn_distance,group_count,largest_group_fraction,"
-    "extent_x,extent_y,extent_z";
-
 /* One member, in a child process: returns the exit code. */
 static int run_member(const sweep *sw, long long k)
 {
     shoal_error e;
-    shoal_sim_desc d;
-    shoal_sim *sim = NULL;
-    float *rows = NULL;
     shoal_atomic_file af;
     memset(&af, 0, sizeof af);
     int rc = 0;
-    if (member_desc(sw, k, &d, &e) || shoal_sim_create(&d, &sim, &e)) {
-        rc = app_exit_code(e.status);
-        goto fail;
-    }
-    shoal_sim_init_state(sim, d.seed);
-    if (shoal_scene_add_obstacles(&sw->scene, sim, &e)) {
-        rc = app_exit_code(e.status);
-        goto fail;
-    }
-    rows = malloc(d.boid_count * 6 * sizeof(float));
-    if (!rows) {
-        shoal_error_set(&e, SHOAL_ERR_NOMEM, "out of memory for %zu boids", d.boid_count);
+    size_t n = shoal_sweep_sample_count(sw->lib);
+    shoal_sweep_sample *samples = malloc(n * sizeof *samples);
+    if (!samples) {
+        shoal_error_set(&e, SHOAL_ERR_NOMEM, "out of memory for %zu samples", n);
         rc = 2;
+        goto fail;
+    }
+    if (shoal_sweep_run_member(sw->lib, (uint64_t)k, sw->threads_per_member, samples, n, &e)) {
+        rc = app_exit_code(e.status);
         goto fail;
     }
     char path[4300];
@@ -197,49 +97,21 @@ static int run_member(const sweep *sw, long long k)
         rc = 2;
         goto fail;
     }
-    int idx[SWEEP_MAX_VARY];
-    member_values(sw, k, idx);
-    char prefix[2048];
-    int plen = snprintf(prefix, sizeof prefix, "%lld,%llu", k, (unsigned long long)d.seed);
-    for (int i = 0; i < sw->nv && plen < (int)sizeof prefix; i++)
-        plen += snprintf(prefix + plen, sizeof prefix - (size_t)plen, ",%s", sw->v[i].txt[idx[i]]);
-    shoal_stats_desc sd = shoal_stats_desc_default();
-    sd.radius = sw->radius;
-    sd.thread_count = sw->threads_per_member;
-    for (long long done = 0;;) {
-        shoal_sim_get_state(sim, rows);
-        shoal_stats s;
-        if (shoal_stats_compute(rows, d.boid_count, &sd, &s, &e)) {
-            rc = app_exit_code(e.status);
-            goto fail;
-        }
-        fprintf(af.file, "%s,%lld,%.17g,%.17g,%.17g,%.17g,%.17g,%llu,%.17g,%.17g,%.17g,%.17g\n",
-                prefix, done, shoal_sim_time(sim), s.polarisation, s.milling, s.mean_speed,
-                s.mean_nn_distance, (unsigned long long)s.group_count, s.largest_group_fraction,
-                s.extent[0], s.extent[1], s.extent[2]);
-        if (done >= sw->steps)
-            break;
-        long long next = (done / sw->every + 1) * sw->every;
-        long long n = (next < sw->steps ? next : sw->steps) - done;
-        if (shoal_sim_step(sim, (int)n, &e)) {
-            rc = app_exit_code(e.status);
-            goto fail;
-        }
-        done += n;
+    for (size_t i = 0; i < n; i++) {
+        char row[4096];
+        shoal_sweep_format_sample(sw->lib, &samples[i], row, sizeof row);
+        fprintf(af.file, "%s\n", row);
     }
     if (shoal_io_atomic_commit(&af, &e)) {
         rc = 2;
         goto fail;
     }
-    free(rows);
-    shoal_sim_destroy(sim);
+    free(samples);
     return 0;
 fail:
     shoal_io_atomic_abort(&af);
     fprintf(stderr, "shoal sweep: member %lld: %s\n", k, e.message);
-    free(rows);
-    if (sim)
-        shoal_sim_destroy(sim);
+    free(samples);
     return rc ? rc : 1;
 }
 
@@ -261,10 +133,10 @@ static char *sweep_spec(const sweep *sw, const char *scene_path, size_t *len)
             (unsigned long long)sw->seed_lo, (unsigned long long)sw->seed_hi, sw->radius);
     for (int i = 0; i < sw->nv; i++) {
         fprintf(f, "%s", i ? ", " : "");
-        json_write_string(f, sw->v[i].name);
+        json_write_string(f, shoal_sweep_vary_name(sw->lib, (size_t)i));
         fprintf(f, ": [");
-        for (int j = 0; j < sw->v[i].n; j++)
-            fprintf(f, "%s%s", j ? ", " : "", sw->v[i].txt[j]);
+        for (size_t j = 0; j < shoal_sweep_vary_value_count(sw->lib, (size_t)i); j++)
+            fprintf(f, "%s%s", j ? ", " : "", shoal_sweep_vary_value(sw->lib, (size_t)i, j));
         fprintf(f, "]");
     }
     fprintf(f, "}, \"base_parameters\": ");
@@ -320,14 +192,13 @@ static shoal_status write_manifest(const sweep *sw, const char *spec, shoal_erro
     machine(f);
     fprintf(f, ",\n  \"jobs\": %d,\n  \"threads_per_member\": %d,\n  \"sweep\": %.*s,\n", sw->jobs,
             sw->threads_per_member, (int)strcspn(spec, "\n"), spec);
-    fprintf(f, "  \"columns\": \"member,seed");
-    for (int i = 0; i < sw->nv; i++)
-        fprintf(f, ",%s", sw->v[i].name);
-    fprintf(f, ",step,t,%s\",\n  \"members\": [", stat_columns);
+    char header[4096];
+    shoal_sweep_format_header(sw->lib, header, sizeof header);
+    fprintf(f, "  \"columns\": \"%s\",\n  \"members\": [", header);
     for (long long k = 0; k < sw->members; k++) {
         shoal_sim_desc d;
         shoal_error me;
-        member_desc(sw, k, &d, &me);
+        shoal_sweep_member_desc(sw->lib, (uint64_t)k, sw->threads_per_member, &d, &me);
         fprintf(f, "%s\n    {\"member\": %lld, \"seed\": %llu, \"parameters\": ", k ? "," : "", k,
                 (unsigned long long)d.seed);
         app_json_params(f, d.model, &d.params);
@@ -347,10 +218,9 @@ static shoal_status assemble(const sweep *sw, shoal_error *e)
     if (st)
         return st;
     FILE *f = af.file;
-    fprintf(f, "member,seed");
-    for (int i = 0; i < sw->nv; i++)
-        fprintf(f, ",%s", sw->v[i].name);
-    fprintf(f, ",step,t,%s\n", stat_columns);
+    char header[4096];
+    shoal_sweep_format_header(sw->lib, header, sizeof header);
+    fprintf(f, "%s\n", header);
     char buf[65536];
     for (long long k = 0; k < sw->members; k++) {
         char mp[4300];
@@ -428,22 +298,20 @@ int cmd_sweep(int argc, char **argv)
         return rc;
     if ((rc = parse_seeds(&o, &sw)))
         return rc;
-    sw.combos = 1;
+    shoal_error e;
+    if (shoal_sweep_create(&sw.base, &sw.scene, &sw.lib, &e))
+        return app_fail_status(&o, &e);
     for (int i = 0; i < o.repeat_count; i++) {
         if (strcmp(o.specs[o.repeat_of[i]].name, "vary") != 0)
             continue;
         if (sw.nv == SWEEP_MAX_VARY)
             return options_fail(&o, "more than %d --vary options", SWEEP_MAX_VARY);
-        if ((rc = parse_vary(&o, o.repeat[i], &sw.base, &sw.v[sw.nv])))
-            return rc;
-        for (int j = 0; j < sw.nv; j++)
-            if (strcmp(sw.v[j].name, sw.v[sw.nv].name) == 0)
-                return options_fail(&o, "--vary %s given twice", sw.v[j].name);
-        sw.combos *= sw.v[sw.nv].n;
+        /* the library's messages name the spec as "vary ...": the option is --vary */
+        if (shoal_sweep_vary(sw.lib, o.repeat[i], &e))
+            return options_fail(&o, "%s%s", strncmp(e.message, "vary ", 5) ? "" : "--", e.message);
         sw.nv++;
-        if (sw.combos > SWEEP_MAX_MEMBERS)
-            return options_fail(&o, "more than %lld combinations", SWEEP_MAX_MEMBERS);
     }
+    sw.combos = (long long)shoal_sweep_combination_count(sw.lib);
     sw.members = sw.combos * (long long)(sw.seed_hi - sw.seed_lo + 1);
     if (sw.members > SWEEP_MAX_MEMBERS)
         return options_fail(&o, "%lld members: more than %lld", sw.members, SWEEP_MAX_MEMBERS);
@@ -453,11 +321,16 @@ int cmd_sweep(int argc, char **argv)
     int total = threads > 0 ? (int)threads : shoal_system_cpu_count();
     sw.jobs = (int)jobs;
     sw.threads_per_member = total / sw.jobs > 0 ? total / sw.jobs : 1;
+    if (shoal_sweep_set_seeds(sw.lib, sw.seed_lo, sw.seed_hi, &e) ||
+        shoal_sweep_set_steps(sw.lib, sw.steps, sw.every, &e) ||
+        shoal_sweep_set_radius(sw.lib, sw.radius, &e))
+        return app_fail_status(&o, &e);
     /* every member's parameter set must be valid: checked before anything is written */
-    shoal_error e;
     for (long long k = 0; k < sw.combos; k++) {
         shoal_sim_desc d;
-        if (member_desc(&sw, k * (long long)(sw.seed_hi - sw.seed_lo + 1), &d, &e))
+        if (shoal_sweep_member_desc(sw.lib,
+                                    (uint64_t)(k * (long long)(sw.seed_hi - sw.seed_lo + 1)),
+                                    sw.threads_per_member, &d, &e))
             return options_fail(&o, "member %lld: %s", k, e.message);
     }
     /* the directory: new, or the same sweep with --resume */
@@ -571,15 +444,14 @@ int cmd_sweep(int argc, char **argv)
             if (pids[j] && (cur < 0 || slot[j] < cur))
                 cur = slot[j];
         if (pg.on && cur >= 0) {
-            int idx[SWEEP_MAX_VARY];
-            member_values(&sw, cur, idx);
             int n = snprintf(
                 pg.note, sizeof pg.note, "member %lld seed %llu", cur,
                 (unsigned long long)(sw.seed_lo +
                                      (uint64_t)(cur % (long long)(sw.seed_hi - sw.seed_lo + 1))));
             for (int i = 0; i < sw.nv && n < (int)sizeof pg.note; i++)
-                n += snprintf(pg.note + n, sizeof pg.note - (size_t)n, " %s=%s", sw.v[i].name,
-                              sw.v[i].txt[idx[i]]);
+                n += snprintf(pg.note + n, sizeof pg.note - (size_t)n, " %s=%s",
+                              shoal_sweep_vary_name(sw.lib, (size_t)i),
+                              shoal_sweep_member_value(sw.lib, (uint64_t)cur, (size_t)i));
         }
         progress_update(&pg, done, 0);
         int status;
