@@ -74,6 +74,22 @@ for f in "$tmp/a.png"; do
   [ "$(head -c 8 "$f" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||
     { echo "FAIL: $f is not a PNG"; exit 1; }
 done
+# the Python package, where this build has it: `meson install` put it in site-packages under
+# the prefix, and it imports and steps from there (not in a sanitizer build: the interpreter
+# lacks the sanitizer runtime the extension needs)
+ext=$(find "$tmp/root" -name '_shoal*.so' | head -1)
+if [ -n "$ext" ] && [ -z "$san" ]; then
+  site=$(dirname "$(dirname "$ext")")
+  [ -f "$site/shoal/__init__.py" ] && [ -f "$site/shoal/__init__.pyi" ] ||
+    { echo "FAIL: the installed Python package lacks __init__.py or its .pyi"; exit 1; }
+  (cd "$tmp" && PYTHONPATH=$site ${PYTHON:-/usr/bin/python3} -c "
+import shoal
+assert shoal.__file__.startswith('$site'), shoal.__file__
+s = shoal.Simulation(model='classic', count=64, seed=2)
+s.step(3)
+print('installed Python package: shoal', shoal.__version__, s)
+") || { echo "FAIL: the installed Python package does not import"; exit 1; }
+fi
 # exports: shoal_* only
 bad=$(nm -D --defined-only "$libdir/libshoal.so" | awk '{print $3}' | grep -v '^shoal_' || true)
 [ -z "$bad" ] || { echo "FAIL: libshoal.so exports non-API symbols:"; echo "$bad" | head; exit 1; }
