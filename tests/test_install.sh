@@ -74,6 +74,19 @@ for f in "$tmp/a.png"; do
   [ "$(head -c 8 "$f" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||
     { echo "FAIL: $f is not a PNG"; exit 1; }
 done
+# docs/LIBRARY.md's first program (its first ```c block) builds and runs, and writes the
+# bytes that the installed shoal program's init + step write, as the page says
+awk '/^```c$/ {on = 1; next} /^```$/ && on {exit} on' "$src/docs/LIBRARY.md" >"$tmp/first.c"
+[ -s "$tmp/first.c" ] || { echo "FAIL: no C example in docs/LIBRARY.md"; exit 1; }
+$cc -std=c11 -Wall -Wextra -Werror $san "$tmp/first.c" $flags -o "$tmp/first"
+(cd "$tmp" && LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} ./first)
+bin=$(dirname "$(find "$tmp/root" -type f -name shoal -path '*/bin/*' | head -1)")
+if [ -x "$bin/shoal" ]; then
+  "$bin/shoal" init --model heading --count 2000 --seed 7 --keep-geometry --out "$tmp/start.npy"
+  "$bin/shoal" step --model heading --in "$tmp/start.npy" --steps 120 --seed 7 --out "$tmp/cli.npy"
+  cmp "$tmp/end.npy" "$tmp/cli.npy" ||
+    { echo "FAIL: docs/LIBRARY.md's program and shoal init + step wrote different states"; exit 1; }
+fi
 # the Python package, where this build has it: `meson install` put it in site-packages under
 # the prefix, and it imports and steps from there (not in a sanitizer build: the interpreter
 # lacks the sanitizer runtime the extension needs)
