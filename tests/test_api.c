@@ -13,6 +13,7 @@
 
 #include <stdlib.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -298,6 +299,34 @@ static void test_checkpoint_keeps_model(void **state)
     shoal_sim_destroy(t);
 }
 
+/* The GPU backend has the same lengths and the same refusal of a step before any state
+ * (runs on the device: tools/device.sh; skipped without a GPU). */
+static void test_gpu_rows(void **state)
+{
+    (void)state;
+    shoal_error e;
+    if (shoal_gpu_available(&e)) {
+        printf("SKIP gpu: %s\n", e.message);
+        skip();
+    }
+    shoal_sim_desc d = shoal_sim_desc_for(SHOAL_MODEL_STEER);
+    d.boid_count = 256;
+    shoal_gpu_sim *g = NULL;
+    assert_int_equal(shoal_gpu_sim_create(&d, SHOAL_GPU_ORDER_STABLE, &g, &e), SHOAL_OK);
+    assert_int_equal(shoal_gpu_sim_step(g, 1, &e), SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "no state"));
+    float *rows = calloc(257 * 6, sizeof(float));
+    for (int i = 0; i < 256 * 6; i++)
+        rows[i] = (float)(i % 13) * 0.1f;
+    assert_int_equal(shoal_gpu_sim_set_rows(g, rows, 255, &e), SHOAL_ERR_INPUT);
+    assert_int_equal(shoal_gpu_sim_set_rows(g, rows, 256, &e), SHOAL_OK);
+    assert_int_equal(shoal_gpu_sim_step(g, 2, &e), SHOAL_OK);
+    assert_int_equal(shoal_gpu_sim_get_rows(g, rows, 257, &e), SHOAL_ERR_INPUT);
+    assert_int_equal(shoal_gpu_sim_get_rows(g, rows, 256, &e), SHOAL_OK);
+    free(rows);
+    shoal_gpu_sim_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -310,6 +339,7 @@ int main(void)
         cmocka_unit_test(test_render_rows),
         cmocka_unit_test(test_state_compare),
         cmocka_unit_test(test_checkpoint_keeps_model),
+        cmocka_unit_test(test_gpu_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -70,7 +70,9 @@ static PyArrayObject *state_arg(PyObject *obj, const char *what, int allow_empty
     }
     if (PyArray_NDIM(in) != 2 || PyArray_DIM(in, 1) != SHOAL_STATE_COLUMNS ||
         (!allow_empty && PyArray_DIM(in, 0) < 1)) {
-        PyObject *s = PyObject_Str(PyObject_GetAttrString((PyObject *)in, "shape"));
+        PyObject *shape = PyObject_GetAttrString((PyObject *)in, "shape");
+        PyObject *s = shape ? PyObject_Str(shape) : NULL;
+        Py_XDECREF(shape);
         PyErr_Format(PyExc_ValueError, "%s: shape %s (expected (N, 6): px py pz vx vy vz, N >= 1)",
                      what, s ? PyUnicode_AsUTF8(s) : "?");
         Py_XDECREF(s);
@@ -751,16 +753,14 @@ static PyObject *sim_resume(PyObject *cls, PyObject *args, PyObject *kw)
         return raise_status(&e);
     d.thread_count = threads;
     shoal_scene *sc = calloc(1, sizeof *sc);
-    SimObject *s = (SimObject *)PyObject_CallObject(cls, NULL);
+    /* a new object of cls without __init__ (which would draw a default school) */
+    SimObject *s = (SimObject *)((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
     if (!sc || !s) {
         free(rows);
         free(sc);
         Py_XDECREF(s);
         return sc ? NULL : PyErr_NoMemory();
     }
-    /* the default-constructed sim is replaced */
-    shoal_sim_destroy(s->sim);
-    s->sim = NULL;
     if (scene_obj != Py_None) {
         PyObject *b;
         if (path_arg(scene_obj, &b))
