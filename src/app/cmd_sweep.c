@@ -809,8 +809,8 @@ static int sweep_run(const opt_values *o, sweep *sw, sweep_tally *t)
     }
     /* what killed sweeps left (temporaries of sweep.csv, manifest.json, sweep.spec and of
      * members): nobody else writes here while the lock is held */
-    app_dir_clean_temps(sw->dir);
-    app_dir_clean_temps(members_dir);
+    app_dir_clean_temps(sw->dir, NULL);
+    app_dir_clean_temps(members_dir, NULL);
     shoal_atomic_file af;
     if (traj_mkdir(members_dir, &e) || shoal_io_atomic_open(&af, path, &e)) {
         free(spec);
@@ -943,6 +943,11 @@ static int sweep_run(const opt_values *o, sweep *sw, sweep_tally *t)
                     /* a member's own failure printed its line; a killed one cannot */
                     int mrc = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
                     if (WIFSIGNALED(status)) {
+                        /* killed from outside (SIGKILL: it could not remove its temporary;
+                         * the sweep, holding the directory, does) */
+                        char prefix[64];
+                        snprintf(prefix, sizeof prefix, ".member_%06lld.csv.tmp.", slot[j]);
+                        app_dir_clean_temps(members_dir, prefix);
                         progress_end(&pg);
                         options_fail(o, "member %lld: killed by signal %d (%s)", slot[j],
                                      WTERMSIG(status), strsignal(WTERMSIG(status)));

@@ -104,8 +104,9 @@ static int is_stage_dir(const char *name)
     return strncmp(name, ".shoal-stage.tmp.", 17) == 0 && strlen(name) == 23;
 }
 
-int app_dir_clean_temps(const char *dir)
+int app_dir_clean_temps(const char *dir, const char *prefix)
 {
+    size_t plen = prefix ? strlen(prefix) : 0;
     DIR *d = opendir(dir);
     if (!d)
         return 0;
@@ -114,7 +115,8 @@ int app_dir_clean_temps(const char *dir)
     while ((de = readdir(d))) {
         char p[4400];
         int stage = is_stage_dir(de->d_name);
-        if (!stage && !is_atomic_temp(de->d_name))
+        if ((!stage && !is_atomic_temp(de->d_name)) ||
+            (prefix && strncmp(de->d_name, prefix, plen) != 0))
             continue;
         if (snprintf(p, sizeof p, "%s/%s", dir, de->d_name) >= (int)sizeof p)
             continue;
@@ -210,7 +212,7 @@ shoal_status app_outdir_open(app_outdir *d, const char *opt, const char *dir, ap
         app_dir_uncreate(d->dir, d->created_top);
         return st;
     }
-    app_dir_clean_temps(dir);
+    app_dir_clean_temps(dir, NULL);
     if (!overwrite && owns) {
         DIR *dd = opendir(dir);
         struct dirent *de;

@@ -32,9 +32,9 @@ shoal_status app_dir_create(const char *opt, const char *dir, char *created_top,
 void app_dir_uncreate(const char *dir, char *created_top);
 
 /* Remove what killed runs left in `dir` (call only while holding its lock): temporaries of
- * atomic outputs (".NAME.tmp.XXXXXX") and staging directories (".shoal-stage.tmp.XXXXXX").
- * Returns how many were removed. */
-int app_dir_clean_temps(const char *dir);
+ * atomic outputs (".NAME.tmp.XXXXXX") and staging directories (".shoal-stage.tmp.XXXXXX"),
+ * those whose name starts with `prefix` (NULL: all). Returns how many were removed. */
+int app_dir_clean_temps(const char *dir, const char *prefix);
 
 /* ---- output directories written all at once ------------------------------------------ */
 
