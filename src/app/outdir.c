@@ -334,6 +334,19 @@ void app_outdir_close(app_outdir *d, int failed)
 
 /* ---- single files ---------------------------------------------------------------------- */
 
+void app_message_rename(shoal_error *e, const char *from, const char *to)
+{
+    if (!e || !from[0])
+        return;
+    char *at = strstr(e->message, from);
+    if (!at)
+        return;
+    char msg[sizeof e->message];
+    snprintf(msg, sizeof msg, "%.*s%s%s", (int)(at - e->message), e->message, to,
+             at + strlen(from));
+    snprintf(e->message, sizeof e->message, "%s", msg);
+}
+
 shoal_status app_stage_file(app_staged *s, const char *path, app_write_fn fn, const void *ctx,
                             shoal_error *e)
 {
@@ -359,6 +372,7 @@ shoal_status app_stage_file(app_staged *s, const char *path, app_write_fn fn, co
     s->af.file = NULL;
     r = fn(s->af.tmp_path, ctx, e);
     if (r) {
+        app_message_rename(e, s->af.tmp_path, path); /* name the output, not its temporary */
         shoal_io_atomic_abort(&s->af);
         return r;
     }

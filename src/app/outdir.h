@@ -99,6 +99,10 @@ struct opt_values;
 int app_outputs_distinct(const struct opt_values *o, const char *const *names, const char *dir,
                          app_outdir_owns owns);
 
+/* In e's message, the first `from` (a temporary or staging path) becomes `to` (the output
+ * the user named). */
+void app_message_rename(shoal_error *e, const char *from, const char *to);
+
 /* Two outputs that would land on the same file (after symbolic links; "x" and "./x" are
  * one file): 1. */
 int app_same_output(const char *a, const char *b);

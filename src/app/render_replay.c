@@ -365,6 +365,7 @@ int app_render_replay(const opt_values *o, const shoal_render_desc *desc, shoal_
             char png[4400];
             snprintf(png, sizeof png, "%s/frame_%06lld.png", od.stage, frames[f].step);
             if (shoal_io_png_write(png, fb.argb, fb.width, fb.height, fb.stride_px, &e)) {
+                app_message_rename(&e, od.stage, out);
                 rc = options_fail(o, "%s", e.message);
                 break;
             }

@@ -179,8 +179,10 @@ shoal_status traj_write(traj *t, const shoal_sim *sim, long long step, shoal_err
     shoal_sim_get_state(sim, t->rows);
     shoal_status st = t->vtk ? shoal_io_vtp_write(path, t->rows, t->count, time, e)
                              : shoal_io_npy_write(path, t->rows, t->count, e);
-    if (st)
+    if (st) {
+        app_message_rename(e, t->dir, t->out.dir); /* DIR/NAME, not its staging directory */
         return st;
+    }
     t->frames[t->frame_count].step = step;
     t->frames[t->frame_count].t = time;
     t->frame_count++;
@@ -243,6 +245,8 @@ shoal_status traj_close(traj *t, const shoal_sim *sim, long long steps, int ok, 
             st = shoal_io_atomic_commit(&af, e);
         }
     }
+    if (st)
+        app_message_rename(e, t->dir, t->out.dir);
     free(t->rows);
     free(t->frames);
     t->rows = NULL;
