@@ -692,6 +692,8 @@ static void test_f25_stdout_full(void **state)
                         "/dev/full"),
                      2);
     assert_false(exists("sw/sweep.csv"));
+    assert_int_equal(sh("$S render --in a.npy --out x.png --size 32x24 --stats > /dev/full"), 2);
+    assert_false(exists("x.png"));
     assert_int_equal(sh("$S --help > /dev/full"), 2);
     assert_int_equal(sh("$S compare a.npy a.npy > /dev/null"), 0);
     assert_no_temporaries();

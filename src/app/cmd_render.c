@@ -510,7 +510,9 @@ int cmd_render(int argc, char **argv)
         memset(sg, 0, sizeof sg);
         int ns = 0;
         shoal_status wst = SHOAL_OK;
-        if (out)
+        if (app_stdout_check("render")) /* --stats lost: a failed render writes nothing */
+            rc = 2, wst = SHOAL_ERR_IO;
+        if (!wst && out)
             wst = app_stage_file(&sg[ns++], out, write_png, &pc, &e);
         if (!wst && trace)
             wst = app_stage_file(&sg[ns++], trace, app_write_trace, NULL, &e);
@@ -518,7 +520,7 @@ int cmd_render(int argc, char **argv)
             wst = app_stage_commit_all(sg, ns, &e);
         for (int i = 0; i < ns; i++)
             app_stage_abort(&sg[i]);
-        if (wst)
+        if (wst && !rc)
             rc = app_fail_status(&o, &e);
         out = NULL;
         shoal_profile_trace_close();
