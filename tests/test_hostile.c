@@ -280,7 +280,11 @@ static void test_f14_resume_removes_top_temporaries(void **state)
     assert_int_equal(sh("touch d/.sweep.csv.tmp.AAAAAA d/.manifest.json.tmp.BBBBBB "
                         "d/.sweep.spec.tmp.CCCCCC d/members/.member_000000.csv.tmp.DDDDDD"),
                      0);
+    /* not another command's temporary, which may be live (single files take no lock) */
+    assert_int_equal(sh("touch d/.notes.txt.tmp.EEEEEE"), 0);
     assert_int_equal(sh("$S sweep %s --out d --resume", a), 0);
+    assert_true(exists("d/.notes.txt.tmp.EEEEEE"));
+    assert_int_equal(sh("rm d/.notes.txt.tmp.EEEEEE"), 0);
     assert_no_temporaries();
 }
 
@@ -424,10 +428,16 @@ static void test_f07_reused_out_dir(void **state)
     assert_int_equal(sh("$S step --in in.npy --steps 5 --checkpoint c.ckpt && $S step --resume "
                         "c.ckpt --steps 5 --out-dir st"),
                      2);
-    /* --overwrite: the new run's files only */
+    /* --overwrite: the new run's files only (a staging directory a killed run left goes;
+     * another command's temporary, possibly live, stays) */
+    assert_int_equal(sh("mkdir st/.shoal-stage.tmp.ABCDEF && touch "
+                        "st/.shoal-stage.tmp.ABCDEF/state_000000.npy st/.x.npy.tmp.GGGGGG"),
+                     0);
     assert_int_equal(sh("$S step --in in.npy --out-dir st --every 10 --steps 30 --set "
                         "sep_weight=5 --overwrite"),
                      0);
+    assert_false(exists("st/.shoal-stage.tmp.ABCDEF"));
+    assert_int_equal(sh("rm st/.x.npy.tmp.GGGGGG"), 0);
     assert_int_equal(sh("ls st | tr '\\n' ' '"), 0);
     assert_string_equal(g_out, "manifest.json state_000000.npy state_000010.npy state_000020.npy "
                                "state_000030.npy ");

@@ -808,9 +808,12 @@ static int sweep_run(const opt_values *o, sweep *sw, sweep_tally *t)
         return rc;
     }
     /* what killed sweeps left (temporaries of sweep.csv, manifest.json, sweep.spec and of
-     * members): nobody else writes here while the lock is held */
-    app_dir_clean_temps(sw->dir, NULL);
-    app_dir_clean_temps(members_dir, NULL);
+     * members): no other sweep writes these names while the lock is held (only these: a
+     * command writing another file into DIR takes no lock) */
+    app_dir_clean_temps(sw->dir, ".sweep.csv.tmp.");
+    app_dir_clean_temps(sw->dir, ".manifest.json.tmp.");
+    app_dir_clean_temps(sw->dir, ".sweep.spec.tmp.");
+    app_dir_clean_temps(members_dir, ".member_");
     shoal_atomic_file af;
     if (traj_mkdir(members_dir, &e) || shoal_io_atomic_open(&af, path, &e)) {
         free(spec);

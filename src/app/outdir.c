@@ -212,7 +212,9 @@ shoal_status app_outdir_open(app_outdir *d, const char *opt, const char *dir, ap
         app_dir_uncreate(d->dir, d->created_top);
         return st;
     }
-    app_dir_clean_temps(dir, NULL);
+    /* only its staging directories: a single-file output of another command may be writing
+     * its own .NAME.tmp.XXXXXX in DIR right now (it takes no lock) */
+    app_dir_clean_temps(dir, ".shoal-stage.tmp.");
     if (!overwrite && owns) {
         DIR *dd = opendir(dir);
         struct dirent *de;

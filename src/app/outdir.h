@@ -31,9 +31,10 @@ shoal_status app_dir_create(const char *opt, const char *dir, char *created_top,
 /* Remove, deepest first, the directories app_dir_create made, as far as they are empty. */
 void app_dir_uncreate(const char *dir, char *created_top);
 
-/* Remove what killed runs left in `dir` (call only while holding its lock): temporaries of
- * atomic outputs (".NAME.tmp.XXXXXX") and staging directories (".shoal-stage.tmp.XXXXXX"),
- * those whose name starts with `prefix` (NULL: all). Returns how many were removed. */
+/* Remove what killed runs left in `dir` (call only while holding its lock, and only for
+ * names the lock holder alone writes: single-file outputs take no lock): temporaries of
+ * atomic outputs (".NAME.tmp.XXXXXX") and staging directories (".shoal-stage.tmp.XXXXXX")
+ * whose name starts with `prefix` (NULL: all). Returns how many were removed. */
 int app_dir_clean_temps(const char *dir, const char *prefix);
 
 /* ---- output directories written all at once ------------------------------------------ */
