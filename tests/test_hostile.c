@@ -257,18 +257,42 @@ static void test_f06_damaged_members(void **state)
 static void test_f13_signal_sweep(void **state)
 {
     (void)state;
-    for (int group = 0; group < 2; group++) {
+    const struct {
+        const char *sig;
+        int num, group;
+    } cases[] = {{"TERM", 15, 0}, {"TERM", 15, 1}, {"HUP", 1, 0}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         int rc = sh("rm -rf g; setsid $S sweep %s --out g & pid=$!; i=0; while [ -z \"$(ls -A "
                     "g/members 2>/dev/null)\" ] && [ $i -lt 6000 ]; do sleep 0.01; i=$((i+1)); "
-                    "done; kill -TERM %s$pid; wait $pid",
-                    slow_sweep, group ? "-" : "");
-        if (rc != 128 + 15)
-            fail_msg("%s: the sweep did not die by SIGTERM (%d)", group ? "group" : "alone", rc);
+                    "done; kill -%s %s$pid; wait $pid",
+                    slow_sweep, cases[c].sig, cases[c].group ? "-" : "");
+        if (rc != 128 + cases[c].num)
+            fail_msg("SIG%s to the %s: it did not die by the signal (%d)", cases[c].sig,
+                     cases[c].group ? "group" : "sweep", rc);
         /* the members die with it (nothing of the sweep left running) */
         assert_int_equal(wait_for("! pgrep -f 'sweep .*--out g$' > /dev/null"), 0);
         assert_no_temporaries();
         assert_false(exists("g/sweep.csv"));
     }
+    /* Ctrl-C: SIGINT to the whole process group (a shell's background job ignores SIGINT, so
+     * the sweep is started by Python with SIGINT at its default, in a group of its own) */
+    if (sh("/usr/bin/python3 -c 'import subprocess'") != 0) {
+        test_skip_part("F13 SIGINT to the group: no python3");
+        return;
+    }
+    int rc = sh("rm -rf g; /usr/bin/python3 -c 'import os, signal, subprocess, sys, time\n"
+                "p = subprocess.Popen(sys.argv[1:], preexec_fn=lambda: (signal.signal("
+                "signal.SIGINT, signal.SIG_DFL), os.setpgid(0, 0)))\n"
+                "t = time.time()\n"
+                "while not (os.path.isdir(\"g/members\") and os.listdir(\"g/members\")) and "
+                "time.time() - t < 60: time.sleep(0.01)\n"
+                "os.killpg(p.pid, signal.SIGINT)\n"
+                "sys.exit(-p.wait())' $S sweep %s --out g",
+                slow_sweep);
+    if (rc != 2)
+        fail_msg("SIGINT to the group: the sweep did not die by SIGINT (%d)", rc);
+    assert_int_equal(wait_for("! pgrep -f 'sweep .*--out g$' > /dev/null"), 0);
+    assert_no_temporaries();
 }
 
 /* F14: a --resume removes what killed sweeps left at the top too, not only in members/. */
