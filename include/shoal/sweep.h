@@ -59,11 +59,19 @@ SHOAL_API shoal_status shoal_sweep_set_steps(shoal_sweep *sw, int64_t steps, int
 /** Radius of the statistics' neighbour count and groups (>= 0, finite). */
 SHOAL_API shoal_status shoal_sweep_set_radius(shoal_sweep *sw, double radius, shoal_error *err);
 
+/** Mesh `index` of the scene as the bytes of its OBJ file (copied), instead of reading the
+ *  file in every member: a sweep that read its inputs once gives every member the same
+ *  meshes even if a file changes meanwhile (`shoal sweep` does). Give every mesh or none. */
+SHOAL_API shoal_status shoal_sweep_set_mesh_bytes(shoal_sweep *sw, size_t index, const void *data,
+                                                  size_t size, shoal_error *err);
+
 /** Counts: combinations (product of the value counts), members (combinations x seeds),
  *  samples per member (steps 0, E, 2E, ..., K). */
 SHOAL_API uint64_t shoal_sweep_combination_count(const shoal_sweep *sw);
 SHOAL_API uint64_t shoal_sweep_member_count(const shoal_sweep *sw);
 SHOAL_API size_t shoal_sweep_sample_count(const shoal_sweep *sw);
+/** The step of sample i of every member: 0, E, 2E, ... and K last. */
+SHOAL_API int64_t shoal_sweep_sample_step(const shoal_sweep *sw, size_t i);
 SHOAL_API size_t shoal_sweep_vary_count(const shoal_sweep *sw);
 /** Name of varied parameter i, and its value in `member` as text; NULL out of range. */
 SHOAL_API const char *shoal_sweep_vary_name(const shoal_sweep *sw, size_t i);

@@ -26,6 +26,9 @@ struct shoal_sweep {
     uint64_t combos;
     int64_t steps, every;
     double radius;
+    /* the scene's meshes as OBJ bytes given by the caller (NULL: read from their files) */
+    unsigned char *mesh_data[SHOAL_SCENE_MAX_MESHES];
+    size_t mesh_size[SHOAL_SCENE_MAX_MESHES];
 };
 
 shoal_status shoal_sweep_create(const shoal_sim_desc *base, const shoal_scene *scene,
@@ -58,6 +61,8 @@ void shoal_sweep_destroy(shoal_sweep *sw)
         return;
     for (int i = 0; i < sw->nv; i++)
         free(sw->v[i].txt);
+    for (int i = 0; i < SHOAL_SCENE_MAX_MESHES; i++)
+        free(sw->mesh_data[i]);
     free(sw);
 }
 
@@ -88,14 +93,24 @@ shoal_status shoal_sweep_vary(shoal_sweep *sw, const char *spec, shoal_error *er
         else if (!(step > 0) || b < a)
             st = shoal_error_set(err, SHOAL_ERR_INPUT,
                                  "vary '%s': empty range (need a <= b and step > 0)", spec);
-        else if ((b - a) / step >= SHOAL_SWEEP_MAX_VALUES)
-            st = shoal_error_set(err, SHOAL_ERR_INPUT, "vary '%s': more than %d values", spec,
-                                 SHOAL_SWEEP_MAX_VALUES);
         else {
-            /* a, a + step, ... up to b, b included when it falls on the grid (to 1e-9 steps) */
-            int cnt = (int)floor((b - a) / step + 1e-9) + 1;
-            for (int i = 0; i < cnt; i++)
-                list[n++] = a + (double)i * step;
+            double span = (b - a) / step;
+            if (!isfinite(b - a)) /* b - a beyond DBL_MAX: the same count without the overflow */
+                span = b / step - a / step;
+            if (!(span < SHOAL_SWEEP_MAX_VALUES)) {
+                st = shoal_error_set(err, SHOAL_ERR_INPUT, "vary '%s': more than %d values", spec,
+                                     SHOAL_SWEEP_MAX_VALUES);
+            } else {
+                /* a, a + step, ... up to b, b included when it falls on the grid (to 1e-9
+                 * steps) */
+                int cnt = (int)floor(span + 1e-9) + 1;
+                for (int i = 0; i < cnt; i++) {
+                    list[n] = a + (double)i * step;
+                    if (!isfinite(list[n])) /* i * step overflowed; the value itself is <= b */
+                        list[n] = fma((double)i, step, a);
+                    n++;
+                }
+            }
         }
     } else {
         const char *p = val;
@@ -195,6 +210,31 @@ int64_t shoal_sweep_every(const shoal_sweep *sw) { return sw->every; }
 double shoal_sweep_radius(const shoal_sweep *sw) { return sw->radius; }
 const shoal_sim_desc *shoal_sweep_base(const shoal_sweep *sw) { return &sw->base; }
 
+shoal_status shoal_sweep_set_mesh_bytes(shoal_sweep *sw, size_t index, const void *data,
+                                        size_t size, shoal_error *err)
+{
+    if (index >= (size_t)sw->scene.mesh_count)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "mesh %zu: the scene has %d", index,
+                               sw->scene.mesh_count);
+    unsigned char *copy = malloc(size ? size : 1);
+    if (!copy)
+        return shoal_error_set(err, SHOAL_ERR_NOMEM, "out of memory for a mesh of %zu bytes", size);
+    if (size)
+        memcpy(copy, data, size);
+    free(sw->mesh_data[index]);
+    sw->mesh_data[index] = copy;
+    sw->mesh_size[index] = size;
+    return SHOAL_OK;
+}
+
+int64_t shoal_sweep_sample_step(const shoal_sweep *sw, size_t i)
+{
+    /* steps 0, E, 2E, ... below K, then K */
+    if (i + 1 >= shoal_sweep_sample_count(sw))
+        return sw->steps;
+    return (int64_t)i * sw->every;
+}
+
 size_t shoal_sweep_sample_count(const shoal_sweep *sw)
 {
     /* steps 0, E, 2E, ... below K, then K */
@@ -265,6 +305,40 @@ shoal_status shoal_sweep_check(const shoal_sweep *sw, shoal_error *err)
     return SHOAL_OK;
 }
 
+/* The scene's obstacle meshes onto a member's sim: from the bytes the caller gave
+ * (shoal_sweep_set_mesh_bytes; the same parse as from the file, so the same bits) or from
+ * the files. */
+static shoal_status member_obstacles(const shoal_sweep *sw, shoal_sim *sim, shoal_error *e)
+{
+    for (int i = 0; i < sw->scene.mesh_count; i++) {
+        if (!sw->mesh_data[i])
+            continue;
+        const shoal_scene_mesh *m = &sw->scene.meshes[i];
+        shoal_mesh mesh;
+        shoal_error me;
+        shoal_status st = shoal_mesh_parse(sw->mesh_data[i], sw->mesh_size[i], m->path, &mesh, &me);
+        if (st == SHOAL_OK && !mesh.normals)
+            st = shoal_mesh_compute_normals(&mesh, &me);
+        if (st == SHOAL_OK)
+            st = shoal_sim_add_obstacle(sim, mesh.positions, mesh.normals, mesh.vertex_count,
+                                        &m->transform, NULL, &me);
+        shoal_mesh_free(&mesh);
+        if (st)
+            return shoal_error_set(e, st, "%.200s: [mesh %s]: %.400s", sw->scene.name, m->name,
+                                   me.message);
+    }
+    /* the meshes given by no bytes, from their files, in the scene's order */
+    int from_files = 0;
+    for (int i = 0; i < sw->scene.mesh_count; i++)
+        from_files += !sw->mesh_data[i];
+    if (from_files == sw->scene.mesh_count)
+        return shoal_scene_add_obstacles(&sw->scene, sim, e);
+    if (from_files)
+        return shoal_error_set(e, SHOAL_ERR_INPUT,
+                               "%.200s: give the bytes of every mesh or of none", sw->scene.name);
+    return SHOAL_OK;
+}
+
 shoal_status shoal_sweep_run_member(const shoal_sweep *sw, uint64_t member, int thread_count,
                                     shoal_sweep_sample *samples, size_t sample_count,
                                     shoal_error *err)
@@ -280,7 +354,7 @@ shoal_status shoal_sweep_run_member(const shoal_sweep *sw, uint64_t member, int 
     shoal_sim *sim = NULL;
     float *rows = NULL;
     if ((st = shoal_sim_create(&d, &sim, err)) || (st = shoal_sim_draw_state(sim, err)) ||
-        (st = shoal_scene_add_obstacles(&sw->scene, sim, err)))
+        (st = member_obstacles(sw, sim, err)))
         goto done;
     rows = malloc(d.boid_count * SHOAL_STATE_COLUMNS * sizeof(float));
     if (!rows) {
