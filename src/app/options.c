@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Table-driven command-line parsing for the subcommands (see options.h). */
 #include "app/options.h"
+#include "app/outdir.h"
 #include "shoal/io.h"
 #include "shoal/base.h"
 
@@ -42,32 +43,6 @@ int options_fail(const opt_values *o, const char *fmt, ...)
     return 2;
 }
 
-/* 1 when a and b name the same file: the same string, the same inode, or (a file yet to be
- * made) the same name in the same directory. A character device (/dev/null) may take two
- * outputs. */
-static int same_output(const char *a, const char *b)
-{
-    if (strcmp(a, b) == 0) {
-        struct stat s;
-        return !(stat(a, &s) == 0 && S_ISCHR(s.st_mode));
-    }
-    struct stat sa, sb;
-    int ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
-    if (ea && eb)
-        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino && !S_ISCHR(sa.st_mode);
-    if (ea || eb)
-        return 0; /* one exists, the other not: two files */
-    const char *ba = strrchr(a, '/'), *bb = strrchr(b, '/');
-    ba = ba ? ba + 1 : a;
-    bb = bb ? bb + 1 : b;
-    if (strcmp(ba, bb) != 0)
-        return 0;
-    char da[4096], db[4096], ra[4096], rb[4096];
-    snprintf(da, sizeof da, "%.*s", ba > a ? (int)(ba - a) : 1, ba > a ? a : ".");
-    snprintf(db, sizeof db, "%.*s", bb > b ? (int)(bb - b) : 1, bb > b ? b : ".");
-    return realpath(da, ra) && realpath(db, rb) && strcmp(ra, rb) == 0;
-}
-
 int options_check_outputs(const opt_values *o, const char *const *names)
 {
     for (const char *const *n = names; *n; n++) {
@@ -77,10 +52,10 @@ int options_check_outputs(const opt_values *o, const char *const *names)
             return options_fail(o, "--%s: %s", *n, e.message);
         for (const char *const *m = names; m != n; m++) {
             const char *other = options_get(o, *m);
-            if (path && other && same_output(path, other))
+            if (path && other && app_same_output(other, path))
                 return options_fail(o,
-                                    "--%s and --%s name the same file %s: each output needs "
-                                    "its own",
+                                    "--%s and --%s name the same file %s: give each output "
+                                    "its own file",
                                     *m, *n, path);
         }
     }
@@ -181,19 +156,35 @@ int options_given(const opt_values *o, const char *name)
     return k >= 0 && o->given[k];
 }
 
+int options_int_text(const char *v, long long lo, long long hi, long long *out)
+{
+    if (!v)
+        return 1;
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (end == v)
+        return 1;
+    while (*end == ' ' || *end == '\t') /* blanks after, as a number in a scene file */
+        end++;
+    if (*end)
+        return 1;
+    if (errno == ERANGE || x < lo || x > hi)
+        return 2;
+    *out = x;
+    return 0;
+}
+
 int options_int(const opt_values *o, const char *name, long long lo, long long hi, long long *out)
 {
     const char *v = options_get(o, name);
     if (!v)
         return options_fail(o, "--%s is required", name);
-    char *end;
-    errno = 0;
-    long long x = strtoll(v, &end, 10);
-    if (end == v || *end || errno == ERANGE)
+    int bad = options_int_text(v, lo, hi, out);
+    if (bad == 1)
         return options_fail(o, "--%s: '%s' is not an integer", name, v);
-    if (x < lo || x > hi)
-        return options_fail(o, "--%s: %lld is out of range [%lld, %lld]", name, x, lo, hi);
-    *out = x;
+    if (bad == 2)
+        return options_fail(o, "--%s: '%s' is out of range [%lld, %lld]", name, v, lo, hi);
     return 0;
 }
 

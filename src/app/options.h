@@ -50,15 +50,19 @@ int options_given(const opt_values *o, const char *name);
 
 /* Typed getters: on a bad value print "shoal CMD: --name: problem" and return 2. */
 int options_int(const opt_values *o, const char *name, long long lo, long long hi, long long *out);
+/* The integer parser of options_int, for a value that is part of an option (sweep's
+ * --seeds S1..S2): decimal as strtoll reads it (blanks before, a sign), blanks after; 0 and
+ * *out set; 1 not an integer; 2 out of [lo, hi] (also too large for 64 bits). */
+int options_int_text(const char *v, long long lo, long long hi, long long *out);
 int options_double(const opt_values *o, const char *name, double lo, double hi, double *out);
 int options_vec3(const opt_values *o, const char *name, float out[3]);
 
 /* Outputs are checked before any work (docs/ROBUSTNESS.md): for each option of the
  * NULL-terminated list that has a value, shoal_io_atomic_check(value). The first that
  * cannot be written prints "shoal CMD: --name: problem" and returns 2; two that name the
- * same file (the same name, inode, or directory and name; a character device such as
- * /dev/null may take both) print "--a and --b name the same file F ..." and return 2 (one
- * would replace the other); else 0. */
+ * same file (app_same_output: after links, "x" and "./x" are one) print "--a and --b name
+ * the same file F: give each output its own file" and return 2 (one would replace the
+ * other), as app_outputs_distinct does; else 0. */
 int options_check_outputs(const opt_values *o, const char *const *names);
 
 /* Print "shoal CMD: message" and return 2. The message goes through shoal_error_escape
