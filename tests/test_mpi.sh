@@ -537,6 +537,53 @@ for r in 1 2; do
     fail "F21: --out X --checkpoint X, $r ranks: exit $rc, $(cat f21.err)"
 done
 
+# sweep under mpirun (issue 30): member k runs on rank k mod R, rank 0 owns DIR and
+# assembles sweep.csv: the bytes of a one-process sweep; a job killed half way (SIGTERM to
+# mpirun) is finished by --resume on another rank count with the same bytes; --jobs is
+# refused under mpirun; a scene that differs between ranks is refused before any member
+SWB="--vary sep_weight=1,2,3,4 --seeds 1..3 --count 1500 --every 50 --set init_pos_radius=5 --quiet"
+SWA="$SWB --steps 200"
+# shellcheck disable=SC2086
+"$S" sweep $SWA --out sw1 --jobs 2 >/dev/null || fail "sweep: one process"
+for r in 2 3; do
+  # shellcheck disable=SC2086
+  mpi "$r" sweep $SWA --out "sw$r" --threads 1 >sw.out 2>sw.err &&
+    cmp -s sw1/sweep.csv "sw$r/sweep.csv" && [ "$(grep -c "12 members" sw.out)" = 1 ] &&
+    echo "ok: sweep, $r ranks" || fail "sweep, $r ranks: $(tail -3 sw.err)"
+done
+# shellcheck disable=SC2086
+timeout 300 mpirun --oversubscribe -np 3 "$S" sweep $SWB --steps 1000 --out swk --threads 1 \
+  >/dev/null 2>&1 &
+mp=$!
+for _ in $(seq 1 1200); do
+  [ "$(ls swk/members 2>/dev/null | grep -c '^member_')" -ge 1 ] && break
+  sleep 0.05
+done
+kill -TERM $mp 2>/dev/null
+wait $mp
+# shellcheck disable=SC2086
+"$S" sweep $SWB --steps 1000 --out swk1 --jobs 2 >/dev/null || fail "sweep 1000: one process"
+left=$(ls swk/members | grep -c '^member_')
+# shellcheck disable=SC2086
+if ! mpi 2 sweep $SWB --steps 1000 --out swk --resume --threads 1 >/dev/null 2>sw.err ||
+  ! cmp -s swk1/sweep.csv swk/sweep.csv; then
+  fail "sweep killed with $left members and resumed on 2 ranks: $(tail -3 sw.err)"
+else
+  echo "ok: sweep killed with $left of 12 members, resumed on 2 ranks"
+fi
+[ -z "$(ls -a swk/members | grep tmp)" ] || fail "sweep killed: temporaries left: $(ls -a swk/members)"
+# shellcheck disable=SC2086
+mpi 2 sweep $SWA --out swj --jobs 2 >/dev/null 2>sw.err
+[ $? = 2 ] && [ "$(grep -c "under mpirun each rank runs one member" sw.err)" = 1 ] && [ ! -e swj ] ||
+  fail "sweep --jobs 2 under mpirun: $(cat sw.err)"
+printf '[params]\nsep_weight = 3\n' >w0/sw.ini && printf '[params]\nsep_weight = 4\n' >w1/sw.ini
+timeout 60 mpirun --oversubscribe -np 1 -wdir w0 "$S" sweep --scene sw.ini --vary ali_weight=1,2 \
+  --count 100 --steps 5 --out swd : -np 1 -wdir w1 "$S" sweep --scene sw.ini \
+  --vary ali_weight=1,2 --count 100 --steps 5 --out swd >/dev/null 2>sw.err
+rc=$?
+[ "$rc" = 2 ] && [ "$(grep -c "rank 1: the sweep's options or scene files differ" sw.err)" = 1 ] &&
+  [ ! -e w0/swd ] || fail "sweep with a scene that differs between ranks: exit $rc, $(cat sw.err)"
+
 # commands that do not run over ranks refuse, once
 if mpi 2 bench --help >other.out 2>other.err || [ "$(grep -c "does not run over MPI" other.err)" != 1 ]; then
   fail "other commands under 2 ranks: $(cat other.err)"

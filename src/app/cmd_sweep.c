@@ -6,11 +6,14 @@
  * DIR/members/member_NNNNNN.csv atomically, so a killed sweep keeps what finished and
  * --resume runs only the rest. DIR/sweep.csv (header + members in order) is assembled at the
  * end: its bytes depend on the options alone, never on J, T or interruptions.
- * Under MPI members could go to ranks; this file does not do that (one host). */
+ * Under mpirun the members go to the ranks instead (member k to rank k mod R, run in the
+ * rank's own process, one at a time, on its threads); rank 0 owns DIR (lock, spec,
+ * manifest) and assembles sweep.csv: the same bytes. */
 #include "app/app.h"
 #include "app/options.h"
 #include "app/outdir.h"
 #include "app/traj.h"
+#include "mpi_app.h"
 #include "shoal/system.h"
 #include "shoal/stats.h"
 #include "shoal/sweep.h"
@@ -49,8 +52,10 @@ static const opt_spec sweep_opts[] = {
     {"dt", OPT_VALUE, "DT", "the scene's, 1/60", "time step in seconds"},
     {"radius", OPT_VALUE, "R", "the model's interaction radius", "radius of groups (statistics)"},
     {"out", OPT_VALUE, "DIR", NULL, "output directory: sweep.csv, manifest.json (required)"},
-    {"threads", OPT_VALUE, "T", "0", "threads in all, 0: all cores (results do not depend on it)"},
-    {"jobs", OPT_VALUE, "J", "1", "members run at once, each with T / J threads"},
+    {"threads", OPT_VALUE, "T", "0",
+     "threads in all (under mpirun: per rank), 0: all cores (results do not depend on it)"},
+    {"jobs", OPT_VALUE, "J", "1",
+     "members run at once, each with T / J threads (not under mpirun)"},
     {"resume", OPT_FLAG, NULL, NULL, "go on with a killed sweep in DIR (same options)"},
     {"quiet", OPT_FLAG, NULL, NULL, "no progress line (shown only when stderr is a terminal)"},
 };
@@ -77,7 +82,7 @@ typedef struct sweep {
     int nv;
     uint64_t seed_lo, seed_hi;
     long long combos, members, steps, every;
-    int threads_per_member, jobs;
+    int threads_per_member, jobs, ranks;
     double radius;
     const char *dir;
 } sweep;
@@ -239,6 +244,8 @@ static shoal_status write_manifest(const sweep *sw, const char *spec, shoal_erro
     FILE *f = af.file;
     fprintf(f, "{\n  \"shoal\": \"%s\",\n  \"machine\": ", SHOAL_VERSION_STRING);
     machine(f);
+    if (sw->ranks > 1)
+        fprintf(f, ",\n  \"ranks\": %d", sw->ranks);
     fprintf(f, ",\n  \"jobs\": %d,\n  \"threads_per_member\": %d,\n  \"sweep\": %.*s,\n", sw->jobs,
             sw->threads_per_member, (int)strcspn(spec, "\n"), spec);
     char header[4096];
@@ -475,24 +482,26 @@ static int parse_seeds(const opt_values *o, sweep *sw)
     return 0;
 }
 
-/* The scene file and the meshes it names, read once (sweep_input): 0, or 2 after printing. */
-static int read_inputs(const opt_values *o, sweep *sw)
+/* The scene file and the meshes it names, read once (sweep_input); SHOAL_ERR_IO naming the
+ * file when one cannot be read. */
+static shoal_status read_inputs(const opt_values *o, sweep *sw, shoal_error *e)
 {
     const char *scene = options_get(o, "scene");
     if (!scene)
-        return 0;
+        return SHOAL_OK;
     if (read_whole(scene, &sw->scene_file.data, &sw->scene_file.size) != 0)
-        return options_fail(o, "--scene %s: cannot read: %s", scene, strerror(errno));
+        return shoal_error_set(e, SHOAL_ERR_IO, "--scene %s: cannot read: %s", scene,
+                               strerror(errno));
     sha256_hex(sw->scene_file.data, sw->scene_file.size, sw->scene_file.sha);
     for (int i = 0; i < sw->scene.mesh_count; i++) {
         sweep_input *in = &sw->mesh[i];
         const shoal_scene_mesh *m = &sw->scene.meshes[i];
         if (read_whole(m->path, &in->data, &in->size) != 0)
-            return options_fail(o, "%s: [mesh %s]: %s: cannot read: %s", scene, m->name, m->path,
-                                strerror(errno));
+            return shoal_error_set(e, SHOAL_ERR_IO, "%s: [mesh %s]: %s: cannot read: %s", scene,
+                                   m->name, m->path, strerror(errno));
         sha256_hex(in->data, in->size, in->sha);
     }
-    return 0;
+    return SHOAL_OK;
 }
 
 static void free_inputs(sweep *sw)
@@ -567,6 +576,17 @@ int cmd_sweep(int argc, char **argv)
     int total = threads > 0 ? (int)threads : shoal_system_cpu_count();
     sw.jobs = (int)jobs;
     sw.threads_per_member = total / sw.jobs > 0 ? total / sw.jobs : 1;
+    sw.ranks = mpi_running() ? mpi_size() : 1;
+    if (sw.ranks > 1) {
+        /* each rank runs its members one at a time on its own threads: --threads per rank
+         * (0: OpenMP's default, as the launcher set it), no child processes */
+        if (options_given(&o, "jobs") && jobs != 1)
+            return options_fail(&o,
+                                "--jobs %lld: under mpirun each rank runs one member at a "
+                                "time (use more ranks)",
+                                jobs);
+        sw.threads_per_member = (int)threads;
+    }
     if (shoal_sweep_set_seeds(sw.lib, sw.seed_lo, sw.seed_hi, &e) ||
         shoal_sweep_set_steps(sw.lib, sw.steps, sw.every, &e) ||
         shoal_sweep_set_radius(sw.lib, sw.radius, &e))
@@ -579,9 +599,10 @@ int cmd_sweep(int argc, char **argv)
                                     sw.threads_per_member, &d, &e))
             return options_fail(&o, "member %lld: %s", k, e.message);
     }
-    if ((rc = read_inputs(&o, &sw))) {
+    /* under mpirun every rank reads them (the first that cannot is every rank's error) */
+    if (mpi_agree(read_inputs(&o, &sw, &e), &e)) {
         free_inputs(&sw);
-        return rc;
+        return app_fail_status(&o, &e);
     }
     /* the members use the bytes read now, not the files (which may change meanwhile) */
     for (int i = 0; i < sw.scene.mesh_count; i++)
@@ -595,31 +616,78 @@ int cmd_sweep(int argc, char **argv)
     return rc;
 }
 
+static int sweep_open(const opt_values *o, sweep *sw, const char *spec, size_t spec_len,
+                      app_dir_lock *lock, char created[4096], char members_dir[4300]);
+static int sweep_members_ranks(const opt_values *o, sweep *sw, sweep_tally *t,
+                               const char *members_dir);
+static int sweep_members_forked(const opt_values *o, sweep *sw, sweep_tally *t,
+                                const char *members_dir, app_dir_lock *lock);
+static int sweep_finish(const opt_values *o, sweep *sw, sweep_tally *t, app_dir_lock *lock);
+
 /* The directory (locked for the whole sweep), the spec, the members, sweep.csv. */
 static int sweep_run(const opt_values *o, sweep *sw, sweep_tally *t)
 {
-    shoal_error e;
     size_t spec_len;
     char *spec = sweep_spec(sw, options_get(o, "scene"), &spec_len);
-    if (!spec)
-        return options_fail(o, "out of memory");
+    int rc = spec ? 0 : options_fail(o, "out of memory");
+    if (sw->ranks > 1) {
+        /* every rank read the same inputs and options: the spec holds them (and the scene's
+         * and meshes' SHA-256) */
+        shoal_error e;
+        if (!rc && mpi_same(spec, spec_len,
+                            "the sweep's options or scene files differ from rank 0's (every "
+                            "rank must read the same files)",
+                            &e))
+            rc = app_fail_status(o, &e);
+        rc = mpi_any(rc) ? (rc ? rc : 2) : 0;
+    }
+    if (rc) {
+        free(spec);
+        return rc;
+    }
+    app_dir_lock lock;
+    char created[4096], members_dir[4300];
+    snprintf(members_dir, sizeof members_dir, "%s/members", sw->dir);
+    /* under mpirun rank 0 owns DIR: the lock, the spec, the manifest, sweep.csv */
+    int owner = sw->ranks == 1 || mpi_rank() == 0;
+    rc = owner ? sweep_open(o, sw, spec, spec_len, &lock, created, members_dir) : 0;
+    free(spec);
+    if (sw->ranks > 1)
+        mpi_broadcast(&rc, sizeof rc);
+    if (rc)
+        return rc;
+    if (sw->ranks > 1)
+        rc = sweep_members_ranks(o, sw, t, members_dir);
+    else
+        rc = sweep_members_forked(o, sw, t, members_dir, &lock);
+    if (rc)
+        return rc;
+    rc = owner ? sweep_finish(o, sw, t, &lock) : 0;
+    if (sw->ranks > 1)
+        mpi_broadcast(&rc, sizeof rc);
+    return rc;
+}
+
+/* DIR made (with parents) and locked for the whole sweep, its sweep.spec checked against
+ * spec (--resume) or written, what killed sweeps left removed, members/ made, the manifest
+ * written. 0 (lock held; created: the highest directory made, members_dir: DIR/members), or
+ * the exit code after printing (nothing held). */
+static int sweep_open(const opt_values *o, sweep *sw, const char *spec, size_t spec_len,
+                      app_dir_lock *lock, char created[4096], char members_dir[4300])
+{
+    shoal_error e;
     /* one sweep at a time in DIR: the lock is taken before DIR is looked at, and held (also
      * by the members) until the end */
-    char created[4096];
-    app_dir_lock lock;
-    if (app_dir_create("--out", sw->dir, created, sizeof created, &e)) {
-        free(spec);
+    if (app_dir_create("--out", sw->dir, created, 4096, &e))
         return app_fail_status(o, &e);
-    }
-    if (app_dir_lock_take(&lock, sw->dir, &e)) {
-        free(spec);
+    if (app_dir_lock_take(lock, sw->dir, &e)) {
         app_dir_uncreate(sw->dir, created);
         return options_fail(o, "--out %s", e.message);
     }
     int rc = 0;
-    char path[4300], members_dir[4300];
+    char path[4300];
     snprintf(path, sizeof path, "%s/sweep.spec", sw->dir);
-    snprintf(members_dir, sizeof members_dir, "%s/members", sw->dir);
+    snprintf(members_dir, 4300, "%s/members", sw->dir);
     int resume = options_given(o, "resume");
     if (file_exists(path)) {
         if (!resume) {
@@ -654,8 +722,7 @@ static int sweep_run(const opt_values *o, sweep *sw, sweep_tally *t)
             closedir(md);
     }
     if (rc) {
-        free(spec);
-        app_dir_lock_release(&lock);
+        app_dir_lock_release(lock);
         app_dir_uncreate(sw->dir, created);
         return rc;
     }
@@ -668,19 +735,80 @@ static int sweep_run(const opt_values *o, sweep *sw, sweep_tally *t)
     app_dir_clean_temps(members_dir, ".member_");
     shoal_atomic_file af;
     if (traj_mkdir(members_dir, &e) || shoal_io_atomic_open(&af, path, &e)) {
-        free(spec);
-        app_dir_lock_release(&lock);
+        app_dir_lock_release(lock);
         app_dir_uncreate(sw->dir, created);
         return options_fail(o, "--out %s", e.message);
     }
     fwrite(spec, 1, spec_len, af.file);
     if (shoal_io_atomic_commit(&af, &e) || write_manifest(sw, spec, &e)) {
-        free(spec);
-        app_dir_lock_release(&lock);
+        app_dir_lock_release(lock);
         return options_fail(o, "%s", e.message);
     }
-    free(spec);
+    return 0;
+}
 
+/* Member k's file is there and whole (a finished member of a killed sweep): 1. A damaged
+ * one is removed (it runs again) with one line; a directory stays (the member's write then
+ * fails). */
+static int member_reusable(const sweep *sw, long long k, progress *pg)
+{
+    char mp[4300];
+    member_path(sw, k, mp, sizeof mp);
+    if (!file_exists(mp))
+        return 0;
+    char why[256];
+    unsigned char *data;
+    size_t n;
+    if (!member_file_load(sw, k, mp, &data, &n, why, sizeof why)) {
+        free(data);
+        return 1;
+    }
+    progress_end(pg);
+    options_error("sweep", "member %lld: %s %s: running it again", k, mp, why);
+    struct stat st;
+    if (lstat(mp, &st) == 0 && !S_ISDIR(st.st_mode))
+        unlink(mp);
+    return 0;
+}
+
+/* Under mpirun: member k on rank k mod R, in this process, one at a time, each on the rank's
+ * threads (a member that fails stops this rank's list). The tally is every rank's. Returns
+ * 0 (the owner then finishes). */
+static int sweep_members_ranks(const opt_values *o, sweep *sw, sweep_tally *t,
+                               const char *members_dir)
+{
+    (void)members_dir;
+    const long long R = sw->ranks, me = mpi_rank();
+    progress pg;
+    progress_begin(&pg, "shoal sweep (rank 0's members)", (sw->members - me + R - 1) / R,
+                   options_given(o, "quiet") || me != 0);
+    long long finished = 0, failed = 0, worst = 0, done = 0;
+    for (long long k = me; k < sw->members && !failed; k += R, done++) {
+        progress_update(&pg, done, 0);
+        if (member_reusable(sw, k, &pg)) {
+            finished++;
+            continue;
+        }
+        int mrc = run_member(sw, k); /* prints its own line on failure */
+        if (mrc == 0) {
+            finished++;
+        } else {
+            failed++;
+            worst = mrc > worst ? mrc : worst;
+        }
+    }
+    progress_end(&pg);
+    t->finished = mpi_sum(finished);
+    t->failed = mpi_sum(failed);
+    t->worst_rc = mpi_max(worst);
+    return 0;
+}
+
+/* The members in J child processes at a time (the one-process sweep). Fills t; returns 0,
+ * or the exit code after printing when the sweep could not go on (lock released). */
+static int sweep_members_forked(const opt_values *o, sweep *sw, sweep_tally *t,
+                                const char *members_dir, app_dir_lock *lock)
+{
     /* members: J child processes at a time; the parent never enters OpenMP before fork */
     progress pg;
     progress_begin(&pg, "shoal sweep", sw->members, options_given(o, "quiet"));
@@ -691,7 +819,7 @@ static int sweep_run(const opt_values *o, sweep *sw, sweep_tally *t)
     if (!slot || !pids) {
         free(slot);
         free(pids);
-        app_dir_lock_release(&lock);
+        app_dir_lock_release(lock);
         return options_fail(o, "out of memory");
     }
     /* a signal to the sweep goes to its members too, and the sweep waits for them to remove
@@ -704,21 +832,10 @@ static int sweep_run(const opt_values *o, sweep *sw, sweep_tally *t)
         while (running < sw->jobs && next < sw->members && !t->failed) {
             char mp[4300];
             member_path(sw, next, mp, sizeof mp);
-            if (file_exists(mp)) { /* finished before a kill: reused when whole */
-                char why[256];
-                unsigned char *data;
-                size_t n;
-                if (!member_file_load(sw, next, mp, &data, &n, why, sizeof why)) {
-                    free(data);
-                    next++;
-                    t->finished++;
-                    continue;
-                }
-                progress_end(&pg);
-                options_fail(o, "member %lld: %s %s: running it again", next, mp, why);
-                struct stat st;
-                if (lstat(mp, &st) == 0 && !S_ISDIR(st.st_mode))
-                    unlink(mp); /* a directory stays: the member's write then fails */
+            if (member_reusable(sw, next, &pg)) { /* finished before a kill, whole */
+                next++;
+                t->finished++;
+                continue;
             }
             int j = 0;
             while (pids[j])
@@ -815,12 +932,21 @@ static int sweep_run(const opt_values *o, sweep *sw, sweep_tally *t)
     progress_end(&pg);
     free(slot);
     free(pids);
+    return 0;
+}
+
+/* After the members: the closing line of a sweep with members left (exit 1 or 2), or
+ * sweep.csv assembled, the summary printed and sweep.csv renamed into place. Releases the
+ * lock. Returns the exit code. */
+static int sweep_finish(const opt_values *o, sweep *sw, sweep_tally *t, app_dir_lock *lock)
+{
+    shoal_error e;
     if (t->failed || t->finished < sw->members) {
         options_fail(o,
                      "%lld of %lld members finished, %lld failed, %lld not started; the "
                      "finished ones are kept (--resume runs the rest)",
                      t->finished, sw->members, t->failed, sw->members - t->finished - t->failed);
-        app_dir_lock_release(&lock);
+        app_dir_lock_release(lock);
         /* 2 when a member could not write its file or read its input (what the user fixes),
          * 1 when one produced a non-finite value (or died) */
         return t->worst_rc == 2 ? 2 : 1;
@@ -830,20 +956,20 @@ static int sweep_run(const opt_values *o, sweep *sw, sweep_tally *t)
     shoal_atomic_file csv;
     memset(&csv, 0, sizeof csv);
     if (assemble(sw, &csv, &e)) {
-        app_dir_lock_release(&lock);
+        app_dir_lock_release(lock);
         return options_fail(o, "%s", e.message);
     }
     printf("shoal sweep: %lld members (%lld combinations x %llu seeds), %s/sweep.csv\n",
            sw->members, sw->combos, (unsigned long long)(sw->seed_hi - sw->seed_lo + 1), sw->dir);
     if (app_stdout_check("sweep")) {
         shoal_io_atomic_abort(&csv);
-        app_dir_lock_release(&lock);
+        app_dir_lock_release(lock);
         return 2;
     }
     if (shoal_io_atomic_commit(&csv, &e)) {
-        app_dir_lock_release(&lock);
+        app_dir_lock_release(lock);
         return options_fail(o, "%s", e.message);
     }
-    app_dir_lock_release(&lock);
+    app_dir_lock_release(lock);
     return 0;
 }

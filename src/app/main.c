@@ -93,7 +93,7 @@ static void default_wait_policy(char **argv)
 static int runs_over_mpi(const char *name)
 {
     return strcmp(name, "init") == 0 || strcmp(name, "step") == 0 || strcmp(name, "render") == 0 ||
-           strcmp(name, "run") == 0;
+           strcmp(name, "run") == 0 || strcmp(name, "sweep") == 0;
 }
 
 static int is_command(const char *name)
@@ -133,7 +133,7 @@ int main(int argc, char **argv)
             else if (mpi_rank() == 0)
                 fprintf(stderr,
                         "shoal %s: does not run over MPI ranks (%d ranks): run it alone, or use "
-                        "init, step, render or run --headless under mpirun\n",
+                        "init, step, render, sweep or run --headless under mpirun\n",
                         cmd, mpi_size());
             mpi_stop();
             return 2;

@@ -50,6 +50,12 @@ int mpi_any(int flag);
 /* Collective: rank 0's n bytes of buf to every rank (what rank 0 alone decided: the name
  * of a directory it made). Alone: nothing. */
 void mpi_broadcast(void *buf, size_t n);
+/* Collective: the sum and the largest of v over the ranks (alone: v). */
+long long mpi_sum(long long v);
+long long mpi_max(long long v);
+/* Collective: every rank's n bytes at data are rank 0's (compared by a 64-bit hash); a rank
+ * whose differ fails with `what`, agreed (inputs that every rank reads for itself). */
+shoal_status mpi_same(const void *data, size_t n, const char *what, shoal_error *e);
 
 /* ---- a school over the ranks ------------------------------------------------------------ */
 

@@ -92,6 +92,22 @@ void mpi_broadcast(void *buf, size_t n)
         MPI_Bcast(buf, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
 }
 
+long long mpi_sum(long long v)
+{
+    long long all = v;
+    if (g_size > 1)
+        MPI_Allreduce(&v, &all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    return all;
+}
+
+long long mpi_max(long long v)
+{
+    long long all = v;
+    if (g_size > 1)
+        MPI_Allreduce(&v, &all, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    return all;
+}
+
 int mpi_any(int flag)
 {
     int mine = flag != 0, any = mine;
@@ -122,6 +138,13 @@ shoal_status comm_same_as_rank0(uint64_t h, const char *what, shoal_error *e)
     MPI_Bcast(&h0, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     shoal_status st = h0 == h ? SHOAL_OK : shoal_error_set(e, SHOAL_ERR_INPUT, "%s", what);
     return comm_agree(st, e);
+}
+
+shoal_status mpi_same(const void *data, size_t n, const char *what, shoal_error *e)
+{
+    if (!g_started || g_size < 2)
+        return SHOAL_OK;
+    return comm_same_as_rank0(comm_hash(COMM_HASH_SEED, data, n), what, e);
 }
 
 shoal_status mpi_same_args(int argc, char **argv, shoal_error *e)
