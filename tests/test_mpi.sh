@@ -265,21 +265,30 @@ rm -rf trajr1 trajr3
   diff -r trajr1 trajr3 >/dev/null && echo "ok: trajectory from a checkpoint, 3 ranks" ||
   fail "trajectory from a checkpoint, 3 ranks"
 
-# options that do not run over ranks: exit 2 on every rank, one message, nothing written
-for opt in "--trace t.json"; do
-  # shellcheck disable=SC2086
-  mpi 2 step --in uniform_fov.npy --out refused.npy --model fov --steps 1 $opt \
-    >refused.out 2>refused.err
-  rc=$?
-  if [ "$rc" = 0 ]; then
-    fail "$opt under MPI was accepted"
-  elif [ "$(grep -c "^shoal step: --" refused.err)" = 1 ] && [ ! -e refused.npy ] &&
-    [ ! -e traj ]; then
-    echo "ok: $opt refused under MPI"
-  else
-    fail "$opt under MPI: $(cat refused.err)"
-  fi
+# --trace under mpirun (issue 30): one Chrome trace, each rank a process "shoal rank K"
+# with a track per thread and spans on every one; the state is still one process's; a step
+# that fails writes no trace
+for r in 2 3; do
+  rm -f "tr$r.json"
+  mpi "$r" step --in uniform_fov.npy --out "tr$r.npy" --model fov --steps 3 --threads 2 \
+    --trace "tr$r.json" 2>tr.err || fail "--trace, $r ranks: $(tail -3 tr.err)"
+  cmp -s "tr$r.npy" "$("$S" step --in uniform_fov.npy --out tr1.npy --model fov --steps 3 \
+    2>/dev/null && echo tr1.npy)" || fail "--trace, $r ranks: other bytes"
+  $PY - "tr$r.json" "$r" <<'EOF2' && echo "ok: --trace, $r ranks" || fail "--trace, $r ranks: not one trace with a process per rank"
+import json, sys
+t = json.load(open(sys.argv[1]))
+r = int(sys.argv[2])
+ev = t["traceEvents"]
+names = sorted(e["args"]["name"] for e in ev if e["name"] == "process_name")
+tracks = {(e["pid"], e["tid"]) for e in ev if e["ph"] == "X"}
+ok = names == ["shoal rank %d" % k for k in range(r)] and tracks == {(k + 1, t) for k in range(r) for t in (0, 1)}
+sys.exit(0 if ok and t["otherData"]["ranks"] == r else 1)
+EOF2
 done
+rm -f trf.json
+SHOAL_MPI_FAIL=short:1 mpi 2 step --in uniform_fov.npy --out trf.npy --model fov --steps 1 \
+  --trace trf.json >/dev/null 2>&1 && fail "--trace with a failed write: exit 0"
+[ ! -e trf.json ] || fail "--trace: a failed step wrote its trace"
 
 # render under MPI: each rank draws its share of the rows, the images are composited by
 # depth with the renderer's tie rule: the PNG is the one-process PNG, lit (colour by the

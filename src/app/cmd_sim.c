@@ -11,9 +11,11 @@
 #include "shoal/gpu.h"
 #include "mpi_app.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The GPU path of shoal step: create, load, step, read back (--stats: device time per step
  * on stderr). */
@@ -75,6 +77,69 @@ static shoal_status school_frame(void *m, const char *path, double time, shoal_e
     return mpi_school_write_frame(m, path, time, e);
 }
 
+typedef struct bytes_out {
+    const char *data;
+    size_t len;
+} bytes_out;
+
+/* app_write_fn: the bytes as the file at path. */
+static shoal_status write_bytes(const char *path, const void *ctx, shoal_error *e)
+{
+    const bytes_out *b = ctx;
+    shoal_atomic_file af;
+    shoal_status st = shoal_io_atomic_open(&af, path, e);
+    if (st)
+        return st;
+    if (fwrite(b->data, 1, b->len, af.file) != b->len) {
+        int err = errno;
+        shoal_io_atomic_abort(&af);
+        return shoal_error_set(e, SHOAL_ERR_IO, "%s: write failed: %s", path, strerror(err));
+    }
+    return shoal_io_atomic_commit(&af, e);
+}
+
+/* --trace under mpirun: every rank writes its trace to a file of its own (in $TMPDIR, or
+ * /tmp), rank 0 merges them (mpi_trace_merge) and stages the one trace in *ts (ts->ctx: a
+ * bytes_out to free). Collective; agreed. */
+static shoal_status step_mpi_trace(const char *trace, app_staged *ts, shoal_error *e)
+{
+    const char *tmpdir = getenv("TMPDIR");
+    char local[4096];
+    snprintf(local, sizeof local, "%s/.shoal-trace-rank.XXXXXX",
+             tmpdir && *tmpdir ? tmpdir : "/tmp");
+    int fd = mkstemp(local);
+    shoal_status st =
+        fd >= 0 ? SHOAL_OK
+                : shoal_error_set(e, SHOAL_ERR_IO, "%s: cannot create: %s", local, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    if (!st)
+        st = shoal_profile_trace_write(local, e);
+    if (!(st = mpi_agree(st, e))) {
+        char *merged = NULL;
+        size_t len = 0;
+        st = mpi_trace_merge(local, &merged, &len, e); /* agreed */
+        shoal_status sst = SHOAL_OK;
+        if (!st && mpi_rank() == 0) {
+            bytes_out *b = malloc(sizeof *b);
+            if (b) {
+                b->data = merged;
+                b->len = len;
+                sst = app_stage_file(ts, trace, write_bytes, b, e);
+                ts->ctx = b; /* freed by the caller (trace_stage_free) */
+            } else {
+                free(merged);
+                sst = shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for the trace");
+            }
+        }
+        if (!st)
+            st = mpi_agree(sst, e);
+    }
+    if (fd >= 0)
+        unlink(local);
+    return st;
+}
+
 /* `shoal step` over the ranks (docs/ARCHITECTURE.md, "MPI"): the school read (or resumed)
  * by rows, stepped, its trajectory frames and outputs written at row offsets; rank 0 makes
  * the --out-dir directory and its manifest, every rank writes its rows of each frame. The
@@ -122,6 +187,15 @@ static int step_mpi(const opt_values *o, shoal_sim_desc *d, const shoal_scene *s
                 traj_close(&tr, mpi_school_sim(m), 0, 0, NULL);
         }
     }
+    const char *trace = options_get(o, "trace");
+    if (!st && trace) {
+        /* every rank its own trace (a track per thread), started together; one file at the
+         * end (mpi_trace_merge) */
+        int tracks = d->thread_count > 0 ? d->thread_count : shoal_system_thread_count();
+        size_t spans = (size_t)steps * 6 + 16, cap = ((size_t)64 << 20) / 32 / (size_t)tracks;
+        mpi_trace_sync();
+        st = mpi_agree(shoal_profile_trace_open(tracks, spans < cap ? spans : cap, &e), &e);
+    }
     if (!st) {
         progress pg;
         progress_begin(&pg, "shoal step", steps, options_given(o, "quiet") || mpi_rank() != 0);
@@ -141,14 +215,29 @@ static int step_mpi(const opt_values *o, shoal_sim_desc *d, const shoal_scene *s
             e = te;
         }
     }
-    /* all or nothing, in one process's order: --checkpoint and --out to their temporaries,
-     * the trajectory moved into its directory (rank 0), then the two renamed */
+    /* all or nothing, in one process's order: --checkpoint, --out and --trace to their
+     * temporaries, the trajectory moved into its directory (rank 0), then the three renamed */
     if (!st)
         st = mpi_school_stage(m, out, ckpt, &e);
+    app_staged tstage;
+    memset(&tstage, 0, sizeof tstage);
+    tstage.af.slot = -1;
+    if (!st && trace)
+        st = step_mpi_trace(trace, &tstage, &e);
+    if (trace)
+        shoal_profile_trace_close();
     if (!st && have_traj)
         st = mpi_agree(mpi_rank() == 0 ? traj_commit(&tr, &e) : SHOAL_OK, &e);
     if (!st)
         st = mpi_school_commit(m, &e);
+    if (!st && trace)
+        st = mpi_agree(mpi_rank() == 0 ? app_stage_commit(&tstage, &e) : SHOAL_OK, &e);
+    app_stage_abort(&tstage); /* (nothing when it went in) */
+    if (tstage.ctx) {
+        const bytes_out *b = tstage.ctx;
+        free((void *)b->data);
+        free((void *)b);
+    }
     if (have_traj && mpi_rank() == 0)
         traj_release(&tr, st != SHOAL_OK);
     mpi_school_destroy(m); /* (drops what was staged and not committed) */
@@ -354,8 +443,6 @@ int cmd_step(int argc, char **argv)
         if (strcmp(options_get(&o, "backend"), "cpu") != 0)
             return options_fail(&o, "--backend %s: under MPI only the cpu backend runs",
                                 options_get(&o, "backend"));
-        if (options_get(&o, "trace"))
-            return options_fail(&o, "--trace: not under MPI (one trace per process)");
         return step_mpi(&o, &d, &scene, in, resume, out, ckpt, out_dir, every, steps);
     }
 

@@ -156,4 +156,15 @@ typedef struct mpi_frame_stats {
  * bytes and pixels over the ranks. */
 mpi_frame_stats mpi_frame_get_stats(const mpi_frame *fr, int all);
 
+/* ---- traces over the ranks ------------------------------------------------------------- */
+
+/* Collective: a barrier, right before every rank starts its trace, so that their time
+ * zeros agree to a barrier's skew. Alone: nothing. */
+void mpi_trace_sync(void);
+/* Collective: every rank's trace (the Chrome JSON that shoal_profile_trace_write wrote at
+ * `local`, this rank's own file) as one trace on rank 0 (*merged, malloc'ed, *len bytes;
+ * NULL elsewhere): each rank a process "shoal rank K" (pid K + 1, sorted by K) with its
+ * threads as tracks, the dropped spans summed. Agreed. */
+shoal_status mpi_trace_merge(const char *local, char **merged, size_t *len, shoal_error *e);
+
 #endif

@@ -10,6 +10,7 @@
  *   mpi_halo.c       the halo exchange
  *   mpi_preds.c      the predators' targets over the ranks
  *   mpi_school.c     the school object: the step loop, back to rows, gather, stats
+ *   mpi_trace.c      the ranks' traces as one
  * Every call from the main thread, outside OpenMP regions (MPI_THREAD_FUNNELED). */
 #ifndef SHOAL_MPI_INTERNAL_H
 #define SHOAL_MPI_INTERNAL_H
