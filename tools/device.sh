@@ -176,7 +176,7 @@ for rt in 1x16 2x8 4x4 8x2 16x1; do
     "${launch[@]}" run --headless --scene assets/scenes/steer_1m.ini --frames 30 --threads "$t" \
         --out - --stats >"$W/mrun_$rt.txt" 2>&1
     log "$rt (ranks x threads): rc $? frames identical to 1x16: $same; $(grep -m1 'headless:' "$W/mrun_$rt.txt")"
-    grep -E "^  (sim|render|overlays|composite|frame|    (wait|encode|compare|transfer))" "$W/mrun_$rt.txt" | tee -a "$REPORT"
+    grep -E "^  (sim|render|overlays|composite|frame|  (wait|encode|compare|transfer))" "$W/mrun_$rt.txt" | tee -a "$REPORT"
     grep -E "per step|imbalance|time per step|halo overlap" "$W/mrun_$rt.txt" | tee -a "$REPORT"
 done
 fi
