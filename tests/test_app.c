@@ -239,11 +239,15 @@ static void test_no_display(void **state)
                         g_exe),
                      0);
     char *out = slurp(path("out.txt"));
-    assert_non_null(strstr(out, "shoal: no display; running headless: writing 3 frames to "
-                                "out/frames"));
+    /* the default output: a video where ffmpeg is, else PNG frames (test_video.c has more) */
+    int ffmpeg = system("ffmpeg -version > /dev/null 2>&1") == 0;
+    assert_non_null(strstr(out, ffmpeg ? "shoal: no display; running headless: 3 frames (0.1 s "
+                                         "of simulated time) to out/shoal.mp4"
+                                       : "shoal: no display; running headless: 3 frames (0.1 s "
+                                         "of simulated time) to out/frames"));
     assert_non_null(strstr(out, "shoal run: headless: 3 frames"));
     free(out);
-    assert_true(exists(path("out/frames/frame_00002.png")));
+    assert_true(exists(path(ffmpeg ? "out/shoal.mp4" : "out/frames/frame_00002.png")));
 }
 
 /* --backend: a bad name, and cuda where there is no GPU: exit 2, one line naming it, no

@@ -325,20 +325,30 @@ static void test_count_scaling(void **state)
     (void)state;
     const double o[3] = {0, 0, 0};
     size_t n;
-    /* steer: 16384 boids in the unit ball; 10^6 get a ball of radius cbrt(10^6/16384) */
+    /* steer: the model's scene starts 16384 boids in a ball of radius 12 (3/8 of the 32^3
+     * walls; the seed's unit ball is steer_seed.ini); 10^6 get a ball of radius
+     * 12 cbrt(10^6/16384) */
     assert_int_equal(run("init --model steer --count 1000000 --seed 3 --out big.npy"), 0);
     double s = cbrt(1000000.0 / 16384.0), r = max_radius("big.npy", o, &n);
     assert_int_equal(n, 1000000);
-    if (!(r <= s * 1.000001 && r > 0.99 * s))
-        fail_msg("steer at 10^6: start radius %g, want about %g", r, s);
+    if (!(r <= 12 * s * 1.000001 && r > 0.99 * 12 * s))
+        fail_msg("steer at 10^6: start radius %g, want about %g", r, 12 * s);
     assert_non_null(strstr(g_err, "scaled by 3.93725"));
     assert_non_null(strstr(g_err, "wall_size_x=125.99"));
-    assert_non_null(strstr(g_err, "init_pos_radius=3.937"));
-    /* --keep-geometry: the seed's unit ball, whatever the count; nothing to report */
+    assert_non_null(strstr(g_err, "init_pos_radius=47.24"));
+    /* --keep-geometry: the scene's ball of radius 12, whatever the count; nothing to report */
     assert_int_equal(run("init --model steer --count 1000000 --keep-geometry --out keep.npy"), 0);
     r = max_radius("keep.npy", o, &n);
-    assert_true(r <= 1.0 && r > 0.99);
+    assert_true(r <= 12.0 && r > 11.9);
     assert_null(strstr(g_err, "scaled"));
+    /* the seed's own start, by name: the unit ball */
+    assert_int_equal(
+        run("init --scene %s/assets/scenes/steer_seed.ini --count 1000 --keep-geometry "
+            "--out seed.npy",
+            SHOAL_SOURCE_ROOT),
+        0);
+    r = max_radius("seed.npy", o, &n);
+    assert_true(r <= 1.0 && r > 0.9);
     /* --set wins over the scaling (the walls are still scaled) */
     assert_int_equal(
         run("init --model steer --count 1000000 --set init_pos_radius=2 --out set.npy"), 0);
@@ -393,9 +403,10 @@ static void test_count_scaling(void **state)
     r = max_radius("f.npy", o, &n);
     assert_true(r <= 40.0001 && r > 39);
     assert_non_null(strstr(g_err, "boundary_range2=1600 "));
-    /* run --headless: the default scene at 8x its count has walls of 64 (and starts spread
-     * over a ball of 3/8 of them: 24); --keep-geometry keeps 32; --set wins */
-    const char *headless = "run --headless --frames 1 --size 64x48 --out - --threads 2";
+    /* run --headless --model steer: the model's scene at 8x its count has walls of 64 (and
+     * starts spread over a ball of 3/8 of them: 24); --keep-geometry keeps 32; --set wins */
+    const char *headless =
+        "run --headless --model steer --frames 1 --size 64x48 --out - --threads 2";
     assert_int_equal(run("%s --count 131072", headless), 0);
     assert_non_null(strstr(g_err, "shoal run: 131072 boids, the scene's 16384"));
     assert_non_null(strstr(g_err, "wall_size_x=64 "));
@@ -406,6 +417,14 @@ static void test_count_scaling(void **state)
     assert_non_null(strstr(g_err, "wall_size_x=50 "));
     assert_int_equal(run("%s --count 16384", headless), 0);
     assert_null(strstr(g_err, "scaled"));
+    /* the default scene (school.ini: 4096 fish in a 64 x 32 x 64 tank, a start ball of 6)
+     * at 8x its count: twice its geometry */
+    assert_int_equal(run("run --headless --frames 1 --size 64x48 --out - --threads 2 --count "
+                         "32768"),
+                     0);
+    assert_non_null(strstr(g_err, "shoal run: 32768 boids, the scene's 4096"));
+    assert_non_null(strstr(g_err, "wall_size_x=128 wall_size_y=64 wall_size_z=128 "));
+    assert_non_null(strstr(g_err, "init_pos_radius=12"));
     /* --help says which */
     assert_int_equal(run("init --help"), 0);
     FILE *f = fopen(path("stdout.txt"), "r");

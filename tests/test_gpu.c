@@ -388,7 +388,7 @@ static void test_run_backend(void **state)
             char cmd[1024];
             snprintf(cmd, sizeof cmd,
                      "%s run --headless --model %s --count 3000 --frames 30 --size 320x180 "
-                     "--threads 2 --backend %s --out %s/%s_%s > %s/%s_%s.txt 2>&1",
+                     "--threads 2 --hud off --backend %s --out %s/%s_%s > %s/%s_%s.txt 2>&1",
                      exe, models[m], backends[b], dir, models[m], backends[b], dir, models[m],
                      backends[b]);
             if (system(cmd) != 0)
@@ -414,7 +414,8 @@ static void test_run_backend(void **state)
             char cmd[1024];
             snprintf(cmd, sizeof cmd,
                      "%s run --headless --scene %s/assets/scenes/%s.ini --count 3000 --frames 30 "
-                     "--size 320x180 --threads 2 --backend %s --out %s/%s_%s > %s/%s_%s.txt 2>&1",
+                     "--size 320x180 --threads 2 --hud off --backend %s --out %s/%s_%s > "
+                     "%s/%s_%s.txt 2>&1",
                      exe, SHOAL_SOURCE_ROOT, scenes[k], backends[b], dir, scenes[k], backends[b],
                      dir, scenes[k], backends[b]);
             if (system(cmd) != 0)

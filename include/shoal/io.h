@@ -87,7 +87,8 @@ SHOAL_API void shoal_io_atomic_remove_temps(void);
  *                        rotation = rx,ry,rz (degrees), scale = s or sx,sy,sz (repeatable)
  *     [predators]        count, speed, turn, chase = nearest|centre, flee_radius,
  *                        flee_weight, start = x,y,z, spread (the predator_* parameters)
- *     [camera]           eye = x,y,z, target = x,y,z, fov_deg = F, fish_length = L
+ *     [camera]           eye = x,y,z, target = x,y,z, fov_deg = F, fish_length = L,
+ *                        follow = on|off (shoal run: the camera follows the school)
  *
  *  Unknown sections, keys, models and parameters, and out-of-range values are
  *  SHOAL_ERR_INPUT naming the file, the section and the key. Comment (; or #) and blank
@@ -116,6 +117,7 @@ typedef struct shoal_scene {
     int has_eye, has_target, has_fov, has_fish_length;
     float eye[3], target[3], fov_deg, fish_length;
     char name[256]; /**< the file (or name) it was parsed from, for messages */
+    int follow;     /**< [camera] follow = on (0 when off or not given) */
 } shoal_scene;
 
 /** Load a scene file. `scene` starts from the defaults of the model it names (steer if
@@ -246,5 +248,11 @@ SHOAL_API shoal_status shoal_mesh_compute_normals(shoal_mesh *mesh, shoal_error 
  *  SHOAL_ERR_IO names the file. Thread-safe. */
 SHOAL_API shoal_status shoal_io_png_write(const char *path, const uint32_t *argb, int width,
                                           int height, int stride_px, shoal_error *err);
+/** shoal_io_png_write for frame sequences (shoal run --out, shoal render --in DIR --out):
+ *  the same pixels, encoded without libpng's per-row filter search (filter None, zlib level
+ *  3), which on shoal's frames (a vertical gradient, fish) is 2.5x faster and also smaller.
+ *  The file's bytes differ from shoal_io_png_write's; everything else is the same. */
+SHOAL_API shoal_status shoal_io_png_write_fast(const char *path, const uint32_t *argb, int width,
+                                               int height, int stride_px, shoal_error *err);
 
 #endif

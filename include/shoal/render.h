@@ -64,11 +64,16 @@ typedef struct shoal_camera {
 SHOAL_API shoal_camera shoal_camera_default(void);
 
 /** Everything needed to create a renderer. Start from shoal_render_desc_default(). */
+/** The default fish length in world units, of the renderer and of every command and scene
+ *  that gives none: the steer scenes' 0.6 (a fish a little over half the separation radius
+ *  of the seeds' defaults long). */
+#define SHOAL_FISH_LENGTH 0.6f
+
 typedef struct shoal_render_desc {
     int width, height;         /**< image size in pixels, 1..SHOAL_RENDER_MAX_SIZE (1280x720) */
     shoal_shade shade;         /**< SHOAL_SHADE_LIT */
     int lod;                   /**< 1: level of detail in lit mode (ignored in id mode) (1) */
-    float fish_length;         /**< world length of every fish, > 0 (1.0) */
+    float fish_length;         /**< world length of every fish, > 0 (SHOAL_FISH_LENGTH) */
     shoal_isa isa;             /**< rasterizer ISA; AUTO resolves as shoal_isa_resolve. All
                                     ISAs give identical images. (AUTO) */
     int thread_count;          /**< > 0: threads for this renderer's parallel regions; 0: the

@@ -33,6 +33,9 @@ int app_exit_code(shoal_status st);
 /* e's message as the command's one error line (options_fail); returns its exit code. */
 int app_fail_status(const struct opt_values *o, const shoal_error *e);
 
+/* The one default fish length (world units) of every command and scene without one. */
+#define APP_FISH_LENGTH SHOAL_FISH_LENGTH
+
 /* --stats for the commands whose work is not a library stage (init, compare): the time
  * from t0_ns to now as one call of stage `group/name` of the stage profiler. */
 void app_stage_done(const char *group, const char *name, uint64_t t0_ns);
@@ -43,6 +46,15 @@ void app_stage_done(const char *group, const char *name, uint64_t t0_ns);
  * names none) is refused with one line: "--model M contradicts the scene file F (model S)".
  * Returns 0, or the exit code (2) after printing. */
 int app_scene_model(const struct opt_values *o, shoal_scene *scene, shoal_model *model);
+
+/* The start of a model's own scene (assets/scenes/MODEL.ini), which init, step, sweep and
+ * run use without --scene: the model's parameters (the seed's values) with a start the grid
+ * handles. steer and average start, as their seeds do, in a ball of radius init_pos_radius
+ * 1 (every fish within reach of every other: O(N^2) for the first ~150 steps, minutes for
+ * a million); their scene spreads the start over a ball of 3/8 of the wall box instead
+ * (radius 12 in the 32^3 box), about the density they reach after those steps. The other
+ * models' seeds already start spread. The seeds' own starts: steer_seed.ini, average_seed.ini. */
+void app_model_start(shoal_sim_desc *d);
 
 /* What shoal_scene_set_count did to a scene (before -> scaled, factor s; s == 1: nothing). */
 typedef struct app_scaled {
@@ -89,8 +101,8 @@ shoal_status app_gpu_add_obstacles(struct shoal_gpu_sim *g, const shoal_sim_desc
 void app_signals_install(void);
 void app_die_by_signal(int sig);
 void app_signal_deadline(int sig);
-/* One more temporary for those signals to remove (shoal run's video, which ffmpeg writes);
- * NULL: none. */
-void app_signal_temp(const char *path);
+/* A child process (ffmpeg, writing a video temporary by its name) for those signals to
+ * kill before the temporaries are removed; 0: none. */
+void app_signal_child(int pid);
 
 #endif

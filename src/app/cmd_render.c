@@ -28,7 +28,8 @@ static const opt_spec render_specs[] = {
     {"fov-deg", OPT_VALUE, "F", "60", "vertical field of view in degrees, (0, 180)"},
     {"near", OPT_VALUE, "D", "0.1", "near plane distance"},
     {"far", OPT_VALUE, "D", "2000", "far plane distance"},
-    {"fish-length", OPT_VALUE, "L", "1", "length of every fish in world units"},
+    {"fish-length", OPT_VALUE, "L", "the --scene's, else 0.6",
+     "length of every fish in world units"},
     {"shade", OPT_VALUE, "lit|id", "lit", "lit: lighting, fog, colour by speed; id: colour i+1"},
     {"lod", OPT_VALUE, "on|off", "on", "level of detail in lit mode (splats, reduced mesh)"},
     {"occlusion", OPT_VALUE, "on|off", "on",
@@ -91,9 +92,19 @@ static int parse_opts(const opt_values *o, render_opts *ro)
     if (!(ro->cam.far > ro->cam.near))
         return options_fail(o, "--far %g must be greater than --near %g", (double)ro->cam.far,
                             (double)ro->cam.near);
-    if ((rc = options_double(o, "fish-length", 1e-6, 1e6, &v)))
-        return rc;
-    d->fish_length = (float)v;
+    d->fish_length = APP_FISH_LENGTH; /* or the --scene's [camera] fish_length */
+    if (options_given(o, "fish-length")) {
+        if ((rc = options_double(o, "fish-length", 1e-6, 1e6, &v)))
+            return rc;
+        d->fish_length = (float)v;
+    } else if (options_given(o, "scene")) {
+        shoal_scene sc;
+        shoal_error se;
+        if (shoal_scene_load(options_get(o, "scene"), &sc, &se))
+            return app_fail_status(o, &se);
+        if (sc.has_fish_length)
+            d->fish_length = sc.fish_length;
+    }
     const char *shade = options_get(o, "shade");
     if (strcmp(shade, "lit") == 0)
         d->shade = SHOAL_SHADE_LIT;
@@ -473,7 +484,7 @@ int cmd_render(int argc, char **argv)
                  ro.desc.height, st.isa, st.thread_count);
         shoal_profile_print(stderr, title, 1);
     }
-    const char *out = options_get(&o, "out");
+    const char *out = options_out(&o); /* '-': drawn, not written */
     uint32_t *over = NULL;
     if (rc == 0 && options_given(&o, "scene")) {
         shoal_framebuffer fb = shoal_render_framebuffer(r);

@@ -62,6 +62,23 @@ static int step_gpu(const shoal_sim_desc *d, const shoal_scene *scene, const cha
     return st;
 }
 
+/* A state file holds the boids only: predators (their positions and velocities) are not in
+ * it, so a later `step --in` of it starts them again at predator_start and does not give
+ * the bits of one longer run (docs/CLI.md). Said once, on stderr, after the file is written,
+ * unless a checkpoint (which carries them) was written too. */
+static void step_warn_predators(const shoal_sim_desc *d, const char *out, const char *ckpt)
+{
+    if (!out || ckpt || d->params.predator_count < 1)
+        return;
+    char esc[600];
+    shoal_error_escape(esc, sizeof esc, out);
+    fprintf(stderr,
+            "shoal step: note: %s holds the boids, not the %d predator%s: a step from it starts "
+            "them again at predator_start (not the bits of one longer run); --checkpoint F and "
+            "--resume F carry them\n",
+            esc, (int)d->params.predator_count, d->params.predator_count == 1 ? "" : "s");
+}
+
 static const opt_spec init_opts[] = {
     {"model", OPT_VALUE, "M", "steer", "model: steer, average, heading, classic, fov"},
     {"count", OPT_VALUE, "N", "the scene's (model's default)",
@@ -94,16 +111,16 @@ int cmd_init(int argc, char **argv)
     if ((rc = app_sim_desc(&o, &d, &scene, (size_t)count, options_given(&o, "keep-geometry"),
                            &scaled)))
         return rc;
-    const char *out = options_get(&o, "out");
-    if (!out)
-        return options_fail(&o, "--out FILE.npy is required");
+    if (!options_given(&o, "out"))
+        return options_fail(&o, "--out FILE.npy is required ('-': draw it, write nothing)");
+    const char *out = options_out(&o);
     long long seed = (long long)d.seed;
     if (options_given(&o, "seed") &&
         (rc = options_int(&o, "seed", 0, 9223372036854775807LL, &seed)))
         return rc;
     d.seed = (uint64_t)seed;
     shoal_error e;
-    if (mpi_running()) {
+    if (mpi_running() && out) {
         /* each rank draws and writes its own rows (docs/ARCHITECTURE.md, "MPI") */
         shoal_status mst = mpi_init_file(&d, out, options_given(&o, "stats"), &e);
         return mst ? app_fail_status(&o, &e) : 0;
@@ -123,7 +140,7 @@ int cmd_init(int argc, char **argv)
     shoal_sim_destroy(sim);
     app_stage_done("init", "draw", t0);
     t0 = shoal_profile_now_ns();
-    shoal_status st = app_state_write(out, NULL, rows, d.boid_count, &e);
+    shoal_status st = out ? app_state_write(out, NULL, rows, d.boid_count, &e) : SHOAL_OK;
     free(rows);
     if (st)
         return app_fail_status(&o, &e);
@@ -167,6 +184,9 @@ static const opt_spec step_opts[] = {
     {"resume", OPT_VALUE, "F.ckpt", NULL,
      "start from a checkpoint instead of --in (it carries model, parameters, dt, t0, seed)"},
     {"quiet", OPT_FLAG, NULL, NULL, "no progress line (shown only when stderr is a terminal)"},
+    {"count", OPT_VALUE, "N", NULL,
+     "the state's boid count: the scene's walls and start region scaled for N as `init "
+     "--count N` scales them (--set wins); A.npy must have N rows"},
 };
 
 int cmd_step(int argc, char **argv)
@@ -178,11 +198,21 @@ int cmd_step(int argc, char **argv)
         return rc == 1 ? 0 : rc;
     if ((rc = options_check_outputs(&o, (const char *const[]){"out", "trace", "checkpoint", NULL})))
         return rc;
+    /* --count N: the geometry `init --count N` gave the state (a state file carries none) */
+    long long count_geo = 0;
+    if (options_given(&o, "count") && (rc = options_int(&o, "count", 1, 4000000000LL, &count_geo)))
+        return rc;
+    if (count_geo && options_given(&o, "resume"))
+        return options_fail(&o, "--count with --resume: the checkpoint carries the parameters");
+    if (count_geo && mpi_running())
+        return options_fail(&o, "--count: not under MPI (give the scaled walls with --set, as "
+                                "`shoal init --count N` prints them)");
     shoal_sim_desc d;
     shoal_scene scene;
-    if ((rc = app_sim_desc(&o, &d, &scene, 0, 0, NULL)))
+    app_scaled scaled;
+    if ((rc = app_sim_desc(&o, &d, &scene, (size_t)count_geo, 0, &scaled)))
         return rc;
-    const char *in = options_get(&o, "in"), *out = options_get(&o, "out");
+    const char *in = options_get(&o, "in"), *out = options_out(&o);
     const char *out_dir = options_get(&o, "out-dir"), *ckpt = options_get(&o, "checkpoint");
     const char *resume = options_get(&o, "resume");
     if (resume) {
@@ -196,8 +226,9 @@ int cmd_step(int argc, char **argv)
     } else if (!in) {
         return options_fail(&o, "--in A.npy is required");
     }
-    if (!out && !out_dir && !ckpt)
-        return options_fail(&o, "--out B.npy is required (or --out-dir DIR, --checkpoint F)");
+    if (!options_given(&o, "out") && !out_dir && !ckpt)
+        return options_fail(&o, "--out B.npy is required (or --out-dir DIR, --checkpoint F; "
+                                "'--out -': step, write nothing)");
     if (!out_dir && (options_given(&o, "every") || options_given(&o, "format")))
         return options_fail(&o, "--every and --format are for --out-dir");
     long long steps, threads = 0, seed = (long long)d.seed;
@@ -264,6 +295,10 @@ int cmd_step(int argc, char **argv)
     } else {
         if (app_state_read(in, NULL, &rows, &count, &e)) /* refuses NaN and infinity too */
             return app_fail_status(&o, &e);
+        if (count_geo && (size_t)count_geo != count) {
+            free(rows);
+            return options_fail(&o, "--count %lld, but %s holds %zu boids", count_geo, in, count);
+        }
     }
     d.boid_count = count;
     const char *backend = options_get(&o, "backend");
@@ -278,7 +313,7 @@ int cmd_step(int argc, char **argv)
         }
         rc = step_gpu(&d, &scene, options_get(&o, "gpu-order"), rows, steps,
                       options_given(&o, "stats"), &e);
-        if (!rc)
+        if (!rc && out)
             rc = app_state_write(out, NULL, rows, count, &e);
         free(rows);
         return rc ? app_fail_status(&o, &e) : 0;
@@ -356,5 +391,6 @@ int cmd_step(int argc, char **argv)
     free(rows);
     if (st)
         return app_fail_status(&o, &e);
+    step_warn_predators(&d, out, ckpt);
     return 0;
 }

@@ -416,6 +416,9 @@ int cmd_sweep(int argc, char **argv)
     sw.dir = options_get(&o, "out");
     if (!sw.dir)
         return options_fail(&o, "--out DIR is required");
+    if (strcmp(sw.dir, OPTIONS_OUT_NONE) ==
+        0) /* '-' writes nothing elsewhere; a sweep is its files */
+        return options_fail(&o, "--out -: a sweep writes a directory (sweep.csv, manifest.json)");
     if ((rc = options_int(&o, "steps", 0, 1000000000LL, &sw.steps)))
         return rc;
     sw.every = sw.steps >= 10 ? sw.steps / 10 : 1;

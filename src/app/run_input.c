@@ -3,6 +3,7 @@
  * speed, models, school size and seed, live parameter editing, camera orbit/pan/zoom,
  * picking, heading targets, the obstacle mesh, view toggles), and the scripted input of
  * --script that drives the window for the tests. Nothing is drawn here (run_draw.c). */
+#include "app/app.h"
 #include "app/options.h"
 #include "app/run_app.h"
 
@@ -105,7 +106,7 @@ static void switch_model(app *a, shoal_model m)
         run_sim_open(a, &e);
         return;
     }
-    float fl = s.fish_length > 0 ? s.fish_length : 1.0f;
+    float fl = s.fish_length > 0 ? s.fish_length : APP_FISH_LENGTH;
     if (run_renderer_open(a, fl, &e))
         run_set_status(a, "renderer: %s", e.message);
     if (s.has_camera)
@@ -462,7 +463,7 @@ void run_handle_event(app *a, const app_event *ev, int w, int h)
                 int t = a->target_next++ % (n > 0 ? n : 1);
                 float centre[3];
                 shoal_boid_view v = shoal_sim_view(a->sim);
-                run_school_centre(&v, centre);
+                run_school_centre(a, &v, centre);
                 target_move(a, t, ev->x, ev->y, w, h, centre, "placed at");
                 a->drag_button = 0;
             }

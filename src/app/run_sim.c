@@ -85,20 +85,6 @@ void run_set_status(app *a, const char *fmt, ...)
 
 /* ---- sim and scene --------------------------------------------------------------------- */
 
-/* steer and average start, as their seeds do, from a unit ball: 16384 fish that all see
- * each other for the first ~150 steps (O(N^2), seconds of slow motion on 2 cores) before the
- * school spreads. The interactive program starts them spread over a ball filling 3/4 of the
- * wall box instead (the rules and their parameters stay the seed's); --scene FILE or
- * --set init_pos_radius=1 gives the seed's start. */
-static void spread_start(shoal_sim_desc *d)
-{
-    if (d->model != SHOAL_MODEL_STEER && d->model != SHOAL_MODEL_AVERAGE)
-        return;
-    float m = fminf(d->params.wall_size[0], fminf(d->params.wall_size[1], d->params.wall_size[2]));
-    if (m > 0 && d->params.init_pos_radius < 0.375f * m)
-        d->params.init_pos_radius = 0.375f * m;
-}
-
 /* Give the setup `count` fish (shoal_scene_set_count: walls, start region and camera scaled
  * to keep the scene's density unless keep_geometry). Returns the factor. */
 double run_setup_set_count(scene_setup *s, size_t count, int keep_geometry)
@@ -116,9 +102,26 @@ double run_setup_set_count(scene_setup *s, size_t count, int keep_geometry)
     return f;
 }
 
-/* The model's scene file from the assets (scenes/MODEL.ini), or the model's defaults when
- * there is none. A scene file that is there but cannot be loaded (out of memory, say) is an
- * error, not a silent switch to other parameters. */
+/* A scene as run starts it, from what shoal_scene_load read. */
+static void setup_from_scene(scene_setup *s, const shoal_scene *sc, const char *name)
+{
+    memset(s, 0, sizeof *s);
+    s->desc = sc->desc;
+    s->has_camera = sc->has_eye && sc->has_target;
+    memcpy(s->eye, sc->eye, sizeof s->eye);
+    memcpy(s->target, sc->target, sizeof s->target);
+    s->fov_deg = sc->has_fov ? sc->fov_deg : 60.0f;
+    s->fish_length = sc->has_fish_length ? sc->fish_length : 0.0f;
+    s->follow = sc->follow;
+    snprintf(s->name, sizeof s->name, "%s", name);
+    s->mesh_count = sc->mesh_count;
+    memcpy(s->meshes, sc->meshes, sizeof s->meshes);
+}
+
+/* The model's scene file from the assets (scenes/MODEL.ini), or, when there is none (an
+ * install without the scenes), the same scene built in: the model's defaults with
+ * app_model_start's start. A scene file that is there but cannot be loaded (out of memory,
+ * say) is an error, not a silent switch to other parameters. */
 shoal_status run_scene_for_model(shoal_model m, scene_setup *s, shoal_error *e)
 {
     memset(s, 0, sizeof *s);
@@ -129,23 +132,28 @@ shoal_status run_scene_for_model(shoal_model m, scene_setup *s, shoal_error *e)
     if (found && shoal_scene_load(path, &sc, e))
         return e->status;
     if (found && sc.desc.model == m) {
-        s->desc = sc.desc;
-        s->has_camera = sc.has_eye && sc.has_target;
-        memcpy(s->eye, sc.eye, sizeof s->eye);
-        memcpy(s->target, sc.target, sizeof s->target);
-        s->fov_deg = sc.has_fov ? sc.fov_deg : 60.0f;
-        s->fish_length = sc.has_fish_length ? sc.fish_length : 0.0f;
-        snprintf(s->name, sizeof s->name, "%s", path);
-        spread_start(&s->desc);
+        setup_from_scene(s, &sc, path);
         return SHOAL_OK;
     }
     s->desc = shoal_sim_desc_default();
     s->desc.model = m;
     shoal_params_default(m, &s->desc.params);
     s->desc.boid_count = shoal_model_default_count(m);
-    spread_start(&s->desc);
+    app_model_start(&s->desc);
     s->fov_deg = 60.0f;
     snprintf(s->name, sizeof s->name, "%s defaults", shoal_model_name(m));
+    return SHOAL_OK;
+}
+
+shoal_status run_scene_default(scene_setup *s, shoal_error *e)
+{
+    char path[1024];
+    shoal_scene sc;
+    if (!shoal_render_asset_path("scenes/" RUN_DEFAULT_SCENE, path, sizeof path))
+        return run_scene_for_model(SHOAL_MODEL_STEER, s, e); /* an install without scenes */
+    if (shoal_scene_load(path, &sc, e))
+        return e->status;
+    setup_from_scene(s, &sc, path);
     return SHOAL_OK;
 }
 
@@ -458,6 +466,7 @@ void run_app_free(app *a)
         shoal_render_destroy(a->ren);
     if (a->win)
         window_close(a->win);
+    font_close(a->own_font);
     free(a->ipx);
     free(a->ipy);
     free(a->ipz);

@@ -8,27 +8,21 @@
 #include "app/app.h"
 
 #include <signal.h>
-#include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t g_deadline_sig;
-static char g_extra_temp[4400];
-static volatile sig_atomic_t g_extra_set;
+static volatile sig_atomic_t g_child;
 
-void app_signal_temp(const char *path)
-{
-    g_extra_set = 0;
-    if (path && strlen(path) < sizeof g_extra_temp) {
-        memcpy(g_extra_temp, path, strlen(path) + 1);
-        g_extra_set = 1;
-    }
-}
+void app_signal_child(int pid) { g_child = pid > 0 ? pid : 0; }
 
 void app_die_by_signal(int sig)
 {
+    /* the child first: ffmpeg writes its output by name, and must not create it again
+     * after its temporary is gone */
+    if (g_child > 0)
+        (void)kill((pid_t)g_child, SIGKILL);
     shoal_io_atomic_remove_temps();
-    if (g_extra_set)
-        (void)unlink(g_extra_temp);
     struct sigaction sa;
     sa.sa_handler = SIG_DFL;
     sa.sa_flags = 0;

@@ -76,6 +76,9 @@ int mpi_any(int flag);
 /* Collective: the largest v of any rank (alone: v). */
 float mpi_max_float(float v);
 
+/* Collective: v[0..n) summed over the ranks, in place (integers: exact for any split). */
+void mpi_sum_i64(int64_t *v, int n);
+
 /* `shoal render` over the ranks (collective): every rank drew its own fish into a
  * width x height image with kept depth and ids (shoal_render_keep_depth); rank 0's `argb`
  * becomes the composite: per pixel the nearest fragment of any rank, at equal depth the

@@ -129,6 +129,13 @@ float mpi_max_float(float v)
     return all;
 }
 
+void mpi_sum_i64(int64_t *v, int n)
+{
+    if (!g_started || g_size < 2 || n <= 0)
+        return;
+    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+}
+
 /* ---- depth compositing (shoal render under MPI) ------------------------------------------ */
 
 typedef struct px_frag {

@@ -68,7 +68,7 @@ SHOAL_API shoal_render_desc shoal_render_desc_default(void)
     d.shade = SHOAL_SHADE_LIT;
     d.lod = 1;
     d.occlusion = 1;
-    d.fish_length = 1.0f;
+    d.fish_length = SHOAL_FISH_LENGTH;
     d.isa = SHOAL_ISA_AUTO;
     d.thread_count = 0;
     d.mesh_path = NULL;
