@@ -391,6 +391,7 @@ int cmd_step(int argc, char **argv)
     free(rows);
     if (st)
         return app_fail_status(&o, &e);
+    app_print_scaled("step", &scaled, &d);
     step_warn_predators(&d, out, ckpt);
     return 0;
 }

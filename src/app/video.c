@@ -328,7 +328,7 @@ shoal_status video_check_mp4(const char *path, shoal_error *e)
     if (!why && size == 0)
         why = "it is empty";
     if (!why && !moov)
-        why = "no moov box (ffmpeg did not finish the file)";
+        why = "no moov box, ffmpeg did not finish it";
     if (!why && !mdat)
         why = "no mdat box";
     if (why)
