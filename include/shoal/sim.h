@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* shoal: the simulation. A shoal_sim owns N boids (float32 structure of arrays), a
  * uniform grid rebuilt every step by a stable parallel counting sort, and the rule
- * model of ../shared/MODELS.md it steps with. It knows nothing of rendering or files.
+ * model of docs/MODELS.md it steps with. It knows nothing of rendering or files.
  *
  * Determinism: the state after K steps depends only on the input state (by row), the
  * model parameters, dt, t0 and the seed; never on the thread count, the SIMD ISA, or

@@ -451,6 +451,9 @@ void run_print_summary(app *a, const char *what)
                        (unsigned long long)(st[s].calls + a->sim_steps_closed), ms, ms / fr);
             }
     }
+    if (a->out_busy_ms > 0) /* the writer thread's own time, beside the loop's wait for it */
+        printf("  %-30s %10llu %12.2f %12.3f\n", "  writer thread (PNG, ffmpeg)",
+               (unsigned long long)t->frames, a->out_busy_ms, a->out_busy_ms / fr);
     if (a->ranks > 1) /* rank 0's: the composite happens there */
         printf("  %-30s %10llu %12.2f %12.3f\n", "composite (MPI, depth)",
                (unsigned long long)a->composites, a->composite_ms, a->composite_ms / fr);

@@ -12,8 +12,8 @@
  * groups and deferred separation list, the GPU's thread per boid), the sort, memory,
  * finite checks and stores.
  *
- * The seeds the rules come from (../shared/seeds, docs/MODELS.md): seed 000 is a Unity
- * fish-school blog post (average), seed 001 a compute-shader article on a grid built by a
+ * The seeds the rules come from (docs/MODELS.md says what each takes from its seed): seed 000 is a
+ * Unity fish-school blog post (average), seed 001 a compute-shader article on a grid built by a
  * counting sort (heading), seed 002 a Unity CPU Boids article (classic), seed 003 the
  * UnityGraphicsProgramming GPU Boids chapter, Boids.compute (steer), seed 004 a blog post
  * on boids avoiding obstacles through a vector field (fov, the obstacle field).
