@@ -21,7 +21,8 @@
 
 static const opt_spec render_specs[] = {
     {"in", OPT_VALUE, "STATE.npy", NULL, "state to draw: float32/64 (N, 6) px py pz vx vy vz"},
-    {"out", OPT_VALUE, "FRAME.png", NULL, "PNG to write (optional with --bench)"},
+    {"out", OPT_VALUE, "FRAME.png", NULL,
+     "PNG to write (optional with --bench; '-': draw, write nothing); --in DIR: a directory"},
     {"size", OPT_VALUE, "WxH", "1280x720", "image size in pixels"},
     {"eye", OPT_VALUE, "x,y,z", NULL, "camera position (with --target; neither: frame the state)"},
     {"target", OPT_VALUE, "x,y,z", NULL, "point the camera looks at (up is +Y)"},

@@ -87,8 +87,10 @@ static const opt_spec init_opts[] = {
     {"keep-geometry", OPT_FLAG, NULL, NULL,
      "with --count: keep the scene's walls and start region as they are (its density changes)"},
     {"seed", OPT_VALUE, "S", "1", "random seed (same seed, same state on every machine)"},
-    {"out", OPT_VALUE, "FILE.npy", NULL, "output state file (required)"},
-    {"scene", OPT_VALUE, "FILE.ini", NULL, "scene file: model, parameters, count, seed"},
+    {"out", OPT_VALUE, "FILE.npy", NULL, "output state file (required; '-': write nothing)"},
+    {"scene", OPT_VALUE, "FILE.ini", NULL,
+     "scene file: model, parameters, count, seed (without it: the model's scene, as "
+     "assets/scenes/MODEL.ini)"},
     {"set", OPT_REPEAT, "NAME=VALUE", NULL, "set a model parameter (init radii, walls)"},
     {"stats", OPT_FLAG, NULL, NULL, "print the time of each stage (draw, write)"},
 };
@@ -157,7 +159,8 @@ int cmd_init(int argc, char **argv)
 static const opt_spec step_opts[] = {
     {"model", OPT_VALUE, "M", "steer", "model: steer, average, heading, classic, fov"},
     {"in", OPT_VALUE, "A.npy", NULL, "input state file (required)"},
-    {"out", OPT_VALUE, "B.npy", NULL, "output state file (required)"},
+    {"out", OPT_VALUE, "B.npy", NULL,
+     "output state file (required unless --out-dir or --checkpoint; '-': write nothing)"},
     {"steps", OPT_VALUE, "K", "1", "number of synchronous steps"},
     {"dt", OPT_VALUE, "DT", "1/60", "time step in seconds"},
     {"t0", OPT_VALUE, "SECONDS", "0", "simulated time at the first step (heading targets)"},
