@@ -35,7 +35,9 @@ OUT=${OUT:-$ROOT/out/device}
 # app (shoal run headless, bench_sort), frame (issue 18: 1M step + baseline ratio, LOD
 # frames, whole frames of shoal run), mpi (MPI splits, strong and weak scaling:
 # docs/SCALING.md; CUDA=disabled skips nvcc when only mpi runs), mpirun (run --headless
-# under MPI at 1M: identical frames, fps per ranks x threads split)
+# under MPI at 1M: identical frames, fps per ranks x threads split), headless (issue 26:
+# run's per-frame output cost on 2 cores with PNG frames, none and the default output;
+# init --count 1000000 + one step per model on 2 cores)
 PARTS=${PARTS:-test parity time bench}
 NCPU=$(nproc)
 SUITE="not run" GPU_TEST="not run"
@@ -157,11 +159,11 @@ for rt in 1x16 2x8 4x4 8x2 16x1; do
     [ "$r" = 1 ] || launch=(timeout 300 mpirun --oversubscribe --bind-to none -np "$r" -x OMP_WAIT_POLICY=active "$SHOAL")
     # 3 frames to PNG: the same bytes as one process; then 30 frames timed (drawn, not kept)
     "${launch[@]}" run --headless --scene assets/scenes/steer_1m.ini --frames 3 --threads "$t" \
-        --out "$W/mrun_$rt" >/dev/null 2>&1
+        --steps-per-frame 1 --hud off --out "$W/mrun_$rt" >/dev/null 2>&1
     same=yes
     for f in "$W"/mrun_1x16/*.png; do cmp -s "$f" "$W/mrun_$rt/${f##*/}" || same=no; done
     "${launch[@]}" run --headless --scene assets/scenes/steer_1m.ini --frames 30 --threads "$t" \
-        --out - --stats >"$W/mrun_$rt.txt" 2>&1
+        --steps-per-frame 1 --out - --stats >"$W/mrun_$rt.txt" 2>&1
     log "$rt (ranks x threads): rc $? frames identical to 1x16: $same; $(grep -m1 'headless:' "$W/mrun_$rt.txt")"
     grep -E "^  (sim|render|overlays|composite|frame)" "$W/mrun_$rt.txt" | tee -a "$REPORT"
     grep -E "per step|imbalance|time per step" "$W/mrun_$rt.txt" | tee -a "$REPORT"
@@ -297,8 +299,9 @@ done
 fi
 if has app; then
 stamp "shoal run headless (the window's work less present), $NCPU threads; sort benchmark"
-for sc in "" "--scene assets/scenes/steer_100k.ini" "--scene assets/scenes/steer_1m.ini"; do
-    timeout 120 "$SHOAL" run --headless --out - --frames 600 --threads $NCPU --stats $sc \
+for sc in "--model steer" "--scene assets/scenes/steer_100k.ini" "--scene assets/scenes/steer_1m.ini"; do
+    timeout 120 "$SHOAL" run --headless --out - --frames 600 --threads $NCPU --stats \
+        --steps-per-frame 1 $sc \
         >"$W/app.txt" 2>&1
     grep -E "^shoal run|^  (sim|render|overlays|frame)" "$W/app.txt" | tee -a "$REPORT"
 done
@@ -319,14 +322,40 @@ for t in 2 $NCPU; do
         --peak-seconds 0 2>&1 | grep -E "^render/" | tee -a "$REPORT"
 done
 stamp "issue 18: whole frames of shoal run --headless"
-# (the default scene is the program's own, with no --scene: assets/scenes/steer.ini differs)
+# (the 16k steer school: --model steer, assets/scenes/steer.ini; one step a frame as before)
 for spec in "$NCPU 90 --scene assets/scenes/steer_1m.ini" "$NCPU 600 --scene assets/scenes/steer_1m.ini" \
-    "2 120 --scene assets/scenes/steer_100k.ini" "2 600"; do
+    "2 120 --scene assets/scenes/steer_100k.ini" "2 600 --model steer"; do
     set -- $spec
-    timeout 150 "$SHOAL" run --headless --out - --threads $1 --frames $2 ${3:-} ${4:-} \
+    timeout 150 "$SHOAL" run --headless --out - --steps-per-frame 1 --threads $1 --frames $2 ${3:-} ${4:-} \
         >"$W/frame.txt" 2>&1
     grep -E "^shoal run|^  (sim|render|overlays|frame)|^    render:" "$W/frame.txt" | tee -a "$REPORT"
 done
+fi
+if has headless; then
+# issue 26 (docs/PERFORMANCE.md "Headless output"): on 2 cores, the whole frame of `shoal run
+# --headless` with PNG frames (written by the writer thread), with none (--out -: the frame
+# without output), and the default output (a video where ffmpeg is, else PNG frames); then
+# init --count 1000000 + one step, every model
+stamp "issue 26: headless output on 2 cores (taskset -c 0,1), 16384 fish, 1280x720"
+for o in "--out $W/hl_png --hud off" "--out - --hud off" ""; do
+    rm -rf "$W/hl_png" "$W/hl_cwd"
+    mkdir -p "$W/hl_cwd"
+    (cd "$W/hl_cwd" && timeout 200 taskset -c 0,1 "$SHOAL" run --headless --model steer --frames 300 \
+        --steps-per-frame 1 --threads 2 $o) >"$W/hl.txt" 2>&1
+    log "run --headless ${o:-(the default output)}: exit $?"
+    grep -E "^shoal run|^  (sim|render|overlays|output|frame)|writer thread" "$W/hl.txt" | tee -a "$REPORT"
+done
+stamp "issue 26: init --count 1000000 + step --count 1000000 --steps 1, 2 cores"
+for m in steer average heading classic fov; do
+    t0=$(date +%s.%N)
+    taskset -c 0,1 "$SHOAL" init --model $m --count 1000000 --out "$W/big.npy" 2>/dev/null
+    t1=$(date +%s.%N)
+    taskset -c 0,1 "$SHOAL" step --model $m --count 1000000 --in "$W/big.npy" --out - \
+        --steps 1 --threads 2 2>/dev/null
+    t2=$(date +%s.%N)
+    log "$m: init $(awk "BEGIN{print $t1 - $t0}") s, step $(awk "BEGIN{print $t2 - $t1}") s"
+done
+rm -f "$W/big.npy"
 fi
 stamp "done"
 {
