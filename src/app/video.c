@@ -35,13 +35,15 @@ struct app_video {
 };
 
 /* Run `argv` with stdin from /dev/null and stdout to /dev/null (stderr too when
- * err_pipe is NULL, else to err_pipe[1]); in_pipe: its stdin. Returns the pid or -1. */
-static pid_t spawn(char *const argv[], const int in_pipe[2], const int err_pipe[2])
+ * err_pipe is NULL, else to err_pipe[1]); in_pipe: its stdin; out_fd (>= 0): given to it
+ * as fd 3. Returns the pid or -1. */
+static pid_t spawn(char *const argv[], const int in_pipe[2], const int err_pipe[2], int out_fd)
 {
     pid_t pid = fork();
     if (pid != 0)
         return pid;
     /* the child: only async-signal-safe calls until exec */
+    int keep = out_fd >= 0 ? fcntl(out_fd, F_DUPFD, 10) : -1; /* out of the way of 0..3 */
     int null = open("/dev/null", O_RDWR);
     if (in_pipe) {
         dup2(in_pipe[0], 0);
@@ -61,6 +63,10 @@ static pid_t spawn(char *const argv[], const int in_pipe[2], const int err_pipe[
     }
     if (null > 2)
         close(null);
+    if (keep >= 0) {
+        dup2(keep, 3);
+        close(keep);
+    }
     /* ffmpeg must not outlive us (a SIGKILL of shoal leaves no encoder running) */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     signal(SIGPIPE, SIG_DFL);
@@ -80,7 +86,7 @@ static int wait_child(pid_t pid)
 int video_ffmpeg_found(void)
 {
     char *argv[] = {"ffmpeg", "-version", NULL};
-    pid_t pid = spawn(argv, NULL, NULL);
+    pid_t pid = spawn(argv, NULL, NULL, -1);
     if (pid < 0)
         return 0;
     int st = wait_child(pid);
@@ -181,42 +187,27 @@ shoal_status video_open(app_video **out, const char *path, int width, int height
     char size[64], rate[64];
     snprintf(size, sizeof size, "%dx%d", width, height);
     snprintf(rate, sizeof rate, "%.17g", fps);
+    /* ffmpeg writes the temporary through its descriptor (fd 3, /proc/self/fd/3), not its
+     * name: a signal that removes the temporary at any moment, even before ffmpeg has
+     * opened it, leaves nothing behind (ffmpeg then writes to the removed file). Where
+     * /proc is not mounted, by name (the signal handler kills ffmpeg first). */
+    int by_fd = access("/proc/self/fd", X_OK) == 0;
+    char *out_name = by_fd ? "/proc/self/fd/3" : v->af.tmp_path;
     /* ARGB8888 words in little-endian memory are the bytes B G R A: ffmpeg's bgra. H.264
      * in yuv420p needs even sides: pad by one pixel when odd. -y: the temporary exists. */
-    char *argv[] = {"ffmpeg",
-                    "-nostdin",
-                    "-hide_banner",
-                    "-loglevel",
-                    "error",
-                    "-y",
-                    "-f",
-                    "rawvideo",
-                    "-pixel_format",
-                    "bgra",
-                    "-video_size",
-                    size,
-                    "-framerate",
-                    rate,
-                    "-i",
-                    "-",
-                    "-vf",
-                    "pad=ceil(iw/2)*2:ceil(ih/2)*2",
-                    "-c:v",
-                    "libx264",
-                    "-preset",
-                    "veryfast",
-                    "-crf",
-                    "20",
-                    "-pix_fmt",
-                    "yuv420p",
-                    "-movflags",
-                    "+faststart",
-                    "-f",
-                    "mp4",
-                    v->af.tmp_path,
-                    NULL};
+    char *argv[] = {"ffmpeg",     "-nostdin",    "-hide_banner",
+                    "-loglevel",  "error",       "-y",
+                    "-f",         "rawvideo",    "-pixel_format",
+                    "bgra",       "-video_size", size,
+                    "-framerate", rate,          "-i",
+                    "-",          "-vf",         "pad=ceil(iw/2)*2:ceil(ih/2)*2",
+                    "-c:v",       "libx264",     "-preset",
+                    "veryfast",   "-crf",        "20",
+                    "-pix_fmt",   "yuv420p",     "-movflags",
+                    "+faststart", "-f",          "mp4",
+                    out_name,     NULL};
     signal(SIGPIPE, SIG_IGN); /* a dead ffmpeg is an EPIPE from write, not our death */
-    v->pid = spawn(argv, in_pipe, err_pipe);
+    v->pid = spawn(argv, in_pipe, err_pipe, by_fd ? fileno((FILE *)v->af.file) : -1);
     int errnum = errno;
     close(in_pipe[0]);
     close(err_pipe[1]);
