@@ -6,8 +6,9 @@ files of earlier ones), with $B the shoal under test and assets/ and tools/ link
 the source tree. A block preceded by a comment line "<!-- tests/test_readme.py: not run
 (...) -->" is skipped, saying why. Each command must exit 0; its wall time is printed (the
 README promises seconds on 2 cores; no time is asserted here: benchmarks measure speed).
-Commands that need a program this machine lacks (ffmpeg for a video, perf for
-tools/profile.sh, matplotlib for tools/sweep_plot.py) are skipped, saying so.
+Commands that need a program this machine or build lacks (ffmpeg for a video, perf for
+tools/profile.sh, matplotlib for tools/sweep_plot.py, the Python package of a build without
+it) are skipped, saying so; build-test/ in the scratch directory is this build.
 Usage: test_readme.py SOURCE_ROOT SHOAL_EXE"""
 import os
 import re
@@ -73,6 +74,11 @@ def main():
     try:
         for name in ("assets", "tools"):
             os.symlink(os.path.join(root, name), os.path.join(work, name))
+        # build-test (the build tools/test.sh makes, which the README names for the Python
+        # package) is this build
+        build = os.path.dirname(os.path.dirname(os.path.dirname(exe)))
+        os.symlink(build, os.path.join(work, "build-test"))
+        pymod = os.path.isdir(os.path.join(build, "src", "python", "shoal"))
         # python3 is Debian's (with NumPy and matplotlib), as on the machine the README is for
         env = dict(os.environ, SHOAL_EXE=exe, PATH="/usr/bin:/bin:" + os.environ.get("PATH", ""))
         ran = 0
@@ -90,6 +96,8 @@ def main():
                     why = "perf cannot sample here"
                 if "sweep_plot.py" in cmd and not mpl:
                     why = "no matplotlib"
+                if "src/python" in cmd and not pymod:
+                    why = "this build has no Python package"
                 if why:
                     print(f"SKIP README.md:{line}: {cmd.strip()} ({why})")
                     continue
