@@ -305,11 +305,13 @@ SHOAL_API const char *shoal_sim_stage_name(shoal_sim_stage stage);
  *  stage timers as a step's are. Not thread-safe on one sim. */
 SHOAL_API void shoal_sim_sort(shoal_sim *sim);
 
-/** The neighbour-candidate pairs of the last sort, counted as the force kernel walks them:
- *  per group of W consecutive boids of a grid row (W: 16 for AVX-512, 8 for AVX2, 1 for
- *  scalar, from the sim's ISA) the union of their 9 cell runs. `lane_pairs` gets candidates
- *  x W summed over groups (the work the vector unit does), `useful_pairs` candidates x live
- *  lanes. Both 0 before the first step or sort. A measure of work for benchmarks; reads the
+/** The neighbour-candidate pairs the force kernel walked in the last step, counted by the
+ *  kernel itself. `lane_pairs`: candidates x W summed over the lane groups (W: 16 for
+ *  AVX-512, 8 for AVX2, 1 for scalar; a group is a compact cluster of up to W boids and
+ *  walks the candidates its box test keeps), i.e. the work the vector unit did, dead lanes
+ *  included; `useful_pairs`: the (boid, candidate) pairs among them within the model's
+ *  interaction radius (neighbours, the boid itself excluded). Per boid: divide by the
+ *  boid count. Both 0 before the first step. A measure of work for benchmarks; reads the
  *  sim only. */
 SHOAL_API void shoal_sim_candidate_pairs(const shoal_sim *sim, double *lane_pairs,
                                          double *useful_pairs);

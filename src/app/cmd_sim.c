@@ -14,6 +14,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* --stats: the force kernel's own count of its work in the last step (issue 28). */
+static void print_pairs(FILE *f, const shoal_sim *sim)
+{
+    double lane_pairs, useful;
+    shoal_sim_candidate_pairs(sim, &lane_pairs, &useful);
+    double n = (double)shoal_sim_count(sim);
+    if (lane_pairs > 0 && n > 0)
+        fprintf(f,
+                "forces (last step): %.1f lane-pairs per boid (%s), %.1f neighbours per boid: "
+                "%.1f%% useful\n",
+                lane_pairs / n, shoal_sim_isa_name(sim), useful / n, 100.0 * useful / lane_pairs);
+}
+
 /* The GPU path of shoal step: create, load, step, read back (--stats: device time per step
  * on stderr). */
 static int step_gpu(const shoal_sim_desc *d, const shoal_scene *scene, const char *order_name,
@@ -333,6 +346,7 @@ int cmd_step(int argc, char **argv)
         snprintf(title, sizeof title, "shoal step: %zu boids, %lld steps, %s, %d threads", count,
                  steps, shoal_sim_isa_name(sim), shoal_system_thread_count());
         shoal_profile_print(stderr, title, 1);
+        print_pairs(stderr, sim);
     }
     if (trace) {
         /* a failed run writes no output file, the trace included */

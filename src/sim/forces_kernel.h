@@ -24,30 +24,229 @@
 #include "sim/rules.h"
 #include "sim/sim_internal.h"
 
+#include <string.h>
+
 #define KCAT2(a, b) a##_##b
 #define KCAT(a, b) KCAT2(a, b)
 #define KFN(name) KCAT(name, KSUFFIX)
 
-/* One lane group: slots [base, base+n), the union of their candidate runs. */
+/* The candidate list of a group is built and walked in chunks of at most KLIST_CAP. */
+#define KLIST_CAP 512
+
+/* One lane group: slots [base, base + n), consecutive boids of one grid row (VW = 1: one
+ * boid), and the 9 candidate runs of the cells x_lo-1 .. x_hi+1 around its row (x_lo,
+ * x_hi: the cells of its first and last boid): the union of its lanes' 27 cells, in the
+ * canonical order. VW > 1: `box` is the box of its boids (min x y z, max x y z), and the
+ * group walks only the candidates of the runs that the box test keeps (filter_step); VW =
+ * 1 walks every candidate. */
 typedef struct kgroup {
     uint32_t base;
     int n;
     int runs;
     uint32_t rb[9], re[9];
+    float box[6];
+    float filter_r2; /* the model's largest squared radius, as its tests compare it */
 } kgroup;
 
-static inline vf3 KFN(load3)(float *const a[6], int k, uint32_t base, int n)
+/* Where a group's walk is: run r, slot j. */
+typedef struct kwalk {
+    int r;
+    uint32_t j;
+} kwalk;
+
+static inline void KFN(walk_init)(const kgroup *g, kwalk *w)
 {
-    vf3 r = {vf_load_n(a[k] + base, n), vf_load_n(a[k + 1] + base, n),
-             vf_load_n(a[k + 2] + base, n)};
+    w->r = 0;
+    w->j = g->runs > 0 ? g->rb[0] : 0;
+}
+
+#if VW > 1
+/* The box test of candidates [j, j + VW), masked to `m` (the lanes below the run's end),
+ * appended to list[n...]: the squared distance from q to the box, formed as the lanes form
+ * theirs (per axis the float difference to the nearer face, 0 inside; (x^2 + y^2) + z^2).
+ * Rounding is monotonic, so each lane's d^2 to q is at least this: a candidate whose box
+ * d^2 exceeds filter_r2 fails every lane's radius test and adds exactly nothing (the
+ * filter is exact, not a heuristic). Writes VW entries at list + n; returns the new n. */
+static inline int KFN(filter_step)(const float *px, const float *py, const float *pz, uint32_t j,
+                                   int left, const kgroup *g, uint32_t *list, int n);
+#endif
+
+/* The next chunk of the group's candidates (slots, in the canonical order) into list;
+ * returns how many (0: none left). */
+static inline __attribute__((always_inline)) int KFN(walk_next)(const shoal_sim *s, const kgroup *g,
+                                                                kwalk *w, uint32_t *list)
+{
+    int n = 0;
+#if VW > 1
+    const float *px = s->cur[0], *py = s->cur[1], *pz = s->cur[2];
+#else
+    (void)s;
+#endif
+    while (w->r < g->runs) {
+        uint32_t re = g->re[w->r];
+#if VW == 1
+        while (w->j < re && n < KLIST_CAP)
+            list[n++] = w->j++;
+#else
+        while (w->j < re && n < KLIST_CAP) {
+            uint32_t left = re - w->j;
+            n = KFN(filter_step)(px, py, pz, w->j, left < VW ? (int)left : VW, g, list, n);
+            w->j += left < VW ? left : VW;
+        }
+#endif
+        if (w->j < re)
+            break; /* the list is full */
+        if (++w->r < g->runs)
+            w->j = g->rb[w->r];
+    }
+    return n;
+}
+
+#if defined(SIMD_AVX512)
+static inline int KFN(filter_step)(const float *px, const float *py, const float *pz, uint32_t j,
+                                   int left, const kgroup *g, uint32_t *list, int n)
+{
+    __mmask16 m = left == 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1u);
+    __m512 zero = _mm512_setzero_ps();
+    __m512 qx = _mm512_maskz_loadu_ps(m, px + j);
+    __m512 qy = _mm512_maskz_loadu_ps(m, py + j);
+    __m512 qz = _mm512_maskz_loadu_ps(m, pz + j);
+    __m512 ex = _mm512_max_ps(_mm512_max_ps(_mm512_sub_ps(_mm512_set1_ps(g->box[0]), qx),
+                                            _mm512_sub_ps(qx, _mm512_set1_ps(g->box[3]))),
+                              zero);
+    __m512 ey = _mm512_max_ps(_mm512_max_ps(_mm512_sub_ps(_mm512_set1_ps(g->box[1]), qy),
+                                            _mm512_sub_ps(qy, _mm512_set1_ps(g->box[4]))),
+                              zero);
+    __m512 ez = _mm512_max_ps(_mm512_max_ps(_mm512_sub_ps(_mm512_set1_ps(g->box[2]), qz),
+                                            _mm512_sub_ps(qz, _mm512_set1_ps(g->box[5]))),
+                              zero);
+    __m512 d2 = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(ex, ex), _mm512_mul_ps(ey, ey)),
+                              _mm512_mul_ps(ez, ez));
+    __mmask16 keep = _mm512_mask_cmp_ps_mask(m, d2, _mm512_set1_ps(g->filter_r2), _CMP_LE_OQ);
+    __m512i idx =
+        _mm512_add_epi32(_mm512_set1_epi32((int)j),
+                         _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+    _mm512_storeu_si512((void *)(list + n), _mm512_maskz_compress_epi32(keep, idx));
+    return n + __builtin_popcount((unsigned)keep);
+}
+
+/* The box of the group's lanes p (lanes n and above ignored). */
+static inline void KFN(lane_box)(kgroup *g, vf3 p)
+{
+    __mmask16 m = (__mmask16)((1u << g->n) - 1u);
+    g->box[0] = _mm512_mask_reduce_min_ps(m, p.x);
+    g->box[1] = _mm512_mask_reduce_min_ps(m, p.y);
+    g->box[2] = _mm512_mask_reduce_min_ps(m, p.z);
+    g->box[3] = _mm512_mask_reduce_max_ps(m, p.x);
+    g->box[4] = _mm512_mask_reduce_max_ps(m, p.y);
+    g->box[5] = _mm512_mask_reduce_max_ps(m, p.z);
+}
+#elif defined(SIMD_AVX2)
+/* AVX2 has no compress: kcompress8[m] packs the positions of the set bits of m, 3 bits each
+ * (generated: for each set bit i of m in ascending order, i at the next 3-bit field). */
+static const uint32_t kcompress8[256] = {
+    0x000000, 0x000000, 0x000001, 0x000008, 0x000002, 0x000010, 0x000011, 0x000088, 0x000003,
+    0x000018, 0x000019, 0x0000c8, 0x00001a, 0x0000d0, 0x0000d1, 0x000688, 0x000004, 0x000020,
+    0x000021, 0x000108, 0x000022, 0x000110, 0x000111, 0x000888, 0x000023, 0x000118, 0x000119,
+    0x0008c8, 0x00011a, 0x0008d0, 0x0008d1, 0x004688, 0x000005, 0x000028, 0x000029, 0x000148,
+    0x00002a, 0x000150, 0x000151, 0x000a88, 0x00002b, 0x000158, 0x000159, 0x000ac8, 0x00015a,
+    0x000ad0, 0x000ad1, 0x005688, 0x00002c, 0x000160, 0x000161, 0x000b08, 0x000162, 0x000b10,
+    0x000b11, 0x005888, 0x000163, 0x000b18, 0x000b19, 0x0058c8, 0x000b1a, 0x0058d0, 0x0058d1,
+    0x02c688, 0x000006, 0x000030, 0x000031, 0x000188, 0x000032, 0x000190, 0x000191, 0x000c88,
+    0x000033, 0x000198, 0x000199, 0x000cc8, 0x00019a, 0x000cd0, 0x000cd1, 0x006688, 0x000034,
+    0x0001a0, 0x0001a1, 0x000d08, 0x0001a2, 0x000d10, 0x000d11, 0x006888, 0x0001a3, 0x000d18,
+    0x000d19, 0x0068c8, 0x000d1a, 0x0068d0, 0x0068d1, 0x034688, 0x000035, 0x0001a8, 0x0001a9,
+    0x000d48, 0x0001aa, 0x000d50, 0x000d51, 0x006a88, 0x0001ab, 0x000d58, 0x000d59, 0x006ac8,
+    0x000d5a, 0x006ad0, 0x006ad1, 0x035688, 0x0001ac, 0x000d60, 0x000d61, 0x006b08, 0x000d62,
+    0x006b10, 0x006b11, 0x035888, 0x000d63, 0x006b18, 0x006b19, 0x0358c8, 0x006b1a, 0x0358d0,
+    0x0358d1, 0x1ac688, 0x000007, 0x000038, 0x000039, 0x0001c8, 0x00003a, 0x0001d0, 0x0001d1,
+    0x000e88, 0x00003b, 0x0001d8, 0x0001d9, 0x000ec8, 0x0001da, 0x000ed0, 0x000ed1, 0x007688,
+    0x00003c, 0x0001e0, 0x0001e1, 0x000f08, 0x0001e2, 0x000f10, 0x000f11, 0x007888, 0x0001e3,
+    0x000f18, 0x000f19, 0x0078c8, 0x000f1a, 0x0078d0, 0x0078d1, 0x03c688, 0x00003d, 0x0001e8,
+    0x0001e9, 0x000f48, 0x0001ea, 0x000f50, 0x000f51, 0x007a88, 0x0001eb, 0x000f58, 0x000f59,
+    0x007ac8, 0x000f5a, 0x007ad0, 0x007ad1, 0x03d688, 0x0001ec, 0x000f60, 0x000f61, 0x007b08,
+    0x000f62, 0x007b10, 0x007b11, 0x03d888, 0x000f63, 0x007b18, 0x007b19, 0x03d8c8, 0x007b1a,
+    0x03d8d0, 0x03d8d1, 0x1ec688, 0x00003e, 0x0001f0, 0x0001f1, 0x000f88, 0x0001f2, 0x000f90,
+    0x000f91, 0x007c88, 0x0001f3, 0x000f98, 0x000f99, 0x007cc8, 0x000f9a, 0x007cd0, 0x007cd1,
+    0x03e688, 0x0001f4, 0x000fa0, 0x000fa1, 0x007d08, 0x000fa2, 0x007d10, 0x007d11, 0x03e888,
+    0x000fa3, 0x007d18, 0x007d19, 0x03e8c8, 0x007d1a, 0x03e8d0, 0x03e8d1, 0x1f4688, 0x0001f5,
+    0x000fa8, 0x000fa9, 0x007d48, 0x000faa, 0x007d50, 0x007d51, 0x03ea88, 0x000fab, 0x007d58,
+    0x007d59, 0x03eac8, 0x007d5a, 0x03ead0, 0x03ead1, 0x1f5688, 0x000fac, 0x007d60, 0x007d61,
+    0x03eb08, 0x007d62, 0x03eb10, 0x03eb11, 0x1f5888, 0x007d63, 0x03eb18, 0x03eb19, 0x1f58c8,
+    0x03eb1a, 0x1f58d0, 0x1f58d1, 0xfac688};
+
+static inline int KFN(filter_step)(const float *px, const float *py, const float *pz, uint32_t j,
+                                   int left, const kgroup *g, uint32_t *list, int n)
+{
+    __m256i lm = simd_lane_mask(left);
+    __m256 zero = _mm256_setzero_ps();
+    __m256 qx = _mm256_maskload_ps(px + j, lm);
+    __m256 qy = _mm256_maskload_ps(py + j, lm);
+    __m256 qz = _mm256_maskload_ps(pz + j, lm);
+    __m256 ex = _mm256_max_ps(_mm256_max_ps(_mm256_sub_ps(_mm256_set1_ps(g->box[0]), qx),
+                                            _mm256_sub_ps(qx, _mm256_set1_ps(g->box[3]))),
+                              zero);
+    __m256 ey = _mm256_max_ps(_mm256_max_ps(_mm256_sub_ps(_mm256_set1_ps(g->box[1]), qy),
+                                            _mm256_sub_ps(qy, _mm256_set1_ps(g->box[4]))),
+                              zero);
+    __m256 ez = _mm256_max_ps(_mm256_max_ps(_mm256_sub_ps(_mm256_set1_ps(g->box[2]), qz),
+                                            _mm256_sub_ps(qz, _mm256_set1_ps(g->box[5]))),
+                              zero);
+    __m256 d2 = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(ex, ex), _mm256_mul_ps(ey, ey)),
+                              _mm256_mul_ps(ez, ez));
+    __m256 le = _mm256_and_ps(_mm256_cmp_ps(d2, _mm256_set1_ps(g->filter_r2), _CMP_LE_OQ),
+                              _mm256_castsi256_ps(lm));
+    unsigned keep = (unsigned)_mm256_movemask_ps(le);
+    __m256i off = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32((int)kcompress8[keep]),
+                                                     _mm256_setr_epi32(0, 3, 6, 9, 12, 15, 18, 21)),
+                                   _mm256_set1_epi32(7));
+    _mm256_storeu_si256((__m256i *)(list + n), _mm256_add_epi32(_mm256_set1_epi32((int)j), off));
+    return n + __builtin_popcount(keep);
+}
+
+static inline void KFN(lane_box)(kgroup *g, vf3 p)
+{
+    float x[8], y[8], z[8];
+    _mm256_storeu_ps(x, p.x);
+    _mm256_storeu_ps(y, p.y);
+    _mm256_storeu_ps(z, p.z);
+    float b[6] = {x[0], y[0], z[0], x[0], y[0], z[0]};
+    for (int i = 1; i < g->n; i++) {
+        b[0] = x[i] < b[0] ? x[i] : b[0];
+        b[1] = y[i] < b[1] ? y[i] : b[1];
+        b[2] = z[i] < b[2] ? z[i] : b[2];
+        b[3] = x[i] > b[3] ? x[i] : b[3];
+        b[4] = y[i] > b[4] ? y[i] : b[4];
+        b[5] = z[i] > b[5] ? z[i] : b[5];
+    }
+    for (int k = 0; k < 6; k++)
+        g->box[k] = b[k];
+}
+#endif
+
+static inline vf3 KFN(load3)(float *const a[6], int k, const kgroup *g)
+{
+    vf3 r = {vf_load_n(a[k] + g->base, g->n), vf_load_n(a[k + 1] + g->base, g->n),
+             vf_load_n(a[k + 2] + g->base, g->n)};
     return r;
 }
 
-static inline void KFN(store3)(float *const a[6], int k, uint32_t base, int n, vf3 v)
+static inline void KFN(store3)(float *const a[6], int k, const kgroup *g, vf3 v)
 {
-    vf_store_n(a[k] + base, v.x, n);
-    vf_store_n(a[k + 1] + base, v.y, n);
-    vf_store_n(a[k + 2] + base, v.z, n);
+    vf_store_n(a[k] + g->base, v.x, g->n);
+    vf_store_n(a[k + 1] + g->base, v.y, g->n);
+    vf_store_n(a[k + 2] + g->base, v.z, g->n);
+}
+
+/* The sum of a per-lane count over the group's live lanes (counts are exact integers). */
+static inline uint64_t KFN(lane_sum)(const kgroup *g, vf c)
+{
+    float t[VW];
+    vf_store_n(t, c, VW);
+    uint64_t sum = 0;
+    for (int i = 0; i < g->n; i++)
+        sum += (uint64_t)t[i];
+    return sum;
 }
 
 /* Finite check of the new state: x - x is 0 exactly when x is finite. Records the lowest
@@ -116,8 +315,8 @@ static inline void KFN(extras)(const shoal_sim *s, const kgroup *g, vf3 p, rule_
 static inline void KFN(store_state)(const shoal_sim *s, const kgroup *g, vf3 p, vf3 v, sim_fault *f)
 {
     KFN(check_finite)(s, g, p, v, f);
-    KFN(store3)(s->nxt, 0, g->base, g->n, p);
-    KFN(store3)(s->nxt, 3, g->base, g->n, v);
+    KFN(store3)(s->nxt, 0, g, p);
+    KFN(store3)(s->nxt, 3, g, v);
 }
 
 #define SEP_LIST_MAX 256
@@ -125,8 +324,10 @@ static inline void KFN(store_state)(const shoal_sim *s, const kgroup *g, vf3 p, 
 /* steer's separation over the candidates the pair loop listed (in candidate order). Equal to
  * adding it inside the loop: sep is touched by nothing else, so the order of its additions
  * is unchanged. Returns 0. */
-static inline int KFN(steer_sep_flush)(float *const *in, vf3 p, vf sep_r2, const uint32_t *list,
-                                       int count, rule_sa *a)
+static inline __attribute__((always_inline)) int KFN(steer_sep_flush)(float *const *in, vf3 p,
+                                                                      vf sep_r2,
+                                                                      const uint32_t *list,
+                                                                      int count, rule_sa *a)
 {
     for (int k = 0; k < count; k++) {
         uint32_t j = list[k];
@@ -145,8 +346,8 @@ KFN(steer_average_impl)(const shoal_sim *s, const kgroup *g, int average, int sh
     const model_consts *mc = &s->mc;
     float *const *in = s->cur;
     const float *qx = in[0], *qy = in[1], *qz = in[2], *wx = in[3], *wy = in[4], *wz = in[5];
-    vf3 p = KFN(load3)(in, 0, g->base, g->n);
-    vf3 v = KFN(load3)(in, 3, g->base, g->n);
+    vf3 p = KFN(load3)(in, 0, g);
+    vf3 v = KFN(load3)(in, 3, g);
     vf sep_r2 = vf_set1(mc->sep_r2);
     float max_r2f = mc->sep_r2 > mc->ali_r2 ? mc->sep_r2 : mc->ali_r2;
     max_r2f = mc->coh_r2 > max_r2f ? mc->coh_r2 : max_r2f;
@@ -156,8 +357,14 @@ KFN(steer_average_impl)(const shoal_sim *s, const kgroup *g, int average, int sh
     uint32_t sep_list[SEP_LIST_MAX + 1];
     int sep_count = 0;
 
-    for (int r = 0; r < g->runs; r++) {
-        for (uint32_t j = g->rb[r]; j < g->re[r]; j++) {
+    kwalk w;
+    KFN(walk_init)(g, &w);
+    uint32_t list[KLIST_CAP + VW];
+    int n;
+    while ((n = KFN(walk_next)(s, g, &w, list)) > 0) {
+        f->lane_pairs += (uint64_t)n * VW;
+        for (int k = 0; k < n; k++) {
+            uint32_t j = list[k];
             vm m_sep = rule_sa_pair(&a, p, qx[j], qy[j], qz[j], wx[j], wy[j], wz[j], mc, max_r2,
                                     average, shared_mask, 0);
             if (!average) {
@@ -172,6 +379,7 @@ KFN(steer_average_impl)(const shoal_sim *s, const kgroup *g, int average, int sh
             }
         }
     }
+    f->useful += KFN(lane_sum)(g, shared_mask ? a.ali_n : a.near_n);
     rule_sa_end(&a, shared_mask);
     if (sep_count)
         KFN(steer_sep_flush)(in, p, sep_r2, sep_list, sep_count, &a);
@@ -184,14 +392,22 @@ KFN(steer_average_impl)(const shoal_sim *s, const kgroup *g, int average, int sh
 /* Dispatch to a variant where alignment and cohesion share one mask (the usual case:
  * ali_radius == coh_radius >= sep_radius), which saves two compares and a count per
  * candidate. Same masks, same sums: the same bits as the general variant. */
-static void KFN(group_steer_average)(const shoal_sim *s, const kgroup *g, int average, sim_fault *f)
+static void KFN(group_steer)(const shoal_sim *s, const kgroup *g, sim_fault *f)
 {
     const model_consts *mc = &s->mc;
-    int shared = mc->ali_r2 == mc->coh_r2 && mc->sep_r2 <= mc->ali_r2;
-    if (shared)
-        KFN(steer_average_impl)(s, g, average, 1, f);
+    if (mc->ali_r2 == mc->coh_r2 && mc->sep_r2 <= mc->ali_r2)
+        KFN(steer_average_impl)(s, g, 0, 1, f);
     else
-        KFN(steer_average_impl)(s, g, average, 0, f);
+        KFN(steer_average_impl)(s, g, 0, 0, f);
+}
+
+static void KFN(group_average)(const shoal_sim *s, const kgroup *g, sim_fault *f)
+{
+    const model_consts *mc = &s->mc;
+    if (mc->ali_r2 == mc->coh_r2 && mc->sep_r2 <= mc->ali_r2)
+        KFN(steer_average_impl)(s, g, 1, 1, f);
+    else
+        KFN(steer_average_impl)(s, g, 1, 0, f);
 }
 
 /* heading (seed 001): rules.h rule_heading_*. */
@@ -201,12 +417,18 @@ static void KFN(group_heading)(const shoal_sim *s, const kgroup *g, sim_fault *f
     const model_consts *mc = &s->mc;
     float *const *in = s->cur;
     const float *qx = in[0], *qy = in[1], *qz = in[2], *wx = in[3], *wy = in[4], *wz = in[5];
-    vf3 p = KFN(load3)(in, 0, g->base, g->n);
-    vf3 v = KFN(load3)(in, 3, g->base, g->n);
+    vf3 p = KFN(load3)(in, 0, g);
+    vf3 v = KFN(load3)(in, 3, g);
     rule_hd a;
     rule_heading_begin(&a);
-    for (int r = 0; r < g->runs; r++) {
-        for (uint32_t j = g->rb[r]; j < g->re[r]; j++) {
+    kwalk w;
+    KFN(walk_init)(g, &w);
+    uint32_t list[KLIST_CAP + VW];
+    int n;
+    while ((n = KFN(walk_next)(s, g, &w, list)) > 0) {
+        f->lane_pairs += (uint64_t)n * VW;
+        for (int k = 0; k < n; k++) {
+            uint32_t j = list[k];
             vf3 diff;
             vf d2;
             vm m = rule_heading_test(p, qx[j], qy[j], qz[j], mc, &diff, &d2);
@@ -218,6 +440,7 @@ static void KFN(group_heading)(const shoal_sim *s, const kgroup *g, sim_fault *f
             rule_heading_add(&a, m, diff, d2, qx[j], qy[j], qz[j], dir, mc);
         }
     }
+    f->useful += KFN(lane_sum)(g, a.n);
     rule_extras x;
     KFN(extras)(s, g, p, &x);
     rule_heading_finish(&a, prm, mc, &x, &p, &v);
@@ -231,13 +454,22 @@ static void KFN(group_classic)(const shoal_sim *s, const kgroup *g, sim_fault *f
     const model_consts *mc = &s->mc;
     float *const *in = s->cur;
     const float *qx = in[0], *qy = in[1], *qz = in[2], *wx = in[3], *wy = in[4], *wz = in[5];
-    vf3 p = KFN(load3)(in, 0, g->base, g->n);
-    vf3 v = KFN(load3)(in, 3, g->base, g->n);
+    vf3 p = KFN(load3)(in, 0, g);
+    vf3 v = KFN(load3)(in, 3, g);
     rule_cl a;
     rule_classic_begin(&a, prm, p);
-    for (int r = 0; r < g->runs; r++)
-        for (uint32_t j = g->rb[r]; j < g->re[r]; j++)
+    kwalk w;
+    KFN(walk_init)(g, &w);
+    uint32_t list[KLIST_CAP + VW];
+    int n;
+    while ((n = KFN(walk_next)(s, g, &w, list)) > 0) {
+        f->lane_pairs += (uint64_t)n * VW;
+        for (int k = 0; k < n; k++) {
+            uint32_t j = list[k];
             rule_classic_pair(&a, p, qx[j], qy[j], qz[j], wx[j], wy[j], wz[j], prm, mc);
+        }
+    }
+    f->useful += KFN(lane_sum)(g, a.n);
     rule_extras x;
     KFN(extras)(s, g, p, &x);
     rule_classic_finish(&a, prm, mc, &x, &p, &v);
@@ -251,18 +483,69 @@ static void KFN(group_fov)(const shoal_sim *s, const kgroup *g, sim_fault *f)
     const model_consts *mc = &s->mc;
     float *const *in = s->cur;
     const float *qx = in[0], *qy = in[1], *qz = in[2], *wx = in[3], *wy = in[4], *wz = in[5];
-    vf3 p = KFN(load3)(in, 0, g->base, g->n);
-    vf3 v = KFN(load3)(in, 3, g->base, g->n);
+    vf3 p = KFN(load3)(in, 0, g);
+    vf3 v = KFN(load3)(in, 3, g);
     vf max2 = vf_set1(rule_fov_max2(prm));
     rule_fv a;
     rule_fov_begin(&a, v);
-    for (int r = 0; r < g->runs; r++)
-        for (uint32_t j = g->rb[r]; j < g->re[r]; j++)
+    kwalk w;
+    KFN(walk_init)(g, &w);
+    uint32_t list[KLIST_CAP + VW];
+    int n;
+    while ((n = KFN(walk_next)(s, g, &w, list)) > 0) {
+        f->lane_pairs += (uint64_t)n * VW;
+        for (int k = 0; k < n; k++) {
+            uint32_t j = list[k];
             rule_fov_pair(&a, p, qx[j], qy[j], qz[j], wx[j], wy[j], wz[j], prm, mc, max2);
+        }
+    }
+    f->useful += KFN(lane_sum)(g, a.near_n);
     rule_extras x;
     KFN(extras)(s, g, p, &x);
     rule_fov_finish(&a, prm, mc, &x, &p, &v);
     KFN(store_state)(s, g, p, v, f);
+}
+
+#if VW > 1
+/* The largest squared radius of the model's candidate tests (steer, average: the three
+ * radii; heading: R; classic: fov; fov: the largest squared distance), as they compare it. */
+static float KFN(filter_r2)(const shoal_sim *s)
+{
+    const model_consts *mc = &s->mc;
+    switch (s->desc.model) {
+    case SHOAL_MODEL_STEER:
+    case SHOAL_MODEL_AVERAGE: {
+        float m = mc->sep_r2 > mc->ali_r2 ? mc->sep_r2 : mc->ali_r2;
+        return mc->coh_r2 > m ? mc->coh_r2 : m;
+    }
+    case SHOAL_MODEL_HEADING:
+    case SHOAL_MODEL_CLASSIC:
+        return mc->r2;
+    default:
+        return rule_fov_max2(&s->desc.params);
+    }
+}
+#endif
+
+static inline void KFN(group)(const shoal_sim *s, const kgroup *g, sim_fault *f)
+{
+    switch (s->desc.model) {
+    case SHOAL_MODEL_STEER:
+        KFN(group_steer)(s, g, f);
+        break;
+    case SHOAL_MODEL_AVERAGE:
+        KFN(group_average)(s, g, f);
+        break;
+    case SHOAL_MODEL_HEADING:
+        KFN(group_heading)(s, g, f);
+        break;
+    case SHOAL_MODEL_CLASSIC:
+        KFN(group_classic)(s, g, f);
+        break;
+    default:
+        KFN(group_fov)(s, g, f);
+        break;
+    }
 }
 
 /* Worker threads: every group that starts in the sorted boid range [b0, b1). Groups are VW
@@ -273,12 +556,16 @@ static void KFN(group_fov)(const shoal_sim *s, const kgroup *g, sim_fault *f)
 void KFN(forces_range)(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f)
 {
     const int32_t nx = s->g.dims[0], ny = s->g.dims[1];
-    const shoal_model model = s->desc.model;
     /* Only the active cells get forces (all of them in one process; an MPI brick's own
      * cells, not its halo): rows outside the active y, z range are skipped, and inside a
      * row the groups start at the first active cell. A lane's sums do not depend on which
      * lanes share its group, so this changes no bit of an active boid. */
     const int32_t *alo = s->g.act_lo, *ahi = s->g.act_hi;
+    kgroup g;
+    memset(&g, 0, sizeof g);
+#if VW > 1
+    g.filter_r2 = KFN(filter_r2)(s);
+#endif
     uint32_t i = (uint32_t)b0;
     while (i < (uint32_t)b1) {
         int64_t row = (int64_t)(s->cell_sorted[i] / (uint32_t)nx);
@@ -294,29 +581,17 @@ void KFN(forces_range)(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f)
         uint32_t from = i > begin ? i : begin;
         uint32_t first = begin + (from - begin + VW - 1) / VW * VW;
         for (uint32_t g0 = first; g0 < end && g0 < (uint32_t)b1; g0 += VW) {
-            kgroup g;
             g.base = g0;
             g.n = end - g0 < VW ? (int)(end - g0) : VW;
             int32_t x_first = (int32_t)(s->cell_sorted[g0] - (uint32_t)cell0);
             int32_t x_last = (int32_t)(s->cell_sorted[g0 + (uint32_t)g.n - 1] - (uint32_t)cell0);
             g.runs = grid_runs(s, x_first - 1, x_last + 1, y, z, g.rb, g.re);
-            switch (model) {
-            case SHOAL_MODEL_STEER:
-                KFN(group_steer_average)(s, &g, 0, f);
-                break;
-            case SHOAL_MODEL_AVERAGE:
-                KFN(group_steer_average)(s, &g, 1, f);
-                break;
-            case SHOAL_MODEL_HEADING:
-                KFN(group_heading)(s, &g, f);
-                break;
-            case SHOAL_MODEL_CLASSIC:
-                KFN(group_classic)(s, &g, f);
-                break;
-            default:
-                KFN(group_fov)(s, &g, f);
-                break;
-            }
+#if VW > 1
+            KFN(lane_box)(&g, KFN(load3)(s->cur, 0, &g));
+#endif
+            KFN(group)(s, &g, f);
+            f->groups++;
+            f->boids += (uint64_t)g.n;
         }
         i = row_end; /* the next row's first boid */
     }

@@ -282,33 +282,11 @@ int grid_runs(const shoal_sim *s, int32_t x_lo, int32_t x_hi, int32_t y, int32_t
     return n;
 }
 
-/* Candidate pairs as the kernels walk them (shoal/sim.h): per group of VW consecutive boids
- * of a grid row, the union of their 9 cell runs; groups start at the row's first boid, as
- * the kernels' groups do. */
+/* The force kernels' own count of the last step (sim.c sums the threads' counters). */
 void shoal_sim_candidate_pairs(const shoal_sim *s, double *lane_pairs, double *useful_pairs)
 {
-    double lp = 0, up = 0;
-    const int vw = s->isa == SHOAL_ISA_AVX512 ? 16 : s->isa == SHOAL_ISA_AVX2 ? 8 : 1;
-    const int32_t nx = s->g.dims[0], ny = s->g.dims[1];
-    for (int64_t row = 0; row < s->g.row_count; row++) {
-        int32_t y = (int32_t)(row % ny), z = (int32_t)(row / ny);
-        int64_t cell0 = row * nx;
-        uint32_t begin = s->cell_start[cell0], end = s->cell_start[cell0 + nx];
-        for (uint32_t i = begin; i < end; i += (uint32_t)vw) {
-            int n = end - i < (uint32_t)vw ? (int)(end - i) : vw;
-            int32_t x0 = (int32_t)(s->cell_sorted[i] - (uint32_t)cell0);
-            int32_t x1 = (int32_t)(s->cell_sorted[i + (uint32_t)n - 1] - (uint32_t)cell0);
-            uint32_t rb[9], re[9];
-            int runs = grid_runs(s, x0 - 1, x1 + 1, y, z, rb, re);
-            double cand = 0;
-            for (int k = 0; k < runs; k++)
-                cand += (double)(re[k] - rb[k]);
-            lp += cand * vw;
-            up += cand * n;
-        }
-    }
-    *lane_pairs = lp;
-    *useful_pairs = up;
+    *lane_pairs = (double)s->work.lane_pairs;
+    *useful_pairs = (double)s->work.useful;
 }
 
 size_t sim_grid_neighbors(shoal_sim *s, uint32_t row, float radius, uint32_t *out, size_t max)

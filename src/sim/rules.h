@@ -174,12 +174,14 @@ RULE_FN vf3 rule_wall(const shoal_params *prm, vf3 p)
 typedef struct rule_sa {
     vf3 sep, ali, coh;
     vf sep_n, ali_n, coh_n;
+    vf near_n; /* candidates within the largest radius, counted when !shared_mask (with a
+                * shared mask that is ali_n): a work statistic, no result depends on it */
 } rule_sa;
 
 RULE_FN void rule_sa_begin(rule_sa *a)
 {
     a->sep = a->ali = a->coh = v3_zero();
-    a->sep_n = a->ali_n = a->coh_n = vf_zero();
+    a->sep_n = a->ali_n = a->coh_n = a->near_n = vf_zero();
 }
 
 /* One candidate j (position pj, velocity vj) of steer (average = 0) or average (1). The
@@ -210,6 +212,7 @@ RULE_FN vm rule_sa_pair(rule_sa *a, vf3 p, float pjx, float pjy, float pjz, floa
     if (!shared_mask) {
         m_ali = vm_and(near, vf_le(d2, vf_set1(mc->ali_r2)));
         m_coh = vm_and(near, vf_le(d2, vf_set1(mc->coh_r2)));
+        a->near_n = vf_add_masked(a->near_n, near, one);
     }
     if (average) {
         /* seed 000: the plain difference; cheap enough to add unconditionally */
@@ -485,13 +488,14 @@ RULE_FN void rule_classic_finish(const rule_cl *a, const shoal_params *prm, cons
 typedef struct rule_fv {
     vf3 vhat, coh, sep, ali;
     vf coh_n, ali_n;
+    vf near_n; /* candidates within the largest distance: a work statistic only */
 } rule_fv;
 
 RULE_FN void rule_fov_begin(rule_fv *a, vf3 v)
 {
     a->vhat = v3_normalize(v);
     a->coh = a->sep = a->ali = v3_zero();
-    a->coh_n = a->ali_n = vf_zero();
+    a->coh_n = a->ali_n = a->near_n = vf_zero();
 }
 
 /* the largest of the three squared thresholds (the candidate test's bound) */
@@ -511,6 +515,7 @@ RULE_FN void rule_fov_pair(rule_fv *a, vf3 p, float pjx, float pjy, float pjz, f
     if (!vm_any(near))
         return;
     vf one = vf_set1(1.0f);
+    a->near_n = vf_add_masked(a->near_n, near, one);
     vf d = vf_sqrt(d2);
     /* angle < A  <=>  cos(angle) > cos(A), cos(angle) = normalize(v_i).(e / d) */
     vf c = vf_div(v3_dot(a->vhat, e), d);

@@ -434,8 +434,10 @@ static uint32_t run_region(shoal_sim *s, int sort_only)
     int nthreads = parallel_resolve_threads(s->desc.thread_count);
     if (nthreads > SIM_MAX_THREADS)
         nthreads = SIM_MAX_THREADS;
-    for (int t = 0; t < nthreads; t++)
+    for (int t = 0; t < nthreads; t++) {
         s->fault[t].found = 0;
+        s->fault[t].groups = s->fault[t].boids = s->fault[t].lane_pairs = s->fault[t].useful = 0;
+    }
     /* About 16 chunks per thread so a crowded part of the school is shared out, whole
      * groups per chunk at least; the chunking does not change any result. */
     int64_t chunk = (int64_t)s->count / ((int64_t)nthreads * 16);
@@ -445,9 +447,16 @@ static uint32_t run_region(shoal_sim *s, int sort_only)
     uint32_t bad_row = UINT32_MAX;
     if (sort_only)
         return bad_row;
-    for (int t = 0; t < nthreads; t++)
+    sim_work w = {0, 0, 0, 0};
+    for (int t = 0; t < nthreads; t++) {
         if (s->fault[t].found && s->fault[t].row < bad_row)
             bad_row = s->fault[t].row;
+        w.groups += s->fault[t].groups;
+        w.boids += s->fault[t].boids;
+        w.lane_pairs += s->fault[t].lane_pairs;
+        w.useful += s->fault[t].useful;
+    }
+    s->work = w;
     return bad_row;
 }
 

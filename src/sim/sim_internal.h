@@ -91,11 +91,19 @@ shoal_status field_build(field *f, const obstacle *obs, size_t obstacle_count, f
 void field_free(field *f);
 /* The cell vector at p: rule_field_sample in sim/rules.h (both backends sample with it). */
 
-/* A simulation fault found during a step: the first non-finite result, by input row. */
+/* What one thread's force kernels found during a step: the first non-finite result (by
+ * input row) and the work they did (groups, candidate lane-pairs walked: candidates x W,
+ * and the neighbour pairs among them). One cache line per thread. */
 typedef struct sim_fault {
-    uint32_t row;
+    _Alignas(64) uint32_t row;
     int found;
+    uint64_t groups, boids, lane_pairs, useful;
 } sim_fault;
+
+/* The force kernels' work in the last step, summed over the threads. */
+typedef struct sim_work {
+    uint64_t groups, lane_pairs, useful, boids;
+} sim_work;
 
 struct shoal_sim {
     shoal_sim_desc desc;
@@ -118,6 +126,7 @@ struct shoal_sim {
 
     parallel_counter ctr_blocks, ctr_scatter, ctr_forces;
     sim_fault fault[SIM_MAX_THREADS];
+    sim_work work; /* of the last step's forces */
 
     model_consts mc;
     uint64_t steps_done;
