@@ -166,7 +166,7 @@ int main(int argc, char **argv)
         int ok = 1;
         for (size_t i = 0; i < count && ok; i++)
             ok = (uint32_t)work[i] == s->row_cur[i] &&
-                 (uint32_t)(work[i] >> 32) == s->cell_sorted[i];
+                 (uint32_t)(work[i] >> 32) == grid_cell_of_slot(s, (uint32_t)i);
         checked += ok;
         mn = ms[0], mx = ms[0];
         for (int r = 0; r < repeat; r++) {

@@ -231,6 +231,31 @@ static inline vf3 KFN(load3)(float *const a[6], int k, const kgroup *g)
     return r;
 }
 
+/* The lanes' velocities: during a step they are still where the sort found them
+ * (grid_scatter moves positions and rows only); src_of maps each sorted slot there. */
+static inline vf3 KFN(load_v)(const shoal_sim *s, const kgroup *g)
+{
+    float *const *a = s->cur;
+#if defined(SIMD_AVX512)
+    __mmask16 m = (__mmask16)((1u << g->n) - 1u);
+    __m512i idx = _mm512_maskz_loadu_epi32(m, s->src_of + g->base);
+    vf3 r = {_mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, a[3], 4),
+             _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, a[4], 4),
+             _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, a[5], 4)};
+#elif defined(SIMD_AVX2)
+    __m256i m = simd_lane_mask(g->n);
+    __m256i idx = _mm256_maskload_epi32((const int *)(s->src_of + g->base), m);
+    __m256 mf = _mm256_castsi256_ps(m);
+    vf3 r = {_mm256_mask_i32gather_ps(_mm256_setzero_ps(), a[3], idx, mf, 4),
+             _mm256_mask_i32gather_ps(_mm256_setzero_ps(), a[4], idx, mf, 4),
+             _mm256_mask_i32gather_ps(_mm256_setzero_ps(), a[5], idx, mf, 4)};
+#else
+    uint32_t j = s->src_of[g->base];
+    vf3 r = {a[3][j], a[4][j], a[5][j]};
+#endif
+    return r;
+}
+
 static inline void KFN(store3)(float *const a[6], int k, const kgroup *g, vf3 v)
 {
     vf_store_n(a[k] + g->base, v.x, g->n);
@@ -311,12 +336,78 @@ static inline void KFN(extras)(const shoal_sim *s, const kgroup *g, vf3 p, rule_
         x->flee = KFN(flee_weighted)(s, p);
 }
 
-/* The end of every group: the finite check, then the new state stored at the group's slots. */
+/* The cells of the new positions p (grid.c cell_index lane by lane: grid_coord against the
+ * whole grid, minus the sub-box offset), stored at the group's slots of cell_of: the next
+ * step's sort keys, so grid_assign need not read the positions again (sim.c cells_valid). */
+#if defined(SIMD_AVX512)
+static inline __m512i KFN(coord)(__m512 v, const grid *gr, int c)
+{
+    __m512 f = _mm512_mul_ps(_mm512_sub_ps(v, _mm512_set1_ps(gr->origin[c])),
+                             _mm512_set1_ps(gr->inv_cell));
+    __mmask16 in = _mm512_cmp_ps_mask(f, _mm512_setzero_ps(), _CMP_GE_OQ); /* not NaN, >= 0 */
+    __mmask16 top = _mm512_cmp_ps_mask(f, _mm512_set1_ps((float)(gr->gdims[c] - 1)), _CMP_GE_OQ);
+    __m512i k = _mm512_cvttps_epi32(f);
+    k = _mm512_mask_mov_epi32(k, top, _mm512_set1_epi32(gr->gdims[c] - 1));
+    k = _mm512_maskz_mov_epi32(in, k);
+    return _mm512_sub_epi32(k, _mm512_set1_epi32(gr->off[c]));
+}
+
+static inline void KFN(store_cells)(const shoal_sim *s, const kgroup *g, vf3 p)
+{
+    const grid *gr = &s->g;
+    __m512i cell = _mm512_add_epi32(
+        KFN(coord)(p.x, gr, 0),
+        _mm512_mullo_epi32(_mm512_set1_epi32(gr->dims[0]),
+                           _mm512_add_epi32(KFN(coord)(p.y, gr, 1),
+                                            _mm512_mullo_epi32(_mm512_set1_epi32(gr->dims[1]),
+                                                               KFN(coord)(p.z, gr, 2)))));
+    _mm512_mask_storeu_epi32(s->cell_of + g->base, (__mmask16)((1u << g->n) - 1u), cell);
+}
+#elif defined(SIMD_AVX2)
+static inline __m256i KFN(coord)(__m256 v, const grid *gr, int c)
+{
+    __m256 f = _mm256_mul_ps(_mm256_sub_ps(v, _mm256_set1_ps(gr->origin[c])),
+                             _mm256_set1_ps(gr->inv_cell));
+    __m256 in = _mm256_cmp_ps(f, _mm256_setzero_ps(), _CMP_GE_OQ); /* not NaN, >= 0 */
+    __m256 top = _mm256_cmp_ps(f, _mm256_set1_ps((float)(gr->gdims[c] - 1)), _CMP_GE_OQ);
+    __m256i k = _mm256_cvttps_epi32(f);
+    k = _mm256_castps_si256(_mm256_blendv_ps(
+        _mm256_castsi256_ps(k), _mm256_castsi256_ps(_mm256_set1_epi32(gr->gdims[c] - 1)), top));
+    k = _mm256_and_si256(k, _mm256_castps_si256(in));
+    return _mm256_sub_epi32(k, _mm256_set1_epi32(gr->off[c]));
+}
+
+static inline void KFN(store_cells)(const shoal_sim *s, const kgroup *g, vf3 p)
+{
+    const grid *gr = &s->g;
+    __m256i cell = _mm256_add_epi32(
+        KFN(coord)(p.x, gr, 0),
+        _mm256_mullo_epi32(_mm256_set1_epi32(gr->dims[0]),
+                           _mm256_add_epi32(KFN(coord)(p.y, gr, 1),
+                                            _mm256_mullo_epi32(_mm256_set1_epi32(gr->dims[1]),
+                                                               KFN(coord)(p.z, gr, 2)))));
+    __m256i m = simd_lane_mask(g->n);
+    _mm256_maskstore_epi32((int *)(s->cell_of + g->base), m, cell);
+}
+#else
+static inline void KFN(store_cells)(const shoal_sim *s, const kgroup *g, vf3 p)
+{
+    const grid *gr = &s->g;
+    int32_t cx = grid_coord(p.x, gr->origin[0], gr->inv_cell, gr->gdims[0]) - gr->off[0];
+    int32_t cy = grid_coord(p.y, gr->origin[1], gr->inv_cell, gr->gdims[1]) - gr->off[1];
+    int32_t cz = grid_coord(p.z, gr->origin[2], gr->inv_cell, gr->gdims[2]) - gr->off[2];
+    s->cell_of[g->base] = (uint32_t)(cx + gr->dims[0] * (cy + gr->dims[1] * cz));
+}
+#endif
+
+/* The end of every group: the finite check, then the new state stored at the group's slots
+ * and the cells of the new positions in cell_of. */
 static inline void KFN(store_state)(const shoal_sim *s, const kgroup *g, vf3 p, vf3 v, sim_fault *f)
 {
     KFN(check_finite)(s, g, p, v, f);
     KFN(store3)(s->nxt, 0, g, p);
     KFN(store3)(s->nxt, 3, g, v);
+    KFN(store_cells)(s, g, p);
 }
 
 #define SEP_LIST_MAX 256
@@ -346,8 +437,9 @@ KFN(steer_average_impl)(const shoal_sim *s, const kgroup *g, int average, int sh
     const model_consts *mc = &s->mc;
     float *const *in = s->cur;
     const float *qx = in[0], *qy = in[1], *qz = in[2], *wx = in[3], *wy = in[4], *wz = in[5];
+    const uint32_t *src = s->src_of;
     vf3 p = KFN(load3)(in, 0, g);
-    vf3 v = KFN(load3)(in, 3, g);
+    vf3 v = KFN(load_v)(s, g);
     vf sep_r2 = vf_set1(mc->sep_r2);
     float max_r2f = mc->sep_r2 > mc->ali_r2 ? mc->sep_r2 : mc->ali_r2;
     max_r2f = mc->coh_r2 > max_r2f ? mc->coh_r2 : max_r2f;
@@ -365,8 +457,8 @@ KFN(steer_average_impl)(const shoal_sim *s, const kgroup *g, int average, int sh
         f->lane_pairs += (uint64_t)n * VW;
         for (int k = 0; k < n; k++) {
             uint32_t j = list[k];
-            vm m_sep = rule_sa_pair(&a, p, qx[j], qy[j], qz[j], wx[j], wy[j], wz[j], mc, max_r2,
-                                    average, shared_mask, 0);
+            vm m_sep = rule_sa_pair(&a, p, qx[j], qy[j], qz[j], wx[src[j]], wy[src[j]], wz[src[j]],
+                                    mc, max_r2, average, shared_mask, 0);
             if (!average) {
                 /* steer's term needs a division. Few candidates are that close (about one
                  * iteration in seven has any lane within sep_radius), and a branch on it
@@ -417,8 +509,9 @@ static void KFN(group_heading)(const shoal_sim *s, const kgroup *g, sim_fault *f
     const model_consts *mc = &s->mc;
     float *const *in = s->cur;
     const float *qx = in[0], *qy = in[1], *qz = in[2], *wx = in[3], *wy = in[4], *wz = in[5];
+    const uint32_t *src = s->src_of;
     vf3 p = KFN(load3)(in, 0, g);
-    vf3 v = KFN(load3)(in, 3, g);
+    vf3 v = KFN(load_v)(s, g);
     rule_hd a;
     rule_heading_begin(&a);
     kwalk w;
@@ -436,7 +529,7 @@ static void KFN(group_heading)(const shoal_sim *s, const kgroup *g, sim_fault *f
                 continue;
             /* dir_j: a property of the candidate, computed here when some lane needs it */
             float dir[3];
-            rule_heading_dir(wx[j], wy[j], wz[j], dir);
+            rule_heading_dir(wx[src[j]], wy[src[j]], wz[src[j]], dir);
             rule_heading_add(&a, m, diff, d2, qx[j], qy[j], qz[j], dir, mc);
         }
     }
@@ -454,8 +547,9 @@ static void KFN(group_classic)(const shoal_sim *s, const kgroup *g, sim_fault *f
     const model_consts *mc = &s->mc;
     float *const *in = s->cur;
     const float *qx = in[0], *qy = in[1], *qz = in[2], *wx = in[3], *wy = in[4], *wz = in[5];
+    const uint32_t *src = s->src_of;
     vf3 p = KFN(load3)(in, 0, g);
-    vf3 v = KFN(load3)(in, 3, g);
+    vf3 v = KFN(load_v)(s, g);
     rule_cl a;
     rule_classic_begin(&a, prm, p);
     kwalk w;
@@ -466,7 +560,8 @@ static void KFN(group_classic)(const shoal_sim *s, const kgroup *g, sim_fault *f
         f->lane_pairs += (uint64_t)n * VW;
         for (int k = 0; k < n; k++) {
             uint32_t j = list[k];
-            rule_classic_pair(&a, p, qx[j], qy[j], qz[j], wx[j], wy[j], wz[j], prm, mc);
+            rule_classic_pair(&a, p, qx[j], qy[j], qz[j], wx[src[j]], wy[src[j]], wz[src[j]], prm,
+                              mc);
         }
     }
     f->useful += KFN(lane_sum)(g, a.n);
@@ -483,8 +578,9 @@ static void KFN(group_fov)(const shoal_sim *s, const kgroup *g, sim_fault *f)
     const model_consts *mc = &s->mc;
     float *const *in = s->cur;
     const float *qx = in[0], *qy = in[1], *qz = in[2], *wx = in[3], *wy = in[4], *wz = in[5];
+    const uint32_t *src = s->src_of;
     vf3 p = KFN(load3)(in, 0, g);
-    vf3 v = KFN(load3)(in, 3, g);
+    vf3 v = KFN(load_v)(s, g);
     vf max2 = vf_set1(rule_fov_max2(prm));
     rule_fv a;
     rule_fov_begin(&a, v);
@@ -496,7 +592,8 @@ static void KFN(group_fov)(const shoal_sim *s, const kgroup *g, sim_fault *f)
         f->lane_pairs += (uint64_t)n * VW;
         for (int k = 0; k < n; k++) {
             uint32_t j = list[k];
-            rule_fov_pair(&a, p, qx[j], qy[j], qz[j], wx[j], wy[j], wz[j], prm, mc, max2);
+            rule_fov_pair(&a, p, qx[j], qy[j], qz[j], wx[src[j]], wy[src[j]], wz[src[j]], prm, mc,
+                          max2);
         }
     }
     f->useful += KFN(lane_sum)(g, a.near_n);
@@ -566,25 +663,30 @@ void KFN(forces_range)(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f)
 #if VW > 1
     g.filter_r2 = KFN(filter_r2)(s);
 #endif
+    const uint32_t *cs = s->cell_start;
     uint32_t i = (uint32_t)b0;
     while (i < (uint32_t)b1) {
-        int64_t row = (int64_t)(s->cell_sorted[i] / (uint32_t)nx);
+        int64_t row = (int64_t)(grid_cell_of_slot(s, i) / (uint32_t)nx);
         int32_t y = (int32_t)(row % ny), z = (int32_t)(row / ny);
         int64_t cell0 = row * nx;
-        uint32_t row_end = s->cell_start[cell0 + nx];
+        uint32_t row_end = cs[cell0 + nx];
         if (y < alo[1] || y >= ahi[1] || z < alo[2] || z >= ahi[2]) {
             i = row_end;
             continue;
         }
-        uint32_t begin = s->cell_start[cell0 + alo[0]], end = s->cell_start[cell0 + ahi[0]];
+        uint32_t begin = cs[cell0 + alo[0]], end = cs[cell0 + ahi[0]];
         /* the first group start of this row at or after i */
         uint32_t from = i > begin ? i : begin;
         uint32_t first = begin + (from - begin + VW - 1) / VW * VW;
+        int32_t x_first = alo[0]; /* the cell of slot g0, walked along the row */
         for (uint32_t g0 = first; g0 < end && g0 < (uint32_t)b1; g0 += VW) {
             g.base = g0;
             g.n = end - g0 < VW ? (int)(end - g0) : VW;
-            int32_t x_first = (int32_t)(s->cell_sorted[g0] - (uint32_t)cell0);
-            int32_t x_last = (int32_t)(s->cell_sorted[g0 + (uint32_t)g.n - 1] - (uint32_t)cell0);
+            while (cs[cell0 + x_first + 1] <= g0)
+                x_first++;
+            int32_t x_last = x_first;
+            while (cs[cell0 + x_last + 1] <= g0 + (uint32_t)g.n - 1)
+                x_last++;
             g.runs = grid_runs(s, x_first - 1, x_last + 1, y, z, g.rb, g.re);
 #if VW > 1
             KFN(lane_box)(&g, KFN(load3)(s->cur, 0, &g));

@@ -108,14 +108,15 @@ static inline uint32_t cell_index(const grid *g, float x, float y, float z)
     return (uint32_t)(cx + g->dims[0] * (cy + g->dims[1] * cz));
 }
 
-/* Worker threads: cell of each boid of the blocks they take, and each block's histogram
- * over the cell range it touches. Writes cell_of, hist rows and block_lo/hi of its
- * blocks only. */
+/* Worker threads: cell of each boid of the blocks they take (unless the last step's
+ * forces wrote them: cells_valid), and each block's histogram over the cell range it
+ * touches. Writes cell_of, hist rows and block_lo/hi of its blocks only. */
 __attribute__((noinline)) void grid_assign(shoal_sim *s, int thread_index)
 {
     (void)thread_index;
     const grid *g = &s->g;
     const float *px = s->cur[0], *py = s->cur[1], *pz = s->cur[2];
+    const int fresh = !s->cells_valid;
     int64_t b0, b1;
     while (parallel_dynamic_next(&s->ctr_blocks, s->block_count, 1, &b0, &b1)) {
         int64_t blk = b0;
@@ -123,17 +124,25 @@ __attribute__((noinline)) void grid_assign(shoal_sim *s, int thread_index)
         int64_t end = begin + s->block_size;
         if (end > (int64_t)s->count)
             end = (int64_t)s->count;
-        uint32_t lo = UINT32_MAX, hi = 0;
-        for (int64_t i = begin; i < end; i++) {
-            uint32_t c = cell_index(g, px[i], py[i], pz[i]);
-            s->cell_of[i] = c;
-            lo = c < lo ? c : lo;
-            hi = c > hi ? c : hi;
-        }
         if (begin >= end) {
             s->block_lo[blk] = 1;
             s->block_hi[blk] = 0;
             continue;
+        }
+        uint32_t lo = UINT32_MAX, hi = 0;
+        if (fresh) {
+            for (int64_t i = begin; i < end; i++) {
+                uint32_t c = cell_index(g, px[i], py[i], pz[i]);
+                s->cell_of[i] = c;
+                lo = c < lo ? c : lo;
+                hi = c > hi ? c : hi;
+            }
+        } else {
+            for (int64_t i = begin; i < end; i++) {
+                uint32_t c = s->cell_of[i];
+                lo = c < lo ? c : lo;
+                hi = c > hi ? c : hi;
+            }
         }
         s->block_lo[blk] = lo;
         s->block_hi[blk] = hi;
@@ -186,41 +195,47 @@ __attribute__((noinline)) void grid_scan(shoal_sim *s, int thread_index, int thr
     }
 }
 
-/* Insertion sort of one cell's entries by input row, moving every array. Cells are short
- * and nearly sorted (boids mostly stay in their cell, and the previous order inside a
- * cell was by row), so most cells need nothing and the rest a few moves. */
+/* Insertion sort of one cell's entries by input row, moving what the scatter moved
+ * (positions, rows, src_of). Cells are short and nearly sorted (boids mostly stay in their
+ * cell, and the previous order inside a cell was by row), so most cells need nothing and
+ * the rest a few moves. */
 static void sort_cell_by_row(shoal_sim *s, uint32_t begin, uint32_t end)
 {
-    uint32_t *row = s->row_nxt;
+    uint32_t *row = s->row_nxt, *src = s->src_of;
+    float *const *p = s->nxt;
     for (uint32_t i = begin + 1; i < end; i++) {
         uint32_t r = row[i];
         if (row[i - 1] <= r)
             continue;
-        float v[6];
-        for (int k = 0; k < 6; k++)
-            v[k] = s->nxt[k][i];
+        float v[3] = {p[0][i], p[1][i], p[2][i]};
+        uint32_t from = src[i];
         uint32_t j = i;
         while (j > begin && row[j - 1] > r) {
             row[j] = row[j - 1];
-            for (int k = 0; k < 6; k++)
-                s->nxt[k][j] = s->nxt[k][j - 1];
+            src[j] = src[j - 1];
+            for (int k = 0; k < 3; k++)
+                p[k][j] = p[k][j - 1];
             j--;
         }
         row[j] = r;
-        for (int k = 0; k < 6; k++)
-            s->nxt[k][j] = v[k];
+        src[j] = from;
+        for (int k = 0; k < 3; k++)
+            p[k][j] = v[k];
     }
 }
 
-/* All threads of the region: stable scatter of each block straight into the nxt arrays
- * (blocks taken dynamically; a block's slots are its own, so the result does not depend on
- * who takes it), then row order inside each cell. */
+/* All threads of the region: stable scatter of each block into the nxt position arrays
+ * and row_nxt, with src_of (where each sorted boid was: its velocity stays there until
+ * the forces read it), blocks taken dynamically (a block's slots are its own, so the
+ * result does not depend on who takes it); then row order inside each cell. */
 __attribute__((noinline)) void grid_scatter(shoal_sim *s, int thread_index, int thread_count)
 {
     const int64_t cells = s->g.cell_count;
     int64_t b0, b1;
-    float *const *src = s->cur;
-    float *const *dst = s->nxt;
+    const float *px = s->cur[0], *py = s->cur[1], *pz = s->cur[2];
+    float *qx = s->nxt[0], *qy = s->nxt[1], *qz = s->nxt[2];
+    const uint32_t *cell_of = s->cell_of, *row_cur = s->row_cur;
+    uint32_t *row_nxt = s->row_nxt, *src_of = s->src_of;
     while (parallel_dynamic_next(&s->ctr_scatter, s->block_count, 1, &b0, &b1)) {
         int64_t blk = b0;
         int64_t begin = blk * s->block_size;
@@ -229,16 +244,12 @@ __attribute__((noinline)) void grid_scatter(shoal_sim *s, int thread_index, int 
             end = (int64_t)s->count;
         uint32_t *h = s->hist + blk * cells;
         for (int64_t i = begin; i < end; i++) {
-            uint32_t c = s->cell_of[i];
-            uint32_t slot = h[c]++;
-            s->cell_sorted[slot] = c;
-            s->row_nxt[slot] = s->row_cur[i];
-            dst[0][slot] = src[0][i];
-            dst[1][slot] = src[1][i];
-            dst[2][slot] = src[2][i];
-            dst[3][slot] = src[3][i];
-            dst[4][slot] = src[4][i];
-            dst[5][slot] = src[5][i];
+            uint32_t slot = h[cell_of[i]]++;
+            row_nxt[slot] = row_cur[i];
+            src_of[slot] = (uint32_t)i;
+            qx[slot] = px[i];
+            qy[slot] = py[i];
+            qz[slot] = pz[i];
         }
     }
     parallel_barrier();
@@ -247,11 +258,23 @@ __attribute__((noinline)) void grid_scatter(shoal_sim *s, int thread_index, int 
     for (int64_t c = b; c < e; c++) {
         uint32_t lo = s->cell_start[c], hi = s->cell_start[c + 1];
         for (uint32_t i = lo + 1; i < hi; i++) {
-            if (s->row_nxt[i - 1] > s->row_nxt[i]) {
+            if (row_nxt[i - 1] > row_nxt[i]) {
                 sort_cell_by_row(s, lo, hi);
                 break;
             }
         }
+    }
+}
+
+void grid_gather_velocities(shoal_sim *s, int thread_index, int thread_count)
+{
+    int64_t b, e;
+    parallel_split((int64_t)s->count, thread_index, thread_count, &b, &e);
+    for (int k = 3; k < 6; k++) {
+        const float *from = s->cur[k];
+        float *to = s->nxt[k];
+        for (int64_t i = b; i < e; i++)
+            to[i] = from[s->src_of[i]];
     }
 }
 
@@ -298,7 +321,7 @@ size_t sim_grid_neighbors(shoal_sim *s, uint32_t row, float radius, uint32_t *ou
     if (slot == SIZE_MAX)
         return 0;
     const grid *g = &s->g;
-    uint32_t c = s->cell_sorted[slot];
+    uint32_t c = grid_cell_of_slot(s, (uint32_t)slot);
     int32_t cx = (int32_t)(c % (uint32_t)g->dims[0]);
     int32_t cy = (int32_t)((c / (uint32_t)g->dims[0]) % (uint32_t)g->dims[1]);
     int32_t cz = (int32_t)(c / ((uint32_t)g->dims[0] * (uint32_t)g->dims[1]));

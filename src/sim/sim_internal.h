@@ -113,8 +113,15 @@ struct shoal_sim {
     /* Boid arrays in cell order: cur is read by a step, nxt written; swapped after. */
     float *cur[6], *nxt[6];
     uint32_t *row_cur, *row_nxt; /* input row of each entry */
-    uint32_t *cell_of;           /* cell of each entry of cur (assign) */
-    uint32_t *cell_sorted;       /* cell of each entry after the scatter */
+    uint32_t *cell_of;           /* cell of each entry of cur (assign, or the last forces) */
+    /* During a step, from the scatter to the end of the forces, cur's positions and rows
+     * are in the new cell order but its velocities are still where they were before the
+     * sort: src_of[slot] is where (the scatter moves 5 words a boid, not 8). */
+    uint32_t *src_of;
+    /* cell_of already holds the cells of cur: the last step's forces wrote the cell of each
+     * new position (every boid active, grid unchanged since). Cleared by anything else that
+     * writes cur or changes the grid; grid_assign then computes them. */
+    int cells_valid;
 
     grid g;
     uint32_t *cell_start; /* cell_count + 1 entries: first slot of each cell */
@@ -171,10 +178,27 @@ static inline int32_t grid_coord(float v, float origin, float inv, int32_t n)
 void grid_assign(shoal_sim *s, int thread_index);
 void grid_scan(shoal_sim *s, int thread_index, int thread_count);
 void grid_scatter(shoal_sim *s, int thread_index, int thread_count);
+/* Every thread of the region, after grid_scatter and the swap of positions: the velocities
+ * into the sorted order too (nxt[3..5] from cur[3..5] through src_of; the caller swaps). */
+void grid_gather_velocities(shoal_sim *s, int thread_index, int thread_count);
 /* The 9 candidate runs of the cells with x in [x_lo, x_hi] around row (y, z): writes
  * begin/end slot pairs in scalar order (z-1..z+1 outer, y-1..y+1 inner), returns count. */
 int grid_runs(const shoal_sim *s, int32_t x_lo, int32_t x_hi, int32_t y, int32_t z,
               uint32_t run_begin[9], uint32_t run_end[9]);
+/* The cell holding sorted slot `slot` (< count) after a sort: the last cell whose first
+ * slot is <= slot and which is not empty (binary search in cell_start). */
+static inline uint32_t grid_cell_of_slot(const shoal_sim *s, uint32_t slot)
+{
+    int64_t lo = 0, hi = s->g.cell_count; /* cell_start[lo] <= slot < cell_start[hi] */
+    while (hi - lo > 1) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (s->cell_start[mid] <= slot)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (uint32_t)lo;
+}
 
 /* scan.c: exclusive prefix sum inside a parallel region (two levels: per-thread sums,
  * then a scan of those). Every thread of the region calls it with the same arguments.
@@ -186,9 +210,10 @@ int64_t scan_exclusive_serial_u32(uint32_t *data, int64_t count);
 
 /* Force kernels, one per ISA (forces_scalar.c, forces_avx2.c, forces_avx512.c): process
  * the groups that start in sorted boid range [b0, b1) (groups: VW boids of one grid row,
- * aligned to the row's start), reading cur (the sorted start-of-step state, with
- * cell_sorted and cell_start describing it) and writing nxt at the same slots. Run by worker
- * threads; writes only the nxt entries of those groups and *fault. */
+ * aligned to the row's start), reading cur (the sorted start-of-step state, with cell_start
+ * describing it) and writing nxt at the same slots, and cell_of there: the cell of each new
+ * position (the next step's keys). Run by worker threads; writes only the nxt and cell_of
+ * entries of those groups and *fault. */
 typedef void (*forces_range_fn)(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *fault);
 void forces_range_scalar(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f);
 void forces_range_avx2(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f);
