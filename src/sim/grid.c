@@ -175,24 +175,25 @@ __attribute__((noinline)) void grid_scan(shoal_sim *s, int thread_index, int thr
     if (thread_index == 0)
         s->cell_start[cells] = (uint32_t)total;
     /* Per-block offsets: a cell's first slot, then each block's count in block order.
-     * Only the blocks whose cell range meets this thread's cells take part (in steady
-     * state the state arrives nearly sorted, so that is one or two blocks). */
-    int near[SIM_BLOCK_MAX_COUNT], near_count = 0;
-    for (int blk = 0; blk < s->block_count; blk++)
-        if (s->block_lo[blk] < e && s->block_hi[blk] >= b)
-            near[near_count++] = blk;
-    for (int64_t c = b; c < e; c++) {
-        uint32_t run = s->cell_start[c];
-        for (int k = 0; k < near_count; k++) {
-            int blk = near[k];
-            if (c < s->block_lo[blk] || c > s->block_hi[blk])
-                continue;
-            uint32_t *h = s->hist + blk * cells + c;
-            uint32_t v = *h;
-            *h = run;
-            run += v;
+     * Block by block over the part of its cell range in this thread's cells (in steady
+     * state the state arrives nearly sorted, so the ranges barely overlap), with
+     * cell_start[c] as the running slot of cell c: afterwards it holds the next cell's
+     * first slot, so the thread's cells shift back by one (the first saved before). */
+    if (e <= b)
+        return;
+    uint32_t first = s->cell_start[b];
+    for (int blk = 0; blk < s->block_count; blk++) {
+        int64_t lo = s->block_lo[blk] > b ? s->block_lo[blk] : b;
+        int64_t hi = s->block_hi[blk] + 1 < e ? s->block_hi[blk] + 1 : e;
+        uint32_t *h = s->hist + blk * cells;
+        for (int64_t c = lo; c < hi; c++) {
+            uint32_t v = h[c];
+            h[c] = s->cell_start[c];
+            s->cell_start[c] += v;
         }
     }
+    memmove(s->cell_start + b + 1, s->cell_start + b, (size_t)(e - b - 1) * sizeof(uint32_t));
+    s->cell_start[b] = first;
 }
 
 /* Insertion sort of one cell's entries by input row, moving what the scatter moved
