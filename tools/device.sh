@@ -35,7 +35,8 @@ OUT=${OUT:-$ROOT/out/device}
 # app (shoal run headless, bench_sort), frame (issue 18: 1M step + baseline ratio, LOD
 # frames, whole frames of shoal run), mpi (MPI splits, strong and weak scaling:
 # docs/SCALING.md; CUDA=disabled skips nvcc when only mpi runs), mpirun (run --headless
-# under MPI at 1M: identical frames, fps per ranks x threads split)
+# under MPI at 1M: identical frames, fps per ranks x threads split), kernel (issue 28:
+# peak and copy bandwidth, steer 1M/4M stages, lane-pairs per boid of every model)
 PARTS=${PARTS:-test parity time bench}
 NCPU=$(nproc)
 SUITE="not run" GPU_TEST="not run"
@@ -326,6 +327,34 @@ for spec in "$NCPU 90 --scene assets/scenes/steer_1m.ini" "$NCPU 600 --scene ass
     timeout 150 "$SHOAL" run --headless --out - --threads $1 --frames $2 ${3:-} ${4:-} \
         >"$W/frame.txt" 2>&1
     grep -E "^shoal run|^  (sim|render|overlays|frame)|^    render:" "$W/frame.txt" | tee -a "$REPORT"
+done
+fi
+# issue 28 (docs/PERFORMANCE.md "Issue 28"): the force kernel's lane-pairs and the sort's
+# bandwidth: FP peak and copy bandwidth, steer 1M on all cores and on 2 (AVX-512 and AVX2,
+# with the baseline grid), 1M and 4M stage medians, every model's lane-pairs per boid
+if has kernel; then
+stamp "issue 28: FP peak and copy bandwidth (tools/peak)"
+"$BUILD/tools/peak" 0.5 2>&1 | tee -a "$REPORT"
+stamp "issue 28: steer 1M, $NCPU and 2 threads, avx512 and avx2, with the baseline grid"
+for t in $NCPU 2; do
+    timeout 200 "$SHOAL" bench --filter "steer-1m/t$t/avx" --threads $t --repeat 7 \
+        --peak-seconds 0.5 2>&1 | grep -E "^# (FP32|copy)|^sim/" | tee -a "$REPORT"
+done
+stamp "issue 28: stage medians, 1M (20 steps) and 4M (10 steps), $NCPU threads, avx512"
+for n in 1048576 4194304; do
+    k=20
+    [ $n -ge 4194304 ] && k=10
+    "$SHOAL" step --in "$W/box_$n.npy" --out "$W/o.npy" --steps $k --threads $NCPU $(walls $n) \
+        --stats 2>&1 | grep -E "^shoal step|^sim|^forces" | tee -a "$REPORT"
+done
+stamp "issue 28: every model at its defaults, lane-pairs per boid ($NCPU threads avx512, 2 threads avx2)"
+for spec in "$NCPU avx512" "2 avx2"; do
+    set -- $spec
+    for c in steer-default-16k average-default-4k heading-default-16k classic-default-100 \
+        fov-default-4k; do
+        timeout 100 "$SHOAL" bench --filter "$c/t$1/$2" --threads $1 --repeat 5 \
+            --peak-seconds 0 2>&1 | grep -E "^sim/" | tee -a "$REPORT"
+    done
 done
 fi
 stamp "done"

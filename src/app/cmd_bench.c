@@ -33,6 +33,13 @@
  * after 10 (the early `continue`). So 25 is an estimate of the work a lane-pair costs. */
 #define FLOPS_PER_PAIR 25.0
 
+/* The least memory traffic of the grid's sort per boid (src/sim/grid.c): grid_assign reads
+ * the cell keys twice (the cell range of its block, then the histogram: 8 bytes), the
+ * scatter reads the key, the row and 3 position floats and writes the row, the source slot
+ * and 3 floats (40 bytes). The histograms, the scan and the per-cell row check add a few
+ * bytes a cell on top. */
+#define SORT_BYTES_PER_BOID 48.0
+
 /* ---- options ------------------------------------------------------------------------ */
 
 static const opt_spec bench_opts[] = {
@@ -84,6 +91,9 @@ typedef struct bench_result {
     double stage_median_ms[SHOAL_SIM_STAGE_COUNT];
     double thread_busy_min_ms, thread_busy_max_ms; /* forces, per step */
     double lane_pairs, useful_pairs;               /* candidate pairs of one step */
+    /* the sort (assign + scan + scatter medians) and its bytes per second over the
+     * minimum traffic of its design (SORT_BYTES_PER_BOID), against the copy bandwidth */
+    double sort_ms, sort_gbs, copy_gbs, copy_fraction;
     double pairs_per_s, pairs_per_s_per_core, gflops, peak_fraction, peak_gflops;
     /* the uniform scenes: support/baseline_grid.c on the same positions, threads and run
      * (30 neighbours per point), and shoal's step / the baseline's pass (issue 18: <= 0.45) */
@@ -110,6 +120,7 @@ typedef struct bench_ctx {
     size_t rows_n[9];
     shoal_sim_desc descs[9];
     double peak[4][2]; /* kind x {1 thread, all threads}: GFLOP/s */
+    double copy[2];    /* copy bandwidth, GB/s read + write: 1 thread, all threads */
     int max_threads;
 } bench_ctx;
 
@@ -399,6 +410,18 @@ static void run_sim_case(bench_ctx *b, bench_result *r)
     }
     r->lane_pairs = 0.5 * (r->lane_pairs + lp0);
     r->useful_pairs = 0.5 * (r->useful_pairs + up0);
+    r->sort_ms = r->stage_median_ms[SHOAL_SIM_STAGE_ASSIGN] +
+                 r->stage_median_ms[SHOAL_SIM_STAGE_SCAN] +
+                 r->stage_median_ms[SHOAL_SIM_STAGE_SCATTER];
+    if (r->sort_ms > 0) {
+        r->sort_gbs = SORT_BYTES_PER_BOID * (double)c->n / (r->sort_ms * 1e-3) * 1e-9;
+        /* the bandwidth of this many threads: 1-thread copy x threads, at most the
+         * all-thread copy */
+        double bw = b->copy[0] * c->threads;
+        bw = b->copy[1] > 0 && (bw > b->copy[1] || c->threads >= b->max_threads) ? b->copy[1] : bw;
+        r->copy_gbs = bw;
+        r->copy_fraction = bw > 0 ? r->sort_gbs / bw : 0;
+    }
     double forces_s = r->stage_median_ms[SHOAL_SIM_STAGE_FORCES] * 1e-3;
     if (forces_s > 0) {
         r->pairs_per_s = r->lane_pairs / forces_s;
@@ -548,6 +571,9 @@ static void print_machine(const bench_ctx *b, FILE *f)
                 " avx512 fma %.0f / %.0f, add+mul %.0f / %.0f\n",
                 b->max_threads, b->peak[0][0], b->peak[0][1], b->peak[2][0], b->peak[2][1],
                 b->peak[1][0], b->peak[1][1], b->peak[3][0], b->peak[3][1]);
+    if (b->copy[1] > 0)
+        fprintf(f, "# copy bandwidth GB/s, read + write (1 / %d threads): %.1f / %.1f\n",
+                b->max_threads, b->copy[0], b->copy[1]);
 }
 
 static int write_json(const bench_ctx *b, const bench_result *res, int n, const char *path,
@@ -592,6 +618,10 @@ static int write_json(const bench_ctx *b, const bench_result *res, int n, const 
         json_num(f, b->peak[k][1]);
         fputc('}', f);
     }
+    fprintf(f, "},\n    \"copy_gbs\": {\"1\": ");
+    json_num(f, b->copy[0] > 0 ? b->copy[0] : NAN);
+    fprintf(f, ", \"%d\": ", b->max_threads);
+    json_num(f, b->copy[1] > 0 ? b->copy[1] : NAN);
     fprintf(f,
             "}\n  },\n  \"options\": {\"quick\": %s, \"tiny\": %s, \"repeat\": %d, "
             "\"filter\": ",
@@ -639,6 +669,18 @@ static int write_json(const bench_ctx *b, const bench_result *res, int n, const 
             json_num(f, r->lane_pairs);
             fprintf(f, ", \"useful_pairs\": ");
             json_num(f, r->useful_pairs);
+            fprintf(f, ", \"lane_pairs_per_boid\": ");
+            json_num(f, r->lane_pairs / (double)c->n);
+            fprintf(f, ", \"useful_fraction\": ");
+            json_num(f, r->lane_pairs > 0 ? r->useful_pairs / r->lane_pairs : NAN);
+            fprintf(f, ",\n     \"sort_ms\": ");
+            json_num(f, r->sort_ms);
+            fprintf(f, ", \"sort_gbs\": ");
+            json_num(f, r->sort_gbs);
+            fprintf(f, ", \"copy_gbs\": ");
+            json_num(f, r->copy_gbs > 0 ? r->copy_gbs : NAN);
+            fprintf(f, ", \"copy_fraction\": ");
+            json_num(f, r->copy_gbs > 0 ? r->copy_fraction : NAN);
             fprintf(f, ", \"pairs_per_s\": ");
             json_num(f, r->pairs_per_s);
             fprintf(f, ", \"pairs_per_s_per_core\": ");
@@ -788,6 +830,11 @@ static void print_result(const bench_result *r, FILE *f)
             r->stage_median_ms[SHOAL_SIM_STAGE_FORCES], r->pairs_per_s_per_core, r->gflops);
     if (r->peak_gflops > 0)
         fprintf(f, " (%.0f%% of add+mul peak)", 100 * r->peak_fraction);
+    fprintf(f, ", %.1f lane-pairs/boid (%.1f%% useful)", r->lane_pairs / (double)c->n,
+            r->lane_pairs > 0 ? 100 * r->useful_pairs / r->lane_pairs : 0.0);
+    fprintf(f, "; sort %.3f ms", r->sort_ms);
+    if (r->copy_gbs > 0)
+        fprintf(f, " (%.0f%% of copy)", 100 * r->copy_fraction);
     if (r->baseline_ms > 0)
         fprintf(f, "; baseline %.3f ms (%s), ratio %.2f", r->baseline_ms,
                 r->baseline_avx2 ? "avx2" : "scalar", r->baseline_ratio);
@@ -892,6 +939,8 @@ int cmd_bench(int argc, char **argv)
             b->peak[k][0] = peak_gflops(k, 1, peak_s / 4);
             b->peak[k][1] = peak_gflops(k, b->max_threads, peak_s / 4);
         }
+        b->copy[0] = peak_copy_gbs(1, peak_s / 4);
+        b->copy[1] = peak_copy_gbs(b->max_threads, peak_s / 4);
     }
     print_machine(b, stdout);
     printf("# %d cases, %d repeats each after warm-up; times per step (sim) or frame (render)\n",
