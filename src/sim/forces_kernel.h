@@ -37,7 +37,7 @@
  * boid), and the 9 candidate runs of the cells x_lo-1 .. x_hi+1 around its row (x_lo,
  * x_hi: the cells of its first and last boid): the union of its lanes' 27 cells, in the
  * canonical order. VW > 1: `box` is the box of its boids (min x y z, max x y z), and the
- * group walks only the candidates of the runs that the box test keeps (filter_step); VW =
+ * group walks only the candidates of the runs that the box test keeps (filter_run); VW =
  * 1 walks every candidate. */
 typedef struct kgroup {
     uint32_t base;
@@ -46,6 +46,7 @@ typedef struct kgroup {
     uint32_t rb[9], re[9];
     float box[6];
     float filter_r2; /* the model's largest squared radius, as its tests compare it */
+    int filter;      /* 0: walk every candidate (the box test would keep nearly all) */
 } kgroup;
 
 /* Where a group's walk is: run r, slot j. */
@@ -61,14 +62,41 @@ static inline void KFN(walk_init)(const kgroup *g, kwalk *w)
 }
 
 #if VW > 1
-/* The box test of candidates [j, j + VW), masked to `m` (the lanes below the run's end),
- * appended to list[n...]: the squared distance from q to the box, formed as the lanes form
- * theirs (per axis the float difference to the nearer face, 0 inside; (x^2 + y^2) + z^2).
- * Rounding is monotonic, so each lane's d^2 to q is at least this: a candidate whose box
- * d^2 exceeds filter_r2 fails every lane's radius test and adds exactly nothing (the
- * filter is exact, not a heuristic). Writes VW entries at list + n; returns the new n. */
-static inline int KFN(filter_step)(const float *px, const float *py, const float *pz, uint32_t j,
-                                   int left, const kgroup *g, uint32_t *list, int n);
+/* The box test of candidates [*j, re), appended to list[n...] until the run ends or the
+ * list holds KLIST_CAP (writes up to VW - 1 entries beyond what it counts); returns the new
+ * n and advances *j. The test: the squared distance from q to the box, formed as the lanes
+ * form theirs (per axis the float difference to the nearer face, 0 inside; (x^2 + y^2) +
+ * z^2). Rounding is monotonic, so each lane's d^2 to q is at least this: a candidate whose
+ * box d^2 exceeds filter_r2 fails every lane's radius test and adds exactly nothing (the
+ * filter is exact, not a heuristic). */
+static inline int KFN(filter_run)(const float *px, const float *py, const float *pz, uint32_t *j,
+                                  uint32_t re, const kgroup *g, uint32_t *list, int n);
+#endif
+
+#if VW > 1
+/* Every candidate of [*j, re) into list[n...], VW at a time, until the run ends or the list
+ * holds KLIST_CAP (writes up to VW - 1 entries beyond what it counts). */
+static inline int KFN(all_run)(uint32_t *jp, uint32_t re, uint32_t *list, int n)
+{
+    uint32_t j = *jp;
+    while (j < re && n < KLIST_CAP) {
+#if defined(SIMD_AVX512)
+        _mm512_storeu_si512((void *)(list + n),
+                            _mm512_add_epi32(_mm512_set1_epi32((int)j),
+                                             _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+                                                               12, 13, 14, 15)));
+#else
+        _mm256_storeu_si256(
+            (__m256i *)(list + n),
+            _mm256_add_epi32(_mm256_set1_epi32((int)j), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+#endif
+        uint32_t take = re - j < VW ? re - j : VW;
+        n += (int)take;
+        j += take;
+    }
+    *jp = j;
+    return n;
+}
 #endif
 
 /* The next chunk of the group's candidates (slots, in the canonical order) into list;
@@ -84,15 +112,14 @@ static inline __attribute__((always_inline)) int KFN(walk_next)(const shoal_sim 
 #endif
     while (w->r < g->runs) {
         uint32_t re = g->re[w->r];
-#if VW == 1
+#if VW > 1
+        if (g->filter)
+            n = KFN(filter_run)(px, py, pz, &w->j, re, g, list, n);
+        else
+            n = KFN(all_run)(&w->j, re, list, n);
+#else
         while (w->j < re && n < KLIST_CAP)
             list[n++] = w->j++;
-#else
-        while (w->j < re && n < KLIST_CAP) {
-            uint32_t left = re - w->j;
-            n = KFN(filter_step)(px, py, pz, w->j, left < VW ? (int)left : VW, g, list, n);
-            w->j += left < VW ? left : VW;
-        }
 #endif
         if (w->j < re)
             break; /* the list is full */
@@ -103,31 +130,54 @@ static inline __attribute__((always_inline)) int KFN(walk_next)(const shoal_sim 
 }
 
 #if defined(SIMD_AVX512)
-static inline int KFN(filter_step)(const float *px, const float *py, const float *pz, uint32_t j,
-                                   int left, const kgroup *g, uint32_t *list, int n)
+/* One vector of filter_run: the kept lanes of m, as slots j + lane. */
+static inline __attribute__((always_inline)) __mmask16
+KFN(filter_keep)(const float *px, const float *py, const float *pz, uint32_t j, __mmask16 m,
+                 const __m512 box[6], __m512 r2)
 {
-    __mmask16 m = left == 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1u);
     __m512 zero = _mm512_setzero_ps();
     __m512 qx = _mm512_maskz_loadu_ps(m, px + j);
     __m512 qy = _mm512_maskz_loadu_ps(m, py + j);
     __m512 qz = _mm512_maskz_loadu_ps(m, pz + j);
-    __m512 ex = _mm512_max_ps(_mm512_max_ps(_mm512_sub_ps(_mm512_set1_ps(g->box[0]), qx),
-                                            _mm512_sub_ps(qx, _mm512_set1_ps(g->box[3]))),
-                              zero);
-    __m512 ey = _mm512_max_ps(_mm512_max_ps(_mm512_sub_ps(_mm512_set1_ps(g->box[1]), qy),
-                                            _mm512_sub_ps(qy, _mm512_set1_ps(g->box[4]))),
-                              zero);
-    __m512 ez = _mm512_max_ps(_mm512_max_ps(_mm512_sub_ps(_mm512_set1_ps(g->box[2]), qz),
-                                            _mm512_sub_ps(qz, _mm512_set1_ps(g->box[5]))),
-                              zero);
+    __m512 ex =
+        _mm512_max_ps(_mm512_max_ps(_mm512_sub_ps(box[0], qx), _mm512_sub_ps(qx, box[3])), zero);
+    __m512 ey =
+        _mm512_max_ps(_mm512_max_ps(_mm512_sub_ps(box[1], qy), _mm512_sub_ps(qy, box[4])), zero);
+    __m512 ez =
+        _mm512_max_ps(_mm512_max_ps(_mm512_sub_ps(box[2], qz), _mm512_sub_ps(qz, box[5])), zero);
     __m512 d2 = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(ex, ex), _mm512_mul_ps(ey, ey)),
                               _mm512_mul_ps(ez, ez));
-    __mmask16 keep = _mm512_mask_cmp_ps_mask(m, d2, _mm512_set1_ps(g->filter_r2), _CMP_LE_OQ);
+    return _mm512_mask_cmp_ps_mask(m, d2, r2, _CMP_LE_OQ);
+}
+
+static inline int KFN(filter_run)(const float *px, const float *py, const float *pz, uint32_t *jp,
+                                  uint32_t re, const kgroup *g, uint32_t *list, int n)
+{
+    __m512 box[6];
+    for (int k = 0; k < 6; k++)
+        box[k] = _mm512_set1_ps(g->box[k]);
+    __m512 r2 = _mm512_set1_ps(g->filter_r2);
+    uint32_t j = *jp;
     __m512i idx =
         _mm512_add_epi32(_mm512_set1_epi32((int)j),
                          _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-    _mm512_storeu_si512((void *)(list + n), _mm512_maskz_compress_epi32(keep, idx));
-    return n + __builtin_popcount((unsigned)keep);
+    const __m512i step = _mm512_set1_epi32(16);
+    while (re - j >= 16 && n < KLIST_CAP) {
+        __mmask16 keep = KFN(filter_keep)(px, py, pz, j, (__mmask16)0xffff, box, r2);
+        _mm512_storeu_si512((void *)(list + n), _mm512_maskz_compress_epi32(keep, idx));
+        n += __builtin_popcount((unsigned)keep);
+        j += 16;
+        idx = _mm512_add_epi32(idx, step);
+    }
+    if (j < re && n < KLIST_CAP) {
+        __mmask16 m = (__mmask16)((1u << (re - j)) - 1u);
+        __mmask16 keep = KFN(filter_keep)(px, py, pz, j, m, box, r2);
+        _mm512_storeu_si512((void *)(list + n), _mm512_maskz_compress_epi32(keep, idx));
+        n += __builtin_popcount((unsigned)keep);
+        j = re;
+    }
+    *jp = j;
+    return n;
 }
 
 /* The box of the group's lanes p (lanes n and above ignored). */
@@ -175,52 +225,89 @@ static const uint32_t kcompress8[256] = {
     0x03eb08, 0x007d62, 0x03eb10, 0x03eb11, 0x1f5888, 0x007d63, 0x03eb18, 0x03eb19, 0x1f58c8,
     0x03eb1a, 0x1f58d0, 0x1f58d1, 0xfac688};
 
-static inline int KFN(filter_step)(const float *px, const float *py, const float *pz, uint32_t j,
-                                   int left, const kgroup *g, uint32_t *list, int n)
+/* One vector of filter_run: the kept lanes of lm (a lane mask), as a movemask. */
+static inline __attribute__((always_inline)) unsigned
+KFN(filter_keep)(const float *px, const float *py, const float *pz, uint32_t j, __m256i lm,
+                 int full, const __m256 box[6], __m256 r2)
 {
-    __m256i lm = simd_lane_mask(left);
     __m256 zero = _mm256_setzero_ps();
-    __m256 qx = _mm256_maskload_ps(px + j, lm);
-    __m256 qy = _mm256_maskload_ps(py + j, lm);
-    __m256 qz = _mm256_maskload_ps(pz + j, lm);
-    __m256 ex = _mm256_max_ps(_mm256_max_ps(_mm256_sub_ps(_mm256_set1_ps(g->box[0]), qx),
-                                            _mm256_sub_ps(qx, _mm256_set1_ps(g->box[3]))),
-                              zero);
-    __m256 ey = _mm256_max_ps(_mm256_max_ps(_mm256_sub_ps(_mm256_set1_ps(g->box[1]), qy),
-                                            _mm256_sub_ps(qy, _mm256_set1_ps(g->box[4]))),
-                              zero);
-    __m256 ez = _mm256_max_ps(_mm256_max_ps(_mm256_sub_ps(_mm256_set1_ps(g->box[2]), qz),
-                                            _mm256_sub_ps(qz, _mm256_set1_ps(g->box[5]))),
-                              zero);
+    __m256 qx = full ? _mm256_loadu_ps(px + j) : _mm256_maskload_ps(px + j, lm);
+    __m256 qy = full ? _mm256_loadu_ps(py + j) : _mm256_maskload_ps(py + j, lm);
+    __m256 qz = full ? _mm256_loadu_ps(pz + j) : _mm256_maskload_ps(pz + j, lm);
+    __m256 ex =
+        _mm256_max_ps(_mm256_max_ps(_mm256_sub_ps(box[0], qx), _mm256_sub_ps(qx, box[3])), zero);
+    __m256 ey =
+        _mm256_max_ps(_mm256_max_ps(_mm256_sub_ps(box[1], qy), _mm256_sub_ps(qy, box[4])), zero);
+    __m256 ez =
+        _mm256_max_ps(_mm256_max_ps(_mm256_sub_ps(box[2], qz), _mm256_sub_ps(qz, box[5])), zero);
     __m256 d2 = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(ex, ex), _mm256_mul_ps(ey, ey)),
                               _mm256_mul_ps(ez, ez));
-    __m256 le = _mm256_and_ps(_mm256_cmp_ps(d2, _mm256_set1_ps(g->filter_r2), _CMP_LE_OQ),
-                              _mm256_castsi256_ps(lm));
-    unsigned keep = (unsigned)_mm256_movemask_ps(le);
+    __m256 le = _mm256_cmp_ps(d2, r2, _CMP_LE_OQ);
+    if (!full)
+        le = _mm256_and_ps(le, _mm256_castsi256_ps(lm));
+    return (unsigned)_mm256_movemask_ps(le);
+}
+
+/* The kept lanes' slots, packed (kcompress8), at list + n; returns how many. */
+static inline __attribute__((always_inline)) int KFN(compress)(unsigned keep, __m256i idx,
+                                                               uint32_t *list, int n)
+{
     __m256i off = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32((int)kcompress8[keep]),
                                                      _mm256_setr_epi32(0, 3, 6, 9, 12, 15, 18, 21)),
                                    _mm256_set1_epi32(7));
-    _mm256_storeu_si256((__m256i *)(list + n), _mm256_add_epi32(_mm256_set1_epi32((int)j), off));
+    _mm256_storeu_si256((__m256i *)(list + n), _mm256_add_epi32(idx, off));
     return n + __builtin_popcount(keep);
 }
 
+static inline int KFN(filter_run)(const float *px, const float *py, const float *pz, uint32_t *jp,
+                                  uint32_t re, const kgroup *g, uint32_t *list, int n)
+{
+    __m256 box[6];
+    for (int k = 0; k < 6; k++)
+        box[k] = _mm256_set1_ps(g->box[k]);
+    __m256 r2 = _mm256_set1_ps(g->filter_r2);
+    uint32_t j = *jp;
+    const __m256i all = _mm256_set1_epi32(-1);
+    while (re - j >= 8 && n < KLIST_CAP) {
+        unsigned keep = KFN(filter_keep)(px, py, pz, j, all, 1, box, r2);
+        n = KFN(compress)(keep, _mm256_set1_epi32((int)j), list, n);
+        j += 8;
+    }
+    if (j < re && n < KLIST_CAP) {
+        __m256i lm = simd_lane_mask((int)(re - j));
+        unsigned keep = KFN(filter_keep)(px, py, pz, j, lm, 0, box, r2);
+        n = KFN(compress)(keep, _mm256_set1_epi32((int)j), list, n);
+        j = re;
+    }
+    *jp = j;
+    return n;
+}
+
+/* min / max over the 8 lanes of v (every lane ends with the result) */
+static inline __m256 KFN(hmin)(__m256 v)
+{
+    v = _mm256_min_ps(v, _mm256_permute2f128_ps(v, v, 1));
+    v = _mm256_min_ps(v, _mm256_shuffle_ps(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
+    return _mm256_min_ps(v, _mm256_shuffle_ps(v, v, _MM_SHUFFLE(2, 3, 0, 1)));
+}
+static inline __m256 KFN(hmax)(__m256 v)
+{
+    v = _mm256_max_ps(v, _mm256_permute2f128_ps(v, v, 1));
+    v = _mm256_max_ps(v, _mm256_shuffle_ps(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
+    return _mm256_max_ps(v, _mm256_shuffle_ps(v, v, _MM_SHUFFLE(2, 3, 0, 1)));
+}
+
+/* The box of the group's lanes p (lanes n and above ignored: +inf / -inf there). */
 static inline void KFN(lane_box)(kgroup *g, vf3 p)
 {
-    float x[8], y[8], z[8];
-    _mm256_storeu_ps(x, p.x);
-    _mm256_storeu_ps(y, p.y);
-    _mm256_storeu_ps(z, p.z);
-    float b[6] = {x[0], y[0], z[0], x[0], y[0], z[0]};
-    for (int i = 1; i < g->n; i++) {
-        b[0] = x[i] < b[0] ? x[i] : b[0];
-        b[1] = y[i] < b[1] ? y[i] : b[1];
-        b[2] = z[i] < b[2] ? z[i] : b[2];
-        b[3] = x[i] > b[3] ? x[i] : b[3];
-        b[4] = y[i] > b[4] ? y[i] : b[4];
-        b[5] = z[i] > b[5] ? z[i] : b[5];
-    }
-    for (int k = 0; k < 6; k++)
-        g->box[k] = b[k];
+    __m256 m = _mm256_castsi256_ps(simd_lane_mask(g->n));
+    __m256 inf = _mm256_set1_ps(__builtin_inff()), ninf = _mm256_set1_ps(-__builtin_inff());
+    g->box[0] = _mm256_cvtss_f32(KFN(hmin)(_mm256_blendv_ps(inf, p.x, m)));
+    g->box[1] = _mm256_cvtss_f32(KFN(hmin)(_mm256_blendv_ps(inf, p.y, m)));
+    g->box[2] = _mm256_cvtss_f32(KFN(hmin)(_mm256_blendv_ps(inf, p.z, m)));
+    g->box[3] = _mm256_cvtss_f32(KFN(hmax)(_mm256_blendv_ps(ninf, p.x, m)));
+    g->box[4] = _mm256_cvtss_f32(KFN(hmax)(_mm256_blendv_ps(ninf, p.y, m)));
+    g->box[5] = _mm256_cvtss_f32(KFN(hmax)(_mm256_blendv_ps(ninf, p.z, m)));
 }
 #endif
 
@@ -266,12 +353,19 @@ static inline void KFN(store3)(float *const a[6], int k, const kgroup *g, vf3 v)
 /* The sum of a per-lane count over the group's live lanes (counts are exact integers). */
 static inline uint64_t KFN(lane_sum)(const kgroup *g, vf c)
 {
-    float t[VW];
-    vf_store_n(t, c, VW);
-    uint64_t sum = 0;
-    for (int i = 0; i < g->n; i++)
-        sum += (uint64_t)t[i];
-    return sum;
+#if defined(SIMD_AVX512)
+    return (uint32_t)_mm512_mask_reduce_add_epi32((__mmask16)((1u << g->n) - 1u),
+                                                  _mm512_cvttps_epi32(c));
+#elif defined(SIMD_AVX2)
+    __m256i k = _mm256_and_si256(_mm256_cvttps_epi32(c), simd_lane_mask(g->n));
+    __m128i h = _mm_add_epi32(_mm256_castsi256_si128(k), _mm256_extracti128_si256(k, 1));
+    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, _MM_SHUFFLE(1, 0, 3, 2)));
+    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, _MM_SHUFFLE(2, 3, 0, 1)));
+    return (uint32_t)_mm_cvtsi128_si32(h);
+#else
+    (void)g;
+    return (uint64_t)c;
+#endif
 }
 
 /* Finite check of the new state: x - x is 0 exactly when x is finite. Records the lowest
@@ -410,11 +504,9 @@ static inline void KFN(store_state)(const shoal_sim *s, const kgroup *g, vf3 p, 
     KFN(store_cells)(s, g, p);
 }
 
-#define SEP_LIST_MAX 256
-
-/* steer's separation over the candidates the pair loop listed (in candidate order). Equal to
- * adding it inside the loop: sep is touched by nothing else, so the order of its additions
- * is unchanged. Returns 0. */
+/* steer's separation over the candidates the pair loop listed (in candidate order), after
+ * each chunk. Equal to adding it inside the loop: sep is touched by nothing else, so the
+ * order of its additions is unchanged. Returns 0. */
 static inline __attribute__((always_inline)) int KFN(steer_sep_flush)(float *const *in, vf3 p,
                                                                       vf sep_r2,
                                                                       const uint32_t *list,
@@ -427,27 +519,86 @@ static inline __attribute__((always_inline)) int KFN(steer_sep_flush)(float *con
     return 0;
 }
 
+/* The pair loops run over one chunk of the candidate list at a time, each in a function of
+ * its own that takes the accumulators from a struct and puts them back: the loop then has
+ * the vector registers to itself (with the filter in the same function, AVX2's 16 ymm
+ * registers held the filter's constants and the accumulators went to memory). */
+
+/* steer and average: the pair loop's state across chunks. */
+typedef struct ksa {
+    vf3 p;
+    rule_sa a;
+    vf sep_r2, max_r2;
+    int sep_count;
+    uint32_t sep_list[KLIST_CAP + VW]; /* at most one chunk's candidates */
+} ksa;
+
 /* steer and average share the pair loop (rules.h rule_sa_pair); they differ in the
  * separation term. */
+static inline __attribute__((always_inline)) void
+KFN(sa_pairs)(const shoal_sim *s, ksa *k, const uint32_t *list, int n, int average, int shared_mask)
+{
+    const model_consts *mc = &s->mc;
+    float *const *in = s->cur;
+    const float *qx = in[0], *qy = in[1], *qz = in[2], *wx = in[3], *wy = in[4], *wz = in[5];
+    const uint32_t *src = s->src_of;
+    vf3 p = k->p;
+    vf max_r2 = k->max_r2;
+    rule_sa a = k->a;
+    int sep_count = k->sep_count;
+    for (int q = 0; q < n; q++) {
+        uint32_t j = list[q];
+        vm m_sep = rule_sa_pair(&a, p, qx[j], qy[j], qz[j], wx[src[j]], wy[src[j]], wz[src[j]], mc,
+                                max_r2, average, shared_mask, 0);
+        if (!average) {
+            /* steer's term needs a division. Few candidates are that close (about one
+             * iteration in seven has any lane within sep_radius), and a branch on it
+             * mispredicts: remember the candidate without branching and add the terms
+             * after the loop, in the same candidate order. */
+            k->sep_list[sep_count] = j;
+            sep_count += vm_any(m_sep);
+        }
+    }
+    k->a = a;
+    k->sep_count = sep_count;
+}
+
+static __attribute__((noinline)) void KFN(sa_pairs_00)(const shoal_sim *s, ksa *k,
+                                                       const uint32_t *list, int n)
+{
+    KFN(sa_pairs)(s, k, list, n, 0, 0);
+}
+static __attribute__((noinline)) void KFN(sa_pairs_01)(const shoal_sim *s, ksa *k,
+                                                       const uint32_t *list, int n)
+{
+    KFN(sa_pairs)(s, k, list, n, 0, 1);
+}
+static __attribute__((noinline)) void KFN(sa_pairs_10)(const shoal_sim *s, ksa *k,
+                                                       const uint32_t *list, int n)
+{
+    KFN(sa_pairs)(s, k, list, n, 1, 0);
+}
+static __attribute__((noinline)) void KFN(sa_pairs_11)(const shoal_sim *s, ksa *k,
+                                                       const uint32_t *list, int n)
+{
+    KFN(sa_pairs)(s, k, list, n, 1, 1);
+}
+
 static inline __attribute__((always_inline)) void
 KFN(steer_average_impl)(const shoal_sim *s, const kgroup *g, int average, int shared_mask,
                         sim_fault *f)
 {
     const shoal_params *prm = &s->desc.params;
     const model_consts *mc = &s->mc;
-    float *const *in = s->cur;
-    const float *qx = in[0], *qy = in[1], *qz = in[2], *wx = in[3], *wy = in[4], *wz = in[5];
-    const uint32_t *src = s->src_of;
-    vf3 p = KFN(load3)(in, 0, g);
+    ksa k;
+    k.p = KFN(load3)(s->cur, 0, g);
     vf3 v = KFN(load_v)(s, g);
-    vf sep_r2 = vf_set1(mc->sep_r2);
+    k.sep_r2 = vf_set1(mc->sep_r2);
     float max_r2f = mc->sep_r2 > mc->ali_r2 ? mc->sep_r2 : mc->ali_r2;
     max_r2f = mc->coh_r2 > max_r2f ? mc->coh_r2 : max_r2f;
-    vf max_r2 = vf_set1(max_r2f);
-    rule_sa a;
-    rule_sa_begin(&a);
-    uint32_t sep_list[SEP_LIST_MAX + 1];
-    int sep_count = 0;
+    k.max_r2 = vf_set1(max_r2f);
+    rule_sa_begin(&k.a);
+    k.sep_count = 0;
 
     kwalk w;
     KFN(walk_init)(g, &w);
@@ -455,29 +606,21 @@ KFN(steer_average_impl)(const shoal_sim *s, const kgroup *g, int average, int sh
     int n;
     while ((n = KFN(walk_next)(s, g, &w, list)) > 0) {
         f->lane_pairs += (uint64_t)n * VW;
-        for (int k = 0; k < n; k++) {
-            uint32_t j = list[k];
-            vm m_sep = rule_sa_pair(&a, p, qx[j], qy[j], qz[j], wx[src[j]], wy[src[j]], wz[src[j]],
-                                    mc, max_r2, average, shared_mask, 0);
-            if (!average) {
-                /* steer's term needs a division. Few candidates are that close (about one
-                 * iteration in seven has any lane within sep_radius), and a branch on it
-                 * mispredicts: remember the candidate without branching and add the terms
-                 * after the loop, in the same candidate order. */
-                sep_list[sep_count] = j;
-                sep_count += vm_any(m_sep);
-                if (sep_count == SEP_LIST_MAX)
-                    sep_count = KFN(steer_sep_flush)(in, p, sep_r2, sep_list, sep_count, &a);
-            }
+        if (average) {
+            shared_mask ? KFN(sa_pairs_11)(s, &k, list, n) : KFN(sa_pairs_10)(s, &k, list, n);
+        } else {
+            shared_mask ? KFN(sa_pairs_01)(s, &k, list, n) : KFN(sa_pairs_00)(s, &k, list, n);
+            if (k.sep_count)
+                k.sep_count =
+                    KFN(steer_sep_flush)(s->cur, k.p, k.sep_r2, k.sep_list, k.sep_count, &k.a);
         }
     }
-    f->useful += KFN(lane_sum)(g, shared_mask ? a.ali_n : a.near_n);
-    rule_sa_end(&a, shared_mask);
-    if (sep_count)
-        KFN(steer_sep_flush)(in, p, sep_r2, sep_list, sep_count, &a);
+    f->useful += KFN(lane_sum)(g, shared_mask ? k.a.ali_n : k.a.near_n);
+    rule_sa_end(&k.a, shared_mask);
+    vf3 p = k.p;
     rule_extras x;
     KFN(extras)(s, g, p, &x);
-    rule_sa_finish(&a, prm, mc, average, &x, &p, &v);
+    rule_sa_finish(&k.a, prm, mc, average, &x, &p, &v);
     KFN(store_state)(s, g, p, v, f);
 }
 
@@ -502,104 +645,160 @@ static void KFN(group_average)(const shoal_sim *s, const kgroup *g, sim_fault *f
         KFN(steer_average_impl)(s, g, 1, 0, f);
 }
 
-/* heading (seed 001): rules.h rule_heading_*. */
+/* heading (seed 001): rules.h rule_heading_*. The pair loop over one chunk (see ksa). */
+typedef struct khd {
+    vf3 p;
+    rule_hd a;
+} khd;
+
+static __attribute__((noinline)) void KFN(hd_pairs)(const shoal_sim *s, khd *k,
+                                                    const uint32_t *list, int n)
+{
+    const model_consts *mc = &s->mc;
+    float *const *in = s->cur;
+    const float *qx = in[0], *qy = in[1], *qz = in[2], *wx = in[3], *wy = in[4], *wz = in[5];
+    const uint32_t *src = s->src_of;
+    vf3 p = k->p;
+    rule_hd a = k->a;
+    for (int q = 0; q < n; q++) {
+        uint32_t j = list[q];
+        vf3 diff;
+        vf d2;
+        vm m = rule_heading_test(p, qx[j], qy[j], qz[j], mc, &diff, &d2);
+        if (!vm_any(m))
+            continue;
+        /* dir_j: a property of the candidate, computed here when some lane needs it */
+        float dir[3];
+        rule_heading_dir(wx[src[j]], wy[src[j]], wz[src[j]], dir);
+        rule_heading_add(&a, m, diff, d2, qx[j], qy[j], qz[j], dir, mc);
+    }
+    k->a = a;
+}
+
 static void KFN(group_heading)(const shoal_sim *s, const kgroup *g, sim_fault *f)
 {
     const shoal_params *prm = &s->desc.params;
     const model_consts *mc = &s->mc;
-    float *const *in = s->cur;
-    const float *qx = in[0], *qy = in[1], *qz = in[2], *wx = in[3], *wy = in[4], *wz = in[5];
-    const uint32_t *src = s->src_of;
-    vf3 p = KFN(load3)(in, 0, g);
+    khd k;
+    k.p = KFN(load3)(s->cur, 0, g);
     vf3 v = KFN(load_v)(s, g);
-    rule_hd a;
-    rule_heading_begin(&a);
+    rule_heading_begin(&k.a);
     kwalk w;
     KFN(walk_init)(g, &w);
     uint32_t list[KLIST_CAP + VW];
     int n;
     while ((n = KFN(walk_next)(s, g, &w, list)) > 0) {
         f->lane_pairs += (uint64_t)n * VW;
-        for (int k = 0; k < n; k++) {
-            uint32_t j = list[k];
-            vf3 diff;
-            vf d2;
-            vm m = rule_heading_test(p, qx[j], qy[j], qz[j], mc, &diff, &d2);
-            if (!vm_any(m))
-                continue;
-            /* dir_j: a property of the candidate, computed here when some lane needs it */
-            float dir[3];
-            rule_heading_dir(wx[src[j]], wy[src[j]], wz[src[j]], dir);
-            rule_heading_add(&a, m, diff, d2, qx[j], qy[j], qz[j], dir, mc);
-        }
+        KFN(hd_pairs)(s, &k, list, n);
     }
-    f->useful += KFN(lane_sum)(g, a.n);
+    f->useful += KFN(lane_sum)(g, k.a.n);
+    vf3 p = k.p;
     rule_extras x;
     KFN(extras)(s, g, p, &x);
-    rule_heading_finish(&a, prm, mc, &x, &p, &v);
+    rule_heading_finish(&k.a, prm, mc, &x, &p, &v);
     KFN(store_state)(s, g, p, v, f);
 }
 
-/* classic (seed 002): rules.h rule_classic_*. */
+/* classic (seed 002): rules.h rule_classic_*. The pair loop over one chunk (see ksa): a
+ * candidate no lane accepts is skipped before its velocity is loaded. */
+typedef struct kcl {
+    vf3 p;
+    rule_cl a;
+} kcl;
+
+static __attribute__((noinline)) void KFN(cl_pairs)(const shoal_sim *s, kcl *k,
+                                                    const uint32_t *list, int n)
+{
+    const shoal_params *prm = &s->desc.params;
+    const model_consts *mc = &s->mc;
+    float *const *in = s->cur;
+    const float *qx = in[0], *qy = in[1], *qz = in[2], *wx = in[3], *wy = in[4], *wz = in[5];
+    const uint32_t *src = s->src_of;
+    vf3 p = k->p;
+    rule_cl a = k->a;
+    for (int q = 0; q < n; q++) {
+        uint32_t j = list[q];
+        if (!vm_any(rule_classic_near(p, qx[j], qy[j], qz[j], mc)))
+            continue;
+        rule_classic_pair(&a, p, qx[j], qy[j], qz[j], wx[src[j]], wy[src[j]], wz[src[j]], prm, mc);
+    }
+    k->a = a;
+}
+
 static void KFN(group_classic)(const shoal_sim *s, const kgroup *g, sim_fault *f)
 {
     const shoal_params *prm = &s->desc.params;
     const model_consts *mc = &s->mc;
-    float *const *in = s->cur;
-    const float *qx = in[0], *qy = in[1], *qz = in[2], *wx = in[3], *wy = in[4], *wz = in[5];
-    const uint32_t *src = s->src_of;
-    vf3 p = KFN(load3)(in, 0, g);
+    kcl k;
+    k.p = KFN(load3)(s->cur, 0, g);
     vf3 v = KFN(load_v)(s, g);
-    rule_cl a;
-    rule_classic_begin(&a, prm, p);
+    rule_classic_begin(&k.a, prm, k.p);
     kwalk w;
     KFN(walk_init)(g, &w);
     uint32_t list[KLIST_CAP + VW];
     int n;
     while ((n = KFN(walk_next)(s, g, &w, list)) > 0) {
         f->lane_pairs += (uint64_t)n * VW;
-        for (int k = 0; k < n; k++) {
-            uint32_t j = list[k];
-            rule_classic_pair(&a, p, qx[j], qy[j], qz[j], wx[src[j]], wy[src[j]], wz[src[j]], prm,
-                              mc);
-        }
+        KFN(cl_pairs)(s, &k, list, n);
     }
-    f->useful += KFN(lane_sum)(g, a.n);
+    f->useful += KFN(lane_sum)(g, k.a.n);
+    vf3 p = k.p;
     rule_extras x;
     KFN(extras)(s, g, p, &x);
-    rule_classic_finish(&a, prm, mc, &x, &p, &v);
+    rule_classic_finish(&k.a, prm, mc, &x, &p, &v);
     KFN(store_state)(s, g, p, v, f);
 }
 
-/* fov (seed 004): rules.h rule_fov_*. */
-static void KFN(group_fov)(const shoal_sim *s, const kgroup *g, sim_fault *f)
+/* fov (seed 004): rules.h rule_fov_*. The pair loop over one chunk (see ksa and kcl). */
+typedef struct kfv {
+    vf3 p;
+    vf max2;
+    rule_fv a;
+} kfv;
+
+static __attribute__((noinline)) void KFN(fv_pairs)(const shoal_sim *s, kfv *k,
+                                                    const uint32_t *list, int n)
 {
     const shoal_params *prm = &s->desc.params;
     const model_consts *mc = &s->mc;
     float *const *in = s->cur;
     const float *qx = in[0], *qy = in[1], *qz = in[2], *wx = in[3], *wy = in[4], *wz = in[5];
     const uint32_t *src = s->src_of;
-    vf3 p = KFN(load3)(in, 0, g);
+    vf3 p = k->p;
+    vf max2 = k->max2;
+    rule_fv a = k->a;
+    for (int q = 0; q < n; q++) {
+        uint32_t j = list[q];
+        if (!vm_any(rule_fov_near(p, qx[j], qy[j], qz[j], max2)))
+            continue;
+        rule_fov_pair(&a, p, qx[j], qy[j], qz[j], wx[src[j]], wy[src[j]], wz[src[j]], prm, mc,
+                      max2);
+    }
+    k->a = a;
+}
+
+static void KFN(group_fov)(const shoal_sim *s, const kgroup *g, sim_fault *f)
+{
+    const shoal_params *prm = &s->desc.params;
+    const model_consts *mc = &s->mc;
+    kfv k;
+    k.p = KFN(load3)(s->cur, 0, g);
     vf3 v = KFN(load_v)(s, g);
-    vf max2 = vf_set1(rule_fov_max2(prm));
-    rule_fv a;
-    rule_fov_begin(&a, v);
+    k.max2 = vf_set1(rule_fov_max2(prm));
+    rule_fov_begin(&k.a, v);
     kwalk w;
     KFN(walk_init)(g, &w);
     uint32_t list[KLIST_CAP + VW];
     int n;
     while ((n = KFN(walk_next)(s, g, &w, list)) > 0) {
         f->lane_pairs += (uint64_t)n * VW;
-        for (int k = 0; k < n; k++) {
-            uint32_t j = list[k];
-            rule_fov_pair(&a, p, qx[j], qy[j], qz[j], wx[src[j]], wy[src[j]], wz[src[j]], prm, mc,
-                          max2);
-        }
+        KFN(fv_pairs)(s, &k, list, n);
     }
-    f->useful += KFN(lane_sum)(g, a.near_n);
+    f->useful += KFN(lane_sum)(g, k.a.near_n);
+    vf3 p = k.p;
     rule_extras x;
     KFN(extras)(s, g, p, &x);
-    rule_fov_finish(&a, prm, mc, &x, &p, &v);
+    rule_fov_finish(&k.a, prm, mc, &x, &p, &v);
     KFN(store_state)(s, g, p, v, f);
 }
 
@@ -664,6 +863,11 @@ void KFN(forces_range)(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f)
     g.filter_r2 = KFN(filter_r2)(s);
 #endif
     const uint32_t *cs = s->cell_start;
+    /* The box test costs about a tenth of a pair iteration per candidate: where it keeps
+     * nearly every candidate (a dense school, every boid near every other), the next groups
+     * skip it, and every eighth group tests again. Either way the same bits. */
+    int skip = 0;
+    (void)skip;
     uint32_t i = (uint32_t)b0;
     while (i < (uint32_t)b1) {
         int64_t row = (int64_t)(grid_cell_of_slot(s, i) / (uint32_t)nx);
@@ -690,8 +894,18 @@ void KFN(forces_range)(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f)
             g.runs = grid_runs(s, x_first - 1, x_last + 1, y, z, g.rb, g.re);
 #if VW > 1
             KFN(lane_box)(&g, KFN(load3)(s->cur, 0, &g));
+            g.filter = skip == 0;
+            skip -= skip > 0;
+            uint64_t scanned = 0, kept = f->lane_pairs;
+            for (int r = 0; r < g.runs; r++)
+                scanned += g.re[r] - g.rb[r];
 #endif
             KFN(group)(s, &g, f);
+#if VW > 1
+            kept = (f->lane_pairs - kept) / VW;
+            if (g.filter && kept * 10 > scanned * 9)
+                skip = 7;
+#endif
             f->groups++;
             f->boids += (uint64_t)g.n;
         }

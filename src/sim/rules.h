@@ -437,6 +437,15 @@ RULE_FN void rule_classic_begin(rule_cl *a, const shoal_params *prm, vf3 p)
     rule_classic_wall(a, p, vf_sub(p.z, vf_set1(prm->box_min[2])), 0, 0, 1, fov, k);
 }
 
+/* The lanes that accept candidate pj: 0 < d^2 <= fov^2 (the CPU tests it first, so that a
+ * candidate no lane accepts costs no loads of its velocity). */
+RULE_FN vm rule_classic_near(vf3 p, float pjx, float pjy, float pjz, const model_consts *mc)
+{
+    vf3 e = v3_sub(v3_set1(pjx, pjy, pjz), p);
+    vf d2 = v3_dot(e, e);
+    return vm_and(vf_gt(d2, vf_zero()), vf_le(d2, vf_set1(mc->r2)));
+}
+
 RULE_FN void rule_classic_pair(rule_cl *a, vf3 p, float pjx, float pjy, float pjz, float vjx,
                                float vjy, float vjz, const shoal_params *prm,
                                const model_consts *mc)
@@ -444,7 +453,7 @@ RULE_FN void rule_classic_pair(rule_cl *a, vf3 p, float pjx, float pjy, float pj
     vf3 pj = v3_set1(pjx, pjy, pjz);
     vf3 e = v3_sub(pj, p); /* the seed's diff = other - me */
     vf d2 = v3_dot(e, e);
-    vm m = vm_and(vf_gt(d2, vf_zero()), vf_le(d2, vf_set1(mc->r2)));
+    vm m = rule_classic_near(p, pjx, pjy, pjz, mc);
     if (!vm_any(m))
         return;
     vf one = vf_set1(1.0f);
@@ -505,13 +514,22 @@ RULE_FN float rule_fov_max2(const shoal_params *prm)
     return prm->ali_dist2 > mx ? prm->ali_dist2 : mx;
 }
 
+/* The lanes within reach of candidate pj: 0 < d^2 < max2 (the CPU tests it first, so that a
+ * candidate no lane reaches costs no loads of its velocity). */
+RULE_FN vm rule_fov_near(vf3 p, float pjx, float pjy, float pjz, vf max2)
+{
+    vf3 e = v3_sub(v3_set1(pjx, pjy, pjz), p);
+    vf d2 = v3_dot(e, e);
+    return vm_and(vf_gt(d2, vf_zero()), vf_lt(d2, max2));
+}
+
 RULE_FN void rule_fov_pair(rule_fv *a, vf3 p, float pjx, float pjy, float pjz, float vjx, float vjy,
                            float vjz, const shoal_params *prm, const model_consts *mc, vf max2)
 {
     vf3 pj = v3_set1(pjx, pjy, pjz);
     vf3 e = v3_sub(pj, p); /* p_j - p_i */
     vf d2 = v3_dot(e, e);
-    vm near = vm_and(vf_gt(d2, vf_zero()), vf_lt(d2, max2));
+    vm near = rule_fov_near(p, pjx, pjy, pjz, max2);
     if (!vm_any(near))
         return;
     vf one = vf_set1(1.0f);
