@@ -53,12 +53,20 @@ typedef struct kgroup {
 typedef struct kwalk {
     int r;
     uint32_t j;
+#if VW > 1
+    vf box[6], r2; /* the group's box and filter_r2, in every lane */
+#endif
 } kwalk;
 
 static inline void KFN(walk_init)(const kgroup *g, kwalk *w)
 {
     w->r = 0;
     w->j = g->runs > 0 ? g->rb[0] : 0;
+#if VW > 1
+    for (int k = 0; k < 6; k++)
+        w->box[k] = vf_set1(g->box[k]);
+    w->r2 = vf_set1(g->filter_r2);
+#endif
 }
 
 #if VW > 1
@@ -70,7 +78,7 @@ static inline void KFN(walk_init)(const kgroup *g, kwalk *w)
  * box d^2 exceeds filter_r2 fails every lane's radius test and adds exactly nothing (the
  * filter is exact, not a heuristic). */
 static inline int KFN(filter_run)(const float *px, const float *py, const float *pz, uint32_t *j,
-                                  uint32_t re, const kgroup *g, uint32_t *list, int n);
+                                  uint32_t re, const kwalk *w, uint32_t *list, int n);
 #endif
 
 #if VW > 1
@@ -114,7 +122,7 @@ static inline __attribute__((always_inline)) int KFN(walk_next)(const shoal_sim 
         uint32_t re = g->re[w->r];
 #if VW > 1
         if (g->filter)
-            n = KFN(filter_run)(px, py, pz, &w->j, re, g, list, n);
+            n = KFN(filter_run)(px, py, pz, &w->j, re, w, list, n);
         else
             n = KFN(all_run)(&w->j, re, list, n);
 #else
@@ -151,12 +159,9 @@ KFN(filter_keep)(const float *px, const float *py, const float *pz, uint32_t j, 
 }
 
 static inline int KFN(filter_run)(const float *px, const float *py, const float *pz, uint32_t *jp,
-                                  uint32_t re, const kgroup *g, uint32_t *list, int n)
+                                  uint32_t re, const kwalk *w, uint32_t *list, int n)
 {
-    __m512 box[6];
-    for (int k = 0; k < 6; k++)
-        box[k] = _mm512_set1_ps(g->box[k]);
-    __m512 r2 = _mm512_set1_ps(g->filter_r2);
+    const __m512 *box = w->box, r2 = w->r2;
     uint32_t j = *jp;
     __m512i idx =
         _mm512_add_epi32(_mm512_set1_epi32((int)j),
@@ -260,12 +265,9 @@ static inline __attribute__((always_inline)) int KFN(compress)(unsigned keep, __
 }
 
 static inline int KFN(filter_run)(const float *px, const float *py, const float *pz, uint32_t *jp,
-                                  uint32_t re, const kgroup *g, uint32_t *list, int n)
+                                  uint32_t re, const kwalk *w, uint32_t *list, int n)
 {
-    __m256 box[6];
-    for (int k = 0; k < 6; k++)
-        box[k] = _mm256_set1_ps(g->box[k]);
-    __m256 r2 = _mm256_set1_ps(g->filter_r2);
+    const __m256 *box = w->box, r2 = w->r2;
     uint32_t j = *jp;
     const __m256i all = _mm256_set1_epi32(-1);
     while (re - j >= 8 && n < KLIST_CAP) {
@@ -869,8 +871,12 @@ void KFN(forces_range)(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f)
     int skip = 0;
     (void)skip;
     uint32_t i = (uint32_t)b0;
+    int64_t row = -1;
     while (i < (uint32_t)b1) {
-        int64_t row = (int64_t)(grid_cell_of_slot(s, i) / (uint32_t)nx);
+        if (row < 0)
+            row = (int64_t)(grid_cell_of_slot(s, i) / (uint32_t)nx);
+        while (cs[(row + 1) * nx] <= i) /* the row holding slot i: the next non-empty one */
+            row++;
         int32_t y = (int32_t)(row % ny), z = (int32_t)(row / ny);
         int64_t cell0 = row * nx;
         uint32_t row_end = cs[cell0 + nx];
@@ -882,26 +888,36 @@ void KFN(forces_range)(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f)
         /* the first group start of this row at or after i */
         uint32_t from = i > begin ? i : begin;
         uint32_t first = begin + (from - begin + VW - 1) / VW * VW;
-        int32_t x_first = alo[0]; /* the cell of slot g0, walked along the row */
+        const grid *gr = &s->g;
         for (uint32_t g0 = first; g0 < end && g0 < (uint32_t)b1; g0 += VW) {
             g.base = g0;
             g.n = end - g0 < VW ? (int)(end - g0) : VW;
-            while (cs[cell0 + x_first + 1] <= g0)
-                x_first++;
-            int32_t x_last = x_first;
-            while (cs[cell0 + x_last + 1] <= g0 + (uint32_t)g.n - 1)
-                x_last++;
-            g.runs = grid_runs(s, x_first - 1, x_last + 1, y, z, g.rb, g.re);
+            /* the cells of the group's first and last boid: the cells of its smallest and
+             * largest x (cells ascend along the row, grid_coord is monotonic, and it is the
+             * sort's own cell function) */
 #if VW > 1
             KFN(lane_box)(&g, KFN(load3)(s->cur, 0, &g));
+            float xlo = g.box[0], xhi = g.box[3];
+#else
+            float xlo = s->cur[0][g0], xhi = xlo;
+#endif
+            int32_t x_first =
+                grid_coord(xlo, gr->origin[0], gr->inv_cell, gr->gdims[0]) - gr->off[0];
+            int32_t x_last =
+                grid_coord(xhi, gr->origin[0], gr->inv_cell, gr->gdims[0]) - gr->off[0];
+            g.runs = grid_runs(s, x_first - 1, x_last + 1, y, z, g.rb, g.re);
+#if VW > 1
             g.filter = skip == 0;
             skip -= skip > 0;
-            uint64_t scanned = 0, kept = f->lane_pairs;
-            for (int r = 0; r < g.runs; r++)
-                scanned += g.re[r] - g.rb[r];
+            uint64_t kept = f->lane_pairs;
 #endif
             KFN(group)(s, &g, f);
 #if VW > 1
+            /* (summed after the group: right after grid_runs stored them, a vector load of
+             * the runs waited for the stores) */
+            uint64_t scanned = 0;
+            for (int r = 0; r < g.runs; r++)
+                scanned += g.re[r] - g.rb[r];
             kept = (f->lane_pairs - kept) / VW;
             if (g.filter && kept * 10 > scanned * 9)
                 skip = 7;

@@ -196,6 +196,23 @@ __attribute__((noinline)) void grid_scan(shoal_sim *s, int thread_index, int thr
     s->cell_start[b] = first;
 }
 
+#if defined(__SSE2__) && defined(GRID_NT)
+#include <immintrin.h>
+#define GRID_STORE(p, v) _mm_stream_si32((int *)(p), (int)(v))
+static inline void grid_storef(float *p, float v)
+{
+    int i;
+    memcpy(&i, &v, sizeof i);
+    _mm_stream_si32((int *)p, i);
+}
+#define GRID_STOREF(p, v) grid_storef(p, v)
+#define GRID_FENCE() _mm_sfence()
+#else
+#define GRID_STORE(p, v) (*(p) = (v))
+#define GRID_STOREF(p, v) (*(p) = (v))
+#define GRID_FENCE() ((void)0)
+#endif
+
 /* Insertion sort of one cell's entries by input row, moving what the scatter moved
  * (positions, rows, src_of). Cells are short and nearly sorted (boids mostly stay in their
  * cell, and the previous order inside a cell was by row), so most cells need nothing and
@@ -246,13 +263,14 @@ __attribute__((noinline)) void grid_scatter(shoal_sim *s, int thread_index, int 
         uint32_t *h = s->hist + blk * cells;
         for (int64_t i = begin; i < end; i++) {
             uint32_t slot = h[cell_of[i]]++;
-            row_nxt[slot] = row_cur[i];
-            src_of[slot] = (uint32_t)i;
-            qx[slot] = px[i];
-            qy[slot] = py[i];
-            qz[slot] = pz[i];
+            GRID_STORE(row_nxt + slot, row_cur[i]);
+            GRID_STORE(src_of + slot, (uint32_t)i);
+            GRID_STOREF(qx + slot, px[i]);
+            GRID_STOREF(qy + slot, py[i]);
+            GRID_STOREF(qz + slot, pz[i]);
         }
     }
+    GRID_FENCE();
     parallel_barrier();
     int64_t b, e;
     parallel_split(cells, thread_index, thread_count, &b, &e);
