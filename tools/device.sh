@@ -347,6 +347,21 @@ for n in 1048576 4194304; do
     "$SHOAL" step --in "$W/box_$n.npy" --out "$W/o.npy" --steps $k --threads $NCPU $(walls $n) \
         --stats 2>&1 | grep -E "^shoal step|^sim|^forces" | tee -a "$REPORT"
 done
+stamp "issue 28: the scatter with non-temporal stores (-DGRID_NT) against the default, 1M and 4M, alternating"
+if [ ! -f "$BUILD-nt/build.ninja" ]; then
+    meson setup "$BUILD-nt" --buildtype=release -Dc_args=-DGRID_NT -Dcuda=disabled -Dmpi=disabled \
+        -Dsdl=disabled >"$W/setup-nt.log" 2>&1 || tail -20 "$W/setup-nt.log" | tee -a "$REPORT"
+fi
+ninja -C "$BUILD-nt" src/app/shoal >"$W/build-nt.log" 2>&1 || tail -20 "$W/build-nt.log" | tee -a "$REPORT"
+for n in 1048576 4194304; do
+    for round in 1 2; do
+        for b in "$SHOAL" "$BUILD-nt/src/app/shoal"; do
+            "$b" step --in "$W/box_$n.npy" --out "$W/o.npy" --steps 10 --threads $NCPU $(walls $n) \
+                --stats 2>&1 | awk -v b="${b#$BUILD}" -v n=$n '$1 ~ /^sim\/grid/ {s = s " " $1 " " $5} \
+                END {print "N=" n " " b ":" s}' | tee -a "$REPORT"
+        done
+    done
+done
 stamp "issue 28: every model at its defaults, lane-pairs per boid ($NCPU threads avx512, 2 threads avx2)"
 for spec in "$NCPU avx512" "2 avx2"; do
     set -- $spec

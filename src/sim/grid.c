@@ -196,6 +196,10 @@ __attribute__((noinline)) void grid_scan(shoal_sim *s, int thread_index, int thr
     s->cell_start[b] = first;
 }
 
+/* The scatter's stores. Built with -DGRID_NT they are non-temporal (no read for ownership
+ * of the destination lines, 20 of the sort's 68 bytes a boid): an experiment for machines
+ * where the sort is bound by memory bandwidth (tools/device.sh PARTS=kernel times both;
+ * docs/PERFORMANCE.md "Issue 28"). The bits are the same either way. */
 #if defined(__SSE2__) && defined(GRID_NT)
 #include <immintrin.h>
 #define GRID_STORE(p, v) _mm_stream_si32((int *)(p), (int)(v))
