@@ -47,6 +47,7 @@ typedef struct kgroup {
     float box[6];
     float filter_r2; /* the model's largest squared radius, as its tests compare it */
     int filter;      /* 0: walk every candidate (the box test would keep nearly all) */
+    uint32_t count;  /* boids in the arrays */
 } kgroup;
 
 /* Where a group's walk is: run r, slot j. */
@@ -54,7 +55,8 @@ typedef struct kwalk {
     int r;
     uint32_t j;
 #if VW > 1
-    vf box[6], r2; /* the group's box and filter_r2, in every lane */
+    vf box[6], r2;  /* the group's box and filter_r2, in every lane */
+    uint32_t limit; /* the boid count: a vector load below it stays in the arrays */
 #endif
 } kwalk;
 
@@ -66,6 +68,7 @@ static inline void KFN(walk_init)(const kgroup *g, kwalk *w)
     for (int k = 0; k < 6; k++)
         w->box[k] = vf_set1(g->box[k]);
     w->r2 = vf_set1(g->filter_r2);
+    w->limit = g->count;
 #endif
 }
 
@@ -141,12 +144,14 @@ static inline __attribute__((always_inline)) int KFN(walk_next)(const shoal_sim 
 /* One vector of filter_run: the kept lanes of m, as slots j + lane. */
 static inline __attribute__((always_inline)) __mmask16
 KFN(filter_keep)(const float *px, const float *py, const float *pz, uint32_t j, __mmask16 m,
-                 const __m512 box[6], __m512 r2)
+                 int whole, const __m512 box[6], __m512 r2)
 {
     __m512 zero = _mm512_setzero_ps();
-    __m512 qx = _mm512_maskz_loadu_ps(m, px + j);
-    __m512 qy = _mm512_maskz_loadu_ps(m, py + j);
-    __m512 qz = _mm512_maskz_loadu_ps(m, pz + j);
+    /* masked loads only where the vector would reach past the arrays (they cost several
+     * times a plain load on the dev VM's cores); lanes beyond m are masked in the test */
+    __m512 qx = whole ? _mm512_loadu_ps(px + j) : _mm512_maskz_loadu_ps(m, px + j);
+    __m512 qy = whole ? _mm512_loadu_ps(py + j) : _mm512_maskz_loadu_ps(m, py + j);
+    __m512 qz = whole ? _mm512_loadu_ps(pz + j) : _mm512_maskz_loadu_ps(m, pz + j);
     __m512 ex =
         _mm512_max_ps(_mm512_max_ps(_mm512_sub_ps(box[0], qx), _mm512_sub_ps(qx, box[3])), zero);
     __m512 ey =
@@ -168,7 +173,7 @@ static inline int KFN(filter_run)(const float *px, const float *py, const float 
                          _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
     const __m512i step = _mm512_set1_epi32(16);
     while (re - j >= 16 && n < KLIST_CAP) {
-        __mmask16 keep = KFN(filter_keep)(px, py, pz, j, (__mmask16)0xffff, box, r2);
+        __mmask16 keep = KFN(filter_keep)(px, py, pz, j, (__mmask16)0xffff, 1, box, r2);
         _mm512_storeu_si512((void *)(list + n), _mm512_maskz_compress_epi32(keep, idx));
         n += __builtin_popcount((unsigned)keep);
         j += 16;
@@ -176,7 +181,7 @@ static inline int KFN(filter_run)(const float *px, const float *py, const float 
     }
     if (j < re && n < KLIST_CAP) {
         __mmask16 m = (__mmask16)((1u << (re - j)) - 1u);
-        __mmask16 keep = KFN(filter_keep)(px, py, pz, j, m, box, r2);
+        __mmask16 keep = KFN(filter_keep)(px, py, pz, j, m, j + 16 <= w->limit, box, r2);
         _mm512_storeu_si512((void *)(list + n), _mm512_maskz_compress_epi32(keep, idx));
         n += __builtin_popcount((unsigned)keep);
         j = re;
@@ -233,12 +238,13 @@ static const uint32_t kcompress8[256] = {
 /* One vector of filter_run: the kept lanes of lm (a lane mask), as a movemask. */
 static inline __attribute__((always_inline)) unsigned
 KFN(filter_keep)(const float *px, const float *py, const float *pz, uint32_t j, __m256i lm,
-                 int full, const __m256 box[6], __m256 r2)
+                 int full, int whole, const __m256 box[6], __m256 r2)
 {
     __m256 zero = _mm256_setzero_ps();
-    __m256 qx = full ? _mm256_loadu_ps(px + j) : _mm256_maskload_ps(px + j, lm);
-    __m256 qy = full ? _mm256_loadu_ps(py + j) : _mm256_maskload_ps(py + j, lm);
-    __m256 qz = full ? _mm256_loadu_ps(pz + j) : _mm256_maskload_ps(pz + j, lm);
+    /* masked loads only where the vector would reach past the arrays */
+    __m256 qx = whole ? _mm256_loadu_ps(px + j) : _mm256_maskload_ps(px + j, lm);
+    __m256 qy = whole ? _mm256_loadu_ps(py + j) : _mm256_maskload_ps(py + j, lm);
+    __m256 qz = whole ? _mm256_loadu_ps(pz + j) : _mm256_maskload_ps(pz + j, lm);
     __m256 ex =
         _mm256_max_ps(_mm256_max_ps(_mm256_sub_ps(box[0], qx), _mm256_sub_ps(qx, box[3])), zero);
     __m256 ey =
@@ -271,13 +277,13 @@ static inline int KFN(filter_run)(const float *px, const float *py, const float 
     uint32_t j = *jp;
     const __m256i all = _mm256_set1_epi32(-1);
     while (re - j >= 8 && n < KLIST_CAP) {
-        unsigned keep = KFN(filter_keep)(px, py, pz, j, all, 1, box, r2);
+        unsigned keep = KFN(filter_keep)(px, py, pz, j, all, 1, 1, box, r2);
         n = KFN(compress)(keep, _mm256_set1_epi32((int)j), list, n);
         j += 8;
     }
     if (j < re && n < KLIST_CAP) {
         __m256i lm = simd_lane_mask((int)(re - j));
-        unsigned keep = KFN(filter_keep)(px, py, pz, j, lm, 0, box, r2);
+        unsigned keep = KFN(filter_keep)(px, py, pz, j, lm, 0, j + 8 <= w->limit, box, r2);
         n = KFN(compress)(keep, _mm256_set1_epi32((int)j), list, n);
         j = re;
     }
@@ -863,6 +869,7 @@ void KFN(forces_range)(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f)
     memset(&g, 0, sizeof g);
 #if VW > 1
     g.filter_r2 = KFN(filter_r2)(s);
+    g.count = (uint32_t)s->count;
 #endif
     const uint32_t *cs = s->cell_start;
     /* The box test costs about a tenth of a pair iteration per candidate: where it keeps
