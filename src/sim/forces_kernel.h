@@ -319,8 +319,36 @@ static inline void KFN(lane_box)(kgroup *g, vf3 p)
 }
 #endif
 
+/* A whole vector, unmasked. */
+static inline vf KFN(loadw)(const float *p)
+{
+#if defined(SIMD_AVX512)
+    return _mm512_loadu_ps(p);
+#elif defined(SIMD_AVX2)
+    return _mm256_loadu_ps(p);
+#else
+    return *p;
+#endif
+}
+
+static inline void KFN(storew)(float *p, vf v)
+{
+#if defined(SIMD_AVX512)
+    _mm512_storeu_ps(p, v);
+#elif defined(SIMD_AVX2)
+    _mm256_storeu_ps(p, v);
+#else
+    *p = v;
+#endif
+}
+
 static inline vf3 KFN(load3)(float *const a[6], int k, const kgroup *g)
 {
+    if (g->n == VW) { /* a whole group: plain loads (masked ones cost more on some cores) */
+        vf3 r = {KFN(loadw)(a[k] + g->base), KFN(loadw)(a[k + 1] + g->base),
+                 KFN(loadw)(a[k + 2] + g->base)};
+        return r;
+    }
     vf3 r = {vf_load_n(a[k] + g->base, g->n), vf_load_n(a[k + 1] + g->base, g->n),
              vf_load_n(a[k + 2] + g->base, g->n)};
     return r;
@@ -333,7 +361,8 @@ static inline vf3 KFN(load_v)(const shoal_sim *s, const kgroup *g)
     float *const *a = s->cur;
 #if defined(SIMD_AVX512)
     __mmask16 m = (__mmask16)((1u << g->n) - 1u);
-    __m512i idx = _mm512_maskz_loadu_epi32(m, s->src_of + g->base);
+    __m512i idx = g->n == VW ? _mm512_loadu_si512((const void *)(s->src_of + g->base))
+                             : _mm512_maskz_loadu_epi32(m, s->src_of + g->base);
     vf3 r = {_mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, a[3], 4),
              _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, a[4], 4),
              _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, a[5], 4)};
@@ -353,6 +382,12 @@ static inline vf3 KFN(load_v)(const shoal_sim *s, const kgroup *g)
 
 static inline void KFN(store3)(float *const a[6], int k, const kgroup *g, vf3 v)
 {
+    if (g->n == VW) {
+        KFN(storew)(a[k] + g->base, v.x);
+        KFN(storew)(a[k + 1] + g->base, v.y);
+        KFN(storew)(a[k + 2] + g->base, v.z);
+        return;
+    }
     vf_store_n(a[k] + g->base, v.x, g->n);
     vf_store_n(a[k + 1] + g->base, v.y, g->n);
     vf_store_n(a[k + 2] + g->base, v.z, g->n);
@@ -463,7 +498,10 @@ static inline void KFN(store_cells)(const shoal_sim *s, const kgroup *g, vf3 p)
                            _mm512_add_epi32(KFN(coord)(p.y, gr, 1),
                                             _mm512_mullo_epi32(_mm512_set1_epi32(gr->dims[1]),
                                                                KFN(coord)(p.z, gr, 2)))));
-    _mm512_mask_storeu_epi32(s->cell_of + g->base, (__mmask16)((1u << g->n) - 1u), cell);
+    if (g->n == VW)
+        _mm512_storeu_si512((void *)(s->cell_of + g->base), cell);
+    else
+        _mm512_mask_storeu_epi32(s->cell_of + g->base, (__mmask16)((1u << g->n) - 1u), cell);
 }
 #elif defined(SIMD_AVX2)
 static inline __m256i KFN(coord)(__m256 v, const grid *gr, int c)
