@@ -181,9 +181,8 @@ static void test_kernel_cells(void **state)
     free(rows);
 }
 
-/* During a step the velocities stay where the sort found them (src_of); what the API
- * sees after a sort without a step, and after a step that failed, is still one state in
- * one order: the rows it was given. */
+/* What the API sees after a sort without a step, and after a step that failed, is one
+ * state in one order: the rows it was given. */
 static void test_sort_keeps_state(void **state)
 {
     (void)state;
@@ -216,7 +215,7 @@ static void test_sort_keeps_state(void **state)
     shoal_sim_destroy(s);
 
     /* classic: two boids 1e-20 apart repel with an infinite force, so the step fails; the
-     * state stays as it was before the step (velocities back in the sorted order) */
+     * state stays as it was before the step */
     d = shoal_sim_desc_default();
     d.model = SHOAL_MODEL_CLASSIC;
     shoal_params_default(d.model, &d.params);

@@ -35,10 +35,10 @@
 
 /* The least memory traffic of the grid's sort per boid (src/sim/grid.c): grid_assign reads
  * the cell keys twice (the cell range of its block, then the histogram: 8 bytes), the
- * scatter reads the key, the row and 3 position floats and writes the row, the source slot
- * and 3 floats (40 bytes). The histograms, the scan and the per-cell row check add a few
- * bytes a cell on top. */
-#define SORT_BYTES_PER_BOID 48.0
+ * scatter reads the key, the row and the 6 state floats and writes the row and the 6
+ * floats (60 bytes). The histograms, the scan and the per-cell row check add a few bytes a
+ * cell on top. */
+#define SORT_BYTES_PER_BOID 68.0
 
 /* ---- options ------------------------------------------------------------------------ */
 

@@ -354,32 +354,6 @@ static inline vf3 KFN(load3)(float *const a[6], int k, const kgroup *g)
     return r;
 }
 
-/* The lanes' velocities: during a step they are still where the sort found them
- * (grid_scatter moves positions and rows only); src_of maps each sorted slot there. */
-static inline vf3 KFN(load_v)(const shoal_sim *s, const kgroup *g)
-{
-    float *const *a = s->cur;
-#if defined(SIMD_AVX512)
-    __mmask16 m = (__mmask16)((1u << g->n) - 1u);
-    __m512i idx = g->n == VW ? _mm512_loadu_si512((const void *)(s->src_of + g->base))
-                             : _mm512_maskz_loadu_epi32(m, s->src_of + g->base);
-    vf3 r = {_mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, a[3], 4),
-             _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, a[4], 4),
-             _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, a[5], 4)};
-#elif defined(SIMD_AVX2)
-    __m256i m = simd_lane_mask(g->n);
-    __m256i idx = _mm256_maskload_epi32((const int *)(s->src_of + g->base), m);
-    __m256 mf = _mm256_castsi256_ps(m);
-    vf3 r = {_mm256_mask_i32gather_ps(_mm256_setzero_ps(), a[3], idx, mf, 4),
-             _mm256_mask_i32gather_ps(_mm256_setzero_ps(), a[4], idx, mf, 4),
-             _mm256_mask_i32gather_ps(_mm256_setzero_ps(), a[5], idx, mf, 4)};
-#else
-    uint32_t j = s->src_of[g->base];
-    vf3 r = {a[3][j], a[4][j], a[5][j]};
-#endif
-    return r;
-}
-
 static inline void KFN(store3)(float *const a[6], int k, const kgroup *g, vf3 v)
 {
     if (g->n == VW) {
@@ -587,15 +561,14 @@ KFN(sa_pairs)(const shoal_sim *s, ksa *k, const uint32_t *list, int n, int avera
     const model_consts *mc = &s->mc;
     float *const *in = s->cur;
     const float *qx = in[0], *qy = in[1], *qz = in[2], *wx = in[3], *wy = in[4], *wz = in[5];
-    const uint32_t *src = s->src_of;
     vf3 p = k->p;
     vf max_r2 = k->max_r2;
     rule_sa a = k->a;
     int sep_count = k->sep_count;
     for (int q = 0; q < n; q++) {
         uint32_t j = list[q];
-        vm m_sep = rule_sa_pair(&a, p, qx[j], qy[j], qz[j], wx[src[j]], wy[src[j]], wz[src[j]], mc,
-                                max_r2, average, shared_mask, 0);
+        vm m_sep = rule_sa_pair(&a, p, qx[j], qy[j], qz[j], wx[j], wy[j], wz[j], mc, max_r2,
+                                average, shared_mask, 0);
         if (!average) {
             /* steer's term needs a division. Few candidates are that close (about one
              * iteration in seven has any lane within sep_radius), and a branch on it
@@ -638,7 +611,7 @@ KFN(steer_average_impl)(const shoal_sim *s, const kgroup *g, int average, int sh
     const model_consts *mc = &s->mc;
     ksa k;
     k.p = KFN(load3)(s->cur, 0, g);
-    vf3 v = KFN(load_v)(s, g);
+    vf3 v = KFN(load3)(s->cur, 3, g);
     k.sep_r2 = vf_set1(mc->sep_r2);
     float max_r2f = mc->sep_r2 > mc->ali_r2 ? mc->sep_r2 : mc->ali_r2;
     max_r2f = mc->coh_r2 > max_r2f ? mc->coh_r2 : max_r2f;
@@ -703,7 +676,6 @@ static __attribute__((noinline)) void KFN(hd_pairs)(const shoal_sim *s, khd *k,
     const model_consts *mc = &s->mc;
     float *const *in = s->cur;
     const float *qx = in[0], *qy = in[1], *qz = in[2], *wx = in[3], *wy = in[4], *wz = in[5];
-    const uint32_t *src = s->src_of;
     vf3 p = k->p;
     rule_hd a = k->a;
     for (int q = 0; q < n; q++) {
@@ -715,7 +687,7 @@ static __attribute__((noinline)) void KFN(hd_pairs)(const shoal_sim *s, khd *k,
             continue;
         /* dir_j: a property of the candidate, computed here when some lane needs it */
         float dir[3];
-        rule_heading_dir(wx[src[j]], wy[src[j]], wz[src[j]], dir);
+        rule_heading_dir(wx[j], wy[j], wz[j], dir);
         rule_heading_add(&a, m, diff, d2, qx[j], qy[j], qz[j], dir, mc);
     }
     k->a = a;
@@ -727,7 +699,7 @@ static void KFN(group_heading)(const shoal_sim *s, const kgroup *g, sim_fault *f
     const model_consts *mc = &s->mc;
     khd k;
     k.p = KFN(load3)(s->cur, 0, g);
-    vf3 v = KFN(load_v)(s, g);
+    vf3 v = KFN(load3)(s->cur, 3, g);
     rule_heading_begin(&k.a);
     kwalk w;
     KFN(walk_init)(g, &w);
@@ -759,14 +731,13 @@ static __attribute__((noinline)) void KFN(cl_pairs)(const shoal_sim *s, kcl *k,
     const model_consts *mc = &s->mc;
     float *const *in = s->cur;
     const float *qx = in[0], *qy = in[1], *qz = in[2], *wx = in[3], *wy = in[4], *wz = in[5];
-    const uint32_t *src = s->src_of;
     vf3 p = k->p;
     rule_cl a = k->a;
     for (int q = 0; q < n; q++) {
         uint32_t j = list[q];
         if (!vm_any(rule_classic_near(p, qx[j], qy[j], qz[j], mc)))
             continue;
-        rule_classic_pair(&a, p, qx[j], qy[j], qz[j], wx[src[j]], wy[src[j]], wz[src[j]], prm, mc);
+        rule_classic_pair(&a, p, qx[j], qy[j], qz[j], wx[j], wy[j], wz[j], prm, mc);
     }
     k->a = a;
 }
@@ -777,7 +748,7 @@ static void KFN(group_classic)(const shoal_sim *s, const kgroup *g, sim_fault *f
     const model_consts *mc = &s->mc;
     kcl k;
     k.p = KFN(load3)(s->cur, 0, g);
-    vf3 v = KFN(load_v)(s, g);
+    vf3 v = KFN(load3)(s->cur, 3, g);
     rule_classic_begin(&k.a, prm, k.p);
     kwalk w;
     KFN(walk_init)(g, &w);
@@ -809,7 +780,6 @@ static __attribute__((noinline)) void KFN(fv_pairs)(const shoal_sim *s, kfv *k,
     const model_consts *mc = &s->mc;
     float *const *in = s->cur;
     const float *qx = in[0], *qy = in[1], *qz = in[2], *wx = in[3], *wy = in[4], *wz = in[5];
-    const uint32_t *src = s->src_of;
     vf3 p = k->p;
     vf max2 = k->max2;
     rule_fv a = k->a;
@@ -817,8 +787,7 @@ static __attribute__((noinline)) void KFN(fv_pairs)(const shoal_sim *s, kfv *k,
         uint32_t j = list[q];
         if (!vm_any(rule_fov_near(p, qx[j], qy[j], qz[j], max2)))
             continue;
-        rule_fov_pair(&a, p, qx[j], qy[j], qz[j], wx[src[j]], wy[src[j]], wz[src[j]], prm, mc,
-                      max2);
+        rule_fov_pair(&a, p, qx[j], qy[j], qz[j], wx[j], wy[j], wz[j], prm, mc, max2);
     }
     k->a = a;
 }
@@ -829,7 +798,7 @@ static void KFN(group_fov)(const shoal_sim *s, const kgroup *g, sim_fault *f)
     const model_consts *mc = &s->mc;
     kfv k;
     k.p = KFN(load3)(s->cur, 0, g);
-    vf3 v = KFN(load_v)(s, g);
+    vf3 v = KFN(load3)(s->cur, 3, g);
     k.max2 = vf_set1(rule_fov_max2(prm));
     rule_fov_begin(&k.a, v);
     kwalk w;

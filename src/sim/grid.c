@@ -197,7 +197,7 @@ __attribute__((noinline)) void grid_scan(shoal_sim *s, int thread_index, int thr
 }
 
 /* The scatter's stores. Built with -DGRID_NT they are non-temporal (no read for ownership
- * of the destination lines, 20 of the sort's 68 bytes a boid): an experiment for machines
+ * of the destination lines, 28 of the sort's 96 bytes a boid): an experiment for machines
  * where the sort is bound by memory bandwidth (tools/device.sh PARTS=kernel times both;
  * docs/PERFORMANCE.md "Issue 28"). The bits are the same either way. */
 #if defined(__SSE2__) && defined(GRID_NT)
@@ -217,47 +217,48 @@ static inline void grid_storef(float *p, float v)
 #define GRID_FENCE() ((void)0)
 #endif
 
-/* Insertion sort of one cell's entries by input row, moving what the scatter moved
- * (positions, rows, src_of). Cells are short and nearly sorted (boids mostly stay in their
- * cell, and the previous order inside a cell was by row), so most cells need nothing and
- * the rest a few moves. */
+/* Insertion sort of one cell's entries by input row, moving every array. Cells are short
+ * and nearly sorted (boids mostly stay in their cell, and the previous order inside a
+ * cell was by row), so most cells need nothing and the rest a few moves. */
 static void sort_cell_by_row(shoal_sim *s, uint32_t begin, uint32_t end)
 {
-    uint32_t *row = s->row_nxt, *src = s->src_of;
-    float *const *p = s->nxt;
+    uint32_t *row = s->row_nxt;
     for (uint32_t i = begin + 1; i < end; i++) {
         uint32_t r = row[i];
         if (row[i - 1] <= r)
             continue;
-        float v[3] = {p[0][i], p[1][i], p[2][i]};
-        uint32_t from = src[i];
+        float v[6];
+        for (int k = 0; k < 6; k++)
+            v[k] = s->nxt[k][i];
         uint32_t j = i;
         while (j > begin && row[j - 1] > r) {
             row[j] = row[j - 1];
-            src[j] = src[j - 1];
-            for (int k = 0; k < 3; k++)
-                p[k][j] = p[k][j - 1];
+            for (int k = 0; k < 6; k++)
+                s->nxt[k][j] = s->nxt[k][j - 1];
             j--;
         }
         row[j] = r;
-        src[j] = from;
-        for (int k = 0; k < 3; k++)
-            p[k][j] = v[k];
+        for (int k = 0; k < 6; k++)
+            s->nxt[k][j] = v[k];
     }
 }
 
-/* All threads of the region: stable scatter of each block into the nxt position arrays
- * and row_nxt, with src_of (where each sorted boid was: its velocity stays there until
- * the forces read it), blocks taken dynamically (a block's slots are its own, so the
- * result does not depend on who takes it); then row order inside each cell. */
+/* All threads of the region: stable scatter of each block straight into the nxt arrays
+ * (blocks taken dynamically; a block's slots are its own, so the result does not depend on
+ * who takes it), then row order inside each cell. The velocities move with the positions:
+ * the forces read them right after, from cache (leaving them where they were and reading
+ * them through the sort's permutation moved 24 bytes a boid less but cost the forces more:
+ * docs/PERFORMANCE.md "Issue 28"). */
 __attribute__((noinline)) void grid_scatter(shoal_sim *s, int thread_index, int thread_count)
 {
     const int64_t cells = s->g.cell_count;
     int64_t b0, b1;
     const float *px = s->cur[0], *py = s->cur[1], *pz = s->cur[2];
+    const float *vx = s->cur[3], *vy = s->cur[4], *vz = s->cur[5];
     float *qx = s->nxt[0], *qy = s->nxt[1], *qz = s->nxt[2];
+    float *wx = s->nxt[3], *wy = s->nxt[4], *wz = s->nxt[5];
     const uint32_t *cell_of = s->cell_of, *row_cur = s->row_cur;
-    uint32_t *row_nxt = s->row_nxt, *src_of = s->src_of;
+    uint32_t *row_nxt = s->row_nxt;
     while (parallel_dynamic_next(&s->ctr_scatter, s->block_count, 1, &b0, &b1)) {
         int64_t blk = b0;
         int64_t begin = blk * s->block_size;
@@ -268,10 +269,12 @@ __attribute__((noinline)) void grid_scatter(shoal_sim *s, int thread_index, int 
         for (int64_t i = begin; i < end; i++) {
             uint32_t slot = h[cell_of[i]]++;
             GRID_STORE(row_nxt + slot, row_cur[i]);
-            GRID_STORE(src_of + slot, (uint32_t)i);
             GRID_STOREF(qx + slot, px[i]);
             GRID_STOREF(qy + slot, py[i]);
             GRID_STOREF(qz + slot, pz[i]);
+            GRID_STOREF(wx + slot, vx[i]);
+            GRID_STOREF(wy + slot, vy[i]);
+            GRID_STOREF(wz + slot, vz[i]);
         }
     }
     GRID_FENCE();
@@ -286,18 +289,6 @@ __attribute__((noinline)) void grid_scatter(shoal_sim *s, int thread_index, int 
                 break;
             }
         }
-    }
-}
-
-void grid_gather_velocities(shoal_sim *s, int thread_index, int thread_count)
-{
-    int64_t b, e;
-    parallel_split((int64_t)s->count, thread_index, thread_count, &b, &e);
-    for (int k = 3; k < 6; k++) {
-        const float *from = s->cur[k];
-        float *to = s->nxt[k];
-        for (int64_t i = b; i < e; i++)
-            to[i] = from[s->src_of[i]];
     }
 }
 

@@ -138,8 +138,8 @@ shoal_status part_load(shoal_sim *s, const part_boid *b, size_t n, const part_bo
                 return err ? err->status : SHOAL_ERR_NOMEM;
             s->nxt[k] = x;
         }
-        uint32_t **u[4] = {&s->row_cur, &s->row_nxt, &s->cell_of, &s->src_of};
-        for (int k = 0; k < 4; k++) {
+        uint32_t **u[3] = {&s->row_cur, &s->row_nxt, &s->cell_of};
+        for (int k = 0; k < 3; k++) {
             uint32_t *x = grow(*u[k], 0, cap, sizeof(uint32_t), "boid rows", err);
             if (!x)
                 return err ? err->status : SHOAL_ERR_NOMEM;

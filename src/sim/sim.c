@@ -81,7 +81,6 @@ void shoal_sim_destroy(shoal_sim *s)
     alloc_free(s->row_cur);
     alloc_free(s->row_nxt);
     alloc_free(s->cell_of);
-    alloc_free(s->src_of);
     alloc_free(s->cell_start);
     alloc_free(s->hist);
     sim_obstacles_free(s);
@@ -107,7 +106,6 @@ static void first_touch(void *ctx, int t, int nt)
         s->row_cur[i] = (uint32_t)i;
     memset(s->row_nxt + b, 0, len * sizeof(uint32_t));
     memset(s->cell_of + b, 0, len * sizeof(uint32_t));
-    memset(s->src_of + b, 0, len * sizeof(uint32_t));
     int64_t hn = (int64_t)s->g.cell_count * s->block_count;
     parallel_split(hn, t, nt, &b, &e);
     memset(s->hist + b, 0, (size_t)(e - b) * sizeof(uint32_t));
@@ -152,7 +150,6 @@ shoal_status shoal_sim_create(const shoal_sim_desc *desc, shoal_sim **sim_out, s
     ok = ok && (s->row_cur = alloc_array(cnt, sizeof(uint32_t), "boid rows", err));
     ok = ok && (s->row_nxt = alloc_array(cnt, sizeof(uint32_t), "boid rows", err));
     ok = ok && (s->cell_of = alloc_array(cnt, sizeof(uint32_t), "cell keys", err));
-    ok = ok && (s->src_of = alloc_array(cnt, sizeof(uint32_t), "sort sources", err));
     ok = ok && (s->cell_start = alloc_array((size_t)s->g.cell_count + 1, sizeof(uint32_t),
                                             "grid cell table", err));
     ok = ok && (s->hist = alloc_array((size_t)s->g.cell_count * (size_t)s->block_count,
@@ -383,17 +380,6 @@ static inline void stage_end(shoal_sim *s, int stage, int t, uint64_t *t_prev)
     }
 }
 
-static void sim_swap_velocities(shoal_sim *s)
-{
-    for (int k = 3; k < 6; k++) {
-        float *tmp = s->cur[k];
-        s->cur[k] = s->nxt[k];
-        s->nxt[k] = tmp;
-    }
-}
-
-static void gather_velocities_body(void *p, int t, int nt) { grid_gather_velocities(p, t, nt); }
-
 /* Every thread of the step's region runs this. */
 static void step_body(void *p, int t, int nthreads)
 {
@@ -407,10 +393,9 @@ static void step_body(void *p, int t, int nthreads)
     stage_end(s, STAGE_SCAN, t, &t_prev);
     grid_scatter(s, t, nthreads);
     stage_end(s, STAGE_SCATTER, t, &t_prev);
-    /* The sorted positions and rows become the state the forces read (the velocities stay
-     * where they were: src_of); the old arrays take the output. */
+    /* The sorted copy becomes the state the forces read; the old arrays take the output. */
     if (t == 0) {
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < 6; k++) {
             float *tmp = s->cur[k];
             s->cur[k] = s->nxt[k];
             s->nxt[k] = tmp;
@@ -421,11 +406,6 @@ static void step_body(void *p, int t, int nthreads)
     }
     parallel_barrier();
     if (c->sort_only) {
-        /* a sort without a step leaves the whole state in cell order */
-        grid_gather_velocities(s, t, nthreads);
-        parallel_barrier();
-        if (t == 0)
-            sim_swap_velocities(s);
         if (prof_on(PROF_TRACE))
             prof_trace_frame(t, "sort", (int64_t)s->steps_done + 1, t_step, timer_now_ns());
         return;
@@ -493,10 +473,7 @@ static shoal_status run_step(shoal_sim *s, int sort_only, shoal_error *err)
     if (sort_only)
         return SHOAL_OK;
     if (bad_row != UINT32_MAX) {
-        /* cur holds the state from before the step, sorted (row_cur matches) once the
-         * velocities follow the positions */
-        parallel_region_n(gather_velocities_body, s, s->desc.thread_count);
-        sim_swap_velocities(s);
+        /* cur still holds the state from before the step (sorted; row_cur matches). */
         return shoal_error_set(err, SHOAL_ERR_NONFINITE,
                                "non-finite value in boid %u (input row) at step %llu "
                                "(t = %.6f s); state left as before that step",

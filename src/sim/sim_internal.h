@@ -114,10 +114,6 @@ struct shoal_sim {
     float *cur[6], *nxt[6];
     uint32_t *row_cur, *row_nxt; /* input row of each entry */
     uint32_t *cell_of;           /* cell of each entry of cur (assign, or the last forces) */
-    /* During a step, from the scatter to the end of the forces, cur's positions and rows
-     * are in the new cell order but its velocities are still where they were before the
-     * sort: src_of[slot] is where (the scatter moves 5 words a boid, not 8). */
-    uint32_t *src_of;
     /* cell_of already holds the cells of cur: the last step's forces wrote the cell of each
      * new position (every boid active, grid unchanged since). Cleared by anything else that
      * writes cur or changes the grid; grid_assign then computes them. */
@@ -178,9 +174,6 @@ static inline int32_t grid_coord(float v, float origin, float inv, int32_t n)
 void grid_assign(shoal_sim *s, int thread_index);
 void grid_scan(shoal_sim *s, int thread_index, int thread_count);
 void grid_scatter(shoal_sim *s, int thread_index, int thread_count);
-/* Every thread of the region, after grid_scatter and the swap of positions: the velocities
- * into the sorted order too (nxt[3..5] from cur[3..5] through src_of; the caller swaps). */
-void grid_gather_velocities(shoal_sim *s, int thread_index, int thread_count);
 /* The 9 candidate runs of the cells with x in [x_lo, x_hi] around row (y, z): writes
  * begin/end slot pairs in scalar order (z-1..z+1 outer, y-1..y+1 inner), returns count. */
 int grid_runs(const shoal_sim *s, int32_t x_lo, int32_t x_hi, int32_t y, int32_t z,
