@@ -30,31 +30,6 @@ typedef struct compare_result {
     shoal_stats a, b;
 } compare_result;
 
-/* Per-boid error of a 3-vector (columns k..k+2): absolute |a - b| and relative
- * |a - b| / max(|a|, |b|) (0 where both are 0). */
-static void err_accumulate(const float *a, const float *b, size_t n, int k, err_stats *e)
-{
-    double s_abs = 0, s_rel = 0;
-    e->max_abs = e->max_rel = 0;
-    for (size_t i = 0; i < n; i++) {
-        const float *x = a + i * 6 + k, *y = b + i * 6 + k;
-        double d[3] = {(double)x[0] - y[0], (double)x[1] - y[1], (double)x[2] - y[2]};
-        double ad = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
-        double na = sqrt((double)x[0] * x[0] + (double)x[1] * x[1] + (double)x[2] * x[2]);
-        double nb = sqrt((double)y[0] * y[0] + (double)y[1] * y[1] + (double)y[2] * y[2]);
-        double den = na > nb ? na : nb;
-        double rel = ad == 0 ? 0 : ad / (den > 0 ? den : DBL_MIN);
-        if (!(ad <= e->max_abs))
-            e->max_abs = ad; /* NaN propagates */
-        if (!(rel <= e->max_rel))
-            e->max_rel = rel;
-        s_abs += ad * ad;
-        s_rel += rel * rel;
-    }
-    e->rms_abs = sqrt(s_abs / (double)n);
-    e->rms_rel = sqrt(s_rel / (double)n);
-}
-
 /* The flock statistics of both states come from the library (shoal/stats.h). */
 static shoal_status compare_states(const float *a, const float *b, size_t n, double radius,
                                    int with_stats, int threads, compare_result *r, shoal_error *e)
@@ -62,17 +37,20 @@ static shoal_status compare_states(const float *a, const float *b, size_t n, dou
     memset(r, 0, sizeof *r);
     r->count = n;
     r->radius = radius;
-    for (size_t i = 0; i < n; i++)
-        if (memcmp(a + i * 6, b + i * 6, 6 * sizeof(float)) == 0)
-            r->identical++;
-    err_accumulate(a, b, n, 0, &r->pos);
-    err_accumulate(a, b, n, 3, &r->vel);
+    /* the errors are the library's (shoal_state_compare), as the Python module's are */
+    shoal_state_diff df;
+    shoal_status st = shoal_state_compare(a, b, n, &df, e);
+    if (st)
+        return st;
+    r->identical = df.identical;
+    r->pos = (err_stats){df.pos_max_abs, df.pos_rms_abs, df.pos_max_rel, df.pos_rms_rel};
+    r->vel = (err_stats){df.vel_max_abs, df.vel_rms_abs, df.vel_max_rel, df.vel_rms_rel};
     if (!with_stats)
         return SHOAL_OK;
     shoal_stats_desc d = shoal_stats_desc_default();
     d.radius = radius;
     d.thread_count = threads;
-    shoal_status st = shoal_stats_compute(a, n, &d, &r->a, e);
+    st = shoal_stats_compute(a, n, &d, &r->a, e);
     if (!st)
         st = shoal_stats_compute(b, n, &d, &r->b, e);
     return st;
@@ -311,6 +289,8 @@ int cmd_compare(int argc, char **argv)
     free(b);
     app_stage_done("compare", "compare", t0);
     print_result(stdout, &r);
+    if (app_stdout_check("compare")) /* the report lost: fail before writing --json */
+        return 2;
     const char *json = options_get(&o, "json");
     t0 = shoal_profile_now_ns();
     if (json && write_json(json, o.positional[0], o.positional[1], &r, &e)) {
@@ -532,11 +512,14 @@ int cmd_diverge(int argc, char **argv)
         done += k;
     }
     progress_end(&pg);
-    shoal_status wst =
-        st ? (shoal_io_atomic_abort(&af), SHOAL_OK) : shoal_io_atomic_commit(&af, &e);
     printf("%s vs %s, %zu boids, %lld steps: %zu bit-identical at the end, position error max "
            "%.6g rms %.6g\n",
            A.name, B.name, n, done, r.identical, r.pos.max_abs, r.pos.rms_abs);
+    /* the CSV is renamed into place only once the summary is written: a failed command
+     * replaces no file */
+    int lost = !st && app_stdout_check("diverge");
+    shoal_status wst =
+        st || lost ? (shoal_io_atomic_abort(&af), SHOAL_OK) : shoal_io_atomic_commit(&af, &e);
     if (options_given(&o, "stats")) {
         char title[160];
         snprintf(title, sizeof title, "shoal diverge: %zu boids, %lld steps (the CPU runs)", n,
@@ -548,6 +531,8 @@ int cmd_diverge(int argc, char **argv)
     free(rows);
     free(ra);
     free(rb);
+    if (lost)
+        return 2;
     if (st || wst) {
         options_fail(&o, "%s%s", fault ? "step failed: " : "", e.message);
         return app_exit_code(e.status);

@@ -7,20 +7,23 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define CKPT_MAGIC "SHOALCKP"
 #define CKPT_VERSION 1u
-#define CKPT_PARAM_FLOATS (sizeof(shoal_params) / sizeof(float))
+/* the float parameters: shoal_params up to its defaults_of tag (not stored; set on read) */
+#define CKPT_PARAM_FLOATS (offsetof(shoal_params, defaults_of) / sizeof(float))
 /* magic, version, param floats, model, predator count, boids, seed, steps, dt, t0 */
 #define CKPT_HEADER (8 + 4 * 4 + 8 * 5)
 #define CKPT_EXTRA                                                                                 \
     (CKPT_PARAM_FLOATS * 4 + (size_t)SHOAL_MAX_PREDATORS * 24 + SHOAL_MAX_TARGETS +                \
      (size_t)SHOAL_MAX_TARGETS * 12)
 
-_Static_assert(sizeof(shoal_params) % sizeof(float) == 0, "shoal_params is floats only");
+_Static_assert(offsetof(shoal_params, defaults_of) % sizeof(float) == 0,
+               "shoal_params is floats up to its tag");
 
 shoal_status shoal_io_checkpoint_write(const char *path, const shoal_sim *sim, shoal_error *err)
 {
@@ -45,7 +48,7 @@ shoal_status shoal_io_checkpoint_write(const char *path, const shoal_sim *sim, s
     double f64[2] = {d->dt_s, d->t0_s};
     int ok = fwrite(CKPT_MAGIC, 1, 8, f) == 8 && fwrite(u32, 4, 4, f) == 4 &&
              fwrite(u64, 8, 3, f) == 3 && fwrite(f64, 8, 2, f) == 2 &&
-             fwrite(&d->params, sizeof d->params, 1, f) == 1 &&
+             fwrite(&d->params, CKPT_PARAM_FLOATS * sizeof(float), 1, f) == 1 &&
              fwrite(ck.predator_pos, sizeof ck.predator_pos, 1, f) == 1 &&
              fwrite(ck.predator_vel, sizeof ck.predator_vel, 1, f) == 1 &&
              fwrite(ck.target_pinned, sizeof ck.target_pinned, 1, f) == 1 &&
@@ -57,6 +60,21 @@ shoal_status shoal_io_checkpoint_write(const char *path, const shoal_sim *sim, s
         return shoal_error_set(err, SHOAL_ERR_IO, "%s: write failed: %s", path, strerror(errno));
     }
     return shoal_io_atomic_commit(&af, err);
+}
+
+/* The state beyond the boids, checked here so that every value a resume would refuse is
+ * refused naming the file (shoal_sim_set_checkpoint checks the same for API callers). */
+static shoal_status checkpoint_values(const shoal_sim_checkpoint *ck, shoal_error *err)
+{
+    for (int k = 0; k < ck->predator_count; k++)
+        for (int c = 0; c < 3; c++)
+            if (!isfinite(ck->predator_pos[k][c]) || !isfinite(ck->predator_vel[k][c]))
+                return shoal_error_set(err, SHOAL_ERR_INPUT, "predator %d is not finite", k);
+    for (int k = 0; k < SHOAL_MAX_TARGETS; k++)
+        for (int c = 0; c < 3; c++)
+            if (ck->target_pinned[k] > 1 || !isfinite(ck->target_pin[k][c]))
+                return shoal_error_set(err, SHOAL_ERR_INPUT, "heading target %d is not valid", k);
+    return SHOAL_OK;
 }
 
 static shoal_status bad(shoal_error *err, const char *path, const char *what)
@@ -96,8 +114,11 @@ shoal_status shoal_io_checkpoint_read(const char *path, shoal_sim_desc *desc, fl
         st = bad(err, path, "predator count out of range");
     else if (u64[0] == 0 || u64[0] > ((uint64_t)1 << 32))
         st = bad(err, path, "boid count out of range");
-    else if (!(f64[0] > 0) || !isfinite(f64[0]) || !isfinite(f64[1]) || fabs(f64[1]) > 1e15)
-        st = bad(err, path, "dt or t0 out of range");
+    else if (!(f64[0] > 0) || !isfinite(f64[0]) || f64[0] > 1e6 || !isfinite(f64[1]) ||
+             fabs(f64[1]) > 1e15)
+        st = bad(err, path, "dt or t0 out of range"); /* shoal_sim_create's ranges */
+    else if (u64[2] > ((uint64_t)1 << 53))
+        st = bad(err, path, "step count out of range"); /* shoal_sim_set_checkpoint's */
     if (st) {
         fclose(f);
         return st;
@@ -129,7 +150,8 @@ shoal_status shoal_io_checkpoint_read(const char *path, shoal_sim_desc *desc, fl
         fclose(f);
         return shoal_error_set(err, SHOAL_ERR_NOMEM, "%s: out of memory for %zu boids", path, n);
     }
-    int ok = fread(&d.params, sizeof d.params, 1, f) == 1 &&
+    d.params.defaults_of = (int32_t)d.model + 1; /* a whole parameter set of that model */
+    int ok = fread(&d.params, CKPT_PARAM_FLOATS * sizeof(float), 1, f) == 1 &&
              fread(ck->predator_pos, sizeof ck->predator_pos, 1, f) == 1 &&
              fread(ck->predator_vel, sizeof ck->predator_vel, 1, f) == 1 &&
              fread(ck->target_pinned, sizeof ck->target_pinned, 1, f) == 1 &&
@@ -154,7 +176,7 @@ shoal_status shoal_io_checkpoint_read(const char *path, shoal_sim_desc *desc, fl
         return bad(err, path, "its predator count contradicts its parameters");
     }
     if (shoal_params_validate(d.model, &d.params, &pe) ||
-        shoal_state_check_finite(rows, n, path, &pe)) {
+        shoal_state_check_finite(rows, n, path, &pe) || checkpoint_values(ck, &pe)) {
         free(rows);
         return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: bad checkpoint: %s", path, pe.message);
     }
