@@ -154,8 +154,8 @@ typedef struct tile_ctx {
     int occlusion; /* order near to far and skip hidden refs (frame_consts.occlusion) */
 } tile_ctx;
 
-/* The kernels each ISA provides (rast_kernel.h instantiated per ISA). All must give the
- * same bits as the scalar ones.
+/* The kernels each ISA provides (rast_kernel.h, written once against core/simd.h and
+ * instantiated per ISA; the scalar instance is the reference).
  * transform: clip = mvp * (x, y, z, 1) for all vertices of `m`, then window coordinates into
  *   ox/oy/oz (vertex_padded entries written); `bbox` gets min x, min y, max x, max y of
  *   x_fx8/y_fx8 over the vertices. Returns 1 (outputs unusable) when some vertex needs the
@@ -172,11 +172,11 @@ typedef uint32_t (*setup_tris_fn)(const render_mesh *m, const int32_t *X, const 
                                   const float *Z, const tri_shade *ts, const frame_consts *fc,
                                   const tri_cols *out, size_t base, int32_t rect[4]);
 typedef void (*rast_tris_fn)(tile_ctx *t, const tri_cols *c, uint32_t count, uint32_t id);
-/* What the splat path of setup (setup.c: instance_matrix, the centre's row, shade_instance,
- * setup_splat) decides for SPLAT_LANES_MAX consecutive instances at most, lane j = instance
- * i + j: bit j of `done` when the splat path takes the instance (drawn, or nothing to draw),
- * else the caller sends it to the mesh path; bit j of `ref` when it draws a splat with the
- * rect, depth bits and colour of lane j. Every value is the scalar path's, bit for bit. */
+/* What the splat path of setup decides for n <= splat_lanes consecutive instances, lane j =
+ * instance i + j: bit j of `done` when the splat path takes the instance (drawn, or nothing
+ * to draw), else the caller sends it to the mesh path (a point of the splat needs the
+ * clipper); bit j of `ref` when it draws a splat with the rect, depth bits and colour of lane
+ * j. Every value is the scalar instance's, bit for bit. */
 #define SPLAT_LANES_MAX 16
 typedef struct splat_lanes {
     int32_t px0[SPLAT_LANES_MAX], py0[SPLAT_LANES_MAX], px1[SPLAT_LANES_MAX], py1[SPLAT_LANES_MAX];
@@ -184,13 +184,13 @@ typedef struct splat_lanes {
     uint32_t done, ref;
 } splat_lanes;
 typedef void (*splats_fn)(const frame_consts *fc, const shoal_render_instances *inst, size_t i,
-                          splat_lanes *out);
+                          int n, splat_lanes *out);
 typedef struct render_kernels {
     transform_fn transform;
     setup_tris_fn setup_tris;
     rast_tris_fn rast_tris;
-    splats_fn splats; /* NULL in the scalar kernels: setup.c's per-instance path */
-    int splat_lanes;  /* instances per splats call */
+    splats_fn splats;
+    int lanes; /* VW: instances per splats call */
     const char *name;
 } render_kernels;
 

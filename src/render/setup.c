@@ -225,59 +225,6 @@ static void setup_clipped(const frame_consts *fc, render_block *blk, setup_inst 
     setup_emit_ref(blk, si);
 }
 
-/* ---- splats ------------------------------------------------------------------------------- */
-
-/* A far fish as a few pixels: the samples inside the box of its projected head and tail
- * (grown by a quarter pixel), or the pixel holding its centre; one depth (the centre's). */
-static int setup_splat(const frame_consts *fc, render_block *blk, const float *mvp,
-                       const shade_inst *sh, uint32_t id)
-{
-    cvert c = clip_vertex(mvp, 0.0f, 0.0f, 0.0f);
-    cvert h = clip_vertex(mvp, 0.0f, 0.0f, 0.45f);
-    cvert t = clip_vertex(mvp, 0.0f, 0.0f, -0.45f);
-    cvert pts[3] = {c, h, t};
-    int32_t wx[3], wy[3];
-    for (int k = 0; k < 3; k++) {
-        if (!(pts[k].w > 0.0f) || !(pts[k].z + pts[k].w >= 0.0f))
-            return 0; /* let the mesh path clip it */
-        float rw = 1.0f / pts[k].w;
-        float fx = pts[k].x * rw * fc->win_sx + fc->win_ox;
-        float fy = pts[k].y * rw * fc->win_sy + fc->win_oy;
-        if (!(fabsf(fx) < 4.0e6f) || !(fabsf(fy) < 4.0e6f))
-            return 0;
-        wx[k] = render_round(fx);
-        wy[k] = render_round(fy);
-    }
-    float z = c.z / c.w;
-    if (!(z < 1.0f))
-        return 1; /* beyond the far plane: nothing to draw */
-    int32_t mnx = wx[1] < wx[2] ? wx[1] : wx[2], mxx = wx[1] > wx[2] ? wx[1] : wx[2];
-    int32_t mny = wy[1] < wy[2] ? wy[1] : wy[2], mxy = wy[1] > wy[2] ? wy[1] : wy[2];
-    int32_t px0 = render_sample_first(mnx - FX_ONE / 4), px1 = render_sample_last(mxx + FX_ONE / 4);
-    int32_t py0 = render_sample_first(mny - FX_ONE / 4), py1 = render_sample_last(mxy + FX_ONE / 4);
-    if (px0 > px1 || py0 > py1) {
-        px0 = px1 = wx[0] >> FX_BITS;
-        py0 = py1 = wy[0] >> FX_BITS;
-    }
-    px0 = px0 < 0 ? 0 : px0;
-    py0 = py0 < 0 ? 0 : py0;
-    px1 = px1 >= fc->width ? fc->width - 1 : px1;
-    py1 = py1 >= fc->height ? fc->height - 1 : py1;
-    if (px0 > px1 || py0 > py1)
-        return 1;
-    rref *r = &blk->refs[blk->ref_count++];
-    r->px0 = (int16_t)px0;
-    r->py0 = (int16_t)py0;
-    r->px1 = (int16_t)px1;
-    r->py1 = (int16_t)py1;
-    r->id = id;
-    r->kind_count = REF_SPLAT;
-    memcpy(&r->a, &z, sizeof z);
-    /* a splat is lit as a fish seen from the side */
-    r->b = shade_pack(sh, 0.55f);
-    return 1;
-}
-
 /* ---- the block ---------------------------------------------------------------------------- */
 
 static void setup_bin(const setup_ctx *sc, render_block *blk)
@@ -387,16 +334,9 @@ static void setup_instance(const setup_ctx *sc, render_block *blk, size_t i, con
     float mvp[16], rot[9];
     instance_matrix(fc, inst->px[i], inst->py[i], inst->pz[i], inst->vx[i], inst->vy[i],
                     inst->vz[i], inst->scale ? inst->scale[i] : 1.0f, mvp, rot);
-    if (lod == LOD_SPLAT) {
-        cvert c = clip_vertex(mvp, 0.0f, 0.0f, 0.0f);
-        float row = c.w > 0.0f ? (c.y / c.w * fc->win_sy + fc->win_oy) / FX_ONE : 0.0f;
-        shade_instance(fc, inst, i, rot, row, &si.ts.sh);
-        if (setup_splat(fc, blk, mvp, &si.ts.sh, si.id)) {
-            blk->inst_splat++;
-            return;
-        }
+    /* a splat the splat kernel left to the mesh path: a point of it needs the clipper */
+    if (lod == LOD_SPLAT)
         lod = LOD_REDUCED;
-    }
     const render_mesh *m = lod == LOD_REDUCED ? mr : mf;
     blk->tris_submitted += (uint64_t)m->triangle_count;
     if (lod == LOD_REDUCED)
@@ -466,14 +406,15 @@ void setup_block(const setup_ctx *sc, render_block *blk, size_t begin, size_t en
         setup_bin(sc, blk);
         return;
     }
-    /* Runs of instances with a splat among them go through the ISA's splat kernel; its lanes
-     * are taken in instance order, and a lane it does not take (not a splat, or a splat the
-     * mesh path must clip) goes through setup_instance as it would alone. */
-    const size_t lanes = sc->k->splats && !fc->shade_id ? (size_t)sc->k->splat_lanes : 0;
+    /* Runs of up to `lanes` instances with a splat among them go through the ISA's splat
+     * kernel; its lanes are taken in instance order, and a lane it does not take (not a
+     * splat, or a splat the mesh path must clip) goes through setup_instance as it would
+     * alone. */
+    const size_t lanes = (size_t)sc->k->lanes;
     for (size_t i = begin; i < end && !blk->failed;) {
-        size_t w = lanes && end - i >= lanes ? lanes : 1;
+        size_t w = end - i < lanes ? end - i : lanes;
         int any = 0;
-        for (size_t j = 0; j < w && w > 1; j++)
+        for (size_t j = 0; j < w; j++)
             any |= sc->lod[i + j] == LOD_SPLAT;
         if (!any) {
             for (size_t j = 0; j < w && !blk->failed; j++)
@@ -481,8 +422,8 @@ void setup_block(const setup_ctx *sc, render_block *blk, size_t begin, size_t en
             continue;
         }
         splat_lanes sl;
-        sc->k->splats(fc, sc->inst, i, &sl);
-        for (size_t j = 0; j < lanes && !blk->failed; j++, i++) {
+        sc->k->splats(fc, sc->inst, i, (int)w, &sl);
+        for (size_t j = 0; j < w && !blk->failed; j++, i++) {
             if (sc->lod[i] != LOD_SPLAT || !((sl.done >> j) & 1u)) {
                 setup_instance(sc, blk, i, mf, mr);
                 continue;
