@@ -39,6 +39,9 @@ static void *job_run(void *p)
     d.seed = 7;
     shoal_sim *s = NULL;
     shoal_renderer *r = NULL;
+    shoal_mesh fish, fish_lod;
+    memset(&fish, 0, sizeof fish);
+    memset(&fish_lod, 0, sizeof fish_lod);
     float *out = malloc(j->count * 6 * sizeof *out);
     if (!out) {
         snprintf(j->error, sizeof j->error, "out of memory");
@@ -48,6 +51,12 @@ static void *job_run(void *p)
         goto fail;
     shoal_render_desc rd = shoal_render_desc_default();
     rd.width = 160, rd.height = 96, rd.thread_count = j->render_threads;
+    /* each thread loads the meshes itself (io's loader is thread-safe) */
+    if (shoal_mesh_load_asset("fish.obj", &fish, &e) ||
+        shoal_mesh_load_asset("fish_lod1.obj", &fish_lod, &e))
+        goto fail;
+    rd.mesh = &fish;
+    rd.lod_mesh = &fish_lod;
     if (shoal_render_create(&rd, &r, &e))
         goto fail;
     shoal_camera cam = shoal_camera_default();
@@ -87,6 +96,8 @@ fail:
     snprintf(j->error, sizeof j->error, "%s", e.message);
 done:
     shoal_render_destroy(r);
+    shoal_mesh_free(&fish);
+    shoal_mesh_free(&fish_lod);
     shoal_sim_destroy(s);
     free(out);
     return NULL;
@@ -168,6 +179,7 @@ static void test_earlier_names(void **state)
     rd.height = 48;
     rd.thread_count = 1;
     shoal_renderer *r = NULL;
+    /* the 0.1 create still finds shoal's meshes itself when the desc has none */
     assert_int_equal(shoal_renderer_create(&rd, &r, &e), SHOAL_OK);
     assert_non_null(r);
     shoal_renderer_destroy(r);

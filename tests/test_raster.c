@@ -37,11 +37,15 @@ static shoal_renderer *make(int w, int h, shoal_isa isa)
     d.height = h;
     d.shade = SHOAL_SHADE_ID;
     d.isa = isa;
-    d.mesh_path = SHOAL_SOURCE_ROOT "/assets/fish.obj";
     shoal_renderer *r = NULL;
     shoal_error e;
     if (!shoal_isa_supported(isa))
         return NULL;
+    /* raw triangles only: the mesh is not drawn, any valid one will do */
+    static float pos[9] = {0, 0, 0, 1, 0, 0, 0, 1, 0};
+    static uint32_t idx[3] = {0, 1, 2};
+    shoal_mesh tri = {3, 1, pos, idx, NULL};
+    d.mesh = &tri;
     if (shoal_render_create(&d, &r, &e) != SHOAL_OK)
         fail_msg("create: %s", e.message);
     return r;

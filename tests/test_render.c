@@ -72,11 +72,23 @@ static void scene_free(scene *s)
     free(s->id);
 }
 
+/* The test meshes, loaded once (io), lent to every renderer. */
+static shoal_mesh g_fish, g_fish_lod;
+static void use_test_meshes(shoal_render_desc *d)
+{
+    shoal_error e;
+    if (!g_fish.vertex_count && shoal_mesh_load(FISH, &g_fish, &e))
+        fail_msg("%s", e.message);
+    if (!g_fish_lod.vertex_count && shoal_mesh_load(FISH_LOD, &g_fish_lod, &e))
+        fail_msg("%s", e.message);
+    d->mesh = &g_fish;
+    d->lod_mesh = &g_fish_lod;
+}
+
 /* A renderer of desc d with the test meshes. */
 static shoal_renderer *make_desc(shoal_render_desc *d)
 {
-    d->mesh_path = FISH;
-    d->lod_mesh_path = FISH_LOD;
+    use_test_meshes(d);
     shoal_renderer *r;
     shoal_error e;
     if (shoal_render_create(d, &r, &e))
@@ -713,8 +725,7 @@ static void test_errors(void **state)
 {
     (void)state;
     shoal_render_desc d = shoal_render_desc_default();
-    d.mesh_path = FISH;
-    d.lod_mesh_path = FISH_LOD;
+    use_test_meshes(&d);
     shoal_renderer *r;
     shoal_error e;
     d.width = 0;
@@ -723,9 +734,30 @@ static void test_errors(void **state)
     d.fish_length = -1;
     assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_ERR_INPUT);
     d.fish_length = 1;
-    d.mesh_path = "/nonexistent.obj";
-    assert_int_not_equal(shoal_render_create(&d, &r, &e), SHOAL_OK);
-    d.mesh_path = FISH;
+    /* meshes: none, an index out of range, no positions, a zero-area triangle, too few
+     * vertices; each refused with a message naming the mesh */
+    d.mesh = NULL;
+    assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "no fish mesh"));
+    float pos[12] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
+    uint32_t idx[3] = {0, 1, 4};
+    shoal_mesh badm = {4, 1, pos, idx, NULL};
+    d.mesh = &badm;
+    assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "render: fish mesh: triangle 1 uses vertex 5 of 4"));
+    badm.positions = NULL;
+    assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_ERR_INPUT);
+    badm.positions = pos;
+    idx[2] = 1;
+    assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "zero area"));
+    badm.vertex_count = 2;
+    assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_ERR_INPUT);
+    d.mesh = &g_fish;
+    d.lod_mesh = &badm;
+    assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "render: LOD mesh"));
+    d.lod_mesh = &g_fish_lod;
     assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_OK);
     shoal_camera c = shoal_camera_default();
     c.fov_deg = 180;
@@ -747,6 +779,48 @@ static void test_errors(void **state)
     assert_int_equal(shoal_render_framebuffer(r).width, 33);
     assert_int_equal(shoal_render_set_size(r, 100000, 17, &e), SHOAL_ERR_INPUT);
     shoal_render_destroy(r);
+}
+
+/* The desc borrows its meshes for create only: a renderer made from copies that are then
+ * overwritten and freed draws what one made from the loaded meshes draws. */
+static void test_mesh_borrowed_by_create(void **state)
+{
+    (void)state;
+    shoal_render_desc d = shoal_render_desc_default();
+    d.width = 200, d.height = 120, d.fish_length = 1.5f;
+    shoal_renderer *ref = make_desc(&d);
+    shoal_mesh copy[2];
+    const shoal_mesh *src[2] = {&g_fish, &g_fish_lod};
+    for (int k = 0; k < 2; k++) {
+        copy[k] = *src[k];
+        copy[k].normals = NULL;
+        copy[k].positions = malloc(3 * src[k]->vertex_count * sizeof(float));
+        copy[k].indices = malloc(3 * src[k]->triangle_count * sizeof(uint32_t));
+        assert_non_null(copy[k].positions);
+        assert_non_null(copy[k].indices);
+        memcpy(copy[k].positions, src[k]->positions, 3 * src[k]->vertex_count * sizeof(float));
+        memcpy(copy[k].indices, src[k]->indices, 3 * src[k]->triangle_count * sizeof(uint32_t));
+    }
+    d.mesh = &copy[0];
+    d.lod_mesh = &copy[1];
+    shoal_renderer *r;
+    shoal_error e;
+    assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_OK);
+    for (int k = 0; k < 2; k++) {
+        memset(copy[k].positions, 0xFF, 3 * copy[k].vertex_count * sizeof(float)); /* NaNs */
+        memset(copy[k].indices, 0xFF, 3 * copy[k].triangle_count * sizeof(uint32_t));
+        free(copy[k].positions);
+        free(copy[k].indices);
+    }
+    scene s = scene_make(3000, 5, 30, 17, 30);
+    shoal_camera cam = camera_n(1); /* inside the school: near fish exact, far ones reduced */
+    uint64_t want = draw(ref, &s.inst, &cam);
+    assert_int_equal(draw(r, &s.inst, &cam), want);
+    shoal_render_stats st = shoal_render_get_stats(r);
+    assert_true(st.instances_full > 0 && st.instances_reduced > 0);
+    shoal_render_destroy(r);
+    shoal_render_destroy(ref);
+    scene_free(&s);
 }
 
 /* A fish small enough to be a splat (LOD) at each edge of the image: it must show in the
@@ -886,6 +960,10 @@ int main(void)
         cmocka_unit_test(test_png_roundtrip),
         cmocka_unit_test(test_camera_frame),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_mesh_borrowed_by_create),
     };
-    return test_exit(cmocka_run_group_tests(tests, NULL, NULL));
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    shoal_mesh_free(&g_fish);
+    shoal_mesh_free(&g_fish_lod);
+    return test_exit(rc);
 }

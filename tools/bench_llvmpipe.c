@@ -309,6 +309,8 @@ int main(int argc, char **argv)
     rd.lod = lod;
     rd.thread_count = threads;
     rd.fish_length = 1.5f;
+    rd.mesh = &full; /* the meshes GL draws, lent to shoal's create */
+    rd.lod_mesh = &reduced;
     float *soa = malloc(n * 6 * sizeof(float) + 1);
     if (!soa || shoal_render_create(&rd, &r, &e) ||
         (check >= 0 && shoal_render_keep_depth(r, 1, &e))) {

@@ -196,8 +196,10 @@ SHOAL_API shoal_status shoal_io_vtp_write(const char *path, const float *rows, s
  * ------------------------------------------------------------------------------------- */
 
 /** A triangle mesh: `vertex_count` positions (xyz floats, model units) and `triangle_count`
- *  triangles (3 vertex indices each, 0-based, counter-clockwise seen from the front). Owned
- *  by whoever loaded it; release with shoal_mesh_free. Plain data otherwise. */
+ *  triangles (3 vertex indices each, 0-based, counter-clockwise seen from the front). Plain
+ *  data: io's loaders fill one (release it with shoal_mesh_free), and a caller may point one
+ *  at arrays of its own (then it frees them itself). Consumers borrow it: the renderer
+ *  (shoal_render_desc.mesh) and the obstacle field copy what they need when they take it. */
 typedef struct shoal_mesh {
     size_t vertex_count;
     size_t triangle_count;
@@ -227,6 +229,18 @@ SHOAL_API shoal_status shoal_mesh_load(const char *path, shoal_mesh *mesh, shoal
  *  shoal_mesh_load does with a file's bytes; `name` is used in messages. For fuzzing. */
 SHOAL_API shoal_status shoal_mesh_parse(const void *data, size_t size, const char *name,
                                         shoal_mesh *mesh, shoal_error *err);
+
+/** Where shoal's own files (the fish meshes, the model scenes "scenes/MODEL.ini") are:
+ *  writes `dir/name` to `out` (`size` bytes) for the first directory that has the file, in
+ *  this order: $SHOAL_ASSETS, ./assets, the executable's ../share/shoal and ../assets,
+ *  ../../assets, ../../../assets, the installed datadir/shoal, the source tree's assets/
+ *  (both compiled in). Returns 1 if found, 0 if not (then `out` holds `name`). Thread-safe. */
+SHOAL_API int shoal_io_asset_path(const char *name, char *out, size_t size);
+
+/** shoal_mesh_load of the asset `name` found by shoal_io_asset_path ("fish.obj": the fish
+ *  the renderer draws by default, "fish_lod1.obj": its reduced form for LOD). SHOAL_ERR_IO
+ *  naming the places looked in when it is nowhere; otherwise as shoal_mesh_load. */
+SHOAL_API shoal_status shoal_mesh_load_asset(const char *name, shoal_mesh *mesh, shoal_error *err);
 
 /** Free what a load or parse allocated and zero the struct. NULL or an empty mesh is fine. */
 SHOAL_API void shoal_mesh_free(shoal_mesh *mesh);

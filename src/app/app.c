@@ -157,6 +157,29 @@ int app_set_params(const opt_values *o, shoal_sim_desc *d)
     return 0;
 }
 
+shoal_status app_render_create(const shoal_render_desc *desc, const char *mesh_path,
+                               const char *lod_path, shoal_renderer **out, shoal_error *e)
+{
+    *out = NULL;
+    shoal_mesh fish, lod;
+    memset(&lod, 0, sizeof lod);
+    shoal_status st = mesh_path ? shoal_mesh_load(mesh_path, &fish, e)
+                                : shoal_mesh_load_asset("fish.obj", &fish, e);
+    int want_lod = desc->shade == SHOAL_SHADE_LIT && desc->lod;
+    if (!st && want_lod)
+        st = lod_path ? shoal_mesh_load(lod_path, &lod, e)
+                      : shoal_mesh_load_asset("fish_lod1.obj", &lod, e);
+    if (!st) {
+        shoal_render_desc d = *desc;
+        d.mesh = &fish;
+        d.lod_mesh = want_lod ? &lod : NULL;
+        st = shoal_render_create(&d, out, e);
+    }
+    shoal_mesh_free(&fish);
+    shoal_mesh_free(&lod);
+    return st;
+}
+
 int app_parse_size(const opt_values *o, int *w, int *h)
 {
     const char *v = options_get(o, "size");

@@ -461,7 +461,7 @@ static void run_render_case(bench_ctx *b, bench_result *r)
     cam.fov_deg = 60;
     shoal_renderer *rd = NULL;
     shoal_error e;
-    if (shoal_render_create(&d, &rd, &e)) {
+    if (app_render_create(&d, NULL, NULL, &rd, &e)) {
         snprintf(r->error, sizeof r->error, "%s", e.message);
         free(soa);
         return;

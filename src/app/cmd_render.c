@@ -121,10 +121,6 @@ static int parse_opts(const opt_values *o, render_opts *ro)
     shoal_error e;
     if (shoal_isa_parse(options_get(o, "simd"), &d->isa, &e))
         return app_fail_status(o, &e);
-    if (options_given(o, "mesh"))
-        d->mesh_path = options_get(o, "mesh");
-    if (options_given(o, "lod-mesh"))
-        d->lod_mesh_path = options_get(o, "lod-mesh");
     int has_eye = options_given(o, "eye"), has_target = options_given(o, "target");
     if (has_eye != has_target)
         return options_fail(o, "give both --eye and --target, or neither to frame the state "
@@ -386,7 +382,9 @@ int cmd_render(int argc, char **argv)
                                   (float)ro.desc.width / (float)ro.desc.height, &ro.cam);
 
     shoal_renderer *r = NULL;
-    shoal_status cst = shoal_render_create(&ro.desc, &r, &e);
+    shoal_status cst = app_render_create(
+        &ro.desc, options_given(&o, "mesh") ? options_get(&o, "mesh") : NULL,
+        options_given(&o, "lod-mesh") ? options_get(&o, "lod-mesh") : NULL, &r, &e);
     if (!cst && ranks > 1)
         cst = shoal_render_keep_depth(r, 1, &e);
     if (ranks > 1)

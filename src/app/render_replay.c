@@ -213,7 +213,9 @@ int app_render_replay(const opt_values *o, const shoal_render_desc *desc, shoal_
         return options_fail(o, "--out %s", e.message);
     }
     shoal_renderer *r;
-    if (shoal_render_create(desc, &r, &e)) {
+    if (app_render_create(desc, options_given(o, "mesh") ? options_get(o, "mesh") : NULL,
+                          options_given(o, "lod-mesh") ? options_get(o, "lod-mesh") : NULL, &r,
+                          &e)) {
         free(frames);
         options_fail(o, "%s", e.message);
         return app_exit_code(e.status);

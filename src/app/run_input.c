@@ -3,6 +3,7 @@
  * speed, models, school size and seed, live parameter editing, camera orbit/pan/zoom,
  * picking, heading targets, the obstacle mesh, view toggles), and the scripted input of
  * --script that drives the window for the tests. Nothing is drawn here (run_draw.c). */
+#include "app/app.h"
 #include "app/options.h"
 #include "app/run_app.h"
 
@@ -374,7 +375,7 @@ static void handle_key(app *a, int key, int mods, int width, int height)
         a->rdesc.lod = !a->rdesc.lod;
         shoal_renderer *r;
         shoal_error e;
-        if (shoal_render_create(&a->rdesc, &r, &e) == 0) {
+        if (app_render_create(&a->rdesc, NULL, NULL, &r, &e) == 0) {
             shoal_render_destroy(a->ren);
             a->ren = r;
             run_set_status(a, "level of detail %s", run_onoff(a->rdesc.lod));

@@ -125,7 +125,7 @@ shoal_status run_scene_for_model(shoal_model m, scene_setup *s, shoal_error *e)
     char path[1024], name[64];
     snprintf(name, sizeof name, "scenes/%s.ini", shoal_model_name(m));
     shoal_scene sc;
-    int found = shoal_render_asset_path(name, path, sizeof path);
+    int found = shoal_io_asset_path(name, path, sizeof path);
     if (found && shoal_scene_load(path, &sc, e))
         return e->status;
     if (found && sc.desc.model == m) {
@@ -329,7 +329,7 @@ shoal_status run_renderer_open(app *a, float fish_length, shoal_error *e)
     a->rdesc.width = w;
     a->rdesc.height = h;
     shoal_renderer *r = NULL;
-    shoal_status st = shoal_render_create(&a->rdesc, &r, e);
+    shoal_status st = app_render_create(&a->rdesc, NULL, NULL, &r, e);
     if (!st && a->ranks > 1)
         st = shoal_render_keep_depth(r, 1, e);
     if (a->ranks > 1)

@@ -17,7 +17,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -71,76 +70,14 @@ SHOAL_API shoal_render_desc shoal_render_desc_default(void)
     d.fish_length = 1.0f;
     d.isa = SHOAL_ISA_AUTO;
     d.thread_count = 0;
-    d.mesh_path = NULL;
-    d.lod_mesh_path = NULL;
+    d.mesh = NULL;
+    d.lod_mesh = NULL;
     d.lod_splat_px = 4.0f;
     d.lod_reduced_px = 26.0f;
     d.fog_start = 0.0f;
     d.fog_end = 0.0f;
     d.fog_max = 0.85f;
     return d;
-}
-
-/* ---- assets ----------------------------------------------------------------------------- */
-
-static int render_try_path(const char *dir, const char *name, char *out, size_t size)
-{
-    if (!dir || !*dir)
-        return 0;
-    int n = snprintf(out, size, "%s/%s", dir, name);
-    if (n < 0 || (size_t)n >= size)
-        return 0;
-    return access(out, R_OK) == 0;
-}
-
-SHOAL_API int shoal_render_asset_path(const char *name, char *out, size_t size)
-{
-    if (render_try_path(getenv("SHOAL_ASSETS"), name, out, size) ||
-        render_try_path("assets", name, out, size))
-        return 1;
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = 0;
-            static const char *rel[] = {"../share/shoal", "../assets", "../../assets",
-                                        "../../../assets"};
-            for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-                char dir[4200];
-                snprintf(dir, sizeof dir, "%s/%s", exe, rel[i]);
-                if (render_try_path(dir, name, out, size))
-                    return 1;
-            }
-        }
-    }
-    if (render_try_path(SHOAL_RENDER_INSTALLED_ASSETS, name, out, size) ||
-        render_try_path(SHOAL_RENDER_SOURCE_ASSETS, name, out, size))
-        return 1;
-    snprintf(out, size, "%s", name);
-    return 0;
-}
-
-static shoal_status render_load_mesh(const char *path, const char *default_name, render_mesh *out,
-                                     shoal_error *err)
-{
-    char buf[4096];
-    if (!path) {
-        if (!shoal_render_asset_path(default_name, buf, sizeof buf))
-            return shoal_error_set(err, SHOAL_ERR_IO,
-                                   "%s: not found (looked in $SHOAL_ASSETS, ./assets, beside "
-                                   "the executable and in %s)",
-                                   default_name, SHOAL_RENDER_SOURCE_ASSETS);
-        path = buf;
-    }
-    shoal_mesh m;
-    shoal_status st = shoal_mesh_load(path, &m, err);
-    if (st)
-        return st;
-    st = mesh_prepare(&m, path, out, err);
-    shoal_mesh_free(&m);
-    return st;
 }
 
 /* ---- create / destroy ------------------------------------------------------------------- */
@@ -210,6 +147,10 @@ SHOAL_API shoal_status shoal_render_create(const shoal_render_desc *desc, shoal_
     if (!(desc->fish_length > 0.0f) || !isfinite(desc->fish_length))
         return shoal_error_set(err, SHOAL_ERR_INPUT, "render: fish length %g must be > 0",
                                (double)desc->fish_length);
+    if (!desc->mesh)
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "render: no fish mesh (shoal_render_desc.mesh is NULL; "
+                               "shoal_mesh_load_asset(\"fish.obj\") loads shoal's own)");
     if (desc->thread_count < 0)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "render: thread count %d must be >= 0",
                                desc->thread_count);
@@ -246,12 +187,12 @@ SHOAL_API shoal_status shoal_render_create(const shoal_render_desc *desc, shoal_
     if (!r)
         return shoal_error_set(err, SHOAL_ERR_NOMEM, "render: out of memory");
     r->desc = *desc;
-    r->desc.mesh_path = NULL; /* the caller's strings are not kept */
-    r->desc.lod_mesh_path = NULL;
+    r->desc.mesh = NULL; /* borrowed for this call only: the renderer keeps its own form */
+    r->desc.lod_mesh = NULL;
     r->k = k;
-    st = render_load_mesh(desc->mesh_path, "fish.obj", &r->mesh_full, err);
-    if (!st && desc->shade == SHOAL_SHADE_LIT && desc->lod) {
-        st = render_load_mesh(desc->lod_mesh_path, "fish_lod1.obj", &r->mesh_reduced, err);
+    st = mesh_prepare(desc->mesh, "render: fish mesh", &r->mesh_full, err);
+    if (!st && desc->lod_mesh && desc->shade == SHOAL_SHADE_LIT && desc->lod) {
+        st = mesh_prepare(desc->lod_mesh, "render: LOD mesh", &r->mesh_reduced, err);
         r->have_reduced = st == SHOAL_OK;
     }
     if (!st)
@@ -659,7 +600,7 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
     fc.fish_length = r->desc.fish_length;
     float rad = r->mesh_full.radius > mr->radius ? r->mesh_full.radius : mr->radius;
     fc.cull_radius = rad * r->desc.fish_length * 1.01f;
-    fc.lod = r->desc.lod && r->have_reduced;
+    fc.lod = r->desc.lod != 0; /* without a LOD mesh the reduced level draws the fish's */
     fc.occlusion = r->desc.occlusion != 0;
     fc.shade_id = r->desc.shade == SHOAL_SHADE_ID;
     fc.lod_splat_px = r->desc.lod_splat_px;
@@ -813,10 +754,33 @@ done:
 
 /* ---- earlier names ------------------------------------------------------------------ */
 
+/* The create of 0.1 found its meshes itself: without desc->mesh it loads shoal's fish.obj (and
+ * fish_lod1.obj for LOD) through io, as it did, then creates from them. */
 SHOAL_API shoal_status shoal_renderer_create(const shoal_render_desc *desc, shoal_renderer **out,
                                              shoal_error *err)
 {
-    return shoal_render_create(desc, out, err);
+    if (desc->mesh)
+        return shoal_render_create(desc, out, err);
+    *out = NULL;
+    shoal_render_desc d = *desc;
+    shoal_mesh full, reduced;
+    memset(&reduced, 0, sizeof reduced);
+    shoal_status st = shoal_mesh_load_asset("fish.obj", &full, err);
+    if (!st && d.shade == SHOAL_SHADE_LIT && d.lod && !d.lod_mesh)
+        st = shoal_mesh_load_asset("fish_lod1.obj", &reduced, err);
+    if (!st) {
+        d.mesh = &full;
+        d.lod_mesh = d.lod_mesh ? d.lod_mesh : reduced.vertex_count ? &reduced : NULL;
+        st = shoal_render_create(&d, out, err);
+    }
+    shoal_mesh_free(&full);
+    shoal_mesh_free(&reduced);
+    return st;
+}
+
+SHOAL_API int shoal_render_asset_path(const char *name, char *out, size_t size)
+{
+    return shoal_io_asset_path(name, out, size);
 }
 
 SHOAL_API void shoal_renderer_destroy(shoal_renderer *r) { shoal_render_destroy(r); }
