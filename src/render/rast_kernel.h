@@ -501,13 +501,19 @@ static inline void rk_sample(tile_ctx *t, int px, int py, float z, uint32_t id, 
     }
 }
 
-/* Micro-triangles: a rect of at most 2x2 samples and a box under SETUP_SMALL_FX, so every edge
- * value below fits int32 exactly. Samples s = 0..3 are (sx, sy) = (s & 1, s >> 1). */
-#define RK_MICRO_SPAN SETUP_SMALL_FX
+/* Small triangles: a rect of at most 4x4 samples and a box under SETUP_SMALL_FX, so every
+ * edge value below fits int32 exactly (|dx|, |dy| < 2^14, sample offsets < 2^15: products
+ * < 2^29). Sample s = 0..15 of a triangle is pixel (px0 + (s & 3), py0 + (s >> 2)). */
+#define RK_SMALL_SPAN SETUP_SMALL_FX
+#define RK_SMALL_SIDE 4
 
-/* Lanes are triangles: lane j = triangle i + j of the ref. Edges, coverage of the <= 4
- * samples and their depths are computed for VW triangles at once; the depth tests then run
- * in triangle order, so the result equals drawing them one by one. */
+/* Lanes are triangles: lane j = triangle i + j of the ref. For every triangle whose box is
+ * under RK_SMALL_SPAN the edge functions and the depth plane are set up in lanes (32-bit,
+ * exact); the small ones (at most 4x4 samples) have their samples' coverage and depths
+ * computed in lanes too (the per-triangle cost of a splat's few pixels), the others are drawn
+ * in stamps from the lanes' setup; larger boxes take the exact per-triangle path (tri_big).
+ * The depth tests run in triangle order, sample by sample, so the result equals drawing the
+ * triangles one by one. */
 static void RK(rast_tris)(tile_ctx *t, const tri_cols *c, uint32_t count, uint32_t id)
 {
     const int32_t ox_fx = t->ox * FX_ONE, oy_fx = t->oy * FX_ONE;
@@ -515,10 +521,12 @@ static void RK(rast_tris)(tile_ctx *t, const tri_cols *c, uint32_t count, uint32
     const vi tx0 = vi_set1(t->cx0 - t->ox), ty0 = vi_set1(t->cy0 - t->oy);
     const vi tx1 = vi_set1(t->cx1 - t->ox), ty1 = vi_set1(t->cy1 - t->oy);
     const vi c127 = vi_set1(FX_ONE - 1 - FX_HALF), c128 = vi_set1(FX_HALF);
-    const vi one = vi_set1(1), zero = vi_set1(0), minus1 = vi_set1(-1);
-    const vi span = vi_set1(RK_MICRO_SPAN), c256 = vi_set1(FX_ONE);
-    _Alignas(64) int32_t PX[VW], PY[VW], XX[3][VW], YY[3][VW];
-    _Alignas(64) float ZS[4][VW], ZZ[3][VW];
+    const vi zero = vi_set1(0), minus1 = vi_set1(-1);
+    const vi span = vi_set1(RK_SMALL_SPAN), c256 = vi_set1(FX_ONE);
+    const vi side1 = vi_set1(RK_SMALL_SIDE - 1);
+    _Alignas(64) int32_t PX[VW], PY[VW], QX[VW], QY[VW], PM[VW], WX[VW], WY[VW];
+    _Alignas(64) int32_t XX[3][VW], YY[3][VW], EE[3][VW], EX[3][VW], EY[3][VW];
+    _Alignas(64) float ZS[RK_SMALL_SIDE * RK_SMALL_SIDE][VW], ZZ[3][VW], DZ[3][VW];
     for (uint32_t i = 0; i < count; i += VW) {
         size_t at = i;
         int n = count - i < (uint32_t)VW ? (int)(count - i) : VW;
@@ -540,12 +548,16 @@ static void RK(rast_tris)(tile_ctx *t, const tri_cols *c, uint32_t count, uint32
         /* spans are compared as unsigned-safe: huge boxes may wrap in the subtraction, which
          * only makes them fail the test and take the exact per-triangle path */
         vi sw = vi_sub(mxx, mnx), sh = vi_sub(mxy, mny);
-        vm small = vm_and(nonempty, vm_and(vm_and(vi_gt(span, sw), vi_gt(sw, minus1)),
-                                           vm_and(vi_gt(span, sh), vi_gt(sh, minus1))));
-        small = vm_andnot(small, vm_or(vi_gt(w1, one), vi_gt(h1, one)));
-        unsigned small_bits = vm_bits(small);
-        unsigned hit[4] = {0, 0, 0, 0};
-        if (small_bits) {
+        vm fits = vm_and(nonempty, vm_and(vm_and(vi_gt(span, sw), vi_gt(sw, minus1)),
+                                          vm_and(vi_gt(span, sh), vi_gt(sh, minus1))));
+        vm small = vm_andnot(fits, vm_or(vi_gt(w1, side1), vi_gt(h1, side1)));
+        unsigned fit_bits = vm_bits(fits), small_bits = vm_bits(small);
+        vi_store(PX, px0);
+        vi_store(PY, py0);
+        /* the setup of every lane (a huge one's values may wrap: it does not use them), stored
+         * whatever the bits: cheaper than branches, and the compiler sees them written */
+        vi pm = zero; /* lane j: bit s when its small sample s is covered */
+        {
             vi s0x = vi_add(vi_sll(px0, FX_BITS), c128), s0y = vi_add(vi_sll(py0, FX_BITS), c128);
             vi X[3] = {x0, x1, x2}, Y[3] = {y0, y1, y2};
             vi e[3], ex[3], ey[3];
@@ -560,51 +572,65 @@ static void RK(rast_tris)(tile_ctx *t, const tri_cols *c, uint32_t count, uint32
                 ex[k] = vi_sub(zero, vi_sll(dy, FX_BITS));
                 ey[k] = vi_sll(dx, FX_BITS);
             }
-            vm okx = vi_gt(w1, zero), oky = vi_gt(h1, zero);
-            vm in[4];
-            vi e1s[3], e2s[3], e3s[3];
+            /* render_depth_plane and render_depth_at, lane by lane */
+            vf z0 = vf_load(c->z0 + at), z1 = vf_load(c->z1 + at), z2 = vf_load(c->z2 + at);
+            vi area2 = vi_sub(vi_mul(vi_sub(x1, x0), vi_sub(y2, y0)),
+                              vi_mul(vi_sub(x2, x0), vi_sub(y1, y0)));
+            vf e1x = vf_from_vi(vi_sub(x1, x0)), e1y = vf_from_vi(vi_sub(y1, y0));
+            vf e2x = vf_from_vi(vi_sub(x2, x0)), e2y = vf_from_vi(vi_sub(y2, y0));
+            vf dz1 = vf_sub(z1, z0), dz2 = vf_sub(z2, z0);
+            vf area = vf_from_vi(area2);
+            vf dzdx = vf_div(vf_sub(vf_mul(dz1, e2y), vf_mul(dz2, e1y)), area);
+            vf dzdy = vf_div(vf_sub(vf_mul(dz2, e1x), vf_mul(dz1, e2x)), area);
+            vi dxs = vi_sub(s0x, x0), dys = vi_sub(s0y, y0);
+            /* the stamps' setup of the medium ones, from the same lanes */
             for (int k = 0; k < 3; k++) {
-                e1s[k] = vi_add(e[k], ex[k]);
-                e2s[k] = vi_add(e[k], ey[k]);
-                e3s[k] = vi_add(e1s[k], ey[k]);
+                vi_store(EE[k], e[k]);
+                vi_store(EX[k], ex[k]);
+                vi_store(EY[k], ey[k]);
             }
-            in[0] = vm_and(small, vi_gt(vi_or(vi_or(e[0], e[1]), e[2]), minus1));
-            in[1] = vm_and(vm_and(small, okx), vi_gt(vi_or(vi_or(e1s[0], e1s[1]), e1s[2]), minus1));
-            in[2] = vm_and(vm_and(small, oky), vi_gt(vi_or(vi_or(e2s[0], e2s[1]), e2s[2]), minus1));
-            in[3] = vm_and(vm_and(vm_and(small, okx), oky),
-                           vi_gt(vi_or(vi_or(e3s[0], e3s[1]), e3s[2]), minus1));
-            unsigned any = 0;
-            for (int s = 0; s < 4; s++) {
-                hit[s] = vm_bits(in[s]);
-                any |= hit[s];
+            vf_store(DZ[0], dzdx);
+            vf_store(DZ[1], dzdy);
+            vf_store(DZ[2], z0);
+            vi_store(QX, px1);
+            vi_store(QY, py1);
+            vi_store(WX, vi_add(x0, vox)); /* the window frame: stamps' ax, ay */
+            vi_store(WY, vi_add(y0, voy));
+            /* the samples that some small lane has: the largest rect among them */
+            int wmax = -1, hmax = -1;
+            if (small_bits) {
+                wmax = vi_hmax(vi_select(small, w1, minus1));
+                hmax = vi_hmax(vi_select(small, h1, minus1));
             }
-            if (any) {
-                /* render_depth_plane and render_depth_at, lane by lane */
-                vf z0 = vf_load(c->z0 + at), z1 = vf_load(c->z1 + at), z2 = vf_load(c->z2 + at);
-                vi area2 = vi_sub(vi_mul(vi_sub(x1, x0), vi_sub(y2, y0)),
-                                  vi_mul(vi_sub(x2, x0), vi_sub(y1, y0)));
-                vf e1x = vf_from_vi(vi_sub(x1, x0)), e1y = vf_from_vi(vi_sub(y1, y0));
-                vf e2x = vf_from_vi(vi_sub(x2, x0)), e2y = vf_from_vi(vi_sub(y2, y0));
-                vf dz1 = vf_sub(z1, z0), dz2 = vf_sub(z2, z0);
-                vf area = vf_from_vi(area2);
-                vf dzdx = vf_div(vf_sub(vf_mul(dz1, e2y), vf_mul(dz2, e1y)), area);
-                vf dzdy = vf_div(vf_sub(vf_mul(dz2, e1x), vf_mul(dz1, e2x)), area);
-                vi dxs = vi_sub(s0x, x0), dys = vi_sub(s0y, y0);
-                vf fdx0 = vf_from_vi(dxs), fdx1 = vf_from_vi(vi_add(dxs, c256));
-                vf fdy0 = vf_from_vi(dys), fdy1 = vf_from_vi(vi_add(dys, c256));
-                vf zr0 = vf_add(z0, vf_mul(dzdy, fdy0)), zr1 = vf_add(z0, vf_mul(dzdy, fdy1));
-                vf_store(ZS[0], vf_add(zr0, vf_mul(dzdx, fdx0)));
-                vf_store(ZS[1], vf_add(zr0, vf_mul(dzdx, fdx1)));
-                vf_store(ZS[2], vf_add(zr1, vf_mul(dzdx, fdx0)));
-                vf_store(ZS[3], vf_add(zr1, vf_mul(dzdx, fdx1)));
+            vi rowe[3] = {e[0], e[1], e[2]};
+            vi dyv = dys;
+            for (int sy = 0; sy <= hmax; sy++) {
+                vm rowin = vm_and(small, vi_gt(h1, vi_set1(sy - 1))); /* sy <= h1 */
+                vi a0 = rowe[0], a1 = rowe[1], a2 = rowe[2];
+                vf zr = vf_add(z0, vf_mul(dzdy, vf_from_vi(dyv)));
+                vi dxv = dxs;
+                for (int sx = 0; sx <= wmax; sx++) {
+                    vm in = vm_and(vm_and(rowin, vi_gt(w1, vi_set1(sx - 1))),
+                                   vi_gt(vi_or(vi_or(a0, a1), a2), minus1));
+                    if (vm_any(in)) {
+                        int s = sy * RK_SMALL_SIDE + sx;
+                        vf_store(ZS[s], vf_add(zr, vf_mul(dzdx, vf_from_vi(dxv))));
+                        pm = vi_or(pm, vi_select(in, vi_set1(1 << s), zero));
+                    }
+                    a0 = vi_add(a0, ex[0]);
+                    a1 = vi_add(a1, ex[1]);
+                    a2 = vi_add(a2, ex[2]);
+                    dxv = vi_add(dxv, c256);
+                }
+                rowe[0] = vi_add(rowe[0], ey[0]);
+                rowe[1] = vi_add(rowe[1], ey[1]);
+                rowe[2] = vi_add(rowe[2], ey[2]);
+                dyv = vi_add(dyv, c256);
             }
         }
-        vi_store(PX, px0);
-        vi_store(PY, py0);
-        unsigned big_bits = ne_bits & ~small_bits;
-        unsigned any_hit = hit[0] | hit[1] | hit[2] | hit[3];
-        /* the big lanes' vertices (stored whatever the bits: cheaper than a branch, and the
-         * compiler then sees them written) */
+        unsigned any_hit = vm_bits(vi_gt(pm, zero));
+        vi_store(PM, pm);
+        unsigned mid_bits = fit_bits & ~small_bits, huge_bits = ne_bits & ~fit_bits;
         vi_store(XX[0], x0);
         vi_store(XX[1], x1);
         vi_store(XX[2], x2);
@@ -614,16 +640,30 @@ static void RK(rast_tris)(tile_ctx *t, const tri_cols *c, uint32_t count, uint32
         vf_store(ZZ[0], vf_load(c->z0 + at));
         vf_store(ZZ[1], vf_load(c->z1 + at));
         vf_store(ZZ[2], vf_load(c->z2 + at));
-        unsigned todo = big_bits | any_hit;
+        unsigned todo = mid_bits | huge_bits | any_hit;
         while (todo) {
             int j = __builtin_ctz(todo);
             todo &= todo - 1;
             uint32_t colour = c->col[at + (size_t)j];
-            if (big_bits >> j & 1) {
+            if (mid_bits >> j & 1) {
+                rk_edges ed;
+                for (int k = 0; k < 3; k++) {
+                    ed.e[k] = EE[k][j];
+                    ed.sx[k] = EX[k][j];
+                    ed.sy[k] = EY[k][j];
+                }
+                depth_plane dp = {DZ[2][j], DZ[0][j], DZ[1][j]};
+                int w = QX[j] - PX[j] + 1;
+                int swlog = w <= 4 ? 2 : w <= 8 ? 3 : 4;
+                swlog = swlog < VW_LOG2 ? swlog : VW_LOG2;
+                int32_t ax = WX[j], ay = WY[j];
+                RK(stamps)(t, &ed, swlog, PX[j], PY[j], QX[j], QY[j], dp, ax, ay, id, colour);
+                continue;
+            }
+            if (huge_bits >> j & 1) {
                 int32_t X3[3] = {XX[0][j], XX[1][j], XX[2][j]};
                 int32_t Y3[3] = {YY[0][j], YY[1][j], YY[2][j]};
                 float Z3[3] = {ZZ[0][j], ZZ[1][j], ZZ[2][j]};
-                int bx1 = PX[j], by1 = PY[j];
                 /* recompute the clipped rect's far corner (not kept in lanes) */
                 int32_t mx = X3[0] > X3[1] ? X3[0] : X3[1], my = Y3[0] > Y3[1] ? Y3[0] : Y3[1];
                 mx = X3[2] > mx ? X3[2] : mx;
@@ -631,12 +671,14 @@ static void RK(rast_tris)(tile_ctx *t, const tri_cols *c, uint32_t count, uint32
                 int ex1 = render_sample_last(mx), ey1 = render_sample_last(my);
                 ex1 = ex1 > t->cx1 - t->ox ? t->cx1 - t->ox : ex1;
                 ey1 = ey1 > t->cy1 - t->oy ? t->cy1 - t->oy : ey1;
-                RK(tri_big)(t, X3, Y3, Z3, bx1, by1, ex1, ey1, id, colour);
+                RK(tri_big)(t, X3, Y3, Z3, PX[j], PY[j], ex1, ey1, id, colour);
                 continue;
             }
-            for (int s = 0; s < 4; s++)
-                if (hit[s] >> j & 1)
-                    rk_sample(t, PX[j] + (s & 1), PY[j] + (s >> 1), ZS[s][j], id, colour);
+            for (unsigned m = (unsigned)PM[j]; m; m &= m - 1) {
+                int s = __builtin_ctz(m);
+                rk_sample(t, PX[j] + (s & (RK_SMALL_SIDE - 1)), PY[j] + s / RK_SMALL_SIDE, ZS[s][j],
+                          id, colour);
+            }
         }
     }
 }
