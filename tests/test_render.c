@@ -880,6 +880,84 @@ static void test_splats_at_borders(void **state)
  * included) and group, ids in another order, and the awkward velocities and depths: zero,
  * vertical, -0 components, a speed whose square overflows, fish beyond the far plane, a count
  * that leaves a tail shorter than a kernel's lanes. */
+/* The mesh path in lanes (16 / 8 instances per call, the scalar path the reference): every
+ * ISA and 1 and 3 threads draw the same bits, with and without scale, colour, group and ids,
+ * zero, vertical and overflowing velocities, in lit mode with the exact and the reduced
+ * mesh mixed in the lanes, in id mode, and from inside the school (lanes the clipper takes). */
+static void test_meshes_isa_identical(void **state)
+{
+    (void)state;
+    const size_t n = 3001;
+    scene s = scene_make(n, 12, 30, 17, 30);
+    float *scale = malloc(sizeof(float) * n);
+    uint32_t *colour = malloc(sizeof(uint32_t) * n);
+    uint8_t *group = malloc(n);
+    s.id = malloc(sizeof(uint32_t) * n);
+    for (size_t i = 0; i < n; i++) {
+        scale[i] = i % 3 == 0 ? 1.0f : 0.5f + (float)(i % 7) * 0.3f;
+        colour[i] = i % 5 == 0 ? 0x00123456u : 0xFF000000u | (uint32_t)((i * 2654435761u) >> 8);
+        group[i] = (uint8_t)(i % 11);
+        s.id[i] = (uint32_t)((i * 7919u) % n);
+        if (i % 83 == 0)
+            s.p[3][i] = -0.0f, s.p[4][i] = -1.0f, s.p[5][i] = -0.0f;
+        if (i % 101 == 0)
+            s.p[3][i] = 1e20f, s.p[4][i] = -3e19f, s.p[5][i] = 0.0f;
+    }
+    for (int mode = 0; mode < 4; mode++) {
+        /* 0, 1: lit with LOD (the exact and reduced mesh), benchmark view and inside the
+         * school; 2: id mode; 3: lit, LOD off */
+        shoal_camera cam = camera_n(mode == 1 ? 1 : 0);
+        if (mode != 1)
+            cam.eye[2] = 45.0f; /* fish 15 to 75 away: 6 to 28 px long */
+        for (int variant = 0; variant < 4; variant++) {
+            s.inst.scale = variant & 1 ? scale : NULL;
+            s.inst.color = variant & 1 ? colour : NULL;
+            s.inst.group = variant & 2 ? group : NULL;
+            s.inst.id = variant & 2 ? s.id : NULL;
+            uint64_t ref = 0;
+            int have = 0;
+            for (size_t k = 0; k < 3; k++) {
+                if (!shoal_isa_supported(isas[k])) {
+                    test_skip_part("%s: not supported by this CPU", shoal_isa_name(isas[k]));
+                    continue;
+                }
+                shoal_render_desc d = shoal_render_desc_default();
+                d.width = 400, d.height = 240, d.isa = isas[k], d.fish_length = 2.0f;
+                d.shade = mode == 2 ? SHOAL_SHADE_ID : SHOAL_SHADE_LIT;
+                d.lod = mode != 3;
+                d.lod_splat_px = 2.0f;
+                d.lod_reduced_px = 12.0f;
+                shoal_renderer *r = make_desc(&d);
+                for (int t = 1; t <= 3; t += 2) {
+                    parallel_set_threads(t);
+                    uint64_t h = draw(r, &s.inst, &cam);
+                    shoal_render_stats st = shoal_render_get_stats(r);
+                    assert_true(st.instances_full + st.instances_reduced > 1000);
+                    if (mode == 0 && (st.instances_full < 50 || st.instances_reduced < 500))
+                        fail_msg("full %llu reduced %llu splat %llu",
+                                 (unsigned long long)st.instances_full,
+                                 (unsigned long long)st.instances_reduced,
+                                 (unsigned long long)st.instances_splat);
+                    if (!have) {
+                        ref = h, have = 1;
+                    } else if (h != ref) {
+                        fail_msg("mode %d variant %d: %s with %d threads gives %016llx, the "
+                                 "scalar path %016llx",
+                                 mode, variant, shoal_render_isa_name(r), t, (unsigned long long)h,
+                                 (unsigned long long)ref);
+                    }
+                }
+                shoal_render_destroy(r);
+            }
+        }
+    }
+    parallel_set_threads(0);
+    free(scale);
+    free(colour);
+    free(group);
+    scene_free(&s);
+}
+
 static void test_splats_isa_identical(void **state)
 {
     (void)state;
@@ -957,6 +1035,7 @@ int main(void)
         cmocka_unit_test(test_golden),
         cmocka_unit_test(test_splats_at_borders),
         cmocka_unit_test(test_splats_isa_identical),
+        cmocka_unit_test(test_meshes_isa_identical),
         cmocka_unit_test(test_png_roundtrip),
         cmocka_unit_test(test_camera_frame),
         cmocka_unit_test(test_errors),

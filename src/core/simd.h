@@ -56,6 +56,8 @@ static inline vm vm_andnot(vm a, vm b) { return (vm)(a & ~b); }
 static inline int vm_any(vm a) { return a != 0; }
 static inline unsigned vm_bits(vm a) { return (unsigned)a; }
 static inline vm vm_first(int n) { return (vm)((1u << n) - 1u); }
+/* lane i set when bit i of b is */
+static inline vm vm_of_bits(unsigned b) { return (vm)b; }
 /* m ? a : b, lane by lane */
 static inline vf vf_select(vm m, vf a, vf b) { return _mm512_mask_blend_ps(m, b, a); }
 /* m ? acc + x : acc (one masked add) */
@@ -73,6 +75,8 @@ static inline vf vf_minus(vf a) { return _mm512_xor_ps(a, _mm512_set1_ps(-0.0f))
 static inline vf vf_abs(vf a) { return _mm512_abs_ps(a); }
 /* a > b ? a : b (the instruction's rule: b when either is NaN or both are zeros) */
 static inline vf vf_max(vf a, vf b) { return _mm512_max_ps(a, b); }
+/* a < b ? a : b (likewise) */
+static inline vf vf_min(vf a, vf b) { return _mm512_min_ps(a, b); }
 static inline vm vf_ge(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_GE_OQ); }
 static inline int vm_all(vm a) { return a == (vm)0xFFFF; }
 static inline int vm_count(vm a) { return __builtin_popcount((unsigned)a); }
@@ -118,15 +122,51 @@ static inline vi vi_trunc(vf a) { return _mm512_cvttps_epi32(a); }
 static inline int32_t vi_hmin(vi a) { return _mm512_reduce_min_epi32(a); }
 static inline int32_t vi_hmax(vi a) { return _mm512_reduce_max_epi32(a); }
 /* Appending the lanes of a mask, in lane order, at p: vm_perm once per mask, then vi_append /
- * vf_append per column. Writes exactly the selected lanes here; other branches may store a
- * whole vector (the caller leaves VW values of slack after p). */
+ * vf_append per column, which may store a whole vector (the caller leaves VW values of slack
+ * after p: what lies past the selected lanes is overwritten), or vi_append_n, which writes
+ * exactly the k = popcount(mask) selected lanes. */
 typedef vm vperm;
 static inline vperm vm_perm(vm m) { return m; }
 static inline void vi_append(int32_t *p, vperm m, vi v)
 {
-    _mm512_mask_compressstoreu_epi32(p, m, v);
+    _mm512_storeu_si512((void *)p, _mm512_maskz_compress_epi32(m, v));
 }
-static inline void vf_append(float *p, vperm m, vf v) { _mm512_mask_compressstoreu_ps(p, m, v); }
+static inline void vf_append(float *p, vperm m, vf v)
+{
+    _mm512_storeu_ps(p, _mm512_maskz_compress_ps(m, v));
+}
+/* the same, writing exactly the k = popcount(m) selected lanes (no slack needed) */
+static inline void vi_append_n(int32_t *p, vperm m, vi v, int k)
+{
+    _mm512_mask_storeu_epi32((void *)p, (__mmask16)((1u << k) - 1u),
+                             _mm512_maskz_compress_epi32(m, v));
+}
+/* r[i] lane j <- r[j] lane i (VW x VW 32-bit transpose) */
+static inline void vi_transpose(vi r[16])
+{
+    vi t[16], u[16];
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    /* u[4 g + c], 128-bit lane k: rows 4 g .. 4 g + 3 of column 4 k + c */
+    for (int g = 0; g < 4; g++) {
+        u[4 * g] = _mm512_unpacklo_epi64(t[4 * g], t[4 * g + 2]);
+        u[4 * g + 1] = _mm512_unpackhi_epi64(t[4 * g], t[4 * g + 2]);
+        u[4 * g + 2] = _mm512_unpacklo_epi64(t[4 * g + 1], t[4 * g + 3]);
+        u[4 * g + 3] = _mm512_unpackhi_epi64(t[4 * g + 1], t[4 * g + 3]);
+    }
+    for (int c = 0; c < 4; c++) {
+        vi a = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x44),
+           b = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xEE);
+        vi a2 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x44);
+        vi b2 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xEE);
+        r[c] = _mm512_shuffle_i32x4(a, a2, 0x88);
+        r[4 + c] = _mm512_shuffle_i32x4(a, a2, 0xDD);
+        r[8 + c] = _mm512_shuffle_i32x4(b, b2, 0x88);
+        r[12 + c] = _mm512_shuffle_i32x4(b, b2, 0xDD);
+    }
+}
 /* A block of rows: lane i = p[(i >> log2w) * stride + (i & (2^log2w - 1))], rows of
  * 2^log2w lanes (log2w = 2, 3 or 4: 4x4, 8x2, 16x1). */
 static inline vf vf_load_rows(const float *p, size_t stride, int log2w)
@@ -202,6 +242,12 @@ static inline vm vm_andnot(vm a, vm b) { return _mm256_andnot_ps(b, a); }
 static inline int vm_any(vm a) { return _mm256_movemask_ps(a) != 0; }
 static inline unsigned vm_bits(vm a) { return (unsigned)_mm256_movemask_ps(a); }
 static inline vm vm_first(int n) { return _mm256_castsi256_ps(simd_lane_mask(n)); }
+static inline vm vm_of_bits(unsigned b)
+{
+    const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    __m256i v = _mm256_and_si256(_mm256_set1_epi32((int)b), bit);
+    return _mm256_castsi256_ps(_mm256_cmpeq_epi32(v, bit));
+}
 static inline vf vf_select(vm m, vf a, vf b) { return _mm256_blendv_ps(b, a, m); }
 /* m ? acc + x : acc, as acc + (x & m): a masked lane adds +0, which leaves acc's bits
  * unchanged because acc starts at +0 and a round-to-nearest sum is never -0 unless both
@@ -224,6 +270,7 @@ static inline vf vf_abs(vf a)
     return _mm256_and_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF)));
 }
 static inline vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); }
+static inline vf vf_min(vf a, vf b) { return _mm256_min_ps(a, b); }
 static inline vm vf_ge(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_GE_OQ); }
 static inline int vm_all(vm a) { return _mm256_movemask_ps(a) == 0xFF; }
 static inline int vm_count(vm a) { return __builtin_popcount((unsigned)_mm256_movemask_ps(a)); }
@@ -336,6 +383,31 @@ static inline void vf_append(float *p, vperm m, vf v)
 {
     _mm256_storeu_ps(p, _mm256_permutevar8x32_ps(v, m));
 }
+static inline void vi_append_n(int32_t *p, vperm m, vi v, int k)
+{
+    _mm256_maskstore_epi32((int *)p, _mm256_castps_si256(vm_first(k)),
+                           _mm256_permutevar8x32_epi32(v, m));
+}
+static inline void vi_transpose(vi r[8])
+{
+    __m256 t[8], u[8];
+    for (int i = 0; i < 4; i++) {
+        t[2 * i] =
+            _mm256_unpacklo_ps(_mm256_castsi256_ps(r[2 * i]), _mm256_castsi256_ps(r[2 * i + 1]));
+        t[2 * i + 1] =
+            _mm256_unpackhi_ps(_mm256_castsi256_ps(r[2 * i]), _mm256_castsi256_ps(r[2 * i + 1]));
+    }
+    for (int g = 0; g < 2; g++) {
+        u[4 * g] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
+        u[4 * g + 1] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0xEE);
+        u[4 * g + 2] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
+        u[4 * g + 3] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xEE);
+    }
+    for (int c = 0; c < 4; c++) {
+        r[c] = _mm256_castps_si256(_mm256_permute2f128_ps(u[c], u[4 + c], 0x20));
+        r[4 + c] = _mm256_castps_si256(_mm256_permute2f128_ps(u[c], u[4 + c], 0x31));
+    }
+}
 /* rows of 2^log2w lanes (log2w = 2 or 3: 4x2, 8x1) */
 static inline vf vf_load_rows(const float *p, size_t stride, int log2w)
 {
@@ -400,6 +472,7 @@ SIMD_FN vm vm_andnot(vm a, vm b) { return a & !b; }
 SIMD_FN int vm_any(vm a) { return a != 0; }
 SIMD_FN unsigned vm_bits(vm a) { return (unsigned)a; }
 SIMD_FN vm vm_first(int n) { return n > 0; }
+SIMD_FN vm vm_of_bits(unsigned b) { return (vm)(b & 1u); }
 SIMD_FN vf vf_select(vm m, vf a, vf b) { return m ? a : b; }
 SIMD_FN vf vf_add_masked(vf acc, vm m, vf x) { return m ? acc + x : acc; }
 SIMD_FN float vf_lane(vf v, int i)
@@ -414,6 +487,7 @@ static inline void vf_store(float *p, vf v) { *p = v; }
 static inline vf vf_minus(vf a) { return -a; }
 static inline vf vf_abs(vf a) { return __builtin_fabsf(a); }
 static inline vf vf_max(vf a, vf b) { return a > b ? a : b; }
+static inline vf vf_min(vf a, vf b) { return a < b ? a : b; }
 static inline vm vf_ge(vf a, vf b) { return a >= b; }
 static inline int vm_all(vm a) { return a != 0; }
 static inline int vm_count(vm a) { return a != 0; }
@@ -463,6 +537,13 @@ static inline void vf_append(float *p, vperm m, vf v)
     if (m)
         *p = v;
 }
+static inline void vi_append_n(int32_t *p, vperm m, vi v, int k)
+{
+    (void)k;
+    if (m)
+        *p = v;
+}
+static inline void vi_transpose(vi r[1]) { (void)r; }
 /* rows of one lane (log2w = 0) */
 static inline vf vf_load_rows(const float *p, size_t stride, int log2w)
 {

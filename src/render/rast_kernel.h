@@ -83,7 +83,7 @@ static int RK(transform)(const render_mesh *m, const float *mvp, const frame_con
     return 0;
 }
 
-/* ---- splats: the splat path of setup for up to VW instances at once ----------------------- */
+/* ---- instances in lanes: the splat path and the mesh path of setup ------------------------ */
 
 /* t < 0 ? 0 : t > 1 ? 1 : t, NaN kept (shade.c's clamp) */
 static inline vf rk_clamp01(vf t)
@@ -103,23 +103,37 @@ static inline vi rk_channel(vf v)
     vi q = vi_trunc(vf_add(v, vf_set1(0.5f)));
     return vi_min(vi_max(q, vi_set1(0)), vi_set1(255));
 }
-
-/* Instances i .. i + n - 1 (1 <= n <= VW; lane j = instance i + j): instance_matrix (the
- * rotation and the mvp), the centre's image row, shade_instance's a and b, the splat's three
- * projected points, its box and shade_pack(sh, 0.55f), each operation in the order of the
- * scalar functions (the cross products, X and the mvp's first two columns only enter as
- * m * 0, kept so that zero signs and non-finite values come out the same). A fish is a
- * depth-tested splat over the samples inside the box of its projected head and tail (grown
- * by a quarter pixel), or the pixel holding its centre; one depth (the centre's). */
-static void RK(splats)(const frame_consts *fc, const shoal_render_instances *inst, size_t i, int n,
-                       splat_lanes *out)
+/* shade_pack(a, b, d) of lanes: 0xFF000000 | channels of (a + b * max(d, 0)) + 0.5 */
+static inline vi rk_pack(const vf a[3], const vf b[3], vf d)
 {
-    const vf zero = vf_zero(), one = vf_set1(1.0f), half = vf_set1(0.5f), two = vf_set1(2.0f);
+    vf k = vf_max(d, vf_zero());
+    vi colour = vi_set1((int32_t)0xFF000000u);
+    for (int c = 0; c < 3; c++)
+        colour = vi_or(colour, vi_sll(rk_channel(vf_add(a[c], vf_mul(b[c], k))), 16 - 8 * c));
+    return colour;
+}
+
+/* Lane j = instance i + j of n (1 <= n <= VW; the others are zeros and their results unused):
+ * instance_matrix done lane by lane, each operation in its order (the cross products, X and
+ * the mvp's first two columns only enter as m * 0, kept so that zero signs and non-finite
+ * values come out the same). */
+typedef struct rk_inst {
+    vf px, py, pz, s2; /* position; squared speed */
+    vf X[3], Y[3], Z[3];
+    vf mvp[16];
+} rk_inst;
+
+static inline void rk_instances(const frame_consts *fc, const shoal_render_instances *inst,
+                                size_t i, int n, rk_inst *q)
+{
+    const vf zero = vf_zero(), one = vf_set1(1.0f);
     const vf vx = vf_load_n(inst->vx + i, n), vy = vf_load_n(inst->vy + i, n),
              vz = vf_load_n(inst->vz + i, n);
-    const vf px = vf_load_n(inst->px + i, n), py = vf_load_n(inst->py + i, n),
-             pz = vf_load_n(inst->pz + i, n);
-    /* instance_matrix: Z = v / |v|, X = normalize(Z.z, 0, -Z.x), Y = cross(Z, X) */
+    q->px = vf_load_n(inst->px + i, n);
+    q->py = vf_load_n(inst->py + i, n);
+    q->pz = vf_load_n(inst->pz + i, n);
+    /* Z = v / |v|, X = normalize(Z.z, 0, -Z.x) (or (1, 0, 0) when vertical), Y = cross(Z, X);
+     * the identity when v is zero or not finite */
     vf s2 = vf_add(vf_add(vf_mul(vx, vx), vf_mul(vy, vy)), vf_mul(vz, vz));
     vm moving = vm_and(vf_gt(s2, zero), vf_lt(s2, vf_set1(INFINITY)));
     vf inv = vf_div(one, vf_sqrt(s2));
@@ -132,42 +146,46 @@ static void RK(splats)(const frame_consts *fc, const shoal_render_instances *ins
     vf Y0 = vf_sub(vf_mul(z1, X2), vf_mul(z2, X1));
     vf Y1 = vf_sub(vf_mul(z2, X0), vf_mul(z0, X2));
     vf Y2 = vf_sub(vf_mul(z0, X1), vf_mul(z1, X0));
-    X0 = vf_select(moving, X0, one);
-    X2 = vf_select(moving, X2, zero);
-    Y0 = vf_select(moving, Y0, zero);
-    Y1 = vf_select(moving, Y1, one);
-    Y2 = vf_select(moving, Y2, zero);
-    z0 = vf_select(moving, z0, zero);
-    z1 = vf_select(moving, z1, zero);
-    z2 = vf_select(moving, z2, one);
+    q->s2 = s2;
+    q->X[0] = vf_select(moving, X0, one);
+    q->X[1] = X1;
+    q->X[2] = vf_select(moving, X2, zero);
+    q->Y[0] = vf_select(moving, Y0, zero);
+    q->Y[1] = vf_select(moving, Y1, one);
+    q->Y[2] = vf_select(moving, Y2, zero);
+    q->Z[0] = vf_select(moving, z0, zero);
+    q->Z[1] = vf_select(moving, z1, zero);
+    q->Z[2] = vf_select(moving, z2, one);
     vf L = vf_set1(fc->fish_length);
     if (inst->scale) {
         vf sc = vf_load_n(inst->scale + i, n);
         L = vf_select(vf_eq(sc, one), L, vf_mul(L, sc));
     }
-    /* clip rows x, y, z, w of the centre (0,0,0), head (0,0,0.45) and tail (0,0,-0.45) */
-    vf cc[4], ch[4], ct[4];
-    const vf zh = vf_set1(0.45f), zt = vf_set1(-0.45f);
     for (int r = 0; r < 4; r++) {
         const float *m = fc->vp + 4 * r;
         const vf a = vf_set1(m[0]), b = vf_set1(m[1]), c = vf_set1(m[2]), d = vf_set1(m[3]);
-        vf c0 = vf_mul(vf_add(vf_add(vf_mul(a, X0), vf_mul(b, X1)), vf_mul(c, X2)), L);
-        vf c1 = vf_mul(vf_add(vf_add(vf_mul(a, Y0), vf_mul(b, Y1)), vf_mul(c, Y2)), L);
-        vf c2 = vf_mul(vf_add(vf_add(vf_mul(a, z0), vf_mul(b, z1)), vf_mul(c, z2)), L);
-        vf c3 = vf_add(vf_add(vf_add(vf_mul(a, px), vf_mul(b, py)), vf_mul(c, pz)), d);
-        cc[r] = rk_clip_row(c0, c1, c2, c3, zero);
-        ch[r] = rk_clip_row(c0, c1, c2, c3, zh);
-        ct[r] = rk_clip_row(c0, c1, c2, c3, zt);
+        const vf *X = q->X, *Y = q->Y, *Z = q->Z;
+        q->mvp[4 * r + 0] =
+            vf_mul(vf_add(vf_add(vf_mul(a, X[0]), vf_mul(b, X[1])), vf_mul(c, X[2])), L);
+        q->mvp[4 * r + 1] =
+            vf_mul(vf_add(vf_add(vf_mul(a, Y[0]), vf_mul(b, Y[1])), vf_mul(c, Y[2])), L);
+        q->mvp[4 * r + 2] =
+            vf_mul(vf_add(vf_add(vf_mul(a, Z[0]), vf_mul(b, Z[1])), vf_mul(c, Z[2])), L);
+        q->mvp[4 * r + 3] =
+            vf_add(vf_add(vf_add(vf_mul(a, q->px), vf_mul(b, q->py)), vf_mul(c, q->pz)), d);
     }
-    const vf wsx = vf_set1(fc->win_sx), wox = vf_set1(fc->win_ox);
-    const vf wsy = vf_set1(fc->win_sy), woy = vf_set1(fc->win_oy);
-    /* the centre's row: c.w > 0 ? (c.y / c.w * win_sy + win_oy) / FX_ONE : 0 */
-    vf rowf = vf_div(vf_add(vf_mul(vf_div(cc[1], cc[3]), wsy), woy), vf_set1((float)FX_ONE));
-    rowf = vf_select(vf_gt(cc[3], zero), rowf, zero);
-    /* shade_instance: the base colour, by speed unless a colour or group says otherwise */
+}
+
+/* shade_instance of the lanes, with the image row `rowf` of each: a and b of colour(d) =
+ * a + b * max(0, d) per channel (the base colour by speed unless a colour or group says
+ * otherwise, the fog by the distance to the eye toward the background of that row). */
+static inline void rk_shade(const frame_consts *fc, const shoal_render_instances *inst, size_t i,
+                            int n, const rk_inst *q, vf rowf, vf a[3], vf b[3])
+{
+    const vf zero = vf_zero(), one = vf_set1(1.0f), half = vf_set1(0.5f), two = vf_set1(2.0f);
     vf base[3];
     {
-        vf t = fc->max_speed > 0.0f ? vf_div(vf_sqrt(s2), vf_set1(fc->max_speed)) : zero;
+        vf t = fc->max_speed > 0.0f ? vf_div(vf_sqrt(q->s2), vf_set1(fc->max_speed)) : zero;
         t = rk_clamp01(t);
         vm lo = vf_lt(t, half);
         vf u = vf_select(lo, vf_mul(t, two), vf_mul(vf_sub(t, half), two));
@@ -192,9 +210,8 @@ static void RK(splats)(const frame_consts *fc, const shoal_render_instances *ins
         for (int c = 0; c < 3; c++)
             base[c] = vf_load(b3[c]);
     }
-    /* fog by the distance to the eye, mixed toward the background of the centre's row */
-    vf dx = vf_sub(px, vf_set1(fc->eye[0])), dy = vf_sub(py, vf_set1(fc->eye[1])),
-       dz = vf_sub(pz, vf_set1(fc->eye[2]));
+    vf dx = vf_sub(q->px, vf_set1(fc->eye[0])), dy = vf_sub(q->py, vf_set1(fc->eye[1])),
+       dz = vf_sub(q->pz, vf_set1(fc->eye[2]));
     vf dist = vf_sqrt(vf_add(vf_add(vf_mul(dx, dx), vf_mul(dy, dy)), vf_mul(dz, dz)));
     vf f = vf_div(vf_sub(dist, vf_set1(fc->fog_start)), vf_set1(fc->fog_end - fc->fog_start));
     f = vf_mul(rk_clamp01(f), vf_set1(fc->fog_max));
@@ -203,14 +220,41 @@ static void RK(splats)(const frame_consts *fc, const shoal_render_instances *ins
     row = vi_min(row, vi_set1(fc->height - 1));
     vi bg = vi_gather((const int32_t *)fc->bg_row, row);
     const vf omf = vf_sub(one, f), amb = vf_set1(shade_ambient), dif = vf_set1(shade_diffuse);
-    const vf k = vf_set1(0.55f);
-    vi colour = vi_set1((int32_t)0xFF000000u);
     for (int c = 0; c < 3; c++) {
         vf fogc = vf_from_vi(vi_and(vi_srl(bg, 16 - 8 * c), vi_set1(255)));
-        vf a = vf_add(vf_mul(vf_mul(base[c], amb), omf), vf_mul(fogc, f));
-        vf b = vf_mul(vf_mul(base[c], dif), omf);
-        colour = vi_or(colour, vi_sll(rk_channel(vf_add(a, vf_mul(b, k))), 16 - 8 * c));
+        a[c] = vf_add(vf_mul(vf_mul(base[c], amb), omf), vf_mul(fogc, f));
+        b[c] = vf_mul(vf_mul(base[c], dif), omf);
     }
+}
+
+/* The splat path for instances i .. i + n - 1 (1 <= n <= VW; lane j = instance i + j): the
+ * centre's image row, the colour shade_pack(sh, 0.55f) (a splat is lit as a fish seen from
+ * the side), the three projected points and the box. A far fish is a depth-tested splat over
+ * the samples inside the box of its projected head and tail (grown by a quarter pixel), or
+ * the pixel holding its centre; one depth (the centre's). */
+static void RK(splats)(const frame_consts *fc, const shoal_render_instances *inst, size_t i, int n,
+                       splat_lanes *out)
+{
+    const vf zero = vf_zero(), one = vf_set1(1.0f);
+    rk_inst q;
+    rk_instances(fc, inst, i, n, &q);
+    /* clip rows x, y, z, w of the centre (0,0,0), head (0,0,0.45) and tail (0,0,-0.45) */
+    vf cc[4], ch[4], ct[4];
+    const vf zh = vf_set1(0.45f), zt = vf_set1(-0.45f);
+    for (int r = 0; r < 4; r++) {
+        const vf *m = q.mvp + 4 * r;
+        cc[r] = rk_clip_row(m[0], m[1], m[2], m[3], zero);
+        ch[r] = rk_clip_row(m[0], m[1], m[2], m[3], zh);
+        ct[r] = rk_clip_row(m[0], m[1], m[2], m[3], zt);
+    }
+    const vf wsx = vf_set1(fc->win_sx), wox = vf_set1(fc->win_ox);
+    const vf wsy = vf_set1(fc->win_sy), woy = vf_set1(fc->win_oy);
+    /* the centre's row: c.w > 0 ? (c.y / c.w * win_sy + win_oy) / FX_ONE : 0 */
+    vf rowf = vf_div(vf_add(vf_mul(vf_div(cc[1], cc[3]), wsy), woy), vf_set1((float)FX_ONE));
+    rowf = vf_select(vf_gt(cc[3], zero), rowf, zero);
+    vf a[3], b[3];
+    rk_shade(fc, inst, i, n, &q, rowf, a, b);
+    vi colour = rk_pack(a, b, vf_set1(0.55f));
     /* every point in front of the near plane and within 4e6 x_fx8, else the mesh path (which
      * clips) takes the fish */
     vf *pts[3] = {cc, ch, ct};
@@ -218,11 +262,11 @@ static void RK(splats)(const frame_consts *fc, const shoal_render_instances *ins
     vm ok = vm_first(n);
     const vf lim = vf_set1(4.0e6f);
     for (int p = 0; p < 3; p++) {
-        const vf *q = pts[p];
-        ok = vm_and(ok, vm_and(vf_gt(q[3], zero), vf_ge(vf_add(q[2], q[3]), zero)));
-        vf rw = vf_div(one, q[3]);
-        vf fx = vf_add(vf_mul(vf_mul(q[0], rw), wsx), wox);
-        vf fy = vf_add(vf_mul(vf_mul(q[1], rw), wsy), woy);
+        const vf *qq = pts[p];
+        ok = vm_and(ok, vm_and(vf_gt(qq[3], zero), vf_ge(vf_add(qq[2], qq[3]), zero)));
+        vf rw = vf_div(one, qq[3]);
+        vf fx = vf_add(vf_mul(vf_mul(qq[0], rw), wsx), wox);
+        vf fy = vf_add(vf_mul(vf_mul(qq[1], rw), wsy), woy);
         ok = vm_and(ok, vm_and(vf_lt(vf_abs(fx), lim), vf_lt(vf_abs(fy), lim)));
         wx[p] = vi_round(fx);
         wy[p] = vi_round(fy);
@@ -257,6 +301,219 @@ static void RK(splats)(const frame_consts *fc, const shoal_render_instances *ins
     vi_store((int32_t *)(void *)out->colour, colour);
     out->done = vm_bits(ok);
     out->ref = vm_bits(draw) & ~vm_bits(none);
+}
+
+/* The depth floor of kept triangles (depth_floor.c's setup_tri_floor, lane by lane) */
+static inline vf rk_tri_floor(vi x0, vi y0, vf z0, vi x1, vi y1, vf z1, vi x2, vi y2, vf z2)
+{
+    const vf zero = vf_zero(), one = vf_set1(1.0f);
+    vf e1x = vf_from_vi(vi_sub(x1, x0)), e1y = vf_from_vi(vi_sub(y1, y0));
+    vf e2x = vf_from_vi(vi_sub(x2, x0)), e2y = vf_from_vi(vi_sub(y2, y0));
+    vf a = vf_mul(e1x, e2y), b = vf_mul(e2x, e1y);
+    vf area = vf_sub(vf_abs(vf_sub(a, b)), vf_mul(vf_add(vf_abs(a), vf_abs(b)), vf_set1(0x1p-20f)));
+    vf edges = vf_add(vf_add(vf_abs(e1x), vf_abs(e1y)), vf_add(vf_abs(e2x), vf_abs(e2y)));
+    vf w = vf_max(vf_abs(e1x), vf_max(vf_abs(e2x), vf_abs(vf_sub(e1x, e2x))));
+    vf h = vf_max(vf_abs(e1y), vf_max(vf_abs(e2y), vf_abs(vf_sub(e1y, e2y))));
+    vf za = vf_max(vf_abs(z0), vf_max(vf_abs(z1), vf_abs(z2)));
+    vm pos = vf_gt(area, zero);
+    vf S = vf_div(vf_mul(vf_add(vf_abs(vf_sub(z1, z0)), vf_abs(vf_sub(z2, z0))), edges),
+                  vf_select(pos, area, one));
+    vf zl = vf_sub(vf_min(z0, vf_min(z1, z2)),
+                   vf_mul(vf_add(za, vf_mul(S, vf_add(w, h))), vf_set1(0x1p-16f)));
+    vm ok = vm_and(pos, vf_ge(zl, vf_set1(-INFINITY)));
+    return vf_select(ok, zl, vf_set1(-INFINITY));
+}
+
+/* The mesh path of setup for the instances of `lanes` (bits of lane j = instance i + j, all
+ * drawn with mesh m): instance_matrix, the vertex transform with its clip test (a broadcast
+ * model vertex, each lane its own matrix), the box, shade_instance from the box's middle row,
+ * then per mesh triangle the back-face and sample-gap culls, the colour, the sample rect and
+ * the depth floor, each in the order of the scalar functions (setup.c, instance.c, shade.c).
+ * A lane with a vertex that needs the clipper, or a box of SETUP_SMALL_FX or more (its areas
+ * need int64), is left to the per-instance path (out->fallback). `vs` is scratch for
+ * 3 * m->vertex_count vectors. */
+static void RK(meshes)(const frame_consts *fc, const shoal_render_instances *inst, size_t i, int n,
+                       unsigned lanes, const render_mesh *m, mesh_lanes *out, int32_t *vs)
+{
+    const vf zero = vf_zero(), one = vf_set1(1.0f);
+    rk_inst q;
+    rk_instances(fc, inst, i, n, &q);
+    const vf *M = q.mvp;
+    const vf sx = vf_set1(fc->win_sx), offx = vf_set1(fc->win_ox);
+    const vf sy = vf_set1(fc->win_sy), offy = vf_set1(fc->win_oy);
+    const vf gx = vf_set1(fc->guard_x), gy = vf_set1(fc->guard_y);
+    vi mnx = vi_set1(INT32_MAX), mny = vi_set1(INT32_MAX);
+    vi mxx = vi_set1(INT32_MIN), mxy = vi_set1(INT32_MIN);
+    vm ok = vm_first(n);
+    /* lane j of vertex v: VX at vs[(3 v) VW + j], VY at vs[(3 v + 1) VW + j], VZ after */
+    for (int v = 0; v < m->vertex_count; v++) {
+        const vf x = vf_set1(m->x[v]), y = vf_set1(m->y[v]), z = vf_set1(m->z[v]);
+        vf cx = vf_add(vf_add(vf_add(vf_mul(M[0], x), vf_mul(M[1], y)), vf_mul(M[2], z)), M[3]);
+        vf cy = vf_add(vf_add(vf_add(vf_mul(M[4], x), vf_mul(M[5], y)), vf_mul(M[6], z)), M[7]);
+        vf cz = vf_add(vf_add(vf_add(vf_mul(M[8], x), vf_mul(M[9], y)), vf_mul(M[10], z)), M[11]);
+        vf cw = vf_add(vf_add(vf_add(vf_mul(M[12], x), vf_mul(M[13], y)), vf_mul(M[14], z)), M[15]);
+        vf gxw = vf_mul(gx, cw), gyw = vf_mul(gy, cw);
+        ok = vm_and(ok, vm_and(vf_gt(cw, zero), vf_ge(vf_add(cz, cw), zero)));
+        ok = vm_and(ok, vm_and(vf_ge(vf_sub(gxw, cx), zero), vf_ge(vf_add(gxw, cx), zero)));
+        ok = vm_and(ok, vm_and(vf_ge(vf_sub(gyw, cy), zero), vf_ge(vf_add(gyw, cy), zero)));
+        vf rw = vf_div(one, cw);
+        vi ix = vi_round(vf_add(vf_mul(vf_mul(cx, rw), sx), offx));
+        vi iy = vi_round(vf_add(vf_mul(vf_mul(cy, rw), sy), offy));
+        int32_t *o = vs + (size_t)3 * (size_t)v * VW;
+        vi_store(o, ix);
+        vi_store(o + VW, iy);
+        vf_store((float *)(void *)(o + 2 * VW), vf_mul(cz, rw));
+        mnx = vi_min(mnx, ix);
+        mny = vi_min(mny, iy);
+        mxx = vi_max(mxx, ix);
+        mxy = vi_max(mxy, iy);
+    }
+    /* the per-instance path: a vertex for the clipper, or a box too big for int32 areas */
+    const vi small = vi_set1(SETUP_SMALL_FX - 1);
+    vm big = vm_or(vi_gt(vi_sub(mxx, mnx), small), vi_gt(vi_sub(mxy, mny), small));
+    unsigned fallback = lanes & ~(vm_bits(ok) & ~vm_bits(big));
+    out->fallback = fallback;
+    /* whole fish off the image's samples: nothing to draw */
+    const vi c127 = vi_set1(FX_ONE - 1 - FX_HALF), c128 = vi_set1(FX_HALF);
+    const vi izero = vi_set1(0), wmax = vi_set1(fc->width - 1), hmax = vi_set1(fc->height - 1);
+    vm off = vm_or(vi_gt(vi_sra(vi_add(mnx, c127), FX_BITS), wmax),
+                   vi_gt(izero, vi_sra(vi_sub(mxx, c128), FX_BITS)));
+    off = vm_or(off, vm_or(vi_gt(vi_sra(vi_add(mny, c127), FX_BITS), hmax),
+                           vi_gt(izero, vi_sra(vi_sub(mxy, c128), FX_BITS))));
+    unsigned active = lanes & ~fallback & ~vm_bits(off);
+    vi count = izero;
+    vi rx0 = vi_set1(INT32_MAX), ry0 = vi_set1(INT32_MAX);
+    vi rx1 = vi_set1(INT32_MIN), ry1 = vi_set1(INT32_MIN);
+    vf floor = vf_set1(INFINITY);
+    if (active) {
+        vf a[3] = {zero, zero, zero}, b[3] = {zero, zero, zero}, l[3] = {zero, zero, zero};
+        vi idc = izero;
+        if (fc->shade_id) {
+            _Alignas(64) int32_t ids[VW] = {0};
+            for (int j = 0; j < n; j++) {
+                size_t k = i + (size_t)j;
+                ids[j] = (int32_t)shade_id_colour(inst->id ? inst->id[k] : (uint32_t)k);
+            }
+            idc = vi_load(ids);
+        } else {
+            /* the row of the box's middle: ((y0 >> 1) + (y1 >> 1)) / FX_ONE */
+            vf rowf =
+                vf_div(vf_from_vi(vi_add(vi_sra(mny, 1), vi_sra(mxy, 1))), vf_set1((float)FX_ONE));
+            rk_shade(fc, inst, i, n, &q, rowf, a, b);
+            /* the light in model space: (R^T l)_c = rot[0][c] L0 + rot[1][c] L1 + rot[2][c] L2 */
+            const vf *axes[3] = {q.X, q.Y, q.Z};
+            float L[3];
+            shade_light(L);
+            for (int c = 0; c < 3; c++)
+                l[c] = vf_add(
+                    vf_add(vf_mul(axes[c][0], vf_set1(L[0])), vf_mul(axes[c][1], vf_set1(L[1]))),
+                    vf_mul(axes[c][2], vf_set1(L[2])));
+        }
+        uint32_t *tri = out->tri;
+        const vm actm = vm_of_bits(active);
+        for (int t = 0; t < m->triangle_count; t++) {
+            const int32_t *p0 = vs + (size_t)3 * (size_t)m->i0[t] * VW;
+            const int32_t *p1 = vs + (size_t)3 * (size_t)m->i1[t] * VW;
+            const int32_t *p2 = vs + (size_t)3 * (size_t)m->i2[t] * VW;
+            vi x0 = vi_load(p0), y0 = vi_load(p0 + VW);
+            vi x1 = vi_load(p1), y1 = vi_load(p1 + VW);
+            vi x2 = vi_load(p2), y2 = vi_load(p2 + VW);
+            vi area2 = vi_sub(vi_mul(vi_sub(x1, x0), vi_sub(y2, y0)),
+                              vi_mul(vi_sub(x2, x0), vi_sub(y1, y0)));
+            vi tx0 = vi_min(vi_min(x0, x1), x2), tx1 = vi_max(vi_max(x0, x1), x2);
+            vi ty0 = vi_min(vi_min(y0, y1), y2), ty1 = vi_max(vi_max(y0, y1), y2);
+            vi px0 = vi_max(vi_sra(vi_add(tx0, c127), FX_BITS), izero);
+            vi px1 = vi_min(vi_sra(vi_sub(tx1, c128), FX_BITS), wmax);
+            vi py0 = vi_max(vi_sra(vi_add(ty0, c127), FX_BITS), izero);
+            vi py1 = vi_min(vi_sra(vi_sub(ty1, c128), FX_BITS), hmax);
+            vm keep = vm_and(actm, vi_gt(izero, area2));
+            keep = vm_andnot(vm_andnot(keep, vi_gt(px0, px1)), vi_gt(py0, py1));
+            unsigned kb = vm_bits(keep);
+            out->keep[t] = kb;
+            if (!kb)
+                continue;
+            vi col = idc;
+            if (!fc->shade_id) {
+                vf d =
+                    vf_add(vf_add(vf_mul(vf_set1(m->nx[t]), l[0]), vf_mul(vf_set1(m->ny[t]), l[1])),
+                           vf_mul(vf_set1(m->nz[t]), l[2]));
+                col = rk_pack(a, b, d);
+            }
+            vf z0 = vf_load((const float *)(const void *)(p0 + 2 * VW));
+            vf z1 = vf_load((const float *)(const void *)(p1 + 2 * VW));
+            vf z2 = vf_load((const float *)(const void *)(p2 + 2 * VW));
+            /* positive orientation: vertices 1 and 2 swap */
+            int32_t *o = (int32_t *)(void *)(tri + (size_t)t * TRI_FIELDS * VW);
+            vi_store(o, x0);
+            vi_store(o + VW, y0);
+            vi_store(o + 2 * VW, x2);
+            vi_store(o + 3 * VW, y2);
+            vi_store(o + 4 * VW, x1);
+            vi_store(o + 5 * VW, y1);
+            vf_store((float *)(void *)(o + 6 * VW), z0);
+            vf_store((float *)(void *)(o + 7 * VW), z2);
+            vf_store((float *)(void *)(o + 8 * VW), z1);
+            vi_store(o + 9 * VW, col);
+            count = vi_add(count, vi_select(keep, vi_set1(1), izero));
+            rx0 = vi_min(rx0, vi_select(keep, px0, vi_set1(INT32_MAX)));
+            ry0 = vi_min(ry0, vi_select(keep, py0, vi_set1(INT32_MAX)));
+            rx1 = vi_max(rx1, vi_select(keep, px1, vi_set1(INT32_MIN)));
+            ry1 = vi_max(ry1, vi_select(keep, py1, vi_set1(INT32_MIN)));
+            floor = vf_select(keep, vf_min(rk_tri_floor(x0, y0, z0, x2, y2, z2, x1, y1, z1), floor),
+                              floor);
+        }
+    } else {
+        for (int t = 0; t < m->triangle_count; t++)
+            out->keep[t] = 0;
+    }
+    for (int t = m->triangle_count; t < m->triangle_padded; t++)
+        out->keep[t] = 0; /* whole blocks of VW for meshes_emit */
+    vi_store(out->count, count);
+    vi_store(out->rect[0], rx0);
+    vi_store(out->rect[1], ry0);
+    vi_store(out->rect[2], rx1);
+    vi_store(out->rect[3], ry1);
+    vf_store(out->floor, floor);
+}
+
+/* The kept triangles of each lane of `lanes` (a meshes call's done lanes) to dst[j]: ten
+ * columns of count[j] words, as tri_cols_at reads them. Blocks of VW triangles are
+ * transposed (rows = triangles, lanes = instances -> rows = instances, lanes = triangles)
+ * and each instance's kept ones appended exactly, in triangle order. */
+static void RK(meshes_emit)(const mesh_lanes *ml, const render_mesh *m, unsigned lanes,
+                            uint32_t *const *dst)
+{
+    const vi zero = vi_set1(0);
+    int32_t pos[VW];
+    for (int j = 0; j < VW; j++)
+        pos[j] = 0;
+    for (int b = 0; b < m->triangle_count; b += VW) {
+        /* lane j's kept triangles among b .. b + VW - 1 (bit u: triangle b + u) */
+        vi kv = vi_load((const int32_t *)ml->keep + b);
+        unsigned km[VW];
+        int kc[VW];
+        unsigned any = 0;
+        for (int j = 0; j < VW; j++) {
+            km[j] = (lanes >> j & 1u) ? vm_bits(vi_gt(vi_and(kv, vi_set1(1 << j)), zero)) : 0u;
+            kc[j] = __builtin_popcount(km[j]);
+            any |= km[j];
+        }
+        if (!any)
+            continue;
+        for (int f = 0; f < TRI_FIELDS; f++) {
+            vi rows[VW];
+            for (int u = 0; u < VW; u++)
+                rows[u] =
+                    vi_load((const int32_t *)ml->tri + ((size_t)(b + u) * TRI_FIELDS + f) * VW);
+            vi_transpose(rows);
+            for (int j = 0; j < VW; j++)
+                if (kc[j])
+                    vi_append_n((int32_t *)dst[j] + (size_t)f * (size_t)ml->count[j] + pos[j],
+                                vm_perm(vm_of_bits(km[j])), rows[j], kc[j]);
+        }
+        for (int j = 0; j < VW; j++)
+            pos[j] += kc[j];
+    }
 }
 
 /* ---- setup of one instance's triangles ---------------------------------------------------- */
@@ -684,4 +941,5 @@ static void RK(rast_tris)(tile_ctx *t, const tri_cols *c, uint32_t count, uint32
 }
 
 const render_kernels RK(render_kernels) = {
-    RK(transform), RK(setup_tris), RK(rast_tris), RK(splats), VW, RK_NAME};
+    RK(transform), RK(setup_tris), RK(rast_tris), RK(splats), RK(meshes), RK(meshes_emit), VW,
+    RK_NAME};

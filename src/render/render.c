@@ -212,6 +212,7 @@ static void render_free_blocks(shoal_renderer *r)
         render_block *B = &r->blocks[b];
         free(B->arena);
         free(B->stri_mem);
+        free(B->lane_mem);
         free(B->sx);
         free(B->refs);
         free(B->tile_start);

@@ -134,6 +134,8 @@ typedef struct render_block {
     size_t scratch_cap;
     rref *refs;
     size_t ref_count, ref_cap;
+    uint32_t *lane_mem; /* the meshes kernel's scratch: vertices and triangles of two meshes */
+    size_t lane_cap;
     uint32_t *tile_start; /* tile_count + 1 offsets into items */
     rref *items;          /* copies of the refs grouped by tile, in ref order within a tile
                            * (the tile pass then reads its refs in sequence, not scattered) */
@@ -185,12 +187,38 @@ typedef struct splat_lanes {
 } splat_lanes;
 typedef void (*splats_fn)(const frame_consts *fc, const shoal_render_instances *inst, size_t i,
                           int n, splat_lanes *out);
+/* What the mesh path of setup (setup_instance: instance_matrix, transform, shade_instance,
+ * setup_tri_one over the mesh, the ref's rect and depth floor) decides for the instances of
+ * `lanes` among n <= lanes consecutive ones, all drawn with one mesh, lane j = instance
+ * i + j. Bit j of `fallback`: the per-instance path takes it (a vertex needs the clipper,
+ * or its box is too big for int32 areas). Every other lane of `lanes` is done: count[j]
+ * triangles kept (0: nothing to draw, e.g. off the image), their sample rect and depth floor;
+ * kept triangle t of lane j has field f (tri_cols order: x0 y0 x1 y1 x2 y2 z0 z1 z2 col) at
+ * tri[(t * TRI_FIELDS + f) * lanes + j], and keep[t] has bit j; meshes_emit writes them out. Every
+ * value is the scalar instance's, bit for bit. */
+typedef struct mesh_lanes {
+    unsigned fallback;
+    int32_t count[SPLAT_LANES_MAX];
+    int32_t rect[4][SPLAT_LANES_MAX];
+    float floor[SPLAT_LANES_MAX];
+    uint32_t *tri;  /* triangle_padded * TRI_FIELDS * lanes words */
+    uint32_t *keep; /* triangle_padded words (0 past triangle_count) */
+} mesh_lanes;
+typedef void (*meshes_fn)(const frame_consts *fc, const shoal_render_instances *inst, size_t i,
+                          int n, unsigned lanes, const struct render_mesh *m, mesh_lanes *out,
+                          int32_t *vertex_scratch);
+/* The done lanes' kept triangles of a meshes call to dst[j] (lane j's ten columns of
+ * count[j] words; exact writes, no slack needed). */
+typedef void (*meshes_emit_fn)(const mesh_lanes *ml, const struct render_mesh *m, unsigned lanes,
+                               uint32_t *const *dst);
 typedef struct render_kernels {
     transform_fn transform;
     setup_tris_fn setup_tris;
     rast_tris_fn rast_tris;
     splats_fn splats;
-    int lanes; /* VW: instances per splats call */
+    meshes_fn meshes;
+    meshes_emit_fn meshes_emit;
+    int lanes; /* VW: instances per splats / meshes call */
     const char *name;
 } render_kernels;
 
@@ -275,6 +303,8 @@ void shade_instance(const frame_consts *fc, const shoal_render_instances *inst, 
  * and the light's ambient and diffuse weights. */
 int shade_base_fixed(const shoal_render_instances *inst, size_t i, float base[3]);
 extern const float shade_speed_stops[3][3];
+/* The unit light direction (world space) every shade_instance uses. */
+void shade_light(float L[3]);
 extern const float shade_ambient, shade_diffuse;
 /* (int)v as the SIMD conversions (cvttps) give it: truncated, and INT32_MIN for NaN and
  * values out of int's range, where C's conversion would be undefined. */

@@ -76,12 +76,46 @@ static int setup_grow_scratch(render_block *b, size_t need)
     return 1;
 }
 
+/* The meshes kernel's scratch, 64-byte aligned (whole vectors are stored in it). */
+static int setup_grow_lanes(render_block *b, size_t words)
+{
+    if (words <= b->lane_cap)
+        return 1;
+    free(b->lane_mem);
+    size_t bytes = (words * sizeof(uint32_t) + 63) / 64 * 64;
+    b->lane_mem = aligned_alloc(64, bytes);
+    if (!b->lane_mem) {
+        b->lane_cap = 0;
+        return 0;
+    }
+    /* defined contents: emit transposes whole blocks, culled triangles' rows included */
+    memset(b->lane_mem, 0, bytes);
+    b->lane_cap = words;
+    return 1;
+}
+
 typedef struct setup_inst {
     uint32_t id;
     tri_shade ts;
     int32_t rect[4]; /* union of the sample rects of the kept triangles */
     uint32_t kept;
 } setup_inst;
+
+/* The ref of one fish's n triangles, already in the arena at word `at`. */
+static void setup_push_ref(render_block *blk, uint32_t id, const int32_t rect[4], uint32_t n,
+                           size_t at, float floor)
+{
+    rref *r = &blk->refs[blk->ref_count++];
+    r->px0 = (int16_t)rect[0];
+    r->py0 = (int16_t)rect[1];
+    r->px1 = (int16_t)rect[2];
+    r->py1 = (int16_t)rect[3];
+    r->id = id;
+    r->kind_count = n;
+    r->a = (uint32_t)at;
+    memcpy(&r->b, &floor, sizeof floor);
+    blk->tris_visible += n;
+}
 
 static void setup_emit_ref(render_block *blk, setup_inst *si)
 {
@@ -104,18 +138,37 @@ static void setup_emit_ref(render_block *blk, setup_inst *si)
     memcpy(dst + 7 * n, s->z1, n * 4);
     memcpy(dst + 8 * n, s->z2, n * 4);
     memcpy(dst + 9 * n, s->col, n * 4);
-    rref *r = &blk->refs[blk->ref_count++];
-    r->px0 = (int16_t)si->rect[0];
-    r->py0 = (int16_t)si->rect[1];
-    r->px1 = (int16_t)si->rect[2];
-    r->py1 = (int16_t)si->rect[3];
-    r->id = si->id;
-    r->kind_count = si->kept;
-    r->a = (uint32_t)blk->arena_words;
-    float floor = render_depth_floor(s, n);
-    memcpy(&r->b, &floor, sizeof floor);
+    setup_push_ref(blk, si->id, si->rect, si->kept, blk->arena_words, render_depth_floor(s, n));
     blk->arena_words += TRI_FIELDS * n;
-    blk->tris_visible += n;
+}
+
+/* The done lanes of a meshes kernel call (lanes, all but its fallback): room in the arena for
+ * their triangles, written by the kernel's emit, and the offset of each. The refs follow in
+ * instance order (setup_push_ref). */
+static void setup_emit_lanes(render_block *blk, const render_kernels *k, const mesh_lanes *ml,
+                             const render_mesh *m, unsigned lanes, size_t *at)
+{
+    uint32_t *dst[SPLAT_LANES_MAX];
+    size_t words = 0;
+    unsigned with = 0;
+    for (int j = 0; j < k->lanes; j++) {
+        at[j] = 0;
+        if ((lanes >> j & 1u) && ml->count[j] > 0) {
+            at[j] = blk->arena_words + words;
+            words += TRI_FIELDS * (size_t)ml->count[j];
+            with |= 1u << j;
+        }
+    }
+    if (!with)
+        return;
+    if (!setup_grow_arena(blk, blk->arena_words + words)) {
+        blk->failed = 1;
+        return;
+    }
+    for (int j = 0; j < k->lanes; j++)
+        dst[j] = blk->arena + at[j];
+    k->meshes_emit(ml, m, with, dst);
+    blk->arena_words += words;
 }
 
 /* ---- clipping ----------------------------------------------------------------------------- */
@@ -394,53 +447,107 @@ void setup_block(const setup_ctx *sc, render_block *blk, size_t begin, size_t en
                                                            : mr->triangle_padded);
     const size_t max_verts =
         (size_t)(mf->vertex_padded > mr->vertex_padded ? mf->vertex_padded : mr->vertex_padded);
+    /* the meshes kernel's scratch: triangles of both meshes, their keep bits, the vertices */
+    const size_t lanes_w = (size_t)sc->k->lanes;
+    const size_t lane_tri_words[2] = {(size_t)mf->triangle_padded * TRI_FIELDS * lanes_w,
+                                      (size_t)mr->triangle_padded * TRI_FIELDS * lanes_w};
+    const size_t lane_words = lane_tri_words[0] + lane_tri_words[1] + (size_t)mf->triangle_padded +
+                              (size_t)mr->triangle_padded + max_verts * 3 * lanes_w;
     if (!setup_grow((void **)&blk->refs, &blk->ref_cap, n ? n : 1, sizeof(rref)) ||
         !setup_grow_scratch(blk, max_verts) ||
-        !setup_grow_stris(blk, max_tris * (CLIP_MAX_VERTS - 2) + 64)) {
+        !setup_grow_stris(blk, max_tris * (CLIP_MAX_VERTS - 2) + 64) ||
+        !setup_grow_lanes(blk, lane_words)) {
         blk->failed = 1;
         return;
     }
+    int32_t *lane_vs = (int32_t *)(blk->lane_mem + lane_words - max_verts * 3 * lanes_w);
     if (sc->raw) {
         for (size_t i = begin; i < end && !blk->failed; i++)
             setup_raw(sc, blk, i);
         setup_bin(sc, blk);
         return;
     }
-    /* Runs of up to `lanes` instances with a splat among them go through the ISA's splat
-     * kernel; its lanes are taken in instance order, and a lane it does not take (not a
-     * splat, or a splat the mesh path must clip) goes through setup_instance as it would
-     * alone. */
+    /* Runs of up to `lanes` instances, lane j = instance i + j: the splats through the ISA's
+     * splat kernel, the meshes through its mesh kernel (one call per mesh in the run); a lane
+     * neither takes (a splat or mesh that needs the clipper, a fish too big for int32 areas)
+     * goes through setup_instance as it would alone. Refs are emitted in instance order. */
     const size_t lanes = (size_t)sc->k->lanes;
+    const int min_lanes = lanes >= 8 ? (int)lanes / 4 : 1;
+    const render_mesh *meshes[2] = {mf, mr};
     for (size_t i = begin; i < end && !blk->failed;) {
-        size_t w = end - i < lanes ? end - i : lanes;
-        int any = 0;
-        for (size_t j = 0; j < w; j++)
-            any |= sc->lod[i + j] == LOD_SPLAT;
-        if (!any) {
-            for (size_t j = 0; j < w && !blk->failed; j++)
-                setup_instance(sc, blk, i++, mf, mr);
-            continue;
+        const int w = (int)(end - i < lanes ? end - i : lanes);
+        unsigned splat_bits = 0, mesh_bits[2] = {0, 0};
+        for (int j = 0; j < w; j++) {
+            uint8_t l = sc->lod[i + (size_t)j];
+            if (l == LOD_SPLAT)
+                splat_bits |= 1u << j;
+            else if (l != LOD_CULLED)
+                mesh_bits[l == LOD_FULL ? 0 : 1] |= 1u << j;
         }
         splat_lanes sl;
-        sc->k->splats(fc, sc->inst, i, (int)w, &sl);
-        for (size_t j = 0; j < w && !blk->failed; j++, i++) {
-            if (sc->lod[i] != LOD_SPLAT || !((sl.done >> j) & 1u)) {
-                setup_instance(sc, blk, i, mf, mr);
+        sl.done = sl.ref = 0;
+        if (splat_bits) {
+            sc->k->splats(fc, sc->inst, i, w, &sl);
+            sl.done &= splat_bits;
+            /* a splat the mesh path must take draws the reduced fish (setup_instance) */
+        }
+        mesh_lanes ml[2];
+        size_t lane_at[2][SPLAT_LANES_MAX];
+        for (int k = 0; k < 2; k++) {
+            ml[k].fallback = 0;
+            /* the kernel's cost is the same for one lane as for all: a mesh that few lanes of
+             * the run draw (the exact fish among far ones) goes through setup_instance */
+            if (__builtin_popcount(mesh_bits[k]) < min_lanes)
+                mesh_bits[k] = 0;
+            if (!mesh_bits[k])
+                continue;
+            ml[k].tri = blk->lane_mem + (k ? lane_tri_words[0] : 0);
+            ml[k].keep = blk->lane_mem + lane_tri_words[0] + lane_tri_words[1] +
+                         (k ? (size_t)meshes[0]->triangle_padded : 0);
+            sc->k->meshes(fc, sc->inst, i, w, mesh_bits[k], meshes[k], &ml[k], lane_vs);
+            setup_emit_lanes(blk, sc->k, &ml[k], meshes[k], mesh_bits[k] & ~ml[k].fallback,
+                             lane_at[k]);
+        }
+        if (blk->failed)
+            break;
+        for (int j = 0; j < w && !blk->failed; j++) {
+            size_t ii = i + (size_t)j;
+            uint32_t id = sc->inst->id ? sc->inst->id[ii] : (uint32_t)ii;
+            unsigned bit = 1u << j;
+            if (sl.done & bit) {
+                blk->inst_splat++;
+                if (!(sl.ref & bit))
+                    continue;
+                rref *r = &blk->refs[blk->ref_count++];
+                r->px0 = (int16_t)sl.px0[j];
+                r->py0 = (int16_t)sl.py0[j];
+                r->px1 = (int16_t)sl.px1[j];
+                r->py1 = (int16_t)sl.py1[j];
+                r->id = id;
+                r->kind_count = REF_SPLAT;
+                r->a = sl.z[j];
+                r->b = sl.colour[j];
                 continue;
             }
-            blk->inst_splat++;
-            if (!((sl.ref >> j) & 1u))
+            int k = (mesh_bits[0] & bit) ? 0 : (mesh_bits[1] & bit) ? 1 : -1;
+            if (k < 0 || (ml[k].fallback & bit)) {
+                if (sc->lod[ii] != LOD_CULLED)
+                    setup_instance(sc, blk, ii, mf, mr);
                 continue;
-            rref *r = &blk->refs[blk->ref_count++];
-            r->px0 = (int16_t)sl.px0[j];
-            r->py0 = (int16_t)sl.py0[j];
-            r->px1 = (int16_t)sl.px1[j];
-            r->py1 = (int16_t)sl.py1[j];
-            r->id = sc->inst->id ? sc->inst->id[i] : (uint32_t)i;
-            r->kind_count = REF_SPLAT;
-            r->a = sl.z[j];
-            r->b = sl.colour[j];
+            }
+            blk->tris_submitted += (uint64_t)meshes[k]->triangle_count;
+            if (k == 0)
+                blk->inst_full++;
+            else
+                blk->inst_reduced++;
+            if (ml[k].count[j] > 0) {
+                int32_t rect[4] = {ml[k].rect[0][j], ml[k].rect[1][j], ml[k].rect[2][j],
+                                   ml[k].rect[3][j]};
+                setup_push_ref(blk, id, rect, (uint32_t)ml[k].count[j], lane_at[k][j],
+                               ml[k].floor[j]);
+            }
         }
+        i += (size_t)w;
     }
     if (blk->failed)
         return;
