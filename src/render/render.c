@@ -27,6 +27,7 @@ typedef struct render_worker {
     float *depth;
     uint32_t *idb, *col;
     rast_list list;
+    setup_scratch scratch;
     uint64_t tris_rasterized, pixels_written, refs_hidden, resolve_ns;
     /* per stage (RS_*): this thread's busy time in the frame and its first and last moment
      * of work (the profiler's busy time and trace span) */
@@ -211,14 +212,11 @@ static void render_free_blocks(shoal_renderer *r)
     for (size_t b = 0; b < r->block_cap; b++) {
         render_block *B = &r->blocks[b];
         free(B->arena);
-        free(B->stri_mem);
-        free(B->lane_mem);
-        free(B->sx);
         free(B->refs);
         free(B->tile_start);
         free(B->items);
     }
-    free(r->blocks);
+    alloc_free(r->blocks);
     free(r->tile_order);
     r->blocks = NULL;
     r->block_cap = 0;
@@ -243,6 +241,7 @@ SHOAL_API void shoal_render_destroy(shoal_renderer *r)
         free(r->workers[i].list.items);
         free(r->workers[i].list.sorted);
         free(r->workers[i].list.bucket);
+        setup_scratch_free(&r->workers[i].scratch);
     }
     alloc_free(r->workers);
     free(r);
@@ -356,10 +355,12 @@ static shoal_status render_grow_workers(shoal_renderer *r, int count, shoal_erro
     return SHOAL_OK;
 }
 
-/* Blocks are fixed by N alone (never by the thread count): at most 64 of at least 256. */
+/* Blocks are fixed by N alone (never by the thread count): at most 256 of at least 256.
+ * 256 (was 64) so that 16 threads claiming them dynamically end together: the last block
+ * to start is then at most 1/256 of the work, not 1/64 (a quarter of a 16th). */
 static size_t render_block_size(size_t n)
 {
-    size_t bs = (n + 63) / 64;
+    size_t bs = (n + 255) / 256;
     return bs < 256 ? 256 : bs;
 }
 
@@ -407,7 +408,7 @@ static void render_setup_chunk(void *ctx, int64_t begin, int64_t end, int thread
         size_t lo = (size_t)b * r->block_size;
         size_t hi = lo + r->block_size;
         hi = hi > j->inst->count ? j->inst->count : hi;
-        setup_block(&j->sc, &r->blocks[b], lo, hi);
+        setup_block(&j->sc, &r->blocks[b], &r->workers[thread_index].scratch, lo, hi);
     }
     worker_work(&r->workers[thread_index], RS_SETUP, t0, timer_now_ns());
 }
@@ -652,12 +653,15 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
     r->block_size = render_block_size(inst->count);
     r->block_count = inst->count ? (inst->count + r->block_size - 1) / r->block_size : 0;
     if (r->block_count > r->block_cap) {
-        render_block *nb = realloc(r->blocks, r->block_count * sizeof *nb);
+        /* 64-byte aligned: each block's fields on lines of its own (render_block) */
+        render_block *nb = alloc_array_zero(r->block_count, sizeof *nb, "render bins", err);
         if (!nb) {
-            st = shoal_error_set(err, SHOAL_ERR_NOMEM, "render: out of memory for bins");
+            st = SHOAL_ERR_NOMEM;
             goto done;
         }
-        memset(nb + r->block_cap, 0, (r->block_count - r->block_cap) * sizeof *nb);
+        if (r->blocks)
+            memcpy(nb, r->blocks, r->block_cap * sizeof *nb);
+        alloc_free(r->blocks);
         r->blocks = nb;
         r->block_cap = r->block_count;
     }

@@ -121,21 +121,29 @@ typedef struct tri_shade {
     shade_inst sh;
 } tri_shade;
 
-/* What one block of instances produced. Owned by the block index, never by a thread, so the
- * bins do not depend on the thread count. Capacities persist across frames. */
-typedef struct render_block {
-    uint32_t *arena; /* the refs' triangle columns */
-    size_t arena_words, arena_cap;
+/* A setup worker's scratch (one per thread: what it holds lives only while one instance or
+ * one run of lanes is set up, so it does not reach the bins). Capacities persist. */
+typedef struct setup_scratch {
     uint32_t *stri_mem; /* one instance's kept triangles before they go to the arena */
     tri_cols stris;
     size_t stri_cap;
-    int32_t *sx, *sy; /* transform output of the current instance (scratch) */
+    int32_t *sx, *sy; /* transform output of the current instance */
     float *sz;
     size_t scratch_cap;
-    rref *refs;
-    size_t ref_count, ref_cap;
     uint32_t *lane_mem; /* the meshes kernel's scratch: vertices and triangles of two meshes */
     size_t lane_cap;
+} setup_scratch;
+void setup_scratch_free(setup_scratch *s);
+
+/* What one block of instances produced. Owned by the block index, never by a thread, so the
+ * bins do not depend on the thread count. Capacities persist across frames. Blocks are an
+ * array written by different threads at once: each starts on its own cache line. */
+typedef struct render_block {
+    _Alignas(64) uint32_t *arena; /* the refs' triangle columns */
+    size_t arena_words, arena_cap;
+    setup_scratch *s; /* the scratch of the thread setting the block up */
+    rref *refs;
+    size_t ref_count, ref_cap;
     uint32_t *tile_start; /* tile_count + 1 offsets into items */
     rref *items;          /* copies of the refs grouped by tile, in ref order within a tile
                            * (the tile pass then reads its refs in sequence, not scattered) */
@@ -405,7 +413,8 @@ typedef struct setup_ctx {
     const render_kernels *k;
     int tile_count;
 } setup_ctx;
-void setup_block(const setup_ctx *sc, render_block *blk, size_t begin, size_t end);
+void setup_block(const setup_ctx *sc, render_block *blk, setup_scratch *scr, size_t begin,
+                 size_t end);
 
 /* rast.c: draw one tile from every block's list, in block order, into `t`. `list` is the
  * worker's scratch (grown as needed; failed set when growing fails). */

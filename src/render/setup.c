@@ -29,17 +29,17 @@ static int setup_grow(void **p, size_t *cap, size_t need, size_t elem)
  * words each: SIMD appends store whole vectors), then copied to the arena as one run. */
 static int setup_grow_stris(render_block *b, size_t need)
 {
-    if (need <= b->stri_cap)
+    if (need <= b->s->stri_cap)
         return 1;
     size_t stride = need + TRI_SLACK;
-    free(b->stri_mem);
-    b->stri_mem = calloc(TRI_FIELDS * stride, sizeof(uint32_t));
-    if (!b->stri_mem) {
-        b->stri_cap = 0;
+    free(b->s->stri_mem);
+    b->s->stri_mem = calloc(TRI_FIELDS * stride, sizeof(uint32_t));
+    if (!b->s->stri_mem) {
+        b->s->stri_cap = 0;
         return 0;
     }
-    b->stris = tri_cols_at(b->stri_mem, stride);
-    b->stri_cap = need;
+    b->s->stris = tri_cols_at(b->s->stri_mem, stride);
+    b->s->stri_cap = need;
     return 1;
 }
 
@@ -47,7 +47,7 @@ static int setup_grow_arena(render_block *b, size_t need_words)
 {
     if (need_words + TRI_SLACK <= b->arena_cap)
         return 1;
-    size_t n = b->arena_cap ? b->arena_cap : 65536;
+    size_t n = b->arena_cap ? b->arena_cap : 4096;
     while (n < need_words + TRI_SLACK)
         n *= 2;
     uint32_t *q = realloc(b->arena, n * sizeof(uint32_t));
@@ -62,35 +62,35 @@ static int setup_grow_arena(render_block *b, size_t need_words)
 /* Scratch for one instance's transformed vertices (vertex_padded of the larger mesh). */
 static int setup_grow_scratch(render_block *b, size_t need)
 {
-    if (need <= b->scratch_cap)
+    if (need <= b->s->scratch_cap)
         return 1;
-    free(b->sx);
-    b->sx = malloc(need * 3 * sizeof(int32_t));
-    if (!b->sx) {
-        b->scratch_cap = 0;
+    free(b->s->sx);
+    b->s->sx = malloc(need * 3 * sizeof(int32_t));
+    if (!b->s->sx) {
+        b->s->scratch_cap = 0;
         return 0;
     }
-    b->sy = b->sx + need;
-    b->sz = (float *)(b->sx + 2 * need);
-    b->scratch_cap = need;
+    b->s->sy = b->s->sx + need;
+    b->s->sz = (float *)(b->s->sx + 2 * need);
+    b->s->scratch_cap = need;
     return 1;
 }
 
 /* The meshes kernel's scratch, 64-byte aligned (whole vectors are stored in it). */
 static int setup_grow_lanes(render_block *b, size_t words)
 {
-    if (words <= b->lane_cap)
+    if (words <= b->s->lane_cap)
         return 1;
-    free(b->lane_mem);
+    free(b->s->lane_mem);
     size_t bytes = (words * sizeof(uint32_t) + 63) / 64 * 64;
-    b->lane_mem = aligned_alloc(64, bytes);
-    if (!b->lane_mem) {
-        b->lane_cap = 0;
+    b->s->lane_mem = aligned_alloc(64, bytes);
+    if (!b->s->lane_mem) {
+        b->s->lane_cap = 0;
         return 0;
     }
     /* defined contents: emit transposes whole blocks, culled triangles' rows included */
-    memset(b->lane_mem, 0, bytes);
-    b->lane_cap = words;
+    memset(b->s->lane_mem, 0, bytes);
+    b->s->lane_cap = words;
     return 1;
 }
 
@@ -127,7 +127,7 @@ static void setup_emit_ref(render_block *blk, setup_inst *si)
         return;
     }
     uint32_t *dst = blk->arena + blk->arena_words;
-    const tri_cols *s = &blk->stris;
+    const tri_cols *s = &blk->s->stris;
     memcpy(dst, s->x0, n * 4);
     memcpy(dst + n, s->y0, n * 4);
     memcpy(dst + 2 * n, s->x1, n * 4);
@@ -271,9 +271,9 @@ static void setup_clipped(const frame_consts *fc, render_block *blk, setup_inst 
         if (!ok)
             continue;
         for (int k = 1; k + 1 < n; k++)
-            si->kept += (uint32_t)setup_tri_one(fc, &si->ts, &blk->stris, si->kept, si->rect, X[0],
-                                                Y[0], Z[0], X[k], Y[k], Z[k], X[k + 1], Y[k + 1],
-                                                Z[k + 1], m->nx[t], m->ny[t], m->nz[t]);
+            si->kept += (uint32_t)setup_tri_one(fc, &si->ts, &blk->s->stris, si->kept, si->rect,
+                                                X[0], Y[0], Z[0], X[k], Y[k], Z[k], X[k + 1],
+                                                Y[k + 1], Z[k + 1], m->nx[t], m->ny[t], m->nz[t]);
     }
     setup_emit_ref(blk, si);
 }
@@ -336,7 +336,7 @@ static void setup_raw(const setup_ctx *sc, render_block *blk, size_t i)
     if (raw->win) {
         const int32_t *w = raw->win + 6 * i;
         const float *z = raw->winz + 3 * i;
-        si.kept = (uint32_t)setup_tri_one(fc, &si.ts, &blk->stris, 0, si.rect, w[0], w[1], z[0],
+        si.kept = (uint32_t)setup_tri_one(fc, &si.ts, &blk->s->stris, 0, si.rect, w[0], w[1], z[0],
                                           w[2], w[3], z[1], w[4], w[5], z[2], 0.0f, 0.0f, 0.0f);
         setup_emit_ref(blk, &si);
         return;
@@ -356,14 +356,15 @@ static void setup_raw(const setup_ctx *sc, render_block *blk, size_t i)
     render_mesh m = {3, 16, 1, 16, px, py, pz, i0, i1, i2, nn, nn, nn, 0.0f};
     int32_t bbox[4];
     blk->inst_full++;
-    if (sc->k->transform(&m, fc->vp, fc, blk->sx, blk->sy, blk->sz, bbox)) {
+    if (sc->k->transform(&m, fc->vp, fc, blk->s->sx, blk->s->sy, blk->s->sz, bbox)) {
         blk->inst_clipped++;
         setup_clipped(fc, blk, &si, &m, fc->vp);
         return;
     }
-    si.kept = (uint32_t)setup_tri_one(fc, &si.ts, &blk->stris, 0, si.rect, blk->sx[0], blk->sy[0],
-                                      blk->sz[0], blk->sx[1], blk->sy[1], blk->sz[1], blk->sx[2],
-                                      blk->sy[2], blk->sz[2], 0.0f, 0.0f, 0.0f);
+    si.kept = (uint32_t)setup_tri_one(fc, &si.ts, &blk->s->stris, 0, si.rect, blk->s->sx[0],
+                                      blk->s->sy[0], blk->s->sz[0], blk->s->sx[1], blk->s->sy[1],
+                                      blk->s->sz[1], blk->s->sx[2], blk->s->sy[2], blk->s->sz[2],
+                                      0.0f, 0.0f, 0.0f);
     setup_emit_ref(blk, &si);
 }
 
@@ -396,8 +397,8 @@ static void setup_instance(const setup_ctx *sc, render_block *blk, size_t i, con
         blk->inst_reduced++;
     else
         blk->inst_full++;
-    int32_t *X = blk->sx, *Y = blk->sy;
-    float *Z = blk->sz;
+    int32_t *X = blk->s->sx, *Y = blk->s->sy;
+    float *Z = blk->s->sz;
     int32_t bbox[4];
     int need_clip = sc->k->transform(m, mvp, fc, X, Y, Z, bbox);
     if (!fc->shade_id) {
@@ -421,11 +422,11 @@ static void setup_instance(const setup_ctx *sc, render_block *blk, size_t i, con
         return;
     if ((int64_t)bbox[2] - bbox[0] < SETUP_SMALL_FX &&
         (int64_t)bbox[3] - bbox[1] < SETUP_SMALL_FX) {
-        si.kept = sc->k->setup_tris(m, X, Y, Z, &si.ts, fc, &blk->stris, 0, si.rect);
+        si.kept = sc->k->setup_tris(m, X, Y, Z, &si.ts, fc, &blk->s->stris, 0, si.rect);
     } else {
         for (int t = 0; t < m->triangle_count; t++) {
             int i0 = m->i0[t], i1 = m->i1[t], i2 = m->i2[t];
-            si.kept += (uint32_t)setup_tri_one(fc, &si.ts, &blk->stris, si.kept, si.rect, X[i0],
+            si.kept += (uint32_t)setup_tri_one(fc, &si.ts, &blk->s->stris, si.kept, si.rect, X[i0],
                                                Y[i0], Z[i0], X[i1], Y[i1], Z[i1], X[i2], Y[i2],
                                                Z[i2], m->nx[t], m->ny[t], m->nz[t]);
         }
@@ -433,9 +434,19 @@ static void setup_instance(const setup_ctx *sc, render_block *blk, size_t i, con
     setup_emit_ref(blk, &si);
 }
 
-void setup_block(const setup_ctx *sc, render_block *blk, size_t begin, size_t end)
+void setup_scratch_free(setup_scratch *s)
+{
+    free(s->stri_mem);
+    free(s->sx);
+    free(s->lane_mem);
+    memset(s, 0, sizeof *s);
+}
+
+void setup_block(const setup_ctx *sc, render_block *blk, setup_scratch *scr, size_t begin,
+                 size_t end)
 {
     const frame_consts *fc = sc->fc;
+    blk->s = scr;
     blk->arena_words = blk->ref_count = 0;
     blk->tris_submitted = blk->tris_visible = 0;
     blk->inst_full = blk->inst_reduced = blk->inst_splat = blk->inst_clipped = 0;
@@ -460,7 +471,7 @@ void setup_block(const setup_ctx *sc, render_block *blk, size_t begin, size_t en
         blk->failed = 1;
         return;
     }
-    int32_t *lane_vs = (int32_t *)(blk->lane_mem + lane_words - max_verts * 3 * lanes_w);
+    int32_t *lane_vs = (int32_t *)(blk->s->lane_mem + lane_words - max_verts * 3 * lanes_w);
     if (sc->raw) {
         for (size_t i = begin; i < end && !blk->failed; i++)
             setup_raw(sc, blk, i);
@@ -501,8 +512,8 @@ void setup_block(const setup_ctx *sc, render_block *blk, size_t begin, size_t en
                 mesh_bits[k] = 0;
             if (!mesh_bits[k])
                 continue;
-            ml[k].tri = blk->lane_mem + (k ? lane_tri_words[0] : 0);
-            ml[k].keep = blk->lane_mem + lane_tri_words[0] + lane_tri_words[1] +
+            ml[k].tri = blk->s->lane_mem + (k ? lane_tri_words[0] : 0);
+            ml[k].keep = blk->s->lane_mem + lane_tri_words[0] + lane_tri_words[1] +
                          (k ? (size_t)meshes[0]->triangle_padded : 0);
             sc->k->meshes(fc, sc->inst, i, w, mesh_bits[k], meshes[k], &ml[k], lane_vs);
             setup_emit_lanes(blk, sc->k, &ml[k], meshes[k], mesh_bits[k] & ~ml[k].fallback,
