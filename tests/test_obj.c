@@ -188,6 +188,10 @@ static void test_fish_assets(void **state)
     assert_true(m.triangle_count >= 12 && m.triangle_count <= 24);
     check_closed_outward(&m, "fish_lod1.obj");
     shoal_mesh_free(&m);
+    assert_int_equal(shoal_mesh_load(SHOAL_SOURCE_ROOT "/assets/fish_lod2.obj", &m, &e), SHOAL_OK);
+    assert_true(m.triangle_count <= 12); /* a handful */
+    check_closed_outward(&m, "fish_lod2.obj");
+    shoal_mesh_free(&m);
 }
 
 /* Assets are found where $SHOAL_ASSETS says first; a name found nowhere is 0 (out = name)

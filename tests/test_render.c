@@ -24,6 +24,7 @@
 
 #define FISH SHOAL_SOURCE_ROOT "/assets/fish.obj"
 #define FISH_LOD SHOAL_SOURCE_ROOT "/assets/fish_lod1.obj"
+#define FISH_COARSE SHOAL_SOURCE_ROOT "/assets/fish_lod2.obj"
 
 static const shoal_isa isas[] = {SHOAL_ISA_SCALAR, SHOAL_ISA_AVX2, SHOAL_ISA_AVX512};
 
@@ -73,13 +74,15 @@ static void scene_free(scene *s)
 }
 
 /* The test meshes, loaded once (io), lent to every renderer. */
-static shoal_mesh g_fish, g_fish_lod;
+static shoal_mesh g_fish, g_fish_lod, g_fish_coarse;
 static void use_test_meshes(shoal_render_desc *d)
 {
     shoal_error e;
     if (!g_fish.vertex_count && shoal_mesh_load(FISH, &g_fish, &e))
         fail_msg("%s", e.message);
     if (!g_fish_lod.vertex_count && shoal_mesh_load(FISH_LOD, &g_fish_lod, &e))
+        fail_msg("%s", e.message);
+    if (!g_fish_coarse.vertex_count && shoal_mesh_load(FISH_COARSE, &g_fish_coarse, &e))
         fail_msg("%s", e.message);
     d->mesh = &g_fish;
     d->lod_mesh = &g_fish_lod;
@@ -758,6 +761,17 @@ static void test_errors(void **state)
     assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_ERR_INPUT);
     assert_non_null(strstr(e.message, "render: LOD mesh"));
     d.lod_mesh = &g_fish_lod;
+    d.lod_coarse_mesh = &g_fish_coarse;
+    d.lod_coarse_px = d.lod_splat_px - 1.0f; /* below the splats */
+    assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "coarse"));
+    d.lod_coarse_px = d.lod_reduced_px + 1.0f; /* above the reduced */
+    assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_ERR_INPUT);
+    d.lod_coarse_px = 12.0f;
+    d.lod_coarse_mesh = &badm;
+    assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "render: coarse LOD mesh"));
+    d.lod_coarse_mesh = &g_fish_coarse;
     assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_OK);
     shoal_camera c = shoal_camera_default();
     c.fov_deg = 180;
@@ -926,17 +940,26 @@ static void test_meshes_isa_identical(void **state)
                 d.shade = mode == 2 ? SHOAL_SHADE_ID : SHOAL_SHADE_LIT;
                 d.lod = mode != 3;
                 d.lod_splat_px = 2.0f;
+                d.lod_coarse_px = 8.0f;
                 d.lod_reduced_px = 12.0f;
                 shoal_renderer *r = make_desc(&d);
+                if (mode < 2) { /* the coarse level too: four meshes' lanes in one run */
+                    shoal_render_destroy(r);
+                    shoal_error e;
+                    d.lod_coarse_mesh = &g_fish_coarse;
+                    assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_OK);
+                }
                 for (int t = 1; t <= 3; t += 2) {
                     parallel_set_threads(t);
                     uint64_t h = draw(r, &s.inst, &cam);
                     shoal_render_stats st = shoal_render_get_stats(r);
                     assert_true(st.instances_full + st.instances_reduced > 1000);
-                    if (mode == 0 && (st.instances_full < 50 || st.instances_reduced < 500))
-                        fail_msg("full %llu reduced %llu splat %llu",
+                    if (mode == 0 && (st.instances_full < 50 || st.instances_reduced < 300 ||
+                                      st.instances_coarse < 300))
+                        fail_msg("full %llu reduced %llu coarse %llu splat %llu",
                                  (unsigned long long)st.instances_full,
                                  (unsigned long long)st.instances_reduced,
+                                 (unsigned long long)st.instances_coarse,
                                  (unsigned long long)st.instances_splat);
                     if (!have) {
                         ref = h, have = 1;
@@ -1044,5 +1067,6 @@ int main(void)
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     shoal_mesh_free(&g_fish);
     shoal_mesh_free(&g_fish_lod);
+    shoal_mesh_free(&g_fish_coarse);
     return test_exit(rc);
 }

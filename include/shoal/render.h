@@ -80,13 +80,21 @@ typedef struct shoal_render_desc {
      *  no zero-area triangle. Borrowed by shoal_render_create only: the renderer keeps its own
      *  copy, so the caller may free or change the mesh once create returns. (NULL) */
     const shoal_mesh *mesh;
-    /** The reduced fish LOD draws between lod_splat_px and lod_reduced_px (shoal's is
+    /** The reduced fish LOD draws between lod_coarse_px and lod_reduced_px (shoal's is
      *  "fish_lod1.obj"), same rules and lifetime as `mesh`; NULL: `mesh` there. (NULL) */
     const shoal_mesh *lod_mesh;
+    /** The coarse fish LOD draws between lod_splat_px and lod_coarse_px, a handful of
+     *  triangles (shoal's is "fish_lod2.obj"), same rules and lifetime as `mesh`; NULL: no
+     *  coarse level (the reduced fish down to lod_splat_px, as before 0.2). (NULL) */
+    const shoal_mesh *lod_coarse_mesh;
     /** LOD thresholds on the fish's projected length in pixels (length * focal / distance):
-     *  below lod_splat_px a fish is a depth-tested splat of a few pixels, below lod_reduced_px
-     *  the reduced mesh, else the exact mesh. (4, 26) */
+     *  below lod_splat_px a fish is a depth-tested splat of a few pixels, below lod_coarse_px
+     *  the coarse mesh (when there is one), below lod_reduced_px the reduced mesh, else the
+     *  exact mesh; 0 <= splat <= reduced, and splat <= coarse <= reduced when there is a
+     *  coarse mesh (else lod_coarse_px is not read). docs/RENDER.md has the image error of
+     *  each level. (4, 12, 26) */
     float lod_splat_px, lod_reduced_px;
+    float lod_coarse_px;
     /** Fog in lit mode: linear in the distance from the eye, from fog_start to fog_end
      *  (world units), at most fog_max (0..1). fog_start <= 0 or fog_end <= fog_start:
      *  automatic, 0.5x and 3x the eye-target distance. (0, 0, 0.85) */
@@ -145,6 +153,7 @@ typedef struct shoal_render_stats {
     uint64_t instances;         /**< instances given */
     uint64_t instances_visible; /**< after the frustum cull */
     uint64_t instances_full, instances_reduced, instances_splat; /**< LOD choice */
+    uint64_t instances_coarse;                                   /**< LOD choice */
     uint64_t instances_clipped; /**< drawn through the near/guard-band clipper */
     uint64_t triangles_submitted, triangles_visible, triangles_rasterized;
     uint64_t pixels_written; /**< fragments that passed the depth test */

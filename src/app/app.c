@@ -161,22 +161,27 @@ shoal_status app_render_create(const shoal_render_desc *desc, const char *mesh_p
                                const char *lod_path, shoal_renderer **out, shoal_error *e)
 {
     *out = NULL;
-    shoal_mesh fish, lod;
+    shoal_mesh fish, lod, coarse;
     memset(&lod, 0, sizeof lod);
+    memset(&coarse, 0, sizeof coarse);
     shoal_status st = mesh_path ? shoal_mesh_load(mesh_path, &fish, e)
                                 : shoal_mesh_load_asset("fish.obj", &fish, e);
     int want_lod = desc->shade == SHOAL_SHADE_LIT && desc->lod;
     if (!st && want_lod)
         st = lod_path ? shoal_mesh_load(lod_path, &lod, e)
                       : shoal_mesh_load_asset("fish_lod1.obj", &lod, e);
+    if (!st && want_lod && !lod_path) /* a --lod-mesh of one's own: no coarse level */
+        st = shoal_mesh_load_asset("fish_lod2.obj", &coarse, e);
     if (!st) {
         shoal_render_desc d = *desc;
         d.mesh = &fish;
         d.lod_mesh = want_lod ? &lod : NULL;
+        d.lod_coarse_mesh = coarse.vertex_count ? &coarse : NULL;
         st = shoal_render_create(&d, out, e);
     }
     shoal_mesh_free(&fish);
     shoal_mesh_free(&lod);
+    shoal_mesh_free(&coarse);
     return st;
 }
 

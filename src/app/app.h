@@ -61,8 +61,9 @@ int app_set_params(const struct opt_values *o, shoal_sim_desc *d);
 /* --size WxH, each side 1..SHOAL_RENDER_MAX_SIZE; 0, or 2 after printing. */
 int app_parse_size(const struct opt_values *o, int *w, int *h);
 /* A renderer for `desc` drawing the fish of mesh_path (OBJ) and, when desc is lit with LOD, the
- * reduced fish of lod_path, each NULL meaning shoal's own asset (fish.obj, fish_lod1.obj):
- * io loads them, shoal_render_create copies them, they are freed again. */
+ * reduced fish of lod_path, each NULL meaning shoal's own asset (fish.obj, fish_lod1.obj;
+ * without lod_path also the coarse fish_lod2.obj): io loads them, shoal_render_create copies
+ * them, they are freed again. */
 struct shoal_renderer;
 shoal_status app_render_create(const struct shoal_render_desc *desc, const char *mesh_path,
                                const char *lod_path, struct shoal_renderer **out, shoal_error *e);

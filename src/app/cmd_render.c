@@ -198,11 +198,12 @@ static double median(double *v, int n)
 static void print_stats(const shoal_render_stats *s, shoal_framebuffer fb)
 {
     printf("render: %s, %d threads, %dx%d\n", s->isa, s->thread_count, fb.width, fb.height);
-    printf("  instances  %llu given, %llu visible (%llu full, %llu reduced, %llu splat, %llu "
-           "clipped)\n",
+    printf("  instances  %llu given, %llu visible (%llu full, %llu reduced, %llu coarse, %llu "
+           "splat, %llu clipped)\n",
            (unsigned long long)s->instances, (unsigned long long)s->instances_visible,
            (unsigned long long)s->instances_full, (unsigned long long)s->instances_reduced,
-           (unsigned long long)s->instances_splat, (unsigned long long)s->instances_clipped);
+           (unsigned long long)s->instances_coarse, (unsigned long long)s->instances_splat,
+           (unsigned long long)s->instances_clipped);
     printf("  triangles  %llu submitted, %llu visible, %llu rasterized (tri x tile)\n",
            (unsigned long long)s->triangles_submitted, (unsigned long long)s->triangles_visible,
            (unsigned long long)s->triangles_rasterized);
@@ -261,10 +262,11 @@ static int run_bench(const opt_values *o, render_opts *ro, shoal_renderer *r, co
            (unsigned long long)st.triangles_submitted, (double)st.triangles_submitted / (mt * 1e3),
            (unsigned long long)st.triangles_visible, (double)st.triangles_visible / (mt * 1e3),
            (unsigned long long)st.triangles_rasterized);
-    printf("  instances  visible %llu (full %llu, reduced %llu, splat %llu, clipped %llu)\n",
+    printf("  instances  visible %llu (full %llu, reduced %llu, coarse %llu, splat %llu, clipped "
+           "%llu)\n",
            (unsigned long long)st.instances_visible, (unsigned long long)st.instances_full,
-           (unsigned long long)st.instances_reduced, (unsigned long long)st.instances_splat,
-           (unsigned long long)st.instances_clipped);
+           (unsigned long long)st.instances_reduced, (unsigned long long)st.instances_coarse,
+           (unsigned long long)st.instances_splat, (unsigned long long)st.instances_clipped);
     printf("  hash       %016llx\n",
            (unsigned long long)shoal_render_hash(shoal_render_framebuffer(r)));
     free(tot);

@@ -266,11 +266,13 @@ static void draw_hud(app *a, canvas *cv)
     OUT("render  %6.2f ms: instance %.2f setup %.2f raster %.2f resolve %.2f\n",
         h->ms[T_RENDER] / fr, h->ms[T_INSTANCE] / fr, h->ms[T_SETUP] / fr, h->ms[T_RASTER] / fr,
         h->ms[T_RESOLVE] / fr);
-    OUT("present %6.2f ms   HUD %.2f ms   drawn %llu: %llu full %llu reduced %llu splat\n",
+    OUT("present %6.2f ms   HUD %.2f ms   drawn %llu: %llu full %llu reduced %llu coarse %llu "
+        "splat\n",
         h->ms[T_PRESENT] / fr, h->ms[T_OVERLAY] / fr,
         (unsigned long long)a->rstats.instances_visible,
         (unsigned long long)a->rstats.instances_full,
         (unsigned long long)a->rstats.instances_reduced,
+        (unsigned long long)a->rstats.instances_coarse,
         (unsigned long long)a->rstats.instances_splat);
     const shoal_param_info *list[RUN_EDITABLE_COUNT];
     int np = run_params_editable(a->desc.model, list);

@@ -38,8 +38,8 @@ typedef struct render_worker {
 
 struct shoal_renderer {
     shoal_render_desc desc;
-    render_mesh mesh_full, mesh_reduced;
-    int have_reduced;
+    render_mesh mesh_full, mesh_reduced, mesh_coarse;
+    int have_reduced, have_coarse;
     uint64_t frames; /* frames drawn: the trace's frame numbers */
     const render_kernels *k;
     int width, height;
@@ -75,6 +75,7 @@ SHOAL_API shoal_render_desc shoal_render_desc_default(void)
     d.lod_mesh = NULL;
     d.lod_splat_px = 4.0f;
     d.lod_reduced_px = 26.0f;
+    d.lod_coarse_px = 12.0f;
     d.fog_start = 0.0f;
     d.fog_end = 0.0f;
     d.fog_max = 0.85f;
@@ -160,6 +161,14 @@ SHOAL_API shoal_status shoal_render_create(const shoal_render_desc *desc, shoal_
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "render: LOD thresholds need 0 <= splat (%g) <= reduced (%g)",
                                (double)desc->lod_splat_px, (double)desc->lod_reduced_px);
+    /* the coarse threshold counts only with a coarse mesh (a desc of 0.1 sets none) */
+    if (desc->lod_coarse_mesh && (!(desc->lod_coarse_px >= desc->lod_splat_px) ||
+                                  !(desc->lod_reduced_px >= desc->lod_coarse_px)))
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "render: LOD thresholds need splat (%g) <= coarse (%g) <= "
+                               "reduced (%g)",
+                               (double)desc->lod_splat_px, (double)desc->lod_coarse_px,
+                               (double)desc->lod_reduced_px);
     if (!(desc->fog_max >= 0.0f && desc->fog_max <= 1.0f) || !isfinite(desc->fog_start) ||
         !isfinite(desc->fog_end))
         return shoal_error_set(err, SHOAL_ERR_INPUT, "render: fog_max %g outside [0, 1]",
@@ -190,11 +199,16 @@ SHOAL_API shoal_status shoal_render_create(const shoal_render_desc *desc, shoal_
     r->desc = *desc;
     r->desc.mesh = NULL; /* borrowed for this call only: the renderer keeps its own form */
     r->desc.lod_mesh = NULL;
+    r->desc.lod_coarse_mesh = NULL;
     r->k = k;
     st = mesh_prepare(desc->mesh, "render: fish mesh", &r->mesh_full, err);
     if (!st && desc->lod_mesh && desc->shade == SHOAL_SHADE_LIT && desc->lod) {
         st = mesh_prepare(desc->lod_mesh, "render: LOD mesh", &r->mesh_reduced, err);
         r->have_reduced = st == SHOAL_OK;
+    }
+    if (!st && desc->lod_coarse_mesh && desc->shade == SHOAL_SHADE_LIT && desc->lod) {
+        st = mesh_prepare(desc->lod_coarse_mesh, "render: coarse LOD mesh", &r->mesh_coarse, err);
+        r->have_coarse = st == SHOAL_OK;
     }
     if (!st)
         st = render_alloc_size(r, desc->width, desc->height, err);
@@ -228,6 +242,7 @@ SHOAL_API void shoal_render_destroy(shoal_renderer *r)
         return;
     mesh_release(&r->mesh_full);
     mesh_release(&r->mesh_reduced);
+    mesh_release(&r->mesh_coarse);
     alloc_free(r->fb);
     alloc_free(r->zfb);
     alloc_free(r->idfb);
@@ -599,14 +614,18 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
     memset(&fc, 0, sizeof fc);
     camera_setup(cam, r->width, r->height, &fc);
     const render_mesh *mr = r->have_reduced ? &r->mesh_reduced : &r->mesh_full;
+    const render_mesh *mc = r->have_coarse ? &r->mesh_coarse : mr;
     fc.fish_length = r->desc.fish_length;
     float rad = r->mesh_full.radius > mr->radius ? r->mesh_full.radius : mr->radius;
+    rad = mc->radius > rad ? mc->radius : rad;
     fc.cull_radius = rad * r->desc.fish_length * 1.01f;
     fc.lod = r->desc.lod != 0; /* without a LOD mesh the reduced level draws the fish's */
     fc.occlusion = r->desc.occlusion != 0;
     fc.shade_id = r->desc.shade == SHOAL_SHADE_ID;
     fc.lod_splat_px = r->desc.lod_splat_px;
     fc.lod_reduced_px = r->desc.lod_reduced_px;
+    /* no coarse mesh: no coarse level (the reduced fish down to the splats) */
+    fc.lod_coarse_px = r->have_coarse ? r->desc.lod_coarse_px : r->desc.lod_splat_px;
     fc.bg_row = r->bg_row;
     {
         float dx = cam->target[0] - cam->eye[0], dy = cam->target[1] - cam->eye[1],
@@ -671,6 +690,7 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
     job.sc.lod = r->lod;
     job.sc.mesh_full = &r->mesh_full;
     job.sc.mesh_reduced = mr;
+    job.sc.mesh_coarse = mc;
     job.sc.k = r->k;
     job.sc.tile_count = fc.tiles_x * fc.tiles_y;
     parallel_for_n((int64_t)r->block_count, 1, render_setup_chunk, &job, threads);
@@ -690,6 +710,7 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
         s.instances_full += B->inst_full;
         s.instances_reduced += B->inst_reduced;
         s.instances_splat += B->inst_splat;
+        s.instances_coarse += B->inst_coarse;
         s.instances_clipped += B->inst_clipped;
     }
     uint64_t t2 = timer_now_ns();
@@ -733,7 +754,8 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
         resolve_ns += r->workers[i].resolve_ns;
     }
     s.instances = inst->count;
-    s.instances_visible = s.instances_full + s.instances_reduced + s.instances_splat;
+    s.instances_visible =
+        s.instances_full + s.instances_reduced + s.instances_coarse + s.instances_splat;
     s.instance_ms = (double)(t1 - t0) * 1e-6;
     s.setup_ms = (double)(t2 - t1) * 1e-6;
     s.resolve_ms = (double)resolve_ns * 1e-6 / (threads > 0 ? threads : 1);

@@ -34,7 +34,7 @@
 #define CLIP_MAX_VERTS 12
 
 /* LOD levels of an instance (instance pass output). */
-enum { LOD_CULLED = 0, LOD_SPLAT = 1, LOD_REDUCED = 2, LOD_FULL = 3 };
+enum { LOD_CULLED = 0, LOD_SPLAT = 1, LOD_REDUCED = 2, LOD_FULL = 3, LOD_COARSE = 4 };
 
 /* A mesh ready for transform: SoA positions padded (by repeating the last vertex) to a
  * multiple of 16 so SIMD kernels need no tail handling; triangle indices as three int32
@@ -61,7 +61,7 @@ typedef struct frame_consts {
     float plane_cos_y, plane_sin_y, plane_cos_x, plane_sin_x;
     float eye[3];
     float fish_length, cull_radius;
-    float lod_splat_px, lod_reduced_px;
+    float lod_splat_px, lod_coarse_px, lod_reduced_px;
     int lod, shade_id, occlusion;
     float fog_start, fog_end, fog_max;
     float light_model_unused;
@@ -130,8 +130,10 @@ typedef struct setup_scratch {
     int32_t *sx, *sy; /* transform output of the current instance */
     float *sz;
     size_t scratch_cap;
-    uint32_t *lane_mem; /* the meshes kernel's scratch: vertices and triangles of two meshes */
+    uint32_t *lane_mem; /* the meshes kernel's scratch: vertices and triangles of the meshes */
     size_t lane_cap;
+    uint32_t *order; /* the block's instances by kind (splat, coarse, reduced, exact) */
+    size_t order_cap;
 } setup_scratch;
 void setup_scratch_free(setup_scratch *s);
 
@@ -150,6 +152,7 @@ typedef struct render_block {
     size_t item_cap;
     size_t tile_cap;
     uint64_t tris_submitted, tris_visible, inst_full, inst_reduced, inst_splat, inst_clipped;
+    uint64_t inst_coarse;
     int failed; /* allocation failure inside a worker */
 } render_block;
 
@@ -409,7 +412,7 @@ typedef struct setup_ctx {
     const frame_consts *fc;
     const shoal_render_instances *inst;
     const uint8_t *lod;
-    const render_mesh *mesh_full, *mesh_reduced;
+    const render_mesh *mesh_full, *mesh_reduced, *mesh_coarse;
     const render_kernels *k;
     int tile_count;
 } setup_ctx;

@@ -368,10 +368,26 @@ static void setup_raw(const setup_ctx *sc, render_block *blk, size_t i)
     setup_emit_ref(blk, &si);
 }
 
+/* The mesh levels: 0 the exact fish, 1 the reduced, 2 the coarse. */
+enum { SETUP_LEVELS = 3 };
+static inline int setup_level(uint8_t lod)
+{
+    return lod == LOD_FULL ? 0 : lod == LOD_COARSE ? 2 : 1;
+}
+static inline void setup_count_level(render_block *blk, int level)
+{
+    if (level == 0)
+        blk->inst_full++;
+    else if (level == 1)
+        blk->inst_reduced++;
+    else
+        blk->inst_coarse++;
+}
+
 /* One instance of the frame: cull, splat, or mesh (transform, clipper or small-fish kernel,
  * the big-fish loop), its ref appended to the block. */
-static void setup_instance(const setup_ctx *sc, render_block *blk, size_t i, const render_mesh *mf,
-                           const render_mesh *mr)
+static void setup_instance(const setup_ctx *sc, render_block *blk, size_t i,
+                           const render_mesh *const *meshes)
 {
     const frame_consts *fc = sc->fc;
     const shoal_render_instances *inst = sc->inst;
@@ -391,12 +407,10 @@ static void setup_instance(const setup_ctx *sc, render_block *blk, size_t i, con
     /* a splat the splat kernel left to the mesh path: a point of it needs the clipper */
     if (lod == LOD_SPLAT)
         lod = LOD_REDUCED;
-    const render_mesh *m = lod == LOD_REDUCED ? mr : mf;
+    const int level = setup_level(lod);
+    const render_mesh *m = meshes[level];
     blk->tris_submitted += (uint64_t)m->triangle_count;
-    if (lod == LOD_REDUCED)
-        blk->inst_reduced++;
-    else
-        blk->inst_full++;
+    setup_count_level(blk, level);
     int32_t *X = blk->s->sx, *Y = blk->s->sy;
     float *Z = blk->s->sz;
     int32_t bbox[4];
@@ -439,6 +453,7 @@ void setup_scratch_free(setup_scratch *s)
     free(s->stri_mem);
     free(s->sx);
     free(s->lane_mem);
+    free(s->order);
     memset(s, 0, sizeof *s);
 }
 
@@ -450,21 +465,26 @@ void setup_block(const setup_ctx *sc, render_block *blk, setup_scratch *scr, siz
     blk->arena_words = blk->ref_count = 0;
     blk->tris_submitted = blk->tris_visible = 0;
     blk->inst_full = blk->inst_reduced = blk->inst_splat = blk->inst_clipped = 0;
+    blk->inst_coarse = 0;
     blk->failed = 0;
     const render_mesh *mf = sc->mesh_full, *mr = sc->mesh_reduced ? sc->mesh_reduced : mf;
+    const render_mesh *mc = sc->mesh_coarse ? sc->mesh_coarse : mr;
+    const render_mesh *const meshes[SETUP_LEVELS] = {mf, mr, mc};
     size_t n = end - begin;
-    const size_t max_tris =
-        (size_t)(mf->triangle_padded > mr->triangle_padded ? mf->triangle_padded
-                                                           : mr->triangle_padded);
-    const size_t max_verts =
-        (size_t)(mf->vertex_padded > mr->vertex_padded ? mf->vertex_padded : mr->vertex_padded);
-    /* the meshes kernel's scratch: triangles of both meshes, their keep bits, the vertices */
+    /* the meshes kernel's scratch: per level its triangles and keep bits, then the vertices */
     const size_t lanes_w = (size_t)sc->k->lanes;
-    const size_t lane_tri_words[2] = {(size_t)mf->triangle_padded * TRI_FIELDS * lanes_w,
-                                      (size_t)mr->triangle_padded * TRI_FIELDS * lanes_w};
-    const size_t lane_words = lane_tri_words[0] + lane_tri_words[1] + (size_t)mf->triangle_padded +
-                              (size_t)mr->triangle_padded + max_verts * 3 * lanes_w;
+    size_t max_tris = 0, max_verts = 0, lane_off[SETUP_LEVELS][2], lane_words = 0;
+    for (int k = 0; k < SETUP_LEVELS; k++) {
+        size_t tp = (size_t)meshes[k]->triangle_padded, vp = (size_t)meshes[k]->vertex_padded;
+        max_tris = tp > max_tris ? tp : max_tris;
+        max_verts = vp > max_verts ? vp : max_verts;
+        lane_off[k][0] = lane_words;
+        lane_off[k][1] = lane_words + tp * TRI_FIELDS * lanes_w;
+        lane_words += tp * TRI_FIELDS * lanes_w + tp;
+    }
+    lane_words += max_verts * 3 * lanes_w;
     if (!setup_grow((void **)&blk->refs, &blk->ref_cap, n ? n : 1, sizeof(rref)) ||
+        !setup_grow((void **)&scr->order, &scr->order_cap, n ? n : 1, sizeof(uint32_t)) ||
         !setup_grow_scratch(blk, max_verts) ||
         !setup_grow_stris(blk, max_tris * (CLIP_MAX_VERTS - 2) + 64) ||
         !setup_grow_lanes(blk, lane_words)) {
@@ -478,87 +498,116 @@ void setup_block(const setup_ctx *sc, render_block *blk, setup_scratch *scr, siz
         setup_bin(sc, blk);
         return;
     }
-    /* Runs of up to `lanes` instances, lane j = instance i + j: the splats through the ISA's
-     * splat kernel, the meshes through its mesh kernel (one call per mesh in the run); a lane
-     * neither takes (a splat or mesh that needs the clipper, a fish too big for int32 areas)
-     * goes through setup_instance as it would alone. Refs are emitted in instance order. */
+    /* The block's instances by kind, each kind in instance order (a stable counting sort):
+     * splats, then the coarse, reduced and exact fish. Each kind goes through its ISA
+     * kernel in runs of `lanes` (every lane of a run does the same work: the splat kernel,
+     * or the mesh kernel on one mesh); a lane a kernel does not take (a splat or fish that
+     * needs the clipper, a fish too big for int32 areas) goes through setup_instance as it
+     * would alone. Refs come out in this order, not in instance order: the image does not
+     * depend on the order of fish (the depth test's id tie rule), and this one is a function
+     * of the instances alone. */
+    enum { KIND_SPLAT, KIND_COARSE, KIND_REDUCED, KIND_FULL, KINDS };
+    uint32_t *order = blk->s->order;
+    size_t kstart[KINDS + 1] = {0};
+    for (size_t i = begin; i < end; i++) {
+        uint8_t l = sc->lod[i];
+        if (l != LOD_CULLED)
+            kstart[(l == LOD_SPLAT ? KIND_SPLAT : 3 - setup_level(l)) + 1]++;
+    }
+    for (int k = 0; k < KINDS; k++)
+        kstart[k + 1] += kstart[k];
+    {
+        size_t fill[KINDS];
+        memcpy(fill, kstart, sizeof fill);
+        for (size_t i = begin; i < end; i++) {
+            uint8_t l = sc->lod[i];
+            if (l != LOD_CULLED)
+                order[fill[l == LOD_SPLAT ? KIND_SPLAT : 3 - setup_level(l)]++] = (uint32_t)i;
+        }
+    }
     const size_t lanes = (size_t)sc->k->lanes;
-    const int min_lanes = lanes >= 8 ? (int)lanes / 4 : 1;
-    const render_mesh *meshes[2] = {mf, mr};
-    for (size_t i = begin; i < end && !blk->failed;) {
-        const int w = (int)(end - i < lanes ? end - i : lanes);
-        unsigned splat_bits = 0, mesh_bits[2] = {0, 0};
-        for (int j = 0; j < w; j++) {
-            uint8_t l = sc->lod[i + (size_t)j];
-            if (l == LOD_SPLAT)
-                splat_bits |= 1u << j;
-            else if (l != LOD_CULLED)
-                mesh_bits[l == LOD_FULL ? 0 : 1] |= 1u << j;
-        }
-        splat_lanes sl;
-        sl.done = sl.ref = 0;
-        if (splat_bits) {
-            sc->k->splats(fc, sc->inst, i, w, &sl);
-            sl.done &= splat_bits;
-            /* a splat the mesh path must take draws the reduced fish (setup_instance) */
-        }
-        mesh_lanes ml[2];
-        size_t lane_at[2][SPLAT_LANES_MAX];
-        for (int k = 0; k < 2; k++) {
-            ml[k].fallback = 0;
-            /* the kernel's cost is the same for one lane as for all: a mesh that few lanes of
-             * the run draw (the exact fish among far ones) goes through setup_instance */
-            if (__builtin_popcount(mesh_bits[k]) < min_lanes)
-                mesh_bits[k] = 0;
-            if (!mesh_bits[k])
-                continue;
-            ml[k].tri = blk->s->lane_mem + (k ? lane_tri_words[0] : 0);
-            ml[k].keep = blk->s->lane_mem + lane_tri_words[0] + lane_tri_words[1] +
-                         (k ? (size_t)meshes[0]->triangle_padded : 0);
-            sc->k->meshes(fc, sc->inst, i, w, mesh_bits[k], meshes[k], &ml[k], lane_vs);
-            setup_emit_lanes(blk, sc->k, &ml[k], meshes[k], mesh_bits[k] & ~ml[k].fallback,
-                             lane_at[k]);
-        }
-        if (blk->failed)
-            break;
-        for (int j = 0; j < w && !blk->failed; j++) {
-            size_t ii = i + (size_t)j;
-            uint32_t id = sc->inst->id ? sc->inst->id[ii] : (uint32_t)ii;
-            unsigned bit = 1u << j;
-            if (sl.done & bit) {
-                blk->inst_splat++;
-                if (!(sl.ref & bit))
-                    continue;
-                rref *r = &blk->refs[blk->ref_count++];
-                r->px0 = (int16_t)sl.px0[j];
-                r->py0 = (int16_t)sl.py0[j];
-                r->px1 = (int16_t)sl.px1[j];
-                r->py1 = (int16_t)sl.py1[j];
-                r->id = id;
-                r->kind_count = REF_SPLAT;
-                r->a = sl.z[j];
-                r->b = sl.colour[j];
-                continue;
+    const shoal_render_instances *in = sc->inst;
+    for (int kind = 0; kind < KINDS && !blk->failed; kind++) {
+        const int level = kind == KIND_SPLAT ? -1 : 3 - kind;
+        for (size_t o = kstart[kind]; o < kstart[kind + 1] && !blk->failed;) {
+            const int w = (int)(kstart[kind + 1] - o < lanes ? kstart[kind + 1] - o : lanes);
+            /* the run's instances side by side: lane j = instance order[o + j] */
+            _Alignas(64) float c[6][SPLAT_LANES_MAX], csc[SPLAT_LANES_MAX];
+            _Alignas(64) uint32_t cid[SPLAT_LANES_MAX], ccol[SPLAT_LANES_MAX];
+            uint8_t cgr[SPLAT_LANES_MAX];
+            shoal_render_instances run;
+            memset(&run, 0, sizeof run);
+            run.count = (size_t)w;
+            for (int j = 0; j < w; j++) {
+                size_t ii = order[o + (size_t)j];
+                c[0][j] = in->px[ii];
+                c[1][j] = in->py[ii];
+                c[2][j] = in->pz[ii];
+                c[3][j] = in->vx[ii];
+                c[4][j] = in->vy[ii];
+                c[5][j] = in->vz[ii];
+                cid[j] = in->id ? in->id[ii] : (uint32_t)ii;
+                if (in->scale)
+                    csc[j] = in->scale[ii];
+                if (in->color)
+                    ccol[j] = in->color[ii];
+                if (in->group)
+                    cgr[j] = in->group[ii];
             }
-            int k = (mesh_bits[0] & bit) ? 0 : (mesh_bits[1] & bit) ? 1 : -1;
-            if (k < 0 || (ml[k].fallback & bit)) {
-                if (sc->lod[ii] != LOD_CULLED)
-                    setup_instance(sc, blk, ii, mf, mr);
-                continue;
+            run.px = c[0], run.py = c[1], run.pz = c[2];
+            run.vx = c[3], run.vy = c[4], run.vz = c[5];
+            run.id = cid;
+            run.scale = in->scale ? csc : NULL;
+            run.color = in->color ? ccol : NULL;
+            run.group = in->group ? cgr : NULL;
+            if (level < 0) {
+                splat_lanes sl;
+                sc->k->splats(fc, &run, 0, w, &sl);
+                for (int j = 0; j < w && !blk->failed; j++) {
+                    unsigned bit = 1u << j;
+                    if (!(sl.done & bit)) { /* the mesh path clips it (the reduced fish) */
+                        setup_instance(sc, blk, order[o + (size_t)j], meshes);
+                        continue;
+                    }
+                    blk->inst_splat++;
+                    if (!(sl.ref & bit))
+                        continue;
+                    rref *r = &blk->refs[blk->ref_count++];
+                    r->px0 = (int16_t)sl.px0[j];
+                    r->py0 = (int16_t)sl.py0[j];
+                    r->px1 = (int16_t)sl.px1[j];
+                    r->py1 = (int16_t)sl.py1[j];
+                    r->id = cid[j];
+                    r->kind_count = REF_SPLAT;
+                    r->a = sl.z[j];
+                    r->b = sl.colour[j];
+                }
+            } else {
+                const render_mesh *m = meshes[level];
+                const unsigned all = w >= 32 ? ~0u : (1u << w) - 1u;
+                mesh_lanes ml;
+                size_t at[SPLAT_LANES_MAX];
+                ml.tri = blk->s->lane_mem + lane_off[level][0];
+                ml.keep = blk->s->lane_mem + lane_off[level][1];
+                sc->k->meshes(fc, &run, 0, w, all, m, &ml, lane_vs);
+                setup_emit_lanes(blk, sc->k, &ml, m, all & ~ml.fallback, at);
+                for (int j = 0; j < w && !blk->failed; j++) {
+                    if (ml.fallback >> j & 1u) {
+                        setup_instance(sc, blk, order[o + (size_t)j], meshes);
+                        continue;
+                    }
+                    blk->tris_submitted += (uint64_t)m->triangle_count;
+                    setup_count_level(blk, level);
+                    if (ml.count[j] > 0) {
+                        int32_t rect[4] = {ml.rect[0][j], ml.rect[1][j], ml.rect[2][j],
+                                           ml.rect[3][j]};
+                        setup_push_ref(blk, cid[j], rect, (uint32_t)ml.count[j], at[j],
+                                       ml.floor[j]);
+                    }
+                }
             }
-            blk->tris_submitted += (uint64_t)meshes[k]->triangle_count;
-            if (k == 0)
-                blk->inst_full++;
-            else
-                blk->inst_reduced++;
-            if (ml[k].count[j] > 0) {
-                int32_t rect[4] = {ml[k].rect[0][j], ml[k].rect[1][j], ml[k].rect[2][j],
-                                   ml[k].rect[3][j]};
-                setup_push_ref(blk, id, rect, (uint32_t)ml[k].count[j], lane_at[k][j],
-                               ml[k].floor[j]);
-            }
+            o += (size_t)w;
         }
-        i += (size_t)w;
     }
     if (blk->failed)
         return;
