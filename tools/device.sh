@@ -35,7 +35,8 @@ OUT=${OUT:-$ROOT/out/device}
 # app (shoal run headless, bench_sort), frame (issue 18: 1M step + baseline ratio, LOD
 # frames, whole frames of shoal run), mpi (MPI splits, strong and weak scaling:
 # docs/SCALING.md; CUDA=disabled skips nvcc when only mpi runs), mpirun (run --headless
-# under MPI at 1M: identical frames, fps per ranks x threads split)
+# under MPI at 1M: identical frames, fps per ranks x threads split), render (issue 29: render
+# --bench setup/raster by threads, the llvmpipe ratio on 2 threads, the LOD image error)
 PARTS=${PARTS:-test parity time bench}
 NCPU=$(nproc)
 SUITE="not run" GPU_TEST="not run"
@@ -327,6 +328,31 @@ for spec in "$NCPU 90 --scene assets/scenes/steer_1m.ini" "$NCPU 600 --scene ass
         >"$W/frame.txt" 2>&1
     grep -E "^shoal run|^  (sim|render|overlays|frame)|^    render:" "$W/frame.txt" | tee -a "$REPORT"
 done
+fi
+if has render; then
+stamp "issue 29: the renderer, 1280x720, avx512: setup / raster ms by threads (100k, 1M with LOD)"
+# shoal render --bench prints the median frame and its stages; setup scaling is the thing
+# to read (2 -> 16 threads)
+for spec in "100000 on" "100000 off" "1000000 on"; do
+    set -- $spec
+    for t in 1 2 4 8 $NCPU; do
+        echo "== render --bench --count $1 --lod $2 --threads $t" >>"$REPORT"
+        timeout 200 "$SHOAL" render --bench 7 --count $1 --lod $2 --threads $t --simd avx512 \
+            2>&1 | grep -E "median|cpu ms|instances|triangles" | tee -a "$REPORT"
+    done
+done
+stamp "issue 29: against Mesa's llvmpipe, 2 threads each, same run (100k and 1M, LOD on)"
+if [ -x "$BUILD/tools/bench_llvmpipe" ]; then
+    for n in 100000 1000000; do
+        LP_NUM_THREADS=2 timeout 300 "$BUILD/tools/bench_llvmpipe" --count $n --frames 5 \
+            --threads 2 2>&1 | tail -5 | tee -a "$REPORT"
+    done
+else
+    log "bench_llvmpipe not built (libegl-dev / libgles-dev missing)"
+fi
+stamp "issue 29: image error of each level of detail (tools/lod_error, 100k)"
+timeout 300 "$BUILD/tools/lod_error" --count 100000 --threads $NCPU --frames 3 \
+    --coarse-px 8 --coarse-px 12 --coarse-px 16 2>&1 | tee -a "$REPORT"
 fi
 stamp "done"
 {
