@@ -37,7 +37,8 @@ static const opt_spec render_specs[] = {
     {"simd", OPT_VALUE, "auto|scalar|avx2|avx512", "auto",
      "rasterizer ISA; all give the same image"},
     {"mesh", OPT_VALUE, "PATH", "assets/fish.obj", "fish mesh (Wavefront OBJ)"},
-    {"lod-mesh", OPT_VALUE, "PATH", "assets/fish_lod1.obj", "reduced fish mesh for LOD"},
+    {"lod-mesh", OPT_VALUE, "PATH", "assets/fish_lod1.obj",
+     "reduced fish mesh for LOD (given: no coarse level, assets/fish_lod2.obj)"},
     {"stats", OPT_FLAG, NULL, NULL,
      "print per-stage times (calls, total, mean, median, max, per thread), counts and the "
      "image hash"},
