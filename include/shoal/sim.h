@@ -10,6 +10,7 @@
 #define SHOAL_SIM_H
 
 #include "shoal/base.h"
+#include "shoal/profile.h"
 
 /** The rule models of MODELS.md. */
 typedef enum shoal_model {
@@ -283,6 +284,15 @@ typedef struct shoal_stage_stats {
 
 /** Stage timers since creation: fills up to `max` entries, returns how many stages. */
 SHOAL_API size_t shoal_sim_get_stats(const shoal_sim *sim, shoal_stage_stats *out, size_t max);
+
+/** The profile the simulation's steps record their stages into (shoal/profile.h: per-call
+ *  median and max, per-thread busy time, the trace): its own, created with it, unless one
+ *  was lent with shoal_sim_set_profile. Owned by the sim (its own) or by the lender. */
+SHOAL_API shoal_profile *shoal_sim_get_profile(const shoal_sim *sim);
+/** Record the stages into `profile` from the next step on (NULL: back to the sim's own).
+ *  The caller keeps ownership; the profile must outlive the sim or be unset first, and
+ *  objects sharing a profile must not run at the same time (one thread drives them). */
+SHOAL_API void shoal_sim_set_profile(shoal_sim *sim, shoal_profile *profile);
 
 /** The stages of one step, in order: the entries of shoal_sim_get_stats, and in the stage
  *  profiler (shoal/profile.h) the ids SHOAL_PROFILE_SIM_BASE + stage. */

@@ -16,11 +16,31 @@
 
 /* ---- exit codes, errors, timing ------------------------------------------------------ */
 
+/* The command's own profile: one per process, as a command is one per process; created on
+ * first use, on the main thread. NULL when it cannot be allocated (then nothing is timed). */
+static shoal_profile *g_profile;
+
+shoal_profile *app_profile(void)
+{
+    if (!g_profile && shoal_profile_create(&g_profile, NULL))
+        g_profile = NULL;
+    return g_profile;
+}
+
 void app_stage_done(const char *group, const char *name, uint64_t t0_ns)
 {
-    int id = shoal_profile_stage(group, name);
+    shoal_profile *p = app_profile();
+    int id = p ? shoal_profile_stage_id(p, group, name) : -1;
     if (id >= 0)
-        shoal_profile_stage_call(id, shoal_profile_now_ns() - t0_ns);
+        shoal_profile_add_call(p, id, shoal_profile_now_ns() - t0_ns);
+}
+
+void app_profile_print(const shoal_profile *p, const char *title, int per_thread)
+{
+    if (p)
+        shoal_profile_write_table(p, stderr, title, per_thread);
+    else
+        fprintf(stderr, "%s\n(no stage timings: out of memory for the profile)\n", title);
 }
 
 int app_exit_code(shoal_status st)

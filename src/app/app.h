@@ -33,9 +33,17 @@ int app_exit_code(shoal_status st);
 /* e's message as the command's one error line (options_fail); returns its exit code. */
 int app_fail_status(const struct opt_values *o, const shoal_error *e);
 
+/* The program's own profile (shoal/profile.h): the stages of commands whose work is not a
+ * library object's (init, compare), and the one table a command lends to the objects it
+ * drives together (run's sim and renderer, diverge's two sims). The library objects
+ * otherwise record into their own. Created on first use (main thread); NULL when out of
+ * memory. */
+shoal_profile *app_profile(void);
 /* --stats for the commands whose work is not a library stage (init, compare): the time
- * from t0_ns to now as one call of stage `group/name` of the stage profiler. */
+ * from t0_ns to now as one call of stage `group/name` of app_profile(). */
 void app_stage_done(const char *group, const char *name, uint64_t t0_ns);
+/* A profile's table on stderr under `title` (a line saying so when `p` is NULL). */
+void app_profile_print(const shoal_profile *p, const char *title, int per_thread);
 
 /* --scene and --model, for every command that takes both (init, step, run, diverge): the
  * scene loaded into *scene (zeroed without --scene) and the model they name (--model, else

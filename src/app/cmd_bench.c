@@ -355,7 +355,8 @@ static void run_sim_case(bench_ctx *b, bench_result *r)
     shoal_sim_candidate_pairs(s, &lp0, &up0);
     double ms[1000];
     int reps = b->repeat;
-    shoal_profile_reset();
+    shoal_profile *prof = shoal_sim_get_profile(s);
+    shoal_profile_clear(prof); /* the warm-up steps are not counted */
     for (int k = 0; k < reps; k++) {
         /* every repeat times the same steps from the same state (a school keeps changing) */
         shoal_sim_set_state(s, rows, &e);
@@ -371,7 +372,7 @@ static void run_sim_case(bench_ctx *b, bench_result *r)
     summarize(ms, reps, r);
     r->per_repeat = per;
     shoal_profile_summary sum[SHOAL_PROFILE_MAX_STAGES];
-    int ns = shoal_profile_summaries(sum, SHOAL_PROFILE_MAX_STAGES);
+    int ns = shoal_profile_get_summaries(prof, sum, SHOAL_PROFILE_MAX_STAGES);
     double steps_total = (double)per * reps;
     for (int k = 0; k < ns; k++)
         if (sum[k].id >= SHOAL_PROFILE_SIM_BASE &&
@@ -472,7 +473,8 @@ static void run_render_case(bench_ctx *b, bench_result *r)
     long per = (long)ceil(b->target_s / (frame_s > 1e-7 ? frame_s : 1e-7));
     per = per < 1 ? 1 : per > 1000 ? 1000 : per;
     double ms[1000];
-    shoal_profile_reset();
+    shoal_profile *prof = shoal_render_get_profile(rd);
+    shoal_profile_clear(prof); /* the warm-up frames are not counted */
     for (int k = 0; ok && k < b->repeat; k++) {
         double total = 0;
         for (long f = 0; ok && f < per; f++) {
@@ -489,7 +491,7 @@ static void run_render_case(bench_ctx *b, bench_result *r)
         summarize(ms, b->repeat, r);
         r->per_repeat = per;
         shoal_profile_summary sum[SHOAL_PROFILE_MAX_STAGES];
-        int ns = shoal_profile_summaries(sum, SHOAL_PROFILE_MAX_STAGES);
+        int ns = shoal_profile_get_summaries(prof, sum, SHOAL_PROFILE_MAX_STAGES);
         for (int k = 0; k < ns; k++)
             if (sum[k].id >= SHOAL_PROFILE_RENDER_BASE && sum[k].id < SHOAL_PROFILE_RENDER_BASE + 4)
                 r->render_stage_ms[sum[k].id - SHOAL_PROFILE_RENDER_BASE] = sum[k].median_ms;
@@ -912,7 +914,6 @@ int cmd_bench(int argc, char **argv)
         print_result(&res[i], stdout);
         fflush(stdout);
     }
-    shoal_system_set_thread_count(0);
     rc = 0;
     if (options_given(&o, "json")) {
         shoal_error e;

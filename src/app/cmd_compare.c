@@ -281,7 +281,6 @@ int cmd_compare(int argc, char **argv)
     const char *fmt = options_get(&o, "format");
     float *a = NULL, *b = NULL;
     size_t na, nb;
-    shoal_profile_reset();
     uint64_t t0 = shoal_profile_now_ns();
     if (app_state_read(o.positional[0], fmt, &a, &na, &e)) {
         options_fail(&o, "%s", e.message);
@@ -322,7 +321,7 @@ int cmd_compare(int argc, char **argv)
     if (options_given(&o, "stats")) {
         char title[128];
         snprintf(title, sizeof title, "shoal compare: %zu boids", na);
-        shoal_profile_print(stderr, title, 0);
+        app_profile_print(app_profile(), title, 0);
     }
     return 0;
 }
@@ -345,6 +344,8 @@ static shoal_status runner_create(runner *r, const char *name, const shoal_sim_d
     if (strcmp(name, "cpu") == 0) {
         if ((st = shoal_sim_create(d, &r->cpu, e)) || (st = shoal_sim_set_state(r->cpu, rows, e)))
             return st;
+        /* both CPU runs in one table (--stats): they step one after the other */
+        shoal_sim_set_profile(r->cpu, app_profile());
         return shoal_scene_add_obstacles(scene, r->cpu, e);
     }
     shoal_gpu_order order;
@@ -541,7 +542,7 @@ int cmd_diverge(int argc, char **argv)
         char title[160];
         snprintf(title, sizeof title, "shoal diverge: %zu boids, %lld steps (the CPU runs)", n,
                  done);
-        shoal_profile_print(stderr, title, 1);
+        app_profile_print(app_profile(), title, 1);
     }
     runner_destroy(&A);
     runner_destroy(&B);

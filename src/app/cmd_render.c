@@ -330,8 +330,6 @@ int cmd_render(int argc, char **argv)
     render_opts ro;
     if ((rc = parse_opts(&o, &ro)))
         return rc;
-    if (ro.threads > 0)
-        shoal_system_set_thread_count((int)ro.threads);
     struct stat in_st;
     int replay = !ro.bench && stat(options_get(&o, "in"), &in_st) == 0 && S_ISDIR(in_st.st_mode);
     /* outputs checked before the work (a replay's --out is a directory of frames) */
@@ -424,16 +422,16 @@ int cmd_render(int argc, char **argv)
     const char *trace = options_get(&o, "trace");
     if (trace) {
         /* a span per stage per thread and one per frame; preallocated, capped at 64 MiB */
-        int tracks = shoal_system_thread_count();
+        int tracks = ro.threads > 0 ? (int)ro.threads : shoal_system_thread_count();
         size_t frames = ro.bench ? (size_t)ro.bench + 2 : 1;
         size_t spans = frames * 5 + 16, cap = ((size_t)64 << 20) / 32 / (size_t)tracks;
-        if (shoal_profile_trace_open(tracks, spans < cap ? spans : cap, &e)) {
+        if (shoal_profile_trace_start(shoal_render_get_profile(r), tracks,
+                                      spans < cap ? spans : cap, &e)) {
             shoal_render_destroy(r);
             free(s.buf);
             return app_fail_status(&o, &e);
         }
     }
-    shoal_profile_reset();
     if (ro.bench) {
         rc = run_bench(&o, &ro, r, &s);
     } else {
@@ -471,7 +469,7 @@ int cmd_render(int argc, char **argv)
         shoal_render_stats st = shoal_render_get_stats(r);
         snprintf(title, sizeof title, "shoal render: %dx%d, %s, %d threads", ro.desc.width,
                  ro.desc.height, st.isa, st.thread_count);
-        shoal_profile_print(stderr, title, 1);
+        shoal_profile_write_table(shoal_render_get_profile(r), stderr, title, 1);
     }
     const char *out = options_get(&o, "out");
     uint32_t *over = NULL;
@@ -499,9 +497,9 @@ int cmd_render(int argc, char **argv)
     if (trace) {
         /* a failed run writes no output file, the trace included */
         shoal_error te;
-        if (rc == 0 && shoal_profile_trace_write(trace, &te))
+        if (rc == 0 && shoal_profile_trace_save(shoal_render_get_profile(r), trace, &te))
             rc = app_fail_status(&o, &te);
-        shoal_profile_trace_close();
+        shoal_profile_trace_stop(shoal_render_get_profile(r));
     }
     free(over);
     free(ids);

@@ -109,7 +109,6 @@ int cmd_init(int argc, char **argv)
         return mst ? app_fail_status(&o, &e) : 0;
     }
     shoal_sim *sim;
-    shoal_profile_reset();
     uint64_t t0 = shoal_profile_now_ns();
     if (shoal_sim_create(&d, &sim, &e))
         return app_fail_status(&o, &e);
@@ -132,7 +131,7 @@ int cmd_init(int argc, char **argv)
     if (options_given(&o, "stats")) {
         char title[128];
         snprintf(title, sizeof title, "shoal init: %zu boids", d.boid_count);
-        shoal_profile_print(stderr, title, 0);
+        app_profile_print(app_profile(), title, 0);
     }
     return 0;
 }
@@ -307,13 +306,13 @@ int cmd_step(int argc, char **argv)
         /* one span per stage and one per step, per thread; preallocated, capped at 64 MiB */
         int tracks = threads > 0 ? (int)threads : shoal_system_thread_count();
         size_t spans = (size_t)steps * 6 + 16, cap = ((size_t)64 << 20) / 32 / (size_t)tracks;
-        if (shoal_profile_trace_open(tracks, spans < cap ? spans : cap, &e)) {
+        if (shoal_profile_trace_start(shoal_sim_get_profile(sim), tracks, spans < cap ? spans : cap,
+                                      &e)) {
             shoal_sim_destroy(sim);
             free(rows);
             return app_fail_status(&o, &e);
         }
     }
-    shoal_profile_reset();
     progress pg;
     progress_begin(&pg, "shoal step", steps, options_given(&o, "quiet"));
     shoal_status st = app_sim_run(sim, steps, out_dir ? &tr : NULL, &pg, &e);
@@ -331,14 +330,16 @@ int cmd_step(int argc, char **argv)
     if (options_given(&o, "stats")) {
         char title[128];
         snprintf(title, sizeof title, "shoal step: %zu boids, %lld steps, %s, %d threads", count,
-                 steps, shoal_sim_isa_name(sim), shoal_system_thread_count());
-        shoal_profile_print(stderr, title, 1);
+                 steps, shoal_sim_isa_name(sim),
+                 threads > 0 ? (int)threads : shoal_system_thread_count());
+        shoal_profile_write_table(shoal_sim_get_profile(sim), stderr, title, 1);
     }
     if (trace) {
         /* a failed run writes no output file, the trace included */
         shoal_error te;
-        shoal_status tst = st ? SHOAL_OK : shoal_profile_trace_write(trace, &te);
-        shoal_profile_trace_close();
+        shoal_status tst =
+            st ? SHOAL_OK : shoal_profile_trace_save(shoal_sim_get_profile(sim), trace, &te);
+        shoal_profile_trace_stop(shoal_sim_get_profile(sim));
         if (tst) {
             shoal_sim_destroy(sim);
             free(rows);

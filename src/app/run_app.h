@@ -116,6 +116,9 @@ typedef struct app {
     /* stage totals of sims already destroyed (model switches, re-seeds) */
     double sim_stage_ms_closed[SIM_STAGES];
     uint64_t sim_steps_closed;
+    /* --trace: the one profile lent to every sim and renderer of the run, so that steps and
+     * frames land on the same tracks (NULL: each records into its own) */
+    shoal_profile *prof;
     /* renderer */
     shoal_renderer *ren;
     shoal_render_desc rdesc;
@@ -193,6 +196,8 @@ typedef struct run_script {
 
 /* Wall clock in seconds (the stage profiler's clock). */
 double run_now_s(void);
+/* The worker threads of the run's sim and renderer (--threads, else the process default). */
+int run_thread_count(const app *a);
 /* Set the orbit camera from an eye, a target and a vertical field of view in degrees. */
 void run_orbit_from_eye(orbit *o, const float eye[3], const float target[3], float fov);
 /* The renderer's camera for an orbit camera. */

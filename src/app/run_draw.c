@@ -243,16 +243,16 @@ static void draw_hud(app *a, canvas *cv)
             const shoal_param_info *p = plist[a->param_index % pn];
             OUT("%s = %.4g\n", p->name, (double)run_param_value(&a->desc.params, p));
         }
-        OUT("%d thr %s  h: help", shoal_system_thread_count(), isa_r);
+        OUT("%d thr %s  h: help", run_thread_count(a), isa_r);
         hud_text_block(a, cv, 10, 8, buf, 0xFFE8F4FF, 1);
         return;
     }
     OUT("shoal %6.1f fps (%.2f ms)   N %zu   model %s   %dx%d\n", a->hud_fps, h->ms[T_FRAME] / fr,
         shoal_sim_count(a->sim), shoal_model_name(a->desc.model), cv->w, cv->h);
     if (strcmp(isa_s, isa_r) == 0)
-        OUT("threads %d   ISA %s   ", shoal_system_thread_count(), isa_s);
+        OUT("threads %d   ISA %s   ", run_thread_count(a), isa_s);
     else
-        OUT("threads %d   ISA sim %s, render %s   ", shoal_system_thread_count(), isa_s, isa_r);
+        OUT("threads %d   ISA sim %s, render %s   ", run_thread_count(a), isa_s, isa_r);
     OUT("%s%s\n", a->winfo.present_path ? a->winfo.present_path : "-",
         a->cfg.vsync ? (a->winfo.vsync ? ", vsync" : ", paced") : ", vsync off");
     OUT("sim     %6.2f ms/step x%.2f:", h->ms[T_SIM] / steps, (double)h->steps / fr);

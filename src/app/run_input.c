@@ -377,6 +377,7 @@ static void handle_key(app *a, int key, int mods, int width, int height)
         if (shoal_render_create(&a->rdesc, &r, &e) == 0) {
             shoal_render_destroy(a->ren);
             a->ren = r;
+            shoal_render_set_profile(r, a->prof);
             run_set_status(a, "level of detail %s", run_onoff(a->rdesc.lod));
         } else {
             a->rdesc.lod = !a->rdesc.lod;

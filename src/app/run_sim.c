@@ -19,6 +19,11 @@
 
 double run_now_s(void) { return (double)shoal_profile_now_ns() * 1e-9; }
 
+int run_thread_count(const app *a)
+{
+    return a->cfg.threads > 0 ? a->cfg.threads : shoal_system_thread_count();
+}
+
 void run_orbit_from_eye(orbit *o, const float eye[3], const float target[3], float fov)
 {
     float d[3];
@@ -254,6 +259,7 @@ shoal_status run_sim_open(app *a, shoal_error *e)
     } else {
         if ((st = shoal_sim_create(&a->desc, &a->sim, e)))
             return st;
+        shoal_sim_set_profile(a->sim, a->prof);
         shoal_sim_init_state(a->sim, a->seed);
     }
     for (int k = 0; k < a->obs_count; k++) {
@@ -341,6 +347,7 @@ shoal_status run_renderer_open(app *a, float fish_length, shoal_error *e)
     if (a->ren)
         shoal_render_destroy(a->ren);
     a->ren = r;
+    shoal_render_set_profile(r, a->prof);
     return SHOAL_OK;
 }
 
@@ -424,7 +431,7 @@ void run_print_summary(app *a, const char *what)
            what, (unsigned long long)t->frames, (unsigned long long)a->steps_total, wall,
            wall > 0 ? (double)t->frames / wall : 0.0, a->rdesc.width, a->rdesc.height,
            a->ranks > 1 ? a->desc.boid_count : shoal_sim_count(a->sim),
-           shoal_model_name(a->desc.model), shoal_system_thread_count(), shoal_sim_isa_name(a->sim),
+           shoal_model_name(a->desc.model), run_thread_count(a), shoal_sim_isa_name(a->sim),
            a->rstats.isa ? a->rstats.isa : "-");
     printf("  %-30s %10s %12s %12s\n", "stage", "calls", "total ms", "ms/frame");
     shoal_stage_stats st[SIM_STAGES];
