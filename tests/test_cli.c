@@ -60,6 +60,21 @@ static void test_help(void **state)
     assert_int_equal(run("init --help"), 0);
     assert_int_equal(run("frobnicate"), 2);
     assert_non_null(strstr(g_err, "frobnicate"));
+    /* every command's --model names every model (app.h APP_MODEL_HELP), and a wrong one
+     * is told all of them */
+    const char *with_model[] = {"init", "step", "run", "sweep", "diverge"};
+    for (size_t c = 0; c < sizeof with_model / sizeof with_model[0]; c++) {
+        assert_int_equal(run("%s --help", with_model[c]), 0);
+        const char *line = strstr(g_out, "--model");
+        assert_non_null(line);
+        for (int m = 0; m < SHOAL_MODEL_COUNT; m++)
+            if (!strstr(line, shoal_model_name((shoal_model)m)))
+                fail_msg("%s --help: --model does not name %s", with_model[c],
+                         shoal_model_name((shoal_model)m));
+    }
+    assert_int_equal(run("init --model frob --out x.npy"), 2);
+    for (int m = 0; m < SHOAL_MODEL_COUNT; m++)
+        assert_non_null(strstr(g_err, shoal_model_name((shoal_model)m)));
 }
 
 static void test_init_and_step(void **state)

@@ -31,6 +31,7 @@
 #include <cmocka.h>
 
 #include "shoal/shoal.h"
+#include "sim/models.h"
 #include "tests/scenes.h"
 
 #include <math.h>
@@ -670,27 +671,25 @@ static void step_predators(const world *w, out *o)
     }
 }
 
+/* The reference of each model of sim/models.h, by name: a model without its ref_NAME does
+ * not compile. */
+typedef void (*ref_boid_fn)(const world *w, int i, out *o);
+#define ref_steer step_steer_average
+#define ref_average step_steer_average
+#define ref_heading step_heading
+#define ref_classic step_classic
+#define ref_fov step_fov
+#define REF_ENTRY(id, name) [id] = ref_##name,
+static const ref_boid_fn ref_models[SHOAL_MODEL_COUNT] = {SIM_MODELS(REF_ENTRY)};
+#undef REF_ENTRY
+
 static void ref_step(const world *w, out *o, int strict)
 {
     memset(o->b, 0, sizeof(book) * (size_t)w->n);
     o->pred_ambiguous = 0;
     for (int i = 0; i < w->n; i++) {
         o->b[i].strict = strict;
-        switch (w->model) {
-        case SHOAL_MODEL_STEER:
-        case SHOAL_MODEL_AVERAGE:
-            step_steer_average(w, i, o);
-            break;
-        case SHOAL_MODEL_HEADING:
-            step_heading(w, i, o);
-            break;
-        case SHOAL_MODEL_CLASSIC:
-            step_classic(w, i, o);
-            break;
-        default:
-            step_fov(w, i, o);
-            break;
-        }
+        ref_models[w->model](w, i, o);
     }
     step_predators(w, o);
 }
@@ -951,7 +950,7 @@ static double random_params(world *w)
         }
         R = q->fov;
         break;
-    default:
+    case SHOAL_MODEL_FOV:
         q->coh_dist2 = (float)runi(0.05, 9);
         q->sep_dist2 = (float)runi(0.05, 9);
         q->ali_dist2 = (float)runi(0.05, 9);
@@ -970,6 +969,8 @@ static double random_params(world *w)
             q->boundary_center[c] = (float)runi(-1, 1);
         R = sqrt(fmax(q->coh_dist2, fmax(q->sep_dist2, q->ali_dist2)));
         break;
+    default:
+        fail_msg("no random parameters for model %s: add its case", shoal_model_name(w->model));
     }
     return R;
 }
@@ -1101,32 +1102,16 @@ static void random_model(shoal_model model, int sets, uint64_t seed0)
     assert_true(t.skipped * 20 < t.checked + t.skipped); /* < 5 % unjudged */
 }
 
+/* test_random_NAME for every model of sim/models.h (seed: the enum value + 1) */
 #define SETS 300
-static void test_random_steer(void **st)
-{
-    (void)st;
-    random_model(SHOAL_MODEL_STEER, SETS, 1);
-}
-static void test_random_average(void **st)
-{
-    (void)st;
-    random_model(SHOAL_MODEL_AVERAGE, SETS, 2);
-}
-static void test_random_heading(void **st)
-{
-    (void)st;
-    random_model(SHOAL_MODEL_HEADING, SETS, 3);
-}
-static void test_random_classic(void **st)
-{
-    (void)st;
-    random_model(SHOAL_MODEL_CLASSIC, SETS, 4);
-}
-static void test_random_fov(void **st)
-{
-    (void)st;
-    random_model(SHOAL_MODEL_FOV, SETS, 5);
-}
+#define RANDOM_TEST(id, name)                                                                      \
+    static void test_random_##name(void **st)                                                      \
+    {                                                                                              \
+        (void)st;                                                                                  \
+        random_model(id, SETS, (uint64_t)(id) + 1);                                                \
+    }
+SIM_MODELS(RANDOM_TEST)
+#undef RANDOM_TEST
 
 /* ---- placed cases: exactly on each threshold, and one float step past it ---- */
 
@@ -1502,12 +1487,10 @@ int main(void)
     /* classic follows MODELS.md: a divided by the sum of the weights (any weights, a zero
      * sum included) */
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_steer),
-        cmocka_unit_test(test_random_average),
-        cmocka_unit_test(test_random_heading),
-        cmocka_unit_test(test_random_fov),
-        cmocka_unit_test(test_random_classic),
-        cmocka_unit_test(test_thresholds_classic),
+#define RANDOM_CASE(id, name) cmocka_unit_test(test_random_##name),
+        SIM_MODELS(RANDOM_CASE)
+#undef RANDOM_CASE
+            cmocka_unit_test(test_thresholds_classic),
         cmocka_unit_test(test_thresholds_steer_average),
         cmocka_unit_test(test_thresholds_heading),
         cmocka_unit_test(test_thresholds_fov),

@@ -45,6 +45,10 @@ void app_stage_done(const char *group, const char *name, uint64_t t0_ns);
 /* A profile's table on stderr under `title` (a line saying so when `p` is NULL). */
 void app_profile_print(const shoal_profile *p, const char *title, int per_thread);
 
+/* The help of every command's --model option: the models of the table (src/sim/models.h),
+ * in enum order (test_cli checks that every model is named). */
+#define APP_MODEL_HELP "model: steer, average, heading, classic, fov"
+
 /* --scene and --model, for every command that takes both (init, step, run, diverge): the
  * scene loaded into *scene (zeroed without --scene) and the model they name (--model, else
  * the scene's, else steer). A --model other than the scene's model (steer when the scene
@@ -74,9 +78,25 @@ int app_parse_size(const struct opt_values *o, int *w, int *h);
  * stays the one line on stderr. */
 void app_print_scaled(const char *cmd, const app_scaled *sc, const shoal_sim_desc *after);
 
-/* State files by format ("auto": .bin is Unity's raw buffer, else .npy; "npy"; "unity"; a
- * NaN or infinity in a state read is SHOAL_ERR_INPUT naming row and column; written .vtp
- * without a format is ParaView's, write only). */
+/* A state file format (app.c's table: npy, unity, vtk). */
+typedef struct app_format {
+    const char *name; /* --format */
+    const char *ext;  /* the extension that picks it without --format, and of its frames */
+    shoal_status (*read)(const char *path, float **rows, size_t *count, shoal_error *e);
+    shoal_status (*write)(const char *path, const float *rows, size_t count, double t_s,
+                          shoal_error *e); /* t_s: the state's time, NAN when unknown */
+    int trajectory;                        /* step --out-dir writes it */
+    int collection;                        /* ... with a ParaView collection (trajectory.pvd) */
+} app_format;
+/* The format called `name` (with trajectory != 0: only one a trajectory is written in), or
+ * NULL. */
+const app_format *app_format_find(const char *name, int trajectory);
+/* The names of the formats that can be read (readable) or written in a trajectory, after
+ * `first` if not NULL, as "a, b or c", into buf. */
+void app_format_names(char *buf, size_t size, int readable, int trajectory, const char *first);
+/* State files by format ("auto" or NULL: by the extension, .bin is Unity's raw buffer, else
+ * .npy; a named format; a NaN or infinity in a state read is SHOAL_ERR_INPUT naming row and
+ * column; written .vtp without a format is ParaView's, write only). */
 shoal_status app_state_read(const char *path, const char *format, float **rows, size_t *count,
                             shoal_error *e);
 shoal_status app_state_write(const char *path, const char *format, const float *rows, size_t count,

@@ -392,7 +392,7 @@ static const opt_spec diverge_opts[] = {
     {"stats-every", OPT_VALUE, "S", "10", "flock statistics every S steps (0: never)"},
     {"csv", OPT_VALUE, "FILE.csv", NULL, "per-step errors and statistics (required)"},
     {"format", OPT_VALUE, "auto|npy|unity", "auto", "input format"},
-    {"model", OPT_VALUE, "M", "steer", "model: steer, average, heading, classic, fov"},
+    {"model", OPT_VALUE, "M", "steer", APP_MODEL_HELP},
     {"scene", OPT_VALUE, "FILE.ini", NULL, "scene file: model and parameters"},
     {"set", OPT_REPEAT, "NAME=VALUE", NULL, "set a model parameter"},
     {"dt", OPT_VALUE, "DT", "1/60", "time step in seconds"},

@@ -19,7 +19,7 @@
 static const opt_spec run_specs[] = {
     {"scene", OPT_VALUE, "FILE.ini", "the model's assets/scenes/MODEL.ini",
      "scene file: model, parameters, count, seed, camera, fish length"},
-    {"model", OPT_VALUE, "M", "steer", "model: steer, average, heading, classic, fov"},
+    {"model", OPT_VALUE, "M", "steer", APP_MODEL_HELP},
     {"count", OPT_VALUE, "N", "the scene's (steer: 16384)",
      "number of fish; walls, start region and camera are scaled by cbrt(N / the scene's "
      "count) to keep the scene's density (--set wins)"},

@@ -63,7 +63,7 @@ static int step_gpu(const shoal_sim_desc *d, const shoal_scene *scene, const cha
 }
 
 static const opt_spec init_opts[] = {
-    {"model", OPT_VALUE, "M", "steer", "model: steer, average, heading, classic, fov"},
+    {"model", OPT_VALUE, "M", "steer", APP_MODEL_HELP},
     {"count", OPT_VALUE, "N", "the scene's (model's default)",
      "number of boids; walls and start region are scaled by cbrt(N / the scene's count) to "
      "keep the scene's density (--set wins)"},
@@ -137,7 +137,7 @@ int cmd_init(int argc, char **argv)
 }
 
 static const opt_spec step_opts[] = {
-    {"model", OPT_VALUE, "M", "steer", "model: steer, average, heading, classic, fov"},
+    {"model", OPT_VALUE, "M", "steer", APP_MODEL_HELP},
     {"in", OPT_VALUE, "A.npy", NULL, "input state file (required)"},
     {"out", OPT_VALUE, "B.npy", NULL, "output state file (required)"},
     {"steps", OPT_VALUE, "K", "1", "number of synchronous steps"},
@@ -231,8 +231,11 @@ int cmd_step(int argc, char **argv)
     if (options_given(&o, "every") && (rc = options_int(&o, "every", 1, 1000000000LL, &every)))
         return rc;
     const char *format = options_get(&o, "format");
-    if (strcmp(format, "npy") != 0 && strcmp(format, "vtk") != 0)
-        return options_fail(&o, "--format: '%s' (expected npy or vtk)", format);
+    if (!app_format_find(format, 1)) {
+        char names[128];
+        app_format_names(names, sizeof names, 0, 1, NULL);
+        return options_fail(&o, "--format: '%s' (expected %s)", format, names);
+    }
     if (mpi_running()) {
         /* over MPI ranks: the same bytes as one process (docs/ARCHITECTURE.md, "MPI") */
         if (strcmp(options_get(&o, "backend"), "cpu") != 0)

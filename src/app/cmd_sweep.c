@@ -32,7 +32,7 @@
 #define SWEEP_MAX_MEMBERS 10000000LL
 
 static const opt_spec sweep_opts[] = {
-    {"model", OPT_VALUE, "M", "steer", "model: steer, average, heading, classic, fov"},
+    {"model", OPT_VALUE, "M", "steer", APP_MODEL_HELP},
     {"scene", OPT_VALUE, "FILE.ini", NULL, "scene file: model, parameters, count, obstacles"},
     {"set", OPT_REPEAT, "NAME=VALUE", NULL, "set a parameter for every member"},
     {"vary", OPT_REPEAT, "NAME=a:b:step|v1,v2,...", NULL,

@@ -189,8 +189,8 @@ typedef struct run_script {
     int failed;
 } run_script;
 
-/* The rule parameters the keys edit (run_input.c's list, where the model has them). */
-#define RUN_EDITABLE_COUNT 31
+/* The most rule parameters the keys edit in one model (its shoal_model_info.live_params). */
+#define RUN_EDITABLE_COUNT 32
 
 /* ---- run_sim.c ------------------------------------------------------------------------- */
 
@@ -235,12 +235,13 @@ void run_print_summary(app *a, const char *what);
 /* Free everything the app owns (not `a` itself). */
 void run_app_free(app *a);
 
-/* ---- run_input.c ----------------------------------------------------------------------- */
-
-/* The model's editable parameters into `out` (RUN_EDITABLE_COUNT); returns how many. */
+/* The parameters the keys edit (the model's shoal_model_info.live_params, in key order)
+ * into `out` (RUN_EDITABLE_COUNT at most); returns how many. */
 int run_params_editable(shoal_model m, const shoal_param_info **out);
 /* A parameter's current value in `p`. */
 float run_param_value(const shoal_params *p, const shoal_param_info *info);
+
+/* ---- run_input.c ----------------------------------------------------------------------- */
 /* Apply one event (key, button, motion, wheel, window) to the app; w, h: the frame size. */
 void run_handle_event(app *a, const app_event *ev, int w, int h);
 /* Read --script's lines; 0, or 2 after printing. */

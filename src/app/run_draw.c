@@ -16,8 +16,8 @@
 
 static float extrapolation_scale(const app *a)
 {
-    /* fov's velocities are units per step (its seed adds v to p with no dt) */
-    return a->desc.model == SHOAL_MODEL_FOV ? 1.0f : (float)a->desc.dt_s;
+    /* velocities in units per step (fov: its seed adds v to p with no dt) or per second */
+    return shoal_model_get_info(a->desc.model)->speed_per_step ? 1.0f : (float)a->desc.dt_s;
 }
 
 /* Grid view: colour groups for every instance (view order) and the picked boid's cell. */

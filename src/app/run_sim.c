@@ -88,6 +88,37 @@ void run_set_status(app *a, const char *fmt, ...)
         printf("shoal: %s\n", a->status);
 }
 
+/* ---- the parameters the keys edit ------------------------------------------------------ */
+
+static const shoal_param_info *param_find(shoal_model m, const char *name)
+{
+    size_t n;
+    const shoal_param_info *l = shoal_params_list(m, &n);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(l[i].name, name) == 0)
+            return &l[i];
+    return NULL;
+}
+
+int run_params_editable(shoal_model m, const shoal_param_info **out)
+{
+    const shoal_model_info *mi = shoal_model_get_info(m);
+    int n = 0;
+    for (size_t i = 0; mi && i < mi->live_count && n < RUN_EDITABLE_COUNT; i++) {
+        const shoal_param_info *p = param_find(m, mi->live_params[i]);
+        if (p)
+            out[n++] = p;
+    }
+    return n;
+}
+
+float run_param_value(const shoal_params *p, const shoal_param_info *info)
+{
+    float v;
+    memcpy(&v, (const char *)p + info->offset, sizeof v);
+    return v;
+}
+
 /* ---- sim and scene --------------------------------------------------------------------- */
 
 /* steer and average start, as their seeds do, from a unit ball: 16384 fish that all see

@@ -3,6 +3,7 @@
  * (traj.h). The step loop only decides where to cut a run into shoal_sim_step calls; the
  * library guarantees the cuts change no bit. Owns the files of a trajectory directory. */
 #include "app/traj.h"
+#include "app/app.h"
 #include "shoal/profile.h"
 
 #include <errno.h>
@@ -122,12 +123,11 @@ shoal_status traj_open(traj *t, const char *dir, const char *format, long long e
                        shoal_error *e)
 {
     memset(t, 0, sizeof *t);
-    if (strcmp(format, "npy") == 0)
-        t->vtk = 0;
-    else if (strcmp(format, "vtk") == 0)
-        t->vtk = 1;
-    else
-        return shoal_error_set(e, SHOAL_ERR_INPUT, "--format: '%s' (expected npy or vtk)", format);
+    if (!(t->fmt = app_format_find(format, 1))) {
+        char names[128];
+        app_format_names(names, sizeof names, 0, 1, NULL);
+        return shoal_error_set(e, SHOAL_ERR_INPUT, "--format: '%s' (expected %s)", format, names);
+    }
     shoal_status st = traj_mkdir(dir, e);
     if (st)
         return st;
@@ -142,7 +142,7 @@ shoal_status traj_open(traj *t, const char *dir, const char *format, long long e
 
 static void frame_name(const traj *t, long long step, char *buf, size_t n)
 {
-    snprintf(buf, n, "state_%06lld.%s", step, t->vtk ? "vtp" : "npy");
+    snprintf(buf, n, "state_%06lld%s", step, t->fmt->ext);
 }
 
 shoal_status traj_write(traj *t, const shoal_sim *sim, long long step, shoal_error *e)
@@ -160,8 +160,7 @@ shoal_status traj_write(traj *t, const shoal_sim *sim, long long step, shoal_err
     snprintf(path, sizeof path, "%s/%s", t->dir, name);
     double time = shoal_sim_time(sim);
     shoal_sim_get_state(sim, t->rows);
-    shoal_status st = t->vtk ? shoal_io_vtp_write(path, t->rows, t->count, time, e)
-                             : shoal_io_npy_write(path, t->rows, t->count, e);
+    shoal_status st = t->fmt->write(path, t->rows, t->count, time, e);
     if (st)
         return st;
     t->frames[t->frame_count].step = step;
@@ -194,7 +193,7 @@ static shoal_status write_pvd(const traj *t, shoal_error *e)
 shoal_status traj_close(traj *t, const shoal_sim *sim, long long steps, int ok, shoal_error *e)
 {
     shoal_status st = SHOAL_OK;
-    if (ok && t->vtk)
+    if (ok && t->fmt && t->fmt->collection)
         st = write_pvd(t, e);
     if (ok && !st) {
         char path[4200];
@@ -205,7 +204,7 @@ shoal_status traj_close(traj *t, const shoal_sim *sim, long long steps, int ok, 
             FILE *f = af.file;
             const shoal_sim_desc *d = shoal_sim_get_desc(sim);
             fprintf(f, "{\n  \"shoal\": \"%s\",\n  \"format\": \"%s\",\n  \"model\": ",
-                    SHOAL_VERSION_STRING, t->vtk ? "vtk" : "npy");
+                    SHOAL_VERSION_STRING, t->fmt->name);
             json_write_string(f, shoal_model_name(d->model));
             fprintf(f,
                     ",\n  \"count\": %zu,\n  \"seed\": %llu,\n  \"dt\": %.17g,\n  \"t0\": %.17g,\n"

@@ -36,7 +36,7 @@ typedef struct traj_frame_rec {
 
 typedef struct traj {
     char dir[4096];
-    int vtk;
+    const struct app_format *fmt; /* app.c's table: npy, or vtk (with trajectory.pvd) */
     long long every;
     float *rows;
     size_t count;

@@ -2,8 +2,9 @@
 /* Device glue of the CUDA backend: the step constants and one adapter per model that feeds
  * src/sim/rules.h -- the rules both backends compile -- from the GPU's thread-per-boid walk
  * (gpu_sim.cu k_forces): begin(p, v), pair(p, candidate) in the CPU's candidate order,
- * finish(p, v, extras). No arithmetic of a rule is written here. The constants are a
- * kernel parameter of every launch, so each simulation's kernels read its own: two
+ * finish(p, v, extras), one gpu_model_NAME for every model of sim/models.h (gpu_sim.cu
+ * launches k_forces<gpu_model_NAME> from that list). No arithmetic of a rule is written here. The
+ * constants are a kernel parameter of every launch, so each simulation's kernels read its own: two
  * simulations of one process stepped in turn, or from two threads, never see each other's
  * (a __constant__ block is one per process, whatever object uploaded it last).
  * Included only by gpu_sim.cu. Exactness: rules.h under nvcc uses __fdiv_rn / __fsqrt_rn,
@@ -13,6 +14,7 @@
 
 #include <stdint.h>
 
+#include "sim/models.h"
 #include "sim/rules.h"
 
 /* Everything a step's kernels read that is the same for every boid. Passed by value to
@@ -66,13 +68,16 @@ template <bool AVERAGE> struct model_steer_average {
     }
 };
 
+typedef model_steer_average<false> gpu_model_steer;
+typedef model_steer_average<true> gpu_model_average;
+
 /* heading: rules.h rule_heading_*. dir_j (rule_heading_dir) is a property of the candidate:
  * the gather computed it once per boid into sdir. */
-struct model_heading {
+struct gpu_model_heading {
     static const bool DIRS = true; /* the gather fills sdir with dir_j */
     const gpu_consts *__restrict__ k;
     rule_hd a;
-    __device__ __forceinline__ explicit model_heading(const gpu_consts *kk) : k(kk) {}
+    __device__ __forceinline__ explicit gpu_model_heading(const gpu_consts *kk) : k(kk) {}
     __device__ __forceinline__ void begin(vf3, vf3) { rule_heading_begin(&a); }
     __device__ __forceinline__ void pair(vf3 p, float4 pj, float4, float4 dj)
     {
@@ -91,11 +96,11 @@ struct model_heading {
 };
 
 /* classic: rules.h rule_classic_*. The virtual wall boids come first (begin). */
-struct model_classic {
+struct gpu_model_classic {
     static const bool DIRS = false;
     const gpu_consts *__restrict__ k;
     rule_cl a;
-    __device__ __forceinline__ explicit model_classic(const gpu_consts *kk) : k(kk) {}
+    __device__ __forceinline__ explicit gpu_model_classic(const gpu_consts *kk) : k(kk) {}
     __device__ __forceinline__ void begin(vf3 p, vf3) { rule_classic_begin(&a, &k->prm, p); }
     __device__ __forceinline__ void pair(vf3 p, float4 pj, float4 vj, float4)
     {
@@ -108,11 +113,11 @@ struct model_classic {
 };
 
 /* fov: rules.h rule_fov_* */
-struct model_fov {
+struct gpu_model_fov {
     static const bool DIRS = false;
     const gpu_consts *__restrict__ k;
     rule_fv a;
-    __device__ __forceinline__ explicit model_fov(const gpu_consts *kk) : k(kk) {}
+    __device__ __forceinline__ explicit gpu_model_fov(const gpu_consts *kk) : k(kk) {}
     __device__ __forceinline__ void begin(vf3, vf3 v) { rule_fov_begin(&a, v); }
     __device__ __forceinline__ void pair(vf3 p, float4 pj, float4 vj, float4)
     {

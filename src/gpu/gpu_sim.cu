@@ -163,7 +163,8 @@ __global__ void __launch_bounds__(256)
         local_of[i] = r;
 }
 
-/* dir_j as the CPU computes it for a candidate (rules.h). */
+/* dir_j as the CPU computes it for a candidate (rules.h): heading's, the one adapter with
+ * DIRS. */
 static __device__ __forceinline__ float4 heading_dir(float4 v)
 {
     float d[3];
@@ -172,7 +173,7 @@ static __device__ __forceinline__ float4 heading_dir(float4 v)
 }
 
 /* STABLE: thread i = sorted slot i; row_sorted[i] says which row lands there. */
-template <bool HEADING>
+template <bool DIRS>
 __global__ void __launch_bounds__(256)
     k_gather(uint32_t n, const uint32_t *__restrict__ row_sorted, const float4 *__restrict__ pos,
              const float4 *__restrict__ vel, float4 *__restrict__ spos, float4 *__restrict__ svel,
@@ -185,12 +186,12 @@ __global__ void __launch_bounds__(256)
     float4 v = vel[r];
     spos[i] = pos[r];
     svel[i] = v;
-    if (HEADING)
+    if (DIRS)
         sdir[i] = heading_dir(v);
 }
 
 /* ATOMIC: thread i = input row i; its slot is its cell's start plus its arrival rank. */
-template <bool HEADING>
+template <bool DIRS>
 __global__ void __launch_bounds__(256)
     k_scatter_atomic(uint32_t n, const uint32_t *__restrict__ cell_of,
                      const uint32_t *__restrict__ local_of, const uint32_t *__restrict__ cell_start,
@@ -207,7 +208,7 @@ __global__ void __launch_bounds__(256)
     float4 v = vel[i];
     spos[slot] = pos[i];
     svel[slot] = v;
-    if (HEADING)
+    if (DIRS)
         sdir[slot] = heading_dir(v);
     cell_sorted[slot] = c;
     row_sorted[slot] = i;
@@ -392,8 +393,10 @@ static unsigned blocks_for(size_t n, unsigned threads)
     return (unsigned)((n + threads - 1) / threads);
 }
 
-/* model_consts of sim.c's prepare_consts, with the same host arithmetic (the targets and
- * the predators are filled per step / on the device). */
+/* The step constants: the CPU's own sim_model_consts (the model's entry, models.c: the
+ * same host arithmetic, so the same bits), then what only the GPU's walk keeps here (the
+ * grid, the largest radii, the predators' turn). heading's targets are drawn per step
+ * (enqueue_step); the predators live in device memory. */
 static void fill_consts(shoal_gpu_sim *s)
 {
     const shoal_params *p = &s->desc.params;
@@ -405,29 +408,27 @@ static void fill_consts(shoal_gpu_sim *s)
         k->dims[c] = s->g.dims[c];
     }
     k->inv_cell = s->g.inv_cell;
-    mc->dt = (float)s->desc.dt_s;
-    mc->sep_r2 = p->sep_radius * p->sep_radius;
-    mc->ali_r2 = p->ali_radius * p->ali_radius;
-    mc->coh_r2 = p->coh_radius * p->coh_radius;
+    sim_model_consts(s->desc.model, p, s->desc.dt_s, mc);
     float mx = mc->sep_r2 > mc->ali_r2 ? mc->sep_r2 : mc->ali_r2;
     k->max_r2 = mc->coh_r2 > mx ? mc->coh_r2 : mx;
-    mc->r = mc->r2 = 0.0f;
-    if (s->desc.model == SHOAL_MODEL_HEADING) {
-        mc->r = p->neighbor_radius;
-        mc->r2 = p->neighbor_radius * p->neighbor_radius;
-        mc->target_count = (int)p->target_count;
-    } else if (s->desc.model == SHOAL_MODEL_CLASSIC) {
-        mc->r = p->fov;
-        mc->r2 = p->fov * p->fov;
-    }
-    mc->cos_coh = cosf(p->coh_angle);
-    mc->cos_sep = cosf(p->sep_angle);
-    mc->cos_ali = cosf(p->ali_angle);
     k->max2 = rule_fov_max2(p);
     mc->predator_count = (int)p->predator_count;
-    mc->flee_r = p->flee_radius;
-    mc->flee_r2 = p->flee_radius * p->flee_radius;
     k->pred_turn = rule_predator_turn(p, mc->dt);
+}
+
+/* Whether the model's adapter reads each candidate's direction (sdir, filled by the
+ * gather): gpu_model_NAME::DIRS. */
+static bool model_dirs(shoal_model model)
+{
+    switch (model) {
+#define DIRS_CASE(id, name)                                                                        \
+    case id:                                                                                       \
+        return gpu_model_##name::DIRS;
+        SIM_MODELS(DIRS_CASE)
+#undef DIRS_CASE
+    default:
+        return false;
+    }
 }
 
 extern "C" void shoal_gpu_sim_destroy(shoal_gpu_sim *s)
@@ -493,7 +494,7 @@ static shoal_status create_impl(shoal_gpu_sim *s, shoal_error *err)
     CK(cudaMalloc(&s->cell_start, (cells + 1) * sizeof(uint32_t)), "allocating cell table");
     CK(cudaMalloc(&s->spos, n * sizeof(float4)), "allocating sorted positions");
     CK(cudaMalloc(&s->svel, n * sizeof(float4)), "allocating sorted velocities");
-    if (s->desc.model == SHOAL_MODEL_HEADING)
+    if (model_dirs(s->desc.model))
         CK(cudaMalloc(&s->sdir, n * sizeof(float4)), "allocating directions");
     CK(cudaMalloc(&s->fault, sizeof(gpu_fault)), "allocating the fault record");
     CK(cudaMalloc(&s->pred, sizeof(gpu_predators)), "allocating the predators");
@@ -646,20 +647,13 @@ static void launch_forces(shoal_gpu_sim *s, uint32_t step, int dst)
     s->k, n, step, s->spos, s->svel, s->sdir, s->cell_sorted, s->row_sorted, s->cell_start,        \
         s->pos[dst], s->vel[dst], s->fault, s->pred
     switch (s->desc.model) {
-    case SHOAL_MODEL_STEER:
-        k_forces<model_steer_average<false>><<<B, T>>>(FORCES_ARGS);
+#define FORCES_CASE(id, name)                                                                      \
+    case id:                                                                                       \
+        k_forces<gpu_model_##name><<<B, T>>>(FORCES_ARGS);                                         \
         break;
-    case SHOAL_MODEL_AVERAGE:
-        k_forces<model_steer_average<true>><<<B, T>>>(FORCES_ARGS);
-        break;
-    case SHOAL_MODEL_HEADING:
-        k_forces<model_heading><<<B, T>>>(FORCES_ARGS);
-        break;
-    case SHOAL_MODEL_CLASSIC:
-        k_forces<model_classic><<<B, T>>>(FORCES_ARGS);
-        break;
+        SIM_MODELS(FORCES_CASE)
+#undef FORCES_CASE
     default:
-        k_forces<model_fov><<<B, T>>>(FORCES_ARGS);
         break;
     }
 #undef FORCES_ARGS
@@ -672,6 +666,7 @@ static shoal_status enqueue_step(shoal_gpu_sim *s, uint32_t step, int src, int d
     const uint32_t n = (uint32_t)s->count;
     const size_t cells = (size_t)s->g.cell_count;
     const bool heading = s->desc.model == SHOAL_MODEL_HEADING;
+    const bool dirs = model_dirs(s->desc.model);
     const bool atomic = s->order == SHOAL_GPU_ORDER_ATOMIC;
     const unsigned T = 256, B = blocks_for(n, T);
 
@@ -693,7 +688,7 @@ static shoal_status enqueue_step(shoal_gpu_sim *s, uint32_t step, int src, int d
                                      0),
        "scanning cell counts");
     if (atomic) {
-        if (heading)
+        if (dirs)
             k_scatter_atomic<true><<<B, T>>>(n, s->cell_of, s->local_of, s->cell_start, s->pos[src],
                                              s->vel[src], s->spos, s->svel, s->sdir, s->cell_sorted,
                                              s->row_sorted);
@@ -709,7 +704,7 @@ static shoal_status enqueue_step(shoal_gpu_sim *s, uint32_t step, int src, int d
         CK(cub::DeviceRadixSort::SortPairs(s->temp, tb, s->cell_of, s->cell_sorted, s->iota,
                                            s->row_sorted, (int)n, 0, s->end_bit, 0),
            "sorting by cell");
-        if (heading)
+        if (dirs)
             k_gather<true>
                 <<<B, T>>>(n, s->row_sorted, s->pos[src], s->vel[src], s->spos, s->svel, s->sdir);
         else

@@ -7,6 +7,7 @@
 #include "core/cpu.h"
 #include "core/profile.h"
 #include "core/timer.h"
+#include "sim/models.h"
 #include "sim/sim_config.h"
 #include "sim/sim_internal.h"
 
@@ -317,40 +318,21 @@ void shoal_sim_clear_targets(shoal_sim *s) { memset(s->target_pinned, 0, sizeof 
 
 /* ---- the step --------------------------------------------------------------------- */
 
+/* The step's constants: those of the parameters (the model's own through its entry,
+ * models.c), then heading's targets of this time (with the user's pins) and the predators
+ * where they start the step. */
 static void prepare_consts(shoal_sim *s)
 {
     const shoal_params *p = &s->desc.params;
     model_consts *mc = &s->mc;
-    mc->dt = (float)s->desc.dt_s;
-    mc->sep_r2 = p->sep_radius * p->sep_radius;
-    mc->ali_r2 = p->ali_radius * p->ali_radius;
-    mc->coh_r2 = p->coh_radius * p->coh_radius;
-    switch (s->desc.model) {
-    case SHOAL_MODEL_HEADING:
-        mc->r = p->neighbor_radius;
-        mc->r2 = p->neighbor_radius * p->neighbor_radius;
-        mc->inv_r = 1.0f / p->neighbor_radius;
-        mc->target_count = (int)p->target_count;
+    sim_model_consts(s->desc.model, p, s->desc.dt_s, mc);
+    if (s->desc.model == SHOAL_MODEL_HEADING) {
         sim_heading_targets(p, s->desc.seed, shoal_sim_time(s), &mc->targets[0][0]);
         for (int k = 0; k < mc->target_count; k++)
             if (s->target_pinned[k])
                 memcpy(mc->targets[k], s->target_pin[k], sizeof mc->targets[k]);
-        break;
-    case SHOAL_MODEL_CLASSIC:
-        mc->r = p->fov;
-        mc->r2 = p->fov * p->fov;
-        break;
-    case SHOAL_MODEL_FOV:
-        mc->cos_coh = cosf(p->coh_angle);
-        mc->cos_sep = cosf(p->sep_angle);
-        mc->cos_ali = cosf(p->ali_angle);
-        break;
-    default:
-        break;
     }
     mc->predator_count = s->predator_count;
-    mc->flee_r = p->flee_radius;
-    mc->flee_r2 = p->flee_radius * p->flee_radius;
     memcpy(mc->predators, s->pred_p, (size_t)s->predator_count * sizeof mc->predators[0]);
 }
 
