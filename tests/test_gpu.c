@@ -12,6 +12,7 @@
 
 #include "shoal/gpu.h"
 #include "shoal/shoal.h"
+#include "tests/cli_harness.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -379,8 +380,8 @@ static void test_run_backend(void **state)
         printf("SKIP (test_run_backend): SHOAL_EXE not set\n");
         return;
     }
-    char dir[] = "/tmp/shoal-gpu-run-XXXXXX";
-    assert_non_null(mkdtemp(dir));
+    assert_int_equal(cli_setup("gpu-run"), 0);
+    const char *dir = g_dir;
     const char *models[] = {"steer", "heading"};
     for (int m = 0; m < 2; m++) {
         const char *backends[] = {"cpu", "cuda"};
@@ -431,9 +432,7 @@ static void test_run_backend(void **state)
                same);
         assert_int_equal(same, 30);
     }
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(cli_teardown(), 0);
 }
 
 int main(void)
