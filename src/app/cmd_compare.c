@@ -78,15 +78,6 @@ static shoal_status compare_states(const float *a, const float *b, size_t n, dou
     return st;
 }
 
-/* JSON numbers: non-finite values are null. */
-static void jnum(FILE *f, double v)
-{
-    if (isfinite(v))
-        fprintf(f, "%.9g", v);
-    else
-        fputs("null", f);
-}
-
 /* The statistics as compare prints them, in one place for the text, the JSON and B - A. */
 typedef struct stat_row {
     double polarisation, milling, nn_mean, neighbors_mean, centroid[3], extent[3], gyration;
@@ -115,27 +106,27 @@ static stat_row stat_row_of(const shoal_stats *s)
 static void json_stats(FILE *f, const char *key, const stat_row *s)
 {
     fprintf(f, "  \"%s\": {\"polarisation\": ", key);
-    jnum(f, s->polarisation);
+    json_write_number(f, s->polarisation, 9);
     fputs(", \"milling\": ", f);
-    jnum(f, s->milling);
+    json_write_number(f, s->milling, 9);
     fputs(", \"mean_nn_distance\": ", f);
-    jnum(f, s->nn_mean);
+    json_write_number(f, s->nn_mean, 9);
     fputs(", \"mean_neighbors\": ", f);
-    jnum(f, s->neighbors_mean);
+    json_write_number(f, s->neighbors_mean, 9);
     fputs(", \"centroid\": [", f);
     for (int k = 0; k < 3; k++) {
-        jnum(f, s->centroid[k]);
+        json_write_number(f, s->centroid[k], 9);
         fputs(k < 2 ? ", " : "], \"extent\": [", f);
     }
     for (int k = 0; k < 3; k++) {
-        jnum(f, s->extent[k]);
+        json_write_number(f, s->extent[k], 9);
         fputs(k < 2 ? ", " : "], \"radius_of_gyration\": ", f);
     }
-    jnum(f, s->gyration);
+    json_write_number(f, s->gyration, 9);
     fprintf(f, ", \"nonfinite\": %.0f, \"mean_speed\": ", s->nonfinite);
-    jnum(f, s->mean_speed);
+    json_write_number(f, s->mean_speed, 9);
     fprintf(f, ", \"group_count\": %.0f, \"largest_group_fraction\": ", s->groups);
-    jnum(f, s->largest_group);
+    json_write_number(f, s->largest_group, 9);
     fputs("}", f);
 }
 
@@ -163,13 +154,13 @@ static stat_row stats_diff(const shoal_stats *sa, const shoal_stats *sb)
 static void json_err(FILE *f, const char *key, const err_stats *e)
 {
     fprintf(f, "  \"%s\": {\"max_abs\": ", key);
-    jnum(f, e->max_abs);
+    json_write_number(f, e->max_abs, 9);
     fputs(", \"rms_abs\": ", f);
-    jnum(f, e->rms_abs);
+    json_write_number(f, e->rms_abs, 9);
     fputs(", \"max_rel\": ", f);
-    jnum(f, e->max_rel);
+    json_write_number(f, e->max_rel, 9);
     fputs(", \"rms_rel\": ", f);
-    jnum(f, e->rms_rel);
+    json_write_number(f, e->rms_rel, 9);
     fputs("}", f);
 }
 
@@ -187,13 +178,13 @@ static shoal_status write_json(const char *path, const char *na, const char *nb,
     json_write_string(f, nb);
     fprintf(f, ",\n  \"count\": %zu,\n  \"identical\": %zu,\n  \"identical_fraction\": ", r->count,
             r->identical);
-    jnum(f, (double)r->identical / (double)r->count);
+    json_write_number(f, (double)r->identical / (double)r->count, 9);
     fputs(",\n", f);
     json_err(f, "position", &r->pos);
     fputs(",\n", f);
     json_err(f, "velocity", &r->vel);
     fputs(",\n  \"radius\": ", f);
-    jnum(f, r->radius);
+    json_write_number(f, r->radius, 9);
     fputs(",\n", f);
     stat_row sa = stat_row_of(&r->a), sb = stat_row_of(&r->b), d = stats_diff(&r->a, &r->b);
     json_stats(f, "stats_a", &sa);

@@ -187,18 +187,6 @@ static int soa_from_rows(const float *rows, size_t n, soa6 *s)
     return 1;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static void print_stats(const shoal_render_stats *s, shoal_framebuffer fb)
 {
     printf("render: %s, %d threads, %dx%d\n", s->isa, s->thread_count, fb.width, fb.height);
@@ -250,7 +238,7 @@ static int run_bench(const opt_values *o, render_opts *ro, shoal_renderer *r, co
     double best = tot[0];
     for (int i = 1; i < n; i++)
         best = tot[i] < best ? tot[i] : best;
-    double mt = median(tot, n);
+    double mt = shoal_profile_median(tot, (size_t)n);
     printf("bench: %lld fish, %dx%d, shade %s, lod %s, fish length %g, %s, %d threads, %d "
            "frames\n",
            ro->count, ro->desc.width, ro->desc.height,
@@ -258,9 +246,10 @@ static int run_bench(const opt_values *o, render_opts *ro, shoal_renderer *r, co
            (double)ro->desc.fish_length, st.isa, st.thread_count, n);
     printf("  median ms  total %.3f  (instance %.3f  setup %.3f  raster %.3f  resolve %.3f)  "
            "min %.3f\n",
-           mt, median(ins, n), median(set, n), median(ras, n), median(res, n), best);
+           mt, shoal_profile_median(ins, (size_t)n), shoal_profile_median(set, (size_t)n),
+           shoal_profile_median(ras, (size_t)n), shoal_profile_median(res, (size_t)n), best);
     printf("  cpu ms     %.3f per frame (all threads; wall time on a busy machine overstates)\n",
-           median(cpu, n));
+           shoal_profile_median(cpu, (size_t)n));
     printf("  triangles  submitted %llu (%.1f M/s)  visible %llu (%.1f M/s)  rasterized %llu\n",
            (unsigned long long)st.triangles_submitted, (double)st.triangles_submitted / (mt * 1e3),
            (unsigned long long)st.triangles_visible, (double)st.triangles_visible / (mt * 1e3),

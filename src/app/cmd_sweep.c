@@ -277,21 +277,6 @@ static char *sweep_spec(const sweep *sw, const char *scene_path, size_t *len)
 static void machine(FILE *f)
 {
     struct utsname u;
-    char cpu[256] = "unknown";
-    FILE *c = fopen("/proc/cpuinfo", "r");
-    if (c) {
-        char line[512];
-        while (fgets(line, sizeof line, c))
-            if (strncmp(line, "model name", 10) == 0) {
-                const char *p = strchr(line, ':');
-                if (p) {
-                    snprintf(cpu, sizeof cpu, "%s", p + 2);
-                    cpu[strcspn(cpu, "\n")] = 0;
-                }
-                break;
-            }
-        fclose(c);
-    }
     fprintf(f, "{\"system\": ");
     if (uname(&u) == 0) {
         char sys[1024];
@@ -303,7 +288,7 @@ static void machine(FILE *f)
         json_write_string(f, "unknown");
     }
     fprintf(f, ", \"cpu\": ");
-    json_write_string(f, cpu);
+    json_write_string(f, shoal_system_cpu_model());
     fprintf(f, ", \"cpus\": %d}", shoal_system_cpu_count());
 }
 

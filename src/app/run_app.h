@@ -240,6 +240,12 @@ void run_app_free(app *a);
 int run_params_editable(shoal_model m, const shoal_param_info **out);
 /* A parameter's current value in `p`. */
 float run_param_value(const shoal_params *p, const shoal_param_info *info);
+/* Pick the boid nearest the camera's target (the grid view's default). */
+void run_pick_default(app *a);
+/* The mean position of the view's boids. */
+void run_school_centre(const shoal_boid_view *v, float c[3]);
+/* "on" or "off". */
+static inline const char *run_onoff(int v) { return v ? "on" : "off"; }
 
 /* ---- run_input.c ----------------------------------------------------------------------- */
 /* Apply one event (key, button, motion, wheel, window) to the app; w, h: the frame size. */
@@ -254,12 +260,6 @@ int run_script_advance(app *a, run_script *s);
 
 /* The index in the view of input row `row`, or (size_t)-1. */
 size_t run_view_index_of_row(const shoal_boid_view *v, long long row);
-/* Pick the boid nearest the camera's target (the grid view's default). */
-void run_pick_default(app *a);
-/* The mean position of the view's boids. */
-void run_school_centre(const shoal_boid_view *v, float c[3]);
-/* "on" or "off". */
-const char *run_onoff(int v);
 /* Draw the current state into `cv` (renderer image + overlays); 0 or an exit code. */
 int run_draw_frame(app *a, canvas *cv, int sampled_trails);
 

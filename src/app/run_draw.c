@@ -76,35 +76,6 @@ size_t run_view_index_of_row(const shoal_boid_view *v, long long row)
     return (size_t)-1;
 }
 
-/* The boid nearest the camera's target (grid view's default pick). */
-void run_pick_default(app *a)
-{
-    shoal_boid_view v = shoal_sim_view(a->sim);
-    float best = INFINITY;
-    for (size_t i = 0; i < v.count; i++) {
-        float d[3] = {v.px[i] - a->cam.target[0], v.py[i] - a->cam.target[1],
-                      v.pz[i] - a->cam.target[2]};
-        float d2 = v3_dot(d, d);
-        if (d2 < best) {
-            best = d2;
-            a->picked_row = v.row_of[i];
-        }
-    }
-}
-
-void run_school_centre(const shoal_boid_view *v, float c[3])
-{
-    double s[3] = {0, 0, 0};
-    for (size_t i = 0; i < v->count; i++) {
-        s[0] += v->px[i];
-        s[1] += v->py[i];
-        s[2] += v->pz[i];
-    }
-    double n = v->count ? (double)v->count : 1.0;
-    for (int k = 0; k < 3; k++)
-        c[k] = (float)(s[k] / n);
-}
-
 static void draw_grid_overlay(app *a, canvas *cv, const proj *p, const float pick[3],
                               const shoal_boid_view *v, const float *px, const float *py,
                               const float *pz)
@@ -214,8 +185,6 @@ static void hud_text_block(app *a, canvas *cv, int x, int y, const char *text, u
     window_draw_text(a->win, cv->px, cv->w, cv->h, cv->stride, x + 1, y + 1, text, 0xC0000000u);
     window_draw_text(a->win, cv->px, cv->w, cv->h, cv->stride, x, y, text, color);
 }
-
-const char *run_onoff(int v) { return v ? "on" : "off"; }
 
 static void draw_hud(app *a, canvas *cv)
 {

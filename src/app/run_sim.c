@@ -119,6 +119,37 @@ float run_param_value(const shoal_params *p, const shoal_param_info *info)
     return v;
 }
 
+/* ---- the school ------------------------------------------------------------------------ */
+
+/* The boid nearest the camera's target (grid view's default pick). */
+void run_pick_default(app *a)
+{
+    shoal_boid_view v = shoal_sim_view(a->sim);
+    float best = INFINITY;
+    for (size_t i = 0; i < v.count; i++) {
+        float d[3] = {v.px[i] - a->cam.target[0], v.py[i] - a->cam.target[1],
+                      v.pz[i] - a->cam.target[2]};
+        float d2 = v3_dot(d, d);
+        if (d2 < best) {
+            best = d2;
+            a->picked_row = v.row_of[i];
+        }
+    }
+}
+
+void run_school_centre(const shoal_boid_view *v, float c[3])
+{
+    double s[3] = {0, 0, 0};
+    for (size_t i = 0; i < v->count; i++) {
+        s[0] += v->px[i];
+        s[1] += v->py[i];
+        s[2] += v->pz[i];
+    }
+    double n = v->count ? (double)v->count : 1.0;
+    for (int k = 0; k < 3; k++)
+        c[k] = (float)(s[k] / n);
+}
+
 /* ---- sim and scene --------------------------------------------------------------------- */
 
 /* steer and average start, as their seeds do, from a unit ball: 16384 fish that all see

@@ -109,21 +109,6 @@ static shoal_status cuda_fail(shoal_error *err, cudaError_t e, const char *what)
             return cuda_fail(err, ck_e, what);                                                     \
     } while (0)
 
-extern "C" shoal_status shoal_gpu_order_parse(const char *name, shoal_gpu_order *order,
-                                              shoal_error *err)
-{
-    if (name && strcmp(name, "stable") == 0) {
-        *order = SHOAL_GPU_ORDER_STABLE;
-        return SHOAL_OK;
-    }
-    if (name && strcmp(name, "atomic") == 0) {
-        *order = SHOAL_GPU_ORDER_ATOMIC;
-        return SHOAL_OK;
-    }
-    return shoal_error_set(err, SHOAL_ERR_INPUT,
-                           "unknown GPU order '%s' (expected stable or atomic)", name ? name : "");
-}
-
 extern "C" shoal_status shoal_gpu_available(shoal_error *err)
 {
     int n = 0;

@@ -61,5 +61,8 @@ void json_free(json_value *v);
 /* Write `s` as a JSON string: quotes, \" and \\ escaped, control characters as \u00XX,
  * every other byte as it is (UTF-8 passes through). NULL writes null. */
 void json_write_string(FILE *f, const char *s);
+/* A JSON number with `digits` significant digits (%.*g); null when not finite (JSON has no
+ * NaN or infinity). */
+void json_write_number(FILE *f, double v, int digits);
 
 #endif
