@@ -281,10 +281,8 @@ static void test_isa_selection(void **state)
     free(b);
     const char *isas[] = {"avx2", "avx512"};
     for (int i = 0; i < 2; i++) {
-        if (!shoal_isa_supported(i == 0 ? SHOAL_ISA_AVX2 : SHOAL_ISA_AVX512)) {
-            test_skip_part("%s: not on this CPU", isas[i]);
+        if (test_isa_skip(i == 0 ? SHOAL_ISA_AVX2 : SHOAL_ISA_AVX512))
             continue;
-        }
         assert_int_equal(
             run("step --in i.npy --out i_%s.npy --steps 20 --simd %s", isas[i], isas[i]), 0);
         char name[64];
@@ -442,13 +440,15 @@ static void test_count_scaling(void **state)
     unlink(path("k8.npy"));
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    const struct CMUnitTest tests[] = {
+    struct CMUnitTest tests[] = {
         cmocka_unit_test(test_help),          cmocka_unit_test(test_init_and_step),
         cmocka_unit_test(test_split_runs),    cmocka_unit_test(test_row_correspondence),
         cmocka_unit_test(test_bad_input),     cmocka_unit_test(test_isa_selection),
         cmocka_unit_test(test_count_scaling),
     };
-    return test_exit(cmocka_run_group_tests(tests, setup, teardown));
+    static const char *const isa_tests[] = {"test_isa_selection", NULL}; /* tests/scenes.h */
+    size_t n = test_isa_args(argc, argv, tests, sizeof tests / sizeof tests[0], isa_tests);
+    return test_exit(_cmocka_run_group_tests("test_cli", tests, n, setup, teardown));
 }

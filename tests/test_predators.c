@@ -203,10 +203,8 @@ static void test_determinism(void **state)
         float *out = malloc(n * 6 * sizeof(float));
         uint64_t h0 = run_hash((shoal_model)m, rows, n, 1, SHOAL_ISA_SCALAR, &rock, out);
         for (size_t i = 0; i < 3; i++) {
-            if (!shoal_isa_supported(isas[i])) {
-                test_skip_part("%s: not supported on this CPU", shoal_isa_name(isas[i]));
+            if (test_isa_skip(isas[i]))
                 continue;
-            }
             for (size_t t = 0; t < 3; t++) {
                 uint64_t h = run_hash((shoal_model)m, rows, n, threads[t], isas[i], &rock, out);
                 if (h != h0)
@@ -270,12 +268,14 @@ static void test_cli_errors(void **state)
     assert_int_equal(cli_teardown(), 0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    const struct CMUnitTest tests[] = {
+    struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chase_nearest),  cmocka_unit_test(test_chase_centre),
         cmocka_unit_test(test_flee_direction), cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_params),         cmocka_unit_test(test_cli_errors),
     };
-    return test_exit(cmocka_run_group_tests(tests, NULL, NULL));
+    static const char *const isa_tests[] = {"test_determinism", NULL}; /* tests/scenes.h */
+    size_t n = test_isa_args(argc, argv, tests, sizeof tests / sizeof tests[0], isa_tests);
+    return test_exit(_cmocka_run_group_tests("test_predators", tests, n, NULL, NULL));
 }

@@ -1032,12 +1032,15 @@ static void random_extras(world *w, double L, mesh_in *ms, int *mesh_count)
     }
 }
 
+/* The ISAs this run checks (tests/scenes.h: one meson case per ISA) that this CPU runs. */
 static int isa_list(shoal_isa *list)
 {
     static int noted[3];
     int n = 0;
     for (int k = 0; k < 3; k++)
-        if (shoal_isa_supported(isas[k]))
+        if (!test_isa_wanted(isas[k]))
+            continue;
+        else if (shoal_isa_supported(isas[k]))
             list[n++] = isas[k];
         else if (!noted[k]) {
             noted[k] = 1;
@@ -1054,6 +1057,10 @@ static void random_model(shoal_model model, int sets, uint64_t seed0)
     static world w;
     static mesh_in ms[2];
     for (int set = 0; set < sets; set++) {
+        /* with --isa (one meson case per ISA), set k belongs to ISA k mod 3: the three
+         * cases together check every set once */
+        if (test_isa_selected() && !test_isa_wanted(isas[set % 3]))
+            continue;
         rs = seed0 * 1000003u + (uint64_t)set;
         memset(&w, 0, sizeof w);
         w.model = model;
@@ -1087,7 +1094,7 @@ static void random_model(shoal_model model, int sets, uint64_t seed0)
         }
         char what[96];
         snprintf(what, sizeof what, "set %d (seed %llu)", set, (unsigned long long)seed0);
-        shoal_isa isa = avail[set % na];
+        shoal_isa isa = test_isa_selected() ? isas[set % 3] : avail[set % na];
         shoal_neighbors nb = set % 4 == 3 ? SHOAL_NEIGHBORS_BRUTE : SHOAL_NEIGHBORS_GRID;
         double t0 = model == SHOAL_MODEL_HEADING ? runi(0, 3) * w.q.target_period : 0;
         run_and_check(&w, ms, mc, isa, nb, 1 + set % 2, 17 + (uint64_t)set, t0, 3, &t, what, 0);
@@ -1482,11 +1489,11 @@ static void test_dense_cluster(void **st)
     assert_true(t.skipped * 20 < t.checked);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     /* classic follows MODELS.md: a divided by the sum of the weights (any weights, a zero
      * sum included) */
-    const struct CMUnitTest tests[] = {
+    struct CMUnitTest tests[] = {
 #define RANDOM_CASE(id, name) cmocka_unit_test(test_random_##name),
         SIM_MODELS(RANDOM_CASE)
 #undef RANDOM_CASE
@@ -1498,5 +1505,12 @@ int main(void)
         cmocka_unit_test(test_targets_epochs),
         cmocka_unit_test(test_dense_cluster),
     };
-    return test_exit(cmocka_run_group_tests(tests, NULL, NULL));
+    /* every test here checks ISAs: one meson case per ISA (tests/scenes.h) */
+    size_t n = sizeof tests / sizeof tests[0];
+    const char *isa_tests[sizeof tests / sizeof tests[0] + 1];
+    for (size_t i = 0; i < n; i++)
+        isa_tests[i] = tests[i].name;
+    isa_tests[n] = NULL;
+    n = test_isa_args(argc, argv, tests, n, isa_tests);
+    return test_exit(_cmocka_run_group_tests("test_reference", tests, n, NULL, NULL));
 }
