@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* An independent float64 reference for every model, the obstacle spheres, the obstacle
- * field, flee and the predators, written from ../shared/MODELS.md and docs/MODELS.md (it
+ * field, flee and the predators, written from docs/MODELS.md (it
  * calls none of the library's rule, field or predator code: only create/set/step/get).
  *
  * - Random: hundreds of seeded parameter sets per model (unequal radii, which runs the
@@ -301,7 +301,7 @@ static d3 extra_forces(const world *w, d3 p, book *b)
     return add(fd, flee_force(w, p, b));
 }
 
-/* ---- the models (../shared/MODELS.md) ---- */
+/* ---- the models (docs/MODELS.md) ---- */
 static void step_steer_average(const world *w, int i, out *o)
 {
     const shoal_params *q = &w->q;

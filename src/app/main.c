@@ -27,6 +27,7 @@ static const command commands[] = {
     {"sweep", cmd_sweep, "an ensemble over a parameter grid and seeds: flock statistics to CSV"},
     {"bench", cmd_bench, "the benchmark matrix: sim and render timings, JSON, comparisons"},
     {"render", cmd_render, "render a state file to PNG with the software rasterizer"},
+    {"params", cmd_params, "every model's parameters: meaning, unit, default, range"},
 };
 
 static void usage(FILE *f)

@@ -508,6 +508,52 @@ static shoal_status set_one(shoal_model model, shoal_params *params, const shoal
     return SHOAL_OK;
 }
 
+/* Unknown: the whole list of valid names (a vector once, as NAME: --set NAME=x,y,z), so the
+ * user can fix the line. The message fits the error record whole: a name never stops
+ * midway, and when the list cannot fit (only with a very long bad name) it ends with how
+ * many more there are; `shoal params` lists them all either way. */
+static shoal_status unknown_param(shoal_model model, const shoal_param_info *list, size_t n,
+                                  const char *name, shoal_error *err)
+{
+    const char *mn = shoal_model_name(model);
+    /* the bad name as the message will show it: at most 60 bytes, then escaped */
+    char shown[64], shown_esc[4 * sizeof shown];
+    snprintf(shown, sizeof shown, "%s", name);
+    if (strlen(name) >= sizeof shown)
+        memcpy(shown + sizeof shown - 4, "...", 4);
+    shoal_error_escape(shown_esc, sizeof shown_esc, shown);
+    static const char head[] = "unknown parameter '' for model  (known: ";
+    static const char tail[] = "; shoal params --model  explains them)";
+    size_t budget = sizeof((shoal_error *)0)->message - 1;
+    size_t fixed = strlen(head) + strlen(shown_esc) + 2 * strlen(mn) + strlen(tail);
+    size_t room = budget > fixed + 24 ? budget - fixed - 24 : 0; /* 24: " and NNN more" */
+    char names[sizeof((shoal_error *)0)->message];
+    size_t used = 0, listed = 0, total = 0;
+    names[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(list[i].name);
+        int vec = len > 2 && strcmp(list[i].name + len - 2, "_x") == 0 && i + 2 < n;
+        if (len > 2 &&
+            (strcmp(list[i].name + len - 2, "_y") == 0 ||
+             strcmp(list[i].name + len - 2, "_z") == 0) &&
+            i > 0 && strncmp(list[i - 1].name, list[i].name, len - 2) == 0)
+            continue; /* the y and z of a vector listed as its NAME */
+        size_t show = vec ? len - 2 : len;
+        total++;
+        if (listed == total - 1 && used + show + 1 <= room) {
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%.*s", used ? " " : "",
+                                     (int)show, list[i].name);
+            listed++;
+        }
+    }
+    if (listed < total)
+        snprintf(names + used, sizeof names - used, " and %zu more", total - listed);
+    return shoal_error_set(err, SHOAL_ERR_INPUT,
+                           "unknown parameter '%s' for model %s (known: %s; shoal params --model "
+                           "%s explains them)",
+                           shown, mn, names, mn);
+}
+
 shoal_status shoal_params_set(shoal_model model, shoal_params *params, const char *name,
                               const char *value, shoal_error *err)
 {
@@ -552,15 +598,7 @@ shoal_status shoal_params_set(shoal_model model, shoal_params *params, const cha
             return SHOAL_OK;
         }
     }
-    /* Unknown: list the valid names so the user can fix the line. */
-    char names[400];
-    size_t used = 0;
-    names[0] = 0;
-    for (size_t i = 0; i < n && used + 32 < sizeof names; i++)
-        used +=
-            (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? " " : "", list[i].name);
-    return shoal_error_set(err, SHOAL_ERR_INPUT, "unknown parameter '%s' for model %s (known: %s)",
-                           name, shoal_model_name(model), names);
+    return unknown_param(model, list, n, name, err);
 }
 
 shoal_status shoal_params_validate(shoal_model model, const shoal_params *params, shoal_error *err)

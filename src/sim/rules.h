@@ -12,7 +12,7 @@
  * groups and deferred separation list, the GPU's thread per boid), the sort, memory,
  * finite checks and stores.
  *
- * The seeds the rules come from (../shared/seeds, docs/MODELS.md): seed 000 is a Unity
+ * The seeds the rules come from (docs/MODELS.md names them): seed 000 is a Unity
  * fish-school blog post (average), seed 001 a compute-shader article on a grid built by a
  * counting sort (heading), seed 002 a Unity CPU Boids article (classic), seed 003 the
  * UnityGraphicsProgramming GPU Boids chapter, Boids.compute (steer), seed 004 a blog post
