@@ -9,6 +9,7 @@
 #include "shoal/profile.h"
 #include "shoal/render.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,17 @@ int app_fail_status(const opt_values *o, const shoal_error *e)
 {
     options_fail(o, "%s", e->message);
     return app_exit_code(e->status);
+}
+
+int app_stdout_check(const char *cmd)
+{
+    errno = 0;
+    int bad = fflush(stdout) != 0;
+    int e = errno;
+    if (!bad && !ferror(stdout))
+        return 0;
+    options_error(cmd, "cannot write the standard output: %s", strerror(e ? e : EIO));
+    return 2;
 }
 
 /* ---- scenes, descs, --set and --size ------------------------------------------------ */
@@ -224,6 +236,8 @@ static const app_format formats[] = {
 };
 #define FORMAT_COUNT (sizeof formats / sizeof formats[0])
 
+const app_format *app_format_at(size_t i) { return i < FORMAT_COUNT ? &formats[i] : NULL; }
+
 const app_format *app_format_find(const char *name, int trajectory)
 {
     for (size_t i = 0; i < FORMAT_COUNT; i++)
@@ -292,6 +306,23 @@ shoal_status app_state_write(const char *path, const char *format, const float *
     if (!f)
         return shoal_error_set(e, SHOAL_ERR_INPUT, "--format '%s': no such state format", format);
     return f->write(path, rows, count, NAN, e);
+}
+
+shoal_status app_write_state(const char *path, const void *ctx, shoal_error *e)
+{
+    const app_state_ctx *c = ctx;
+    /* `path` is the temporary: the format is the final name's */
+    return format_of_path(c->name, 0)->write(path, c->rows, c->count, NAN, e);
+}
+
+shoal_status app_write_checkpoint(const char *path, const void *ctx, shoal_error *e)
+{
+    return shoal_io_checkpoint_write(path, (const shoal_sim *)ctx, e);
+}
+
+shoal_status app_write_trace(const char *path, const void *ctx, shoal_error *e)
+{
+    return shoal_profile_trace_save((const shoal_profile *)ctx, path, e);
 }
 
 /* ---- GPU ---------------------------------------------------------------------------- */
