@@ -23,6 +23,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /** The most stages one profile tells apart (the library's own and the program's). */
 #define SHOAL_PROFILE_MAX_STAGES 32
 
@@ -117,24 +121,28 @@ SHOAL_API void shoal_profile_trace_stop(shoal_profile *profile);
  * into their own (shoal_sim_get_profile, shoal_render_get_profile), so a program that read
  * the library's stages through these sees only the stages it added itself. Same threads
  * rule as a profile; not for new code. */
-SHOAL_DEPRECATED("shoal_profile_clear")
+SHOAL_DEPRECATED_0_1("shoal_profile_clear")
 SHOAL_API void shoal_profile_reset(void);
-SHOAL_DEPRECATED("shoal_profile_stage_id")
+SHOAL_DEPRECATED_0_1("shoal_profile_stage_id")
 SHOAL_API int shoal_profile_stage(const char *group, const char *name);
-SHOAL_DEPRECATED("shoal_profile_add_call")
+SHOAL_DEPRECATED_0_1("shoal_profile_add_call")
 SHOAL_API void shoal_profile_stage_call(int stage, uint64_t ns);
-SHOAL_DEPRECATED("shoal_profile_get_summaries")
+SHOAL_DEPRECATED_0_1("shoal_profile_get_summaries")
 SHOAL_API int shoal_profile_summaries(shoal_profile_summary *out, int max);
-SHOAL_DEPRECATED("shoal_profile_write_table")
+SHOAL_DEPRECATED_0_1("shoal_profile_write_table")
 SHOAL_API void shoal_profile_print(FILE *f, const char *title, int per_thread);
-SHOAL_DEPRECATED("shoal_profile_trace_start")
+SHOAL_DEPRECATED_0_1("shoal_profile_trace_start")
 SHOAL_API shoal_status shoal_profile_trace_open(int threads, size_t spans_per_thread,
                                                 shoal_error *err);
-SHOAL_DEPRECATED("shoal_profile_trace_save")
+SHOAL_DEPRECATED_0_1("shoal_profile_trace_save")
 SHOAL_API shoal_status shoal_profile_trace_write(const char *path, shoal_error *err);
-SHOAL_DEPRECATED("shoal_profile_trace_spans")
+SHOAL_DEPRECATED_0_1("shoal_profile_trace_spans")
 SHOAL_API uint64_t shoal_profile_trace_count(uint64_t *dropped);
-SHOAL_DEPRECATED("shoal_profile_trace_stop")
+SHOAL_DEPRECATED_0_1("shoal_profile_trace_stop")
 SHOAL_API void shoal_profile_trace_close(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

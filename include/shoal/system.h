@@ -8,6 +8,10 @@
 
 #include "shoal/base.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /** Logical CPUs available to this process (OpenMP's count of processors; without OpenMP the
  *  CPUs online). >= 1. Thread-safe. */
 SHOAL_API int shoal_system_cpu_count(void);
@@ -28,5 +32,9 @@ SHOAL_API int shoal_system_thread_count(void);
  *  ever writes it (each passes its own count to its regions), and the shoal program does
  *  not set it either: its commands give every object --threads instead. */
 SHOAL_API void shoal_system_set_thread_count(int thread_count);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
