@@ -31,7 +31,6 @@ extern "C" {
     X(shoal_sphere)                                                                                \
     X(shoal_params)                                                                                \
     X(shoal_param_info)                                                                            \
-    X(shoal_model_info)                                                                            \
     X(shoal_sim_desc)                                                                              \
     X(shoal_boid_view)                                                                             \
     X(shoal_transform)                                                                             \
@@ -52,7 +51,8 @@ extern "C" {
     X(shoal_gpu_stats)                                                                             \
     X(shoal_profile_summary)                                                                       \
     X(shoal_state_diff)                                                                            \
-    X(shoal_sweep_sample)
+    X(shoal_sweep_sample)                                                                          \
+    X(shoal_model_info)
 
 /** The library's half of shoal_abi_check: `sizes` are sizeof of each struct of
  *  SHOAL_ABI_STRUCTS as the program's headers have them (`count` entries) and
