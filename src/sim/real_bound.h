@@ -97,14 +97,16 @@ SIMD_FN vf vf_mul(vf a, vf b)
 SIMD_FN vf vf_div(vf a, vf b)
 {
     double ea = bnd_e(a), eb = bnd_e(b), v = a.v / b.v;
-    /* how close b may come to 0: the quotient's error is bounded only while it cannot */
-    double den = __builtin_fabs(b.v) - BOUND_RHO * eb - b.t;
-    if (!(den > 0))
-        return bnd_make(v, __builtin_inf(), __builtin_inf());
+    /* how close b may come to 0: the quotient is bounded only while it cannot; the rounding
+     * (e) and the ties (t) separately, so that a count a tie may lower to 0 leaves the
+     * rounding of this world bounded */
+    double den_e = __builtin_fabs(b.v) - BOUND_RHO * eb, den = den_e - b.t;
     double av = __builtin_fabs(v);
     int exact = ea == 0 && eb == 0 && bnd_f32(v) && v * b.v == a.v;
-    double e = (ea + bnd_prod(av, eb)) / den + (exact ? 0.0 : av);
-    double t = (a.t + bnd_prod(av, b.t)) / den;
+    double e = den_e > 0 ? (ea + bnd_prod(av, eb)) / den_e + (exact ? 0.0 : av) : __builtin_inf();
+    double t = a.t == 0 && b.t == 0 ? 0.0
+               : den > 0            ? (a.t + bnd_prod(av, b.t)) / den
+                                    : __builtin_inf();
     return bnd_make(v, e, t);
 }
 SIMD_FN vf vf_sqrt(vf a)
@@ -122,11 +124,13 @@ SIMD_FN vf vf_sqrt(vf a)
 }
 SIMD_FN vf vf_neg(vf a) { return bnd_make(0.0 - a.v, a.e, a.t); }
 
-/* a comparison: could it go the other way in float32? (exact operands on an exact tie: no) */
+/* a comparison: could it go the other way in float32? Unless the operands are further apart
+ * than their bounds (exact operands on an exact tie: no; a NaN or an unbounded operand: yes) */
 SIMD_FN vm bnd_cmp(int m, vf a, vf b)
 {
     double slack = BOUND_RHO * (bnd_e(a) + bnd_e(b)) + a.t + b.t;
-    vm r = {m, slack > 0 && __builtin_fabs(a.v - b.v) <= slack};
+    int undefined = a.v != a.v || b.v != b.v;
+    vm r = {m, (slack > 0 || undefined) && !(__builtin_fabs(a.v - b.v) > slack)};
     return r;
 }
 SIMD_FN vm vf_le(vf a, vf b) { return bnd_cmp(a.v <= b.v, a, b); }
@@ -161,15 +165,16 @@ SIMD_FN vm vm_first(int n)
     vm r = {n > 0, 0};
     return r;
 }
-/* m ? a : b; when m is uncertain the result may be the other: t widens by their distance */
+/* m ? a : b; when m is uncertain the result may be the other: t widens by their distance
+ * and by the other's own bound (the rounding of this world stays e) */
 SIMD_FN vf vf_select(vm m, vf a, vf b)
 {
     vf r = m.m ? a : b, o = m.m ? b : a;
     if (!m.u)
         return r;
     double d = __builtin_fabs(a.v - b.v);
-    r.e = bnd_max(bnd_e(r), bnd_e(o));
-    r.t = bnd_max(r.t, o.t) + (d == d ? d : __builtin_inf());
+    r.e = bnd_e(r);
+    r.t = bnd_max(r.t, o.t + BOUND_RHO * bnd_e(o)) + (d == d ? d : __builtin_inf());
     return r;
 }
 /* acc + x where m: the rules' neighbour sums (sim/rules.h adds every candidate's terms with

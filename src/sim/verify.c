@@ -9,6 +9,7 @@
 #include "core/alloc.h"
 #include "sim/sim64_internal.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -930,6 +931,80 @@ static int family_applies(const shoal_verify *v, const hyp_family *f, const ref_
     return 1;
 }
 
+/* ---- ties the bound cannot size -------------------------------------------------------- */
+
+/* The value a threshold family compares for the pair (p, q): the squared distance, or minus
+ * the view cone's cosine (as boid_breaks computes them). */
+static double pair_value(const hyp_family *f, const double *p, const double *q)
+{
+    double e[3] = {p[0] - q[0], p[1] - q[1], p[2] - q[2]};
+    double d2 = (e[0] * e[0] + e[1] * e[1]) + e[2] * e[2];
+    if (f->kind != HK_COS)
+        return d2;
+    double vl = sqrt((p[3] * p[3] + p[4] * p[4]) + p[5] * p[5]);
+    if (!(vl > 0) || d2 == 0)
+        return NAN;
+    return ((p[3] / vl * e[0] + p[4] / vl * e[1]) + p[5] / vl * e[2]) / sqrt(d2);
+}
+
+/* A neighbour within rounding of a threshold that decides a count (the only neighbour of a
+ * term, say: a count of 0 or 1) leaves the bound's tie unbounded. Its size then comes from
+ * the two worlds themselves: the boid stepped with the threshold moved just past the
+ * neighbour each way (double rules), the tie the largest distance from the reference. For
+ * the boids beyond the rounding bound only. */
+static void size_ties(shoal_verify *v, const ref_env *env, const double *state, const double *next)
+{
+    const ref_grid *g = &v->grid;
+    for (size_t i = 0; i < v->n; i++) {
+        refb_out *o = &v->b[i];
+        int unbounded = 0;
+        for (int c = 0; c < 6; c++)
+            unbounded |= !(o->tie[c] <= DBL_MAX);
+        if (!unbounded || o->tie_cand < 0)
+            continue;
+        double ep, ev;
+        errors6(v->ref + i * 6, next + i * 6, &ep, &ev);
+        if (ep <= BOUND_RHO * norm3(o->err[0], o->err[1], o->err[2]) &&
+            ev <= BOUND_RHO * norm3(o->err[3], o->err[4], o->err[5]))
+            continue;
+        const double *p = state + i * 6, *q = state + (size_t)o->tie_cand * 6;
+        uint32_t rb[9], re[9];
+        ref_cands c = {{g->x[0], g->x[1], g->x[2], g->x[3], g->x[4], g->x[5]}, rb, re, 0};
+        c.runs = ref_grid_runs(g, p, rb, re);
+        double tie[6] = {0, 0, 0, 0, 0, 0};
+        int sized = 0;
+        for (size_t k = 0; k < FAMILY_COUNT; k++) {
+            const hyp_family *f = &families[k];
+            if (!family_applies(v, f, env) || f->kind == HK_WEIGHT || f->kind == HK_DT ||
+                f->kind == HK_OFF || (f->kind == HK_R2 && f->which == R2_FLEE))
+                continue;
+            /* the family of the tied term (heading's and classic's one radius: any) */
+            if (f->term != (shoal_term)o->tie_term && f->term != SHOAL_TERM_NEIGHBORS)
+                continue;
+            double x = pair_value(f, p, q);
+            if (!(x == x))
+                continue;
+            double worlds[2] = {x, f->strict ? nextafter(x, INFINITY) : nextafter(x, -INFINITY)};
+            for (int w = 0; w < 2; w++) {
+                ref_env h = *env;
+                family_apply(f, &h, f->kind == HK_COS ? -worlds[w] : worlds[w]);
+                if (f->kind == HK_R2 && f->which == R2_CLASSIC)
+                    h.prm.fov = env->prm.fov; /* a neighbour's tie: the walls stay */
+                double out[6];
+                ref64_boid(&h, &c, p, out);
+                for (int d = 0; d < 6; d++) {
+                    double dd = fabs(out[d] - o->value[d]) + BOUND_RHO * o->err[d];
+                    tie[d] = dd > tie[d] ? dd : tie[d];
+                }
+                sized = 1;
+            }
+        }
+        if (sized)
+            for (int d = 0; d < 6; d++)
+                o->tie[d] = tie[d];
+    }
+}
+
 /* ---- one step ------------------------------------------------------------------------ */
 
 static shoal_status check_rows(const shoal_verify *v, const double *rows, const char *which,
@@ -1063,6 +1138,20 @@ static double family_show(const hyp_family *f, double x)
     return x;
 }
 
+/* Boids beyond tolerance + tie when the whole school steps under env (double rules), or
+ * SIZE_MAX when the grid cannot be built. */
+static size_t count_beyond(shoal_verify *v, const ref_env *env, const double *state,
+                           const double *next, shoal_error *err)
+{
+    if (ref_grid_build(&v->grid_h, state, v->n, ref_env_radius(env), 0, err))
+        return SIZE_MAX;
+    ref_school_step(env, &v->grid_h, state, v->alt, NULL, v->desc.sim.thread_count);
+    size_t after = 0;
+    for (size_t i = 0; i < v->n; i++)
+        after += !row_explained(v, (uint32_t)i, v->alt + i * 6, next);
+    return after;
+}
+
 static void diagnose(shoal_verify *v, const ref_env *env, const double *state, const double *next,
                      const uint32_t *idx, size_t beyond, shoal_verify_report *rep, shoal_error *err)
 {
@@ -1089,15 +1178,16 @@ static void diagnose(shoal_verify *v, const ref_env *env, const double *state, c
     const hyp_family *best_f = NULL;
     fit best = {{-1, INFINITY}, 0, 0, 0, 0};
     int explains[FAMILY_COUNT];
+    fit fits[FAMILY_COUNT];
     for (size_t i = 0; i < FAMILY_COUNT; i++) {
         const hyp_family *f = &families[i];
         explains[i] = -1;
         if (!family_applies(v, f, env))
             continue;
-        fit r = fit_family(v, f, env, count);
-        explains[i] = r.s.explained;
-        if (!best_f || better(r.s, best.s)) {
-            best = r;
+        fits[i] = fit_family(v, f, env, count);
+        explains[i] = fits[i].s.explained;
+        if (!best_f || better(fits[i].s, best.s)) {
+            best = fits[i];
             best_f = f;
         }
     }
@@ -1122,8 +1212,38 @@ static void diagnose(shoal_verify *v, const ref_env *env, const double *state, c
         }
         return;
     }
-    if (best_f->kind == HK_R2 || best_f->kind == HK_DIST2 || best_f->kind == HK_COS)
-        refine_threshold(v, best_f, env, state, next, idx, &best, err);
+    /* Every change that explains as many of the worst boids is applied to the whole school,
+     * and the one that leaves the fewest boids beyond tolerance wins (the worst boids alone
+     * may not tell, say, heading's target weight doubled from its cohesion halved: for a boid
+     * without neighbours the two turn it alike). Threshold fits are narrowed on the school
+     * first. */
+    size_t best_after = SIZE_MAX, afters[FAMILY_COUNT];
+    const hyp_family *chosen = NULL;
+    fit chosen_fit = best;
+    for (size_t i = 0; i < FAMILY_COUNT; i++)
+        afters[i] = SIZE_MAX;
+    int tried = 0;
+    for (size_t i = 0; i < FAMILY_COUNT && tried < 6; i++) {
+        if (explains[i] != best.s.explained)
+            continue;
+        const hyp_family *f = &families[i];
+        fit r = fits[i];
+        if (f->kind == HK_R2 || f->kind == HK_DIST2 || f->kind == HK_COS)
+            refine_threshold(v, f, env, state, next, idx, &r, err);
+        ref_env h = *env;
+        family_apply(f, &h, r.x);
+        size_t after = count_beyond(v, &h, state, next, err);
+        afters[i] = after;
+        tried++;
+        if (!chosen || after < best_after) {
+            chosen = f;
+            chosen_fit = r;
+            best_after = after;
+        }
+    }
+    best_f = chosen;
+    best = chosen_fit;
+    rep->beyond_after = best_after;
     rep->verdict = SHOAL_VERDICT_RULE;
     rep->term = best_f->term;
     snprintf(rep->param, sizeof rep->param, "%s", best_f->param);
@@ -1135,25 +1255,6 @@ static void diagnose(shoal_verify *v, const ref_env *env, const double *state, c
     rep->strictness = best.strictness;
     if (best_f->kind == HK_WEIGHT || best_f->kind == HK_DT)
         rep->fitted_lo = rep->fitted_hi = best.x;
-    /* the change applied to the whole school */
-    ref_env h = *env;
-    family_apply(best_f, &h, best.x);
-    rep->beyond_after = SIZE_MAX;
-    if (!ref_grid_build(&v->grid_h, state, v->n, ref_env_radius(&h), 0, err)) {
-        ref_school_step(&h, &v->grid_h, state, v->alt, NULL, v->desc.sim.thread_count);
-        size_t after = 0;
-        for (size_t i = 0; i < v->n; i++) {
-            const refb_out *o = &v->b[i];
-            double ep, ev;
-            errors6(v->alt + i * 6, next + i * 6, &ep, &ev);
-            double tp = BOUND_RHO * norm3(o->err[0], o->err[1], o->err[2]) +
-                        norm3(o->tie[0], o->tie[1], o->tie[2]);
-            double tv = BOUND_RHO * norm3(o->err[3], o->err[4], o->err[5]) +
-                        norm3(o->tie[3], o->tie[4], o->tie[5]);
-            after += !(ep <= tp && ev <= tv);
-        }
-        rep->beyond_after = after;
-    }
     char *dt = rep->detail;
     size_t ds = sizeof rep->detail;
     if (best.strictness != 0) {
@@ -1176,17 +1277,21 @@ static void diagnose(shoal_verify *v, const ref_env *env, const double *state, c
         snprintf(dt + len, ds - len, "; explains %d of %d worst, %zu of %zu boids beyond with it",
                  best.s.explained, count, rep->beyond_after == SIZE_MAX ? 0 : rep->beyond_after,
                  v->n);
-    /* other changes that explain as many of the worst boids: the evidence cannot tell them
-     * apart (a lattice whose only close neighbours sit on the radius: leaving the ties out
-     * and leaving the term out are the same there) */
+    /* other changes that explain as many of the worst boids, and what the school says of
+     * them (a lattice whose only close neighbours sit on the radius: leaving the ties out and
+     * leaving the term out are the same there, and the school too may not tell) */
     int alt = 0;
     for (size_t i = 0; i < FAMILY_COUNT; i++) {
         if (&families[i] == best_f || explains[i] != best.s.explained)
             continue;
         len = strlen(dt);
-        if (len + 40 < ds)
-            snprintf(dt + len, ds - len, "%s%s (%s)", alt++ ? ", " : "; as well explained by ",
-                     families[i].param, term_names[families[i].term]);
+        if (len + 60 < ds)
+            snprintf(dt + len, ds - len, "%s%s (%s%s",
+                     alt++ ? "; " : "; the worst boids fit too: ", families[i].param,
+                     term_names[families[i].term],
+                     afters[i] == SIZE_MAX     ? ")"
+                     : afters[i] == best_after ? ", the school as well)"
+                                               : ", not the school)");
     }
     /* which diagnosed boids the change explains */
     ref_env e2 = *env;
@@ -1287,6 +1392,8 @@ shoal_status shoal_verify_step(shoal_verify *v, const double *state, const doubl
                                            (unsigned long long)v->k, i);
         }
     }
+
+    size_ties(v, &env, state, next);
 
     /* errors against the bound */
     double *ep_all = v->scratch;
