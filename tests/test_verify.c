@@ -263,14 +263,15 @@ static void test_strictness(void **state)
     }
 }
 
-/* Pairs a float step beyond the separation radius: the outside program (radius one float step
- * larger) counts them; that is float32 rounding at a threshold, not a rule. */
-static void test_threshold_tie(void **state)
+/* Pairs a float step beyond a radius: the outside program (radius one float step larger)
+ * counts them; that is float32 rounding at a threshold, not a rule. Separation (sep_radius
+ * 1), and alignment and cohesion together (their radii 2 are one comparison in float32: the
+ * flip moves both; each boid's only neighbour, so its counts may be 0 or 1). */
+static void tie_case(int shared)
 {
-    (void)state;
     size_t n = 60;
     float *rows = calloc(n * 6, sizeof(float));
-    float far = nextafterf(1.0f, 2.0f);
+    float far = nextafterf(shared ? 2.0f : 1.0f, 3.0f);
     for (size_t i = 0; i < n; i += 2) {
         float *a = rows + i * 6, *b = a + 6;
         a[0] = b[0] = (float)(i * 5); /* pairs 10 apart: no other neighbours */
@@ -283,19 +284,34 @@ static void test_threshold_tie(void **state)
     d.boid_count = n;
     d.params.wall_size[0] = d.params.wall_size[1] = d.params.wall_size[2] = 1000;
     shoal_sim_desc od = d;
-    od.params.sep_radius = far;
+    if (shared)
+        od.params.ali_radius = od.params.coh_radius = far;
+    else
+        od.params.sep_radius = far;
     double *t = engine_trajectory(&od, NULL, rows, 1);
-    shoal_verify_report rep;
-    verify_run(&d, NULL, SHOAL_VERIFY_F32, t, 1, &rep);
-    printf("pairs a float step past the radius: %s: %s -- %s\n", shoal_verdict_name(rep.verdict),
-           shoal_term_name(rep.term), rep.detail);
-    assert_int_equal(rep.verdict, SHOAL_VERDICT_TIE);
-    assert_int_equal(rep.term, SHOAL_TERM_SEPARATION);
-    assert_int_equal(rep.ties, n);
-    assert_int_equal(rep.worst[0].tie_term, SHOAL_TERM_SEPARATION);
-    assert_int_equal(rep.worst[0].tie_row, (int64_t)(rep.worst[0].row ^ 1));
+    for (int ref = 0; ref < 2; ref++) {
+        shoal_verify_report rep;
+        verify_run(&d, NULL, ref ? SHOAL_VERIFY_F64 : SHOAL_VERIFY_F32, t, 1, &rep);
+        printf("pairs a float step past the %s radius (%s): %s: %s -- %s\n",
+               shared ? "alignment and cohesion" : "separation", ref ? "f64" : "f32",
+               shoal_verdict_name(rep.verdict), shoal_term_name(rep.term), rep.detail);
+        assert_int_equal(rep.verdict, SHOAL_VERDICT_TIE);
+        assert_int_equal(rep.ties, n);
+        shoal_term term = shared ? rep.worst[0].tie_term : SHOAL_TERM_SEPARATION;
+        assert_true(term == (shared ? SHOAL_TERM_ALIGNMENT : SHOAL_TERM_SEPARATION) ||
+                    (shared && term == SHOAL_TERM_COHESION));
+        assert_int_equal(rep.term, term);
+        assert_int_equal(rep.worst[0].tie_row, (int64_t)(rep.worst[0].row ^ 1));
+    }
     free(t);
     free(rows);
+}
+
+static void test_threshold_tie(void **state)
+{
+    (void)state;
+    tie_case(0);
+    tie_case(1);
 }
 
 static void test_api_errors(void **state)

@@ -950,8 +950,8 @@ static double pair_value(const hyp_family *f, const double *p, const double *q)
 /* A neighbour within rounding of a threshold that decides a count (the only neighbour of a
  * term, say: a count of 0 or 1) leaves the bound's tie unbounded. Its size then comes from
  * the two worlds themselves: the boid stepped with the threshold moved just past the
- * neighbour each way (double rules), the tie the largest distance from the reference. For
- * the boids beyond the rounding bound only. */
+ * neighbour each way (with that world's own rounding bound), the tie the largest distance
+ * from the reference. For the boids beyond the rounding bound only. */
 static void size_ties(shoal_verify *v, const ref_env *env, const double *state, const double *next)
 {
     const ref_grid *g = &v->grid;
@@ -973,31 +973,52 @@ static void size_ties(shoal_verify *v, const ref_env *env, const double *state, 
         c.runs = ref_grid_runs(g, p, rb, re);
         double tie[6] = {0, 0, 0, 0, 0, 0};
         int sized = 0;
-        for (size_t k = 0; k < FAMILY_COUNT; k++) {
+        /* every threshold the pair sits within rounding of; thresholds of one value (steer's
+         * alignment and cohesion radii when equal) are one comparison in float32: they flip
+         * together */
+        const hyp_family *near[8];
+        double xs[8];
+        int group[8], nn = 0, groups = 0;
+        for (size_t k = 0; k < FAMILY_COUNT && nn < 8; k++) {
             const hyp_family *f = &families[k];
             if (!family_applies(v, f, env) || f->kind == HK_WEIGHT || f->kind == HK_DT ||
                 f->kind == HK_OFF || (f->kind == HK_R2 && f->which == R2_FLEE))
                 continue;
-            /* the family of the tied term (heading's and classic's one radius: any) */
-            if (f->term != (shoal_term)o->tie_term && f->term != SHOAL_TERM_NEIGHBORS)
+            double x = pair_value(f, p, q), c0 = family_value(f, env);
+            if (f->kind == HK_COS)
+                c0 = -c0;
+            if (!(x == x) || !(fabs(x - c0) <= 1e-5 * (fabs(c0) + 1e-30)))
                 continue;
-            double x = pair_value(f, p, q);
-            if (!(x == x))
-                continue;
-            double worlds[2] = {x, f->strict ? nextafter(x, INFINITY) : nextafter(x, -INFINITY)};
-            for (int w = 0; w < 2; w++) {
-                ref_env h = *env;
-                family_apply(f, &h, f->kind == HK_COS ? -worlds[w] : worlds[w]);
+            int gi = groups;
+            for (int m = 0; m < nn; m++)
+                if (family_value(near[m], env) == family_value(f, env) && near[m]->kind == f->kind)
+                    gi = group[m];
+            if (gi == groups)
+                groups++;
+            near[nn] = f;
+            xs[nn] = x;
+            group[nn++] = gi;
+        }
+        for (int world = 0; groups > 0 && world < (1 << groups); world++) {
+            ref_env h = *env;
+            for (int m = 0; m < nn; m++) {
+                const hyp_family *f = near[m];
+                int include = (world >> group[m]) & 1;
+                /* include: the threshold at the pair's value (<=) or just past it (<) */
+                double x = include ? (f->strict ? nextafter(xs[m], INFINITY) : xs[m])
+                                   : (f->strict ? xs[m] : nextafter(xs[m], -INFINITY));
+                family_apply(f, &h, f->kind == HK_COS ? -x : x);
                 if (f->kind == HK_R2 && f->which == R2_CLASSIC)
                     h.prm.fov = env->prm.fov; /* a neighbour's tie: the walls stay */
-                double out[6];
-                ref64_boid(&h, &c, p, out);
-                for (int d = 0; d < 6; d++) {
-                    double dd = fabs(out[d] - o->value[d]) + BOUND_RHO * o->err[d];
-                    tie[d] = dd > tie[d] ? dd : tie[d];
-                }
-                sized = 1;
             }
+            /* that world's step and its own rounding bound */
+            refb_out alt;
+            refb_boid(&h, &c, p, &alt);
+            for (int d = 0; d < 6; d++) {
+                double dd = fabs(alt.value[d] - o->value[d]) + BOUND_RHO * alt.err[d];
+                tie[d] = dd > tie[d] ? dd : tie[d];
+            }
+            sized = 1;
         }
         if (sized)
             for (int d = 0; d < 6; d++)
