@@ -25,6 +25,32 @@ STATS = ["polarization", "milling", "mean_speed", "mean_nn_distance", "group_cou
          "largest_group_fraction", "extent_x", "extent_y", "extent_z"]
 
 
+def _is_number(x):
+    try:
+        float(x)
+        return True
+    except ValueError:
+        return False
+
+
+def _finite(xs, ys):
+    """The points whose value is a number (all-NaN series are not drawn: a statistic of a
+    one-boid member is NaN by definition, STATS.md)."""
+    keep = np.isfinite(ys)
+    return np.asarray(xs)[keep], np.asarray(ys)[keep], keep
+
+
+def _legend(ax):
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=6)
+
+
+def _note_empty(ax):
+    if not ax.get_legend_handles_labels()[0]:
+        ax.text(0.5, 0.5, "no finite values (NaN in every member)", transform=ax.transAxes,
+                ha="center", va="center", color="0.4")
+
+
 def save(fig, path):
     tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.tmp.{os.getpid()}.png")
     try:
@@ -44,10 +70,13 @@ def main():
     d = sys.argv[1]
     path = os.path.join(d, "sweep.csv")
     try:
-        with open(path, newline="") as f:
+        with open(path, newline="", encoding="utf-8", errors="replace") as f:
             rows = list(csv.reader(f))
     except OSError as e:
         print(f"sweep_plot.py: {path}: {e.strerror}", file=sys.stderr)
+        return 2
+    except csv.Error as e:
+        print(f"sweep_plot.py: {path}: not a CSV file ({e})", file=sys.stderr)
         return 2
     if len(rows) < 2:
         print(f"sweep_plot.py: {path}: no rows", file=sys.stderr)
@@ -59,7 +88,26 @@ def main():
         print(f"sweep_plot.py: {path}: not a shoal sweep CSV", file=sys.stderr)
         return 2
     col = {k: i for i, k in enumerate(head)}
-    data = np.array([[float(x) for x in r] for r in rows[1:]])
+    missing = [c for c in ["member", "step", "t"] if c not in col]
+    if missing:
+        print(f"sweep_plot.py: {path}: not a shoal sweep CSV (no column {missing[0]})",
+              file=sys.stderr)
+        return 2
+    # every row whole: the header's column count, every field a number (nan allowed: a
+    # statistic of one boid is NaN by definition), else one line naming the row
+    values = []
+    for i, r in enumerate(rows[1:], start=2):
+        if len(r) != len(head):
+            print(f"sweep_plot.py: {path}: line {i}: {len(r)} columns, the header has "
+                  f"{len(head)} (a damaged or unfinished sweep.csv)", file=sys.stderr)
+            return 2
+        try:
+            values.append([float(x) for x in r])
+        except ValueError:
+            bad = next(x for x in r if not _is_number(x))
+            print(f"sweep_plot.py: {path}: line {i}: {bad!r} is not a number", file=sys.stderr)
+            return 2
+    data = np.array(values)
     stats = [s for s in STATS if s in col]
     out = os.path.join(d, "plots")
     os.makedirs(out, exist_ok=True)
@@ -80,17 +128,21 @@ def main():
         for key, rs in combos.items():
             t = np.unique(rs[:, col["t"]])
             per_t = [rs[rs[:, col["t"]] == x][:, col[s]] for x in t]
-            mean = np.array([np.nanmean(v) for v in per_t])
-            lo = np.array([np.nanmin(v) for v in per_t])
-            hi = np.array([np.nanmax(v) for v in per_t])
-            line, = ax.plot(t, mean, label=label(key, params))
-            ax.fill_between(t, lo, hi, color=line.get_color(), alpha=0.2)
+            mean = np.array([np.nanmean(v) if np.isfinite(v).any() else np.nan for v in per_t])
+            lo = np.array([np.nanmin(v) if np.isfinite(v).any() else np.nan for v in per_t])
+            hi = np.array([np.nanmax(v) if np.isfinite(v).any() else np.nan for v in per_t])
+            tt, mm, keep = _finite(t, mean)
+            if not len(tt):
+                continue
+            line, = ax.plot(tt, mm, label=label(key, params))
+            ax.fill_between(tt, lo[keep], hi[keep], color=line.get_color(), alpha=0.2)
+        _note_empty(ax)
         ax.set_title(s)
         ax.set_xlabel("t (s)")
         ax.grid(True, alpha=0.3)
     for ax in list(axes.flat)[len(stats):]:
         ax.axis("off")
-    axes.flat[0].legend(fontsize=6)
+    _legend(axes.flat[0])
     fig.suptitle(f"shoal sweep {d}: mean over seeds, band min..max")
     fig.tight_layout()
     save(fig, os.path.join(out, "time.png"))
@@ -107,14 +159,20 @@ def main():
                 rs = np.array(rs)
                 xs = np.unique(rs[:, col[p]])
                 vals = [rs[rs[:, col[p]] == x][:, col[s]] for x in xs]
-                ax.errorbar(xs, [np.nanmean(v) for v in vals], yerr=[np.nanstd(v) for v in vals],
-                            marker="o", capsize=3, label=label(key, others))
+                mean = np.array([np.nanmean(v) if np.isfinite(v).any() else np.nan for v in vals])
+                std = np.array([np.nanstd(v) if np.isfinite(v).any() else np.nan for v in vals])
+                xx, mm, keep = _finite(xs, mean)
+                if not len(xx):
+                    continue
+                ax.errorbar(xx, mm, yerr=std[keep], marker="o", capsize=3,
+                            label=label(key, others))
+            _note_empty(ax)
             ax.set_title(f"{s} at the last step")
             ax.set_xlabel(p)
             ax.grid(True, alpha=0.3)
         for ax in list(axes.flat)[len(stats):]:
             ax.axis("off")
-        axes.flat[0].legend(fontsize=6)
+        _legend(axes.flat[0])
         fig.suptitle(f"shoal sweep {d}: mean over seeds, error bars 1 standard deviation")
         fig.tight_layout()
         save(fig, os.path.join(out, f"vs_{p}.png"))

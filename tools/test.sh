@@ -33,7 +33,11 @@ if [ $quick -eq 0 ]; then
     CC=clang CXX=clang++ meson setup build-asan --buildtype=debug -Doptimization=1 -Dcuda=disabled \
       -Db_sanitize=address,undefined -Db_lundef=false
   ninja -C build-asan
-  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
+  # intercept_tls_get_addr=0: clang 14's LeakSanitizer tracks dynamic TLS blocks through
+  # __tls_get_addr and, with Debian 12's glibc, sometimes records a bogus block (seen: "DTLS 6
+  # at 0x34d-0x20000144f", then "Tracer caught signal 11" at exit, test_render 2 runs in 4 on
+  # a loaded machine); without the interception 0 in 8 failed and leaks are still found.
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1:intercept_tls_get_addr=0 \
     LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
     meson test -C build-asan --print-errorlogs --num-processes "$jobs" --timeout-multiplier 4
 fi

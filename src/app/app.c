@@ -9,6 +9,7 @@
 #include "shoal/profile.h"
 #include "shoal/render.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,17 @@ int app_fail_status(const opt_values *o, const shoal_error *e)
 {
     options_fail(o, "%s", e->message);
     return app_exit_code(e->status);
+}
+
+int app_stdout_check(const char *cmd)
+{
+    errno = 0;
+    int bad = fflush(stdout) != 0;
+    int e = errno;
+    if (!bad && !ferror(stdout))
+        return 0;
+    options_error(cmd, "cannot write the standard output: %s", strerror(e ? e : EIO));
+    return 2;
 }
 
 /* ---- scenes, descs, --set and --size ------------------------------------------------ */
@@ -216,6 +228,28 @@ shoal_status app_state_write(const char *path, const char *format, const float *
     if (!format && n > 4 && strcmp(path + n - 4, ".vtp") == 0) /* ParaView (write only) */
         return shoal_io_vtp_write(path, rows, count, NAN, e);
     return shoal_io_npy_write(path, rows, count, e);
+}
+
+shoal_status app_write_state(const char *path, const void *ctx, shoal_error *e)
+{
+    const app_state_ctx *c = ctx;
+    size_t n = strlen(c->name);
+    if (path_is_unity(c->name, NULL))
+        return shoal_io_unity_write(path, c->rows, c->count, e);
+    if (n > 4 && strcmp(c->name + n - 4, ".vtp") == 0)
+        return shoal_io_vtp_write(path, c->rows, c->count, NAN, e);
+    return shoal_io_npy_write(path, c->rows, c->count, e);
+}
+
+shoal_status app_write_checkpoint(const char *path, const void *ctx, shoal_error *e)
+{
+    return shoal_io_checkpoint_write(path, (const shoal_sim *)ctx, e);
+}
+
+shoal_status app_write_trace(const char *path, const void *ctx, shoal_error *e)
+{
+    (void)ctx;
+    return shoal_profile_trace_write(path, e);
 }
 
 /* ---- GPU ---------------------------------------------------------------------------- */

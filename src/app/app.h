@@ -7,6 +7,8 @@
 
 #include "shoal/shoal.h"
 
+#include <sys/types.h>
+
 int cmd_init(int argc, char **argv);
 int cmd_step(int argc, char **argv);
 int cmd_render(int argc, char **argv);
@@ -33,6 +35,11 @@ int app_render_replay(const struct opt_values *o, const struct shoal_render_desc
 int app_exit_code(shoal_status st);
 /* e's message as the command's one error line (options_fail); returns its exit code. */
 int app_fail_status(const struct opt_values *o, const shoal_error *e);
+/* Flush stdout: 0 when everything printed there was written, else one line "shoal CMD:
+ * cannot write the standard output: REASON" and 2. A command that prints a report and also
+ * writes files calls it before committing them (a lost report fails the command, and a
+ * failed command replaces no file); main calls it after every command. */
+int app_stdout_check(const char *cmd);
 
 /* --stats for the commands whose work is not a library stage (init, compare): the time
  * from t0_ns to now as one call of stage `group/name` of the stage profiler. */
@@ -75,6 +82,18 @@ shoal_status app_state_read(const char *path, const char *format, float **rows, 
 shoal_status app_state_write(const char *path, const char *format, const float *rows, size_t count,
                              shoal_error *e);
 
+/* Writers of the form outdir.h's staging takes (path, ctx): a state (ctx an app_state_ctx:
+ * the format from `name`, the option's value, as app_state_write decides it), a checkpoint
+ * (ctx the shoal_sim), the trace of the profiler (ctx unused). */
+typedef struct app_state_ctx {
+    const char *name;
+    const float *rows;
+    size_t count;
+} app_state_ctx;
+shoal_status app_write_state(const char *path, const void *ctx, shoal_error *e);
+shoal_status app_write_checkpoint(const char *path, const void *ctx, shoal_error *e);
+shoal_status app_write_trace(const char *path, const void *ctx, shoal_error *e);
+
 /* The obstacle meshes of `scene` (if any) onto a GPU simulation: the field is built on the
  * host by the CPU's own code (a one-boid shoal_sim with the desc's parameters) and
  * uploaded, so both backends sample the same bits. */
@@ -93,5 +112,20 @@ void app_signal_deadline(int sig);
 /* One more temporary for those signals to remove (shoal run's video, which ffmpeg writes);
  * NULL: none. */
 void app_signal_temp(const char *path);
+/* A path those signals remove too: a file (is_dir 0: a lock file) or a staging directory
+ * (is_dir 1: its files, then itself). Returns a slot for app_signal_path_forget, or -1 when
+ * the 8 slots are taken or the path is too long (then nothing is registered). */
+int app_signal_path(const char *path, int is_dir);
+void app_signal_path_forget(int slot);
+/* Child processes to pass those signals to (pids[i] > 0 are live; the array is read from
+ * the handler, so it must stay valid and be updated in place); the handler waits for them
+ * (at most 5 s) before it dies. NULL: none. */
+void app_signal_children(const volatile pid_t *pids, int count);
+/* In a child after fork(): forget the parent's registrations (its lock file, staging
+ * directories and children are not the child's to remove). */
+void app_signal_after_fork(void);
+/* Empty a directory (one level) and remove it, async-signal-safe (also used outside
+ * handlers to remove a staging directory). */
+void app_remove_dir_now(const char *dir);
 
 #endif

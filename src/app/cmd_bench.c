@@ -914,11 +914,6 @@ int cmd_bench(int argc, char **argv)
     }
     shoal_system_set_thread_count(0);
     rc = 0;
-    if (options_given(&o, "json")) {
-        shoal_error e;
-        if (write_json(b, res, b->case_count, options_get(&o, "json"), &e))
-            rc = options_fail(&o, "%s", e.message);
-    }
     if (have_base && !rc) {
         /* the results of this run as the reader's tree, compared as a file would be */
         json_value cur;
@@ -959,6 +954,14 @@ int cmd_bench(int argc, char **argv)
         }
         json_free(&cur);
         json_free(&base);
+    }
+    /* the report is on stdout: the --json file is written only once it was written whole */
+    if (app_stdout_check("bench"))
+        rc = 2;
+    if (!rc && options_given(&o, "json")) {
+        shoal_error e;
+        if (write_json(b, res, b->case_count, options_get(&o, "json"), &e))
+            rc = options_fail(&o, "%s", e.message);
     }
     for (int i = 0; i < 9; i++)
         free(b->rows[i]);

@@ -311,6 +311,8 @@ int cmd_compare(int argc, char **argv)
     free(b);
     app_stage_done("compare", "compare", t0);
     print_result(stdout, &r);
+    if (app_stdout_check("compare")) /* the report lost: fail before writing --json */
+        return 2;
     const char *json = options_get(&o, "json");
     t0 = shoal_profile_now_ns();
     if (json && write_json(json, o.positional[0], o.positional[1], &r, &e)) {
@@ -532,11 +534,14 @@ int cmd_diverge(int argc, char **argv)
         done += k;
     }
     progress_end(&pg);
-    shoal_status wst =
-        st ? (shoal_io_atomic_abort(&af), SHOAL_OK) : shoal_io_atomic_commit(&af, &e);
     printf("%s vs %s, %zu boids, %lld steps: %zu bit-identical at the end, position error max "
            "%.6g rms %.6g\n",
            A.name, B.name, n, done, r.identical, r.pos.max_abs, r.pos.rms_abs);
+    /* the CSV is renamed into place only once the summary is written: a failed command
+     * replaces no file */
+    int lost = !st && app_stdout_check("diverge");
+    shoal_status wst =
+        st || lost ? (shoal_io_atomic_abort(&af), SHOAL_OK) : shoal_io_atomic_commit(&af, &e);
     if (options_given(&o, "stats")) {
         char title[160];
         snprintf(title, sizeof title, "shoal diverge: %zu boids, %lld steps (the CPU runs)", n,
@@ -548,6 +553,8 @@ int cmd_diverge(int argc, char **argv)
     free(rows);
     free(ra);
     free(rb);
+    if (lost)
+        return 2;
     if (st || wst) {
         options_fail(&o, "%s%s", fault ? "step failed: " : "", e.message);
         return app_exit_code(e.status);

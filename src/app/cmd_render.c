@@ -5,6 +5,7 @@
  * exits 2, and no output file is left behind on any error (the PNG writer is atomic). */
 #include "app/app.h"
 #include "app/options.h"
+#include "app/outdir.h"
 #include "app/overlay.h"
 #include "shoal/system.h"
 #include "shoal/profile.h"
@@ -53,6 +54,8 @@ static const opt_spec render_specs[] = {
     {"follow", OPT_FLAG, NULL, NULL, "--in DIR: the camera follows the school's centre"},
     {"fps", OPT_VALUE, "F", "30", "--video: frames per second"},
     {"quiet", OPT_FLAG, NULL, NULL, "--in DIR: no progress line"},
+    {"overwrite", OPT_FLAG, NULL, NULL,
+     "--in DIR --out DIR2: replace the frames of another replay in DIR2 (else refused)"},
 };
 #define RENDER_SPEC_COUNT ((int)(sizeof render_specs / sizeof render_specs[0]))
 
@@ -157,6 +160,18 @@ static int parse_opts(const opt_values *o, render_opts *ro)
             return options_fail(o, "--out is required (see shoal render --help)");
     }
     return 0;
+}
+
+/* The PNG of a render, as outdir.h's staging writes it. */
+typedef struct png_ctx {
+    const uint32_t *argb;
+    int width, height, stride_px;
+} png_ctx;
+
+static shoal_status write_png(const char *path, const void *ctx, shoal_error *e)
+{
+    const png_ctx *c = ctx;
+    return shoal_io_png_write(path, c->argb, c->width, c->height, c->stride_px, e);
 }
 
 /* Structure-of-arrays copy of (N, 6) rows: the renderer's view wants one array per column. */
@@ -346,8 +361,10 @@ int cmd_render(int argc, char **argv)
                                 "--bench and --trace run in one process");
     if (replay)
         return app_render_replay(&o, &ro.desc, ro.cam, ro.have_camera); /* a trajectory */
-    if (options_given(&o, "video") || options_given(&o, "follow") || options_given(&o, "fps"))
-        return options_fail(&o, "--video, --follow and --fps replay a trajectory: --in DIR");
+    if (options_given(&o, "video") || options_given(&o, "follow") || options_given(&o, "fps") ||
+        options_given(&o, "overwrite"))
+        return options_fail(&o, "--video, --follow, --fps and --overwrite replay a trajectory: "
+                                "--in DIR");
     if (!options_given(&o, "out") && !ro.bench)
         return options_fail(&o, "--out is required (see shoal render --help)");
 
@@ -484,6 +501,30 @@ int cmd_render(int argc, char **argv)
         /* another rank failed (its own message is not printed: only rank 0 speaks) */
         rc = app_fail_status(&o, &e);
         rc = rc ? rc : 2;
+    }
+    if (rc == 0 && ranks == 1 && (out || trace)) {
+        /* both outputs staged, then moved in together: a failed render replaces neither */
+        shoal_framebuffer fb = shoal_render_framebuffer(r);
+        png_ctx pc = {over ? over : fb.argb, fb.width, fb.height, over ? fb.width : fb.stride_px};
+        app_staged sg[2];
+        memset(sg, 0, sizeof sg);
+        int ns = 0;
+        shoal_status wst = SHOAL_OK;
+        if (app_stdout_check("render")) /* --stats lost: a failed render writes nothing */
+            rc = 2, wst = SHOAL_ERR_IO;
+        if (!wst && out)
+            wst = app_stage_file(&sg[ns++], out, write_png, &pc, &e);
+        if (!wst && trace)
+            wst = app_stage_file(&sg[ns++], trace, app_write_trace, NULL, &e);
+        if (!wst)
+            wst = app_stage_commit_all(sg, ns, &e);
+        for (int i = 0; i < ns; i++)
+            app_stage_abort(&sg[i]);
+        if (wst && !rc)
+            rc = app_fail_status(&o, &e);
+        out = NULL;
+        shoal_profile_trace_close();
+        trace = NULL;
     }
     if (rc == 0 && out) {
         shoal_framebuffer fb = shoal_render_framebuffer(r);

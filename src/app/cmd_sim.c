@@ -7,6 +7,7 @@
 #include "shoal/system.h"
 #include "shoal/profile.h"
 #include "app/traj.h"
+#include "app/outdir.h"
 #include "shoal/gpu.h"
 #include "mpi_app.h"
 
@@ -214,6 +215,9 @@ static const opt_spec step_opts[] = {
      "write a checkpoint at the end: boids, predators, pinned targets, time, every parameter"},
     {"resume", OPT_VALUE, "F.ckpt", NULL,
      "start from a checkpoint instead of --in (it carries model, parameters, dt, t0, seed)"},
+    {"overwrite", OPT_FLAG, NULL, NULL,
+     "--out-dir: replace the trajectory of another run in DIR (else DIR holding one is "
+     "refused)"},
     {"quiet", OPT_FLAG, NULL, NULL, "no progress line (shown only when stderr is a terminal)"},
     {"precision", OPT_VALUE, "f32|f64", "f32",
      "f64: the float64 reference (the same rules in double), float64 .npy in and out"},
@@ -248,8 +252,12 @@ int cmd_step(int argc, char **argv)
     }
     if (!out && !out_dir && !ckpt)
         return options_fail(&o, "--out B.npy is required (or --out-dir DIR, --checkpoint F)");
-    if (!out_dir && (options_given(&o, "every") || options_given(&o, "format")))
-        return options_fail(&o, "--every and --format are for --out-dir");
+    if (!out_dir && (options_given(&o, "every") || options_given(&o, "format") ||
+                     options_given(&o, "overwrite")))
+        return options_fail(&o, "--every, --format and --overwrite are for --out-dir");
+    if ((rc = app_outputs_distinct(&o, (const char *const[]){"out", "checkpoint", "trace", NULL},
+                                   out_dir, traj_owns)))
+        return rc;
     long long steps, threads = 0, seed = (long long)d.seed;
     if ((rc = options_int(&o, "steps", 0, 1000000000LL, &steps)))
         return rc;
@@ -369,8 +377,10 @@ int cmd_step(int argc, char **argv)
         return app_fail_status(&o, &e);
     }
     traj tr;
-    if (out_dir && traj_open(&tr, out_dir, format, every, count, &e)) {
+    if (out_dir &&
+        traj_open(&tr, out_dir, format, every, count, options_given(&o, "overwrite"), &e)) {
         traj_close(&tr, sim, 0, 0, NULL);
+        traj_release(&tr, 1);
         shoal_sim_destroy(sim);
         free(rows);
         return app_fail_status(&o, &e);
@@ -381,6 +391,10 @@ int cmd_step(int argc, char **argv)
         int tracks = threads > 0 ? (int)threads : shoal_system_thread_count();
         size_t spans = (size_t)steps * 6 + 16, cap = ((size_t)64 << 20) / 32 / (size_t)tracks;
         if (shoal_profile_trace_open(tracks, spans < cap ? spans : cap, &e)) {
+            if (out_dir) {
+                traj_close(&tr, sim, 0, 0, NULL);
+                traj_release(&tr, 1);
+            }
             shoal_sim_destroy(sim);
             free(rows);
             return app_fail_status(&o, &e);
@@ -399,33 +413,38 @@ int cmd_step(int argc, char **argv)
             e = te;
         }
     }
-    if (!st && ckpt)
-        st = shoal_io_checkpoint_write(ckpt, sim, &e);
     if (options_given(&o, "stats")) {
         char title[128];
         snprintf(title, sizeof title, "shoal step: %zu boids, %lld steps, %s, %d threads", count,
                  steps, shoal_sim_isa_name(sim), shoal_system_thread_count());
         shoal_profile_print(stderr, title, 1);
     }
-    if (trace) {
-        /* a failed run writes no output file, the trace included */
-        shoal_error te;
-        shoal_status tst = st ? SHOAL_OK : shoal_profile_trace_write(trace, &te);
+    /* Every output is written to a temporary first (the trajectory to its staging
+     * directory); only when all of them are whole are they moved into place, so a step that
+     * fails (a full disk, a write error) replaces none of its outputs. */
+    app_staged staged[3];
+    memset(staged, 0, sizeof staged);
+    int nstaged = 0;
+    app_state_ctx out_ctx = {out, rows, count};
+    if (!st && ckpt)
+        st = app_stage_file(&staged[nstaged++], ckpt, app_write_checkpoint, sim, &e);
+    if (!st && out) {
+        shoal_sim_get_state(sim, rows);
+        st = app_stage_file(&staged[nstaged++], out, app_write_state, &out_ctx, &e);
+    }
+    if (!st && trace)
+        st = app_stage_file(&staged[nstaged++], trace, app_write_trace, NULL, &e);
+    if (trace)
         shoal_profile_trace_close();
-        if (tst) {
-            shoal_sim_destroy(sim);
-            free(rows);
-            return app_fail_status(&o, &te);
-        }
-    }
-    if (st) {
-        shoal_sim_destroy(sim);
-        free(rows);
-        return app_fail_status(&o, &e);
-    }
-    shoal_sim_get_state(sim, rows);
+    if (!st && out_dir)
+        st = traj_commit(&tr, &e);
+    if (!st)
+        st = app_stage_commit_all(staged, nstaged, &e);
+    for (int i = 0; i < nstaged; i++)
+        app_stage_abort(&staged[i]); /* what was not committed (nothing when all went in) */
+    if (out_dir)
+        traj_release(&tr, st != SHOAL_OK);
     shoal_sim_destroy(sim);
-    st = out ? app_state_write(out, NULL, rows, count, &e) : SHOAL_OK;
     free(rows);
     if (st)
         return app_fail_status(&o, &e);

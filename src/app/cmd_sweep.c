@@ -9,12 +9,15 @@
  * Under MPI members could go to ranks; this file does not do that (one host). */
 #include "app/app.h"
 #include "app/options.h"
+#include "app/outdir.h"
 #include "app/traj.h"
 #include "shoal/system.h"
 #include "shoal/stats.h"
+#include "support/digest.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -62,9 +65,20 @@ typedef struct vary {
     char (*txt)[32]; /* each value as given to shoal_params_set (%.9g) */
 } vary;
 
+/* A file the sweep reads (its scene, a mesh the scene names): its bytes, read once by the
+ * sweep before any member starts (members are forked: they use these very bytes, so a file
+ * edited during the sweep cannot reach half of them) and their SHA-256 for sweep.spec. */
+typedef struct sweep_input {
+    unsigned char *data;
+    size_t size;
+    char sha[65];
+} sweep_input;
+
 typedef struct sweep {
     shoal_sim_desc base;
     shoal_scene scene;
+    sweep_input scene_file;
+    sweep_input mesh[SHOAL_SCENE_MAX_MESHES];
     vary v[SWEEP_MAX_VARY];
     int nv;
     uint64_t seed_lo, seed_hi;
@@ -93,12 +107,18 @@ static int parse_vary(const opt_values *o, const char *spec, const shoal_sim_des
         if (!(step > 0) || b < a)
             return options_fail(o, "--vary '%s': empty range (need a <= b and step > 0)", spec);
         double span = (b - a) / step;
-        if (span >= SWEEP_MAX_VALUES)
+        if (!isfinite(b - a)) /* b - a beyond DBL_MAX: the same count without the overflow */
+            span = b / step - a / step;
+        if (!(span < SWEEP_MAX_VALUES))
             return options_fail(o, "--vary '%s': more than %d values", spec, SWEEP_MAX_VALUES);
         /* a, a + step, ... up to b, b included when it falls on the grid (to 1e-9 steps) */
         int cnt = (int)floor(span + 1e-9) + 1;
-        for (int i = 0; i < cnt; i++)
-            list[n++] = a + (double)i * step;
+        for (int i = 0; i < cnt; i++) {
+            list[n] = a + (double)i * step;
+            if (!isfinite(list[n])) /* i * step overflowed; the value itself is <= b */
+                list[n] = fma((double)i, step, a);
+            n++;
+        }
     } else {
         const char *p = val;
         for (;;) {
@@ -165,6 +185,55 @@ static void member_path(const sweep *sw, long long k, char *buf, size_t n)
 static const char *stat_columns =
     "polarization,milling,mean_speed,mean_nn_distance,group_count,largest_group_fraction,"
     "extent_x,extent_y,extent_z";
+#define SWEEP_STAT_COLUMNS 9
+
+/* The first columns of every row of member k: "member,seed,value,value,..." (its length). */
+static int member_prefix(const sweep *sw, long long k, char *buf, size_t size)
+{
+    int idx[SWEEP_MAX_VARY];
+    member_values(sw, k, idx);
+    long long nseeds = (long long)(sw->seed_hi - sw->seed_lo) + 1;
+    int n = snprintf(buf, size, "%lld,%llu", k,
+                     (unsigned long long)(sw->seed_lo + (uint64_t)(k % nseeds)));
+    for (int i = 0; i < sw->nv && n < (int)size; i++)
+        n += snprintf(buf + n, size - (size_t)n, ",%s", sw->v[i].txt[idx[i]]);
+    return n < (int)size ? n : (int)size - 1;
+}
+
+/* The sample after `done` steps: E, 2E, ... and K last. */
+static long long next_sample(const sweep *sw, long long done)
+{
+    long long next = (done / sw->every + 1) * sw->every;
+    return next < sw->steps ? next : sw->steps;
+}
+
+/* How many rows a member has: steps 0, E, 2E, ... and K. */
+static long long next_sample_count(const sweep *sw)
+{
+    return sw->steps > 0 ? (sw->steps + sw->every - 1) / sw->every + 1 : 1;
+}
+
+/* The scene's obstacle meshes from the bytes the sweep read (sweep_input), as
+ * shoal_scene_add_obstacles adds them from the files (the same parse, the same bits). */
+static shoal_status member_obstacles(const sweep *sw, shoal_sim *sim, shoal_error *e)
+{
+    for (int i = 0; i < sw->scene.mesh_count; i++) {
+        const shoal_scene_mesh *m = &sw->scene.meshes[i];
+        shoal_mesh mesh;
+        shoal_error me;
+        shoal_status st = shoal_mesh_parse(sw->mesh[i].data, sw->mesh[i].size, m->path, &mesh, &me);
+        if (st == SHOAL_OK && !mesh.normals)
+            st = shoal_mesh_compute_normals(&mesh, &me);
+        if (st == SHOAL_OK)
+            st = shoal_sim_add_obstacle(sim, mesh.positions, mesh.normals, mesh.vertex_count,
+                                        &m->transform, NULL, &me);
+        shoal_mesh_free(&mesh);
+        if (st)
+            return shoal_error_set(e, st, "%.200s: [mesh %s]: %.400s", sw->scene.name, m->name,
+                                   me.message);
+    }
+    return SHOAL_OK;
+}
 
 /* One member, in a child process: returns the exit code. */
 static int run_member(const sweep *sw, long long k)
@@ -181,7 +250,7 @@ static int run_member(const sweep *sw, long long k)
         goto fail;
     }
     shoal_sim_init_state(sim, d.seed);
-    if (shoal_scene_add_obstacles(&sw->scene, sim, &e)) {
+    if (member_obstacles(sw, sim, &e)) {
         rc = app_exit_code(e.status);
         goto fail;
     }
@@ -197,12 +266,8 @@ static int run_member(const sweep *sw, long long k)
         rc = 2;
         goto fail;
     }
-    int idx[SWEEP_MAX_VARY];
-    member_values(sw, k, idx);
     char prefix[2048];
-    int plen = snprintf(prefix, sizeof prefix, "%lld,%llu", k, (unsigned long long)d.seed);
-    for (int i = 0; i < sw->nv && plen < (int)sizeof prefix; i++)
-        plen += snprintf(prefix + plen, sizeof prefix - (size_t)plen, ",%s", sw->v[i].txt[idx[i]]);
+    member_prefix(sw, k, prefix, sizeof prefix);
     shoal_stats_desc sd = shoal_stats_desc_default();
     sd.radius = sw->radius;
     sd.thread_count = sw->threads_per_member;
@@ -219,8 +284,7 @@ static int run_member(const sweep *sw, long long k)
                 s.extent[0], s.extent[1], s.extent[2]);
         if (done >= sw->steps)
             break;
-        long long next = (done / sw->every + 1) * sw->every;
-        long long n = (next < sw->steps ? next : sw->steps) - done;
+        long long n = next_sample(sw, done) - done;
         if (shoal_sim_step(sim, (int)n, &e)) {
             rc = app_exit_code(e.status);
             goto fail;
@@ -254,6 +318,17 @@ static char *sweep_spec(const sweep *sw, const char *scene_path, size_t *len)
     json_write_string(f, shoal_model_name(sw->base.model));
     fprintf(f, ", \"scene\": ");
     json_write_string(f, scene_path ? scene_path : "");
+    /* what the scene's files hold, not only their names: an edited scene or mesh is a
+     * different sweep (--resume refuses it) */
+    fprintf(f, ", \"scene_sha256\": \"%s\", \"meshes\": [", scene_path ? sw->scene_file.sha : "");
+    for (int i = 0; i < sw->scene.mesh_count; i++) {
+        fprintf(f, "%s{\"name\": ", i ? ", " : "");
+        json_write_string(f, sw->scene.meshes[i].name);
+        fprintf(f, ", \"file\": ");
+        json_write_string(f, sw->scene.meshes[i].path);
+        fprintf(f, ", \"sha256\": \"%s\"}", sw->mesh[i].sha);
+    }
+    fprintf(f, "]");
     fprintf(f,
             ", \"count\": %zu, \"steps\": %lld, \"every\": %lld, \"dt\": %.17g, \"t0\": %.17g, "
             "\"seeds\": [%llu, %llu], \"radius\": %.17g, \"vary\": {",
@@ -270,7 +345,10 @@ static char *sweep_spec(const sweep *sw, const char *scene_path, size_t *len)
     fprintf(f, "}, \"base_parameters\": ");
     app_json_params(f, sw->base.model, &sw->base.params);
     fprintf(f, "}\n");
-    fclose(f);
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
     return buf;
 }
 
@@ -337,64 +415,258 @@ static shoal_status write_manifest(const sweep *sw, const char *spec, shoal_erro
     return shoal_io_atomic_commit(&af, e);
 }
 
-/* DIR/sweep.csv: the header, then every member's rows in member order. */
-static shoal_status assemble(const sweep *sw, shoal_error *e)
+/* ---- member files: checked whole before they are reused ------------------------------ */
+
+/* A whole regular file into memory (at most 1 GiB). 0, or -1 with errno (EISDIR, EFBIG ...). */
+static int read_whole(const char *path, unsigned char **data, size_t *size)
+{
+    *data = NULL;
+    *size = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (1 << 30)) {
+        int err = S_ISDIR(st.st_mode) ? EISDIR : !S_ISREG(st.st_mode) ? EINVAL : EFBIG;
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    size_t cap = (size_t)st.st_size + 1, n = 0;
+    unsigned char *buf = malloc(cap);
+    if (!buf) {
+        close(fd);
+        errno = ENOMEM;
+        return -1;
+    }
+    for (;;) {
+        if (n == cap) { /* it grew meanwhile */
+            if (cap > (1u << 30)) {
+                free(buf);
+                close(fd);
+                errno = EFBIG;
+                return -1;
+            }
+            unsigned char *g = realloc(buf, cap * 2);
+            if (!g) {
+                free(buf);
+                close(fd);
+                errno = ENOMEM;
+                return -1;
+            }
+            buf = g;
+            cap *= 2;
+        }
+        ssize_t got = read(fd, buf + n, cap - n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            int err = errno;
+            free(buf);
+            close(fd);
+            errno = err;
+            return -1;
+        }
+        if (got == 0)
+            break;
+        n += (size_t)got;
+    }
+    close(fd);
+    *data = buf;
+    *size = n;
+    return 0;
+}
+
+/* One number of a member row at *p, ending at `end` (',' or '\n'): 1 and *p past it. */
+static int row_number(const char **p, const char *lim, char end, int integer)
+{
+    const char *q = *p;
+    if (q >= lim || *q == end || *q == ' ' || *q == '\t')
+        return 0;
+    char *stop;
+    if (integer) {
+        if (*q < '0' || *q > '9')
+            return 0;
+        (void)strtoull(q, &stop, 10);
+    } else {
+        (void)strtod(q, &stop);
+    }
+    if (stop == q || stop >= lim || *stop != end)
+        return 0;
+    *p = stop + 1;
+    return 1;
+}
+
+/* Is `buf` (len bytes) exactly what member k writes: one row per sample (steps 0, E, 2E, ...
+ * and K), each with this member's id, seed and values, the sample's step, then t and the
+ * nine statistics as numbers, nothing else? NULL if so, else the reason. */
+static const char *member_rows_check(const sweep *sw, long long k, const char *buf, size_t len,
+                                     char *why, size_t why_size)
+{
+    char prefix[2048];
+    int plen = member_prefix(sw, k, prefix, sizeof prefix);
+    const char *p = buf, *lim = buf + len;
+    long long row = 0;
+    for (long long done = 0;; row++) {
+        char head[64];
+        int hlen = snprintf(head, sizeof head, ",%lld,", done);
+        if ((size_t)(lim - p) < (size_t)(plen + hlen) || memcmp(p, prefix, (size_t)plen) != 0 ||
+            memcmp(p + plen, head, (size_t)hlen) != 0) {
+            if (p >= lim)
+                snprintf(why, why_size, "ends after %lld of its %lld rows", row,
+                         next_sample_count(sw));
+            else
+                snprintf(why, why_size, "row %lld is not member %lld's row of step %lld", row, k,
+                         done);
+            return why;
+        }
+        p += plen + hlen;
+        /* t, polarization, milling, mean_speed, mean_nn_distance, group_count (an integer),
+         * largest_group_fraction, extent_x, extent_y, extent_z */
+        for (int c = 0; c < 1 + SWEEP_STAT_COLUMNS; c++)
+            if (!row_number(&p, lim, c == SWEEP_STAT_COLUMNS ? '\n' : ',', c == 5)) {
+                snprintf(why, why_size, "row %lld (step %lld): column %d is not a number", row,
+                         done, 2 + sw->nv + 2 + c);
+                return why;
+            }
+        if (done >= sw->steps)
+            break;
+        done = next_sample(sw, done);
+    }
+    if (p != lim) {
+        snprintf(why, why_size, "more than its %lld rows", row + 1);
+        return why;
+    }
+    return NULL;
+}
+
+/* The member file at `path`, read and checked (member_rows_check). 0 and *data (malloc'ed)
+ * when whole, else 1 with the reason in why. */
+static int member_file_load(const sweep *sw, long long k, const char *path, unsigned char **data,
+                            size_t *size, char *why, size_t why_size)
+{
+    if (read_whole(path, data, size) != 0) {
+        snprintf(why, why_size, "cannot be read: %s", strerror(errno));
+        return 1;
+    }
+    if (member_rows_check(sw, k, (const char *)*data, *size, why, why_size)) {
+        free(*data);
+        *data = NULL;
+        return 1;
+    }
+    return 0;
+}
+
+/* DIR/sweep.csv: the header, then every member's rows in member order, each member file
+ * checked again as it is copied. Staged in *af: committed by the caller. */
+static shoal_status assemble(const sweep *sw, shoal_atomic_file *af, shoal_error *e)
 {
     char path[4300];
     snprintf(path, sizeof path, "%s/sweep.csv", sw->dir);
-    shoal_atomic_file af;
-    shoal_status st = shoal_io_atomic_open(&af, path, e);
+    shoal_status st = shoal_io_atomic_open(af, path, e);
     if (st)
         return st;
-    FILE *f = af.file;
+    FILE *f = af->file;
     fprintf(f, "member,seed");
     for (int i = 0; i < sw->nv; i++)
         fprintf(f, ",%s", sw->v[i].name);
     fprintf(f, ",step,t,%s\n", stat_columns);
-    char buf[65536];
     for (long long k = 0; k < sw->members; k++) {
-        char mp[4300];
-        member_path(sw, k, mp, sizeof mp);
-        FILE *m = fopen(mp, "rb");
-        if (!m) {
-            shoal_io_atomic_abort(&af);
-            return shoal_error_set(e, SHOAL_ERR_IO, "%s: cannot open: %s", mp, strerror(errno));
-        }
+        char mp[4300], why[256];
+        unsigned char *data;
         size_t n;
-        while ((n = fread(buf, 1, sizeof buf, m)) > 0)
-            fwrite(buf, 1, n, f);
-        fclose(m);
+        member_path(sw, k, mp, sizeof mp);
+        if (member_file_load(sw, k, mp, &data, &n, why, sizeof why)) {
+            shoal_io_atomic_abort(af);
+            return shoal_error_set(e, SHOAL_ERR_IO, "%s: %s (changed during the sweep?)", mp, why);
+        }
+        size_t put = fwrite(data, 1, n, f);
+        free(data);
+        if (put != n) {
+            int err = errno;
+            shoal_io_atomic_abort(af);
+            return shoal_error_set(e, SHOAL_ERR_IO, "%s: cannot write: %s", path, strerror(err));
+        }
     }
-    return shoal_io_atomic_commit(&af, e);
+    return SHOAL_OK;
 }
 
 static int file_exists(const char *p)
 {
     struct stat st;
-    return stat(p, &st) == 0;
+    return lstat(p, &st) == 0;
 }
 
+/* --seeds S1..S2 or S: each bound read as init reads --seed (0 .. 2^63 - 1). */
 static int parse_seeds(const opt_values *o, sweep *sw)
 {
     const char *s = options_get(o, "seeds");
-    unsigned long long a, b;
-    int used = 0;
-    if (sscanf(s, "%llu..%llu%n", &a, &b, &used) == 2 && !s[used]) {
-        if (b < a)
-            return options_fail(o, "--seeds '%s': empty range (S1 > S2)", s);
-    } else if (sscanf(s, "%llu%n", &a, &used) == 1 && !s[used] && s[0] != '-') {
-        b = a;
-    } else {
-        return options_fail(o, "--seeds '%s': expected S1..S2 or S", s);
+    const char *dots = strstr(s, "..");
+    long long a, b;
+    char first[64];
+    const char *lo_text = s, *hi_text = NULL;
+    if (dots) {
+        if ((size_t)(dots - s) >= sizeof first)
+            return options_fail(o, "--seeds '%s': expected S1..S2 or S", s);
+        snprintf(first, sizeof first, "%.*s", (int)(dots - s), s);
+        lo_text = first;
+        hi_text = dots + 2;
     }
-    if (strchr(s, '-'))
-        return options_fail(o, "--seeds '%s': seeds are >= 0", s);
-    sw->seed_lo = a;
-    sw->seed_hi = b;
-    if (b - a >= (unsigned long long)SWEEP_MAX_MEMBERS)
+    const long long max = 9223372036854775807LL;
+    int bad = options_int_text(lo_text, 0, max, &a);
+    if (!bad && hi_text)
+        bad = options_int_text(hi_text, 0, max, &b);
+    else
+        b = a;
+    if (bad == 1)
+        return options_fail(o, "--seeds: '%s' is not an integer or S1..S2",
+                            hi_text && !options_int_text(lo_text, 0, max, &a) ? hi_text : lo_text);
+    if (bad == 2)
+        return options_fail(o, "--seeds: '%s' is out of range [0, %lld]",
+                            hi_text && !options_int_text(lo_text, 0, max, &a) ? hi_text : lo_text,
+                            max);
+    if (b < a)
+        return options_fail(o, "--seeds '%s': empty range (S1 > S2)", s);
+    sw->seed_lo = (uint64_t)a;
+    sw->seed_hi = (uint64_t)b;
+    if ((uint64_t)(b - a) >= (uint64_t)SWEEP_MAX_MEMBERS)
         return options_fail(o, "--seeds '%s': too many seeds", s);
     return 0;
 }
+
+/* The scene file and the meshes it names, read once (sweep_input): 0, or 2 after printing. */
+static int read_inputs(const opt_values *o, sweep *sw)
+{
+    const char *scene = options_get(o, "scene");
+    if (!scene)
+        return 0;
+    if (read_whole(scene, &sw->scene_file.data, &sw->scene_file.size) != 0)
+        return options_fail(o, "--scene %s: cannot read: %s", scene, strerror(errno));
+    sha256_hex(sw->scene_file.data, sw->scene_file.size, sw->scene_file.sha);
+    for (int i = 0; i < sw->scene.mesh_count; i++) {
+        sweep_input *in = &sw->mesh[i];
+        const shoal_scene_mesh *m = &sw->scene.meshes[i];
+        if (read_whole(m->path, &in->data, &in->size) != 0)
+            return options_fail(o, "%s: [mesh %s]: %s: cannot read: %s", scene, m->name, m->path,
+                                strerror(errno));
+        sha256_hex(in->data, in->size, in->sha);
+    }
+    return 0;
+}
+
+static void free_inputs(sweep *sw)
+{
+    free(sw->scene_file.data);
+    for (int i = 0; i < SHOAL_SCENE_MAX_MESHES; i++)
+        free(sw->mesh[i].data);
+}
+
+/* Members that have failed or not run, for the closing line. */
+typedef struct sweep_tally {
+    long long finished, failed, worst_rc;
+} sweep_tally;
+
+static int sweep_run(const opt_values *o, sweep *sw, sweep_tally *t);
 
 int cmd_sweep(int argc, char **argv)
 {
@@ -423,7 +695,8 @@ int cmd_sweep(int argc, char **argv)
         return rc;
     if (options_given(&o, "dt") && (rc = options_double(&o, "dt", 1e-12, 1e6, &sw.base.dt_s)))
         return rc;
-    if ((rc = options_int(&o, "threads", 0, 1024, &threads)) ||
+    /* the limits of step --threads: a member never gets more than a step may have */
+    if ((rc = options_int(&o, "threads", 0, 256, &threads)) ||
         (rc = options_int(&o, "jobs", 1, 1024, &jobs)))
         return rc;
     if ((rc = parse_seeds(&o, &sw)))
@@ -460,128 +733,196 @@ int cmd_sweep(int argc, char **argv)
         if (member_desc(&sw, k * (long long)(sw.seed_hi - sw.seed_lo + 1), &d, &e))
             return options_fail(&o, "member %lld: %s", k, e.message);
     }
-    /* the directory: new, or the same sweep with --resume */
+    if ((rc = read_inputs(&o, &sw))) {
+        free_inputs(&sw);
+        return rc;
+    }
+    sweep_tally t = {0, 0, 0};
+    rc = sweep_run(&o, &sw, &t);
+    free_inputs(&sw);
+    return rc;
+}
+
+/* The directory (locked for the whole sweep), the spec, the members, sweep.csv. */
+static int sweep_run(const opt_values *o, sweep *sw, sweep_tally *t)
+{
+    shoal_error e;
     size_t spec_len;
-    char *spec = sweep_spec(&sw, options_get(&o, "scene"), &spec_len);
+    char *spec = sweep_spec(sw, options_get(o, "scene"), &spec_len);
     if (!spec)
-        return options_fail(&o, "out of memory");
-    char path[4300];
-    snprintf(path, sizeof path, "%s/sweep.spec", sw.dir);
-    int resume = options_given(&o, "resume");
+        return options_fail(o, "out of memory");
+    /* one sweep at a time in DIR: the lock is taken before DIR is looked at, and held (also
+     * by the members) until the end */
+    char created[4096];
+    app_dir_lock lock;
+    if (app_dir_create("--out", sw->dir, created, sizeof created, &e)) {
+        free(spec);
+        return app_fail_status(o, &e);
+    }
+    if (app_dir_lock_take(&lock, sw->dir, &e)) {
+        free(spec);
+        app_dir_uncreate(sw->dir, created);
+        return options_fail(o, "--out %s", e.message);
+    }
+    int rc = 0;
+    char path[4300], members_dir[4300];
+    snprintf(path, sizeof path, "%s/sweep.spec", sw->dir);
+    snprintf(members_dir, sizeof members_dir, "%s/members", sw->dir);
+    int resume = options_given(o, "resume");
     if (file_exists(path)) {
         if (!resume) {
-            free(spec);
-            return options_fail(&o,
-                                "--out %s holds a sweep already: add --resume to finish it, "
-                                "or choose another directory",
-                                sw.dir);
+            rc = options_fail(o,
+                              "--out %s holds a sweep already: add --resume to finish it, or "
+                              "choose another directory",
+                              sw->dir);
+        } else {
+            unsigned char *old;
+            size_t n;
+            int same =
+                read_whole(path, &old, &n) == 0 && n == spec_len && memcmp(old, spec, n) == 0;
+            if (!same)
+                rc = options_fail(o,
+                                  "--resume: %s holds a different sweep (%s differs from these "
+                                  "options, the scene or its meshes)",
+                                  sw->dir, path);
+            free(old);
         }
-        FILE *f = fopen(path, "rb");
-        char *old = malloc(spec_len + 2);
-        size_t n = f && old ? fread(old, 1, spec_len + 1, f) : 0;
-        int same = n == spec_len && memcmp(old, spec, n) == 0;
-        free(old);
-        if (f)
-            fclose(f);
-        if (!same) {
-            free(spec);
-            return options_fail(&o,
-                                "--resume: %s holds a different sweep (%s differs from these "
-                                "options)",
-                                sw.dir, path);
-        }
-    }
-    char members_dir[4300];
-    snprintf(members_dir, sizeof members_dir, "%s/members", sw.dir);
-    shoal_atomic_file af;
-    if (traj_mkdir(sw.dir, &e) || traj_mkdir(members_dir, &e) ||
-        shoal_io_atomic_open(&af, path, &e)) {
-        free(spec);
-        return options_fail(&o, "--out %s", e.message);
-    }
-    /* members killed mid-write leave a temporary: remove them (nothing else is there) */
-    DIR *md = opendir(members_dir);
-    if (md) {
+    } else {
+        /* member files with no spec belong to no sweep this command could check them by */
+        DIR *md = opendir(members_dir);
         struct dirent *de;
-        while ((de = readdir(md)))
-            if (strncmp(de->d_name, ".member_", 8) == 0 && strstr(de->d_name, ".tmp.")) {
-                char tp[4600];
-                snprintf(tp, sizeof tp, "%s/%s", members_dir, de->d_name);
-                unlink(tp);
-            }
-        closedir(md);
+        while (!rc && md && (de = readdir(md)))
+            if (strncmp(de->d_name, "member_", 7) == 0)
+                rc = options_fail(o,
+                                  "--out %s: members/ holds %s but there is no sweep.spec: it "
+                                  "is no sweep this command can finish; choose another "
+                                  "directory",
+                                  sw->dir, de->d_name);
+        if (md)
+            closedir(md);
+    }
+    if (rc) {
+        free(spec);
+        app_dir_lock_release(&lock);
+        app_dir_uncreate(sw->dir, created);
+        return rc;
+    }
+    /* what killed sweeps left (temporaries of sweep.csv, manifest.json, sweep.spec and of
+     * members): no other sweep writes these names while the lock is held (only these: a
+     * command writing another file into DIR takes no lock) */
+    app_dir_clean_temps(sw->dir, ".sweep.csv.tmp.");
+    app_dir_clean_temps(sw->dir, ".manifest.json.tmp.");
+    app_dir_clean_temps(sw->dir, ".sweep.spec.tmp.");
+    app_dir_clean_temps(members_dir, ".member_");
+    shoal_atomic_file af;
+    if (traj_mkdir(members_dir, &e) || shoal_io_atomic_open(&af, path, &e)) {
+        free(spec);
+        app_dir_lock_release(&lock);
+        app_dir_uncreate(sw->dir, created);
+        return options_fail(o, "--out %s", e.message);
     }
     fwrite(spec, 1, spec_len, af.file);
-    if (shoal_io_atomic_commit(&af, &e) || write_manifest(&sw, spec, &e)) {
+    if (shoal_io_atomic_commit(&af, &e) || write_manifest(sw, spec, &e)) {
         free(spec);
-        return options_fail(&o, "%s", e.message);
+        app_dir_lock_release(&lock);
+        return options_fail(o, "%s", e.message);
     }
     free(spec);
 
     /* members: J child processes at a time; the parent never enters OpenMP before fork */
     progress pg;
-    progress_begin(&pg, "shoal sweep", sw.members, options_given(&o, "quiet"));
-    long long next = 0, done = 0, failed = 0;
+    progress_begin(&pg, "shoal sweep", sw->members, options_given(o, "quiet"));
+    long long next = 0;
     int running = 0;
-    long long *slot = calloc((size_t)sw.jobs, sizeof *slot);
-    pid_t *pids = calloc((size_t)sw.jobs, sizeof *pids);
+    long long *slot = calloc((size_t)sw->jobs, sizeof *slot);
+    pid_t *pids = calloc((size_t)sw->jobs, sizeof *pids);
     if (!slot || !pids) {
         free(slot);
         free(pids);
-        return options_fail(&o, "out of memory");
+        app_dir_lock_release(&lock);
+        return options_fail(o, "out of memory");
     }
+    /* a signal to the sweep goes to its members too, and the sweep waits for them to remove
+     * their temporaries before it dies (signals.c) */
+    app_signal_children(pids, sw->jobs);
+    const pid_t parent = getpid();
     fflush(stdout);
     fflush(stderr);
-    while (done + failed < sw.members) {
-        while (running < sw.jobs && next < sw.members && !failed) {
+    while (t->finished + t->failed < sw->members) {
+        while (running < sw->jobs && next < sw->members && !t->failed) {
             char mp[4300];
-            member_path(&sw, next, mp, sizeof mp);
-            if (file_exists(mp)) { /* finished before a kill: --resume keeps it */
-                next++;
-                done++;
-                continue;
+            member_path(sw, next, mp, sizeof mp);
+            if (file_exists(mp)) { /* finished before a kill: reused when whole */
+                char why[256];
+                unsigned char *data;
+                size_t n;
+                if (!member_file_load(sw, next, mp, &data, &n, why, sizeof why)) {
+                    free(data);
+                    next++;
+                    t->finished++;
+                    continue;
+                }
+                progress_end(&pg);
+                options_fail(o, "member %lld: %s %s: running it again", next, mp, why);
+                struct stat st;
+                if (lstat(mp, &st) == 0 && !S_ISDIR(st.st_mode))
+                    unlink(mp); /* a directory stays: the member's write then fails */
             }
             int j = 0;
             while (pids[j])
                 j++;
+            sigset_t set, old;
+            sigemptyset(&set);
+            sigaddset(&set, SIGINT);
+            sigaddset(&set, SIGTERM);
+            sigaddset(&set, SIGHUP);
+            sigaddset(&set, SIGQUIT);
+            pthread_sigmask(SIG_BLOCK, &set, &old); /* no signal between fork and pids[j] */
             pid_t pid = fork();
             if (pid < 0) {
-                failed++;
-                fprintf(stderr, "shoal sweep: fork: %s\n", strerror(errno));
+                int err = errno;
+                pthread_sigmask(SIG_SETMASK, &old, NULL);
+                t->failed++;
+                t->worst_rc = 2;
+                options_fail(o, "member %lld: cannot start a process (fork): %s", next,
+                             strerror(err));
                 break;
             }
             if (pid == 0) {
+                app_signal_after_fork();
                 prctl(PR_SET_PDEATHSIG, SIGKILL); /* a killed sweep takes its members along */
-                if (getppid() == 1)
+                pthread_sigmask(SIG_SETMASK, &old, NULL);
+                if (getppid() != parent)
                     _exit(1);
-                _exit(run_member(&sw, next));
+                _exit(run_member(sw, next));
             }
             pids[j] = pid;
             slot[j] = next++;
             running++;
+            pthread_sigmask(SIG_SETMASK, &old, NULL);
         }
         if (running == 0) {
-            if (next >= sw.members || failed)
+            if (next >= sw->members || t->failed)
                 break;
             continue;
         }
         /* the lowest member running, for the progress line */
         long long cur = -1;
-        for (int j = 0; j < sw.jobs; j++)
+        for (int j = 0; j < sw->jobs; j++)
             if (pids[j] && (cur < 0 || slot[j] < cur))
                 cur = slot[j];
         if (pg.on && cur >= 0) {
             int idx[SWEEP_MAX_VARY];
-            member_values(&sw, cur, idx);
+            member_values(sw, cur, idx);
             int n = snprintf(
                 pg.note, sizeof pg.note, "member %lld seed %llu", cur,
-                (unsigned long long)(sw.seed_lo +
-                                     (uint64_t)(cur % (long long)(sw.seed_hi - sw.seed_lo + 1))));
-            for (int i = 0; i < sw.nv && n < (int)sizeof pg.note; i++)
-                n += snprintf(pg.note + n, sizeof pg.note - (size_t)n, " %s=%s", sw.v[i].name,
-                              sw.v[i].txt[idx[i]]);
+                (unsigned long long)(sw->seed_lo +
+                                     (uint64_t)(cur % (long long)(sw->seed_hi - sw->seed_lo + 1))));
+            for (int i = 0; i < sw->nv && n < (int)sizeof pg.note; i++)
+                n += snprintf(pg.note + n, sizeof pg.note - (size_t)n, " %s=%s", sw->v[i].name,
+                              sw->v[i].txt[idx[i]]);
         }
-        progress_update(&pg, done, 0);
+        progress_update(&pg, t->finished, 0);
         int status;
         pid_t w = pg.on ? waitpid(-1, &status, WNOHANG) : waitpid(-1, &status, 0);
         if (w == 0) {
@@ -594,29 +935,64 @@ int cmd_sweep(int argc, char **argv)
                 continue;
             break;
         }
-        for (int j = 0; j < sw.jobs; j++)
+        for (int j = 0; j < sw->jobs; j++)
             if (pids[j] == w) {
                 pids[j] = 0;
                 running--;
-                if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-                    done++;
-                else
-                    failed++;
+                if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+                    t->finished++;
+                } else {
+                    t->failed++;
+                    /* a member's own failure printed its line; a killed one cannot */
+                    int mrc = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+                    if (WIFSIGNALED(status)) {
+                        /* killed from outside (SIGKILL: it could not remove its temporary;
+                         * the sweep, holding the directory, does) */
+                        char prefix[64];
+                        snprintf(prefix, sizeof prefix, ".member_%06lld.csv.tmp.", slot[j]);
+                        app_dir_clean_temps(members_dir, prefix);
+                        progress_end(&pg);
+                        options_fail(o, "member %lld: killed by signal %d (%s)", slot[j],
+                                     WTERMSIG(status), strsignal(WTERMSIG(status)));
+                    }
+                    if (mrc > t->worst_rc)
+                        t->worst_rc = mrc;
+                }
             }
     }
+    app_signal_children(NULL, 0);
     progress_end(&pg);
     free(slot);
     free(pids);
-    if (failed || done < sw.members) {
-        fprintf(stderr,
-                "shoal sweep: %lld of %lld members failed; the finished ones are kept (--resume "
-                "runs the rest)\n",
-                sw.members - done, sw.members);
-        return 1;
+    if (t->failed || t->finished < sw->members) {
+        options_fail(o,
+                     "%lld of %lld members finished, %lld failed, %lld not started; the "
+                     "finished ones are kept (--resume runs the rest)",
+                     t->finished, sw->members, t->failed, sw->members - t->finished - t->failed);
+        app_dir_lock_release(&lock);
+        /* 2 when a member could not write its file or read its input (what the user fixes),
+         * 1 when one produced a non-finite value (or died) */
+        return t->worst_rc == 2 ? 2 : 1;
     }
-    if (assemble(&sw, &e))
-        return options_fail(&o, "%s", e.message);
-    printf("shoal sweep: %lld members (%lld combinations x %llu seeds), %s/sweep.csv\n", sw.members,
-           sw.combos, (unsigned long long)(sw.seed_hi - sw.seed_lo + 1), sw.dir);
+    /* sweep.csv staged, the summary printed, then sweep.csv renamed into place: a sweep that
+     * fails (a full disk, a lost stdout) replaces no sweep.csv */
+    shoal_atomic_file csv;
+    memset(&csv, 0, sizeof csv);
+    if (assemble(sw, &csv, &e)) {
+        app_dir_lock_release(&lock);
+        return options_fail(o, "%s", e.message);
+    }
+    printf("shoal sweep: %lld members (%lld combinations x %llu seeds), %s/sweep.csv\n",
+           sw->members, sw->combos, (unsigned long long)(sw->seed_hi - sw->seed_lo + 1), sw->dir);
+    if (app_stdout_check("sweep")) {
+        shoal_io_atomic_abort(&csv);
+        app_dir_lock_release(&lock);
+        return 2;
+    }
+    if (shoal_io_atomic_commit(&csv, &e)) {
+        app_dir_lock_release(&lock);
+        return options_fail(o, "%s", e.message);
+    }
+    app_dir_lock_release(&lock);
     return 0;
 }

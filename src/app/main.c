@@ -119,6 +119,10 @@ int main(int argc, char **argv)
         return 2;
     }
     rc = dispatch(argc, argv);
+    /* every report on stdout must have been written whole (a full disk, /dev/full, a closed
+     * stdout): a command whose report was lost has failed (exit 2), as for any output */
+    if (rc == 0 && app_stdout_check(cmd))
+        rc = 2;
     mpi_stop();
     return rc;
 }

@@ -146,19 +146,35 @@ int options_given(const opt_values *o, const char *name)
     return k >= 0 && o->given[k];
 }
 
+int options_int_text(const char *v, long long lo, long long hi, long long *out)
+{
+    if (!v)
+        return 1;
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (end == v)
+        return 1;
+    while (*end == ' ' || *end == '\t') /* blanks after, as a number in a scene file */
+        end++;
+    if (*end)
+        return 1;
+    if (errno == ERANGE || x < lo || x > hi)
+        return 2;
+    *out = x;
+    return 0;
+}
+
 int options_int(const opt_values *o, const char *name, long long lo, long long hi, long long *out)
 {
     const char *v = options_get(o, name);
     if (!v)
         return options_fail(o, "--%s is required", name);
-    char *end;
-    errno = 0;
-    long long x = strtoll(v, &end, 10);
-    if (end == v || *end || errno == ERANGE)
+    int bad = options_int_text(v, lo, hi, out);
+    if (bad == 1)
         return options_fail(o, "--%s: '%s' is not an integer", name, v);
-    if (x < lo || x > hi)
-        return options_fail(o, "--%s: %lld is out of range [%lld, %lld]", name, x, lo, hi);
-    *out = x;
+    if (bad == 2)
+        return options_fail(o, "--%s: '%s' is out of range [%lld, %lld]", name, v, lo, hi);
     return 0;
 }
 

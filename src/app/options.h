@@ -50,6 +50,10 @@ int options_given(const opt_values *o, const char *name);
 
 /* Typed getters: on a bad value print "shoal CMD: --name: problem" and return 2. */
 int options_int(const opt_values *o, const char *name, long long lo, long long hi, long long *out);
+/* The integer parser of options_int, for a value that is part of an option (sweep's
+ * --seeds S1..S2): decimal as strtoll reads it (blanks before, a sign), blanks after; 0 and
+ * *out set; 1 not an integer; 2 out of [lo, hi] (also too large for 64 bits). */
+int options_int_text(const char *v, long long lo, long long hi, long long *out);
 int options_double(const opt_values *o, const char *name, double lo, double hi, double *out);
 int options_vec3(const opt_values *o, const char *name, float out[3]);
 

@@ -8,10 +8,13 @@
 #include "app/app.h"
 #include "app/options.h"
 #include "app/traj.h"
+#include "app/outdir.h"
 #include "shoal/render.h"
+#include "support/json.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,22 +33,104 @@ static int frame_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The state_NNNNNN.npy files of `dir`, by step. Returns the count, -1 when unreadable. */
-static long list_frames(const char *dir, replay_frame **out)
+/* The frames DIR/manifest.json lists (list_frames): each entry's file must be the name step
+ * gives its step, and be there. */
+static long list_manifest(const opt_values *o, const char *dir, const char *mpath,
+                          replay_frame **out, long long *count)
+{
+    json_value m;
+    char err[4400];
+    if (json_load_file(mpath, JSON_STRICT, &m, err, sizeof err) != JSON_OK) {
+        options_fail(o, "--in %s: %s", dir, err);
+        return -1;
+    }
+    const json_value *fmt = json_get(&m, "format"), *frames = json_get(&m, "frames");
+    const json_value *cnt = json_get(&m, "count");
+    const char *why = NULL;
+    if (!frames || frames->type != JSON_ARRAY || !cnt || cnt->type != JSON_NUMBER ||
+        !(cnt->num >= 1) || cnt->num != floor(cnt->num) || cnt->num > 1e12 || !fmt ||
+        fmt->type != JSON_STRING)
+        why = "not a trajectory manifest (format, count, frames)";
+    else if (strcmp(fmt->str, "npy") != 0) {
+        options_fail(o,
+                     "--in %s: a trajectory of format '%s' (manifest.json): replay draws .npy "
+                     "states (step --out-dir without --format vtk)",
+                     dir, fmt->str);
+        json_free(&m);
+        return -1;
+    }
+    size_t n = why ? 0 : (size_t)frames->count;
+    replay_frame *v = n ? calloc(n, sizeof *v) : NULL;
+    if (n && !v)
+        why = "out of memory for its frame list";
+    for (size_t i = 0; i < n && !why; i++) {
+        const json_value *f = &frames->items[i];
+        const json_value *st = json_get(f, "step"), *file = json_get(f, "file");
+        long long step;
+        if (!st || st->type != JSON_NUMBER || !file || file->type != JSON_STRING ||
+            !(st->num >= 0) || st->num != floor(st->num) || st->num > 1e17 ||
+            strlen(file->str) >= sizeof v[i].name ||
+            !app_frame_step(file->str, "state_", ".npy", &step) || step != (long long)st->num) {
+            why = "a frame entry is not {step, file: state_NNNNNN.npy of that step}";
+            break;
+        }
+        if (i > 0 && step <= v[i - 1].step) {
+            why = "its frames are not in increasing step order";
+            break;
+        }
+        v[i].step = step;
+        snprintf(v[i].name, sizeof v[i].name, "%s", file->str);
+        char p[4400];
+        struct stat fst;
+        snprintf(p, sizeof p, "%s/%s", dir, file->str);
+        if (stat(p, &fst) != 0) {
+            options_fail(o, "--in %s: %s lists %s, which is missing: %s", dir, mpath, file->str,
+                         strerror(errno));
+            free(v);
+            json_free(&m);
+            return -1;
+        }
+    }
+    if (!why && n == 0)
+        why = "it lists no frames";
+    if (why) {
+        options_fail(o, "--in %s: %s: %s", dir, mpath, why);
+        free(v);
+        json_free(&m);
+        return -1;
+    }
+    *count = (long long)cnt->num;
+    json_free(&m);
+    *out = v;
+    return (long)n;
+}
+
+/* The frames of a trajectory directory: the manifest's list when DIR/manifest.json exists
+ * (step --out-dir writes it last, naming exactly the frames of its run: a frame it does not
+ * list is another run's), else the files named state_NNNNNN.npy exactly as step names them
+ * (state_5.npy or state_+10.npy are not frames). *count is the manifest's boid count (0
+ * without one). Returns the frame count, or -1 after printing the problem. */
+static long list_frames(const opt_values *o, const char *dir, replay_frame **out, long long *count)
 {
     *out = NULL;
+    *count = 0;
+    char mpath[4200];
+    snprintf(mpath, sizeof mpath, "%s/manifest.json", dir);
+    struct stat mst;
+    if (stat(mpath, &mst) == 0)
+        return list_manifest(o, dir, mpath, out, count);
     DIR *d = opendir(dir);
-    if (!d)
+    if (!d) {
+        options_fail(o, "--in %s: cannot read the directory: %s", dir, strerror(errno));
         return -1;
+    }
     size_t n = 0, cap = 0;
     replay_frame *v = NULL;
     struct dirent *de;
     while ((de = readdir(d))) {
         long long step;
-        int used = 0;
-        size_t len = strlen(de->d_name);
-        if (len >= 64 || sscanf(de->d_name, "state_%lld.npy%n", &step, &used) != 1 ||
-            (size_t)used != len || step < 0)
+        if (strlen(de->d_name) >= sizeof v->name ||
+            !app_frame_step(de->d_name, "state_", ".npy", &step))
             continue;
         if (n == cap) {
             cap = cap ? cap * 2 : 64;
@@ -53,6 +138,7 @@ static long list_frames(const char *dir, replay_frame **out)
             if (!g) {
                 free(v);
                 closedir(d);
+                options_fail(o, "out of memory for the frame list of %s", dir);
                 return -1;
             }
             v = g;
@@ -66,6 +152,14 @@ static long list_frames(const char *dir, replay_frame **out)
         qsort(v, n, sizeof *v, frame_cmp);
     *out = v;
     return (long)n;
+}
+
+/* A replay's --out DIR holds frame_NNNNNN.png: another replay's are refused unless
+ * --overwrite (then replaced, all of them). */
+static int replay_owns(const char *name)
+{
+    long long step;
+    return app_frame_step(name, "frame_", ".png", &step);
 }
 
 /* ---- ffmpeg (as shoal run --video: H.264, yuv420p, odd sides padded) ----------------- */
@@ -197,9 +291,10 @@ int app_render_replay(const opt_values *o, const shoal_render_desc *desc, shoal_
             return options_fail(o, "--video: '%s' must end in .mp4", video);
     }
     replay_frame *frames;
-    long nf = list_frames(dir, &frames);
+    long long manifest_count;
+    long nf = list_frames(o, dir, &frames, &manifest_count);
     if (nf < 0)
-        return options_fail(o, "--in %s: cannot read the directory: %s", dir, strerror(errno));
+        return 2;
     if (nf == 0) {
         free(frames);
         return options_fail(o,
@@ -208,12 +303,17 @@ int app_render_replay(const opt_values *o, const shoal_render_desc *desc, shoal_
                             dir);
     }
     shoal_error e;
-    if (out && traj_mkdir(out, &e)) {
+    /* --out DIR: one owner (a lock), another replay's frames refused unless --overwrite,
+     * the frames staged and moved in only when the whole replay succeeded */
+    app_outdir od;
+    if (out && app_outdir_open(&od, "--out", out, replay_owns, options_given(o, "overwrite"), &e)) {
         free(frames);
-        return options_fail(o, "--out %s", e.message);
+        return app_fail_status(o, &e);
     }
     shoal_renderer *r;
     if (shoal_render_create(desc, &r, &e)) {
+        if (out)
+            app_outdir_close(&od, 1);
         free(frames);
         options_fail(o, "%s", e.message);
         return app_exit_code(e.status);
@@ -221,6 +321,8 @@ int app_render_replay(const opt_values *o, const shoal_render_desc *desc, shoal_
     replay_video vd;
     memset(&vd, 0, sizeof vd);
     if (video && (rc = video_open(o, &vd, video, desc->width, desc->height, fps))) {
+        if (out)
+            app_outdir_close(&od, 1);
         shoal_render_destroy(r);
         free(frames);
         return rc;
@@ -236,6 +338,11 @@ int app_render_replay(const opt_values *o, const shoal_render_desc *desc, shoal_
         shoal_render_instances inst;
         if (load_soa(path, &soa, &n, &inst, &e)) {
             rc = options_fail(o, "%s", e.message);
+            break;
+        }
+        if (manifest_count > 0 && (long long)n != manifest_count) {
+            rc = options_fail(o, "%s: %zu boids, but %s/manifest.json says %lld", path, n, dir,
+                              manifest_count);
             break;
         }
         if (f == 0 && !have_camera)
@@ -255,9 +362,10 @@ int app_render_replay(const opt_values *o, const shoal_render_desc *desc, shoal_
         }
         shoal_framebuffer fb = shoal_render_framebuffer(r);
         if (out) {
-            char png[4200];
-            snprintf(png, sizeof png, "%s/frame_%06lld.png", out, frames[f].step);
+            char png[4400];
+            snprintf(png, sizeof png, "%s/frame_%06lld.png", od.stage, frames[f].step);
             if (shoal_io_png_write(png, fb.argb, fb.width, fb.height, fb.stride_px, &e)) {
+                app_message_rename(&e, od.stage, out);
                 rc = options_fail(o, "%s", e.message);
                 break;
             }
@@ -273,6 +381,12 @@ int app_render_replay(const opt_values *o, const shoal_render_desc *desc, shoal_
     int vrc = video_close(o, &vd, rc == 0);
     if (!rc)
         rc = vrc;
+    if (out) {
+        /* the frames go in only once the video (if any) is written too */
+        if (!rc && app_outdir_commit(&od, NULL, &e))
+            rc = app_fail_status(o, &e);
+        app_outdir_close(&od, rc != 0);
+    }
     free(soa);
     free(frames);
     shoal_render_destroy(r);

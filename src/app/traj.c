@@ -3,6 +3,7 @@
  * (traj.h). The step loop only decides where to cut a run into shoal_sim_step calls; the
  * library guarantees the cuts change no bit. Owns the files of a trajectory directory. */
 #include "app/traj.h"
+#include "app/outdir.h"
 #include "shoal/profile.h"
 
 #include <errno.h>
@@ -118,20 +119,29 @@ shoal_status traj_mkdir(const char *dir, shoal_error *e)
     return SHOAL_OK;
 }
 
+int traj_owns(const char *name)
+{
+    long long step;
+    return app_frame_step(name, "state_", ".npy", &step) ||
+           app_frame_step(name, "state_", ".vtp", &step) || strcmp(name, "manifest.json") == 0 ||
+           strcmp(name, "trajectory.pvd") == 0;
+}
+
 shoal_status traj_open(traj *t, const char *dir, const char *format, long long every, size_t count,
-                       shoal_error *e)
+                       int overwrite, shoal_error *e)
 {
     memset(t, 0, sizeof *t);
+    t->out.lock.fd = -1;
     if (strcmp(format, "npy") == 0)
         t->vtk = 0;
     else if (strcmp(format, "vtk") == 0)
         t->vtk = 1;
     else
         return shoal_error_set(e, SHOAL_ERR_INPUT, "--format: '%s' (expected npy or vtk)", format);
-    shoal_status st = traj_mkdir(dir, e);
+    shoal_status st = app_outdir_open(&t->out, "--out-dir", dir, traj_owns, overwrite, e);
     if (st)
         return st;
-    snprintf(t->dir, sizeof t->dir, "%s", dir);
+    snprintf(t->dir, sizeof t->dir, "%s", t->out.stage);
     t->every = every;
     t->count = count;
     t->rows = malloc(count * 6 * sizeof(float));
@@ -139,6 +149,13 @@ shoal_status traj_open(traj *t, const char *dir, const char *format, long long e
         return shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for %zu boids", count);
     return SHOAL_OK;
 }
+
+shoal_status traj_commit(traj *t, shoal_error *e)
+{
+    return app_outdir_commit(&t->out, "manifest.json", e);
+}
+
+void traj_release(traj *t, int failed) { app_outdir_close(&t->out, failed); }
 
 static void frame_name(const traj *t, long long step, char *buf, size_t n)
 {
@@ -155,15 +172,17 @@ shoal_status traj_write(traj *t, const shoal_sim *sim, long long step, shoal_err
         t->frames = fr;
         t->frame_cap = cap;
     }
-    char name[64], path[4200];
+    char name[64], path[4400];
     frame_name(t, step, name, sizeof name);
     snprintf(path, sizeof path, "%s/%s", t->dir, name);
     double time = shoal_sim_time(sim);
     shoal_sim_get_state(sim, t->rows);
     shoal_status st = t->vtk ? shoal_io_vtp_write(path, t->rows, t->count, time, e)
                              : shoal_io_npy_write(path, t->rows, t->count, e);
-    if (st)
+    if (st) {
+        app_message_rename(e, t->dir, t->out.dir); /* DIR/NAME, not its staging directory */
         return st;
+    }
     t->frames[t->frame_count].step = step;
     t->frames[t->frame_count].t = time;
     t->frame_count++;
@@ -172,7 +191,7 @@ shoal_status traj_write(traj *t, const shoal_sim *sim, long long step, shoal_err
 
 static shoal_status write_pvd(const traj *t, shoal_error *e)
 {
-    char path[4200];
+    char path[4400];
     snprintf(path, sizeof path, "%s/trajectory.pvd", t->dir);
     shoal_atomic_file af;
     shoal_status st = shoal_io_atomic_open(&af, path, e);
@@ -197,7 +216,7 @@ shoal_status traj_close(traj *t, const shoal_sim *sim, long long steps, int ok, 
     if (ok && t->vtk)
         st = write_pvd(t, e);
     if (ok && !st) {
-        char path[4200];
+        char path[4400];
         snprintf(path, sizeof path, "%s/manifest.json", t->dir);
         shoal_atomic_file af;
         st = shoal_io_atomic_open(&af, path, e);
@@ -207,10 +226,13 @@ shoal_status traj_close(traj *t, const shoal_sim *sim, long long steps, int ok, 
             fprintf(f, "{\n  \"shoal\": \"%s\",\n  \"format\": \"%s\",\n  \"model\": ",
                     SHOAL_VERSION_STRING, t->vtk ? "vtk" : "npy");
             json_write_string(f, shoal_model_name(d->model));
+            /* t0: the simulated time of this run's first state, so that frame k's t is
+             * t0 + step * dt also after --resume (the checkpoint's own t0 is earlier) */
+            double t0 = t->frame_count ? t->frames[0].t : d->t0_s;
             fprintf(f,
                     ",\n  \"count\": %zu,\n  \"seed\": %llu,\n  \"dt\": %.17g,\n  \"t0\": %.17g,\n"
                     "  \"steps\": %lld,\n  \"every\": %lld,\n  \"parameters\": ",
-                    t->count, (unsigned long long)d->seed, d->dt_s, d->t0_s, steps, t->every);
+                    t->count, (unsigned long long)d->seed, d->dt_s, t0, steps, t->every);
             app_json_params(f, d->model, &d->params);
             fprintf(f, ",\n  \"frames\": [");
             for (size_t i = 0; i < t->frame_count; i++) {
@@ -223,6 +245,8 @@ shoal_status traj_close(traj *t, const shoal_sim *sim, long long steps, int ok, 
             st = shoal_io_atomic_commit(&af, e);
         }
     }
+    if (st)
+        app_message_rename(e, t->dir, t->out.dir);
     free(t->rows);
     free(t->frames);
     t->rows = NULL;

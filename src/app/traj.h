@@ -6,6 +6,7 @@
 #define SHOAL_APP_TRAJ_H
 
 #include "shoal/shoal.h"
+#include "app/outdir.h"
 #include "support/json.h"
 
 #include <stdio.h>
@@ -28,14 +29,17 @@ void progress_update(progress *p, long long done, int force);
 void progress_end(progress *p);
 
 /* A trajectory directory: DIR/state_NNNNNN.npy (or .vtp with vtk), DIR/manifest.json written
- * last, and DIR/trajectory.pvd with vtk. Every file is written atomically. */
+ * last, and DIR/trajectory.pvd with vtk. The directory has one owner (app_outdir: a lock);
+ * the files are written into its staging directory and moved in by traj_commit once the
+ * whole command has succeeded, the manifest last: a failed run leaves nothing. */
 typedef struct traj_frame_rec {
     long long step;
     double t;
 } traj_frame_rec;
 
 typedef struct traj {
-    char dir[4096];
+    app_outdir out;
+    char dir[4200]; /* where the files are written now: the staging directory */
     int vtk;
     long long every;
     float *rows;
@@ -46,12 +50,22 @@ typedef struct traj {
 
 /* Create DIR (and parents) and check that it can be written: SHOAL_ERR_IO naming it if not. */
 shoal_status traj_mkdir(const char *dir, shoal_error *e);
+/* The files a trajectory directory holds (state_NNNNNN.npy/.vtp, manifest.json,
+ * trajectory.pvd): another run's are refused unless overwrite. */
+int traj_owns(const char *name);
+/* Open DIR for a trajectory (app_outdir_open with "--out-dir": lock, leftovers of killed
+ * runs removed, another run's trajectory refused unless overwrite). */
 shoal_status traj_open(traj *t, const char *dir, const char *format, long long every, size_t count,
-                       shoal_error *e);
-/* Write the sim's state as frame `step` (steps done in this run). */
+                       int overwrite, shoal_error *e);
+/* Write the sim's state as frame `step` (steps done in this run), into the staging area. */
 shoal_status traj_write(traj *t, const shoal_sim *sim, long long step, shoal_error *e);
-/* Manifest (and .pvd); frees. `ok` 0: free only. */
+/* With ok: the manifest (and .pvd) into the staging area. Frees the frame buffers either
+ * way; the files stay staged until traj_commit, the directory locked until traj_release. */
 shoal_status traj_close(traj *t, const shoal_sim *sim, long long steps, int ok, shoal_error *e);
+/* Move the staged files into DIR, the manifest last. */
+shoal_status traj_commit(traj *t, shoal_error *e);
+/* Drop what was not committed, unlock DIR (failed: remove the directories traj_open made). */
+void traj_release(traj *t, int failed);
 
 /* Step `steps` steps: a trajectory frame at 0, every, 2 every, ... and at `steps` (tr may be
  * NULL), the progress line between chunks (pg may be NULL). The result is the same bits as

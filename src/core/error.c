@@ -3,36 +3,11 @@
  * harmless text whatever file names and values it quotes. */
 #include "shoal/base.h"
 
+#include "core/text.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 if s does not start one. Overlong
- * forms, surrogates and code points past U+10FFFF are not valid (RFC 3629). */
-static size_t utf8_length(const unsigned char *s)
-{
-    unsigned c = s[0];
-    size_t n;
-    unsigned lo = 0x80, hi = 0xbf; /* range of the second byte */
-    if (c >= 0xc2 && c <= 0xdf)
-        n = 2;
-    else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        lo = c == 0xe0 ? 0xa0 : 0x80;
-        hi = c == 0xed ? 0x9f : 0xbf;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        lo = c == 0xf0 ? 0x90 : 0x80;
-        hi = c == 0xf4 ? 0x8f : 0xbf;
-    } else
-        return 0;
-    if (s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < n; i++)
-        if (s[i] < 0x80 || s[i] > 0xbf)
-            return 0;
-    return n;
-}
 
 char *shoal_error_escape(char *dst, size_t size, const char *src)
 {
@@ -41,7 +16,7 @@ char *shoal_error_escape(char *dst, size_t size, const char *src)
     const unsigned char *s = (const unsigned char *)src;
     size_t o = 0;
     while (*s) {
-        size_t n = *s < 0x80 ? 1 : utf8_length(s);
+        size_t n = text_utf8_length(s);
         /* C0 controls, DEL, a byte that is not UTF-8, and U+0080..U+009F (the C1 controls,
          * 0xc2 0x80..0x9f) are what a terminal may act on */
         int escape = n == 0 || (n == 1 && (*s < 0x20 || *s == 0x7f)) ||

@@ -5,6 +5,7 @@
  * and shares no cache line between threads. */
 #include "core/profile.h"
 
+#include "core/text.h"
 #include "core/timer.h"
 
 #include <errno.h>
@@ -330,21 +331,6 @@ static void put_us(FILE *f, int64_t ns)
     fprintf(f, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
 }
 
-static void put_json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 void prof_trace_emit(FILE *f)
 {
     fprintf(f, "{\"traceEvents\":[\n");
@@ -370,7 +356,7 @@ void prof_trace_emit(FILE *f)
             else
                 snprintf(name, sizeof name, "%s", s->name);
             fprintf(f, ",\n{\"name\":");
-            put_json_string(f, name);
+            text_json_string(f, name); /* the one JSON string writer (core/text.h) */
             fprintf(f, ",\"ph\":\"X\",\"ts\":");
             put_us(f, (int64_t)(s->t0 - g_trace_t0));
             fprintf(f, ",\"dur\":");

@@ -329,9 +329,13 @@ shoal_status shoal_io_atomic_commit(shoal_atomic_file *af, shoal_error *err)
     af->file = NULL;
 
     if (!af->tmp_path[0]) {
-        /* written in place (a device or FIFO): nothing to sync or rename */
-        int bad = fflush(f) != 0;
-        int e = errno;
+        /* written in place (a device or FIFO): nothing to sync or rename. A write that
+         * failed earlier (the stream's error flag) fails the commit even when the flush of
+         * what is left succeeds: every byte must have been written. */
+        int had_error = ferror(f) != 0;
+        errno = 0;
+        int bad = fflush(f) != 0 || had_error;
+        int e = errno ? errno : EIO;
         if (fclose(f) != 0 && !bad) {
             bad = 1;
             e = errno;
@@ -346,7 +350,13 @@ shoal_status shoal_io_atomic_commit(shoal_atomic_file *af, shoal_error *err)
      * whose blocks were never written (the classic zero-length-file-after-crash). */
     const char *step = NULL;
     int e = 0;
-    if (fflush(f) != 0) {
+    if (ferror(f)) {
+        /* a write failed earlier (a short fprintf or fwrite the writer did not check): the
+         * file would miss bytes even if the flush of the rest succeeds */
+        step = "write";
+        errno = 0;
+        e = fflush(f) != 0 && errno ? errno : EIO;
+    } else if (fflush(f) != 0) {
         step = "flush";
         e = errno;
     } else if (fsync(fileno(f)) != 0) {

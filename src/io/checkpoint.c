@@ -59,6 +59,21 @@ shoal_status shoal_io_checkpoint_write(const char *path, const shoal_sim *sim, s
     return shoal_io_atomic_commit(&af, err);
 }
 
+/* The state beyond the boids, checked here so that every value a resume would refuse is
+ * refused naming the file (shoal_sim_set_checkpoint checks the same for API callers). */
+static shoal_status checkpoint_values(const shoal_sim_checkpoint *ck, shoal_error *err)
+{
+    for (int k = 0; k < ck->predator_count; k++)
+        for (int c = 0; c < 3; c++)
+            if (!isfinite(ck->predator_pos[k][c]) || !isfinite(ck->predator_vel[k][c]))
+                return shoal_error_set(err, SHOAL_ERR_INPUT, "predator %d is not finite", k);
+    for (int k = 0; k < SHOAL_MAX_TARGETS; k++)
+        for (int c = 0; c < 3; c++)
+            if (ck->target_pinned[k] > 1 || !isfinite(ck->target_pin[k][c]))
+                return shoal_error_set(err, SHOAL_ERR_INPUT, "heading target %d is not valid", k);
+    return SHOAL_OK;
+}
+
 static shoal_status bad(shoal_error *err, const char *path, const char *what)
 {
     return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: not a shoal checkpoint: %s", path, what);
@@ -96,8 +111,11 @@ shoal_status shoal_io_checkpoint_read(const char *path, shoal_sim_desc *desc, fl
         st = bad(err, path, "predator count out of range");
     else if (u64[0] == 0 || u64[0] > ((uint64_t)1 << 32))
         st = bad(err, path, "boid count out of range");
-    else if (!(f64[0] > 0) || !isfinite(f64[0]) || !isfinite(f64[1]) || fabs(f64[1]) > 1e15)
-        st = bad(err, path, "dt or t0 out of range");
+    else if (!(f64[0] > 0) || !isfinite(f64[0]) || f64[0] > 1e6 || !isfinite(f64[1]) ||
+             fabs(f64[1]) > 1e15)
+        st = bad(err, path, "dt or t0 out of range"); /* shoal_sim_create's ranges */
+    else if (u64[2] > ((uint64_t)1 << 53))
+        st = bad(err, path, "step count out of range"); /* shoal_sim_set_checkpoint's */
     if (st) {
         fclose(f);
         return st;
@@ -154,7 +172,7 @@ shoal_status shoal_io_checkpoint_read(const char *path, shoal_sim_desc *desc, fl
         return bad(err, path, "its predator count contradicts its parameters");
     }
     if (shoal_params_validate(d.model, &d.params, &pe) ||
-        shoal_state_check_finite(rows, n, path, &pe)) {
+        shoal_state_check_finite(rows, n, path, &pe) || checkpoint_values(ck, &pe)) {
         free(rows);
         return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: bad checkpoint: %s", path, pe.message);
     }

@@ -5,6 +5,8 @@
  * strict mode is the RFC 8259 grammar the tests hold shoal's own output to. */
 #include "support/json.h"
 
+#include "core/text.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -297,21 +299,4 @@ int json_load_file(const char *path, unsigned flags, json_value *out, char *err,
     return JSON_OK;
 }
 
-void json_write_string(FILE *f, const char *s)
-{
-    if (!s) {
-        fputs("null", f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
+void json_write_string(FILE *f, const char *s) { (void)text_json_string(f, s); }

@@ -59,7 +59,10 @@ const json_value *json_get(const json_value *obj, const char *key);
 void json_free(json_value *v);
 
 /* Write `s` as a JSON string: quotes, \" and \\ escaped, control characters as \u00XX,
- * every other byte as it is (UTF-8 passes through). NULL writes null. */
+ * valid UTF-8 as it is, each byte that is not UTF-8 as \ufffd (U+FFFD), so the output is
+ * valid JSON whatever the bytes of a file name (docs/CLI.md, "JSON"). NULL writes null.
+ * The library's trace writer uses the same function (core/text.h). A failed write shows
+ * in ferror(f). */
 void json_write_string(FILE *f, const char *s);
 
 #endif
