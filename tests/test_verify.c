@@ -537,9 +537,17 @@ static void test_cli_refusals(void **state)
     write_npy("dup.npy", 3, dims, dup);
     assert_int_equal(run("verify --model steer --trajectory dup.npy"), 2);
     assert_non_null(strstr(g_err, "share the id 5"));
-    /* an unwritable report leaves nothing behind, and nothing else is written */
+    /* an unwritable report leaves nothing behind, and nothing else is written; the same file
+     * twice; a report on stdout that cannot be written writes no file */
     assert_int_equal(run("verify --trajectory one --csv ok.csv --json /nonexistent/j.json"), 2);
     assert_false(exists("ok.csv"));
+    assert_int_equal(run("verify --trajectory one --csv r.csv --json ./r.csv"), 2);
+    assert_non_null(strstr(g_err, "--csv and --json name the same file"));
+    assert_int_equal(run("verify --trajectory one --csv r.csv --json r.json > /dev/full"), 2);
+    assert_non_null(strstr(g_err, "cannot write the standard output"));
+    assert_false(exists("r.csv") || exists("r.json"));
+    assert_int_equal(run("verify --trajectory one --csv r.csv --json r.json --quiet"), 0);
+    assert_true(exists("r.csv") && exists("r.json"));
 }
 
 static int setup(void **state)

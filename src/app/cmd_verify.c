@@ -6,6 +6,7 @@
  * JSON report. The verification itself is the library's. */
 #include "app/app.h"
 #include "app/options.h"
+#include "app/outdir.h"
 #include "app/traj.h"
 #include "support/json.h"
 
@@ -450,6 +451,28 @@ static shoal_status order_by_id(frame *f, const double *ids, double *ref_ids, in
 
 /* ---- output ---------------------------------------------------------------------------- */
 
+/* A report built in memory, written only once the whole command has succeeded (CLI.md: a
+ * command that fails replaces none of its outputs). */
+typedef struct membuf {
+    char *data;
+    size_t len;
+} membuf;
+
+static shoal_status write_membuf(const char *path, const void *ctx, shoal_error *e)
+{
+    const membuf *m = ctx;
+    shoal_atomic_file af;
+    shoal_status st = shoal_io_atomic_open(&af, path, e);
+    if (st)
+        return st;
+    if (fwrite(m->data, 1, m->len, (FILE *)af.file) != m->len) {
+        int er = errno;
+        shoal_io_atomic_abort(&af);
+        return shoal_error_set(e, SHOAL_ERR_IO, "%s: write failed: %s", path, strerror(er));
+    }
+    return shoal_io_atomic_commit(&af, e);
+}
+
 static void jnum(FILE *f, double x)
 {
     if (isfinite(x))
@@ -728,7 +751,8 @@ int cmd_verify(int argc, char **argv)
                            (int)(sizeof verify_opts / sizeof verify_opts[0]), 0, argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;
-    if ((rc = options_check_outputs(&o, (const char *const[]){"csv", "json", NULL})))
+    if ((rc = options_check_outputs(&o, (const char *const[]){"csv", "json", NULL})) ||
+        (rc = app_outputs_distinct(&o, (const char *const[]){"csv", "json", NULL}, NULL, NULL)))
         return rc;
     const char *path = options_get(&o, "trajectory");
     if (!path)
@@ -856,7 +880,7 @@ int cmd_verify(int argc, char **argv)
     id_row *scratch = NULL;
     double *ref_ids = NULL;
     FILE *csv = NULL, *js = NULL;
-    shoal_atomic_file csv_af, js_af;
+    membuf csv_buf = {NULL, 0}, js_buf = {NULL, 0};
     int have_ids = 0, exit_rc = 0;
     size_t counts[SHOAL_VERDICT_COUNT] = {0};
     long long first_rule = -1;
@@ -897,14 +921,15 @@ int cmd_verify(int argc, char **argv)
     if (!st && !(ref_ids = malloc(n * sizeof *ref_ids)))
         st = shoal_error_set(&e, SHOAL_ERR_NOMEM, "out of memory for %zu rows", n);
     if (!st && options_get(&o, "csv")) {
-        if (!(st = shoal_io_atomic_open(&csv_af, options_get(&o, "csv"), &e))) {
-            csv = csv_af.file;
+        if (!(csv = open_memstream(&csv_buf.data, &csv_buf.len)))
+            st = shoal_error_set(&e, SHOAL_ERR_NOMEM, "out of memory for the CSV report");
+        else
             csv_header(csv);
-        }
     }
     if (!st && options_get(&o, "json")) {
-        if (!(st = shoal_io_atomic_open(&js_af, options_get(&o, "json"), &e))) {
-            js = js_af.file;
+        if (!(js = open_memstream(&js_buf.data, &js_buf.len))) {
+            st = shoal_error_set(&e, SHOAL_ERR_NOMEM, "out of memory for the JSON report");
+        } else {
             fprintf(js, "{\n  \"shoal\": \"%s\",\n  \"trajectory\": ", SHOAL_VERSION_STRING);
             json_write_string(js, path);
             fputs(",\n  \"model\": ", js);
@@ -995,33 +1020,42 @@ int cmd_verify(int argc, char **argv)
         printf("\n");
         exit_rc = counts[SHOAL_VERDICT_RULE] ? 1 : 0;
     }
-    if (csv) {
-        if (st)
-            shoal_io_atomic_abort(&csv_af);
-        else if ((st = shoal_io_atomic_commit(&csv_af, &e)) && js) {
-            shoal_io_atomic_abort(&js_af);
-            js = NULL;
-        }
+    if (js && !st) {
+        fprintf(js,
+                "\n  ],\n  \"summary\": {\"steps\": %zu, \"agrees\": %zu, \"drift\": %zu, "
+                "\"threshold_tie\": %zu, \"rule_differs\": %zu, \"verdict\": \"%s\", "
+                "\"term\": ",
+                pairs, counts[0], counts[1], counts[2], counts[3], overall);
+        json_write_string(js, first_rule >= 0 ? term_or_none(first_term) : "");
+        fputs(", \"first_rule_step\": ", js);
+        if (first_rule >= 0)
+            fprintf(js, "%lld", first_rule);
+        else
+            fputs("null", js);
+        fputs("}\n}\n", js);
     }
-    if (js) {
-        if (st) {
-            shoal_io_atomic_abort(&js_af);
-        } else {
-            fprintf(js,
-                    "\n  ],\n  \"summary\": {\"steps\": %zu, \"agrees\": %zu, \"drift\": %zu, "
-                    "\"threshold_tie\": %zu, \"rule_differs\": %zu, \"verdict\": \"%s\", "
-                    "\"term\": ",
-                    pairs, counts[0], counts[1], counts[2], counts[3], overall);
-            json_write_string(js, first_rule >= 0 ? term_or_none(first_term) : "");
-            fputs(", \"first_rule_step\": ", js);
-            if (first_rule >= 0)
-                fprintf(js, "%lld", first_rule);
-            else
-                fputs("null", js);
-            fputs("}\n}\n", js);
-            st = shoal_io_atomic_commit(&js_af, &e);
-        }
+    int mem_failed = (csv && fclose(csv) != 0) | (js && fclose(js) != 0);
+    if (!st && mem_failed)
+        st = shoal_error_set(&e, SHOAL_ERR_NOMEM, "out of memory for the reports");
+    /* the reports only once the report on stdout was written: a lost report writes no file */
+    if (!st && app_stdout_check("verify"))
+        exit_rc = -2;
+    if (!st && exit_rc != -2) {
+        app_staged staged[2];
+        int nstaged = 0;
+        if (csv)
+            st = app_stage_file(&staged[nstaged++], options_get(&o, "csv"), write_membuf, &csv_buf,
+                                &e);
+        if (!st && js)
+            st = app_stage_file(&staged[nstaged++], options_get(&o, "json"), write_membuf, &js_buf,
+                                &e);
+        if (!st)
+            st = app_stage_commit_all(staged, nstaged, &e);
+        for (int i = 0; i < nstaged; i++)
+            app_stage_abort(&staged[i]);
     }
+    free(csv_buf.data);
+    free(js_buf.data);
     frame_free(&fa);
     frame_free(&fb);
     shoal_verify_destroy(v);
@@ -1030,6 +1064,8 @@ int cmd_verify(int argc, char **argv)
     shoal_npy_array_free(&ids_arr);
     shoal_npy_array_free(&tg);
     source_free(&src);
+    if (exit_rc == -2)
+        return 2;
     if (st)
         return app_fail_status(&o, &e);
     return exit_rc;
