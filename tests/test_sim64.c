@@ -364,6 +364,125 @@ static void test_field_and_targets(void **state)
     shoal_sim_destroy(s);
 }
 
+/* ---- the object's API: every refusal, checkpoints, predators, meshes ---------------------- */
+
+static void test_sim64_api(void **state)
+{
+    (void)state;
+    shoal_error e;
+    shoal_sim64 *s = NULL;
+    shoal_sim_desc bad[7];
+    for (int i = 0; i < 7; i++) {
+        bad[i] = shoal_sim_desc_default();
+        bad[i].boid_count = 10;
+    }
+    bad[0].model = (shoal_model)99;
+    bad[1].boid_count = 0;
+    bad[2].dt_s = 0;
+    bad[3].t0_s = INFINITY;
+    bad[4].thread_count = 100000;
+    bad[5].neighbors = (shoal_neighbors)7;
+    bad[6].params.max_speed = -1;
+    for (int i = 0; i < 7; i++) {
+        assert_int_equal(shoal_sim64_create(&bad[i], &s, &e), SHOAL_ERR_INPUT);
+        assert_null(s);
+    }
+    shoal_sim_desc d = shoal_sim_desc_default();
+    d.model = SHOAL_MODEL_HEADING;
+    shoal_params_default(d.model, &d.params);
+    d.params.predator_count = 2;
+    d.boid_count = 300;
+    d.t0_s = 2.0;
+    assert_int_equal(shoal_sim64_create(&d, &s, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim64_count(s), 300);
+    double *rows = calloc(300 * 6, sizeof(double));
+    rows[8] = NAN;
+    assert_int_equal(shoal_sim64_set_state(s, rows, &e), SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "row 1 column 2 (pz) is nan"));
+    float *f = initial(&d, 5);
+    f[0] = INFINITY;
+    assert_int_equal(shoal_sim64_set_state_f32(s, f, &e), SHOAL_ERR_INPUT);
+    f[0] = 1.0f;
+    assert_int_equal(shoal_sim64_set_state_f32(s, f, &e), SHOAL_OK);
+    /* meshes: refused ones leave the sim as it was */
+    float pos[6] = {0, 0, 0, 1, 0, 0}, nrm[6] = {0, 1, 0, 0, 1, 0};
+    assert_int_equal(shoal_sim64_add_obstacle(s, pos, nrm, 0, NULL, &e), SHOAL_ERR_INPUT);
+    nrm[4] = NAN;
+    assert_int_equal(shoal_sim64_add_obstacle(s, pos, nrm, 2, NULL, &e), SHOAL_ERR_INPUT);
+    nrm[4] = 1;
+    for (int k = 0; k < SHOAL_MAX_OBSTACLES; k++)
+        assert_int_equal(shoal_sim64_add_obstacle(s, pos, nrm, 2, NULL, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim64_add_obstacle(s, pos, nrm, 2, NULL, &e), SHOAL_ERR_INPUT);
+    /* checkpoints and predators */
+    shoal_sim_checkpoint ck;
+    memset(&ck, 0, sizeof ck);
+    ck.predator_count = 1;
+    assert_int_equal(shoal_sim64_set_checkpoint(s, &ck, &e), SHOAL_ERR_INPUT);
+    ck.predator_count = 2;
+    ck.steps_done = ((uint64_t)1 << 60);
+    assert_int_equal(shoal_sim64_set_checkpoint(s, &ck, &e), SHOAL_ERR_INPUT);
+    ck.steps_done = 30;
+    ck.predator_pos[1][2] = NAN;
+    assert_int_equal(shoal_sim64_set_checkpoint(s, &ck, &e), SHOAL_ERR_INPUT);
+    ck.predator_pos[1][2] = 3;
+    ck.target_pinned[0] = 7;
+    assert_int_equal(shoal_sim64_set_checkpoint(s, &ck, &e), SHOAL_ERR_INPUT);
+    ck.target_pinned[0] = 1;
+    ck.target_pin[0][0] = 4;
+    ck.target_pin[0][1] = -2;
+    assert_int_equal(shoal_sim64_set_checkpoint(s, &ck, &e), SHOAL_OK);
+    assert_true(shoal_sim64_time(s) == 2.0 + 30 * d.dt_s);
+    double pp[6], pv[6];
+    assert_int_equal(shoal_sim64_predators(s, pp, pv, 2), 2);
+    assert_true(pp[5] == 3 && pv[0] == 0);
+    double np[6] = {1, 2, 3, 4, 5, 6}, nv[6] = {0, 0, 1, 0, 1, 0};
+    assert_int_equal(shoal_sim64_set_predators(s, np, nv, 1, &e), SHOAL_ERR_INPUT);
+    nv[3] = NAN;
+    assert_int_equal(shoal_sim64_set_predators(s, np, nv, 2, &e), SHOAL_ERR_INPUT);
+    nv[3] = 0;
+    assert_int_equal(shoal_sim64_set_predators(s, np, nv, 2, &e), SHOAL_OK);
+    /* the same state, checkpoint and meshes on the float32 engine: one step agrees to float32
+     * rounding (the pinned target and the predators reach both) */
+    shoal_sim *g;
+    assert_int_equal(shoal_sim_create(&d, &g, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim_set_state(g, f, &e), SHOAL_OK);
+    for (int k = 0; k < SHOAL_MAX_OBSTACLES; k++)
+        assert_int_equal(shoal_sim_add_obstacle(g, pos, nrm, 2, NULL, NULL, &e), SHOAL_OK);
+    for (int k = 0; k < 2; k++)
+        for (int c = 0; c < 3; c++) {
+            ck.predator_pos[k][c] = (float)np[3 * k + c];
+            ck.predator_vel[k][c] = (float)nv[3 * k + c];
+        }
+    assert_int_equal(shoal_sim_set_checkpoint(g, &ck, &e), SHOAL_OK);
+    shoal_sim64 *h;
+    assert_int_equal(shoal_sim64_create(&d, &h, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim64_set_state_f32(h, f, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim64_copy_obstacles(h, g, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim64_set_checkpoint(h, &ck, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim64_step(h, 1, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim_step(g, 1, &e), SHOAL_OK);
+    shoal_sim64_get_state(h, rows);
+    shoal_sim_get_state(g, f);
+    double worst = 0;
+    for (size_t i = 0; i < 300 * 6; i++)
+        worst = fmax(worst, fabs(rows[i] - f[i]) / (1 + fabs(rows[i])));
+    printf("heading with a pinned target, predators and 16 meshes: float32 vs float64 one step: "
+           "%.3g relative\n",
+           worst);
+    assert_true(worst < 1e-5);
+    shoal_sim64_predators(h, pp, pv, 2);
+    float gp[6];
+    shoal_sim_predators(g, gp, NULL, 2);
+    for (int k = 0; k < 6; k++)
+        assert_true(fabs(pp[k] - gp[k]) < 1e-5 * (1 + fabs(pp[k])));
+    shoal_sim_destroy(g);
+    shoal_sim64_destroy(h);
+    shoal_sim64_destroy(s);
+    shoal_sim64_destroy(NULL);
+    free(rows);
+    free(f);
+}
+
 /* ---- the program: step --precision f64 --------------------------------------------------- */
 
 static void test_step_f64_cli(void **state)
@@ -473,6 +592,7 @@ int main(void)
         cmocka_unit_test(test_bits),
         cmocka_unit_test(test_exact_and_near_ties),
         cmocka_unit_test(test_field_and_targets),
+        cmocka_unit_test(test_sim64_api),
         cmocka_unit_test(test_step_f64_cli),
         cmocka_unit_test(test_npy_array),
     };

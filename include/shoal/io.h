@@ -48,6 +48,9 @@ typedef struct shoal_npy_array {
  *  a size that disagrees with the header), SHOAL_ERR_IO when it cannot be read. */
 SHOAL_API shoal_status shoal_io_npy_read_array(const char *path, shoal_npy_array *out,
                                                shoal_error *err);
+/** The same from an in-memory image (`name` in messages; the fuzz target's entry). */
+SHOAL_API shoal_status shoal_io_npy_parse_array(const void *data, size_t size, const char *name,
+                                                shoal_npy_array *out, shoal_error *err);
 SHOAL_API void shoal_npy_array_free(shoal_npy_array *a);
 
 /** Write `count` rows of 6 float64 as a version 1.0 .npy file ('<f8', C order, shape

@@ -761,6 +761,110 @@ shoal_status shoal_io_npy_write(const char *path, const float *rows, size_t coun
 /* dtype of an array: size and how to decode a value */
 typedef enum npy_kind { NPY_F, NPY_I, NPY_U } npy_kind;
 
+/* The header of an array file: dtype, order and shape into *out (ndim, dims, dtype), how
+ * to decode a value, where the data starts and how many values it holds. */
+static shoal_status npy_array_header(const unsigned char *data, size_t len, const char *name,
+                                     shoal_npy_array *out, npy_kind *kind, size_t *item,
+                                     size_t *offset, size_t *values, shoal_error *err)
+{
+    hdr_parser p;
+    size_t prefix = 0, header_len = 0;
+    shoal_status st = npy_dict(data, len, name, &p, &prefix, &header_len, err);
+    if (st)
+        return st;
+    char found[128];
+    *item = 0;
+    if (p.descr.kind != HDR_STRING)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: structured or non-string dtype", name);
+    hdr_excerpt(&p, p.descr.start, p.descr.end, found, sizeof found);
+    static const struct {
+        const char *name;
+        npy_kind kind;
+        size_t size;
+    } types[] = {{"<f4", NPY_F, 4}, {"<f8", NPY_F, 8}, {"<i4", NPY_I, 4},
+                 {"<i8", NPY_I, 8}, {"<u4", NPY_U, 4}, {"<u8", NPY_U, 8}};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (strcmp(found, types[i].name) == 0) {
+            *kind = types[i].kind;
+            *item = types[i].size;
+            snprintf(out->dtype, sizeof out->dtype, "%s", types[i].name);
+        }
+    if (!*item)
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "%s: dtype '%s', expected little-endian float32 '<f4', float64 "
+                               "'<f8' or integers '<i4' '<i8' '<u4' '<u8'",
+                               name, found);
+    if (p.fortran_order.kind != HDR_BOOL || p.fortran_order.boolean)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: expected C order (fortran_order False)",
+                               name);
+    const hdr_value *shape = &p.shape;
+    hdr_shape_text(&p, shape, found, sizeof found);
+    if (shape->kind != HDR_TUPLE || !shape->ints_only || shape->count < 1 || shape->count > 3)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: shape %s, expected 1 to 3 dimensions",
+                               name, found);
+    *values = 1;
+    for (size_t d = 0; d < shape->count; d++) {
+        const hdr_int *di = &shape->dims[d];
+        if (di->negative || di->too_big || di->magnitude == 0 ||
+            di->magnitude > SIZE_MAX / 16 / *values)
+            return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: shape %s: empty or too large", name,
+                                   found);
+        out->dims[d] = (size_t)di->magnitude;
+        *values *= out->dims[d];
+    }
+    out->ndim = (int)shape->count;
+    *offset = prefix + header_len;
+    return SHOAL_OK;
+}
+
+shoal_status shoal_io_npy_parse_array(const void *bytes, size_t size, const char *name,
+                                      shoal_npy_array *out, shoal_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!name)
+        name = "(memory)";
+    const unsigned char *data = bytes;
+    if (!data)
+        size = 0;
+    npy_kind kind = NPY_F;
+    size_t item = 0, offset = 0, values = 0;
+    shoal_status st = npy_array_header(data, size, name, out, &kind, &item, &offset, &values, err);
+    if (!st && size - offset != values * item)
+        st = shoal_error_set(err, SHOAL_ERR_INPUT,
+                             size - offset < values * item
+                                 ? "%s: truncated data: %zu bytes, expected %zu"
+                                 : "%s: oversized: %zu bytes, expected %zu",
+                             name, size - offset, values * item);
+    if (!st && !(out->data = malloc(values * sizeof(double))))
+        st =
+            shoal_error_set(err, SHOAL_ERR_NOMEM, "%s: out of memory for %zu values", name, values);
+    if (st) {
+        memset(out, 0, sizeof *out);
+        return st;
+    }
+    const unsigned char *src = data + offset;
+    for (size_t i = 0; i < values; i++) {
+        const unsigned char *b = src + i * item;
+        uint64_t u = item == 4 ? npy_load32(b) : npy_load64(b);
+        double x;
+        if (kind == NPY_F && item == 4) {
+            uint32_t u32 = (uint32_t)u;
+            float fv;
+            memcpy(&fv, &u32, sizeof fv);
+            x = fv;
+        } else if (kind == NPY_F) {
+            memcpy(&x, &u, sizeof x);
+        } else if (kind == NPY_I) {
+            x = item == 4 ? (double)(int32_t)(uint32_t)u : (double)(int64_t)u;
+        } else {
+            x = (double)u;
+        }
+        out->data[i] = x;
+    }
+    out->is_float32 = kind == NPY_F && item == 4;
+    return SHOAL_OK;
+}
+
 shoal_status shoal_io_npy_read_array(const char *path, shoal_npy_array *out, shoal_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -769,10 +873,11 @@ shoal_status shoal_io_npy_read_array(const char *path, shoal_npy_array *out, sho
     FILE *f = fopen(path, "rb");
     if (!f)
         return shoal_error_set(err, SHOAL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    /* the preamble and header first, then exactly the data they announce (and one byte more,
+     * to see trailing bytes): a FIFO or /dev/zero is not read past what the header says */
     unsigned char *data = NULL;
     size_t cap = 0, len = 0;
     shoal_status st = npy_fill(f, path, &data, &cap, &len, 12, err);
-    size_t prefix = 0, header_len = 0;
     if (!st && len >= 10 && memcmp(data, npy_magic, sizeof npy_magic) == 0 && data[6] >= 1 &&
         data[6] <= 3) {
         size_t pre = data[6] == 1 ? 10 : 12;
@@ -782,99 +887,18 @@ shoal_status shoal_io_npy_read_array(const char *path, shoal_npy_array *out, sho
         if (hl <= NPY_HEADER_MAX)
             st = npy_fill(f, path, &data, &cap, &len, pre + hl, err);
     }
-    hdr_parser p;
+    npy_kind kind;
+    size_t item = 0, offset = 0, values = 0;
+    shoal_npy_array head;
+    memset(&head, 0, sizeof head);
     if (!st)
-        st = npy_dict(data, len, path, &p, &prefix, &header_len, err);
-    char found[128];
-    npy_kind kind = NPY_F;
-    size_t item = 0;
-    if (!st) {
-        if (p.descr.kind != HDR_STRING)
-            st = shoal_error_set(err, SHOAL_ERR_INPUT, "%s: structured or non-string dtype", path);
-        else {
-            hdr_excerpt(&p, p.descr.start, p.descr.end, found, sizeof found);
-            static const struct {
-                const char *name;
-                npy_kind kind;
-                size_t size;
-            } types[] = {{"<f4", NPY_F, 4}, {"<f8", NPY_F, 8}, {"<i4", NPY_I, 4},
-                         {"<i8", NPY_I, 8}, {"<u4", NPY_U, 4}, {"<u8", NPY_U, 8}};
-            for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-                if (strcmp(found, types[i].name) == 0) {
-                    kind = types[i].kind;
-                    item = types[i].size;
-                    snprintf(out->dtype, sizeof out->dtype, "%s", types[i].name);
-                }
-            if (!item)
-                st = shoal_error_set(err, SHOAL_ERR_INPUT,
-                                     "%s: dtype '%s', expected little-endian float32 '<f4', "
-                                     "float64 '<f8' or integers '<i4' '<i8' '<u4' '<u8'",
-                                     path, found);
-        }
-    }
-    if (!st && (p.fortran_order.kind != HDR_BOOL || p.fortran_order.boolean))
-        st = shoal_error_set(err, SHOAL_ERR_INPUT, "%s: expected C order (fortran_order False)",
-                             path);
-    size_t values = 1;
-    if (!st) {
-        const hdr_value *shape = &p.shape;
-        hdr_shape_text(&p, shape, found, sizeof found);
-        if (shape->kind != HDR_TUPLE || !shape->ints_only || shape->count < 1 || shape->count > 3)
-            st = shoal_error_set(err, SHOAL_ERR_INPUT, "%s: shape %s, expected 1 to 3 dimensions",
-                                 path, found);
-        for (size_t d = 0; !st && d < shape->count; d++) {
-            const hdr_int *di = &shape->dims[d];
-            if (di->negative || di->too_big || di->magnitude == 0 ||
-                di->magnitude > SIZE_MAX / 16 / values)
-                st = shoal_error_set(err, SHOAL_ERR_INPUT, "%s: shape %s: empty or too large", path,
-                                     found);
-            else {
-                out->dims[d] = (size_t)di->magnitude;
-                values *= out->dims[d];
-            }
-        }
-        if (!st)
-            out->ndim = (int)shape->count;
-    }
-    size_t total = prefix + header_len + (st ? 0 : values * item);
+        st = npy_array_header(data, len, path, &head, &kind, &item, &offset, &values, err);
     if (!st)
-        st = npy_fill(f, path, &data, &cap, &len, total + 1, err);
+        st = npy_fill(f, path, &data, &cap, &len, offset + values * item + 1, err);
     fclose(f);
-    if (!st && len != total)
-        st = shoal_error_set(err, SHOAL_ERR_INPUT,
-                             len < total ? "%s: truncated data: %zu bytes, expected %zu"
-                                         : "%s: oversized: %zu bytes, expected %zu",
-                             path, len - prefix - header_len, values * item);
-    if (!st && !(out->data = malloc(values * sizeof(double))))
-        st =
-            shoal_error_set(err, SHOAL_ERR_NOMEM, "%s: out of memory for %zu values", path, values);
-    if (!st) {
-        const unsigned char *src = data + prefix + header_len;
-        for (size_t i = 0; i < values; i++) {
-            const unsigned char *b = src + i * item;
-            uint64_t u = item == 4 ? npy_load32(b) : npy_load64(b);
-            double x;
-            if (kind == NPY_F && item == 4) {
-                uint32_t u32 = (uint32_t)u;
-                float fv;
-                memcpy(&fv, &u32, sizeof fv);
-                x = fv;
-            } else if (kind == NPY_F) {
-                memcpy(&x, &u, sizeof x);
-            } else if (kind == NPY_I) {
-                x = item == 4 ? (double)(int32_t)(uint32_t)u : (double)(int64_t)u;
-            } else {
-                x = (double)u;
-            }
-            out->data[i] = x;
-        }
-        out->is_float32 = kind == NPY_F && item == 4;
-    }
+    if (!st)
+        st = shoal_io_npy_parse_array(data, len, path, out, err);
     free(data);
-    if (st) {
-        free(out->data);
-        memset(out, 0, sizeof *out);
-    }
     return st;
 }
 
