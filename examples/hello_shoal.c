@@ -21,20 +21,22 @@ int main(int argc, char **argv)
     size_t count = argc > 2 ? (size_t)strtoull(argv[2], NULL, 10) : 4096;
     int steps = argc > 3 ? atoi(argv[3]) : 120;
     shoal_error err;
+    /* the library loaded must have the ABI of the headers this was compiled with */
+    if (shoal_abi_check(&err)) {
+        fprintf(stderr, "hello_shoal: %s\n", err.message);
+        return 1;
+    }
 
-    /* the steer model with its defaults; every desc starts from its defaults function */
-    shoal_sim_desc desc = shoal_sim_desc_default();
-    desc.model = SHOAL_MODEL_STEER;
-    shoal_params_default(desc.model, &desc.params);
+    /* the steer model with its defaults; every desc starts from its model's defaults */
+    shoal_sim_desc desc = shoal_sim_desc_for(SHOAL_MODEL_STEER);
     desc.boid_count = count;
-    desc.seed = 1;
+    desc.seed = 1; /* the one seed: the initial state (and heading's targets) */
     shoal_sim *sim = NULL;
     if (shoal_sim_create(&desc, &sim, &err)) {
         fprintf(stderr, "hello_shoal: %s\n", err.message);
         return 1;
     }
-    shoal_sim_init_state(sim, desc.seed);
-    if (shoal_sim_step(sim, steps, &err)) {
+    if (shoal_sim_draw_state(sim, &err) || shoal_sim_step(sim, steps, &err)) {
         fprintf(stderr, "hello_shoal: %s\n", err.message);
         shoal_sim_destroy(sim);
         return 1;
@@ -65,8 +67,9 @@ int main(int argc, char **argv)
     shoal_framebuffer fb = shoal_render_framebuffer(renderer);
     if (shoal_io_png_write(argv[1], fb.argb, fb.width, fb.height, fb.stride_px, &err))
         goto fail;
-    printf("%zu boids, %d steps (t = %.3f s, %s kernels): wrote %s (%dx%d)\n", inst.count, steps,
-           shoal_sim_time(sim), shoal_sim_isa_name(sim), argv[1], fb.width, fb.height);
+    printf("libshoal %s: %zu boids, %d steps (t = %.3f s, %s kernels): wrote %s (%dx%d)\n",
+           shoal_version(), inst.count, steps, shoal_sim_time(sim), shoal_sim_isa_name(sim),
+           argv[1], fb.width, fb.height);
     rc = 0;
 fail:
     if (rc)

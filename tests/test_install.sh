@@ -41,6 +41,21 @@ export SHOAL_ASSETS=$(find "$tmp/root" -type d -path '*/share/shoal' | head -1)
 # the installed library first; the caller's path after it (libshoal's own dependencies,
 # e.g. inih, may live outside the system's directories, as on the GPU device)
 LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$tmp/hello" "$tmp/a.png" 2000 30
+# C++: the headers' extern "C" guards let a C++ program link against the C library (and
+# every header compiles as C++ too, alone and through shoal.h)
+cxx=${CXX:-c++}
+[ -n "$san" ] && cxx=clang++
+if command -v "$cxx" >/dev/null; then
+  for h in "$incdir"/shoal/*.h; do
+    printf '#include <shoal/%s>\nint main() { return 0; }\n' "${h##*/}" >"$tmp/one.cpp"
+    $cxx -std=c++11 -Wall -Wextra -Werror -c "$tmp/one.cpp" $(pc --cflags shoal) -o "$tmp/one.o" ||
+      { echo "FAIL: shoal/${h##*/} does not compile as C++"; exit 1; }
+  done
+  $cxx -std=c++11 -Wall -Wextra -Werror $san "$src/tests/install_cxx.cpp" $flags -o "$tmp/cxx"
+  LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$tmp/cxx"
+else
+  echo "FAIL: no C++ compiler ($cxx) for the C++ link test"; exit 1
+fi
 # static: the same program with libshoal.a and its private dependencies (and libgcov when
 # the library was built with -Db_coverage, as tools/test.sh's build-min is)
 cov=
@@ -59,6 +74,35 @@ for f in "$tmp/a.png"; do
   [ "$(head -c 8 "$f" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||
     { echo "FAIL: $f is not a PNG"; exit 1; }
 done
+# docs/LIBRARY.md's first program (its first ```c block) builds and runs, and writes the
+# bytes that the installed shoal program's init + step write, as the page says
+awk '/^```c$/ {on = 1; next} /^```$/ && on {exit} on' "$src/docs/LIBRARY.md" >"$tmp/first.c"
+[ -s "$tmp/first.c" ] || { echo "FAIL: no C example in docs/LIBRARY.md"; exit 1; }
+$cc -std=c11 -Wall -Wextra -Werror $san "$tmp/first.c" $flags -o "$tmp/first"
+(cd "$tmp" && LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} ./first)
+bin=$(dirname "$(find "$tmp/root" -type f -name shoal -path '*/bin/*' | head -1)")
+if [ -x "$bin/shoal" ]; then
+  "$bin/shoal" init --model heading --count 2000 --seed 7 --keep-geometry --out "$tmp/start.npy"
+  "$bin/shoal" step --model heading --in "$tmp/start.npy" --steps 120 --seed 7 --out "$tmp/cli.npy"
+  cmp "$tmp/end.npy" "$tmp/cli.npy" ||
+    { echo "FAIL: docs/LIBRARY.md's program and shoal init + step wrote different states"; exit 1; }
+fi
+# the Python package, where this build has it: `meson install` put it in site-packages under
+# the prefix, and it imports and steps from there (not in a sanitizer build: the interpreter
+# lacks the sanitizer runtime the extension needs)
+ext=$(find "$tmp/root" -name '_shoal*.so' | head -1)
+if [ -n "$ext" ] && [ -z "$san" ]; then
+  site=$(dirname "$(dirname "$ext")")
+  [ -f "$site/shoal/__init__.py" ] && [ -f "$site/shoal/__init__.pyi" ] ||
+    { echo "FAIL: the installed Python package lacks __init__.py or its .pyi"; exit 1; }
+  (cd "$tmp" && PYTHONPATH=$site ${PYTHON:-/usr/bin/python3} -c "
+import shoal
+assert shoal.__file__.startswith('$site'), shoal.__file__
+s = shoal.Simulation(model='classic', count=64, seed=2)
+s.step(3)
+print('installed Python package: shoal', shoal.__version__, s)
+") || { echo "FAIL: the installed Python package does not import"; exit 1; }
+fi
 # exports: shoal_* only
 bad=$(nm -D --defined-only "$libdir/libshoal.so" | awk '{print $3}' | grep -v '^shoal_' || true)
 [ -z "$bad" ] || { echo "FAIL: libshoal.so exports non-API symbols:"; echo "$bad" | head; exit 1; }

@@ -5,10 +5,11 @@
 set -euo pipefail
 what=${1:-all}
 
-pkgs=(meson ninja-build gcc pkg-config libsdl2-dev libsdl2-ttf-dev fonts-dejavu-core
+pkgs=(meson ninja-build gcc pkg-config python3-dev python3-numpy libsdl2-dev libsdl2-ttf-dev fonts-dejavu-core
       libfontconfig-dev libinih-dev libpng-dev libopenmpi-dev openmpi-bin)
 if [ "$what" = test ] || [ "$what" = all ]; then
-  pkgs+=(libcmocka-dev clang clang-format libomp-dev libclang-rt-14-dev python3-numpy xvfb xauth xdotool
+  pkgs+=(libcmocka-dev clang clang-format libomp-dev libclang-rt-14-dev python3-numpy python3-pytest
+        python3-pandas python3-mesonpy patchelf g++ xvfb xauth xdotool
         ffmpeg python3-matplotlib python3-vtk9 bsdutils gcovr libegl-dev libgles-dev libegl-mesa0
         libgl1-mesa-dri)
 fi

@@ -37,7 +37,10 @@ OUT=${OUT:-$ROOT/out/device}
 # docs/SCALING.md; CUDA=disabled skips nvcc when only mpi runs), mpirun (run --headless
 # under MPI at 1M: identical frames, fps per ranks x threads split), verify (issue 32: the CUDA
 # backend in atomic and stable order as an outside program, checked step by step by shoal
-# verify against both references; test_gpu's test_verify_gpu_orders does it at 3000 boids)
+# verify against both references; test_gpu's test_verify_gpu_orders does it at 3000 boids),
+# python (the Python
+# package built with CUDA: tests/python's cuda tests, CPU vs CUDA from Python, bit for bit,
+# and docs/PYTHON.md's comparison at 100k; needs python3 with numpy, pytest and Python.h)
 PARTS=${PARTS:-test parity time bench}
 NCPU=$(nproc)
 SUITE="not run" GPU_TEST="not run"
@@ -379,6 +382,43 @@ done
 VSTEPS=3 verify_case steer_1m steer 1048576 atomic --set init_pos_radius=100
 log "verify table ($VCSV): stable order must be bit-identical (worst 0), atomic within the bound (worst < 1)"
 column -s, -t <"$VCSV" | tee -a "$REPORT"
+fi
+if has python; then
+stamp "python: the package of this CUDA build; CPU vs CUDA from Python (tests/python -m cuda)"
+PY=${PYTHON:-python3}
+if ! ls "$BUILD"/src/python/shoal/_shoal*.so >/dev/null 2>&1; then
+    log "SKIP python: the build has no Python module (meson found no Python.h or numpy:" \
+        "$($PY -c 'import numpy; print(numpy.__version__)' 2>&1 | tail -1))"
+elif ! $PY -c "import pytest" 2>/dev/null; then
+    log "SKIP python: $PY has no pytest"
+else
+    # every model, 20000 boids, 100 steps: GPU state == CPU state byte for byte
+    PYTHONPATH=$BUILD/src/python SHOAL_EXE=$SHOAL timeout 400 $PY -m pytest -q -s \
+        -p no:cacheprovider -m cuda tests/python 2>&1 | tail -12 | tee -a "$REPORT"
+    # docs/PYTHON.md's comparison (100k boids, 200 steps; stable and atomic orders) and the
+    # time of 200 steps on each backend from Python
+    PYTHONPATH=$BUILD/src/python timeout 300 $PY - 2>&1 <<'PYEOF' | tee -a "$REPORT"
+import time, shoal
+ok, why = shoal.gpu_available()
+print("gpu_available:", ok, why)
+for n in (100_000, 1_000_000):
+    cpu = shoal.Simulation(model="steer", count=n, seed=1)
+    gpu = shoal.Simulation(model="steer", count=n, seed=1, backend="cuda")
+    t0 = time.perf_counter(); cpu.step(200); t1 = time.perf_counter()
+    gpu.step(200); gpu.state; t2 = time.perf_counter()
+    c = shoal.compare(cpu.state, gpu.state, stats=False)
+    print(f"python {n} boids, 200 steps: cpu {1e3 * (t1 - t0) / 200:.3f} ms/step, "
+          f"cuda {1e3 * (t2 - t1) / 200:.3f} ms/step ({gpu.device}), "
+          f"{c['identical']} of {c['count']} bit-identical")
+w = shoal.Simulation(model="steer", count=100_000, seed=1, backend="cuda", gpu_order="atomic")
+w.step(200)
+cpu = shoal.Simulation(model="steer", count=100_000, seed=1)
+cpu.step(200)
+c = shoal.compare(cpu.state, w.state)
+print(f"python atomic order, 100000 boids, 200 steps: {c['identical']} identical, "
+      f"polarisation cpu {c['stats_a']['polarisation']:.4f} atomic {c['stats_b']['polarisation']:.4f}")
+PYEOF
+fi
 fi
 stamp "done"
 {

@@ -58,6 +58,16 @@ if [ $quick -eq 0 ]; then
 fi
 
 if [ $quick -eq 0 ]; then
+  # The Python package through pip and meson-python, offline (docs/PYTHON.md): a fresh venv
+  # that sees Debian's numpy, `pip install --no-build-isolation .`, then import and step.
+  venv=$(mktemp -d /tmp/shoal-venv-XXXXXX)
+  /usr/bin/python3 -m venv --system-site-packages "$venv"
+  "$venv/bin/pip" install --no-build-isolation --no-index --quiet .
+  (cd "$venv" && "$venv/bin/python" -c "import shoal; s = shoal.Simulation(count=64); s.step(2); print('pip install .: shoal', shoal.__version__, 'from', shoal.__file__)")
+  rm -rf "$venv"
+fi
+
+if [ $quick -eq 0 ]; then
   # Fuzz every parser (.npy, scene, OBJ, Unity buffer, command line) for 30 s each with
   # libFuzzer + ASan + UBSan; a crash fails the run (tools/fuzz.sh, docs/ROBUSTNESS.md).
   tools/fuzz.sh 30

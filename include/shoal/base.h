@@ -7,13 +7,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #if defined(_WIN32)
 #define SHOAL_API __declspec(dllexport)
 #else
 #define SHOAL_API __attribute__((visibility("default")))
 #endif
 
-#define SHOAL_VERSION_STRING "0.1.0"
+/** The version of these headers. 0.x: a new minor version may change the ABI (a struct's
+ *  size or layout), a new patch version does not; shoal_abi_check (shoal.h) refuses a program
+ *  built against another minor version or other struct sizes. */
+#define SHOAL_VERSION_MAJOR 0
+#define SHOAL_VERSION_MINOR 2
+#define SHOAL_VERSION_PATCH 0
+#define SHOAL_VERSION_STRING "0.2.0"
+/** major * 10000 + minor * 100 + patch: 200 for 0.2.0. */
+#define SHOAL_VERSION_NUMBER                                                                       \
+    (SHOAL_VERSION_MAJOR * 10000 + SHOAL_VERSION_MINOR * 100 + SHOAL_VERSION_PATCH)
 
 /** A name kept for programs written against an earlier libshoal: it still links and works,
  *  and the compiler says which name replaced it. Names follow shoal_<module>_<verb>. */
@@ -21,6 +34,14 @@
 #define SHOAL_DEPRECATED(use) __attribute__((deprecated("use " use)))
 #else
 #define SHOAL_DEPRECATED(use)
+#endif
+/** The 0.1 calls that 0.2 replaced with ones that are harder to misuse (state calls with no
+ *  length, two seeds): deprecated, still exported and working. A program that defines
+ *  SHOAL_ALLOW_0_1 before including a shoal header calls them without the warning. */
+#if defined(SHOAL_ALLOW_0_1)
+#define SHOAL_DEPRECATED_0_1(use)
+#else
+#define SHOAL_DEPRECATED_0_1(use) SHOAL_DEPRECATED(use)
 #endif
 
 /** Status codes. Every fallible public function returns one of these; 0 is success. */
@@ -60,6 +81,13 @@ SHOAL_API shoal_status shoal_error_set(shoal_error *err, shoal_status status, co
  *  not overlap. */
 SHOAL_API char *shoal_error_escape(char *dst, size_t size, const char *src);
 
+/** The version of the library the program runs with ("0.2.0"): what was linked or loaded,
+ *  which may differ from SHOAL_VERSION_STRING of the headers the program was compiled with.
+ *  Static storage. Thread-safe. */
+SHOAL_API const char *shoal_version(void);
+/** The same as a number, SHOAL_VERSION_NUMBER's encoding (200 for 0.2.0). */
+SHOAL_API int shoal_version_number(void);
+
 /** SIMD instruction set of a kernel (the simulation's forces, the rasterizer). AUTO picks
  *  the best the CPU has (or SHOAL_SIMD from the environment). All give the same bits. */
 typedef enum shoal_isa {
@@ -78,5 +106,9 @@ SHOAL_API const char *shoal_isa_name(shoal_isa isa);
  *  CPU lacks it), else the best supported. */
 SHOAL_API shoal_status shoal_isa_resolve(shoal_isa requested, shoal_isa *resolved,
                                          shoal_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

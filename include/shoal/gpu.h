@@ -17,6 +17,10 @@
 #include "shoal/base.h"
 #include "shoal/sim.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /** Order of the boids inside a grid cell on the GPU. */
 typedef enum shoal_gpu_order {
     SHOAL_GPU_ORDER_STABLE = 0, /**< by input row, as the CPU: bit-identical results */
@@ -42,14 +46,24 @@ SHOAL_API shoal_status shoal_gpu_sim_create(const shoal_sim_desc *desc, shoal_gp
                                             shoal_gpu_sim **sim_out, shoal_error *err);
 SHOAL_API void shoal_gpu_sim_destroy(shoal_gpu_sim *sim);
 
-/** Load N rows of (px py pz vx vy vz) (must be finite). Row i stays boid i. */
+/** Load the state: `row_count` rows of (px py pz vx vy vz), row_count equal to
+ *  shoal_gpu_sim_count (else SHOAL_ERR_INPUT, nothing read), every value finite. Row i stays
+ *  boid i. A step before the first state is SHOAL_ERR_INPUT, as on the CPU. */
+SHOAL_API shoal_status shoal_gpu_sim_set_rows(shoal_gpu_sim *sim, const float *rows,
+                                              size_t row_count, shoal_error *err);
+/** Copy the state out as `row_count` rows in input row order (row_count must equal
+ *  shoal_gpu_sim_count). Waits for the device. */
+SHOAL_API shoal_status shoal_gpu_sim_get_rows(const shoal_gpu_sim *sim, float *rows,
+                                              size_t row_count, shoal_error *err);
+/** The 0.1 calls without a length (shoal_gpu_sim_count rows): use the two above. */
+SHOAL_DEPRECATED_0_1("shoal_gpu_sim_set_rows")
 SHOAL_API shoal_status shoal_gpu_sim_set_state(shoal_gpu_sim *sim, const float *rows,
                                                shoal_error *err);
-/** Copy the state out as N rows in input row order. Waits for the device. */
+SHOAL_DEPRECATED_0_1("shoal_gpu_sim_get_rows")
 SHOAL_API shoal_status shoal_gpu_sim_get_state(const shoal_gpu_sim *sim, float *rows,
                                                shoal_error *err);
 
-/** Advance `step_count` synchronous steps. Launches them all, then waits once. On a NaN
+/** Advance `step_count` (>= 0) synchronous steps. Launches them all, then waits once. On a NaN
  *  or infinity the state is the one before the failing step and SHOAL_ERR_NONFINITE names
  *  the boid (lowest input row) and the step, as shoal_sim_step does. CUDA failures:
  *  SHOAL_ERR_UNSUPPORTED (or SHOAL_ERR_NOMEM) with CUDA's message. */
@@ -88,5 +102,9 @@ SHOAL_API shoal_gpu_stats shoal_gpu_sim_get_stats(const shoal_gpu_sim *sim);
 /* Earlier name (before shoal_<module>_<verb> throughout). */
 SHOAL_DEPRECATED("shoal_gpu_sim_get_stats")
 SHOAL_API shoal_gpu_stats shoal_gpu_sim_stats(const shoal_gpu_sim *sim);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

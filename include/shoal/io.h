@@ -9,6 +9,10 @@
 #include "shoal/base.h"
 #include "shoal/sim.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /** Read a state file. Accepts dtype '<f4' or '<f8' (converted to float32), C order,
  *  shape (N, 6) with N >= 1. On success `*rows_out` is a malloc'ed array of N*6 floats
  *  (row-major; the caller frees it) and `*count_out` is N. Any other dtype, order, shape,
@@ -271,5 +275,9 @@ SHOAL_API shoal_status shoal_mesh_compute_normals(shoal_mesh *mesh, shoal_error 
  *  SHOAL_ERR_IO names the file. Thread-safe. */
 SHOAL_API shoal_status shoal_io_png_write(const char *path, const uint32_t *argb, int width,
                                           int height, int stride_px, shoal_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

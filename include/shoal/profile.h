@@ -18,6 +18,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /** The most stages the profiler tells apart (the library's own and the program's). */
 #define SHOAL_PROFILE_MAX_STAGES 32
 
@@ -91,5 +95,9 @@ SHOAL_API uint64_t shoal_profile_trace_count(uint64_t *dropped);
 
 /** Stop recording and free the trace's buffers. Harmless when no trace is open. */
 SHOAL_API void shoal_profile_trace_close(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -29,6 +29,10 @@
 #include "shoal/base.h"
 #include "shoal/io.h" /* the fish meshes (shoal_mesh) and PNG frames: io reads and writes them */
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---------------------------------------------------------------------------------------
  * Renderer (src/render/)
  * ------------------------------------------------------------------------------------- */
@@ -171,6 +175,18 @@ SHOAL_API void shoal_render_destroy(shoal_renderer *r);
 SHOAL_API shoal_status shoal_render_frame(shoal_renderer *r, const shoal_render_instances *inst,
                                           const shoal_camera *cam, shoal_error *err);
 
+/** Draw one frame of a state given as rows in row order: `row_count` rows of
+ *  SHOAL_STATE_COLUMNS floats (px py pz vx vy vz), the layout of state files and of
+ *  shoal_sim_get_rows. Instance i is row i (its id). `group` and `color` are optional
+ *  per-row arrays as in shoal_render_instances (NULL: colour by speed). The same pixels as
+ *  shoal_render_frame on the same values given as columns. Values must be finite
+ *  (SHOAL_ERR_INPUT naming row and column). The renderer keeps the columns in a buffer of
+ *  its own, grown to the largest count seen. */
+SHOAL_API shoal_status shoal_render_frame_rows(shoal_renderer *r, const float *rows,
+                                               size_t row_count, const uint8_t *group,
+                                               const uint32_t *color, const shoal_camera *cam,
+                                               shoal_error *err);
+
 /** Colour by speed against `max_speed` (> 0) instead of the frame's largest visible speed
  *  (stats.speed_scale); 0 goes back to the frame's. For images drawn in parts that must
  *  colour alike (shoal render under MPI). */
@@ -221,5 +237,9 @@ SHOAL_DEPRECATED("shoal_render_create")
 SHOAL_API shoal_status shoal_renderer_create(const shoal_render_desc *desc, shoal_renderer **out,
                                              shoal_error *err);
 SHOAL_DEPRECATED("shoal_render_destroy") SHOAL_API void shoal_renderer_destroy(shoal_renderer *r);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -11,6 +11,10 @@
 
 #include "shoal/base.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /** The rule models of MODELS.md. */
 typedef enum shoal_model {
     SHOAL_MODEL_STEER = 0, /**< seed 003, UnityGraphicsProgramming Boids.compute (default) */
@@ -79,6 +83,13 @@ typedef struct shoal_params {
     float predator_start[3], predator_spread;
     /* initial state */
     float init_pos_radius, init_vel_radius;
+    /** Not a parameter: the model whose defaults these values started from, plus 1, set by
+     *  shoal_params_default (0: unknown, as in a zeroed struct, and then not checked).
+     *  shoal_params_validate, and so shoal_sim_create and shoal_sim_set_params, refuse
+     *  parameters of another model: changing desc.model alone would run the new model on the
+     *  old one's values. Everything before this field is float parameters (checkpoints
+     *  store those). */
+    int32_t defaults_of;
 } shoal_params;
 
 /** One named parameter of a model: where it lives in shoal_params, its valid range
@@ -122,38 +133,74 @@ SHOAL_API void shoal_params_scale_geometry(shoal_model model, shoal_params *para
 /** The largest interaction radius of the model: the grid's cell size. */
 SHOAL_API float shoal_params_interaction_radius(shoal_model model, const shoal_params *params);
 
-/** Everything needed to create a simulation. Start from shoal_sim_desc_default(). */
+/** Everything needed to create a simulation. Start from shoal_sim_desc_for(model) (or
+ *  shoal_sim_desc_default(), the steer model's). */
 typedef struct shoal_sim_desc {
     shoal_model model;
     shoal_params params;
     size_t boid_count; /**< N >= 1 */
     double dt_s;       /**< step length, > 0 (default 1/60) */
     double t0_s;       /**< simulated time at the first step (default 0) */
-    uint64_t seed;     /**< drives heading's targets (and shoal_sim_init_state) */
-    int thread_count;  /**< 0: OpenMP's default; results do not depend on it */
+    /** The simulation's one seed: it draws the initial state (shoal_sim_draw_state) and
+     *  heading's targets; nothing else in a step is random. Default 1. */
+    uint64_t seed;
+    int thread_count; /**< 0: OpenMP's default; results do not depend on it */
     shoal_neighbors neighbors;
     shoal_isa isa;
 } shoal_sim_desc;
 
 /** Defaults: steer, its parameters, 16384 boids, dt 1/60, t0 0, seed 1, grid, auto ISA. */
 SHOAL_API shoal_sim_desc shoal_sim_desc_default(void);
+/** The defaults for `model`: shoal_sim_desc_default() with that model, its parameters
+ *  (shoal_params_default) and its default boid count. The way to pick a model: setting
+ *  desc.model alone leaves the other model's parameters, which shoal_sim_create refuses. An
+ *  invalid model gives steer's desc with `model` set (shoal_sim_create refuses it). */
+SHOAL_API shoal_sim_desc shoal_sim_desc_for(shoal_model model);
 
 typedef struct shoal_sim shoal_sim;
 
-/** Create a simulation (boids zeroed; load them with shoal_sim_set_state or
- *  shoal_sim_init_state). Validates the desc. Allocates everything it will ever use. */
+/** Create a simulation. It has no state yet: give it one with shoal_sim_set_rows or
+ *  shoal_sim_draw_state before the first step (a step before that is SHOAL_ERR_INPUT).
+ *  Validates the desc (parameters of another model than desc.model included). Allocates
+ *  everything it will ever use. */
 SHOAL_API shoal_status shoal_sim_create(const shoal_sim_desc *desc, shoal_sim **sim_out,
                                         shoal_error *err);
 SHOAL_API void shoal_sim_destroy(shoal_sim *sim);
 
-/** Load N rows of (px py pz vx vy vz). Row i stays boid i in shoal_sim_get_state. */
+/** Load the state: `row_count` rows of SHOAL_STATE_COLUMNS floats (px py pz vx vy vz),
+ *  row-major. Row i stays boid i in shoal_sim_get_rows whatever the engine reorders.
+ *  row_count must equal shoal_sim_count (else SHOAL_ERR_INPUT naming both, nothing read)
+ *  and every value be finite (SHOAL_ERR_INPUT naming row and column); the predators restart.
+ *  On failure the sim is unchanged. */
+SHOAL_API shoal_status shoal_sim_set_rows(shoal_sim *sim, const float *rows, size_t row_count,
+                                          shoal_error *err);
+/** Copy the state out as `row_count` rows in input row order (row_count must equal
+ *  shoal_sim_count, else SHOAL_ERR_INPUT and nothing is written; before any state,
+ *  SHOAL_ERR_INPUT too). */
+SHOAL_API shoal_status shoal_sim_get_rows(const shoal_sim *sim, float *rows, size_t row_count,
+                                          shoal_error *err);
+/** Draw the model's initial state from desc.seed (boid i from (seed, i) alone: the same bits
+ *  on every machine and thread count; MODELS.md gives each model's start) and restart the
+ *  predators. Cannot fail today; returns a status so that it may. */
+SHOAL_API shoal_status shoal_sim_draw_state(shoal_sim *sim, shoal_error *err);
+/** 1 once the sim has a state (set_rows, draw_state, or the 0.1 calls below), else 0. */
+SHOAL_API int shoal_sim_has_state(const shoal_sim *sim);
+
+/** 0.1 state calls, kept for programs written against them (they still link and work).
+ *  shoal_sim_set_state and shoal_sim_get_state read or write shoal_sim_count rows with no
+ *  length to check the buffer against: use shoal_sim_set_rows / shoal_sim_get_rows.
+ *  shoal_sim_init_state draws from `seed`, not desc.seed (which still decides heading's
+ *  targets): use shoal_sim_draw_state, which has one seed for both. It returns a status
+ *  since 0.2 (always SHOAL_OK). */
+SHOAL_DEPRECATED_0_1("shoal_sim_set_rows")
 SHOAL_API shoal_status shoal_sim_set_state(shoal_sim *sim, const float *rows, shoal_error *err);
-/** Draw the model's initial state from `seed` (same bits on every machine). */
-SHOAL_API void shoal_sim_init_state(shoal_sim *sim, uint64_t seed);
-/** Copy the state out as N rows in input row order. */
+SHOAL_DEPRECATED_0_1("shoal_sim_draw_state")
+SHOAL_API shoal_status shoal_sim_init_state(shoal_sim *sim, uint64_t seed);
+SHOAL_DEPRECATED_0_1("shoal_sim_get_rows")
 SHOAL_API void shoal_sim_get_state(const shoal_sim *sim, float *rows);
 
-/** Advance `step_count` synchronous steps of dt. On a NaN or infinity the step stops,
+/** Advance `step_count` (>= 0) synchronous steps of dt. A sim without a state
+ *  (shoal_sim_has_state) or a negative count: SHOAL_ERR_INPUT. On a NaN or infinity the step stops,
  *  the state is the one before the failing step, and SHOAL_ERR_NONFINITE names the boid
  *  (input row) and step. Not thread-safe on one sim; runs its own OpenMP team. */
 SHOAL_API shoal_status shoal_sim_step(shoal_sim *sim, int step_count, shoal_error *err);
@@ -328,5 +375,9 @@ SHOAL_DEPRECATED("shoal_sim_get_stats")
 SHOAL_API size_t shoal_sim_stats(const shoal_sim *sim, shoal_stage_stats *out, size_t max);
 SHOAL_DEPRECATED("shoal_params_list")
 SHOAL_API const shoal_param_info *shoal_param_list(shoal_model model, size_t *count_out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

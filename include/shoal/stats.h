@@ -13,6 +13,10 @@
 
 #include "shoal/base.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /** Bits of shoal_stats_desc.skip: leave a costly statistic out (it reads NaN, or 0 for
  *  group_count). The rest are cheap (one or two passes over the rows). */
 #define SHOAL_STATS_SKIP_NEAREST 1u   /**< mean_nn_distance */
@@ -89,5 +93,27 @@ SHOAL_API shoal_status shoal_stats_compute(const float *rows, size_t count,
 SHOAL_API shoal_status shoal_stats_compute_soa(const float *const pos[3], const float *const vel[3],
                                                size_t count, const shoal_stats_desc *desc,
                                                shoal_stats *out, shoal_error *err);
+
+/** How far two states of the same boids are apart, row i of one against row i of the other
+ *  (`shoal compare`, `shoal diverge` and the Python module's shoal.compare). */
+typedef struct shoal_state_diff {
+    size_t count;     /**< rows compared */
+    size_t identical; /**< rows whose six floats are bit-identical */
+    /** Per row, of positions (columns 0-2) and of velocities (3-5): the absolute error
+     *  |a - b| and the relative error |a - b| / max(|a|, |b|) (0 where both are 0), Euclidean
+     *  norms in float64; their maximum and root mean square over the rows. A NaN in a row
+     *  makes the maximum NaN. All 0 when count is 0. */
+    double pos_max_abs, pos_rms_abs, pos_max_rel, pos_rms_rel;
+    double vel_max_abs, vel_rms_abs, vel_max_rel, vel_rms_rel;
+} shoal_state_diff;
+
+/** Compare `count` rows of two states ((N, 6) rows, as shoal_stats_compute takes). One pass,
+ *  one thread, in row order: deterministic. SHOAL_ERR_INPUT for NULL arrays with count > 0. */
+SHOAL_API shoal_status shoal_state_compare(const float *a, const float *b, size_t count,
+                                           shoal_state_diff *out, shoal_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -7,6 +7,10 @@
 
 #include "shoal/base.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /** Logical CPUs available to this process (OpenMP's count of processors; without OpenMP the
  *  CPUs online). >= 1. Thread-safe. */
 SHOAL_API int shoal_system_cpu_count(void);
@@ -25,5 +29,9 @@ SHOAL_API int shoal_system_thread_count(void);
  *  program's main thread before work starts: not thread-safe against running steps or
  *  frames. Objects with their own thread_count > 0 are not affected. */
 SHOAL_API void shoal_system_set_thread_count(int thread_count);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -30,31 +30,6 @@ typedef struct compare_result {
     shoal_stats a, b;
 } compare_result;
 
-/* Per-boid error of a 3-vector (columns k..k+2): absolute |a - b| and relative
- * |a - b| / max(|a|, |b|) (0 where both are 0). */
-static void err_accumulate(const float *a, const float *b, size_t n, int k, err_stats *e)
-{
-    double s_abs = 0, s_rel = 0;
-    e->max_abs = e->max_rel = 0;
-    for (size_t i = 0; i < n; i++) {
-        const float *x = a + i * 6 + k, *y = b + i * 6 + k;
-        double d[3] = {(double)x[0] - y[0], (double)x[1] - y[1], (double)x[2] - y[2]};
-        double ad = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
-        double na = sqrt((double)x[0] * x[0] + (double)x[1] * x[1] + (double)x[2] * x[2]);
-        double nb = sqrt((double)y[0] * y[0] + (double)y[1] * y[1] + (double)y[2] * y[2]);
-        double den = na > nb ? na : nb;
-        double rel = ad == 0 ? 0 : ad / (den > 0 ? den : DBL_MIN);
-        if (!(ad <= e->max_abs))
-            e->max_abs = ad; /* NaN propagates */
-        if (!(rel <= e->max_rel))
-            e->max_rel = rel;
-        s_abs += ad * ad;
-        s_rel += rel * rel;
-    }
-    e->rms_abs = sqrt(s_abs / (double)n);
-    e->rms_rel = sqrt(s_rel / (double)n);
-}
-
 /* The flock statistics of both states come from the library (shoal/stats.h). */
 static shoal_status compare_states(const float *a, const float *b, size_t n, double radius,
                                    int with_stats, int threads, compare_result *r, shoal_error *e)
@@ -62,17 +37,20 @@ static shoal_status compare_states(const float *a, const float *b, size_t n, dou
     memset(r, 0, sizeof *r);
     r->count = n;
     r->radius = radius;
-    for (size_t i = 0; i < n; i++)
-        if (memcmp(a + i * 6, b + i * 6, 6 * sizeof(float)) == 0)
-            r->identical++;
-    err_accumulate(a, b, n, 0, &r->pos);
-    err_accumulate(a, b, n, 3, &r->vel);
+    /* the errors are the library's (shoal_state_compare), as the Python module's are */
+    shoal_state_diff df;
+    shoal_status st = shoal_state_compare(a, b, n, &df, e);
+    if (st)
+        return st;
+    r->identical = df.identical;
+    r->pos = (err_stats){df.pos_max_abs, df.pos_rms_abs, df.pos_max_rel, df.pos_rms_rel};
+    r->vel = (err_stats){df.vel_max_abs, df.vel_rms_abs, df.vel_max_rel, df.vel_rms_rel};
     if (!with_stats)
         return SHOAL_OK;
     shoal_stats_desc d = shoal_stats_desc_default();
     d.radius = radius;
     d.thread_count = threads;
-    shoal_status st = shoal_stats_compute(a, n, &d, &r->a, e);
+    st = shoal_stats_compute(a, n, &d, &r->a, e);
     if (!st)
         st = shoal_stats_compute(b, n, &d, &r->b, e);
     return st;

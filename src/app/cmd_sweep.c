@@ -13,6 +13,7 @@
 #include "app/traj.h"
 #include "shoal/system.h"
 #include "shoal/stats.h"
+#include "shoal/sweep.h"
 #include "support/digest.h"
 
 #include <dirent.h>
@@ -30,9 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SWEEP_MAX_VARY 16
-#define SWEEP_MAX_VALUES 100000
-#define SWEEP_MAX_MEMBERS 10000000LL
+#define SWEEP_MAX_VARY SHOAL_SWEEP_MAX_VARY
+#define SWEEP_MAX_MEMBERS SHOAL_SWEEP_MAX_MEMBERS
 
 static const opt_spec sweep_opts[] = {
     {"model", OPT_VALUE, "M", "steer", "model: steer, average, heading, classic, fov"},
@@ -59,12 +59,6 @@ static const char *sweep_usage =
     "--model M [--scene F.ini] --vary NAME=a:b:step|v1,v2,... [--vary ...] --seeds S1..S2\n"
     "       [--count N] --steps K --every E --out DIR [--threads T] [--jobs J] [--resume]";
 
-typedef struct vary {
-    char name[64];
-    int n;
-    char (*txt)[32]; /* each value as given to shoal_params_set (%.9g) */
-} vary;
-
 /* A file the sweep reads (its scene, a mesh the scene names): its bytes, read once by the
  * sweep before any member starts (members are forked: they use these very bytes, so a file
  * edited during the sweep cannot reach half of them) and their SHA-256 for sweep.spec. */
@@ -79,7 +73,7 @@ typedef struct sweep {
     shoal_scene scene;
     sweep_input scene_file;
     sweep_input mesh[SHOAL_SCENE_MAX_MESHES];
-    vary v[SWEEP_MAX_VARY];
+    shoal_sweep *lib; /* the grid, each member's desc and run, the rows (shoal/sweep.h) */
     int nv;
     uint64_t seed_lo, seed_hi;
     long long combos, members, steps, every;
@@ -88,176 +82,48 @@ typedef struct sweep {
     const char *dir;
 } sweep;
 
-/* NAME=a:b:step or NAME=v1,v2,...: the values as text. 0 or 2 (message printed). */
-static int parse_vary(const opt_values *o, const char *spec, const shoal_sim_desc *base, vary *v)
-{
-    const char *eq = strchr(spec, '=');
-    if (!eq || eq == spec || (size_t)(eq - spec) >= sizeof v->name)
-        return options_fail(o, "--vary '%s': expected NAME=a:b:step or NAME=v1,v2,...", spec);
-    snprintf(v->name, sizeof v->name, "%.*s", (int)(eq - spec), spec);
-    const char *val = eq + 1;
-    double a, b, step;
-    int used = 0;
-    double list[SWEEP_MAX_VALUES];
-    int n = 0;
-    if (strchr(val, ':')) {
-        if (sscanf(val, "%lf:%lf:%lf%n", &a, &b, &step, &used) != 3 || val[used] || !isfinite(a) ||
-            !isfinite(b) || !isfinite(step))
-            return options_fail(o, "--vary '%s': expected NAME=a:b:step", spec);
-        if (!(step > 0) || b < a)
-            return options_fail(o, "--vary '%s': empty range (need a <= b and step > 0)", spec);
-        double span = (b - a) / step;
-        if (!isfinite(b - a)) /* b - a beyond DBL_MAX: the same count without the overflow */
-            span = b / step - a / step;
-        if (!(span < SWEEP_MAX_VALUES))
-            return options_fail(o, "--vary '%s': more than %d values", spec, SWEEP_MAX_VALUES);
-        /* a, a + step, ... up to b, b included when it falls on the grid (to 1e-9 steps) */
-        int cnt = (int)floor(span + 1e-9) + 1;
-        for (int i = 0; i < cnt; i++) {
-            list[n] = a + (double)i * step;
-            if (!isfinite(list[n])) /* i * step overflowed; the value itself is <= b */
-                list[n] = fma((double)i, step, a);
-            n++;
-        }
-    } else {
-        const char *p = val;
-        for (;;) {
-            char *end;
-            double x = strtod(p, &end);
-            if (end == p || !isfinite(x) || (*end && *end != ','))
-                return options_fail(o, "--vary '%s': '%s' is not a list of numbers", spec, val);
-            if (n >= SWEEP_MAX_VALUES)
-                return options_fail(o, "--vary '%s': more than %d values", spec, SWEEP_MAX_VALUES);
-            list[n++] = x;
-            if (!*end)
-                break;
-            p = end + 1;
-        }
-    }
-    v->n = n;
-    v->txt = malloc((size_t)n * sizeof *v->txt);
-    if (!v->txt)
-        return options_fail(o, "out of memory");
-    for (int i = 0; i < n; i++) {
-        snprintf(v->txt[i], sizeof v->txt[i], "%.9g", list[i]);
-        /* every value must be one the model takes: checked now, before anything is written */
-        shoal_params p = base->params;
-        shoal_error e;
-        if (shoal_params_set(base->model, &p, v->name, v->txt[i], &e))
-            return options_fail(o, "--vary %s: %s", v->name, e.message);
-    }
-    return 0;
-}
-
-/* The desc of member k: base + its combination, its seed. */
-static shoal_status member_desc(const sweep *sw, long long k, shoal_sim_desc *d, shoal_error *e)
-{
-    long long nseeds = (long long)(sw->seed_hi - sw->seed_lo) + 1;
-    long long combo = k / nseeds;
-    *d = sw->base;
-    d->seed = sw->seed_lo + (uint64_t)(k % nseeds);
-    for (int i = sw->nv - 1; i >= 0; i--) {
-        int idx = (int)(combo % sw->v[i].n);
-        combo /= sw->v[i].n;
-        shoal_status st =
-            shoal_params_set(d->model, &d->params, sw->v[i].name, sw->v[i].txt[idx], e);
-        if (st)
-            return st;
-    }
-    d->thread_count = sw->threads_per_member;
-    return shoal_params_validate(d->model, &d->params, e);
-}
-
-static void member_values(const sweep *sw, long long k, int idx[SWEEP_MAX_VARY])
-{
-    long long combo = k / ((long long)(sw->seed_hi - sw->seed_lo) + 1);
-    for (int i = sw->nv - 1; i >= 0; i--) {
-        idx[i] = (int)(combo % sw->v[i].n);
-        combo /= sw->v[i].n;
-    }
-}
-
 static void member_path(const sweep *sw, long long k, char *buf, size_t n)
 {
     snprintf(buf, n, "%s/members/member_%06lld.csv", sw->dir, k);
 }
 
-static const char *stat_columns =
-    "polarization,milling,mean_speed,mean_nn_distance,group_count,largest_group_fraction,"
-    "extent_x,extent_y,extent_z";
 #define SWEEP_STAT_COLUMNS 9
 
 /* The first columns of every row of member k: "member,seed,value,value,..." (its length). */
 static int member_prefix(const sweep *sw, long long k, char *buf, size_t size)
 {
-    int idx[SWEEP_MAX_VARY];
-    member_values(sw, k, idx);
     long long nseeds = (long long)(sw->seed_hi - sw->seed_lo) + 1;
     int n = snprintf(buf, size, "%lld,%llu", k,
                      (unsigned long long)(sw->seed_lo + (uint64_t)(k % nseeds)));
     for (int i = 0; i < sw->nv && n < (int)size; i++)
-        n += snprintf(buf + n, size - (size_t)n, ",%s", sw->v[i].txt[idx[i]]);
+        n += snprintf(buf + n, size - (size_t)n, ",%s",
+                      shoal_sweep_member_value(sw->lib, (uint64_t)k, (size_t)i));
     return n < (int)size ? n : (int)size - 1;
 }
 
-/* The sample after `done` steps: E, 2E, ... and K last. */
-static long long next_sample(const sweep *sw, long long done)
-{
-    long long next = (done / sw->every + 1) * sw->every;
-    return next < sw->steps ? next : sw->steps;
-}
-
-/* How many rows a member has: steps 0, E, 2E, ... and K. */
+/* How many rows a member has: steps 0, E, 2E, ... and K (the library's schedule). */
 static long long next_sample_count(const sweep *sw)
 {
-    return sw->steps > 0 ? (sw->steps + sw->every - 1) / sw->every + 1 : 1;
+    return (long long)shoal_sweep_sample_count(sw->lib);
 }
 
-/* The scene's obstacle meshes from the bytes the sweep read (sweep_input), as
- * shoal_scene_add_obstacles adds them from the files (the same parse, the same bits). */
-static shoal_status member_obstacles(const sweep *sw, shoal_sim *sim, shoal_error *e)
-{
-    for (int i = 0; i < sw->scene.mesh_count; i++) {
-        const shoal_scene_mesh *m = &sw->scene.meshes[i];
-        shoal_mesh mesh;
-        shoal_error me;
-        shoal_status st = shoal_mesh_parse(sw->mesh[i].data, sw->mesh[i].size, m->path, &mesh, &me);
-        if (st == SHOAL_OK && !mesh.normals)
-            st = shoal_mesh_compute_normals(&mesh, &me);
-        if (st == SHOAL_OK)
-            st = shoal_sim_add_obstacle(sim, mesh.positions, mesh.normals, mesh.vertex_count,
-                                        &m->transform, NULL, &me);
-        shoal_mesh_free(&mesh);
-        if (st)
-            return shoal_error_set(e, st, "%.200s: [mesh %s]: %.400s", sw->scene.name, m->name,
-                                   me.message);
-    }
-    return SHOAL_OK;
-}
-
-/* One member, in a child process: returns the exit code. */
+/* One member, in a child process: the library runs it (from the scene's bytes the sweep
+ * read: shoal_sweep_set_mesh_bytes) and formats its rows; returns the exit code. */
 static int run_member(const sweep *sw, long long k)
 {
     shoal_error e;
-    shoal_sim_desc d;
-    shoal_sim *sim = NULL;
-    float *rows = NULL;
     shoal_atomic_file af;
     memset(&af, 0, sizeof af);
     int rc = 0;
-    if (member_desc(sw, k, &d, &e) || shoal_sim_create(&d, &sim, &e)) {
-        rc = app_exit_code(e.status);
-        goto fail;
-    }
-    shoal_sim_init_state(sim, d.seed);
-    if (member_obstacles(sw, sim, &e)) {
-        rc = app_exit_code(e.status);
-        goto fail;
-    }
-    rows = malloc(d.boid_count * 6 * sizeof(float));
-    if (!rows) {
-        shoal_error_set(&e, SHOAL_ERR_NOMEM, "out of memory for %zu boids", d.boid_count);
+    size_t n = shoal_sweep_sample_count(sw->lib);
+    shoal_sweep_sample *samples = malloc(n * sizeof *samples);
+    if (!samples) {
+        shoal_error_set(&e, SHOAL_ERR_NOMEM, "out of memory for %zu samples", n);
         rc = 2;
+        goto fail;
+    }
+    if (shoal_sweep_run_member(sw->lib, (uint64_t)k, sw->threads_per_member, samples, n, &e)) {
+        rc = app_exit_code(e.status);
         goto fail;
     }
     char path[4300];
@@ -266,44 +132,21 @@ static int run_member(const sweep *sw, long long k)
         rc = 2;
         goto fail;
     }
-    char prefix[2048];
-    member_prefix(sw, k, prefix, sizeof prefix);
-    shoal_stats_desc sd = shoal_stats_desc_default();
-    sd.radius = sw->radius;
-    sd.thread_count = sw->threads_per_member;
-    for (long long done = 0;;) {
-        shoal_sim_get_state(sim, rows);
-        shoal_stats s;
-        if (shoal_stats_compute(rows, d.boid_count, &sd, &s, &e)) {
-            rc = app_exit_code(e.status);
-            goto fail;
-        }
-        fprintf(af.file, "%s,%lld,%.17g,%.17g,%.17g,%.17g,%.17g,%llu,%.17g,%.17g,%.17g,%.17g\n",
-                prefix, done, shoal_sim_time(sim), s.polarisation, s.milling, s.mean_speed,
-                s.mean_nn_distance, (unsigned long long)s.group_count, s.largest_group_fraction,
-                s.extent[0], s.extent[1], s.extent[2]);
-        if (done >= sw->steps)
-            break;
-        long long n = next_sample(sw, done) - done;
-        if (shoal_sim_step(sim, (int)n, &e)) {
-            rc = app_exit_code(e.status);
-            goto fail;
-        }
-        done += n;
+    for (size_t i = 0; i < n; i++) {
+        char row[4096];
+        shoal_sweep_format_sample(sw->lib, &samples[i], row, sizeof row);
+        fprintf(af.file, "%s\n", row);
     }
     if (shoal_io_atomic_commit(&af, &e)) {
         rc = 2;
         goto fail;
     }
-    free(rows);
-    shoal_sim_destroy(sim);
+    free(samples);
     return 0;
 fail:
     shoal_io_atomic_abort(&af);
     fprintf(stderr, "shoal sweep: member %lld: %s\n", k, e.message);
-    free(rows);
-    if (sim)
-        shoal_sim_destroy(sim);
+    free(samples);
     return rc ? rc : 1;
 }
 
@@ -336,10 +179,10 @@ static char *sweep_spec(const sweep *sw, const char *scene_path, size_t *len)
             (unsigned long long)sw->seed_lo, (unsigned long long)sw->seed_hi, sw->radius);
     for (int i = 0; i < sw->nv; i++) {
         fprintf(f, "%s", i ? ", " : "");
-        json_write_string(f, sw->v[i].name);
+        json_write_string(f, shoal_sweep_vary_name(sw->lib, (size_t)i));
         fprintf(f, ": [");
-        for (int j = 0; j < sw->v[i].n; j++)
-            fprintf(f, "%s%s", j ? ", " : "", sw->v[i].txt[j]);
+        for (size_t j = 0; j < shoal_sweep_vary_value_count(sw->lib, (size_t)i); j++)
+            fprintf(f, "%s%s", j ? ", " : "", shoal_sweep_vary_value(sw->lib, (size_t)i, j));
         fprintf(f, "]");
     }
     fprintf(f, "}, \"base_parameters\": ");
@@ -398,14 +241,13 @@ static shoal_status write_manifest(const sweep *sw, const char *spec, shoal_erro
     machine(f);
     fprintf(f, ",\n  \"jobs\": %d,\n  \"threads_per_member\": %d,\n  \"sweep\": %.*s,\n", sw->jobs,
             sw->threads_per_member, (int)strcspn(spec, "\n"), spec);
-    fprintf(f, "  \"columns\": \"member,seed");
-    for (int i = 0; i < sw->nv; i++)
-        fprintf(f, ",%s", sw->v[i].name);
-    fprintf(f, ",step,t,%s\",\n  \"members\": [", stat_columns);
+    char header[4096];
+    shoal_sweep_format_header(sw->lib, header, sizeof header);
+    fprintf(f, "  \"columns\": \"%s\",\n  \"members\": [", header);
     for (long long k = 0; k < sw->members; k++) {
         shoal_sim_desc d;
         shoal_error me;
-        member_desc(sw, k, &d, &me);
+        shoal_sweep_member_desc(sw->lib, (uint64_t)k, sw->threads_per_member, &d, &me);
         fprintf(f, "%s\n    {\"member\": %lld, \"seed\": %llu, \"parameters\": ", k ? "," : "", k,
                 (unsigned long long)d.seed);
         app_json_params(f, d.model, &d.params);
@@ -506,8 +348,9 @@ static const char *member_rows_check(const sweep *sw, long long k, const char *b
     char prefix[2048];
     int plen = member_prefix(sw, k, prefix, sizeof prefix);
     const char *p = buf, *lim = buf + len;
-    long long row = 0;
+    long long row = 0, rows = next_sample_count(sw);
     for (long long done = 0;; row++) {
+        done = shoal_sweep_sample_step(sw->lib, (size_t)row);
         char head[64];
         int hlen = snprintf(head, sizeof head, ",%lld,", done);
         if ((size_t)(lim - p) < (size_t)(plen + hlen) || memcmp(p, prefix, (size_t)plen) != 0 ||
@@ -529,9 +372,8 @@ static const char *member_rows_check(const sweep *sw, long long k, const char *b
                          done, 2 + sw->nv + 2 + c);
                 return why;
             }
-        if (done >= sw->steps)
+        if (row + 1 >= rows)
             break;
-        done = next_sample(sw, done);
     }
     if (p != lim) {
         snprintf(why, why_size, "more than its %lld rows", row + 1);
@@ -567,10 +409,9 @@ static shoal_status assemble(const sweep *sw, shoal_atomic_file *af, shoal_error
     if (st)
         return st;
     FILE *f = af->file;
-    fprintf(f, "member,seed");
-    for (int i = 0; i < sw->nv; i++)
-        fprintf(f, ",%s", sw->v[i].name);
-    fprintf(f, ",step,t,%s\n", stat_columns);
+    char header[4096];
+    shoal_sweep_format_header(sw->lib, header, sizeof header);
+    fprintf(f, "%s\n", header);
     for (long long k = 0; k < sw->members; k++) {
         char mp[4300], why[256];
         unsigned char *data;
@@ -659,6 +500,8 @@ static void free_inputs(sweep *sw)
     free(sw->scene_file.data);
     for (int i = 0; i < SHOAL_SCENE_MAX_MESHES; i++)
         free(sw->mesh[i].data);
+    shoal_sweep_destroy(sw->lib);
+    sw->lib = NULL;
 }
 
 /* Members that have failed or not run, for the closing line. */
@@ -701,22 +544,20 @@ int cmd_sweep(int argc, char **argv)
         return rc;
     if ((rc = parse_seeds(&o, &sw)))
         return rc;
-    sw.combos = 1;
+    shoal_error e;
+    if (shoal_sweep_create(&sw.base, &sw.scene, &sw.lib, &e))
+        return app_fail_status(&o, &e);
     for (int i = 0; i < o.repeat_count; i++) {
         if (strcmp(o.specs[o.repeat_of[i]].name, "vary") != 0)
             continue;
         if (sw.nv == SWEEP_MAX_VARY)
             return options_fail(&o, "more than %d --vary options", SWEEP_MAX_VARY);
-        if ((rc = parse_vary(&o, o.repeat[i], &sw.base, &sw.v[sw.nv])))
-            return rc;
-        for (int j = 0; j < sw.nv; j++)
-            if (strcmp(sw.v[j].name, sw.v[sw.nv].name) == 0)
-                return options_fail(&o, "--vary %s given twice", sw.v[j].name);
-        sw.combos *= sw.v[sw.nv].n;
+        /* the library's messages name the spec as "vary ...": the option is --vary */
+        if (shoal_sweep_vary(sw.lib, o.repeat[i], &e))
+            return options_fail(&o, "%s%s", strncmp(e.message, "vary ", 5) ? "" : "--", e.message);
         sw.nv++;
-        if (sw.combos > SWEEP_MAX_MEMBERS)
-            return options_fail(&o, "more than %lld combinations", SWEEP_MAX_MEMBERS);
     }
+    sw.combos = (long long)shoal_sweep_combination_count(sw.lib);
     sw.members = sw.combos * (long long)(sw.seed_hi - sw.seed_lo + 1);
     if (sw.members > SWEEP_MAX_MEMBERS)
         return options_fail(&o, "%lld members: more than %lld", sw.members, SWEEP_MAX_MEMBERS);
@@ -726,17 +567,28 @@ int cmd_sweep(int argc, char **argv)
     int total = threads > 0 ? (int)threads : shoal_system_cpu_count();
     sw.jobs = (int)jobs;
     sw.threads_per_member = total / sw.jobs > 0 ? total / sw.jobs : 1;
+    if (shoal_sweep_set_seeds(sw.lib, sw.seed_lo, sw.seed_hi, &e) ||
+        shoal_sweep_set_steps(sw.lib, sw.steps, sw.every, &e) ||
+        shoal_sweep_set_radius(sw.lib, sw.radius, &e))
+        return app_fail_status(&o, &e);
     /* every member's parameter set must be valid: checked before anything is written */
-    shoal_error e;
     for (long long k = 0; k < sw.combos; k++) {
         shoal_sim_desc d;
-        if (member_desc(&sw, k * (long long)(sw.seed_hi - sw.seed_lo + 1), &d, &e))
+        if (shoal_sweep_member_desc(sw.lib,
+                                    (uint64_t)(k * (long long)(sw.seed_hi - sw.seed_lo + 1)),
+                                    sw.threads_per_member, &d, &e))
             return options_fail(&o, "member %lld: %s", k, e.message);
     }
     if ((rc = read_inputs(&o, &sw))) {
         free_inputs(&sw);
         return rc;
     }
+    /* the members use the bytes read now, not the files (which may change meanwhile) */
+    for (int i = 0; i < sw.scene.mesh_count; i++)
+        if (shoal_sweep_set_mesh_bytes(sw.lib, (size_t)i, sw.mesh[i].data, sw.mesh[i].size, &e)) {
+            free_inputs(&sw);
+            return app_fail_status(&o, &e);
+        }
     sweep_tally t = {0, 0, 0};
     rc = sweep_run(&o, &sw, &t);
     free_inputs(&sw);
@@ -912,15 +764,14 @@ static int sweep_run(const opt_values *o, sweep *sw, sweep_tally *t)
             if (pids[j] && (cur < 0 || slot[j] < cur))
                 cur = slot[j];
         if (pg.on && cur >= 0) {
-            int idx[SWEEP_MAX_VARY];
-            member_values(sw, cur, idx);
             int n = snprintf(
                 pg.note, sizeof pg.note, "member %lld seed %llu", cur,
                 (unsigned long long)(sw->seed_lo +
                                      (uint64_t)(cur % (long long)(sw->seed_hi - sw->seed_lo + 1))));
             for (int i = 0; i < sw->nv && n < (int)sizeof pg.note; i++)
-                n += snprintf(pg.note + n, sizeof pg.note - (size_t)n, " %s=%s", sw->v[i].name,
-                              sw->v[i].txt[idx[i]]);
+                n += snprintf(pg.note + n, sizeof pg.note - (size_t)n, " %s=%s",
+                              shoal_sweep_vary_name(sw->lib, (size_t)i),
+                              shoal_sweep_member_value(sw->lib, (uint64_t)cur, (size_t)i));
         }
         progress_update(&pg, t->finished, 0);
         int status;

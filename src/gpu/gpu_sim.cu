@@ -67,6 +67,7 @@ struct shoal_gpu_sim {
     gpu_consts k; /* host copy of what c_k holds (uploaded when it changes) */
     int k_uploaded;
     uint64_t steps_done;
+    int has_state; /* set by set_state: a step before it is an error, as on the CPU */
     char device_name[256];
     int end_bit; /* radix sort: bits of the largest cell index */
 
@@ -610,7 +611,10 @@ extern "C" shoal_status shoal_gpu_sim_set_state(shoal_gpu_sim *s, const float *r
     if (e != cudaSuccess)
         return cuda_fail(err, e, "uploading the state");
     /* a new state restarts the predators, as shoal_sim_set_state does */
-    return reset_predators(s, err);
+    st = reset_predators(s, err);
+    if (!st)
+        s->has_state = 1;
+    return st;
 }
 
 extern "C" shoal_status shoal_gpu_sim_get_state(const shoal_gpu_sim *s, float *rows,
@@ -750,7 +754,13 @@ static shoal_status enqueue_step(shoal_gpu_sim *s, uint32_t step, int src, int d
 
 extern "C" shoal_status shoal_gpu_sim_step(shoal_gpu_sim *s, int step_count, shoal_error *err)
 {
-    if (step_count <= 0)
+    if (!s->has_state)
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "step: the GPU simulation has no state yet "
+                               "(shoal_gpu_sim_set_rows first)");
+    if (step_count < 0)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "step: %d steps (expected >= 0)", step_count);
+    if (step_count == 0)
         return SHOAL_OK;
     gpu_fault none = {FAULT_NONE, FAULT_NONE};
     CK(cudaMemcpy(s->fault, &none, sizeof none, cudaMemcpyHostToDevice), "resetting faults");

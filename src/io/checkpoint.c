@@ -7,20 +7,23 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define CKPT_MAGIC "SHOALCKP"
 #define CKPT_VERSION 1u
-#define CKPT_PARAM_FLOATS (sizeof(shoal_params) / sizeof(float))
+/* the float parameters: shoal_params up to its defaults_of tag (not stored; set on read) */
+#define CKPT_PARAM_FLOATS (offsetof(shoal_params, defaults_of) / sizeof(float))
 /* magic, version, param floats, model, predator count, boids, seed, steps, dt, t0 */
 #define CKPT_HEADER (8 + 4 * 4 + 8 * 5)
 #define CKPT_EXTRA                                                                                 \
     (CKPT_PARAM_FLOATS * 4 + (size_t)SHOAL_MAX_PREDATORS * 24 + SHOAL_MAX_TARGETS +                \
      (size_t)SHOAL_MAX_TARGETS * 12)
 
-_Static_assert(sizeof(shoal_params) % sizeof(float) == 0, "shoal_params is floats only");
+_Static_assert(offsetof(shoal_params, defaults_of) % sizeof(float) == 0,
+               "shoal_params is floats up to its tag");
 
 shoal_status shoal_io_checkpoint_write(const char *path, const shoal_sim *sim, shoal_error *err)
 {
@@ -45,7 +48,7 @@ shoal_status shoal_io_checkpoint_write(const char *path, const shoal_sim *sim, s
     double f64[2] = {d->dt_s, d->t0_s};
     int ok = fwrite(CKPT_MAGIC, 1, 8, f) == 8 && fwrite(u32, 4, 4, f) == 4 &&
              fwrite(u64, 8, 3, f) == 3 && fwrite(f64, 8, 2, f) == 2 &&
-             fwrite(&d->params, sizeof d->params, 1, f) == 1 &&
+             fwrite(&d->params, CKPT_PARAM_FLOATS * sizeof(float), 1, f) == 1 &&
              fwrite(ck.predator_pos, sizeof ck.predator_pos, 1, f) == 1 &&
              fwrite(ck.predator_vel, sizeof ck.predator_vel, 1, f) == 1 &&
              fwrite(ck.target_pinned, sizeof ck.target_pinned, 1, f) == 1 &&
@@ -147,7 +150,8 @@ shoal_status shoal_io_checkpoint_read(const char *path, shoal_sim_desc *desc, fl
         fclose(f);
         return shoal_error_set(err, SHOAL_ERR_NOMEM, "%s: out of memory for %zu boids", path, n);
     }
-    int ok = fread(&d.params, sizeof d.params, 1, f) == 1 &&
+    d.params.defaults_of = (int32_t)d.model + 1; /* a whole parameter set of that model */
+    int ok = fread(&d.params, CKPT_PARAM_FLOATS * sizeof(float), 1, f) == 1 &&
              fread(ck->predator_pos, sizeof ck->predator_pos, 1, f) == 1 &&
              fread(ck->predator_vel, sizeof ck->predator_vel, 1, f) == 1 &&
              fread(ck->target_pinned, sizeof ck->target_pinned, 1, f) == 1 &&

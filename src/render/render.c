@@ -57,6 +57,8 @@ struct shoal_renderer {
     render_worker *workers;
     int worker_count;
     shoal_render_stats stats;
+    float *rows_soa; /* shoal_render_frame_rows: the columns of the rows (6 x rows_cap) */
+    size_t rows_cap;
 };
 
 SHOAL_API shoal_render_desc shoal_render_desc_default(void)
@@ -303,6 +305,7 @@ SHOAL_API void shoal_render_destroy(shoal_renderer *r)
         free(r->workers[i].list.bucket);
     }
     alloc_free(r->workers);
+    free(r->rows_soa);
     free(r);
 }
 
@@ -820,3 +823,48 @@ SHOAL_API shoal_status shoal_renderer_create(const shoal_render_desc *desc, shoa
 }
 
 SHOAL_API void shoal_renderer_destroy(shoal_renderer *r) { shoal_render_destroy(r); }
+
+/* Rows in row order (the layout of state files and shoal_sim_get_rows): split into the
+ * columns shoal_render_frame reads, instance i = row i, so the image is the one of the
+ * same rows given as columns. */
+SHOAL_API shoal_status shoal_render_frame_rows(shoal_renderer *r, const float *rows,
+                                               size_t row_count, const uint8_t *group,
+                                               const uint32_t *color, const shoal_camera *cam,
+                                               shoal_error *err)
+{
+    if (row_count > 0 && !rows)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "render: no rows (NULL) for %zu fish",
+                               row_count);
+    if (row_count > (size_t)UINT32_MAX)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "render: %zu rows (at most %u)", row_count,
+                               UINT32_MAX);
+    shoal_status st = shoal_state_check_finite(rows, row_count, "render", err);
+    if (st)
+        return st;
+    if (row_count > r->rows_cap) {
+        float *b = realloc(r->rows_soa, row_count * 6 * sizeof(float));
+        if (!b)
+            return shoal_error_set(err, SHOAL_ERR_NOMEM, "render: out of memory for %zu fish",
+                                   row_count);
+        r->rows_soa = b;
+        r->rows_cap = row_count;
+    }
+    float *c[6];
+    for (int k = 0; k < 6; k++)
+        c[k] = r->rows_soa + (size_t)k * r->rows_cap;
+    for (size_t i = 0; i < row_count; i++)
+        for (int k = 0; k < 6; k++)
+            c[k][i] = rows[i * 6 + (size_t)k];
+    shoal_render_instances inst;
+    memset(&inst, 0, sizeof inst);
+    inst.count = row_count;
+    inst.px = c[0];
+    inst.py = c[1];
+    inst.pz = c[2];
+    inst.vx = c[3];
+    inst.vy = c[4];
+    inst.vz = c[5];
+    inst.group = group;
+    inst.color = color;
+    return shoal_render_frame(r, &inst, cam, err);
+}

@@ -196,6 +196,8 @@ void shoal_params_default(shoal_model model, shoal_params *params)
     const shoal_param_info *list = shoal_params_list(model, &n);
     for (size_t i = 0; i < n; i++)
         *param_ptr(params, &list[i]) = list[i].default_value;
+    if (list)
+        params->defaults_of = (int32_t)model + 1;
 }
 
 /* Parse one float; rejects empty strings, trailing junk, NaN and infinities. */
@@ -295,6 +297,16 @@ shoal_status shoal_params_validate(shoal_model model, const shoal_params *params
     const shoal_param_info *list = shoal_params_list(model, &n);
     if (!list)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "invalid model %d", (int)model);
+    /* parameters filled for another model: the trap of setting desc.model alone */
+    if (params->defaults_of != 0 && params->defaults_of != (int32_t)model + 1) {
+        const char *of = shoal_model_name((shoal_model)(params->defaults_of - 1));
+        const char *to = shoal_model_name(model);
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "the parameters are model %s's, the model is %s: start from "
+                               "shoal_sim_desc_for(%s), or call shoal_params_default after "
+                               "changing desc.model",
+                               of ? of : "(invalid)", to, to);
+    }
     for (size_t i = 0; i < n; i++) {
         float v = *param_ptr((shoal_params *)params, &list[i]);
         if (!(v >= list[i].min && v <= list[i].max) || (list[i].is_integer && v != floorf(v)))

@@ -30,6 +30,17 @@ shoal_sim_desc shoal_sim_desc_default(void)
     return d;
 }
 
+shoal_sim_desc shoal_sim_desc_for(shoal_model model)
+{
+    shoal_sim_desc d = shoal_sim_desc_default();
+    d.model = model;
+    if ((unsigned)model < SHOAL_MODEL_COUNT) {
+        shoal_params_default(model, &d.params);
+        d.boid_count = shoal_model_default_count(model);
+    }
+    return d;
+}
+
 static forces_range_fn forces_for_isa(int isa)
 {
 #if SHOAL_SIM_HAVE_X86_SIMD
@@ -233,10 +244,46 @@ shoal_status shoal_sim_set_state(shoal_sim *s, const float *rows, shoal_error *e
         s->row_cur[i] = (uint32_t)i;
     }
     predators_reset(s);
+    s->has_state = 1;
     return SHOAL_OK;
 }
 
-void shoal_sim_init_state(shoal_sim *s, uint64_t seed)
+shoal_status shoal_sim_set_rows(shoal_sim *s, const float *rows, size_t row_count, shoal_error *err)
+{
+    if (row_count != s->count)
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "state: %zu rows given, the simulation has %zu boids", row_count,
+                               s->count);
+    if (!rows)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "state: no rows (NULL)");
+    return shoal_sim_set_state(s, rows, err);
+}
+
+shoal_status shoal_sim_get_rows(const shoal_sim *s, float *rows, size_t row_count, shoal_error *err)
+{
+    if (row_count != s->count)
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "state: room for %zu rows given, the simulation has %zu boids",
+                               row_count, s->count);
+    if (!rows)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "state: no buffer (NULL)");
+    if (!s->has_state)
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "state: the simulation has none yet (shoal_sim_set_rows or "
+                               "shoal_sim_draw_state first)");
+    shoal_sim_get_state(s, rows);
+    return SHOAL_OK;
+}
+
+int shoal_sim_has_state(const shoal_sim *s) { return s->has_state; }
+
+shoal_status shoal_sim_draw_state(shoal_sim *s, shoal_error *err)
+{
+    (void)err;
+    return shoal_sim_init_state(s, s->desc.seed);
+}
+
+shoal_status shoal_sim_init_state(shoal_sim *s, uint64_t seed)
 {
     /* A row at a time straight into the arrays: boid i's draws depend on (seed, i) alone, so
      * this needs no scratch buffer and cannot fail (an earlier version allocated N rows and,
@@ -249,6 +296,8 @@ void shoal_sim_init_state(shoal_sim *s, uint64_t seed)
         s->row_cur[i] = (uint32_t)i;
     }
     predators_reset(s);
+    s->has_state = 1;
+    return SHOAL_OK;
 }
 
 void shoal_sim_get_state(const shoal_sim *s, float *rows)
@@ -479,6 +528,12 @@ static shoal_status run_step(shoal_sim *s, int sort_only, shoal_error *err)
 
 shoal_status shoal_sim_step(shoal_sim *s, int step_count, shoal_error *err)
 {
+    if (!s->has_state)
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "step: the simulation has no state yet (shoal_sim_set_rows or "
+                               "shoal_sim_draw_state first)");
+    if (step_count < 0)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "step: %d steps (expected >= 0)", step_count);
     for (int k = 0; k < step_count; k++) {
         shoal_status st = run_step(s, 0, err);
         if (st)

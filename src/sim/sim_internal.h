@@ -121,6 +121,7 @@ struct shoal_sim {
 
     model_consts mc;
     uint64_t steps_done;
+    int has_state; /* set by set_state/init_state: a step before that is an error */
     /* a part of the school (part.c): capacity of the boid arrays and of cell_start, hist */
     size_t part_capacity;
     size_t part_cells, part_hist;

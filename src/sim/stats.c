@@ -769,3 +769,56 @@ shoal_status shoal_stats_compute_soa(const float *const pos[3], const float *con
     view vw = {.p = {pos[0], pos[1], pos[2]}, .v = {vel[0], vel[1], vel[2]}, .stride = 1};
     return stats_compute(&vw, count, desc, out, err);
 }
+
+/* ---- two states: the errors of `shoal compare` ----------------------------------------- */
+
+/* Per-row error of a 3-vector (columns k..k+2): absolute |a - b| and relative
+ * |a - b| / max(|a|, |b|) (0 where both are 0); max (NaN propagates) and rms. */
+static void diff_columns(const float *a, const float *b, size_t n, int k, double out[4])
+{
+    double s_abs = 0, s_rel = 0, max_abs = 0, max_rel = 0;
+    for (size_t i = 0; i < n; i++) {
+        const float *x = a + i * 6 + k, *y = b + i * 6 + k;
+        double d[3] = {(double)x[0] - y[0], (double)x[1] - y[1], (double)x[2] - y[2]};
+        double ad = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+        double na = sqrt((double)x[0] * x[0] + (double)x[1] * x[1] + (double)x[2] * x[2]);
+        double nb = sqrt((double)y[0] * y[0] + (double)y[1] * y[1] + (double)y[2] * y[2]);
+        double den = na > nb ? na : nb;
+        double rel = ad == 0 ? 0 : ad / (den > 0 ? den : DBL_MIN);
+        if (!(ad <= max_abs))
+            max_abs = ad;
+        if (!(rel <= max_rel))
+            max_rel = rel;
+        s_abs += ad * ad;
+        s_rel += rel * rel;
+    }
+    out[0] = max_abs;
+    out[1] = n ? sqrt(s_abs / (double)n) : 0;
+    out[2] = max_rel;
+    out[3] = n ? sqrt(s_rel / (double)n) : 0;
+}
+
+shoal_status shoal_state_compare(const float *a, const float *b, size_t count,
+                                 shoal_state_diff *out, shoal_error *err)
+{
+    if (count > 0 && (!a || !b))
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "compare: no rows (NULL) for %zu boids",
+                               count);
+    memset(out, 0, sizeof *out);
+    out->count = count;
+    for (size_t i = 0; i < count; i++)
+        if (memcmp(a + i * 6, b + i * 6, 6 * sizeof(float)) == 0)
+            out->identical++;
+    double p[4], v[4];
+    diff_columns(a, b, count, 0, p);
+    diff_columns(a, b, count, 3, v);
+    out->pos_max_abs = p[0];
+    out->pos_rms_abs = p[1];
+    out->pos_max_rel = p[2];
+    out->pos_rms_rel = p[3];
+    out->vel_max_abs = v[0];
+    out->vel_rms_abs = v[1];
+    out->vel_max_rel = v[2];
+    out->vel_rms_rel = v[3];
+    return SHOAL_OK;
+}
