@@ -44,15 +44,17 @@ P64_CHECK(predator_count)
 P64_CHECK(flee_weight)
 P64_CHECK(predator_spread)
 P64_CHECK(init_vel_radius)
-_Static_assert(sizeof(params64) == 2 * sizeof(shoal_params) &&
-                   sizeof(shoal_params) % sizeof(float) == 0 &&
+/* the floats of shoal_params are everything before defaults_of (its model tag, no parameter) */
+#define P64_FLOATS (offsetof(shoal_params, defaults_of) / sizeof(float))
+_Static_assert(sizeof(params64) == 2 * offsetof(shoal_params, defaults_of) &&
+                   offsetof(shoal_params, defaults_of) % sizeof(float) == 0 &&
                    sizeof(sphere64) == 2 * sizeof(shoal_sphere),
-               "params64 must mirror shoal_params (every field a float)");
+               "params64 must mirror shoal_params (every parameter a float)");
 
 void params64_from(const shoal_params *p, params64 *out)
 {
-    float f[sizeof(shoal_params) / sizeof(float)];
-    double d[sizeof(shoal_params) / sizeof(float)];
+    float f[P64_FLOATS];
+    double d[P64_FLOATS];
     memcpy(f, p, sizeof f);
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         d[i] = f[i];
