@@ -19,6 +19,7 @@ int cmd_compare(int argc, char **argv);
 int cmd_diverge(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_params(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 
 /* render_replay.c (part of shoal render): `shoal render --in DIR` (a trajectory), with
  * render's parsed options. */
