@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """Outside programs for `shoal verify` (tests/test_verify_seeds.sh): an independent float32
-NumPy transcription of each seed's rules, written from ../shared/MODELS.md and the seeds' own
-shaders and scripts (../shared/seeds), never from shoal's source, and the same transcriptions
+NumPy transcription of each seed's rules, written from the models' contract (docs/MODELS.md, the
+project's copy of it) and the seeds' own shaders and scripts, never from shoal's source, and the same transcriptions
 with one planted rule error each.
 
 Each transcription sums its neighbours with NumPy's reductions (another order than shoal's
