@@ -159,6 +159,8 @@ static void test_isa_and_threads_identical(void **state)
             uint64_t ref = 0;
             int have = 0;
             for (size_t k = 0; k < 3; k++) {
+                if (k > 0 && test_isa_skip(isas[k])) /* scalar: the reference of the others */
+                    continue;
                 shoal_renderer *r = make(331, 187, shade, lod, isas[k], 1.5f);
                 if (!r) {
                     test_skip_part("%s: not supported by this CPU", shoal_isa_name(isas[k]));
@@ -237,10 +239,8 @@ static void test_occlusion_exact(void **state)
             if (cam_k == 0)
                 cam.eye[2] = 45;
             for (size_t k = 0; k < 3; k++) {
-                if (!shoal_isa_supported(isas[k])) {
-                    test_skip_part("%s: not supported by this CPU", shoal_isa_name(isas[k]));
+                if (test_isa_skip(isas[k]))
                     continue;
-                }
                 uint64_t h[2];
                 uint64_t hidden[2];
                 for (int occ = 0; occ < 2; occ++) {
@@ -563,6 +563,8 @@ static void test_id_mode_matches_reference(void **state)
     printf("reference: %d fish pixels, %d near an edge\n", fish_pixels, maybe_pixels);
     assert_true(fish_pixels > W * H / 20);
     for (size_t k = 0; k < 3; k++) {
+        if (test_isa_skip(isas[k]))
+            continue;
         shoal_renderer *r = make(W, H, SHOAL_SHADE_ID, 0, isas[k], 1.5f);
         if (!r) {
             test_skip_part("%s: not supported by this CPU", shoal_isa_name(isas[k]));
@@ -628,10 +630,8 @@ static void test_golden(void **state)
     static const shoal_isa all[] = {SHOAL_ISA_SCALAR, SHOAL_ISA_AVX2, SHOAL_ISA_AVX512,
                                     SHOAL_ISA_AUTO};
     for (size_t k = 0; k + 1 < sizeof all / sizeof all[0]; k++) {
-        if (!shoal_isa_supported(all[k])) {
-            test_skip_part("golden image, %s: not supported by this CPU", shoal_isa_name(all[k]));
+        if (test_isa_skip(all[k]))
             continue;
-        }
         for (int mode = 0; mode < 2; mode++) {
             shoal_renderer *r =
                 make(320, 180, mode ? SHOAL_SHADE_ID : SHOAL_SHADE_LIT, 1, all[k], 1.5f);
@@ -847,6 +847,8 @@ static void test_splats_at_borders(void **state)
     /* pixel centres 0.4 px inside each border: left, right, top, bottom */
     const double px[4][2] = {{0.4, 24}, {W - 0.4, 24}, {32, 0.4}, {32, H - 0.4}};
     for (size_t k = 0; k < 3; k++) {
+        if (test_isa_skip(isas[k]))
+            continue;
         shoal_renderer *r = make(W, H, SHOAL_SHADE_LIT, 1, isas[k], 1.5f);
         if (!r) {
             test_skip_part("%s: not supported by this CPU", shoal_isa_name(isas[k]));
@@ -931,10 +933,8 @@ static void test_meshes_isa_identical(void **state)
             uint64_t ref = 0;
             int have = 0;
             for (size_t k = 0; k < 3; k++) {
-                if (!shoal_isa_supported(isas[k])) {
-                    test_skip_part("%s: not supported by this CPU", shoal_isa_name(isas[k]));
+                if (k > 0 && test_isa_skip(isas[k])) /* scalar: the reference of the others */
                     continue;
-                }
                 shoal_render_desc d = shoal_render_desc_default();
                 d.width = 400, d.height = 240, d.isa = isas[k], d.fish_length = 2.0f;
                 d.shade = mode == 2 ? SHOAL_SHADE_ID : SHOAL_SHADE_LIT;
@@ -1014,10 +1014,8 @@ static void test_splats_isa_identical(void **state)
         uint64_t ref = 0;
         int have = 0;
         for (size_t k = 0; k < 3; k++) {
-            if (!shoal_isa_supported(isas[k])) {
-                test_skip_part("%s: not supported by this CPU", shoal_isa_name(isas[k]));
+            if (k > 0 && test_isa_skip(isas[k])) /* scalar: the reference of the others */
                 continue;
-            }
             shoal_render_desc d = shoal_render_desc_default();
             d.width = 320, d.height = 181, d.isa = isas[k], d.fish_length = 1.5f;
             d.lod_splat_px = d.lod_reduced_px = 1000.0f; /* every fish beyond the near plane */
@@ -1048,9 +1046,9 @@ static void test_splats_isa_identical(void **state)
     scene_free(&s);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    const struct CMUnitTest tests[] = {
+    struct CMUnitTest tests[] = {
         cmocka_unit_test(test_isa_and_threads_identical),
         cmocka_unit_test(test_order_independent),
         cmocka_unit_test(test_occlusion_exact),
@@ -1064,7 +1062,13 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_mesh_borrowed_by_create),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    /* the ISA parts: one meson case per ISA (tests/scenes.h) */
+    static const char *const isa_tests[] = {
+        "test_isa_and_threads_identical", "test_order_independent",         "test_occlusion_exact",
+        "test_meshes_isa_identical",      "test_id_mode_matches_reference", "test_golden",
+        "test_splats_at_borders",         "test_splats_isa_identical",      NULL};
+    size_t n = test_isa_args(argc, argv, tests, sizeof tests / sizeof tests[0], isa_tests);
+    int rc = _cmocka_run_group_tests("test_render", tests, n, NULL, NULL);
     shoal_mesh_free(&g_fish);
     shoal_mesh_free(&g_fish_lod);
     shoal_mesh_free(&g_fish_coarse);

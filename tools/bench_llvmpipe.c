@@ -38,18 +38,6 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* The vertex shader builds the fish's frame as shoal's instance_matrix does: Z along the
  * velocity, X = normalize(cross(+Y, Z)) (or +X when vertical), Y = cross(Z, X). */
 static const char *const vs_src =
@@ -429,7 +417,8 @@ int main(int argc, char **argv)
         goto done;
     }
     shoal_render_stats st = shoal_render_get_stats(r);
-    double ms_shoal = median(t_shoal, (int)frames), ms_gl = median(t_gl, (int)frames);
+    double ms_shoal = shoal_profile_median(t_shoal, (size_t)frames),
+           ms_gl = shoal_profile_median(t_gl, (size_t)frames);
     printf("bench_llvmpipe: %zu fish, %dx%d, LOD %s, %ld frames each (after one warm-up), "
            "alternating\n",
            n, w, h, lod ? "on" : "off", frames);

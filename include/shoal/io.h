@@ -37,6 +37,31 @@ SHOAL_API shoal_status shoal_io_npy_parse(const void *data, size_t size, const c
 SHOAL_API shoal_status shoal_io_npy_write(const char *path, const float *rows, size_t count,
                                           shoal_error *err);
 
+/** A .npy array of any shape of 1 to 3 dimensions and a numeric dtype ('<f4', '<f8', '<i4',
+ *  '<i8', '<u4', '<u8', C order), its values as doubles (exact for float32 and float64; integers
+ *  beyond 2^53 round). For trajectories (T, N, 6) and row ids (shoal verify). */
+typedef struct shoal_npy_array {
+    int ndim;
+    size_t dims[3];
+    double *data;   /**< dims[0] * ... values, row-major; malloc'ed (shoal_npy_array_free) */
+    int is_float32; /**< the file held float32 values */
+    char dtype[8];
+} shoal_npy_array;
+
+/** Read such an array: SHOAL_ERR_INPUT naming the file and what is wrong (dtype, order, shape,
+ *  a size that disagrees with the header), SHOAL_ERR_IO when it cannot be read. */
+SHOAL_API shoal_status shoal_io_npy_read_array(const char *path, shoal_npy_array *out,
+                                               shoal_error *err);
+/** The same from an in-memory image (`name` in messages; the fuzz target's entry). */
+SHOAL_API shoal_status shoal_io_npy_parse_array(const void *data, size_t size, const char *name,
+                                                shoal_npy_array *out, shoal_error *err);
+SHOAL_API void shoal_npy_array_free(shoal_npy_array *a);
+
+/** Write `count` rows of 6 float64 as a version 1.0 .npy file ('<f8', C order, shape
+ *  (count, 6)), bit for bit, through the atomic writer (as shoal_io_npy_write). */
+SHOAL_API shoal_status shoal_io_npy_write_f64(const char *path, const double *rows, size_t count,
+                                              shoal_error *err);
+
 /** Atomic output. shoal_io_atomic_open opens `path` for writing ("wb") in one of three ways,
  *  by what is there (symbolic links followed to their final target):
  *  - nothing, or a regular file: a temporary file in the target's directory, which

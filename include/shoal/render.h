@@ -28,6 +28,7 @@
 #define SHOAL_RENDER_H
 
 #include "shoal/base.h"
+#include "shoal/profile.h"
 #include "shoal/io.h" /* the fish meshes (shoal_mesh) and PNG frames: io reads and writes them */
 
 #ifdef __cplusplus
@@ -220,6 +221,14 @@ SHOAL_API shoal_framebuffer shoal_render_framebuffer(const shoal_renderer *r);
 
 /** Statistics of the last frame. */
 SHOAL_API shoal_render_stats shoal_render_get_stats(const shoal_renderer *r);
+
+/** The profile the renderer's frames record their stages into (shoal/profile.h): its own,
+ *  created with it, unless one was lent with shoal_render_set_profile. */
+SHOAL_API shoal_profile *shoal_render_get_profile(const shoal_renderer *r);
+/** Record the stages into `profile` from the next frame on (NULL: back to the renderer's
+ *  own). The caller keeps ownership; the profile must outlive the renderer or be unset
+ *  first, and objects sharing a profile must not run at the same time. */
+SHOAL_API void shoal_render_set_profile(shoal_renderer *r, shoal_profile *profile);
 
 /** Resize the image (1..SHOAL_RENDER_MAX_SIZE); reallocates the framebuffer. */
 SHOAL_API shoal_status shoal_render_set_size(shoal_renderer *r, int width, int height,

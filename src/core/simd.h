@@ -25,7 +25,12 @@
 #define SIMD_FN static inline
 #endif
 
-#if defined(SIMD_AVX512)
+#if defined(SIMD_REAL_HEADER)
+/* Another scalar type (W = 1) with the same vocabulary, for the float64 reference of
+ * src/sim (sim/real64.h: double; sim/real_bound.h: double with a rounding bound). The
+ * header defines vf, vm, the vf_* and vm_* functions, VW and SIMD_SCALAR. */
+#include SIMD_REAL_HEADER
+#elif defined(SIMD_AVX512)
 #include <immintrin.h>
 #define VW 16
 typedef __m512 vf;
@@ -571,11 +576,20 @@ static inline void vi_store_rows(int32_t *p, size_t stride, int log2w, vi v)
 }
 #endif
 
+/* The scalar a vf is made of: float, or double in the float64 reference (sim/rules.h
+ * writes its scalar arithmetic in it, so one source serves both precisions). */
+#ifndef SIMD_SCALAR
+#define SIMD_SCALAR float
+#define SIMD_SCALAR_MAX 3.40282347e38f /* the largest finite scalar */
+#define SIMD_SCALAR_DOWN 0x1p-70f      /* x * DOWN squared cannot overflow, for any finite x */
+#endif
+typedef SIMD_SCALAR vreal;
+
 /* Three-component helpers on wide vectors. Dot products add x, y, z left to right. */
 typedef struct vf3 {
     vf x, y, z;
 } vf3;
-SIMD_FN vf3 v3_set1(float x, float y, float z)
+SIMD_FN vf3 v3_set1(vreal x, vreal y, vreal z)
 {
     vf3 r = {vf_set1(x), vf_set1(y), vf_set1(z)};
     return r;
@@ -649,9 +663,9 @@ SIMD_FN vf3 v3_clamp_speed(vf3 a, vf lo, vf hi)
     /* |v|^2 overflows (|v| beyond ~1.8e19, len infinite, dir 0): the direction of v * 2^-70
      * instead, whose square cannot overflow, so a huge velocity keeps its direction rather
      * than dropping to 0. Taken only for those lanes: no other bit changes. */
-    vm huge = vf_gt(len, vf_set1(3.40282347e38f));
+    vm huge = vf_gt(len, vf_set1(SIMD_SCALAR_MAX));
     if (vm_any(huge)) {
-        vf3 s = v3_mul(a, vf_set1(0x1p-70f));
+        vf3 s = v3_mul(a, vf_set1(SIMD_SCALAR_DOWN));
         vf3 sdir = v3_div(s, vf_sqrt(v3_dot(s, s)));
         r = v3_select(huge, v3_mul(sdir, hi), r);
     }

@@ -59,6 +59,8 @@ struct shoal_renderer {
     shoal_render_stats stats;
     float *rows_soa; /* shoal_render_frame_rows: the columns of the rows (6 x rows_cap) */
     size_t rows_cap;
+    prof *prof;     /* where the stages record: prof_own or one lent */
+    prof *prof_own; /* this renderer's own profile */
 };
 
 SHOAL_API shoal_render_desc shoal_render_desc_default(void)
@@ -203,7 +205,10 @@ SHOAL_API shoal_status shoal_render_create(const shoal_render_desc *desc, shoal_
     r->desc.lod_mesh = NULL;
     r->desc.lod_coarse_mesh = NULL;
     r->k = k;
-    st = mesh_prepare(desc->mesh, "render: fish mesh", &r->mesh_full, err);
+    st = prof_create(&r->prof_own, err);
+    r->prof = r->prof_own;
+    if (!st)
+        st = mesh_prepare(desc->mesh, "render: fish mesh", &r->mesh_full, err);
     if (!st && desc->lod_mesh && desc->shade == SHOAL_SHADE_LIT && desc->lod) {
         st = mesh_prepare(desc->lod_mesh, "render: LOD mesh", &r->mesh_reduced, err);
         r->have_reduced = st == SHOAL_OK;
@@ -245,6 +250,7 @@ SHOAL_API void shoal_render_destroy(shoal_renderer *r)
     mesh_release(&r->mesh_full);
     mesh_release(&r->mesh_reduced);
     mesh_release(&r->mesh_coarse);
+    prof_destroy(r->prof_own);
     alloc_free(r->fb);
     alloc_free(r->zfb);
     alloc_free(r->idfb);
@@ -537,18 +543,19 @@ static void render_tile_region(void *ctx, int thread_index, int thread_count)
 static void render_stage_record(const shoal_renderer *r, int stage, uint64_t ns, int64_t frame)
 {
     int id = PROF_RENDER_BASE + stage;
-    if (prof_on(PROF_STATS)) {
-        prof_stage_define(id, "render", render_stage_names[stage]);
-        prof_stage_call(id, ns);
+    prof *pf = r->prof;
+    if (prof_on(pf, PROF_STATS)) {
+        prof_stage_define(pf, id, "render", render_stage_names[stage]);
+        prof_stage_call(pf, id, ns);
     }
     for (int i = 0; i < r->worker_count; i++) {
         const render_worker *w = &r->workers[i];
         if (!w->first_ns[stage])
             continue;
-        if (prof_on(PROF_STATS))
-            prof_stage_busy(id, i, w->busy_ns[stage]);
-        if (prof_on(PROF_TRACE))
-            prof_trace_span(i, render_stage_names[stage], frame, w->first_ns[stage],
+        if (prof_on(pf, PROF_STATS))
+            prof_stage_busy(pf, id, i, w->busy_ns[stage]);
+        if (prof_on(pf, PROF_TRACE))
+            prof_trace_span(pf, i, render_stage_names[stage], frame, w->first_ns[stage],
                             w->last_ns[stage]);
     }
 }
@@ -768,10 +775,10 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
     render_stage_record(r, RS_SETUP, t2 - t1, frame);
     render_stage_record(r, RS_RASTER, (t3 - t2) - (uint64_t)(s.resolve_ms * 1e6), frame);
     render_stage_record(r, RS_RESOLVE, (uint64_t)(s.resolve_ms * 1e6), frame);
-    if (prof_on(PROF_TRACE)) {
+    if (prof_on(r->prof, PROF_TRACE)) {
         uint64_t t_end = timer_now_ns();
         for (int i = 0; i < r->worker_count && i < threads; i++)
-            prof_trace_frame(i, "frame", frame, t_begin, t_end);
+            prof_trace_frame(r->prof, i, "frame", frame, t_begin, t_end);
     }
     s.total_ms = (double)(timer_now_ns() - t_begin) * 1e-6;
     s.isa = r->k->name;
@@ -780,6 +787,13 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
     r->stats = s;
 done:
     return st;
+}
+
+SHOAL_API shoal_profile *shoal_render_get_profile(const shoal_renderer *r) { return r->prof; }
+
+SHOAL_API void shoal_render_set_profile(shoal_renderer *r, shoal_profile *profile)
+{
+    r->prof = profile ? profile : r->prof_own;
 }
 
 /* ---- earlier names ------------------------------------------------------------------ */

@@ -21,6 +21,7 @@
  * where it leaves a choice, the choice is commented in rules.h. */
 
 #include "core/simd.h"
+#include "sim/models.h"
 #include "sim/rules.h"
 #include "sim/sim_internal.h"
 
@@ -194,6 +195,16 @@ static void KFN(group_steer_average)(const shoal_sim *s, const kgroup *g, int av
         KFN(steer_average_impl)(s, g, average, 0, f);
 }
 
+static void KFN(group_steer)(const shoal_sim *s, const kgroup *g, sim_fault *f)
+{
+    KFN(group_steer_average)(s, g, 0, f);
+}
+
+static void KFN(group_average)(const shoal_sim *s, const kgroup *g, sim_fault *f)
+{
+    KFN(group_steer_average)(s, g, 1, f);
+}
+
 /* heading (seed 001): rules.h rule_heading_*. */
 static void KFN(group_heading)(const shoal_sim *s, const kgroup *g, sim_fault *f)
 {
@@ -300,21 +311,15 @@ void KFN(forces_range)(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f)
             int32_t x_first = (int32_t)(s->cell_sorted[g0] - (uint32_t)cell0);
             int32_t x_last = (int32_t)(s->cell_sorted[g0 + (uint32_t)g.n - 1] - (uint32_t)cell0);
             g.runs = grid_runs(s, x_first - 1, x_last + 1, y, z, g.rb, g.re);
+            /* the model's group walk: group_NAME for every model of sim/models.h */
             switch (model) {
-            case SHOAL_MODEL_STEER:
-                KFN(group_steer_average)(s, &g, 0, f);
-                break;
-            case SHOAL_MODEL_AVERAGE:
-                KFN(group_steer_average)(s, &g, 1, f);
-                break;
-            case SHOAL_MODEL_HEADING:
-                KFN(group_heading)(s, &g, f);
-                break;
-            case SHOAL_MODEL_CLASSIC:
-                KFN(group_classic)(s, &g, f);
-                break;
+#define GROUP_CASE(id, name)                                                                       \
+    case id:                                                                                       \
+        KFN(group_##name)(s, &g, f);                                                               \
+        break;
+                SIM_MODELS(GROUP_CASE)
+#undef GROUP_CASE
             default:
-                KFN(group_fov)(s, &g, f);
                 break;
             }
         }
