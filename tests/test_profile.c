@@ -351,8 +351,12 @@ static void test_profile_per_object(void **state)
     assert_int_equal(shoal_profile_create(&mine, &e), SHOAL_OK);
     shoal_render_desc rd = shoal_render_desc_default();
     rd.width = 96, rd.height = 64, rd.thread_count = 1;
+    shoal_mesh fish;
+    assert_int_equal(shoal_mesh_load_asset("fish.obj", &fish, &e), SHOAL_OK);
+    rd.mesh = &fish;
     shoal_renderer *r;
     assert_int_equal(shoal_render_create(&rd, &r, &e), SHOAL_OK);
+    shoal_mesh_free(&fish); /* create copied it */
     assert_ptr_not_equal(shoal_render_get_profile(r), mine);
     shoal_sim_set_profile(a, mine);
     shoal_render_set_profile(r, mine);
