@@ -35,11 +35,14 @@ OUT=${OUT:-$ROOT/out/device}
 # app (shoal run headless, bench_sort), frame (issue 18: 1M step + baseline ratio, LOD
 # frames, whole frames of shoal run), mpi (MPI splits, strong and weak scaling:
 # docs/SCALING.md; CUDA=disabled skips nvcc when only mpi runs), mpirun (run --headless
-# under MPI at 1M: identical frames, fps per ranks x threads split), python (the Python
-# package built with CUDA: tests/python's cuda tests, CPU vs CUDA from Python, bit for bit,
-# and docs/PYTHON.md's comparison at 100k; needs python3 with numpy, pytest and Python.h),
-# kernel (issue 28: peak and copy bandwidth, steer 1M/4M stages, lane-pairs per boid of
-# every model)
+# under MPI at 1M: identical frames, fps per ranks x threads split), render (issue 29: render
+# --bench setup/raster by threads, the llvmpipe ratio on 2 threads, the LOD image error),
+# verify (issue 32: the CUDA backend in atomic and stable order as an outside program, checked
+# step by step by shoal verify against both references; test_gpu's test_verify_gpu_orders does
+# it at 3000 boids), python (the Python package built with CUDA: tests/python's cuda tests,
+# CPU vs CUDA from Python, bit for bit, and docs/PYTHON.md's comparison at 100k; needs python3
+# with numpy, pytest and Python.h), kernel (issue 28: peak and copy bandwidth, steer 1M/4M
+# stages, lane-pairs per boid of every model)
 PARTS=${PARTS:-test parity time bench}
 NCPU=$(nproc)
 SUITE="not run" GPU_TEST="not run"
@@ -374,6 +377,81 @@ for spec in "$NCPU avx512" "2 avx2"; do
             --peak-seconds 0 2>&1 | grep -E "^sim/" | tee -a "$REPORT"
     done
 done
+fi
+if has render; then
+stamp "issue 29: the renderer, 1280x720, avx512: setup / raster ms by threads (100k, 1M with LOD)"
+# shoal render --bench prints the median frame and its stages; setup scaling is the thing
+# to read (2 -> 16 threads)
+for spec in "100000 on" "100000 off" "1000000 on"; do
+    set -- $spec
+    for t in 1 2 4 8 $NCPU; do
+        echo "== render --bench --count $1 --lod $2 --threads $t" >>"$REPORT"
+        timeout 200 "$SHOAL" render --bench 7 --count $1 --lod $2 --threads $t --simd avx512 \
+            2>&1 | grep -E "median|cpu ms|instances|triangles" | tee -a "$REPORT"
+    done
+done
+stamp "issue 29: against Mesa's llvmpipe, 2 threads each, same run (100k and 1M, LOD on)"
+if [ -x "$BUILD/tools/bench_llvmpipe" ]; then
+    for n in 100000 1000000; do
+        LP_NUM_THREADS=2 timeout 300 "$BUILD/tools/bench_llvmpipe" --count $n --frames 5 \
+            --threads 2 2>&1 | tail -5 | tee -a "$REPORT"
+    done
+else
+    log "bench_llvmpipe not built (libegl-dev / libgles-dev missing)"
+fi
+stamp "issue 29: image error of each level of detail (tools/lod_error, 100k)"
+timeout 300 "$BUILD/tools/lod_error" --count 100000 --threads $NCPU --frames 3 \
+    --coarse-px 8 --coarse-px 12 --coarse-px 16 2>&1 | tee -a "$REPORT"
+fi
+# ---- verify (issue 32): the CUDA backend as an outside program ----------------------------
+if has verify; then
+stamp "verify: cuda atomic and stable order, one step per call, checked by shoal verify"
+VD=$W/verify
+rm -rf "$VD"
+mkdir -p "$VD"
+VCSV=$OUT/verify.csv
+echo "case,model,N,order,reference,steps,agree,tie,drift,rule,worst_x_tolerance,verdict,seconds" >"$VCSV"
+verify_case() { # label model N order [args for init, step and verify ...]; $VSTEPS steps (10)
+    local label=$1 model=$2 n=$3 order=$4
+    shift 4
+    local d="$VD/$label-$order"
+    mkdir -p "$d"
+    "$SHOAL" init --model "$model" --count "$n" --keep-geometry --seed 7 "$@" \
+        --out "$d/s_000.npy" >/dev/null 2>&1 || { log "$label: init failed"; return; }
+    for k in $(seq 0 $((${VSTEPS:-10} - 1))); do
+        "$SHOAL" step --model "$model" "$@" --in "$d/s_$(printf %03d $k).npy" \
+            --out "$d/s_$(printf %03d $((k + 1))).npy" --steps 1 \
+            --t0 "$(awk -v k=$k 'BEGIN {printf "%.17g", k / 60}')" \
+            --backend cuda --gpu-order "$order" >/dev/null 2>>"$REPORT" ||
+            { log "$label $order: cuda step $k failed"; return; }
+    done
+    for ref in f32 f64; do
+        local t0=$(date +%s.%N)
+        "$SHOAL" verify --model "$model" "$@" --trajectory "$d" --reference $ref --quiet \
+            --csv "$W/v.csv" >"$W/v.txt" 2>&1
+        local rc=$? sec
+        sec=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
+        grep -E "^summary" "$W/v.txt" | sed "s/^/$label $order $ref (exit $rc): /" | tee -a "$REPORT"
+        awk -F, -v c="$label" -v m="$model" -v n="$n" -v o="$order" -v r="$ref" -v s="$sec" '
+            NR > 1 {steps++; v[$13]++; if ($8 + 0 > w) w = $8 + 0}
+            END {verdict = v["rule differs"] ? "rule differs" : v["drift"] ? "drift" : "agrees";
+                 printf "%s,%s,%s,%s,%s,%d,%d,%d,%d,%d,%.4g,%s,%s\n", c, m, n, o, r, steps,
+                 v["agrees"], v["threshold tie"], v["drift"], v["rule differs"], w, verdict, s}' \
+            "$W/v.csv" >>"$VCSV"
+    done
+}
+for order in stable atomic; do
+    verify_case steer steer 16384 $order --set init_pos_radius=12
+    verify_case average average 4096 $order --set init_pos_radius=6
+    verify_case heading heading 16384 $order
+    verify_case classic classic 1000 $order
+    verify_case fov fov 4096 $order
+    verify_case steer_rock_mesh steer 16384 $order --scene assets/scenes/steer_rock_mesh.ini \
+        --set init_pos_radius=12
+done
+VSTEPS=3 verify_case steer_1m steer 1048576 atomic --set init_pos_radius=100
+log "verify table ($VCSV): stable order must be bit-identical (worst 0), atomic within the bound (worst < 1)"
+column -s, -t <"$VCSV" | tee -a "$REPORT"
 fi
 if has python; then
 stamp "python: the package of this CUDA build; CPU vs CUDA from Python (tests/python -m cuda)"

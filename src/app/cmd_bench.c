@@ -366,7 +366,8 @@ static void run_sim_case(bench_ctx *b, bench_result *r)
     shoal_sim_candidate_pairs(s, &lp0, &up0);
     double ms[1000];
     int reps = b->repeat;
-    shoal_profile_reset();
+    shoal_profile *prof = shoal_sim_get_profile(s);
+    shoal_profile_clear(prof); /* the warm-up steps are not counted */
     for (int k = 0; k < reps; k++) {
         /* every repeat times the same steps from the same state (a school keeps changing) */
         shoal_sim_set_state(s, rows, &e);
@@ -382,7 +383,7 @@ static void run_sim_case(bench_ctx *b, bench_result *r)
     summarize(ms, reps, r);
     r->per_repeat = per;
     shoal_profile_summary sum[SHOAL_PROFILE_MAX_STAGES];
-    int ns = shoal_profile_summaries(sum, SHOAL_PROFILE_MAX_STAGES);
+    int ns = shoal_profile_get_summaries(prof, sum, SHOAL_PROFILE_MAX_STAGES);
     double steps_total = (double)per * reps;
     for (int k = 0; k < ns; k++)
         if (sum[k].id >= SHOAL_PROFILE_SIM_BASE &&
@@ -484,7 +485,7 @@ static void run_render_case(bench_ctx *b, bench_result *r)
     cam.fov_deg = 60;
     shoal_renderer *rd = NULL;
     shoal_error e;
-    if (shoal_render_create(&d, &rd, &e)) {
+    if (app_render_create(&d, NULL, NULL, &rd, &e)) {
         snprintf(r->error, sizeof r->error, "%s", e.message);
         free(soa);
         return;
@@ -495,7 +496,8 @@ static void run_render_case(bench_ctx *b, bench_result *r)
     long per = (long)ceil(b->target_s / (frame_s > 1e-7 ? frame_s : 1e-7));
     per = per < 1 ? 1 : per > 1000 ? 1000 : per;
     double ms[1000];
-    shoal_profile_reset();
+    shoal_profile *prof = shoal_render_get_profile(rd);
+    shoal_profile_clear(prof); /* the warm-up frames are not counted */
     for (int k = 0; ok && k < b->repeat; k++) {
         double total = 0;
         for (long f = 0; ok && f < per; f++) {
@@ -512,7 +514,7 @@ static void run_render_case(bench_ctx *b, bench_result *r)
         summarize(ms, b->repeat, r);
         r->per_repeat = per;
         shoal_profile_summary sum[SHOAL_PROFILE_MAX_STAGES];
-        int ns = shoal_profile_summaries(sum, SHOAL_PROFILE_MAX_STAGES);
+        int ns = shoal_profile_get_summaries(prof, sum, SHOAL_PROFILE_MAX_STAGES);
         for (int k = 0; k < ns; k++)
             if (sum[k].id >= SHOAL_PROFILE_RENDER_BASE && sum[k].id < SHOAL_PROFILE_RENDER_BASE + 4)
                 r->render_stage_ms[sum[k].id - SHOAL_PROFILE_RENDER_BASE] = sum[k].median_ms;
@@ -531,14 +533,6 @@ static const char *env_or_null(const char *name)
 {
     const char *v = getenv(name);
     return v && *v ? v : NULL;
-}
-
-static void json_num(FILE *f, double v)
-{
-    if (isfinite(v))
-        fprintf(f, "%.6g", v);
-    else
-        fputs("null", f);
 }
 
 static void print_machine(const bench_ctx *b, FILE *f)
@@ -613,15 +607,15 @@ static int write_json(const bench_ctx *b, const bench_result *res, int n, const 
     static const char *kinds[4] = {"avx2_fma", "avx512_fma", "avx2_addmul", "avx512_addmul"};
     for (int k = 0; k < 4; k++) {
         fprintf(f, "%s\"%s\": {\"1\": ", k ? ", " : "", kinds[k]);
-        json_num(f, b->peak[k][0]);
+        json_write_number(f, b->peak[k][0], 6);
         fprintf(f, ", \"%d\": ", b->max_threads);
-        json_num(f, b->peak[k][1]);
+        json_write_number(f, b->peak[k][1], 6);
         fputc('}', f);
     }
     fprintf(f, "},\n    \"copy_gbs\": {\"1\": ");
-    json_num(f, b->copy[0] > 0 ? b->copy[0] : NAN);
+    json_write_number(f, b->copy[0] > 0 ? b->copy[0] : NAN, 6);
     fprintf(f, ", \"%d\": ", b->max_threads);
-    json_num(f, b->copy[1] > 0 ? b->copy[1] : NAN);
+    json_write_number(f, b->copy[1] > 0 ? b->copy[1] : NAN, 6);
     fprintf(f,
             "}\n  },\n  \"options\": {\"quick\": %s, \"tiny\": %s, \"repeat\": %d, "
             "\"filter\": ",
@@ -647,59 +641,59 @@ static int write_json(const bench_ctx *b, const bench_result *res, int n, const 
             continue;
         }
         fprintf(f, ",\n     \"unit\": \"%s\", \"median_ms\": ", render ? "ms/frame" : "ms/step");
-        json_num(f, r->median_ms);
+        json_write_number(f, r->median_ms, 6);
         fprintf(f, ", \"min_ms\": ");
-        json_num(f, r->min_ms);
+        json_write_number(f, r->min_ms, 6);
         fprintf(f, ", \"max_ms\": ");
-        json_num(f, r->max_ms);
+        json_write_number(f, r->max_ms, 6);
         fprintf(f, ", \"mad_ms\": ");
-        json_num(f, r->mad_ms);
+        json_write_number(f, r->mad_ms, 6);
         fprintf(f, ", \"repeats\": %d, \"per_repeat\": %ld", r->repeats, r->per_repeat);
         if (!render) {
             fprintf(f, ",\n     \"stages_median_ms\": {");
             for (int k = 0; k < SHOAL_SIM_STAGE_COUNT; k++) {
                 fprintf(f, "%s\"%s\": ", k ? ", " : "", shoal_sim_stage_name(k));
-                json_num(f, r->stage_median_ms[k]);
+                json_write_number(f, r->stage_median_ms[k], 6);
             }
             fprintf(f, "}, \"forces_thread_busy_ms\": {\"min\": ");
-            json_num(f, r->thread_busy_min_ms);
+            json_write_number(f, r->thread_busy_min_ms, 6);
             fprintf(f, ", \"max\": ");
-            json_num(f, r->thread_busy_max_ms);
+            json_write_number(f, r->thread_busy_max_ms, 6);
             fprintf(f, "},\n     \"lane_pairs\": ");
-            json_num(f, r->lane_pairs);
+            json_write_number(f, r->lane_pairs, 6);
             fprintf(f, ", \"useful_pairs\": ");
-            json_num(f, r->useful_pairs);
+            json_write_number(f, r->useful_pairs, 6);
             fprintf(f, ", \"lane_pairs_per_boid\": ");
-            json_num(f, r->lane_pairs / (double)c->n);
+            json_write_number(f, r->lane_pairs / (double)c->n, 6);
             fprintf(f, ", \"useful_fraction\": ");
-            json_num(f, r->lane_pairs > 0 ? r->useful_pairs / r->lane_pairs : NAN);
+            json_write_number(f, r->lane_pairs > 0 ? r->useful_pairs / r->lane_pairs : NAN, 6);
             fprintf(f, ",\n     \"sort_ms\": ");
-            json_num(f, r->sort_ms);
+            json_write_number(f, r->sort_ms, 6);
             fprintf(f, ", \"sort_gbs\": ");
-            json_num(f, r->sort_gbs);
+            json_write_number(f, r->sort_gbs, 6);
             fprintf(f, ", \"copy_gbs\": ");
-            json_num(f, r->copy_gbs > 0 ? r->copy_gbs : NAN);
+            json_write_number(f, r->copy_gbs > 0 ? r->copy_gbs : NAN, 6);
             fprintf(f, ", \"copy_fraction\": ");
-            json_num(f, r->copy_gbs > 0 ? r->copy_fraction : NAN);
+            json_write_number(f, r->copy_gbs > 0 ? r->copy_fraction : NAN, 6);
             fprintf(f, ", \"pairs_per_s\": ");
-            json_num(f, r->pairs_per_s);
+            json_write_number(f, r->pairs_per_s, 6);
             fprintf(f, ", \"pairs_per_s_per_core\": ");
-            json_num(f, r->pairs_per_s_per_core);
+            json_write_number(f, r->pairs_per_s_per_core, 6);
             fprintf(f, ", \"gflops\": ");
-            json_num(f, r->gflops);
+            json_write_number(f, r->gflops, 6);
             fprintf(f, ", \"peak_gflops\": ");
-            json_num(f, r->peak_gflops > 0 ? r->peak_gflops : NAN);
+            json_write_number(f, r->peak_gflops > 0 ? r->peak_gflops : NAN, 6);
             fprintf(f, ", \"peak_fraction\": ");
-            json_num(f, r->peak_gflops > 0 ? r->peak_fraction : NAN);
+            json_write_number(f, r->peak_gflops > 0 ? r->peak_fraction : NAN, 6);
             if (r->baseline_ms > 0) {
                 fprintf(f, ",\n     \"baseline\": {\"median_ms\": ");
-                json_num(f, r->baseline_ms);
+                json_write_number(f, r->baseline_ms, 6);
                 fprintf(f, ", \"sort_ms\": ");
-                json_num(f, r->baseline_sort_ms);
+                json_write_number(f, r->baseline_sort_ms, 6);
                 fprintf(f, ", \"mean_neighbours\": ");
-                json_num(f, r->baseline_neighbours);
+                json_write_number(f, r->baseline_neighbours, 6);
                 fprintf(f, ", \"isa\": \"%s\", \"ratio\": ", r->baseline_avx2 ? "avx2" : "scalar");
-                json_num(f, r->baseline_ratio);
+                json_write_number(f, r->baseline_ratio, 6);
                 fputc('}', f);
             }
         } else {
@@ -709,12 +703,12 @@ static int write_json(const bench_ctx *b, const bench_result *res, int n, const 
                     c->lod ? "true" : "false", c->render_w, c->render_h);
             for (int k = 0; k < 4; k++) {
                 fprintf(f, "%s\"%s\": ", k ? ", " : "", rn[k]);
-                json_num(f, r->render_stage_ms[k]);
+                json_write_number(f, r->render_stage_ms[k], 6);
             }
             fprintf(f, "}, \"triangles_rasterized\": ");
-            json_num(f, r->triangles_rasterized);
+            json_write_number(f, r->triangles_rasterized, 6);
             fprintf(f, ", \"pixels_written\": ");
-            json_num(f, r->pixels_written);
+            json_write_number(f, r->pixels_written, 6);
         }
         fputc('}', f);
     }
@@ -961,7 +955,6 @@ int cmd_bench(int argc, char **argv)
         print_result(&res[i], stdout);
         fflush(stdout);
     }
-    shoal_system_set_thread_count(0);
     rc = 0;
     if (have_base && !rc) {
         /* the results of this run as the reader's tree, compared as a file would be */

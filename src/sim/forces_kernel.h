@@ -21,6 +21,7 @@
  * where it leaves a choice, the choice is commented in rules.h. */
 
 #include "core/simd.h"
+#include "sim/models.h"
 #include "sim/rules.h"
 #include "sim/sim_internal.h"
 
@@ -838,23 +839,18 @@ static float KFN(filter_r2)(const shoal_sim *s)
 }
 #endif
 
+/* The model's group walk: group_NAME for every model of sim/models.h (a model missing its
+ * walk does not compile). */
 static inline void KFN(group)(const shoal_sim *s, const kgroup *g, sim_fault *f)
 {
     switch (s->desc.model) {
-    case SHOAL_MODEL_STEER:
-        KFN(group_steer)(s, g, f);
+#define GROUP_CASE(id, name)                                                                       \
+    case id:                                                                                       \
+        KFN(group_##name)(s, g, f);                                                                \
         break;
-    case SHOAL_MODEL_AVERAGE:
-        KFN(group_average)(s, g, f);
-        break;
-    case SHOAL_MODEL_HEADING:
-        KFN(group_heading)(s, g, f);
-        break;
-    case SHOAL_MODEL_CLASSIC:
-        KFN(group_classic)(s, g, f);
-        break;
+        SIM_MODELS(GROUP_CASE)
+#undef GROUP_CASE
     default:
-        KFN(group_fov)(s, g, f);
         break;
     }
 }

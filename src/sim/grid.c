@@ -4,6 +4,7 @@
  * rules. Order inside a cell is by input row, so the sorted order (and every sum taken
  * over it) is a function of the state alone: not of the thread count, not of the order
  * the previous step left, not of how a run was split over state files. */
+#include "sim/models.h"
 #include "sim/sim_internal.h"
 
 #include <math.h>
@@ -15,33 +16,6 @@ const char *const sim_stage_names[STAGE_COUNT] = {"grid_assign", "grid_scan", "g
 const char *shoal_sim_stage_name(shoal_sim_stage stage)
 {
     return (unsigned)stage < STAGE_COUNT ? sim_stage_names[stage] : NULL;
-}
-
-/* The box the model keeps its boids in, which the grid covers (plus a margin). */
-static void model_bounds(shoal_model model, const shoal_params *p, float lo[3], float hi[3])
-{
-    for (int c = 0; c < 3; c++) {
-        switch (model) {
-        case SHOAL_MODEL_STEER:
-        case SHOAL_MODEL_AVERAGE:
-            lo[c] = p->wall_center[c] - 0.5f * p->wall_size[c];
-            hi[c] = p->wall_center[c] + 0.5f * p->wall_size[c];
-            break;
-        case SHOAL_MODEL_HEADING:
-            lo[c] = p->bounds_center[c] - 0.5f * p->bounds_size[c];
-            hi[c] = p->bounds_center[c] + 0.5f * p->bounds_size[c];
-            break;
-        case SHOAL_MODEL_CLASSIC:
-            lo[c] = p->box_min[c];
-            hi[c] = p->box_max[c];
-            break;
-        default: {
-            float r = sqrtf(p->boundary_range2);
-            lo[c] = p->boundary_center[c] - r;
-            hi[c] = p->boundary_center[c] + r;
-        }
-        }
-    }
 }
 
 void grid_setup(grid *g, shoal_model model, const shoal_params *p, shoal_neighbors nb, size_t count)
@@ -62,7 +36,7 @@ void grid_setup(grid *g, shoal_model model, const shoal_params *p, shoal_neighbo
         return;
     }
     float lo[3], hi[3];
-    model_bounds(model, p, lo, hi);
+    sim_model_of(model)->bounds(p, lo, hi);
     /* Inflate the radius a little so rounding in d^2 <= r^2 or in the cell coordinate can
      * never put a neighbour two cells away. */
     float cell = shoal_params_interaction_radius(model, p) * 1.001f;

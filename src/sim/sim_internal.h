@@ -153,6 +153,8 @@ struct shoal_sim {
     int sorted_once;
 
     /* stage timers (thread 0's view, from barrier to barrier) and per-thread busy time */
+    struct shoal_profile *prof;     /* where the stages record: prof_own or one lent */
+    struct shoal_profile *prof_own; /* this sim's own profile */
     uint64_t stage_ns[STAGE_COUNT];
     uint64_t stage_calls;
     uint64_t thread_busy_ns[STAGE_COUNT][SIM_MAX_THREADS];
@@ -161,7 +163,14 @@ struct shoal_sim {
 /* grid.c */
 void grid_setup(grid *g, shoal_model model, const shoal_params *p, shoal_neighbors nb,
                 size_t count);
-static inline int32_t grid_coord(float v, float origin, float inv, int32_t n)
+/* A boid's cell along one axis; compiled for the GPU too (gpu_sim.cu k_assign), so both
+ * backends place every boid in the same cell. */
+#if defined(__CUDACC__)
+#define SIM_HOST_DEVICE __host__ __device__
+#else
+#define SIM_HOST_DEVICE
+#endif
+static inline SIM_HOST_DEVICE int32_t grid_coord(float v, float origin, float inv, int32_t n)
 {
     /* NaN and out-of-range positions clamp in float before the conversion, so no value of
      * v can produce an index outside [0, n). */

@@ -205,11 +205,11 @@ double peak_gflops(int kind, int threads, double seconds)
     peak_ctx c;
     memset(&c, 0, sizeof c);
     c.kind = kind;
-    parallel_set_threads(threads);
+    /* its own team of `threads`: the process default is read by others, never written here */
     /* calibrate: iterations for about seconds / 5 */
     c.iters = 1 << 14;
     for (;;) {
-        parallel_region(peak_body, &c);
+        parallel_region_n(peak_body, &c, threads);
         double dt = region_seconds(&c);
         if (dt > seconds / 20 || c.iters > (1L << 34))
             break;
@@ -218,13 +218,12 @@ double peak_gflops(int kind, int threads, double seconds)
     c.iters = (long)((double)c.iters * 4.0);
     double best = 0;
     for (int rep = 0; rep < 5; rep++) {
-        parallel_region(peak_body, &c);
+        parallel_region_n(peak_body, &c, threads);
         double dt = region_seconds(&c);
         int ran = c.threads < PEAK_MAX_THREADS ? c.threads : PEAK_MAX_THREADS;
         double g = flops_per_iter(kind) * (double)c.iters * ran / dt * 1e-9;
         best = g > best ? g : best;
     }
-    parallel_set_threads(0);
     return best;
 }
 
