@@ -11,6 +11,7 @@
 #include "tests/cli_harness.h"
 
 #include "shoal/shoal.h"
+#include "support/json.h"
 #include "tests/scenes.h"
 
 #include <math.h>
@@ -60,6 +61,21 @@ static void test_help(void **state)
     assert_int_equal(run("init --help"), 0);
     assert_int_equal(run("frobnicate"), 2);
     assert_non_null(strstr(g_err, "frobnicate"));
+    /* every command's --model names every model (app.h APP_MODEL_HELP), and a wrong one
+     * is told all of them */
+    const char *with_model[] = {"init", "step", "run", "sweep", "diverge"};
+    for (size_t c = 0; c < sizeof with_model / sizeof with_model[0]; c++) {
+        assert_int_equal(run("%s --help", with_model[c]), 0);
+        const char *line = strstr(g_out, "--model");
+        assert_non_null(line);
+        for (int m = 0; m < SHOAL_MODEL_COUNT; m++)
+            if (!strstr(line, shoal_model_name((shoal_model)m)))
+                fail_msg("%s --help: --model does not name %s", with_model[c],
+                         shoal_model_name((shoal_model)m));
+    }
+    assert_int_equal(run("init --model frob --out x.npy"), 2);
+    for (int m = 0; m < SHOAL_MODEL_COUNT; m++)
+        assert_non_null(strstr(g_err, shoal_model_name((shoal_model)m)));
 }
 
 static void test_init_and_step(void **state)
@@ -266,10 +282,8 @@ static void test_isa_selection(void **state)
     free(b);
     const char *isas[] = {"avx2", "avx512"};
     for (int i = 0; i < 2; i++) {
-        if (!shoal_isa_supported(i == 0 ? SHOAL_ISA_AVX2 : SHOAL_ISA_AVX512)) {
-            test_skip_part("%s: not on this CPU", isas[i]);
+        if (test_isa_skip(i == 0 ? SHOAL_ISA_AVX2 : SHOAL_ISA_AVX512))
             continue;
-        }
         assert_int_equal(
             run("step --in i.npy --out i_%s.npy --steps 20 --simd %s", isas[i], isas[i]), 0);
         char name[64];
@@ -446,13 +460,118 @@ static void test_count_scaling(void **state)
     unlink(path("k8.npy"));
 }
 
-int main(void)
+/* The table rows ("| `name` | ...") of the Markdown text s, from the line that starts with
+ * `from` to the next "## " heading; appended to rows (at most max), returns how many. */
+static int doc_rows(const char *s, const char *from, char rows[][256], int count, int max)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_help),          cmocka_unit_test(test_init_and_step),
-        cmocka_unit_test(test_split_runs),    cmocka_unit_test(test_row_correspondence),
-        cmocka_unit_test(test_bad_input),     cmocka_unit_test(test_isa_selection),
+    const char *p = strstr(s, from);
+    if (!p)
+        return count;
+    p = strchr(p + strlen(from), '\n');
+    while (p && *++p && strncmp(p, "## ", 3) != 0) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        if (strncmp(p, "| `", 3) == 0 && count < max && len < 256) {
+            memcpy(rows[count], p, len);
+            rows[count++][len] = 0;
+        }
+        p = nl;
+    }
+    return count;
+}
+
+/* `shoal params` lists the library's own table (text, JSON, the Markdown rows), and
+ * docs/MODELS.md carries the same rows: each model's section and the section of the
+ * parameters every model has together hold exactly the rows of `shoal params --model NAME
+ * --markdown`. A model missing from the document fails here. */
+static void test_params_and_doc(void **state)
+{
+    (void)state;
+    size_t len;
+    char *doc = read_all(SHOAL_SOURCE_ROOT "/docs/MODELS.md", &len);
+    assert_non_null(doc);
+    static char shared[64][256], rows[128][256], want[128][256];
+    int ns = doc_rows(doc, "\n## Parameters every model has", shared, 0, 64);
+    assert_true(ns > 0);
+    for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
+        const char *name = shoal_model_name((shoal_model)m);
+        char head[64];
+        snprintf(head, sizeof head, "\n## %s:", name);
+        if (!strstr(doc, head))
+            fail_msg("docs/MODELS.md has no section '## %s:'", name);
+        int nd = doc_rows(doc, head, rows, 0, 128);
+        assert_int_equal(run("params --model %s --markdown", name), 0);
+        int nw = doc_rows(g_out, "| name | meaning", want, 0, 128);
+        size_t count;
+        shoal_params_list((shoal_model)m, &count);
+        assert_int_equal(nw, (int)count);
+        if (nd + ns != nw)
+            fail_msg("docs/MODELS.md: %s has %d rows and the shared table %d; shoal params "
+                     "lists %d",
+                     name, nd, ns, nw);
+        for (int i = 0; i < nw; i++) {
+            int found = 0;
+            for (int k = 0; k < nd; k++)
+                found += strcmp(rows[k], want[i]) == 0;
+            for (int k = 0; k < ns; k++)
+                found += strcmp(shared[k], want[i]) == 0;
+            if (found != 1)
+                fail_msg("docs/MODELS.md, %s: the row '%s' of shoal params is there %d times", name,
+                         want[i], found);
+        }
+        /* plain text: the model, its origin and every parameter */
+        assert_int_equal(run("params --model %s", name), 0);
+        const shoal_model_info *mi = shoal_model_get_info((shoal_model)m);
+        assert_non_null(strstr(g_out, mi->origin));
+        for (size_t i = 0; i < mi->param_count; i++)
+            assert_non_null(strstr(g_out, mi->params[i].name));
+    }
+    free(doc);
+    /* JSON (strict RFC 8259): every model, every parameter, the numbers read back exactly */
+    assert_int_equal(run("params --json > p.json"), 0);
+    json_value v;
+    assert_int_equal(json_load_file(path("p.json"), JSON_STRICT, &v, NULL, 0), JSON_OK);
+    const json_value *models = json_get(&v, "models");
+    assert_non_null(models);
+    assert_int_equal(models->count, SHOAL_MODEL_COUNT);
+    for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
+        const shoal_model_info *mi = shoal_model_get_info((shoal_model)m);
+        const json_value *jm = &models->items[m];
+        assert_string_equal(json_get(jm, "name")->str, mi->name);
+        const json_value *ps = json_get(jm, "parameters");
+        assert_int_equal(ps->count, (int)mi->param_count);
+        for (int i = 0; i < ps->count; i++) {
+            const shoal_param_info *p = &mi->params[i];
+            assert_string_equal(json_get(&ps->items[i], "name")->str, p->name);
+            assert_string_equal(json_get(&ps->items[i], "unit")->str, p->unit);
+            assert_true((float)json_get(&ps->items[i], "default")->num == p->default_value);
+            assert_true((float)json_get(&ps->items[i], "min")->num == p->min);
+            assert_true((float)json_get(&ps->items[i], "max")->num == p->max);
+        }
+    }
+    json_free(&v);
+    expect_bad("params --json --markdown", "one output format");
+    expect_bad("params --model frob", "frob");
+    /* no file of the repository points outside it (the models' contract lives in docs/) */
+    assert_int_equal(sh("cd %s && ! grep -rlI --exclude-dir='build*' --exclude-dir=.git "
+                        "-e '[.][.]/shared/' -e '/work/[s]hared' .",
+                        SHOAL_SOURCE_ROOT),
+                     0);
+}
+
+int main(int argc, char **argv)
+{
+    struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_help),
+        cmocka_unit_test(test_params_and_doc),
+        cmocka_unit_test(test_init_and_step),
+        cmocka_unit_test(test_split_runs),
+        cmocka_unit_test(test_row_correspondence),
+        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_isa_selection),
         cmocka_unit_test(test_count_scaling),
     };
-    return test_exit(cmocka_run_group_tests(tests, setup, teardown));
+    static const char *const isa_tests[] = {"test_isa_selection", NULL}; /* tests/scenes.h */
+    size_t n = test_isa_args(argc, argv, tests, sizeof tests / sizeof tests[0], isa_tests);
+    return test_exit(_cmocka_run_group_tests("test_cli", tests, n, setup, teardown));
 }

@@ -22,7 +22,7 @@ static const opt_spec run_specs[] = {
     {"scene", OPT_VALUE, "FILE.ini", "assets/scenes/school.ini; with --model, MODEL.ini",
      "scene file: model, parameters, count, seed, camera, fish length"},
     {"model", OPT_VALUE, "M", "the default scene's (steer)",
-     "model: steer, average, heading, classic, fov (its scene, assets/scenes/MODEL.ini)"},
+     APP_MODEL_HELP " (its scene, assets/scenes/MODEL.ini)"},
     {"count", OPT_VALUE, "N", "the scene's (school: 4096)",
      "number of fish; walls, start region and camera are scaled by cbrt(N / the scene's "
      "count) to keep the scene's density (--set wins)"},
@@ -291,8 +291,11 @@ int cmd_run(int argc, char **argv)
         free(a);
         return rc;
     }
-    if (c->threads > 0)
-        shoal_system_set_thread_count(c->threads);
+    const char *trace = options_get(&o, "trace");
+    if (trace && !(a->prof = app_profile())) {
+        free(a);
+        return options_fail(&o, "out of memory for the trace's profile");
+    }
     /* Under mpirun with 2+ ranks: headless, the school stepped over the ranks and each
      * frame composited on rank 0 (docs/ARCHITECTURE.md, "MPI"); what needs the whole
      * school in one process is refused. */
@@ -417,11 +420,11 @@ int cmd_run(int argc, char **argv)
     if (a->grid)
         run_pick_default(a);
 
-    const char *trace = options_get(&o, "trace");
     if (trace) {
         /* preallocated: 64 MiB of spans over the threads; later spans are counted dropped */
-        int tracks = shoal_system_thread_count();
-        if (shoal_profile_trace_open(tracks, ((size_t)64 << 20) / 32 / (size_t)tracks, &e)) {
+        int tracks = run_thread_count(a);
+        if (shoal_profile_trace_start(a->prof, tracks, ((size_t)64 << 20) / 32 / (size_t)tracks,
+                                      &e)) {
             rc = app_exit_code(e.status);
             options_fail(&o, "%s", e.message);
             run_app_free(a);
@@ -433,9 +436,9 @@ int cmd_run(int argc, char **argv)
     if (rc == 0 && c->stats && a->ranks > 1)
         mpi_school_print_stats(a->school); /* collective: the decomposition's numbers */
     if (trace) {
-        uint64_t dropped = 0, kept = shoal_profile_trace_count(&dropped);
+        uint64_t dropped = 0, kept = shoal_profile_trace_spans(a->prof, &dropped);
         shoal_error te;
-        if (rc == 0 && shoal_profile_trace_write(trace, &te)) {
+        if (rc == 0 && shoal_profile_trace_save(a->prof, trace, &te)) {
             rc = app_exit_code(te.status);
             options_fail(&o, "%s", te.message);
         } else if (rc == 0) {
@@ -445,7 +448,7 @@ int cmd_run(int argc, char **argv)
                         (unsigned long long)dropped);
             fputc('\n', stderr);
         }
-        shoal_profile_trace_close();
+        shoal_profile_trace_stop(a->prof);
     }
     if (rc == 0 && mpi_rank() == 0) /* after the run: an error stays the one line on stderr */
         app_print_scaled("run", &scaled, &s.desc);

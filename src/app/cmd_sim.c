@@ -15,6 +15,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* --stats: the force kernel's own count of its work in the last step (issue 28). */
+static void print_pairs(FILE *f, const shoal_sim *sim)
+{
+    double lane_pairs, useful;
+    shoal_sim_candidate_pairs(sim, &lane_pairs, &useful);
+    double n = (double)shoal_sim_count(sim);
+    if (lane_pairs > 0 && n > 0)
+        fprintf(f,
+                "forces (last step): %.1f lane-pairs per boid (%s), %.1f neighbours per boid: "
+                "%.1f%% useful\n",
+                lane_pairs / n, shoal_sim_isa_name(sim), useful / n, 100.0 * useful / lane_pairs);
+}
+
 /* The GPU path of shoal step: create, load, step, read back (--stats: device time per step
  * on stderr). */
 static int step_gpu(const shoal_sim_desc *d, const shoal_scene *scene, const char *order_name,
@@ -80,8 +93,56 @@ static void step_warn_predators(const shoal_sim_desc *d, const char *out, const 
             esc, (int)d->params.predator_count, d->params.predator_count == 1 ? "" : "s");
 }
 
+/* `step --precision f64`: the float64 reference (shoal/sim64.h) from a float32 or float64
+ * state (N, 6), written as float64 .npy. The scene's obstacle meshes go through a one-boid
+ * float32 simulation, which loads them as every command does. */
+static shoal_status step_f64(const shoal_sim_desc *desc, const shoal_scene *scene, const char *in,
+                             const char *out, long long steps, int quiet, shoal_error *e)
+{
+    shoal_npy_array a;
+    shoal_status st = shoal_io_npy_read_array(in, &a, e);
+    if (st)
+        return st;
+    if (a.ndim != 2 || a.dims[1] != SHOAL_STATE_COLUMNS || a.dtype[1] != 'f') {
+        char what[96];
+        snprintf(what, sizeof what, "%d dimension%s of %s", a.ndim, a.ndim == 1 ? "" : "s",
+                 a.dtype);
+        shoal_npy_array_free(&a);
+        return shoal_error_set(e, SHOAL_ERR_INPUT,
+                               "%s: %s, expected a state: float32 or float64 of shape (N, 6)", in,
+                               what);
+    }
+    shoal_sim_desc d = *desc;
+    d.boid_count = a.dims[0];
+    shoal_sim64 *s = NULL;
+    shoal_sim *holder = NULL;
+    shoal_sim_desc one = d;
+    one.boid_count = 1;
+    if (!(st = shoal_sim64_create(&d, &s, e)) && !(st = shoal_sim64_set_state(s, a.data, e)) &&
+        scene->mesh_count > 0 && !(st = shoal_sim_create(&one, &holder, e)) &&
+        !(st = shoal_scene_add_obstacles(scene, holder, e)))
+        st = shoal_sim64_copy_obstacles(s, holder, e);
+    shoal_sim_destroy(holder);
+    progress pg;
+    progress_begin(&pg, "shoal step", steps, quiet);
+    for (long long done = 0; !st && done < steps;) {
+        long long k = steps - done > 16 ? 16 : steps - done;
+        st = shoal_sim64_step(s, (int)k, e);
+        done += k;
+        progress_update(&pg, done, 0);
+    }
+    progress_end(&pg);
+    if (!st) {
+        shoal_sim64_get_state(s, a.data);
+        st = shoal_io_npy_write_f64(out, a.data, d.boid_count, e);
+    }
+    shoal_sim64_destroy(s);
+    shoal_npy_array_free(&a);
+    return st;
+}
+
 static const opt_spec init_opts[] = {
-    {"model", OPT_VALUE, "M", "steer", "model: steer, average, heading, classic, fov"},
+    {"model", OPT_VALUE, "M", "steer", APP_MODEL_HELP},
     {"count", OPT_VALUE, "N", "the scene's (model's default)",
      "number of boids; walls and start region are scaled by cbrt(N / the scene's count) to "
      "keep the scene's density (--set wins)"},
@@ -129,7 +190,6 @@ int cmd_init(int argc, char **argv)
         return mst ? app_fail_status(&o, &e) : 0;
     }
     shoal_sim *sim;
-    shoal_profile_reset();
     uint64_t t0 = shoal_profile_now_ns();
     if (shoal_sim_create(&d, &sim, &e))
         return app_fail_status(&o, &e);
@@ -152,13 +212,13 @@ int cmd_init(int argc, char **argv)
     if (options_given(&o, "stats")) {
         char title[128];
         snprintf(title, sizeof title, "shoal init: %zu boids", d.boid_count);
-        shoal_profile_print(stderr, title, 0);
+        app_profile_print(app_profile(), title, 0);
     }
     return 0;
 }
 
 static const opt_spec step_opts[] = {
-    {"model", OPT_VALUE, "M", "steer", "model: steer, average, heading, classic, fov"},
+    {"model", OPT_VALUE, "M", "steer", APP_MODEL_HELP},
     {"in", OPT_VALUE, "A.npy", NULL, "input state file (required)"},
     {"out", OPT_VALUE, "B.npy", NULL,
      "output state file (required unless --out-dir or --checkpoint; '-': write nothing)"},
@@ -194,6 +254,8 @@ static const opt_spec step_opts[] = {
     {"count", OPT_VALUE, "N", NULL,
      "the state's boid count: the scene's walls and start region scaled for N as `init "
      "--count N` scales them (--set wins); A.npy must have N rows"},
+    {"precision", OPT_VALUE, "f32|f64", "f32",
+     "f64: the float64 reference (the same rules in double), float64 .npy in and out"},
 };
 
 int cmd_step(int argc, char **argv)
@@ -274,8 +336,34 @@ int cmd_step(int argc, char **argv)
     if (options_given(&o, "every") && (rc = options_int(&o, "every", 1, 1000000000LL, &every)))
         return rc;
     const char *format = options_get(&o, "format");
-    if (strcmp(format, "npy") != 0 && strcmp(format, "vtk") != 0)
-        return options_fail(&o, "--format: '%s' (expected npy or vtk)", format);
+    if (!app_format_find(format, 1)) {
+        char names[128];
+        app_format_names(names, sizeof names, 0, 1, NULL);
+        return options_fail(&o, "--format: '%s' (expected %s)", format, names);
+    }
+    const char *precision = options_get(&o, "precision");
+    if (strcmp(precision, "f32") != 0 && strcmp(precision, "f64") != 0)
+        return options_fail(&o, "--precision: '%s' (expected f32 or f64)", precision);
+    if (strcmp(precision, "f64") == 0) {
+        /* the float64 reference: one process, the CPU, a state in and a state out */
+        const char *refused[] = {"out-dir", "checkpoint", "resume", "trace", "simd", "stats"};
+        for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+            if (options_given(&o, refused[i]))
+                return options_fail(&o, "--%s: not with --precision f64", refused[i]);
+        if (strcmp(options_get(&o, "backend"), "cpu") != 0)
+            return options_fail(&o, "--backend %s: --precision f64 runs on the CPU",
+                                options_get(&o, "backend"));
+        if (mpi_running())
+            return options_fail(&o, "--precision f64: not under MPI");
+        if (!out)
+            return options_fail(&o, "--out B.npy is required");
+        size_t ol = strlen(out), il = strlen(in);
+        if (ol < 4 || strcmp(out + ol - 4, ".npy") != 0 || il < 4 ||
+            strcmp(in + il - 4, ".npy") != 0)
+            return options_fail(&o, "--precision f64 reads and writes .npy states (float64 out)");
+        shoal_status fst = step_f64(&d, &scene, in, out, steps, options_given(&o, "quiet"), &e);
+        return fst ? app_fail_status(&o, &e) : 0;
+    }
     if (mpi_running()) {
         /* over MPI ranks: the same bytes as one process (docs/ARCHITECTURE.md, "MPI") */
         if (strcmp(options_get(&o, "backend"), "cpu") != 0)
@@ -355,7 +443,8 @@ int cmd_step(int argc, char **argv)
         /* one span per stage and one per step, per thread; preallocated, capped at 64 MiB */
         int tracks = threads > 0 ? (int)threads : shoal_system_thread_count();
         size_t spans = (size_t)steps * 6 + 16, cap = ((size_t)64 << 20) / 32 / (size_t)tracks;
-        if (shoal_profile_trace_open(tracks, spans < cap ? spans : cap, &e)) {
+        if (shoal_profile_trace_start(shoal_sim_get_profile(sim), tracks, spans < cap ? spans : cap,
+                                      &e)) {
             if (out_dir) {
                 traj_close(&tr, sim, 0, 0, NULL);
                 traj_release(&tr, 1);
@@ -365,7 +454,6 @@ int cmd_step(int argc, char **argv)
             return app_fail_status(&o, &e);
         }
     }
-    shoal_profile_reset();
     progress pg;
     progress_begin(&pg, "shoal step", steps, options_given(&o, "quiet"));
     shoal_status st = app_sim_run(sim, steps, out_dir ? &tr : NULL, &pg, &e);
@@ -381,8 +469,10 @@ int cmd_step(int argc, char **argv)
     if (options_given(&o, "stats")) {
         char title[128];
         snprintf(title, sizeof title, "shoal step: %zu boids, %lld steps, %s, %d threads", count,
-                 steps, shoal_sim_isa_name(sim), shoal_system_thread_count());
-        shoal_profile_print(stderr, title, 1);
+                 steps, shoal_sim_isa_name(sim),
+                 threads > 0 ? (int)threads : shoal_system_thread_count());
+        shoal_profile_write_table(shoal_sim_get_profile(sim), stderr, title, 1);
+        print_pairs(stderr, sim);
     }
     /* Every output is written to a temporary first (the trajectory to its staging
      * directory); only when all of them are whole are they moved into place, so a step that
@@ -398,9 +488,10 @@ int cmd_step(int argc, char **argv)
         st = app_stage_file(&staged[nstaged++], out, app_write_state, &out_ctx, &e);
     }
     if (!st && trace)
-        st = app_stage_file(&staged[nstaged++], trace, app_write_trace, NULL, &e);
+        st = app_stage_file(&staged[nstaged++], trace, app_write_trace, shoal_sim_get_profile(sim),
+                            &e);
     if (trace)
-        shoal_profile_trace_close();
+        shoal_profile_trace_stop(shoal_sim_get_profile(sim));
     if (!st && out_dir)
         st = traj_commit(&tr, &e);
     if (!st)

@@ -260,7 +260,9 @@ int app_render_replay(const opt_values *o, const shoal_render_desc *desc, shoal_
         return app_fail_status(o, &e);
     }
     shoal_renderer *r;
-    if (shoal_render_create(desc, &r, &e)) {
+    if (app_render_create(desc, options_given(o, "mesh") ? options_get(o, "mesh") : NULL,
+                          options_given(o, "lod-mesh") ? options_get(o, "lod-mesh") : NULL, &r,
+                          &e)) {
         shoal_error ve;
         video_close(vd, 0, &ve);
         if (out)

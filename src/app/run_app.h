@@ -123,6 +123,9 @@ typedef struct app {
     /* stage totals of sims already destroyed (model switches, re-seeds) */
     double sim_stage_ms_closed[SIM_STAGES];
     uint64_t sim_steps_closed;
+    /* --trace: the one profile lent to every sim and renderer of the run, so that steps and
+     * frames land on the same tracks (NULL: each records into its own) */
+    shoal_profile *prof;
     /* renderer */
     shoal_renderer *ren;
     shoal_render_desc rdesc;
@@ -195,13 +198,15 @@ typedef struct run_script {
     int failed;
 } run_script;
 
-/* The rule parameters the keys edit (run_input.c's list, where the model has them). */
-#define RUN_EDITABLE_COUNT 31
+/* The most rule parameters the keys edit in one model (its shoal_model_info.live_params). */
+#define RUN_EDITABLE_COUNT 32
 
 /* ---- run_sim.c ------------------------------------------------------------------------- */
 
 /* Wall clock in seconds (the stage profiler's clock). */
 double run_now_s(void);
+/* The worker threads of the run's sim and renderer (--threads, else the process default). */
+int run_thread_count(const app *a);
 /* Set the orbit camera from an eye, a target and a vertical field of view in degrees. */
 void run_orbit_from_eye(orbit *o, const float eye[3], const float target[3], float fov);
 /* The renderer's camera for an orbit camera. */
@@ -249,12 +254,20 @@ void run_print_summary(app *a, const char *what);
 /* Free everything the app owns (not `a` itself). */
 void run_app_free(app *a);
 
-/* ---- run_input.c ----------------------------------------------------------------------- */
-
-/* The model's editable parameters into `out` (RUN_EDITABLE_COUNT); returns how many. */
+/* The parameters the keys edit (the model's shoal_model_info.live_params, in key order)
+ * into `out` (RUN_EDITABLE_COUNT at most); returns how many. */
 int run_params_editable(shoal_model m, const shoal_param_info **out);
 /* A parameter's current value in `p`. */
 float run_param_value(const shoal_params *p, const shoal_param_info *info);
+/* Pick the boid nearest the camera's target (the grid view's default). */
+void run_pick_default(app *a);
+/* The mean position of the view's boids (collective under MPI with 2+ ranks: the whole
+ * school's), summed in fixed point so that it is the same for any order and split. */
+void run_school_centre(const app *a, const shoal_boid_view *v, float c[3]);
+/* "on" or "off". */
+static inline const char *run_onoff(int v) { return v ? "on" : "off"; }
+
+/* ---- run_input.c ----------------------------------------------------------------------- */
 /* Apply one event (key, button, motion, wheel, window) to the app; w, h: the frame size. */
 void run_handle_event(app *a, const app_event *ev, int w, int h);
 /* Read --script's lines; 0, or 2 after printing. */
@@ -267,13 +280,6 @@ int run_script_advance(app *a, run_script *s);
 
 /* The index in the view of input row `row`, or (size_t)-1. */
 size_t run_view_index_of_row(const shoal_boid_view *v, long long row);
-/* Pick the boid nearest the camera's target (the grid view's default). */
-void run_pick_default(app *a);
-/* The mean position of the view's boids (collective under MPI with 2+ ranks: the whole
- * school's), summed in fixed point so that it is the same for any order and split. */
-void run_school_centre(const app *a, const shoal_boid_view *v, float c[3]);
-/* "on" or "off". */
-const char *run_onoff(int v);
 /* Draw the current state into `cv` (renderer image + overlays); 0 or an exit code. */
 int run_draw_frame(app *a, canvas *cv, int sampled_trails);
 

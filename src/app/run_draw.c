@@ -16,8 +16,8 @@
 
 static float extrapolation_scale(const app *a)
 {
-    /* fov's velocities are units per step (its seed adds v to p with no dt) */
-    return a->desc.model == SHOAL_MODEL_FOV ? 1.0f : (float)a->desc.dt_s;
+    /* velocities in units per step (fov: its seed adds v to p with no dt) or per second */
+    return shoal_model_get_info(a->desc.model)->speed_per_step ? 1.0f : (float)a->desc.dt_s;
 }
 
 /* Grid view: colour groups for every instance (view order) and the picked boid's cell. */
@@ -74,42 +74,6 @@ size_t run_view_index_of_row(const shoal_boid_view *v, long long row)
         if ((long long)v->row_of[i] == row)
             return i;
     return (size_t)-1;
-}
-
-/* The boid nearest the camera's target (grid view's default pick). */
-void run_pick_default(app *a)
-{
-    shoal_boid_view v = shoal_sim_view(a->sim);
-    float best = INFINITY;
-    for (size_t i = 0; i < v.count; i++) {
-        float d[3] = {v.px[i] - a->cam.target[0], v.py[i] - a->cam.target[1],
-                      v.pz[i] - a->cam.target[2]};
-        float d2 = v3_dot(d, d);
-        if (d2 < best) {
-            best = d2;
-            a->picked_row = v.row_of[i];
-        }
-    }
-}
-
-/* Positions are summed as integers of 2^-16 units (clamped to +-1e6, so 10^8 fish cannot
- * overflow 64 bits): the sum is exact, so the centre does not depend on the order of the
- * boids or on how the ranks split them, and the frames of a run with --follow are the same
- * bytes for any rank count. */
-void run_school_centre(const app *a, const shoal_boid_view *v, float c[3])
-{
-    int64_t s[4] = {0, 0, 0, (int64_t)v->count};
-    const float *p[3] = {v->px, v->py, v->pz};
-    for (int k = 0; k < 3; k++)
-        for (size_t i = 0; i < v->count; i++) {
-            double x = p[k][i];
-            x = x < -1e6 ? -1e6 : x > 1e6 ? 1e6 : x; /* NaN: never (the sim stops first) */
-            s[k] += (int64_t)llround(x * 65536.0);
-        }
-    if (a->ranks > 1)
-        mpi_sum_i64(s, 4);
-    for (int k = 0; k < 3; k++)
-        c[k] = s[3] ? (float)((double)s[k] / 65536.0 / (double)s[3]) : 0.0f;
 }
 
 static void draw_grid_overlay(app *a, canvas *cv, const proj *p, const float pick[3],
@@ -222,8 +186,6 @@ static void hud_text_block(app *a, canvas *cv, int x, int y, const char *text, u
     font_draw_text(a->font, cv->px, cv->w, cv->h, cv->stride, x, y, text, color);
 }
 
-const char *run_onoff(int v) { return v ? "on" : "off"; }
-
 static void draw_hud(app *a, canvas *cv)
 {
     char buf[2048];
@@ -253,16 +215,16 @@ static void draw_hud(app *a, canvas *cv)
             const shoal_param_info *p = plist[a->param_index % pn];
             OUT("%s = %.4g\n", p->name, (double)run_param_value(&a->desc.params, p));
         }
-        OUT("%d thr %s  h: help", shoal_system_thread_count(), isa_r);
+        OUT("%d thr %s  h: help", run_thread_count(a), isa_r);
         hud_text_block(a, cv, 10, 8, buf, 0xFFE8F4FF, 1);
         return;
     }
     OUT("shoal %6.1f fps (%.2f ms)   N %zu   model %s   %dx%d\n", a->hud_fps, h->ms[T_FRAME] / fr,
         shoal_sim_count(a->sim), shoal_model_name(a->desc.model), cv->w, cv->h);
     if (strcmp(isa_s, isa_r) == 0)
-        OUT("threads %d   ISA %s   ", shoal_system_thread_count(), isa_s);
+        OUT("threads %d   ISA %s   ", run_thread_count(a), isa_s);
     else
-        OUT("threads %d   ISA sim %s, render %s   ", shoal_system_thread_count(), isa_s, isa_r);
+        OUT("threads %d   ISA sim %s, render %s   ", run_thread_count(a), isa_s, isa_r);
     if (a->win)
         OUT("%s%s\n", a->winfo.present_path ? a->winfo.present_path : "-",
             a->cfg.vsync ? (a->winfo.vsync ? ", vsync" : ", paced") : ", vsync off");
@@ -280,10 +242,12 @@ static void draw_hud(app *a, canvas *cv)
     OUT("render  %6.2f ms: instance %.2f setup %.2f raster %.2f resolve %.2f\n",
         h->ms[T_RENDER] / fr, h->ms[T_INSTANCE] / fr, h->ms[T_SETUP] / fr, h->ms[T_RASTER] / fr,
         h->ms[T_RESOLVE] / fr);
-    OUT("%-7s %6.2f ms   HUD %.2f ms   drawn %llu: %llu full %llu reduced %llu splat\n", show,
-        show_ms, h->ms[T_OVERLAY] / fr, (unsigned long long)a->rstats.instances_visible,
+    OUT("%-7s %6.2f ms   HUD %.2f ms   drawn %llu: %llu full %llu reduced %llu coarse %llu "
+        "splat\n",
+        show, show_ms, h->ms[T_OVERLAY] / fr, (unsigned long long)a->rstats.instances_visible,
         (unsigned long long)a->rstats.instances_full,
         (unsigned long long)a->rstats.instances_reduced,
+        (unsigned long long)a->rstats.instances_coarse,
         (unsigned long long)a->rstats.instances_splat);
     const shoal_param_info *list[RUN_EDITABLE_COUNT];
     int np = run_params_editable(a->desc.model, list);

@@ -13,72 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- the parameters the keys edit ------------------------------------------------------ */
-
-/* The rule parameters the keys edit, in this order, where the model has them. */
-static const char *const editable[] = {"sep_weight",
-                                       "ali_weight",
-                                       "coh_weight",
-                                       "sep_radius",
-                                       "ali_radius",
-                                       "coh_radius",
-                                       "max_speed",
-                                       "max_steer",
-                                       "min_speed",
-                                       "neighbor_radius",
-                                       "target_weight",
-                                       "rotate_speed",
-                                       "move_speed",
-                                       "fov",
-                                       "w1",
-                                       "w2",
-                                       "w3",
-                                       "sep_strength",
-                                       "sep_dist2",
-                                       "ali_dist2",
-                                       "coh_dist2",
-                                       "sep_angle",
-                                       "ali_angle",
-                                       "coh_angle",
-                                       "sep_force",
-                                       "ali_force",
-                                       "coh_force",
-                                       "max_force",
-                                       "wall_weight",
-                                       "boundary_force",
-                                       "avoid_force"};
-_Static_assert(sizeof editable / sizeof editable[0] == RUN_EDITABLE_COUNT,
-               "RUN_EDITABLE_COUNT is the length of editable[]");
-
-static const shoal_param_info *param_find(shoal_model m, const char *name)
-{
-    size_t n;
-    const shoal_param_info *l = shoal_params_list(m, &n);
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(l[i].name, name) == 0)
-            return &l[i];
-    return NULL;
-}
-
-/* The model's editable parameters: fills `out` (RUN_EDITABLE_COUNT), returns how many. */
-int run_params_editable(shoal_model m, const shoal_param_info **out)
-{
-    int n = 0;
-    for (int i = 0; i < RUN_EDITABLE_COUNT; i++) {
-        const shoal_param_info *p = param_find(m, editable[i]);
-        if (p)
-            out[n++] = p;
-    }
-    return n;
-}
-
-float run_param_value(const shoal_params *p, const shoal_param_info *info)
-{
-    float v;
-    memcpy(&v, (const char *)p + info->offset, sizeof v);
-    return v;
-}
-
 /* ---- model, school and parameter changes ----------------------------------------------- */
 
 /* Key 1-5: switch to a model's scene (sim, parameters, camera, fish length). */
@@ -324,7 +258,12 @@ static void handle_key(app *a, int key, int mods, int width, int height)
     case '3':
     case '4':
     case '5':
-        switch_model(a, (shoal_model)(key - '1'));
+    case '6':
+    case '7':
+    case '8':
+    case '9':
+        if (key - '1' < SHOAL_MODEL_COUNT) /* the models in enum order */
+            switch_model(a, (shoal_model)(key - '1'));
         break;
     case APP_KEY_PAGEUP:
         if (a->desc.boid_count * 2 <= (size_t)4 << 20)
@@ -375,9 +314,10 @@ static void handle_key(app *a, int key, int mods, int width, int height)
         a->rdesc.lod = !a->rdesc.lod;
         shoal_renderer *r;
         shoal_error e;
-        if (shoal_render_create(&a->rdesc, &r, &e) == 0) {
+        if (app_render_create(&a->rdesc, NULL, NULL, &r, &e) == 0) {
             shoal_render_destroy(a->ren);
             a->ren = r;
+            shoal_render_set_profile(r, a->prof);
             run_set_status(a, "level of detail %s", run_onoff(a->rdesc.lod));
         } else {
             a->rdesc.lod = !a->rdesc.lod;

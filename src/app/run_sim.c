@@ -19,6 +19,11 @@
 
 double run_now_s(void) { return (double)shoal_profile_now_ns() * 1e-9; }
 
+int run_thread_count(const app *a)
+{
+    return a->cfg.threads > 0 ? a->cfg.threads : shoal_system_thread_count();
+}
+
 void run_orbit_from_eye(orbit *o, const float eye[3], const float target[3], float fov)
 {
     float d[3];
@@ -83,6 +88,75 @@ void run_set_status(app *a, const char *fmt, ...)
         printf("shoal: %s\n", a->status);
 }
 
+/* ---- the parameters the keys edit ------------------------------------------------------ */
+
+static const shoal_param_info *param_find(shoal_model m, const char *name)
+{
+    size_t n;
+    const shoal_param_info *l = shoal_params_list(m, &n);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(l[i].name, name) == 0)
+            return &l[i];
+    return NULL;
+}
+
+int run_params_editable(shoal_model m, const shoal_param_info **out)
+{
+    const shoal_model_info *mi = shoal_model_get_info(m);
+    int n = 0;
+    for (size_t i = 0; mi && i < mi->live_count && n < RUN_EDITABLE_COUNT; i++) {
+        const shoal_param_info *p = param_find(m, mi->live_params[i]);
+        if (p)
+            out[n++] = p;
+    }
+    return n;
+}
+
+float run_param_value(const shoal_params *p, const shoal_param_info *info)
+{
+    float v;
+    memcpy(&v, (const char *)p + info->offset, sizeof v);
+    return v;
+}
+
+/* ---- the school ------------------------------------------------------------------------ */
+
+/* The boid nearest the camera's target (grid view's default pick). */
+void run_pick_default(app *a)
+{
+    shoal_boid_view v = shoal_sim_view(a->sim);
+    float best = INFINITY;
+    for (size_t i = 0; i < v.count; i++) {
+        float d[3] = {v.px[i] - a->cam.target[0], v.py[i] - a->cam.target[1],
+                      v.pz[i] - a->cam.target[2]};
+        float d2 = v3_dot(d, d);
+        if (d2 < best) {
+            best = d2;
+            a->picked_row = v.row_of[i];
+        }
+    }
+}
+
+/* Positions are summed as integers of 2^-16 units (clamped to +-1e6, so 10^8 fish cannot
+ * overflow 64 bits): the sum is exact, so the centre does not depend on the order of the
+ * boids or on how the ranks split them, and the frames of a run with --follow are the same
+ * bytes for any rank count. */
+void run_school_centre(const app *a, const shoal_boid_view *v, float c[3])
+{
+    int64_t s[4] = {0, 0, 0, (int64_t)v->count};
+    const float *p[3] = {v->px, v->py, v->pz};
+    for (int k = 0; k < 3; k++)
+        for (size_t i = 0; i < v->count; i++) {
+            double x = p[k][i];
+            x = x < -1e6 ? -1e6 : x > 1e6 ? 1e6 : x; /* NaN: never (the sim stops first) */
+            s[k] += (int64_t)llround(x * 65536.0);
+        }
+    if (a->ranks > 1)
+        mpi_sum_i64(s, 4);
+    for (int k = 0; k < 3; k++)
+        c[k] = s[3] ? (float)((double)s[k] / 65536.0 / (double)s[3]) : 0.0f;
+}
+
 /* ---- sim and scene --------------------------------------------------------------------- */
 
 /* Give the setup `count` fish (shoal_scene_set_count: walls, start region and camera scaled
@@ -128,7 +202,7 @@ shoal_status run_scene_for_model(shoal_model m, scene_setup *s, shoal_error *e)
     char path[1024], name[64];
     snprintf(name, sizeof name, "scenes/%s.ini", shoal_model_name(m));
     shoal_scene sc;
-    int found = shoal_render_asset_path(name, path, sizeof path);
+    int found = shoal_io_asset_path(name, path, sizeof path);
     if (found && shoal_scene_load(path, &sc, e))
         return e->status;
     if (found && sc.desc.model == m) {
@@ -262,6 +336,7 @@ shoal_status run_sim_open(app *a, shoal_error *e)
     } else {
         if ((st = shoal_sim_create(&a->desc, &a->sim, e)))
             return st;
+        shoal_sim_set_profile(a->sim, a->prof);
         shoal_sim_init_state(a->sim, a->seed);
     }
     for (int k = 0; k < a->obs_count; k++) {
@@ -337,7 +412,7 @@ shoal_status run_renderer_open(app *a, float fish_length, shoal_error *e)
     a->rdesc.width = w;
     a->rdesc.height = h;
     shoal_renderer *r = NULL;
-    shoal_status st = shoal_render_create(&a->rdesc, &r, e);
+    shoal_status st = app_render_create(&a->rdesc, NULL, NULL, &r, e);
     if (!st && a->ranks > 1)
         st = shoal_render_keep_depth(r, 1, e);
     if (a->ranks > 1)
@@ -349,6 +424,7 @@ shoal_status run_renderer_open(app *a, float fish_length, shoal_error *e)
     if (a->ren)
         shoal_render_destroy(a->ren);
     a->ren = r;
+    shoal_render_set_profile(r, a->prof);
     return SHOAL_OK;
 }
 
@@ -432,7 +508,7 @@ void run_print_summary(app *a, const char *what)
            what, (unsigned long long)t->frames, (unsigned long long)a->steps_total, wall,
            wall > 0 ? (double)t->frames / wall : 0.0, a->rdesc.width, a->rdesc.height,
            a->ranks > 1 ? a->desc.boid_count : shoal_sim_count(a->sim),
-           shoal_model_name(a->desc.model), shoal_system_thread_count(), shoal_sim_isa_name(a->sim),
+           shoal_model_name(a->desc.model), run_thread_count(a), shoal_sim_isa_name(a->sim),
            a->rstats.isa ? a->rstats.isa : "-");
     printf("  %-30s %10s %12s %12s\n", "stage", "calls", "total ms", "ms/frame");
     shoal_stage_stats st[SIM_STAGES];

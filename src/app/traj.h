@@ -39,8 +39,8 @@ typedef struct traj_frame_rec {
 
 typedef struct traj {
     app_outdir out;
-    char dir[4200]; /* where the files are written now: the staging directory */
-    int vtk;
+    char dir[4200];               /* where the files are written now: the staging directory */
+    const struct app_format *fmt; /* app.c's table: npy, or vtk (with trajectory.pvd) */
     long long every;
     float *rows;
     size_t count;

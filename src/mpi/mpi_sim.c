@@ -1499,7 +1499,7 @@ shoal_status mpi_step_file(const shoal_sim_desc *d0, const shoal_scene *scene, c
     st = agree(st, e);
     if (!st)
         st = school_start(m, e);
-    prof_reset();
+    prof_reset(shoal_sim_get_profile(m->s));
     if (!st)
         st = school_step(m, steps, e);
     if (!st && stats && g_rank == 0) {
@@ -1507,7 +1507,7 @@ shoal_status mpi_step_file(const shoal_sim_desc *d0, const shoal_scene *scene, c
         snprintf(title, sizeof title,
                  "shoal step: %zu boids, %lld steps, %s, %d threads (rank 0 of %d)", total, steps,
                  shoal_sim_isa_name(m->s), part_thread_count(m->s), g_size);
-        prof_print(stderr, title, 1);
+        prof_print(shoal_sim_get_profile(m->s), stderr, title, 1);
     }
     if (!st && stats)
         print_stats("step", &m->rs, &m->dd, total, steps, t_io, m->s);
