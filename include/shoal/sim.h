@@ -176,7 +176,11 @@ typedef struct shoal_sim_desc {
 /** Defaults: steer, its parameters, 16384 boids, dt 1/60, t0 0, seed 1, grid, auto ISA. */
 SHOAL_API shoal_sim_desc shoal_sim_desc_default(void);
 /** The defaults for `model`: shoal_sim_desc_default() with that model, its parameters
- *  (shoal_params_default) and its default boid count. The way to pick a model: setting
+ *  (shoal_params_default) and its default boid count, started as the default school of
+ *  `shoal init --model M`, `shoal run --model M` and Python's Simulation(model=M): steer and
+ *  average spread their boids over 3/8 of the smallest wall (init_pos_radius 12 in the
+ *  32^3 box) instead of the seeds' ball of radius 1 (shoal_params_default keeps the seeds'
+ *  value; docs/MODELS.md). The way to pick a model: setting
  *  desc.model alone leaves the other model's parameters, which shoal_sim_create refuses. An
  *  invalid model gives steer's desc with `model` set (shoal_sim_create refuses it). */
 SHOAL_API shoal_sim_desc shoal_sim_desc_for(shoal_model model);

@@ -124,15 +124,6 @@ int app_scene_model(const opt_values *o, shoal_scene *scene, shoal_model *model)
     return 0;
 }
 
-void app_model_start(shoal_sim_desc *d)
-{
-    if (d->model != SHOAL_MODEL_STEER && d->model != SHOAL_MODEL_AVERAGE)
-        return;
-    float m = fminf(d->params.wall_size[0], fminf(d->params.wall_size[1], d->params.wall_size[2]));
-    if (m > 0 && d->params.init_pos_radius < 0.375f * m)
-        d->params.init_pos_radius = 0.375f * m;
-}
-
 /* --model, --scene, --set: the sim desc (model, params, count, seed, dt) they describe.
  * count > 0 (init --count) gives the scene that count, its geometry scaled to keep its
  * density unless keep_geometry (shoal_scene_set_count), before --set is applied. */
@@ -150,10 +141,7 @@ int app_sim_desc(const opt_values *o, shoal_sim_desc *d, shoal_scene *scene_out,
         *d = scene.desc;
     } else {
         /* the model's scene (assets/scenes/MODEL.ini holds the same) */
-        d->model = m;
-        shoal_params_default(m, &d->params);
-        d->boid_count = shoal_model_default_count(m);
-        app_model_start(d);
+        *d = shoal_sim_desc_for(m);
     }
     if (!options_get(o, "scene"))
         scene.desc = *d;

@@ -68,15 +68,6 @@ void app_profile_print(const shoal_profile *p, const char *title, int per_thread
  * Returns 0, or the exit code (2) after printing. */
 int app_scene_model(const struct opt_values *o, shoal_scene *scene, shoal_model *model);
 
-/* The start of a model's own scene (assets/scenes/MODEL.ini), which init, step, sweep and
- * run use without --scene: the model's parameters (the seed's values) with a start the grid
- * handles. steer and average start, as their seeds do, in a ball of radius init_pos_radius
- * 1 (every fish within reach of every other: O(N^2) for the first ~150 steps, minutes for
- * a million); their scene spreads the start over a ball of 3/8 of the wall box instead
- * (radius 12 in the 32^3 box), about the density they reach after those steps. The other
- * models' seeds already start spread. The seeds' own starts: steer_seed.ini, average_seed.ini. */
-void app_model_start(shoal_sim_desc *d);
-
 /* What shoal_scene_set_count did to a scene (before -> scaled, factor s; s == 1: nothing). */
 typedef struct app_scaled {
     shoal_sim_desc before, scaled;

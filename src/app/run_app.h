@@ -222,7 +222,7 @@ void run_set_status(app *a, const char *fmt, ...) __attribute__((format(printf, 
 /* Give the setup `count` fish (shoal_scene_set_count); returns the scale factor. */
 double run_setup_set_count(scene_setup *s, size_t count, int keep_geometry);
 /* The model's scene file from the assets (scenes/MODEL.ini), else the same scene built in
- * (the model's defaults, app_model_start). */
+ * (the model's defaults, shoal_sim_desc_for). */
 shoal_status run_scene_for_model(shoal_model m, scene_setup *s, shoal_error *e);
 /* The default scene (`shoal`, `shoal run` without --scene and --model): assets/scenes/
  * RUN_DEFAULT_SCENE, else (an install without the scenes) steer's. */

@@ -194,7 +194,7 @@ static void setup_from_scene(scene_setup *s, const shoal_scene *sc, const char *
 
 /* The model's scene file from the assets (scenes/MODEL.ini), or, when there is none (an
  * install without the scenes), the same scene built in: the model's defaults with
- * app_model_start's start. A scene file that is there but cannot be loaded (out of memory,
+ * shoal_sim_desc_for's start. A scene file that is there but cannot be loaded (out of memory,
  * say) is an error, not a silent switch to other parameters. */
 shoal_status run_scene_for_model(shoal_model m, scene_setup *s, shoal_error *e)
 {
@@ -209,11 +209,7 @@ shoal_status run_scene_for_model(shoal_model m, scene_setup *s, shoal_error *e)
         setup_from_scene(s, &sc, path);
         return SHOAL_OK;
     }
-    s->desc = shoal_sim_desc_default();
-    s->desc.model = m;
-    shoal_params_default(m, &s->desc.params);
-    s->desc.boid_count = shoal_model_default_count(m);
-    app_model_start(&s->desc);
+    s->desc = shoal_sim_desc_for(m);
     s->fov_deg = 60.0f;
     snprintf(s->name, sizeof s->name, "%s defaults", shoal_model_name(m));
     return SHOAL_OK;
@@ -223,7 +219,7 @@ shoal_status run_scene_default(scene_setup *s, shoal_error *e)
 {
     char path[1024];
     shoal_scene sc;
-    if (!shoal_render_asset_path("scenes/" RUN_DEFAULT_SCENE, path, sizeof path))
+    if (!shoal_io_asset_path("scenes/" RUN_DEFAULT_SCENE, path, sizeof path))
         return run_scene_for_model(SHOAL_MODEL_STEER, s, e); /* an install without scenes */
     if (shoal_scene_load(path, &sc, e))
         return e->status;

@@ -105,6 +105,17 @@ static void sa_start(const shoal_params *p, rng *r, float row[6])
     rng_in_ball(r, p->init_vel_radius, row + 3);
 }
 
+/* The default school of steer and average: the seeds start every boid in a ball of radius 1
+ * (init_pos_radius 1, shoal_params_default keeps it), where each sees every other for the
+ * first ~150 steps; shoal_sim_desc_for spreads them over 3/8 of the smallest wall (12 in the
+ * 32^3 box), as assets/scenes/steer.ini and average.ini do. */
+static void sa_school(shoal_params *p)
+{
+    float m = fminf(p->wall_size[0], fminf(p->wall_size[1], p->wall_size[2]));
+    if (m > 0 && p->init_pos_radius < 0.375f * m)
+        p->init_pos_radius = 0.375f * m;
+}
+
 /* the squared radii every model gets (sim_model_consts) are all steer and average need */
 static void sa_consts(const shoal_params *p, model_consts *mc)
 {
@@ -122,6 +133,7 @@ static const sim_model model_steer = {
     .radius = sa_radius,
     .bounds = sa_bounds,
     .start = sa_start,
+    .school = sa_school,
     .consts = sa_consts,
     SA_GEOMETRY,
 };
@@ -152,6 +164,7 @@ static const sim_model model_average = {
     .radius = sa_radius,
     .bounds = sa_bounds,
     .start = sa_start,
+    .school = sa_school,
     .consts = sa_consts,
     SA_GEOMETRY,
 };

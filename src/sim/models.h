@@ -39,6 +39,10 @@ typedef struct sim_model {
     void (*bounds)(const shoal_params *p, float lo[3], float hi[3]);
     /* boid i's initial row (px py pz vx vy vz) from its stream (seed, i) (init.c) */
     void (*start)(const shoal_params *p, struct rng *r, float row[6]);
+    /* shoal_sim_desc_for: the default school's start where it differs from the seed's
+     * (parameters from shoal_params_default in, the start shoal init, shoal run and Python
+     * use out), or NULL: the seed's start is the default school's */
+    void (*school)(shoal_params *p);
     /* its fields of the step constants, from the parameters alone (sim_model_consts) */
     void (*consts)(const shoal_params *p, struct model_consts *mc);
     /* rules across parameters beyond each one's range (shoal_params_validate), or NULL */

@@ -38,6 +38,9 @@ shoal_sim_desc shoal_sim_desc_for(shoal_model model)
     if ((unsigned)model < SHOAL_MODEL_COUNT) {
         shoal_params_default(model, &d.params);
         d.boid_count = shoal_model_default_count(model);
+        const sim_model *m = sim_model_of(model);
+        if (m->school)
+            m->school(&d.params);
     }
     return d;
 }
