@@ -48,6 +48,15 @@ int main(int argc, char **argv)
     rdesc.height = 360;
     shoal_renderer *renderer = NULL;
     int rc = 1;
+    /* the renderer takes meshes: shoal's own fish, read by io, lent to create (which copies) */
+    shoal_mesh fish = {0}, fish_lod = {0}, fish_coarse = {0};
+    if (shoal_mesh_load_asset("fish.obj", &fish, &err) ||
+        shoal_mesh_load_asset("fish_lod1.obj", &fish_lod, &err) ||
+        shoal_mesh_load_asset("fish_lod2.obj", &fish_coarse, &err))
+        goto fail;
+    rdesc.mesh = &fish;
+    rdesc.lod_mesh = &fish_lod;
+    rdesc.lod_coarse_mesh = &fish_coarse;
     if (shoal_render_create(&rdesc, &renderer, &err))
         goto fail;
     shoal_boid_view v = shoal_sim_view(sim);
@@ -75,6 +84,9 @@ fail:
     if (rc)
         fprintf(stderr, "hello_shoal: %s\n", err.message);
     shoal_render_destroy(renderer);
+    shoal_mesh_free(&fish);
+    shoal_mesh_free(&fish_lod);
+    shoal_mesh_free(&fish_coarse);
     shoal_sim_destroy(sim);
     return rc;
 }

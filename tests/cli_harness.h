@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The one harness of the tests that drive the shoal program from outside (test_cli,
- * test_inputs, test_outputs, test_robust, test_profile, test_traj): a scratch directory
- * per test program, the program's path, running it with its output captured, paths and
- * small file helpers. Include it after cmocka.h; call cli_setup / cli_teardown from the
- * group's setup and teardown.
+/* The one harness of the tests that need a scratch directory or drive the shoal program
+ * from outside (test_app, test_cli, test_compare, test_faults, test_gpu, test_inputs,
+ * test_npy, test_outputs, test_predators, test_profile, test_robust, test_stats,
+ * test_targets, test_traj): a scratch directory per test program, the program's path,
+ * running it with its output captured, paths and small file helpers. Include it after cmocka.h;
+ * call cli_setup / cli_teardown from the group's setup and teardown.
  *
  * run("ARGS ...") runs `shoal ARGS` (a shell fragment: quotes, redirections and pipes work)
  * in the scratch directory with standard input from /dev/null; stdout goes to stdout.txt
@@ -172,8 +173,13 @@ static inline int cli_setup(const char *name)
     return mkdtemp(g_dir) ? 0 : -1;
 }
 
+/* Remove the scratch directory (kept, and named, with SHOAL_TEST_KEEP set). */
 static inline int cli_teardown(void)
 {
+    if (getenv("SHOAL_TEST_KEEP")) {
+        printf("kept %s\n", g_dir);
+        return 0;
+    }
     char cmd[512];
     snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
     return system(cmd) == 0 ? 0 : -1;

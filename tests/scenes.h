@@ -1,15 +1,37 @@
 /* SPDX-License-Identifier: MIT */
 /* What the tests share besides the CLI harness: the seeded scene builders (in the support
- * library, support/scenes.h, with the benchmarks) and the skip reporting (test_common.c). */
+ * library, support/scenes.h, with the benchmarks), the skip reporting and the ISA cases
+ * (test_common.c). */
 #ifndef SHOAL_TESTS_SCENES_H
 #define SHOAL_TESTS_SCENES_H
 
+#include "shoal/base.h"
 #include "support/scenes.h"
+
+#include <stddef.h>
 
 /* A test that could not check part of what it should (an ISA this CPU lacks, a missing
  * tool or input) calls test_skip_part with the reason; test_exit then turns a passing
  * run into exit 77, which meson reports as SKIP, never OK. */
 void test_skip_part(const char *fmt, ...);
 int test_exit(int failed);
+
+/* The tests that check every ISA run as one meson case per ISA (tests/meson.build:
+ * `test_render` checks scalar and what does not depend on the ISA, `test_render:avx2` and
+ * `test_render:avx512` only their ISA), so that a CPU without AVX-512 reports SKIP for the
+ * AVX-512 cases alone. test_isa_args reads `--isa NAME` (repeatable: the ISAs this run
+ * checks; without it, every ISA) and `--isa-only` (run only the tests named in isa_tests,
+ * NULL-terminated); a named ISA this CPU lacks ends the run with SKIP (77). Returns how
+ * many of `tests` to run (they are moved to the front). */
+struct CMUnitTest;
+size_t test_isa_args(int argc, char **argv, struct CMUnitTest *tests, size_t count,
+                     const char *const isa_tests[]);
+/* Whether this run checks `isa` (--isa, or every ISA without it). */
+int test_isa_wanted(shoal_isa isa);
+/* Whether --isa was given. */
+int test_isa_selected(void);
+/* For a loop over ISAs: 1 to skip `isa`, because this run does not check it or (then also
+ * reported with test_skip_part) this CPU lacks it. */
+int test_isa_skip(shoal_isa isa);
 
 #endif

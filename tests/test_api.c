@@ -211,13 +211,15 @@ static void test_render_rows(void **state)
     shoal_render_desc rd = shoal_render_desc_default();
     rd.width = 160;
     rd.height = 90;
-    char mesh[4096], lod[4096];
-    shoal_render_asset_path("fish.obj", mesh, sizeof mesh);
-    shoal_render_asset_path("fish_lod1.obj", lod, sizeof lod);
-    rd.mesh_path = mesh;
-    rd.lod_mesh_path = lod;
+    shoal_mesh mesh, lod;
+    assert_int_equal(shoal_mesh_load_asset("fish.obj", &mesh, &e), SHOAL_OK);
+    assert_int_equal(shoal_mesh_load_asset("fish_lod1.obj", &lod, &e), SHOAL_OK);
+    rd.mesh = &mesh;
+    rd.lod_mesh = &lod;
     shoal_renderer *r = NULL;
     assert_int_equal(shoal_render_create(&rd, &r, &e), SHOAL_OK);
+    shoal_mesh_free(&mesh); /* create copied them */
+    shoal_mesh_free(&lod);
     shoal_camera cam = shoal_camera_default();
     cam.eye[2] = 4.0f;
     assert_int_equal(shoal_render_frame_rows(r, rows, 300, NULL, NULL, &cam, &e), SHOAL_OK);

@@ -14,6 +14,7 @@
 #include <png.h>
 
 #include "shoal/gpu.h"
+#include "tests/cli_harness.h"
 #include "xwindow.h"
 
 #include <dirent.h>
@@ -28,66 +29,23 @@
 #include <time.h>
 #include <unistd.h>
 
-static char g_dir[256];
-static const char *g_exe;
-
 static int setup(void **state)
 {
     (void)state;
-    g_exe = getenv("SHOAL_EXE");
-    if (!g_exe)
-        g_exe = SHOAL_BUILD_ROOT "/src/app/shoal";
-    snprintf(g_dir, sizeof g_dir, "/tmp/shoal-app-XXXXXX");
-    return mkdtemp(g_dir) ? 0 : -1;
+    return cli_setup("app");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    if (getenv("SHOAL_TEST_KEEP")) {
-        printf("kept %s\n", g_dir);
-        return 0;
-    }
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return cli_teardown();
 }
 
-static char *path(const char *name)
-{
-    static char buf[8][512];
-    static int k;
-    k = (k + 1) % 8;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
-    return buf[k];
-}
-
+/* A whole file ("" when it cannot be read); free it. */
 static char *slurp(const char *p)
 {
-    FILE *f = fopen(p, "rb");
-    if (!f)
-        return strdup("");
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t got = fread(s, 1, (size_t)n, f);
-    s[got] = 0;
-    fclose(f);
-    return s;
-}
-
-/* Run a shell command line in g_dir; stdout and stderr to out.txt / err.txt. */
-static int sh(const char *fmt, ...)
-{
-    char args[4096], cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "cd %s && %s > out.txt 2> err.txt < /dev/null", g_dir, args);
-    int rc = system(cmd);
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+    char *s = read_all(p, NULL);
+    return s ? s : strdup("");
 }
 
 /* ---- reading screenshots --------------------------------------------------------------- */
@@ -179,7 +137,7 @@ static image_check check_image(const image *im, double band0, double band1)
 
 static void expect_fish(const char *p, int w, int h, long min_fish)
 {
-    assert_true(exists(p));
+    assert_true(file_exists(p));
     image im = load_png(p);
     if (w)
         assert_int_equal(im.w, w);
@@ -204,7 +162,7 @@ static void test_headless(void **state)
                         "--threads 2",
                         g_exe),
                      0);
-    char *out = slurp(path("out.txt"));
+    char *out = slurp(path("stdout.txt"));
     assert_non_null(strstr(out, "shoal run: headless: 5 frames"));
     assert_non_null(strstr(out, "render (shoal_render_frame)"));
     assert_non_null(strstr(out, "sim (shoal_sim_step)"));
@@ -215,7 +173,7 @@ static void test_headless(void **state)
         snprintf(name, sizeof name, "frames/frame_%05d.png", f);
         expect_fish(path(name), 320, 240, 30);
     }
-    assert_false(exists(path("frames/frame_00005.png")));
+    assert_false(file_exists(path("frames/frame_00005.png")));
 
     /* a wider school (larger initial ball) fills more of the frame */
     assert_int_equal(sh("%s run --headless --frames 2 --out wide --size 320x240 --count 3000 "
@@ -238,12 +196,16 @@ static void test_no_display(void **state)
                         "--size 160x120 --count 500",
                         g_exe),
                      0);
-    char *out = slurp(path("out.txt"));
-    assert_non_null(strstr(out, "shoal: no display; running headless: writing 3 frames to "
-                                "out/frames"));
+    char *out = slurp(path("stdout.txt"));
+    /* the default output: a video where ffmpeg is, else PNG frames (test_video.c has more) */
+    int ffmpeg = system("ffmpeg -version > /dev/null 2>&1") == 0;
+    assert_non_null(strstr(out, ffmpeg ? "shoal: no display; running headless: 3 frames (0.1 s "
+                                         "of simulated time) to out/shoal.mp4"
+                                       : "shoal: no display; running headless: 3 frames (0.1 s "
+                                         "of simulated time) to out/frames"));
     assert_non_null(strstr(out, "shoal run: headless: 3 frames"));
     free(out);
-    assert_true(exists(path("out/frames/frame_00002.png")));
+    assert_true(file_exists(path(ffmpeg ? "out/shoal.mp4" : "out/frames/frame_00002.png")));
 }
 
 /* --backend: a bad name, and cuda where there is no GPU: exit 2, one line naming it, no
@@ -252,7 +214,7 @@ static void test_backend_option(void **state)
 {
     (void)state;
     assert_int_equal(sh("%s run --headless --frames 1 --out bk --backend vulkan", g_exe), 2);
-    char *err = slurp(path("err.txt"));
+    char *err = slurp(path("stderr.txt"));
     assert_non_null(strstr(err, "--backend: 'vulkan' (expected cpu or cuda)"));
     free(err);
     assert_int_equal(sh("%s run --headless --frames 1 --out bk --gpu-order random", g_exe), 2);
@@ -262,14 +224,14 @@ static void test_backend_option(void **state)
                 g_exe);
     if (gpu) {
         assert_int_equal(rc, 0);
-        assert_true(exists(path("bk/frame_00001.png")));
+        assert_true(file_exists(path("bk/frame_00001.png")));
     } else {
         assert_int_equal(rc, 2);
-        err = slurp(path("err.txt"));
+        err = slurp(path("stderr.txt"));
         assert_non_null(strstr(err, "shoal run: --backend cuda: "));
         assert_non_null(strstr(err, e.message));
         free(err);
-        assert_false(exists(path("bk/frame_00000.png")));
+        assert_false(file_exists(path("bk/frame_00000.png")));
     }
 }
 
@@ -281,11 +243,11 @@ static void test_video(void **state)
                         "--count 100 --video v.mp4",
                         g_exe),
                      2);
-    char *err = slurp(path("err.txt"));
+    char *err = slurp(path("stderr.txt"));
     assert_non_null(strstr(err, "ffmpeg not found: install it (apt-get install ffmpeg) or use "
                                 "--out DIR"));
     free(err);
-    assert_false(exists(path("v.mp4")));
+    assert_false(file_exists(path("v.mp4")));
     if (system("ffmpeg -version > /dev/null 2>&1") != 0) {
         printf("SKIP: ffmpeg not installed (the --video encode is not tested)\n");
         return;
@@ -301,7 +263,7 @@ static void test_video(void **state)
         assert_int_equal(sh("ffprobe -v error -count_frames -select_streams v:0 -show_entries "
                             "stream=width,height,nb_read_frames -of csv=p=0 v.mp4"),
                          0);
-        char *probe = slurp(path("out.txt")); /* sh() keeps stdout there */
+        char *probe = slurp(path("stdout.txt")); /* sh() keeps stdout there */
         assert_non_null(probe);
         printf("# ffprobe v.mp4: %s", probe);
         assert_non_null(strstr(probe, "162,92,12"));

@@ -11,6 +11,7 @@
 #include "tests/cli_harness.h"
 
 #include "shoal/shoal.h"
+#include "support/json.h"
 #include "tests/scenes.h"
 
 #include <math.h>
@@ -60,6 +61,21 @@ static void test_help(void **state)
     assert_int_equal(run("init --help"), 0);
     assert_int_equal(run("frobnicate"), 2);
     assert_non_null(strstr(g_err, "frobnicate"));
+    /* every command's --model names every model (app.h APP_MODEL_HELP), and a wrong one
+     * is told all of them */
+    const char *with_model[] = {"init", "step", "run", "sweep", "diverge"};
+    for (size_t c = 0; c < sizeof with_model / sizeof with_model[0]; c++) {
+        assert_int_equal(run("%s --help", with_model[c]), 0);
+        const char *line = strstr(g_out, "--model");
+        assert_non_null(line);
+        for (int m = 0; m < SHOAL_MODEL_COUNT; m++)
+            if (!strstr(line, shoal_model_name((shoal_model)m)))
+                fail_msg("%s --help: --model does not name %s", with_model[c],
+                         shoal_model_name((shoal_model)m));
+    }
+    assert_int_equal(run("init --model frob --out x.npy"), 2);
+    for (int m = 0; m < SHOAL_MODEL_COUNT; m++)
+        assert_non_null(strstr(g_err, shoal_model_name((shoal_model)m)));
 }
 
 static void test_init_and_step(void **state)
@@ -266,10 +282,8 @@ static void test_isa_selection(void **state)
     free(b);
     const char *isas[] = {"avx2", "avx512"};
     for (int i = 0; i < 2; i++) {
-        if (!shoal_isa_supported(i == 0 ? SHOAL_ISA_AVX2 : SHOAL_ISA_AVX512)) {
-            test_skip_part("%s: not on this CPU", isas[i]);
+        if (test_isa_skip(i == 0 ? SHOAL_ISA_AVX2 : SHOAL_ISA_AVX512))
             continue;
-        }
         assert_int_equal(
             run("step --in i.npy --out i_%s.npy --steps 20 --simd %s", isas[i], isas[i]), 0);
         char name[64];
@@ -325,20 +339,30 @@ static void test_count_scaling(void **state)
     (void)state;
     const double o[3] = {0, 0, 0};
     size_t n;
-    /* steer: 16384 boids in the unit ball; 10^6 get a ball of radius cbrt(10^6/16384) */
+    /* steer: the model's scene starts 16384 boids in a ball of radius 12 (3/8 of the 32^3
+     * walls; the seed's unit ball is steer_seed.ini); 10^6 get a ball of radius
+     * 12 cbrt(10^6/16384) */
     assert_int_equal(run("init --model steer --count 1000000 --seed 3 --out big.npy"), 0);
     double s = cbrt(1000000.0 / 16384.0), r = max_radius("big.npy", o, &n);
     assert_int_equal(n, 1000000);
-    if (!(r <= s * 1.000001 && r > 0.99 * s))
-        fail_msg("steer at 10^6: start radius %g, want about %g", r, s);
+    if (!(r <= 12 * s * 1.000001 && r > 0.99 * 12 * s))
+        fail_msg("steer at 10^6: start radius %g, want about %g", r, 12 * s);
     assert_non_null(strstr(g_err, "scaled by 3.93725"));
     assert_non_null(strstr(g_err, "wall_size_x=125.99"));
-    assert_non_null(strstr(g_err, "init_pos_radius=3.937"));
-    /* --keep-geometry: the seed's unit ball, whatever the count; nothing to report */
+    assert_non_null(strstr(g_err, "init_pos_radius=47.24"));
+    /* --keep-geometry: the scene's ball of radius 12, whatever the count; nothing to report */
     assert_int_equal(run("init --model steer --count 1000000 --keep-geometry --out keep.npy"), 0);
     r = max_radius("keep.npy", o, &n);
-    assert_true(r <= 1.0 && r > 0.99);
+    assert_true(r <= 12.0 && r > 11.9);
     assert_null(strstr(g_err, "scaled"));
+    /* the seed's own start, by name: the unit ball */
+    assert_int_equal(
+        run("init --scene %s/assets/scenes/steer_seed.ini --count 1000 --keep-geometry "
+            "--out seed.npy",
+            SHOAL_SOURCE_ROOT),
+        0);
+    r = max_radius("seed.npy", o, &n);
+    assert_true(r <= 1.0 && r > 0.9);
     /* --set wins over the scaling (the walls are still scaled) */
     assert_int_equal(
         run("init --model steer --count 1000000 --set init_pos_radius=2 --out set.npy"), 0);
@@ -393,9 +417,10 @@ static void test_count_scaling(void **state)
     r = max_radius("f.npy", o, &n);
     assert_true(r <= 40.0001 && r > 39);
     assert_non_null(strstr(g_err, "boundary_range2=1600 "));
-    /* run --headless: the default scene at 8x its count has walls of 64 (and starts spread
-     * over a ball of 3/8 of them: 24); --keep-geometry keeps 32; --set wins */
-    const char *headless = "run --headless --frames 1 --size 64x48 --out - --threads 2";
+    /* run --headless --model steer: the model's scene at 8x its count has walls of 64 (and
+     * starts spread over a ball of 3/8 of them: 24); --keep-geometry keeps 32; --set wins */
+    const char *headless =
+        "run --headless --model steer --frames 1 --size 64x48 --out - --threads 2";
     assert_int_equal(run("%s --count 131072", headless), 0);
     assert_non_null(strstr(g_err, "shoal run: 131072 boids, the scene's 16384"));
     assert_non_null(strstr(g_err, "wall_size_x=64 "));
@@ -406,6 +431,14 @@ static void test_count_scaling(void **state)
     assert_non_null(strstr(g_err, "wall_size_x=50 "));
     assert_int_equal(run("%s --count 16384", headless), 0);
     assert_null(strstr(g_err, "scaled"));
+    /* the default scene (school.ini: 4096 fish in a 64 x 32 x 64 tank, a start ball of 6)
+     * at 8x its count: twice its geometry */
+    assert_int_equal(run("run --headless --frames 1 --size 64x48 --out - --threads 2 --count "
+                         "32768"),
+                     0);
+    assert_non_null(strstr(g_err, "shoal run: 32768 boids, the scene's 4096"));
+    assert_non_null(strstr(g_err, "wall_size_x=128 wall_size_y=64 wall_size_z=128 "));
+    assert_non_null(strstr(g_err, "init_pos_radius=12"));
     /* --help says which */
     assert_int_equal(run("init --help"), 0);
     FILE *f = fopen(path("stdout.txt"), "r");
@@ -427,13 +460,118 @@ static void test_count_scaling(void **state)
     unlink(path("k8.npy"));
 }
 
-int main(void)
+/* The table rows ("| `name` | ...") of the Markdown text s, from the line that starts with
+ * `from` to the next "## " heading; appended to rows (at most max), returns how many. */
+static int doc_rows(const char *s, const char *from, char rows[][256], int count, int max)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_help),          cmocka_unit_test(test_init_and_step),
-        cmocka_unit_test(test_split_runs),    cmocka_unit_test(test_row_correspondence),
-        cmocka_unit_test(test_bad_input),     cmocka_unit_test(test_isa_selection),
+    const char *p = strstr(s, from);
+    if (!p)
+        return count;
+    p = strchr(p + strlen(from), '\n');
+    while (p && *++p && strncmp(p, "## ", 3) != 0) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        if (strncmp(p, "| `", 3) == 0 && count < max && len < 256) {
+            memcpy(rows[count], p, len);
+            rows[count++][len] = 0;
+        }
+        p = nl;
+    }
+    return count;
+}
+
+/* `shoal params` lists the library's own table (text, JSON, the Markdown rows), and
+ * docs/MODELS.md carries the same rows: each model's section and the section of the
+ * parameters every model has together hold exactly the rows of `shoal params --model NAME
+ * --markdown`. A model missing from the document fails here. */
+static void test_params_and_doc(void **state)
+{
+    (void)state;
+    size_t len;
+    char *doc = read_all(SHOAL_SOURCE_ROOT "/docs/MODELS.md", &len);
+    assert_non_null(doc);
+    static char shared[64][256], rows[128][256], want[128][256];
+    int ns = doc_rows(doc, "\n## Parameters every model has", shared, 0, 64);
+    assert_true(ns > 0);
+    for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
+        const char *name = shoal_model_name((shoal_model)m);
+        char head[64];
+        snprintf(head, sizeof head, "\n## %s:", name);
+        if (!strstr(doc, head))
+            fail_msg("docs/MODELS.md has no section '## %s:'", name);
+        int nd = doc_rows(doc, head, rows, 0, 128);
+        assert_int_equal(run("params --model %s --markdown", name), 0);
+        int nw = doc_rows(g_out, "| name | meaning", want, 0, 128);
+        size_t count;
+        shoal_params_list((shoal_model)m, &count);
+        assert_int_equal(nw, (int)count);
+        if (nd + ns != nw)
+            fail_msg("docs/MODELS.md: %s has %d rows and the shared table %d; shoal params "
+                     "lists %d",
+                     name, nd, ns, nw);
+        for (int i = 0; i < nw; i++) {
+            int found = 0;
+            for (int k = 0; k < nd; k++)
+                found += strcmp(rows[k], want[i]) == 0;
+            for (int k = 0; k < ns; k++)
+                found += strcmp(shared[k], want[i]) == 0;
+            if (found != 1)
+                fail_msg("docs/MODELS.md, %s: the row '%s' of shoal params is there %d times", name,
+                         want[i], found);
+        }
+        /* plain text: the model, its origin and every parameter */
+        assert_int_equal(run("params --model %s", name), 0);
+        const shoal_model_info *mi = shoal_model_get_info((shoal_model)m);
+        assert_non_null(strstr(g_out, mi->origin));
+        for (size_t i = 0; i < mi->param_count; i++)
+            assert_non_null(strstr(g_out, mi->params[i].name));
+    }
+    free(doc);
+    /* JSON (strict RFC 8259): every model, every parameter, the numbers read back exactly */
+    assert_int_equal(run("params --json > p.json"), 0);
+    json_value v;
+    assert_int_equal(json_load_file(path("p.json"), JSON_STRICT, &v, NULL, 0), JSON_OK);
+    const json_value *models = json_get(&v, "models");
+    assert_non_null(models);
+    assert_int_equal(models->count, SHOAL_MODEL_COUNT);
+    for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
+        const shoal_model_info *mi = shoal_model_get_info((shoal_model)m);
+        const json_value *jm = &models->items[m];
+        assert_string_equal(json_get(jm, "name")->str, mi->name);
+        const json_value *ps = json_get(jm, "parameters");
+        assert_int_equal(ps->count, (int)mi->param_count);
+        for (int i = 0; i < ps->count; i++) {
+            const shoal_param_info *p = &mi->params[i];
+            assert_string_equal(json_get(&ps->items[i], "name")->str, p->name);
+            assert_string_equal(json_get(&ps->items[i], "unit")->str, p->unit);
+            assert_true((float)json_get(&ps->items[i], "default")->num == p->default_value);
+            assert_true((float)json_get(&ps->items[i], "min")->num == p->min);
+            assert_true((float)json_get(&ps->items[i], "max")->num == p->max);
+        }
+    }
+    json_free(&v);
+    expect_bad("params --json --markdown", "one output format");
+    expect_bad("params --model frob", "frob");
+    /* no file of the repository points outside it (the models' contract lives in docs/) */
+    assert_int_equal(sh("cd %s && ! grep -rlI --exclude-dir='build*' --exclude-dir=.git "
+                        "-e '[.][.]/shared/' -e '/work/[s]hared' .",
+                        SHOAL_SOURCE_ROOT),
+                     0);
+}
+
+int main(int argc, char **argv)
+{
+    struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_help),
+        cmocka_unit_test(test_params_and_doc),
+        cmocka_unit_test(test_init_and_step),
+        cmocka_unit_test(test_split_runs),
+        cmocka_unit_test(test_row_correspondence),
+        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_isa_selection),
         cmocka_unit_test(test_count_scaling),
     };
-    return test_exit(cmocka_run_group_tests(tests, setup, teardown));
+    static const char *const isa_tests[] = {"test_isa_selection", NULL}; /* tests/scenes.h */
+    size_t n = test_isa_args(argc, argv, tests, sizeof tests / sizeof tests[0], isa_tests);
+    return test_exit(_cmocka_run_group_tests("test_cli", tests, n, setup, teardown));
 }

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "shoal/shoal.h"
+#include "tests/cli_harness.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -17,40 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char g_dir[256];
-static const char *g_exe;
-static char g_err[8192];
 static char g_json[16384];
-
-static int run(const char *fmt, ...)
-{
-    char args[4096], cmd[8192], errpath[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(errpath, sizeof errpath, "%s/stderr.txt", g_dir);
-    snprintf(cmd, sizeof cmd, "cd %s && %s %s > stdout.txt 2> %s < /dev/null", g_dir, g_exe, args,
-             errpath);
-    int rc = system(cmd);
-    FILE *f = fopen(errpath, "r");
-    g_err[0] = 0;
-    if (f) {
-        size_t n = fread(g_err, 1, sizeof g_err - 1, f);
-        g_err[n] = 0;
-        fclose(f);
-    }
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
-}
-
-static char *path(const char *name)
-{
-    static char buf[4][512];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
-    return buf[k];
-}
 
 static void save(const char *name, const float *rows, size_t n)
 {
@@ -113,19 +81,13 @@ static float *lattice(size_t n)
 static int setup(void **state)
 {
     (void)state;
-    g_exe = getenv("SHOAL_EXE");
-    if (!g_exe)
-        g_exe = SHOAL_BUILD_ROOT "/src/app/shoal";
-    snprintf(g_dir, sizeof g_dir, "/tmp/shoal-compare-XXXXXX");
-    return mkdtemp(g_dir) ? 0 : -1;
+    return cli_setup("compare");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return cli_teardown();
 }
 
 static void test_identical(void **state)

@@ -49,10 +49,8 @@ static void check_model(shoal_model model, const float *rows, size_t n, int step
     uint64_t h0 = run_hash(model, rows, n, steps, 1, SHOAL_ISA_SCALAR, ref);
     assert_true(memcmp(ref, rows, n * 6 * sizeof(float)) != 0);
     for (size_t i = 0; i < 3; i++) {
-        if (!shoal_isa_supported(isas[i])) {
-            test_skip_part("%s: not supported on this CPU", shoal_isa_name(isas[i]));
+        if (test_isa_skip(isas[i]))
             continue;
-        }
         for (size_t t = 0; t < thread_cases; t++) {
             uint64_t h = run_hash(model, rows, n, steps, threads[t], isas[i], out);
             if (h != h0) {
@@ -243,9 +241,9 @@ static void test_step_golden(void **state)
     assert_int_equal(bad, 0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    const struct CMUnitTest tests[] = {
+    struct CMUnitTest tests[] = {
         cmocka_unit_test(test_init_is_seeded),
         cmocka_unit_test(test_init_golden),
         cmocka_unit_test(test_step_golden),
@@ -253,5 +251,9 @@ int main(void)
         cmocka_unit_test(test_threads_and_isas_clustered),
         cmocka_unit_test(test_split_runs),
     };
-    return test_exit(cmocka_run_group_tests(tests, NULL, NULL));
+    /* the ISA parts, one meson case per ISA (tests/scenes.h) */
+    static const char *const isa_tests[] = {"test_threads_and_isas_random",
+                                            "test_threads_and_isas_clustered", NULL};
+    size_t n = test_isa_args(argc, argv, tests, sizeof tests / sizeof tests[0], isa_tests);
+    return test_exit(_cmocka_run_group_tests("test_determinism", tests, n, NULL, NULL));
 }

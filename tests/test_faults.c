@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "cli_harness.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,11 +30,9 @@
  * fix is in, the allocation is gone and this never matches. */
 #define KNOWN_BUG_IN "shoal_sim_init_state"
 
-static char g_dir[256];
-static const char *g_exe;
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
+/* A shell command line as given (not in the scratch directory): its exit code. */
+static int shell(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int shell(const char *fmt, ...)
 {
     char cmd[8192];
     va_list ap;
@@ -45,37 +45,22 @@ static int sh(const char *fmt, ...)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-static char *slurp(const char *name)
-{
-    char p[512];
-    snprintf(p, sizeof p, "%s/%s", g_dir, name);
-    FILE *f = fopen(p, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    size_t got = fread(buf, 1, (size_t)n, f);
-    buf[got] = 0;
-    fclose(f);
-    return buf;
-}
+/* The file NAME of the scratch directory (NULL when it cannot be read). */
+static char *slurp(const char *name) { return read_all(path(name), NULL); }
 
 /* Run the case with SHOAL_FAIL_ALLOC=n (0: none) in a fresh out/; its exit code, its
  * stderr in *err, and in *snap the list of files under out/ with their hashes. */
 static int run_case(const char *args, long n, char **err, char **snap)
 {
-    sh("cd %s && rm -rf out log.txt && mkdir out", g_dir);
+    shell("cd %s && rm -rf out log.txt && mkdir out", g_dir);
     char env[128] = "";
     if (n > 0)
         snprintf(env, sizeof env, "SHOAL_FAIL_ALLOC=%ld SHOAL_FAIL_ALLOC_LOG=log.txt", n);
-    int rc = sh("cd %s && env OMP_WAIT_POLICY=passive %s timeout 120 %s %s > stdout.txt "
-                "2> stderr.txt < /dev/null",
-                g_dir, env, g_exe, args);
-    sh("cd %s/out && find . -type f -print0 | sort -z | xargs -0 -r sha256sum > ../snap.txt",
-       g_dir);
+    int rc = shell("cd %s && env OMP_WAIT_POLICY=passive %s timeout 120 %s %s > stdout.txt "
+                   "2> stderr.txt < /dev/null",
+                   g_dir, env, g_exe, args);
+    shell("cd %s/out && find . -type f -print0 | sort -z | xargs -0 -r sha256sum > ../snap.txt",
+          g_dir);
     *err = slurp("stderr.txt");
     *snap = slurp("snap.txt");
     assert_non_null(*err);
@@ -125,10 +110,10 @@ static void sweep(const char *args)
         }
         if (why) {
             /* where: the failed allocation's call stack, named by addr2line */
-            sh("cd %s && grep -o '(+0x[0-9a-f]*)' log.txt | tr -d '()+' | xargs -r addr2line -f "
-               "-i -e %s | grep -v '^[/?]' | grep -v '^__wrap_' | grep -v "
-               "'^fault_now' | head -6 | paste -s -d ' ' > stack.txt 2> /dev/null",
-               g_dir, g_exe);
+            shell("cd %s && grep -o '(+0x[0-9a-f]*)' log.txt | tr -d '()+' | xargs -r addr2line -f "
+                  "-i -e %s | grep -v '^[/?]' | grep -v '^__wrap_' | grep -v "
+                  "'^fault_now' | head -6 | paste -s -d ' ' > stack.txt 2> /dev/null",
+                  g_dir, g_exe);
             char *stack = slurp("stack.txt");
             char *nl = strchr(err, '\n');
             if (nl && nl[1] == 0)
@@ -157,15 +142,14 @@ static void sweep(const char *args)
 static int setup(void **state)
 {
     (void)state;
+    if (cli_setup("faults"))
+        return -1;
     g_exe = getenv("SHOAL_FAULTS_EXE");
     if (!g_exe)
         g_exe = SHOAL_BUILD_ROOT "/tests/shoal_faults";
-    snprintf(g_dir, sizeof g_dir, "/tmp/shoal-faults-XXXXXX");
-    if (!mkdtemp(g_dir))
-        return -1;
-    if (sh("cd %s && %s init --count 300 --seed 3 --out in.npy > /dev/null && %s step --in in.npy "
-           "--out in2.npy --steps 1 --threads 1 > /dev/null",
-           g_dir, g_exe, g_exe) != 0)
+    if (shell("cd %s && %s init --count 300 --seed 3 --out in.npy > /dev/null && %s step --in "
+              "in.npy --out in2.npy --steps 1 --threads 1 > /dev/null",
+              g_dir, g_exe, g_exe) != 0)
         return -1;
     return 0;
 }
@@ -173,7 +157,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    return sh("rm -rf %s", g_dir) == 0 ? 0 : -1;
+    return cli_teardown();
 }
 
 static void test_init(void **state)
@@ -208,7 +192,9 @@ static void test_compare(void **state)
 static void test_run_headless(void **state)
 {
     (void)state;
-    sweep("run --headless --count 300 --frames 2 --size 64x48 --threads 1 --out out/frames");
+    /* --hud off: the HUD shows timings, so frames with it never repeat */
+    sweep("run --headless --count 300 --frames 2 --size 64x48 --threads 1 --hud off --out "
+          "out/frames");
 }
 
 /* The OpenMP runtime cannot start its threads (64 stacks of 8 MiB under `ulimit -v
@@ -223,10 +209,10 @@ static void test_threads_cannot_start(void **state)
     printf("  skipped: libgomp and no AddressSanitizer only\n");
     skip();
 #else
-    sh("cd %s && rm -rf out && mkdir out", g_dir);
-    int rc = sh("cd %s && ulimit -v 200000 && OMP_WAIT_POLICY=passive %s step --in in.npy --out "
-                "out/s.npy --threads 64 > stdout.txt 2> stderr.txt",
-                g_dir, g_exe);
+    shell("cd %s && rm -rf out && mkdir out", g_dir);
+    int rc = shell("cd %s && ulimit -v 200000 && OMP_WAIT_POLICY=passive %s step --in in.npy --out "
+                   "out/s.npy --threads 64 > stdout.txt 2> stderr.txt",
+                   g_dir, g_exe);
     char *err = slurp("stderr.txt");
     assert_non_null(err);
     if (rc == 0) {

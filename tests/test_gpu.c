@@ -12,6 +12,7 @@
 
 #include "shoal/gpu.h"
 #include "shoal/shoal.h"
+#include "tests/cli_harness.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -350,6 +351,97 @@ static void test_atomic_order_runs(void **state)
     shoal_gpu_sim_destroy(g2);
 }
 
+/* shoal verify on the CUDA backend as an outside program (issue 32): every model with an
+ * obstacle mesh and predators, stepped one step at a time on the GPU in atomic order (another
+ * summation order than the CPU's) and in the stable order; each pair is verified against
+ * shoal's float32 step and the float64 reference. The stable order must be bit-identical
+ * ("agrees", error 0); the atomic order must agree within the rounding bound (a threshold
+ * tie allowed, never drift or a rule). */
+static void test_verify_gpu_orders(void **state)
+{
+    (void)state;
+    int bad = 0;
+    for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
+        char text[2048];
+        snprintf(text, sizeof text,
+                 "[scene]\nmodel = %s\ncount = 3000\nseed = 5\n"
+                 "[params]\navoid_force = 4\nfield_cell = 1\nfield_margin = 1.5\n"
+                 "[mesh rock]\nfile = %s/assets/rock.obj\nposition = 1,0,0\n"
+                 "rotation = 0,20,10\nscale = 3\n"
+                 "[predators]\ncount = 2\nspeed = 6\nturn = 2\nchase = nearest\n"
+                 "flee_radius = 4\nflee_weight = 6\nstart = 0,0,8\nspread = 4\n",
+                 shoal_model_name((shoal_model)m), SHOAL_SOURCE_ROOT);
+        shoal_scene sc;
+        shoal_error e;
+        if (shoal_scene_parse(text, "verify", &sc, &e))
+            fail_msg("%s", e.message);
+        if (m == SHOAL_MODEL_STEER || m == SHOAL_MODEL_AVERAGE)
+            sc.desc.params.init_pos_radius = 8.0f;
+        size_t n = sc.desc.boid_count;
+        float *rows = initial(&sc.desc, 9);
+        shoal_sim *holder;
+        assert_int_equal(shoal_sim_create(&sc.desc, &holder, &e), SHOAL_OK);
+        assert_int_equal(shoal_scene_add_obstacles(&sc, holder, &e), SHOAL_OK);
+        for (int order = 0; order < 2; order++) {
+            shoal_gpu_sim *g;
+            shoal_gpu_order go = order ? SHOAL_GPU_ORDER_ATOMIC : SHOAL_GPU_ORDER_STABLE;
+            assert_int_equal(shoal_gpu_sim_create(&sc.desc, go, &g, &e), SHOAL_OK);
+            assert_int_equal(shoal_gpu_sim_set_state(g, rows, &e), SHOAL_OK);
+            assert_int_equal(shoal_gpu_sim_copy_obstacles(g, holder, &e), SHOAL_OK);
+            shoal_verify *v[2];
+            for (int r = 0; r < 2; r++) {
+                shoal_verify_desc vd = shoal_verify_desc_default();
+                vd.sim = sc.desc;
+                vd.reference = r ? SHOAL_VERIFY_F64 : SHOAL_VERIFY_F32;
+                assert_int_equal(shoal_verify_create(&vd, &v[r], &e), SHOAL_OK);
+                assert_int_equal(shoal_verify_copy_obstacles(v[r], holder, &e), SHOAL_OK);
+            }
+            float *a = malloc(n * 6 * sizeof(float)), *b = malloc(n * 6 * sizeof(float));
+            double *da = malloc(n * 6 * sizeof(double)), *db = malloc(n * 6 * sizeof(double));
+            memcpy(a, rows, n * 6 * sizeof(float));
+            double worst[2] = {0, 0};
+            int verdicts[2][SHOAL_VERDICT_COUNT] = {{0}};
+            for (int k = 0; k < 6; k++) {
+                assert_int_equal(shoal_gpu_sim_step(g, 1, &e), SHOAL_OK);
+                assert_int_equal(shoal_gpu_sim_get_state(g, b, &e), SHOAL_OK);
+                for (size_t i = 0; i < n * 6; i++) {
+                    da[i] = a[i];
+                    db[i] = b[i];
+                }
+                for (int r = 0; r < 2; r++) {
+                    shoal_verify_report rep;
+                    assert_int_equal(shoal_verify_step(v[r], da, db, &rep, &e), SHOAL_OK);
+                    verdicts[r][rep.verdict]++;
+                    worst[r] = fmax(worst[r], rep.ratio_max);
+                    if (rep.verdict == SHOAL_VERDICT_RULE || rep.verdict == SHOAL_VERDICT_DRIFT ||
+                        (order == 0 && r == 0 && rep.pos_max + rep.vel_max != 0)) {
+                        printf("  %s %s vs %s step %d: %s %s\n", shoal_model_name((shoal_model)m),
+                               order ? "atomic" : "stable", r ? "f64" : "f32", k,
+                               shoal_verdict_name(rep.verdict), rep.detail);
+                        bad++;
+                    }
+                }
+                memcpy(a, b, n * 6 * sizeof(float));
+            }
+            printf("verify %s, cuda %s order, 6 steps: f32 %d agree %d tie (worst %.3g of the "
+                   "bound), f64 %d agree %d tie (worst %.3g)\n",
+                   shoal_model_name((shoal_model)m), order ? "atomic" : "stable",
+                   verdicts[0][SHOAL_VERDICT_AGREES], verdicts[0][SHOAL_VERDICT_TIE], worst[0],
+                   verdicts[1][SHOAL_VERDICT_AGREES], verdicts[1][SHOAL_VERDICT_TIE], worst[1]);
+            for (int r = 0; r < 2; r++)
+                shoal_verify_destroy(v[r]);
+            shoal_gpu_sim_destroy(g);
+            free(a);
+            free(b);
+            free(da);
+            free(db);
+        }
+        shoal_sim_destroy(holder);
+        free(rows);
+    }
+    assert_int_equal(bad, 0);
+}
+
 /* shoal run --backend cuda (the program, $SHOAL_EXE): headless frames of a GPU run are the
  * CPU run's frames, byte for byte (the same state each frame, drawn by the same renderer;
  * instances are identified by input row, so the view's order does not matter). */
@@ -379,8 +471,8 @@ static void test_run_backend(void **state)
         printf("SKIP (test_run_backend): SHOAL_EXE not set\n");
         return;
     }
-    char dir[] = "/tmp/shoal-gpu-run-XXXXXX";
-    assert_non_null(mkdtemp(dir));
+    assert_int_equal(cli_setup("gpu-run"), 0);
+    const char *dir = g_dir;
     const char *models[] = {"steer", "heading"};
     for (int m = 0; m < 2; m++) {
         const char *backends[] = {"cpu", "cuda"};
@@ -388,7 +480,7 @@ static void test_run_backend(void **state)
             char cmd[1024];
             snprintf(cmd, sizeof cmd,
                      "%s run --headless --model %s --count 3000 --frames 30 --size 320x180 "
-                     "--threads 2 --backend %s --out %s/%s_%s > %s/%s_%s.txt 2>&1",
+                     "--threads 2 --hud off --backend %s --out %s/%s_%s > %s/%s_%s.txt 2>&1",
                      exe, models[m], backends[b], dir, models[m], backends[b], dir, models[m],
                      backends[b]);
             if (system(cmd) != 0)
@@ -414,7 +506,8 @@ static void test_run_backend(void **state)
             char cmd[1024];
             snprintf(cmd, sizeof cmd,
                      "%s run --headless --scene %s/assets/scenes/%s.ini --count 3000 --frames 30 "
-                     "--size 320x180 --threads 2 --backend %s --out %s/%s_%s > %s/%s_%s.txt 2>&1",
+                     "--size 320x180 --threads 2 --hud off --backend %s --out %s/%s_%s > "
+                     "%s/%s_%s.txt 2>&1",
                      exe, SHOAL_SOURCE_ROOT, scenes[k], backends[b], dir, scenes[k], backends[b],
                      dir, scenes[k], backends[b]);
             if (system(cmd) != 0)
@@ -431,9 +524,7 @@ static void test_run_backend(void **state)
                same);
         assert_int_equal(same, 30);
     }
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(cli_teardown(), 0);
 }
 
 int main(void)
@@ -449,7 +540,7 @@ int main(void)
         cmocka_unit_test(test_uniform_box),  cmocka_unit_test(test_brute_and_spheres),
         cmocka_unit_test(test_scenes),       cmocka_unit_test(test_mesh_predators_every_model),
         cmocka_unit_test(test_fault),        cmocka_unit_test(test_atomic_order_runs),
-        cmocka_unit_test(test_run_backend),
+        cmocka_unit_test(test_run_backend),  cmocka_unit_test(test_verify_gpu_orders),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

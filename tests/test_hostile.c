@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The faults of the hostile trial of 2026-11-25 (../shared/trials/hostile-2026-11-25.md) that
+/* The faults of the hostile trial of 2026-11-25 (issue 33 lists them) that
  * are not MPI's, one test each (named after the fault), driving the real program
  * ($SHOAL_EXE) as the trial did: two sweeps in one directory, a --resume during a live sweep,
  * an edited scene mesh, damaged member files, a reused --out-dir, signals to a sweep and its

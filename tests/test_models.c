@@ -9,7 +9,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "core/rng.h"
 #include "shoal/shoal.h"
+#include "sim/models.h"
+#include "sim/sim_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -583,13 +586,114 @@ static void test_reference_cases(void **state)
     }
 }
 
+/* The model table (sim/models.h) has every model, complete: each shoal_model has its entry,
+ * whose parameters are well formed, whose keys name its own parameters, whose functions
+ * answer, and whose scene file ships. A model added to the enum and missed in any of
+ * these fails here (the per-backend code built from SIM_MODELS fails to compile). */
+static void test_model_table(void **state)
+{
+    (void)state;
+#define ONE(id, name) +1
+    assert_int_equal(0 SIM_MODELS(ONE), SHOAL_MODEL_COUNT);
+#undef ONE
+    int listed[SHOAL_MODEL_COUNT] = {0};
+#define MARK(id, name)                                                                             \
+    listed[id]++;                                                                                  \
+    assert_string_equal(shoal_model_name(id), #name);
+    SIM_MODELS(MARK)
+#undef MARK
+    static const char *const units[] = {"units",        "units/s", "units/step", "units/s^2",
+                                        "units/step/s", "units^2", "rad",        "s",
+                                        "1/s",          "count",   "-"};
+    assert_true(SHOAL_MODEL_COUNT <= 9); /* the window's keys 1-9 pick the models */
+    assert_null(shoal_model_get_info(SHOAL_MODEL_COUNT));
+    assert_null(sim_model_of(SHOAL_MODEL_COUNT));
+    for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
+        assert_int_equal(listed[m], 1);
+        const sim_model *e = sim_model_of((shoal_model)m);
+        assert_non_null(e);
+        const shoal_model_info *mi = shoal_model_get_info((shoal_model)m);
+        assert_ptr_equal(mi, &e->info);
+        assert_int_equal(mi->model, m);
+        shoal_model parsed;
+        assert_int_equal(shoal_model_parse(mi->name, &parsed, NULL), SHOAL_OK);
+        assert_int_equal(parsed, m);
+        assert_true(mi->origin && strlen(mi->origin) > 0);
+        assert_true(mi->default_count > 0);
+        assert_int_equal(shoal_model_default_count((shoal_model)m), mi->default_count);
+        size_t n;
+        assert_ptr_equal(shoal_params_list((shoal_model)m, &n), mi->params);
+        assert_int_equal(n, mi->param_count);
+        assert_true(n > 0);
+        shoal_params q;
+        shoal_params_default((shoal_model)m, &q);
+        for (size_t i = 0; i < n; i++) {
+            const shoal_param_info *p = &mi->params[i];
+            assert_true(p->name && p->help && p->unit && *p->help);
+            int known = 0;
+            for (size_t u = 0; u < sizeof units / sizeof units[0]; u++)
+                known |= strcmp(p->unit, units[u]) == 0;
+            if (!known)
+                fail_msg("%s.%s: unit '%s' is none of the table's", mi->name, p->name, p->unit);
+            assert_true(p->min <= p->default_value && p->default_value <= p->max);
+            for (size_t j = 0; j < i; j++)
+                if (strcmp(mi->params[j].name, p->name) == 0)
+                    fail_msg("%s: parameter %s listed twice", mi->name, p->name);
+        }
+        /* the window's keys name parameters of this model, each once */
+        assert_true(mi->live_count > 0);
+        for (size_t k = 0; k < mi->live_count; k++) {
+            int found = 0;
+            for (size_t i = 0; i < n; i++)
+                found += strcmp(mi->params[i].name, mi->live_params[k]) == 0;
+            if (found != 1)
+                fail_msg("%s: the window key parameter '%s' is not one of its parameters", mi->name,
+                         mi->live_params[k]);
+            for (size_t j = 0; j < k; j++)
+                assert_string_not_equal(mi->live_params[j], mi->live_params[k]);
+        }
+        /* the functions answer at the defaults */
+        assert_non_null(e->radius);
+        assert_non_null(e->bounds);
+        assert_non_null(e->start);
+        assert_non_null(e->consts);
+        assert_true(e->radius(&q) > 0);
+        assert_float_equal(shoal_params_interaction_radius((shoal_model)m, &q), e->radius(&q), 0);
+        float lo[3], hi[3];
+        e->bounds(&q, lo, hi);
+        for (int c = 0; c < 3; c++)
+            assert_true(lo[c] < hi[c]);
+        rng r = rng_stream(1, 2);
+        float row[6];
+        e->start(&q, &r, row);
+        for (int c = 0; c < 6; c++)
+            assert_true(isfinite(row[c]));
+        assert_int_equal(shoal_params_validate((shoal_model)m, &q, NULL), SHOAL_OK);
+        /* scale_geometry's lengths are parameters of this model */
+        for (size_t k = 0; k < sizeof e->lengths / sizeof e->lengths[0] && e->lengths[k]; k++) {
+            int found = 0;
+            for (size_t i = 0; i < n; i++)
+                found |= mi->params[i].offset == e->lengths[k];
+            assert_true(found);
+        }
+        /* its scene file ships (the window's key, `shoal run --model`) */
+        char path[1024];
+        snprintf(path, sizeof path, "%s/assets/scenes/%s.ini", SHOAL_SOURCE_ROOT, mi->name);
+        shoal_scene sc;
+        shoal_error e2;
+        if (shoal_scene_load(path, &sc, &e2))
+            fail_msg("%s", e2.message);
+        assert_int_equal(sc.desc.model, m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_steer_literal),      cmocka_unit_test(test_classic_literal),
         cmocka_unit_test(test_classic_weight_sum), cmocka_unit_test(test_classic_start),
         cmocka_unit_test(test_fov_start),          cmocka_unit_test(test_far_boids_pulled_back),
-        cmocka_unit_test(test_reference_cases),
+        cmocka_unit_test(test_reference_cases),    cmocka_unit_test(test_model_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

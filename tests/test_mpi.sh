@@ -349,17 +349,19 @@ fi
 # composited on rank 0: the frames are the one-process frames, for the default scene
 # (camera framed from the gathered state), predators chasing the nearest fish and the
 # school's centre, an obstacle mesh with its overlay, heading targets in id mode without LOD
+# (--hud off: the HUD shows timings and rank 0's own numbers)
 for opts in "--count 3000" "--scene $SC/steer_predator.ini --count 3000" \
   "--scene $SC/steer_predator.ini --count 2000 --set predator_chase=1" \
   "--scene $SC/steer_rock_mesh.ini --count 3000 --steps-per-frame 2" \
   "--scene $SC/heading_targets.ini --count 2000 --shade id --lod off"; do
   rm -rf run1 run2 run3
   # shellcheck disable=SC2086
-  "$S" run --headless --frames 3 --size 200x120 --out run1 $opts >/dev/null 2>&1 ||
+  "$S" run --headless --frames 3 --size 200x120 --hud off --out run1 $opts >/dev/null 2>&1 ||
     fail "run ($opts): one process failed"
   for r in $RUN_RANKS; do
     # shellcheck disable=SC2086
-    if ! mpi "$r" run --headless --frames 3 --size 200x120 --out "run$r" $opts >run.out 2>run.err; then
+    if ! mpi "$r" run --headless --frames 3 --size 200x120 --hud off --out "run$r" $opts \
+      >run.out 2>run.err; then
       fail "run ($opts): $r ranks failed: $(tail -3 run.err)"
     elif [ "$(ls "run$r" | wc -l)" != 3 ]; then
       fail "run ($opts): $r ranks wrote $(ls "run$r" | wc -l) frames, not 3"

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "shoal/io.h"
+#include "tests/cli_harness.h"
 #include "tests/scenes.h"
 
 #include <dirent.h>
@@ -42,17 +43,6 @@
 #ifndef TEST_SANITIZER_SHADOW
 #define TEST_SANITIZER_SHADOW 0
 #endif
-
-static char g_dir[256];
-
-static char *path_in_dir(const char *name)
-{
-    static char buf[4][4096];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
-    return buf[k];
-}
 
 static uint32_t float_bits(float f)
 {
@@ -96,7 +86,7 @@ static int dir_count(const char *dir, const char *part)
     return n;
 }
 
-static unsigned char *read_all(const char *path, size_t *size)
+static unsigned char *read_bytes(const char *path, size_t *size)
 {
     FILE *f = fopen(path, "rb");
     assert_non_null(f);
@@ -295,12 +285,12 @@ static void expect_input(const image *im, const char *w1, const char *w2)
 static void roundtrip(const float *rows, size_t count, const char *name)
 {
     shoal_error e = {0};
-    const char *path = path_in_dir(name);
-    if (shoal_io_npy_write(path, rows, count, &e) != SHOAL_OK)
+    const char *file = path(name);
+    if (shoal_io_npy_write(file, rows, count, &e) != SHOAL_OK)
         fail_msg("write: %s", e.message);
     float *back = NULL;
     size_t n = 0;
-    if (shoal_io_npy_read(path, &back, &n, &e) != SHOAL_OK)
+    if (shoal_io_npy_read(file, &back, &n, &e) != SHOAL_OK)
         fail_msg("read: %s", e.message);
     assert_int_equal(n, count);
     assert_memory_equal(back, rows, count * 6 * sizeof(float)); /* bits, NaN payloads too */
@@ -323,7 +313,7 @@ static void test_roundtrip_special_values(void **state)
      * padding and ours both end the 128-byte preamble, so only the spaces differ in count,
      * and the dict is followed by spaces up to the same '\n'. */
     size_t size;
-    unsigned char *data = read_all(path_in_dir("special.npy"), &size);
+    unsigned char *data = read_bytes(path("special.npy"), &size);
     assert_int_equal(size, 128 + sizeof rows);
     const char dict[] = "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 6), }";
     assert_memory_equal(data, "\x93NUMPY\x01\x00\x76\x00", 10);
@@ -347,7 +337,7 @@ static void test_roundtrip_large(void **state)
         rows[i] = bits_float(rng_next()); /* every bit pattern class, NaNs included */
     roundtrip(rows, count, "large.npy");
     struct stat st;
-    assert_int_equal(stat(path_in_dir("large.npy"), &st), 0);
+    assert_int_equal(stat(path("large.npy"), &st), 0);
     assert_int_equal((size_t)st.st_size, 128 + count * 24);
     free(rows);
 
@@ -862,7 +852,7 @@ static void test_read_errors(void **state)
     float *rows = &sentinel;
     size_t n = 7;
     shoal_error e = {0};
-    const char *missing = path_in_dir("no-such-file.npy");
+    const char *missing = path("no-such-file.npy");
     assert_int_equal(shoal_io_npy_read(missing, &rows, &n, &e), SHOAL_ERR_IO);
     assert_non_null(strstr(e.message, missing));
     assert_non_null(strstr(e.message, strerror(ENOENT)));
@@ -874,19 +864,19 @@ static void test_read_errors(void **state)
     assert_non_null(strstr(e.message, strerror(EISDIR)));
 
     /* A bad file through the reader: the message names the path. */
-    const char *text = path_in_dir("text.npy");
+    const char *text = path("text.npy");
     write_all(text, "a,b,c\n1,2,3\n", 12);
     assert_int_equal(shoal_io_npy_read(text, &rows, &n, &e), SHOAL_ERR_INPUT);
     assert_non_null(strstr(e.message, text));
     assert_non_null(strstr(e.message, "bad magic"));
 
-    const char *empty = path_in_dir("empty.npy");
+    const char *empty = path("empty.npy");
     write_all(empty, "", 0);
     assert_int_equal(shoal_io_npy_read(empty, &rows, &n, &e), SHOAL_ERR_INPUT);
     assert_non_null(strstr(e.message, "truncated"));
 
     /* A file NumPy wrote, read from disk, and one with a byte appended. */
-    const char *good = path_in_dir("numpy_f8_v2.npy");
+    const char *good = path("numpy_f8_v2.npy");
     write_all(good, numpy_f8_v2, sizeof numpy_f8_v2);
     assert_int_equal(shoal_io_npy_read(good, &rows, &n, &e), SHOAL_OK);
     assert_int_equal(n, 2);
@@ -951,14 +941,14 @@ static void test_atomic_missing_directory(void **state)
 {
     (void)state;
     int before = dir_count(g_dir, NULL);
-    const char *target = path_in_dir("no-such-dir/out.npy");
+    const char *target = path("no-such-dir/out.npy");
     shoal_error e = {0};
     assert_int_equal(shoal_io_npy_write(target, ROW, 1, &e), SHOAL_ERR_IO);
     assert_non_null(strstr(e.message, target));
     assert_non_null(strstr(e.message, strerror(ENOENT)));
     assert_null(strchr(e.message, '\n'));
     struct stat st;
-    assert_int_not_equal(stat(path_in_dir("no-such-dir"), &st), 0);
+    assert_int_not_equal(stat(path("no-such-dir"), &st), 0);
     assert_int_equal(dir_count(g_dir, NULL), before);
 
     shoal_atomic_file af;
@@ -970,11 +960,11 @@ static void test_atomic_missing_directory(void **state)
 static void test_atomic_abort_keeps_previous(void **state)
 {
     (void)state;
-    const char *target = path_in_dir("keep.npy");
+    const char *target = path("keep.npy");
     shoal_error e = {0};
     assert_int_equal(shoal_io_npy_write(target, ROW, 1, &e), SHOAL_OK);
     size_t size_before, size_after;
-    unsigned char *before = read_all(target, &size_before);
+    unsigned char *before = read_bytes(target, &size_before);
 
     shoal_atomic_file af;
     assert_int_equal(shoal_io_atomic_open(&af, target, &e), SHOAL_OK);
@@ -996,7 +986,7 @@ static void test_atomic_abort_keeps_previous(void **state)
     assert_null(af.file);
     shoal_io_atomic_abort(&af); /* twice is harmless */
 
-    unsigned char *after = read_all(target, &size_after);
+    unsigned char *after = read_bytes(target, &size_after);
     assert_int_equal(size_after, size_before);
     assert_memory_equal(after, before, size_before);
     assert_int_equal(dir_count(g_dir, ".tmp."), 0);
@@ -1005,7 +995,7 @@ static void test_atomic_abort_keeps_previous(void **state)
 
     /* A target that is a directory is refused before anything is written: the directory
      * untouched and no temporary left. */
-    const char *dir_target = path_in_dir("a-directory");
+    const char *dir_target = path("a-directory");
     assert_int_equal(mkdir(dir_target, 0755), 0);
     assert_int_equal(shoal_io_npy_write(dir_target, ROW, 1, &e), SHOAL_ERR_IO);
     assert_non_null(strstr(e.message, dir_target));
@@ -1016,13 +1006,13 @@ static void test_atomic_abort_keeps_previous(void **state)
     assert_int_equal(rmdir(dir_target), 0);
 
     /* Nothing to write: refused before any file exists. */
-    const char *none = path_in_dir("none.npy");
+    const char *none = path("none.npy");
     assert_int_equal(shoal_io_npy_write(none, ROW, 0, &e), SHOAL_ERR_INPUT);
     assert_int_equal(shoal_io_npy_write(none, NULL, 3, &e), SHOAL_ERR_INPUT);
     assert_int_not_equal(stat(none, &st), 0);
 
     /* Not a file name. */
-    assert_int_equal(shoal_io_npy_write(path_in_dir(""), ROW, 1, &e), SHOAL_ERR_IO);
+    assert_int_equal(shoal_io_npy_write(path(""), ROW, 1, &e), SHOAL_ERR_IO);
     assert_non_null(strstr(e.message, "not a file name"));
     assert_int_equal(shoal_io_npy_write("", ROW, 1, &e), SHOAL_ERR_IO);
     assert_int_equal(dir_count(g_dir, ".tmp."), 0);
@@ -1034,7 +1024,7 @@ static void test_atomic_success_leaves_no_temporary(void **state)
     (void)state;
     shoal_error e = {0};
     int before = dir_count(g_dir, NULL);
-    const char *target = path_in_dir("fresh.npy");
+    const char *target = path("fresh.npy");
     mode_t old_mask = umask(022);
     assert_int_equal(shoal_io_npy_write(target, ROW, 1, &e), SHOAL_OK);
     struct stat st;
@@ -1060,14 +1050,14 @@ static void test_atomic_success_leaves_no_temporary(void **state)
 
     /* The atomic writer on its own. */
     shoal_atomic_file af;
-    const char *text = path_in_dir("hello.txt");
+    const char *text = path("hello.txt");
     assert_int_equal(shoal_io_atomic_open(&af, text, &e), SHOAL_OK);
     assert_true(fputs("hello\n", af.file) >= 0);
     assert_int_equal(shoal_io_atomic_commit(&af, &e), SHOAL_OK);
     assert_null(af.file);
     shoal_io_atomic_abort(&af); /* after a commit: nothing to do, the file stays */
     size_t size;
-    unsigned char *data = read_all(text, &size);
+    unsigned char *data = read_bytes(text, &size);
     assert_int_equal(size, 6);
     assert_memory_equal(data, "hello\n", 6);
     free(data);
@@ -1080,20 +1070,20 @@ static void test_atomic_success_leaves_no_temporary(void **state)
     assert_int_equal(chdir(g_dir), 0);
     assert_int_equal(shoal_io_npy_write("relative.npy", ROW, 1, &e), SHOAL_OK);
     assert_int_equal(chdir(cwd), 0);
-    assert_int_equal(stat(path_in_dir("relative.npy"), &st), 0);
+    assert_int_equal(stat(path("relative.npy"), &st), 0);
 
     /* A name near NAME_MAX still gets a temporary (its name is shortened). */
     char name[256];
     memset(name, 'a', 250);
     memcpy(name + 250, ".npy", 5);
-    assert_int_equal(shoal_io_npy_write(path_in_dir(name), ROW, 1, &e), SHOAL_OK);
-    assert_int_equal(stat(path_in_dir(name), &st), 0);
+    assert_int_equal(shoal_io_npy_write(path(name), ROW, 1, &e), SHOAL_OK);
+    assert_int_equal(stat(path(name), &st), 0);
     assert_int_equal(dir_count(g_dir, ".tmp."), 0);
 
     unlink(target);
     unlink(text);
-    unlink(path_in_dir("relative.npy"));
-    unlink(path_in_dir(name));
+    unlink(path("relative.npy"));
+    unlink(path(name));
 }
 
 /* ---- NumPy itself, when a python3 here has it ---------------------------------------------- */
@@ -1137,8 +1127,8 @@ static void numpy_reads_ours(const char *python)
     rows[0] = -0.0f;
     rows[1] = FLT_TRUE_MIN;
     shoal_error e = {0};
-    const char *path = path_in_dir("for_numpy.npy");
-    assert_int_equal(shoal_io_npy_write(path, rows, count, &e), SHOAL_OK);
+    const char *file = path("for_numpy.npy");
+    assert_int_equal(shoal_io_npy_write(file, rows, count, &e), SHOAL_OK);
 
     const char *script =
         "import sys, numpy as np\n"
@@ -1148,7 +1138,7 @@ static void numpy_reads_ours(const char *python)
         "assert a.flags[\"C_CONTIGUOUS\"]\n"
         "sys.stdout.write(\" \".join(\"%08x\" % v for v in a.view(\"<u4\").ravel().tolist()))\n";
     char args[4200];
-    snprintf(args, sizeof args, "%s %zu", path, count);
+    snprintf(args, sizeof args, "%s %zu", file, count);
     size_t size = count * 6 * 9 + 64;
     char *out = malloc(size);
     assert_non_null(out);
@@ -1168,7 +1158,7 @@ static void numpy_reads_ours(const char *python)
     }
     free(out);
     free(rows);
-    unlink(path);
+    unlink(file);
 }
 
 static void we_read_numpys(const char *python)
@@ -1201,7 +1191,7 @@ static void we_read_numpys(const char *python)
         float *rows;
         size_t n;
         shoal_error e = {0};
-        if (shoal_io_npy_read(path_in_dir(good[k]), &rows, &n, &e) != SHOAL_OK)
+        if (shoal_io_npy_read(path(good[k]), &rows, &n, &e) != SHOAL_OK)
             fail_msg("%s: %s", good[k], e.message);
         assert_int_equal(n, count);
         for (size_t i = 0; i < count * 6; i++) {
@@ -1211,7 +1201,7 @@ static void we_read_numpys(const char *python)
                          (double)want);
         }
         free(rows);
-        unlink(path_in_dir(good[k]));
+        unlink(path(good[k]));
     }
     static const struct {
         const char *name, *word;
@@ -1226,11 +1216,10 @@ static void we_read_numpys(const char *python)
         float *rows;
         size_t n;
         shoal_error e = {0};
-        assert_int_equal(shoal_io_npy_read(path_in_dir(bad[k].name), &rows, &n, &e),
-                         SHOAL_ERR_INPUT);
+        assert_int_equal(shoal_io_npy_read(path(bad[k].name), &rows, &n, &e), SHOAL_ERR_INPUT);
         if (!strstr(e.message, bad[k].word))
             fail_msg("%s: '%s' lacks '%s'", bad[k].name, e.message, bad[k].word);
-        unlink(path_in_dir(bad[k].name));
+        unlink(path(bad[k].name));
     }
 }
 
@@ -1262,16 +1251,13 @@ static void test_numpy_interop(void **state)
 static int group_setup(void **state)
 {
     (void)state;
-    snprintf(g_dir, sizeof g_dir, "/tmp/shoal-npy-XXXXXX");
-    return mkdtemp(g_dir) ? 0 : -1;
+    return cli_setup("npy");
 }
 
 static int group_teardown(void **state)
 {
     (void)state;
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return cli_teardown();
 }
 
 int main(void)

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* The OBJ loader (src/io/obj.c): the forms it accepts, every error it must report (naming the
- * line), and the shipped fish meshes: closed, outward, about the size the contract says. */
+ * line), and the shipped fish meshes: closed, outward, about the size the contract says;
+ * the asset search (src/io/asset.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "shoal/render.h"
+#include "shoal/io.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -187,15 +188,56 @@ static void test_fish_assets(void **state)
     assert_true(m.triangle_count >= 12 && m.triangle_count <= 24);
     check_closed_outward(&m, "fish_lod1.obj");
     shoal_mesh_free(&m);
+    assert_int_equal(shoal_mesh_load(SHOAL_SOURCE_ROOT "/assets/fish_lod2.obj", &m, &e), SHOAL_OK);
+    assert_true(m.triangle_count <= 12); /* a handful */
+    check_closed_outward(&m, "fish_lod2.obj");
+    shoal_mesh_free(&m);
+}
+
+/* Assets are found where $SHOAL_ASSETS says first; a name found nowhere is 0 (out = name)
+ * and a load of it SHOAL_ERR_IO naming it. */
+static void test_asset_search(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/shoal-test-assets-XXXXXX", out[4096], cmd[8192];
+    assert_non_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "cp %s/assets/fish_lod1.obj %s/fish.obj", SHOAL_SOURCE_ROOT, dir);
+    assert_int_equal(system(cmd), 0);
+    const char *old = getenv("SHOAL_ASSETS");
+    char *keep = old ? strdup(old) : NULL;
+    setenv("SHOAL_ASSETS", dir, 1);
+    assert_int_equal(shoal_io_asset_path("fish.obj", out, sizeof out), 1);
+    snprintf(cmd, sizeof cmd, "%s/fish.obj", dir);
+    assert_string_equal(out, cmd);
+    shoal_mesh m;
+    shoal_error e;
+    assert_int_equal(shoal_mesh_load_asset("fish.obj", &m, &e), SHOAL_OK);
+    assert_int_equal(m.triangle_count, 20); /* the copy in $SHOAL_ASSETS, not assets/fish.obj */
+    shoal_mesh_free(&m);
+    assert_int_equal(shoal_io_asset_path("no_such_asset.obj", out, sizeof out), 0);
+    assert_string_equal(out, "no_such_asset.obj");
+    assert_int_equal(shoal_mesh_load_asset("no_such_asset.obj", &m, &e), SHOAL_ERR_IO);
+    assert_non_null(strstr(e.message, "no_such_asset.obj: not found"));
+    assert_int_equal(m.vertex_count, 0);
+    if (keep)
+        setenv("SHOAL_ASSETS", keep, 1);
+    else
+        unsetenv("SHOAL_ASSETS");
+    free(keep);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+    /* without $SHOAL_ASSETS the source tree's (or the installed) fish is found */
+    assert_int_equal(shoal_mesh_load_asset("fish.obj", &m, &e), SHOAL_OK);
+    assert_true(m.triangle_count >= 80);
+    shoal_mesh_free(&m);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_forms),
-        cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_garbage),
-        cmocka_unit_test(test_fish_assets),
+        cmocka_unit_test(test_forms),        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_garbage),      cmocka_unit_test(test_fish_assets),
+        cmocka_unit_test(test_asset_search),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -133,6 +133,50 @@ static void test_param_errors(void **state)
     assert_non_null(strstr(e.message, "t0"));
 }
 
+/* An unknown name is told every valid one, whole: no message is cut mid-list (the error
+ * record holds 511 bytes); a vector is listed once by its NAME (--set NAME=x,y,z); a bad
+ * name too long for the list to fit ends the list at a whole name with how many more. */
+static void test_unknown_lists_every_name(void **state)
+{
+    (void)state;
+    for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
+        shoal_params p;
+        shoal_error e;
+        shoal_params_default((shoal_model)m, &p);
+        assert_int_equal(shoal_params_set((shoal_model)m, &p, "no_such", "1", &e), SHOAL_ERR_INPUT);
+        const char *k = strstr(e.message, "(known: ");
+        assert_non_null(k);
+        const char *end = strstr(e.message, "; shoal params --model ");
+        assert_non_null(end);
+        assert_true(strlen(e.message) < sizeof e.message - 1);
+        assert_string_equal(e.message + strlen(e.message) - strlen(" explains them)"),
+                            " explains them)");
+        /* every listed word is a name (or a vector's NAME) and every name is listed */
+        char listed[512];
+        snprintf(listed, sizeof listed, " %.*s ", (int)(end - (k + 8)), k + 8);
+        size_t n;
+        const shoal_param_info *list = shoal_params_list((shoal_model)m, &n);
+        for (size_t i = 0; i < n; i++) {
+            char word[80];
+            size_t len = strlen(list[i].name);
+            int comp = len > 2 && list[i].name[len - 2] == '_' &&
+                       strchr("xyz", list[i].name[len - 1]) != NULL;
+            snprintf(word, sizeof word, " %.*s ", (int)(comp ? len - 2 : len), list[i].name);
+            if (!strstr(listed, word))
+                fail_msg("%s: '%s' missing from: %s", shoal_model_name((shoal_model)m),
+                         list[i].name, e.message);
+        }
+        assert_null(strstr(listed, " more "));
+        /* a 300-byte name: the message still ends whole */
+        char longname[301];
+        memset(longname, 'q', 300);
+        longname[300] = 0;
+        assert_int_equal(shoal_params_set((shoal_model)m, &p, longname, "1", &e), SHOAL_ERR_INPUT);
+        assert_true(strlen(e.message) < sizeof e.message - 1);
+        assert_string_equal(e.message + strlen(e.message) - 1, ")");
+    }
+}
+
 static void test_shipped_scenes(void **state)
 {
     (void)state;
@@ -263,8 +307,11 @@ static void test_scene_unknown_keys(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_param_settable), cmocka_unit_test(test_param_errors),
-        cmocka_unit_test(test_shipped_scenes),       cmocka_unit_test(test_scene_parse),
+        cmocka_unit_test(test_every_param_settable),
+        cmocka_unit_test(test_param_errors),
+        cmocka_unit_test(test_unknown_lists_every_name),
+        cmocka_unit_test(test_shipped_scenes),
+        cmocka_unit_test(test_scene_parse),
         cmocka_unit_test(test_scene_unknown_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

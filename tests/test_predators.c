@@ -12,6 +12,7 @@
 
 #include "shoal/render.h"
 #include "shoal/shoal.h"
+#include "tests/cli_harness.h"
 #include "tests/scenes.h"
 
 #include <math.h>
@@ -202,10 +203,8 @@ static void test_determinism(void **state)
         float *out = malloc(n * 6 * sizeof(float));
         uint64_t h0 = run_hash((shoal_model)m, rows, n, 1, SHOAL_ISA_SCALAR, &rock, out);
         for (size_t i = 0; i < 3; i++) {
-            if (!shoal_isa_supported(isas[i])) {
-                test_skip_part("%s: not supported on this CPU", shoal_isa_name(isas[i]));
+            if (test_isa_skip(isas[i]))
                 continue;
-            }
             for (size_t t = 0; t < 3; t++) {
                 uint64_t h = run_hash((shoal_model)m, rows, n, threads[t], isas[i], &rock, out);
                 if (h != h0)
@@ -238,84 +237,45 @@ static void test_params(void **state)
 
 /* ---- the command line ---------------------------------------------------------------- */
 
-static char g_dir[64];
-
-static int sh(const char *cmd, char *err, size_t err_size)
+/* `shoal ARGS` must fail with exit 2 and one line naming `substr`. */
+static void expect_fail(const char *args, const char *substr)
 {
-    char full[4096];
-    snprintf(full, sizeof full, "cd %s && %s > out.txt 2> err.txt < /dev/null", g_dir, cmd);
-    int rc = system(full);
-    char p[128];
-    snprintf(p, sizeof p, "%s/err.txt", g_dir);
-    FILE *f = fopen(p, "r");
-    err[0] = 0;
-    if (f) {
-        size_t n = fread(err, 1, err_size - 1, f);
-        err[n] = 0;
-        fclose(f);
-    }
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
-}
-
-static void write_file(const char *name, const char *text)
-{
-    char p[128];
-    snprintf(p, sizeof p, "%s/%s", g_dir, name);
-    FILE *f = fopen(p, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-static void expect_fail(const char *cmd, const char *substr)
-{
-    char err[4096];
-    int rc = sh(cmd, err, sizeof err);
-    if (rc != 2 || !strstr(err, substr))
-        fail_msg("'%s': exit %d, stderr '%s' (expected 2 and '%s')", cmd, rc, err, substr);
+    int rc = run("%s", args);
+    if (rc != 2 || !strstr(g_err, substr))
+        fail_msg("'%s': exit %d, stderr '%s' (expected 2 and '%s')", args, rc, g_err, substr);
     /* one line */
-    char *nl = strchr(err, '\n');
+    char *nl = strchr(g_err, '\n');
     assert_true(nl == NULL || nl[1] == 0);
 }
 
 static void test_cli_errors(void **state)
 {
     (void)state;
-    const char *exe = getenv("SHOAL_EXE");
-    if (!exe)
-        exe = SHOAL_BUILD_ROOT "/src/app/shoal";
-    snprintf(g_dir, sizeof g_dir, "/tmp/shoal-pred-XXXXXX");
-    assert_non_null(mkdtemp(g_dir));
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s init --model steer --count 200 --out s.npy", exe);
-    char err[4096];
-    assert_int_equal(sh(cmd, err, sizeof err), 0);
-    write_file("missing.ini", "[scene]\nmodel = steer\n[mesh rock]\nfile = nothere.obj\n");
-    snprintf(cmd, sizeof cmd, "%s step --scene missing.ini --in s.npy --out o.npy", exe);
-    expect_fail(cmd, "nothere.obj");
-    write_file("nan.ini",
+    assert_int_equal(cli_setup("pred"), 0);
+    assert_int_equal(run("init --model steer --count 200 --out s.npy"), 0);
+    write_text("missing.ini", "[scene]\nmodel = steer\n[mesh rock]\nfile = nothere.obj\n");
+    expect_fail("step --scene missing.ini --in s.npy --out o.npy", "nothere.obj");
+    write_text("nan.ini",
                "[scene]\nmodel = steer\n[mesh rock]\nfile = r.obj\nrotation = 0,nan,0\n");
-    snprintf(cmd, sizeof cmd, "%s step --scene nan.ini --in s.npy --out o.npy", exe);
-    expect_fail(cmd, "rotation");
-    snprintf(cmd, sizeof cmd, "%s step --in s.npy --out o.npy --set predator_count=65", exe);
-    expect_fail(cmd, "predator_count");
-    write_file("flat.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
-    write_file("flat.ini", "[scene]\nmodel = steer\n[mesh f]\nfile = flat.obj\n"
+    expect_fail("step --scene nan.ini --in s.npy --out o.npy", "rotation");
+    expect_fail("step --in s.npy --out o.npy --set predator_count=65", "predator_count");
+    write_text("flat.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
+    write_text("flat.ini", "[scene]\nmodel = steer\n[mesh f]\nfile = flat.obj\n"
                            "[params]\navoid_force = 3\n");
     /* an OBJ without normals: computed from the faces, the run goes on */
-    snprintf(cmd, sizeof cmd, "%s step --scene flat.ini --in s.npy --out o.npy --steps 3", exe);
-    assert_int_equal(sh(cmd, err, sizeof err), 0);
+    assert_int_equal(run("step --scene flat.ini --in s.npy --out o.npy --steps 3"), 0);
     /* (the CUDA backend runs meshes and predators too: test_gpu checks their parity) */
-    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(cli_teardown(), 0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    const struct CMUnitTest tests[] = {
+    struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chase_nearest),  cmocka_unit_test(test_chase_centre),
         cmocka_unit_test(test_flee_direction), cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_params),         cmocka_unit_test(test_cli_errors),
     };
-    return test_exit(cmocka_run_group_tests(tests, NULL, NULL));
+    static const char *const isa_tests[] = {"test_determinism", NULL}; /* tests/scenes.h */
+    size_t n = test_isa_args(argc, argv, tests, sizeof tests / sizeof tests[0], isa_tests);
+    return test_exit(_cmocka_run_group_tests("test_predators", tests, n, NULL, NULL));
 }

@@ -201,28 +201,28 @@ static const prof_summary *find_summary(const prof_summary *s, int n, const char
 static void test_stats_synthetic(void **state)
 {
     (void)state;
-    prof_set_flags(PROF_STATS);
-    prof_reset();
-    int a = prof_stage("test", "a"), b = prof_stage("test", "b");
+    prof *p;
+    assert_int_equal(prof_create(&p, NULL), SHOAL_OK);
+    int a = prof_stage(p, "test", "a"), b = prof_stage(p, "test", "b");
     assert_true(a >= PROF_DYNAMIC_BASE);
-    assert_int_equal(prof_stage("test", "a"), a); /* same name, same id */
+    assert_int_equal(prof_stage(p, "test", "a"), a); /* same name, same id */
     assert_int_not_equal(a, b);
     /* a: 5, 1, 3, 2, 4 ms -> median 3, max 5, min 1, mean 3, MAD 1 */
     const uint64_t ms = 1000000;
     uint64_t calls[] = {5 * ms, 1 * ms, 3 * ms, 2 * ms, 4 * ms};
     for (int i = 0; i < 5; i++)
-        prof_stage_call(a, calls[i]);
+        prof_stage_call(p, a, calls[i]);
     /* b: an even count: 1, 2, 10, 20 -> median 6 */
     uint64_t callsb[] = {10 * ms, 1 * ms, 20 * ms, 2 * ms};
     for (int i = 0; i < 4; i++)
-        prof_stage_call(b, callsb[i]);
+        prof_stage_call(p, b, callsb[i]);
     /* busy: thread 0 does 10 ms of a, thread 1 6 ms, thread 2 8 ms */
-    prof_stage_busy(a, 0, 10 * ms);
-    prof_stage_busy(a, 1, 4 * ms);
-    prof_stage_busy(a, 1, 2 * ms);
-    prof_stage_busy(a, 2, 8 * ms);
+    prof_stage_busy(p, a, 0, 10 * ms);
+    prof_stage_busy(p, a, 1, 4 * ms);
+    prof_stage_busy(p, a, 1, 2 * ms);
+    prof_stage_busy(p, a, 2, 8 * ms);
     prof_summary s[PROF_MAX_STAGES];
-    int n = prof_summaries(s, PROF_MAX_STAGES);
+    int n = prof_summaries(p, s, PROF_MAX_STAGES);
     const prof_summary *sa = find_summary(s, n, "a"), *sb = find_summary(s, n, "b");
     assert_non_null(sa);
     assert_non_null(sb);
@@ -241,10 +241,10 @@ static void test_stats_synthetic(void **state)
     assert_float_equal(sb->max_ms, 20.0, 1e-9);
 
     /* past the ring: count, total and max cover every call; the median the last PROF_RING */
-    prof_reset();
+    prof_reset(p);
     for (int i = 0; i < PROF_RING + 100; i++)
-        prof_stage_call(a, i < 100 ? 1000 * ms : 2 * ms);
-    n = prof_summaries(s, PROF_MAX_STAGES);
+        prof_stage_call(p, a, i < 100 ? 1000 * ms : 2 * ms);
+    n = prof_summaries(p, s, PROF_MAX_STAGES);
     sa = find_summary(s, n, "a");
     assert_non_null(sa);
     assert_int_equal(sa->calls, PROF_RING + 100);
@@ -255,7 +255,7 @@ static void test_stats_synthetic(void **state)
 
     /* the printer shows median and max columns */
     FILE *f = fopen(path("print.txt"), "w+");
-    prof_print(f, "title", 1);
+    prof_print(p, f, "title", 1);
     rewind(f);
     char buf[4096];
     size_t len = fread(buf, 1, sizeof buf - 1, f);
@@ -264,7 +264,7 @@ static void test_stats_synthetic(void **state)
     assert_non_null(strstr(buf, "median ms"));
     assert_non_null(strstr(buf, "max ms"));
     assert_non_null(strstr(buf, "test/a"));
-    prof_reset();
+    prof_destroy(p);
 }
 
 /* Off, nothing is recorded; on again, a step records every sim stage once per step. */
@@ -278,14 +278,14 @@ static void test_enable_switch(void **state)
     shoal_error e;
     assert_int_equal(shoal_sim_create(&d, &sim, &e), SHOAL_OK);
     shoal_sim_init_state(sim, 3);
-    prof_reset();
-    prof_set_flags(0);
+    prof *p = shoal_sim_get_profile(sim);
+    prof_set_flags(p, 0);
     assert_int_equal(shoal_sim_step(sim, 3, &e), SHOAL_OK);
     prof_summary s[PROF_MAX_STAGES];
-    assert_int_equal(prof_summaries(s, PROF_MAX_STAGES), 0);
-    prof_set_flags(PROF_STATS);
+    assert_int_equal(prof_summaries(p, s, PROF_MAX_STAGES), 0);
+    prof_set_flags(p, PROF_STATS);
     assert_int_equal(shoal_sim_step(sim, 4, &e), SHOAL_OK);
-    int n = prof_summaries(s, PROF_MAX_STAGES);
+    int n = prof_summaries(p, s, PROF_MAX_STAGES);
     assert_int_equal(n, 4);
     for (int k = 0; k < 4; k++) {
         const prof_summary *x = find_summary(s, n, sim_stages[k]);
@@ -300,7 +300,105 @@ static void test_enable_switch(void **state)
     assert_int_equal(shoal_sim_get_stats(sim, st, 8), 4);
     assert_int_equal(st[0].calls, 7);
     shoal_sim_destroy(sim);
-    prof_reset();
+}
+
+/* Every simulation and renderer records into a profile of its own: steps of one sim are
+ * not counted in another's, nor in the earlier names' process-wide profile. A profile
+ * lent to a sim and a renderer takes both (one table for a program that drives them in
+ * one thread), and unsetting it goes back to the object's own. */
+static void test_profile_per_object(void **state)
+{
+    (void)state;
+    shoal_sim_desc d = shoal_sim_desc_default();
+    d.boid_count = 1500;
+    d.thread_count = 1;
+    shoal_sim *a, *b;
+    shoal_error e;
+    assert_int_equal(shoal_sim_create(&d, &a, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim_create(&d, &b, &e), SHOAL_OK);
+    shoal_sim_init_state(a, 1);
+    shoal_sim_init_state(b, 2);
+    shoal_profile *pa = shoal_sim_get_profile(a), *pb = shoal_sim_get_profile(b);
+    assert_non_null(pa);
+    assert_non_null(pb);
+    assert_ptr_not_equal(pa, pb);
+    assert_int_equal(shoal_sim_step(a, 3, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim_step(b, 5, &e), SHOAL_OK);
+    shoal_profile_summary s[SHOAL_PROFILE_MAX_STAGES];
+    int n = shoal_profile_get_summaries(pa, s, SHOAL_PROFILE_MAX_STAGES);
+    assert_int_equal(n, 4);
+    for (int k = 0; k < n; k++)
+        assert_int_equal(s[k].calls, 3);
+    n = shoal_profile_get_summaries(pb, s, SHOAL_PROFILE_MAX_STAGES);
+    assert_int_equal(n, 4);
+    for (int k = 0; k < n; k++)
+        assert_int_equal(s[k].calls, 5);
+        /* the earlier names' profile saw none of it */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    shoal_profile_reset();
+    assert_int_equal(shoal_profile_summaries(s, SHOAL_PROFILE_MAX_STAGES), 0);
+    int legacy = shoal_profile_stage("app", "legacy");
+    assert_true(legacy >= 16);
+    shoal_profile_stage_call(legacy, 2000000);
+    assert_int_equal(shoal_profile_summaries(s, SHOAL_PROFILE_MAX_STAGES), 1);
+    assert_string_equal(s[0].name, "legacy");
+    shoal_profile_reset();
+#pragma GCC diagnostic pop
+
+    /* one lent profile for a sim, a renderer and a stage of the program's own */
+    shoal_profile *mine;
+    assert_int_equal(shoal_profile_create(&mine, &e), SHOAL_OK);
+    shoal_render_desc rd = shoal_render_desc_default();
+    rd.width = 96, rd.height = 64, rd.thread_count = 1;
+    shoal_mesh fish;
+    assert_int_equal(shoal_mesh_load_asset("fish.obj", &fish, &e), SHOAL_OK);
+    rd.mesh = &fish;
+    shoal_renderer *r;
+    assert_int_equal(shoal_render_create(&rd, &r, &e), SHOAL_OK);
+    shoal_mesh_free(&fish); /* create copied it */
+    assert_ptr_not_equal(shoal_render_get_profile(r), mine);
+    shoal_sim_set_profile(a, mine);
+    shoal_render_set_profile(r, mine);
+    assert_ptr_equal(shoal_sim_get_profile(a), mine);
+    assert_ptr_equal(shoal_render_get_profile(r), mine);
+    assert_int_equal(shoal_sim_step(a, 2, &e), SHOAL_OK);
+    shoal_boid_view v = shoal_sim_view(a);
+    shoal_render_instances inst = {
+        .count = v.count, .px = v.px, .py = v.py, .pz = v.pz, .vx = v.vx, .vy = v.vy, .vz = v.vz};
+    shoal_camera cam = shoal_camera_default();
+    assert_int_equal(shoal_render_frame(r, &inst, &cam, &e), SHOAL_OK);
+    int own = shoal_profile_stage_id(mine, "app", "write");
+    assert_true(own >= 16);
+    assert_int_equal(shoal_profile_stage_id(mine, "app", "write"), own);
+    shoal_profile_add_call(mine, own, 1000);
+    n = shoal_profile_get_summaries(mine, s, SHOAL_PROFILE_MAX_STAGES);
+    assert_int_equal(n, 4 + 4 + 1);
+    int groups[3] = {0, 0, 0};
+    for (int k = 0; k < n; k++) {
+        groups[strcmp(s[k].group, "sim") == 0 ? 0 : strcmp(s[k].group, "render") == 0 ? 1 : 2]++;
+        assert_int_equal(s[k].calls, strcmp(s[k].group, "sim") == 0 ? 2 : 1);
+    }
+    assert_int_equal(groups[0], 4);
+    assert_int_equal(groups[1], 4);
+    assert_int_equal(groups[2], 1);
+    /* the sim's own profile kept its 3 earlier steps and took none of these */
+    n = shoal_profile_get_summaries(pa, s, SHOAL_PROFILE_MAX_STAGES);
+    assert_int_equal(s[0].calls, 3);
+    /* unset: back to its own */
+    shoal_sim_set_profile(a, NULL);
+    shoal_render_set_profile(r, NULL);
+    assert_ptr_equal(shoal_sim_get_profile(a), pa);
+    assert_int_equal(shoal_sim_step(a, 1, &e), SHOAL_OK);
+    n = shoal_profile_get_summaries(pa, s, SHOAL_PROFILE_MAX_STAGES);
+    assert_int_equal(s[0].calls, 4);
+    shoal_profile_clear(mine);
+    assert_int_equal(shoal_profile_get_summaries(mine, s, SHOAL_PROFILE_MAX_STAGES), 0);
+    shoal_render_destroy(r);
+    shoal_sim_destroy(a);
+    shoal_sim_destroy(b);
+    shoal_profile_destroy(mine);
+    shoal_profile_destroy(NULL);
 }
 
 /* In process: a trace of 5 steps on 2 threads, written, parsed, nested. */
@@ -318,20 +416,21 @@ static void test_trace_library(void **state)
     shoal_error e;
     assert_int_equal(shoal_sim_create(&d, &sim, &e), SHOAL_OK);
     shoal_sim_init_state(sim, 9);
-    assert_int_equal(prof_trace_open(2, 64, &e), SHOAL_OK);
+    prof *p = shoal_sim_get_profile(sim);
+    assert_int_equal(prof_trace_open(p, 2, 64, &e), SHOAL_OK);
     assert_int_equal(shoal_sim_step(sim, 5, &e), SHOAL_OK);
     uint64_t dropped;
-    assert_int_equal(prof_trace_count(&dropped), 2 * 5 * 5);
+    assert_int_equal(prof_trace_count(p, &dropped), 2 * 5 * 5);
     assert_int_equal(dropped, 0);
-    assert_int_equal(prof_trace_write(path("lib.json"), &e), SHOAL_OK);
+    assert_int_equal(prof_trace_write(p, path("lib.json"), &e), SHOAL_OK);
     /* a full buffer drops spans and says so, and the file still parses */
-    assert_int_equal(prof_trace_open(2, 7, &e), SHOAL_OK);
+    assert_int_equal(prof_trace_open(p, 2, 7, &e), SHOAL_OK);
     assert_int_equal(shoal_sim_step(sim, 3, &e), SHOAL_OK);
-    prof_trace_count(&dropped);
+    prof_trace_count(p, &dropped);
     assert_int_equal(dropped, 2 * (15 - 7));
-    assert_int_equal(prof_trace_write(path("dropped.json"), &e), SHOAL_OK);
-    prof_trace_close();
-    assert_false(prof_on(PROF_TRACE));
+    assert_int_equal(prof_trace_write(p, path("dropped.json"), &e), SHOAL_OK);
+    prof_trace_close(p);
+    assert_false(prof_on(p, PROF_TRACE));
     shoal_sim_destroy(sim);
 
     int n, tracks;
@@ -344,7 +443,10 @@ static void test_trace_library(void **state)
     assert_int_equal(n, 14);
     free(s);
     /* an unwritable path: an error, and no file */
-    assert_int_not_equal(prof_trace_write("/nonexistent-dir/t.json", &e), SHOAL_OK);
+    prof *q;
+    assert_int_equal(prof_create(&q, &e), SHOAL_OK);
+    assert_int_not_equal(prof_trace_write(q, "/nonexistent-dir/t.json", &e), SHOAL_OK);
+    prof_destroy(q);
 }
 
 static void test_step_stats_and_trace(void **state)
@@ -651,10 +753,11 @@ static void test_bench_json_and_compare(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_stats_synthetic),        cmocka_unit_test(test_enable_switch),
-        cmocka_unit_test(test_trace_library),          cmocka_unit_test(test_step_stats_and_trace),
-        cmocka_unit_test(test_bench_json_and_compare), cmocka_unit_test(test_wait_policy),
-        cmocka_unit_test(test_render_stats_and_trace), cmocka_unit_test(test_stats_everywhere),
+        cmocka_unit_test(test_stats_synthetic),      cmocka_unit_test(test_enable_switch),
+        cmocka_unit_test(test_profile_per_object),   cmocka_unit_test(test_trace_library),
+        cmocka_unit_test(test_step_stats_and_trace), cmocka_unit_test(test_bench_json_and_compare),
+        cmocka_unit_test(test_wait_policy),          cmocka_unit_test(test_render_stats_and_trace),
+        cmocka_unit_test(test_stats_everywhere),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

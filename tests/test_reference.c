@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* An independent float64 reference for every model, the obstacle spheres, the obstacle
- * field, flee and the predators, written from ../shared/MODELS.md and docs/MODELS.md (it
+ * field, flee and the predators, written from the equations of docs/MODELS.md (it
  * calls none of the library's rule, field or predator code: only create/set/step/get).
  *
  * - Random: hundreds of seeded parameter sets per model (unequal radii, which runs the
@@ -31,6 +31,7 @@
 #include <cmocka.h>
 
 #include "shoal/shoal.h"
+#include "sim/models.h"
 #include "tests/scenes.h"
 
 #include <math.h>
@@ -300,7 +301,7 @@ static d3 extra_forces(const world *w, d3 p, book *b)
     return add(fd, flee_force(w, p, b));
 }
 
-/* ---- the models (../shared/MODELS.md) ---- */
+/* ---- the models (docs/MODELS.md) ---- */
 static void step_steer_average(const world *w, int i, out *o)
 {
     const shoal_params *q = &w->q;
@@ -670,27 +671,25 @@ static void step_predators(const world *w, out *o)
     }
 }
 
+/* The reference of each model of sim/models.h, by name: a model without its ref_NAME does
+ * not compile. */
+typedef void (*ref_boid_fn)(const world *w, int i, out *o);
+#define ref_steer step_steer_average
+#define ref_average step_steer_average
+#define ref_heading step_heading
+#define ref_classic step_classic
+#define ref_fov step_fov
+#define REF_ENTRY(id, name) [id] = ref_##name,
+static const ref_boid_fn ref_models[SHOAL_MODEL_COUNT] = {SIM_MODELS(REF_ENTRY)};
+#undef REF_ENTRY
+
 static void ref_step(const world *w, out *o, int strict)
 {
     memset(o->b, 0, sizeof(book) * (size_t)w->n);
     o->pred_ambiguous = 0;
     for (int i = 0; i < w->n; i++) {
         o->b[i].strict = strict;
-        switch (w->model) {
-        case SHOAL_MODEL_STEER:
-        case SHOAL_MODEL_AVERAGE:
-            step_steer_average(w, i, o);
-            break;
-        case SHOAL_MODEL_HEADING:
-            step_heading(w, i, o);
-            break;
-        case SHOAL_MODEL_CLASSIC:
-            step_classic(w, i, o);
-            break;
-        default:
-            step_fov(w, i, o);
-            break;
-        }
+        ref_models[w->model](w, i, o);
     }
     step_predators(w, o);
 }
@@ -951,7 +950,7 @@ static double random_params(world *w)
         }
         R = q->fov;
         break;
-    default:
+    case SHOAL_MODEL_FOV:
         q->coh_dist2 = (float)runi(0.05, 9);
         q->sep_dist2 = (float)runi(0.05, 9);
         q->ali_dist2 = (float)runi(0.05, 9);
@@ -970,6 +969,8 @@ static double random_params(world *w)
             q->boundary_center[c] = (float)runi(-1, 1);
         R = sqrt(fmax(q->coh_dist2, fmax(q->sep_dist2, q->ali_dist2)));
         break;
+    default:
+        fail_msg("no random parameters for model %s: add its case", shoal_model_name(w->model));
     }
     return R;
 }
@@ -1031,12 +1032,15 @@ static void random_extras(world *w, double L, mesh_in *ms, int *mesh_count)
     }
 }
 
+/* The ISAs this run checks (tests/scenes.h: one meson case per ISA) that this CPU runs. */
 static int isa_list(shoal_isa *list)
 {
     static int noted[3];
     int n = 0;
     for (int k = 0; k < 3; k++)
-        if (shoal_isa_supported(isas[k]))
+        if (!test_isa_wanted(isas[k]))
+            continue;
+        else if (shoal_isa_supported(isas[k]))
             list[n++] = isas[k];
         else if (!noted[k]) {
             noted[k] = 1;
@@ -1053,6 +1057,10 @@ static void random_model(shoal_model model, int sets, uint64_t seed0)
     static world w;
     static mesh_in ms[2];
     for (int set = 0; set < sets; set++) {
+        /* with --isa (one meson case per ISA), set k belongs to ISA k mod 3: the three
+         * cases together check every set once */
+        if (test_isa_selected() && !test_isa_wanted(isas[set % 3]))
+            continue;
         rs = seed0 * 1000003u + (uint64_t)set;
         memset(&w, 0, sizeof w);
         w.model = model;
@@ -1086,7 +1094,7 @@ static void random_model(shoal_model model, int sets, uint64_t seed0)
         }
         char what[96];
         snprintf(what, sizeof what, "set %d (seed %llu)", set, (unsigned long long)seed0);
-        shoal_isa isa = avail[set % na];
+        shoal_isa isa = test_isa_selected() ? isas[set % 3] : avail[set % na];
         shoal_neighbors nb = set % 4 == 3 ? SHOAL_NEIGHBORS_BRUTE : SHOAL_NEIGHBORS_GRID;
         double t0 = model == SHOAL_MODEL_HEADING ? runi(0, 3) * w.q.target_period : 0;
         run_and_check(&w, ms, mc, isa, nb, 1 + set % 2, 17 + (uint64_t)set, t0, 3, &t, what, 0);
@@ -1101,32 +1109,16 @@ static void random_model(shoal_model model, int sets, uint64_t seed0)
     assert_true(t.skipped * 20 < t.checked + t.skipped); /* < 5 % unjudged */
 }
 
+/* test_random_NAME for every model of sim/models.h (seed: the enum value + 1) */
 #define SETS 300
-static void test_random_steer(void **st)
-{
-    (void)st;
-    random_model(SHOAL_MODEL_STEER, SETS, 1);
-}
-static void test_random_average(void **st)
-{
-    (void)st;
-    random_model(SHOAL_MODEL_AVERAGE, SETS, 2);
-}
-static void test_random_heading(void **st)
-{
-    (void)st;
-    random_model(SHOAL_MODEL_HEADING, SETS, 3);
-}
-static void test_random_classic(void **st)
-{
-    (void)st;
-    random_model(SHOAL_MODEL_CLASSIC, SETS, 4);
-}
-static void test_random_fov(void **st)
-{
-    (void)st;
-    random_model(SHOAL_MODEL_FOV, SETS, 5);
-}
+#define RANDOM_TEST(id, name)                                                                      \
+    static void test_random_##name(void **st)                                                      \
+    {                                                                                              \
+        (void)st;                                                                                  \
+        random_model(id, SETS, (uint64_t)(id) + 1);                                                \
+    }
+SIM_MODELS(RANDOM_TEST)
+#undef RANDOM_TEST
 
 /* ---- placed cases: exactly on each threshold, and one float step past it ---- */
 
@@ -1497,17 +1489,15 @@ static void test_dense_cluster(void **st)
     assert_true(t.skipped * 20 < t.checked);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     /* classic follows MODELS.md: a divided by the sum of the weights (any weights, a zero
      * sum included) */
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_steer),
-        cmocka_unit_test(test_random_average),
-        cmocka_unit_test(test_random_heading),
-        cmocka_unit_test(test_random_fov),
-        cmocka_unit_test(test_random_classic),
-        cmocka_unit_test(test_thresholds_classic),
+    struct CMUnitTest tests[] = {
+#define RANDOM_CASE(id, name) cmocka_unit_test(test_random_##name),
+        SIM_MODELS(RANDOM_CASE)
+#undef RANDOM_CASE
+            cmocka_unit_test(test_thresholds_classic),
         cmocka_unit_test(test_thresholds_steer_average),
         cmocka_unit_test(test_thresholds_heading),
         cmocka_unit_test(test_thresholds_fov),
@@ -1515,5 +1505,12 @@ int main(void)
         cmocka_unit_test(test_targets_epochs),
         cmocka_unit_test(test_dense_cluster),
     };
-    return test_exit(cmocka_run_group_tests(tests, NULL, NULL));
+    /* every test here checks ISAs: one meson case per ISA (tests/scenes.h) */
+    size_t n = sizeof tests / sizeof tests[0];
+    const char *isa_tests[sizeof tests / sizeof tests[0] + 1];
+    for (size_t i = 0; i < n; i++)
+        isa_tests[i] = tests[i].name;
+    isa_tests[n] = NULL;
+    n = test_isa_args(argc, argv, tests, n, isa_tests);
+    return test_exit(_cmocka_run_group_tests("test_reference", tests, n, NULL, NULL));
 }

@@ -24,6 +24,7 @@
 
 #define FISH SHOAL_SOURCE_ROOT "/assets/fish.obj"
 #define FISH_LOD SHOAL_SOURCE_ROOT "/assets/fish_lod1.obj"
+#define FISH_COARSE SHOAL_SOURCE_ROOT "/assets/fish_lod2.obj"
 
 static const shoal_isa isas[] = {SHOAL_ISA_SCALAR, SHOAL_ISA_AVX2, SHOAL_ISA_AVX512};
 
@@ -72,11 +73,25 @@ static void scene_free(scene *s)
     free(s->id);
 }
 
+/* The test meshes, loaded once (io), lent to every renderer. */
+static shoal_mesh g_fish, g_fish_lod, g_fish_coarse;
+static void use_test_meshes(shoal_render_desc *d)
+{
+    shoal_error e;
+    if (!g_fish.vertex_count && shoal_mesh_load(FISH, &g_fish, &e))
+        fail_msg("%s", e.message);
+    if (!g_fish_lod.vertex_count && shoal_mesh_load(FISH_LOD, &g_fish_lod, &e))
+        fail_msg("%s", e.message);
+    if (!g_fish_coarse.vertex_count && shoal_mesh_load(FISH_COARSE, &g_fish_coarse, &e))
+        fail_msg("%s", e.message);
+    d->mesh = &g_fish;
+    d->lod_mesh = &g_fish_lod;
+}
+
 /* A renderer of desc d with the test meshes. */
 static shoal_renderer *make_desc(shoal_render_desc *d)
 {
-    d->mesh_path = FISH;
-    d->lod_mesh_path = FISH_LOD;
+    use_test_meshes(d);
     shoal_renderer *r;
     shoal_error e;
     if (shoal_render_create(d, &r, &e))
@@ -144,6 +159,8 @@ static void test_isa_and_threads_identical(void **state)
             uint64_t ref = 0;
             int have = 0;
             for (size_t k = 0; k < 3; k++) {
+                if (k > 0 && test_isa_skip(isas[k])) /* scalar: the reference of the others */
+                    continue;
                 shoal_renderer *r = make(331, 187, shade, lod, isas[k], 1.5f);
                 if (!r) {
                     test_skip_part("%s: not supported by this CPU", shoal_isa_name(isas[k]));
@@ -222,10 +239,8 @@ static void test_occlusion_exact(void **state)
             if (cam_k == 0)
                 cam.eye[2] = 45;
             for (size_t k = 0; k < 3; k++) {
-                if (!shoal_isa_supported(isas[k])) {
-                    test_skip_part("%s: not supported by this CPU", shoal_isa_name(isas[k]));
+                if (test_isa_skip(isas[k]))
                     continue;
-                }
                 uint64_t h[2];
                 uint64_t hidden[2];
                 for (int occ = 0; occ < 2; occ++) {
@@ -548,6 +563,8 @@ static void test_id_mode_matches_reference(void **state)
     printf("reference: %d fish pixels, %d near an edge\n", fish_pixels, maybe_pixels);
     assert_true(fish_pixels > W * H / 20);
     for (size_t k = 0; k < 3; k++) {
+        if (test_isa_skip(isas[k]))
+            continue;
         shoal_renderer *r = make(W, H, SHOAL_SHADE_ID, 0, isas[k], 1.5f);
         if (!r) {
             test_skip_part("%s: not supported by this CPU", shoal_isa_name(isas[k]));
@@ -613,10 +630,8 @@ static void test_golden(void **state)
     static const shoal_isa all[] = {SHOAL_ISA_SCALAR, SHOAL_ISA_AVX2, SHOAL_ISA_AVX512,
                                     SHOAL_ISA_AUTO};
     for (size_t k = 0; k + 1 < sizeof all / sizeof all[0]; k++) {
-        if (!shoal_isa_supported(all[k])) {
-            test_skip_part("golden image, %s: not supported by this CPU", shoal_isa_name(all[k]));
+        if (test_isa_skip(all[k]))
             continue;
-        }
         for (int mode = 0; mode < 2; mode++) {
             shoal_renderer *r =
                 make(320, 180, mode ? SHOAL_SHADE_ID : SHOAL_SHADE_LIT, 1, all[k], 1.5f);
@@ -713,8 +728,7 @@ static void test_errors(void **state)
 {
     (void)state;
     shoal_render_desc d = shoal_render_desc_default();
-    d.mesh_path = FISH;
-    d.lod_mesh_path = FISH_LOD;
+    use_test_meshes(&d);
     shoal_renderer *r;
     shoal_error e;
     d.width = 0;
@@ -723,9 +737,41 @@ static void test_errors(void **state)
     d.fish_length = -1;
     assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_ERR_INPUT);
     d.fish_length = 1;
-    d.mesh_path = "/nonexistent.obj";
-    assert_int_not_equal(shoal_render_create(&d, &r, &e), SHOAL_OK);
-    d.mesh_path = FISH;
+    /* meshes: none, an index out of range, no positions, a zero-area triangle, too few
+     * vertices; each refused with a message naming the mesh */
+    d.mesh = NULL;
+    assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "no fish mesh"));
+    float pos[12] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
+    uint32_t idx[3] = {0, 1, 4};
+    shoal_mesh badm = {4, 1, pos, idx, NULL};
+    d.mesh = &badm;
+    assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "render: fish mesh: triangle 1 uses vertex 5 of 4"));
+    badm.positions = NULL;
+    assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_ERR_INPUT);
+    badm.positions = pos;
+    idx[2] = 1;
+    assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "zero area"));
+    badm.vertex_count = 2;
+    assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_ERR_INPUT);
+    d.mesh = &g_fish;
+    d.lod_mesh = &badm;
+    assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "render: LOD mesh"));
+    d.lod_mesh = &g_fish_lod;
+    d.lod_coarse_mesh = &g_fish_coarse;
+    d.lod_coarse_px = d.lod_splat_px - 1.0f; /* below the splats */
+    assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "coarse"));
+    d.lod_coarse_px = d.lod_reduced_px + 1.0f; /* above the reduced */
+    assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_ERR_INPUT);
+    d.lod_coarse_px = 12.0f;
+    d.lod_coarse_mesh = &badm;
+    assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "render: coarse LOD mesh"));
+    d.lod_coarse_mesh = &g_fish_coarse;
     assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_OK);
     shoal_camera c = shoal_camera_default();
     c.fov_deg = 180;
@@ -749,6 +795,48 @@ static void test_errors(void **state)
     shoal_render_destroy(r);
 }
 
+/* The desc borrows its meshes for create only: a renderer made from copies that are then
+ * overwritten and freed draws what one made from the loaded meshes draws. */
+static void test_mesh_borrowed_by_create(void **state)
+{
+    (void)state;
+    shoal_render_desc d = shoal_render_desc_default();
+    d.width = 200, d.height = 120, d.fish_length = 1.5f;
+    shoal_renderer *ref = make_desc(&d);
+    shoal_mesh copy[2];
+    const shoal_mesh *src[2] = {&g_fish, &g_fish_lod};
+    for (int k = 0; k < 2; k++) {
+        copy[k] = *src[k];
+        copy[k].normals = NULL;
+        copy[k].positions = malloc(3 * src[k]->vertex_count * sizeof(float));
+        copy[k].indices = malloc(3 * src[k]->triangle_count * sizeof(uint32_t));
+        assert_non_null(copy[k].positions);
+        assert_non_null(copy[k].indices);
+        memcpy(copy[k].positions, src[k]->positions, 3 * src[k]->vertex_count * sizeof(float));
+        memcpy(copy[k].indices, src[k]->indices, 3 * src[k]->triangle_count * sizeof(uint32_t));
+    }
+    d.mesh = &copy[0];
+    d.lod_mesh = &copy[1];
+    shoal_renderer *r;
+    shoal_error e;
+    assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_OK);
+    for (int k = 0; k < 2; k++) {
+        memset(copy[k].positions, 0xFF, 3 * copy[k].vertex_count * sizeof(float)); /* NaNs */
+        memset(copy[k].indices, 0xFF, 3 * copy[k].triangle_count * sizeof(uint32_t));
+        free(copy[k].positions);
+        free(copy[k].indices);
+    }
+    scene s = scene_make(3000, 5, 30, 17, 30);
+    shoal_camera cam = camera_n(1); /* inside the school: near fish exact, far ones reduced */
+    uint64_t want = draw(ref, &s.inst, &cam);
+    assert_int_equal(draw(r, &s.inst, &cam), want);
+    shoal_render_stats st = shoal_render_get_stats(r);
+    assert_true(st.instances_full > 0 && st.instances_reduced > 0);
+    shoal_render_destroy(r);
+    shoal_render_destroy(ref);
+    scene_free(&s);
+}
+
 /* A fish small enough to be a splat (LOD) at each edge of the image: it must show in the
  * border column or row it sits on (the splat's box is clamped to the image, not cut). */
 static void test_splats_at_borders(void **state)
@@ -759,6 +847,8 @@ static void test_splats_at_borders(void **state)
     /* pixel centres 0.4 px inside each border: left, right, top, bottom */
     const double px[4][2] = {{0.4, 24}, {W - 0.4, 24}, {32, 0.4}, {32, H - 0.4}};
     for (size_t k = 0; k < 3; k++) {
+        if (test_isa_skip(isas[k]))
+            continue;
         shoal_renderer *r = make(W, H, SHOAL_SHADE_LIT, 1, isas[k], 1.5f);
         if (!r) {
             test_skip_part("%s: not supported by this CPU", shoal_isa_name(isas[k]));
@@ -806,6 +896,91 @@ static void test_splats_at_borders(void **state)
  * included) and group, ids in another order, and the awkward velocities and depths: zero,
  * vertical, -0 components, a speed whose square overflows, fish beyond the far plane, a count
  * that leaves a tail shorter than a kernel's lanes. */
+/* The mesh path in lanes (16 / 8 instances per call, the scalar path the reference): every
+ * ISA and 1 and 3 threads draw the same bits, with and without scale, colour, group and ids,
+ * zero, vertical and overflowing velocities, in lit mode with the exact and the reduced
+ * mesh mixed in the lanes, in id mode, and from inside the school (lanes the clipper takes). */
+static void test_meshes_isa_identical(void **state)
+{
+    (void)state;
+    const size_t n = 3001;
+    scene s = scene_make(n, 12, 30, 17, 30);
+    float *scale = malloc(sizeof(float) * n);
+    uint32_t *colour = malloc(sizeof(uint32_t) * n);
+    uint8_t *group = malloc(n);
+    s.id = malloc(sizeof(uint32_t) * n);
+    for (size_t i = 0; i < n; i++) {
+        scale[i] = i % 3 == 0 ? 1.0f : 0.5f + (float)(i % 7) * 0.3f;
+        colour[i] = i % 5 == 0 ? 0x00123456u : 0xFF000000u | (uint32_t)((i * 2654435761u) >> 8);
+        group[i] = (uint8_t)(i % 11);
+        s.id[i] = (uint32_t)((i * 7919u) % n);
+        if (i % 83 == 0)
+            s.p[3][i] = -0.0f, s.p[4][i] = -1.0f, s.p[5][i] = -0.0f;
+        if (i % 101 == 0)
+            s.p[3][i] = 1e20f, s.p[4][i] = -3e19f, s.p[5][i] = 0.0f;
+    }
+    for (int mode = 0; mode < 4; mode++) {
+        /* 0, 1: lit with LOD (the exact and reduced mesh), benchmark view and inside the
+         * school; 2: id mode; 3: lit, LOD off */
+        shoal_camera cam = camera_n(mode == 1 ? 1 : 0);
+        if (mode != 1)
+            cam.eye[2] = 45.0f; /* fish 15 to 75 away: 6 to 28 px long */
+        for (int variant = 0; variant < 4; variant++) {
+            s.inst.scale = variant & 1 ? scale : NULL;
+            s.inst.color = variant & 1 ? colour : NULL;
+            s.inst.group = variant & 2 ? group : NULL;
+            s.inst.id = variant & 2 ? s.id : NULL;
+            uint64_t ref = 0;
+            int have = 0;
+            for (size_t k = 0; k < 3; k++) {
+                if (k > 0 && test_isa_skip(isas[k])) /* scalar: the reference of the others */
+                    continue;
+                shoal_render_desc d = shoal_render_desc_default();
+                d.width = 400, d.height = 240, d.isa = isas[k], d.fish_length = 2.0f;
+                d.shade = mode == 2 ? SHOAL_SHADE_ID : SHOAL_SHADE_LIT;
+                d.lod = mode != 3;
+                d.lod_splat_px = 2.0f;
+                d.lod_coarse_px = 8.0f;
+                d.lod_reduced_px = 12.0f;
+                shoal_renderer *r = make_desc(&d);
+                if (mode < 2) { /* the coarse level too: four meshes' lanes in one run */
+                    shoal_render_destroy(r);
+                    shoal_error e;
+                    d.lod_coarse_mesh = &g_fish_coarse;
+                    assert_int_equal(shoal_render_create(&d, &r, &e), SHOAL_OK);
+                }
+                for (int t = 1; t <= 3; t += 2) {
+                    parallel_set_threads(t);
+                    uint64_t h = draw(r, &s.inst, &cam);
+                    shoal_render_stats st = shoal_render_get_stats(r);
+                    assert_true(st.instances_full + st.instances_reduced > 1000);
+                    if (mode == 0 && (st.instances_full < 50 || st.instances_reduced < 300 ||
+                                      st.instances_coarse < 300))
+                        fail_msg("full %llu reduced %llu coarse %llu splat %llu",
+                                 (unsigned long long)st.instances_full,
+                                 (unsigned long long)st.instances_reduced,
+                                 (unsigned long long)st.instances_coarse,
+                                 (unsigned long long)st.instances_splat);
+                    if (!have) {
+                        ref = h, have = 1;
+                    } else if (h != ref) {
+                        fail_msg("mode %d variant %d: %s with %d threads gives %016llx, the "
+                                 "scalar path %016llx",
+                                 mode, variant, shoal_render_isa_name(r), t, (unsigned long long)h,
+                                 (unsigned long long)ref);
+                    }
+                }
+                shoal_render_destroy(r);
+            }
+        }
+    }
+    parallel_set_threads(0);
+    free(scale);
+    free(colour);
+    free(group);
+    scene_free(&s);
+}
+
 static void test_splats_isa_identical(void **state)
 {
     (void)state;
@@ -839,10 +1014,8 @@ static void test_splats_isa_identical(void **state)
         uint64_t ref = 0;
         int have = 0;
         for (size_t k = 0; k < 3; k++) {
-            if (!shoal_isa_supported(isas[k])) {
-                test_skip_part("%s: not supported by this CPU", shoal_isa_name(isas[k]));
+            if (k > 0 && test_isa_skip(isas[k])) /* scalar: the reference of the others */
                 continue;
-            }
             shoal_render_desc d = shoal_render_desc_default();
             d.width = 320, d.height = 181, d.isa = isas[k], d.fish_length = 1.5f;
             d.lod_splat_px = d.lod_reduced_px = 1000.0f; /* every fish beyond the near plane */
@@ -873,9 +1046,9 @@ static void test_splats_isa_identical(void **state)
     scene_free(&s);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    const struct CMUnitTest tests[] = {
+    struct CMUnitTest tests[] = {
         cmocka_unit_test(test_isa_and_threads_identical),
         cmocka_unit_test(test_order_independent),
         cmocka_unit_test(test_occlusion_exact),
@@ -883,9 +1056,21 @@ int main(void)
         cmocka_unit_test(test_golden),
         cmocka_unit_test(test_splats_at_borders),
         cmocka_unit_test(test_splats_isa_identical),
+        cmocka_unit_test(test_meshes_isa_identical),
         cmocka_unit_test(test_png_roundtrip),
         cmocka_unit_test(test_camera_frame),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_mesh_borrowed_by_create),
     };
-    return test_exit(cmocka_run_group_tests(tests, NULL, NULL));
+    /* the ISA parts: one meson case per ISA (tests/scenes.h) */
+    static const char *const isa_tests[] = {
+        "test_isa_and_threads_identical", "test_order_independent",         "test_occlusion_exact",
+        "test_meshes_isa_identical",      "test_id_mode_matches_reference", "test_golden",
+        "test_splats_at_borders",         "test_splats_isa_identical",      NULL};
+    size_t n = test_isa_args(argc, argv, tests, sizeof tests / sizeof tests[0], isa_tests);
+    int rc = _cmocka_run_group_tests("test_render", tests, n, NULL, NULL);
+    shoal_mesh_free(&g_fish);
+    shoal_mesh_free(&g_fish_lod);
+    shoal_mesh_free(&g_fish_coarse);
+    return test_exit(rc);
 }

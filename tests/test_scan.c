@@ -82,12 +82,13 @@ static void check_sorted(shoal_sim *s)
         assert_true(s->row_cur[i] < n);
         assert_false(seen[s->row_cur[i]]);
         seen[s->row_cur[i]] = 1;
+        uint32_t c = grid_cell_of_slot(s, (uint32_t)i);
         if (i > 0) {
-            assert_true(s->cell_sorted[i - 1] <= s->cell_sorted[i]);
-            if (s->cell_sorted[i - 1] == s->cell_sorted[i])
+            uint32_t cp = grid_cell_of_slot(s, (uint32_t)i - 1);
+            assert_true(cp <= c);
+            if (cp == c)
                 assert_true(s->row_cur[i - 1] < s->row_cur[i]);
         }
-        uint32_t c = s->cell_sorted[i];
         assert_true(s->cell_start[c] <= i && i < s->cell_start[c + 1]);
         /* the cell is the one the position maps to */
         const grid *g = &s->g;
@@ -137,12 +138,118 @@ static void test_counting_sort(void **state)
     }
 }
 
+/* The cells the force kernels write for the next step's sort (cells_valid) are the cells
+ * grid_assign computes from the positions, lane for lane, for every ISA: boids far outside
+ * the grid, on cell faces, duplicates; then a second and third step from those keys. */
+static void test_kernel_cells(void **state)
+{
+    (void)state;
+    const shoal_isa isas[] = {SHOAL_ISA_SCALAR, SHOAL_ISA_AVX2, SHOAL_ISA_AVX512};
+    const size_t n = 5003;
+    float *rows = scene_uniform(n, 12.0f, 1.0f, 5);
+    assert_non_null(rows);
+    scene_add_outliers(rows, n, 4);
+    for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+        if (!shoal_isa_supported(isas[ii]))
+            continue;
+        shoal_sim_desc d = shoal_sim_desc_default();
+        d.boid_count = n;
+        d.thread_count = 2;
+        d.isa = isas[ii];
+        shoal_sim *s;
+        assert_int_equal(shoal_sim_create(&d, &s, NULL), SHOAL_OK);
+        /* boids exactly on cell faces of the grid this sim uses */
+        const grid *g = &s->g;
+        for (size_t i = 10; i < 60; i++)
+            for (int c = 0; c < 3; c++)
+                rows[i * 6 + (size_t)c] = g->origin[c] + g->cell_size * (float)(3 + (i % 7));
+        assert_int_equal(shoal_sim_set_state(s, rows, NULL), SHOAL_OK);
+        assert_false(s->cells_valid);
+        for (int step = 0; step < 3; step++) {
+            assert_int_equal(shoal_sim_step(s, 1, NULL), SHOAL_OK);
+            assert_true(s->cells_valid);
+            for (size_t i = 0; i < n; i++) {
+                int32_t cx = grid_coord(s->cur[0][i], g->origin[0], g->inv_cell, g->gdims[0]);
+                int32_t cy = grid_coord(s->cur[1][i], g->origin[1], g->inv_cell, g->gdims[1]);
+                int32_t cz = grid_coord(s->cur[2][i], g->origin[2], g->inv_cell, g->gdims[2]);
+                assert_int_equal(s->cell_of[i],
+                                 (uint32_t)(cx + g->dims[0] * (cy + g->dims[1] * cz)));
+            }
+        }
+        shoal_sim_destroy(s);
+    }
+    free(rows);
+}
+
+/* What the API sees after a sort without a step, and after a step that failed, is one
+ * state in one order: the rows it was given. */
+static void test_sort_keeps_state(void **state)
+{
+    (void)state;
+    const size_t n = 4500;
+    float *rows = scene_uniform(n, 15.0f, 2.0f, 8);
+    float *out = malloc(n * 6 * sizeof(float));
+    assert_non_null(rows);
+    assert_non_null(out);
+    shoal_sim_desc d = shoal_sim_desc_default();
+    d.boid_count = n;
+    d.thread_count = 2;
+    shoal_sim *s;
+    assert_int_equal(shoal_sim_create(&d, &s, NULL), SHOAL_OK);
+    assert_int_equal(shoal_sim_set_state(s, rows, NULL), SHOAL_OK);
+    shoal_sim_sort(s);
+    shoal_sim_get_state(s, out);
+    assert_memory_equal(out, rows, n * 6 * sizeof(float));
+    /* the view is the same state: row_of maps every entry back to its row */
+    shoal_boid_view v = shoal_sim_view(s);
+    for (size_t i = 0; i < n; i++) {
+        const float *r = rows + 6 * (size_t)v.row_of[i];
+        assert_true(v.px[i] == r[0] && v.py[i] == r[1] && v.pz[i] == r[2]);
+        assert_true(v.vx[i] == r[3] && v.vy[i] == r[4] && v.vz[i] == r[5]);
+    }
+    assert_int_equal(shoal_sim_step(s, 2, NULL), SHOAL_OK);
+    shoal_sim_get_state(s, rows);
+    shoal_sim_sort(s);
+    shoal_sim_get_state(s, out);
+    assert_memory_equal(out, rows, n * 6 * sizeof(float));
+    shoal_sim_destroy(s);
+
+    /* classic: two boids 1e-20 apart repel with an infinite force, so the step fails; the
+     * state stays as it was before the step */
+    d = shoal_sim_desc_default();
+    d.model = SHOAL_MODEL_CLASSIC;
+    shoal_params_default(d.model, &d.params);
+    d.boid_count = 600;
+    d.thread_count = 2;
+    float *crows = scene_uniform(600, 8.0f, 1.0f, 9);
+    assert_non_null(crows);
+    for (size_t i = 0; i < 600; i++)
+        crows[i * 6 + 1] += 10.0f; /* inside the classic box */
+    memcpy(crows + 77 * 6, crows + 300 * 6, 6 * sizeof(float));
+    crows[300 * 6 + 0] = 1e-20f;
+    crows[77 * 6 + 0] = 2e-20f; /* d^2 = 1e-40 underflows: the repulsion is infinite */
+    assert_int_equal(shoal_sim_create(&d, &s, NULL), SHOAL_OK);
+    assert_int_equal(shoal_sim_set_state(s, crows, NULL), SHOAL_OK);
+    shoal_error e;
+    shoal_status st = shoal_sim_step(s, 1, &e);
+    assert_int_equal(st, SHOAL_ERR_NONFINITE);
+    float *cout = malloc(600 * 6 * sizeof(float));
+    assert_non_null(cout);
+    shoal_sim_get_state(s, cout);
+    assert_memory_equal(cout, crows, 600 * 6 * sizeof(float));
+    shoal_sim_destroy(s);
+    free(cout);
+    free(crows);
+    free(out);
+    free(rows);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_scan_serial_known),
-        cmocka_unit_test(test_scan_sizes),
-        cmocka_unit_test(test_counting_sort),
+        cmocka_unit_test(test_scan_serial_known), cmocka_unit_test(test_scan_sizes),
+        cmocka_unit_test(test_counting_sort),     cmocka_unit_test(test_kernel_cells),
+        cmocka_unit_test(test_sort_keeps_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,8 +10,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "shoal/shoal.h"
 #include "scenes.h"
+#include "shoal/shoal.h"
+#include "tests/cli_harness.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -20,8 +21,6 @@
 #include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static char g_dir[256];
 
 static shoal_stats stats_r(const float *rows, size_t n, double radius, int threads)
 {
@@ -214,29 +213,20 @@ typedef struct ref {
     int nr;
 } ref;
 
-static char *tmp_path(const char *name)
-{
-    static char buf[4][512];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
-    return buf[k];
-}
-
 /* Run tests/stats_ref.py with `args`; exit 77 (skip the whole program) when NumPy is missing. */
 static void run_ref(const char *args, ref *r)
 {
     char cmd[2048];
     memset(r, 0, sizeof *r);
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/tests/stats_ref.py %s > %s", SHOAL_SOURCE_ROOT,
-             args, tmp_path("ref.txt"));
+             args, path("ref.txt"));
     int rc = system(cmd);
     if (WIFEXITED(rc) && (WEXITSTATUS(rc) == 77 || WEXITSTATUS(rc) == 127)) {
         printf("SKIP: /usr/bin/python3 with NumPy not found\n");
         exit(77);
     }
     assert_true(WIFEXITED(rc) && WEXITSTATUS(rc) == 0);
-    FILE *f = fopen(tmp_path("ref.txt"), "r");
+    FILE *f = fopen(path("ref.txt"), "r");
     assert_non_null(f);
     char line[512];
     while (fgets(line, sizeof line, f)) {
@@ -269,10 +259,10 @@ static double ref_get(const ref *r, const char *key)
 static void check_numpy(const char *what, const float *rows, size_t n, const double *radii, int nr)
 {
     shoal_error e;
-    if (shoal_io_npy_write(tmp_path("s.npy"), rows, n, &e))
+    if (shoal_io_npy_write(path("s.npy"), rows, n, &e))
         fail_msg("%s", e.message);
     char args[1024];
-    int k = snprintf(args, sizeof args, "%s", tmp_path("s.npy"));
+    int k = snprintf(args, sizeof args, "%s", path("s.npy"));
     for (int i = 0; i < nr; i++)
         k += snprintf(args + k, sizeof args - (size_t)k, " %.17g", radii[i]);
     ref r;
@@ -504,16 +494,13 @@ static void test_concurrent_calls(void **state)
 static int setup(void **state)
 {
     (void)state;
-    snprintf(g_dir, sizeof g_dir, "/tmp/shoal-stats-XXXXXX");
-    return mkdtemp(g_dir) ? 0 : -1;
+    return cli_setup("stats");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return cli_teardown();
 }
 
 int main(void)

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "shoal/shoal.h"
+#include "tests/cli_harness.h"
 #include "xwindow.h"
 
 #include <fcntl.h>
@@ -29,43 +30,11 @@
 #define MARKER_G 0xE0
 #define MARKER_B 0x20
 
-static char g_dir[64];
-static const char *g_exe;
-
-static char *path(const char *name)
-{
-    static char buf[8][256];
-    static int k;
-    k = (k + 1) % 8;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", g_dir, name);
-    return buf[k];
-}
-
-static int sh(const char *fmt, ...)
-{
-    char args[4096], cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "cd %s && %s > out.txt 2> err.txt < /dev/null", g_dir, args);
-    int rc = system(cmd);
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
-}
-
+/* A whole file ("" when it cannot be read); free it. */
 static char *slurp(const char *p)
 {
-    FILE *f = fopen(p, "rb");
-    if (!f)
-        return strdup("");
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t got = fread(s, 1, (size_t)n, f);
-    s[got] = 0;
-    fclose(f);
-    return s;
+    char *s = read_all(p, NULL);
+    return s ? s : strdup("");
 }
 
 /* Pixels of the marker colour in the rectangle [x0, x1) x [y0, y1) of a PNG. */
@@ -97,19 +66,13 @@ static int marker_pixels(const char *p, int x0, int y0, int x1, int y1)
 static int setup(void **state)
 {
     (void)state;
-    g_exe = getenv("SHOAL_EXE");
-    if (!g_exe)
-        g_exe = SHOAL_BUILD_ROOT "/src/app/shoal";
-    snprintf(g_dir, sizeof g_dir, "/tmp/shoal-targets-XXXXXX");
-    return mkdtemp(g_dir) ? 0 : -1;
+    return cli_setup("targets");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return cli_teardown();
 }
 
 #define SCENE SHOAL_SOURCE_ROOT "/assets/scenes/heading_targets.ini"

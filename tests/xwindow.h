@@ -21,7 +21,7 @@ static int have_program(const char *name)
     return system(cmd) == 0;
 }
 
-static int exists(const char *p)
+static int file_exists(const char *p)
 {
     struct stat st;
     return stat(p, &st) == 0;
@@ -84,7 +84,7 @@ static int wait_for(pid_t pid, double secs)
 static int wait_file(const char *p, double secs)
 {
     for (int i = 0; i < (int)(secs * 20); i++) {
-        if (exists(p))
+        if (file_exists(p))
             return 1;
         nap_50ms();
     }
@@ -101,7 +101,7 @@ static pid_t xvfb_start(int first, const char *log_path, char display[16])
         char lock[64], sock[64];
         snprintf(lock, sizeof lock, "/tmp/.X%d-lock", n);
         snprintf(sock, sizeof sock, "/tmp/.X11-unix/X%d", n);
-        if (!exists(lock) && !exists(sock)) {
+        if (!file_exists(lock) && !file_exists(sock)) {
             dn = n;
             break;
         }

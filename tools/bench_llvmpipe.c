@@ -5,12 +5,11 @@
  * seed 1, the default camera, fish length 1.5) at WxH into an offscreen colour + depth
  * buffer: GL with one instanced draw per mesh (the fish's world transform built in the
  * vertex shader exactly as shoal builds it, Lambert lighting, colour by speed), fish
- * shorter than shoal's LOD threshold on screen drawn with the reduced mesh as shoal draws
- * them, and fish shorter than the splat threshold as a line from head to tail (shoal
- * fills the box of that segment). The CPU-side split and the instance upload are inside
- * GL's timed frame, as shoal's instance pass is inside its. Frames alternate, shoal then
- * GL, after one warm-up each; each side's time is glFinish / shoal_render_frame wall
- * time; medians are printed.
+ * shorter than shoal's LOD thresholds on screen drawn with the reduced or coarse mesh as shoal
+ * draws them, and fish shorter than the splat threshold as a line from head to tail (shoal fills
+ * the box of that segment). The CPU-side split and the instance upload are inside GL's timed frame,
+ * as shoal's instance pass is inside its. Frames alternate, shoal then GL, after one warm-up each;
+ * each side's time is glFinish / shoal_render_frame wall time; medians are printed.
  *
  *   bench_llvmpipe [--count N] [--size WxH] [--frames K] [--threads T] [--lod on|off]
  *                  [--assets DIR] [--check IOU]
@@ -37,18 +36,6 @@ static double now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* The vertex shader builds the fish's frame as shoal's instance_matrix does: Z along the
@@ -284,7 +271,7 @@ int main(int argc, char **argv)
 
     int rc = 1;
     shoal_error e;
-    shoal_mesh full = {0}, reduced = {0};
+    shoal_mesh full = {0}, reduced = {0}, coarse = {0};
     float *rows = scene_render_bench(n, 1);
     float *split = malloc(n * 6 * sizeof(float) + 1);
     uint8_t *rgba = malloc((size_t)w * (size_t)h * 4);
@@ -297,7 +284,8 @@ int main(int argc, char **argv)
         goto done;
     }
     if (mesh_read(assets, "fish.obj", &full, &e) ||
-        mesh_read(assets, "fish_lod1.obj", &reduced, &e)) {
+        mesh_read(assets, "fish_lod1.obj", &reduced, &e) ||
+        mesh_read(assets, "fish_lod2.obj", &coarse, &e)) {
         fprintf(stderr, "bench_llvmpipe: %s\n", e.message);
         goto done;
     }
@@ -309,6 +297,9 @@ int main(int argc, char **argv)
     rd.lod = lod;
     rd.thread_count = threads;
     rd.fish_length = 1.5f;
+    rd.mesh = &full; /* the meshes GL draws, lent to shoal's create */
+    rd.lod_mesh = &reduced;
+    rd.lod_coarse_mesh = &coarse;
     float *soa = malloc(n * 6 * sizeof(float) + 1);
     if (!soa || shoal_render_create(&rd, &r, &e) ||
         (check >= 0 && shoal_render_keep_depth(r, 1, &e))) {
@@ -351,7 +342,7 @@ int main(int argc, char **argv)
     glBindRenderbuffer(GL_RENDERBUFFER, rb[1]);
     glRenderbufferStorage(GL_RENDERBUFFER, GL_DEPTH_COMPONENT24, w, h);
     glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_DEPTH_ATTACHMENT, GL_RENDERBUFFER, rb[1]);
-    gl_mesh gm_full, gm_reduced, gm_splat;
+    gl_mesh gm_full, gm_reduced, gm_coarse, gm_splat;
     /* the splat: shoal's head (0, 0, 0.45) to tail (0, 0, -0.45), lit from the side */
     float seg_pos[6] = {0, 0, 0.45f, 0, 0, -0.45f}, seg_nrm[6] = {1, 0, 0, 1, 0, 0};
     uint32_t seg_idx[2] = {0, 1};
@@ -360,7 +351,8 @@ int main(int argc, char **argv)
     gm_splat.index_count = 2;
     gm_splat.mode = GL_LINES;
     if (glCheckFramebufferStatus(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE || !seg_ok ||
-        !mesh_upload(&full, &gm_full) || !mesh_upload(&reduced, &gm_reduced)) {
+        !mesh_upload(&full, &gm_full) || !mesh_upload(&reduced, &gm_reduced) ||
+        !mesh_upload(&coarse, &gm_coarse)) {
         fprintf(stderr, "bench_llvmpipe: GL setup failed (0x%x)\n", glGetError());
         free(soa);
         goto done;
@@ -377,8 +369,8 @@ int main(int argc, char **argv)
     glEnable(GL_CULL_FACE);
     glClearColor(0.0f, 0.0f, 0.0f, 0.0f);
 
-    size_t n_full = 0, n_reduced = 0, n_splat = 0;
-    split3 = malloc(n * 6 * sizeof(float) + 1);
+    size_t n_full = 0, n_reduced = 0, n_coarse = 0, n_splat = 0;
+    split3 = malloc(n * 12 * sizeof(float) + 1); /* splats, then the coarse fish from n on */
     if (!split3) {
         fprintf(stderr, "bench_llvmpipe: out of memory\n");
         free(soa);
@@ -394,20 +386,23 @@ int main(int argc, char **argv)
         double t1 = now_ms();
         glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
         /* shoal's LOD rule on the fish's length on screen: the reduced mesh under
-         * lod_reduced_px, the head-to-tail segment under lod_splat_px */
-        n_full = n_reduced = n_splat = 0;
+         * lod_reduced_px, the coarse one under lod_coarse_px, the head-to-tail segment under
+         * lod_splat_px */
+        n_full = n_reduced = n_coarse = n_splat = 0;
         double kpx = (double)rd.fish_length * focal;
         for (size_t i = 0; i < n; i++) {
             const float *p = rows + 6 * i;
             double d = -(vz[0] * p[0] + vz[1] * p[1] + vz[2] * p[2] + vz[3]);
             double len_px = d > 0 ? kpx / d : INFINITY;
             float *dst = !lod || len_px >= (double)rd.lod_reduced_px ? split + 6 * n_full++
-                         : len_px >= (double)rd.lod_splat_px ? split + 6 * (n - 1 - n_reduced++)
-                                                             : split3 + 6 * n_splat++;
+                         : len_px >= (double)rd.lod_coarse_px ? split + 6 * (n - 1 - n_reduced++)
+                         : len_px >= (double)rd.lod_splat_px  ? split3 + 6 * (n + n_coarse++)
+                                                              : split3 + 6 * n_splat++;
             memcpy(dst, p, 6 * sizeof(float));
         }
         mesh_draw(&gm_full, split, n_full);
         mesh_draw(&gm_reduced, split + 6 * (n - n_reduced), n_reduced);
+        mesh_draw(&gm_coarse, split3 + 6 * n, n_coarse);
         mesh_draw(&gm_splat, split3, n_splat);
         glFinish();
         double t2 = now_ms();
@@ -422,15 +417,18 @@ int main(int argc, char **argv)
         goto done;
     }
     shoal_render_stats st = shoal_render_get_stats(r);
-    double ms_shoal = median(t_shoal, (int)frames), ms_gl = median(t_gl, (int)frames);
+    double ms_shoal = shoal_profile_median(t_shoal, (size_t)frames),
+           ms_gl = shoal_profile_median(t_gl, (size_t)frames);
     printf("bench_llvmpipe: %zu fish, %dx%d, LOD %s, %ld frames each (after one warm-up), "
            "alternating\n",
            n, w, h, lod ? "on" : "off", frames);
-    printf("  shoal     %9.2f ms  (%s, %d threads; %llu full, %llu reduced, %llu splat)\n",
+    printf("  shoal     %9.2f ms  (%s, %d threads; %llu full, %llu reduced, %llu coarse, %llu "
+           "splat)\n",
            ms_shoal, st.isa, st.thread_count, (unsigned long long)st.instances_full,
-           (unsigned long long)st.instances_reduced, (unsigned long long)st.instances_splat);
-    printf("  llvmpipe  %9.2f ms  (%s; %zu full, %zu reduced, %zu lines)\n", ms_gl, gl_renderer,
-           n_full, n_reduced, n_splat);
+           (unsigned long long)st.instances_reduced, (unsigned long long)st.instances_coarse,
+           (unsigned long long)st.instances_splat);
+    printf("  llvmpipe  %9.2f ms  (%s; %zu full, %zu reduced, %zu coarse, %zu lines)\n", ms_gl,
+           gl_renderer, n_full, n_reduced, n_coarse, n_splat);
     printf("  ratio     %9.2f x  (llvmpipe / shoal)\n", ms_gl / ms_shoal);
     printf("{\"count\": %zu, \"width\": %d, \"height\": %d, \"lod\": %d, \"shoal_ms\": %.3f, "
            "\"llvmpipe_ms\": %.3f, \"ratio\": %.3f}\n",
@@ -464,6 +462,7 @@ done:
     shoal_render_destroy(r);
     shoal_mesh_free(&full);
     shoal_mesh_free(&reduced);
+    shoal_mesh_free(&coarse);
     free(rows);
     free(split);
     free(rgba);

@@ -123,7 +123,7 @@ int main(int argc, char **argv)
             return 1;
         }
         /* counting sort: fresh (unsorted) state each repeat, as a step sees after motion */
-        prof_reset();
+        prof_reset(s->prof);
         for (int r = 0; r < repeat + 1; r++) {
             shoal_sim_set_state(s, rows, &e);
             uint64_t t0 = timer_now_ns();
@@ -140,7 +140,7 @@ int main(int argc, char **argv)
         printf("%-34s %8d %10.3f %10.3f %10.3f\n", "shoal counting sort (+keys, gather)", threads,
                median_of(ms, repeat), mn, mx);
         prof_summary sum[PROF_MAX_STAGES];
-        int ns = prof_summaries(sum, PROF_MAX_STAGES);
+        int ns = prof_summaries(s->prof, sum, PROF_MAX_STAGES);
         for (int k = 0; k < ns; k++)
             printf("  %-32s %8d %10.3f %10.3f %10.3f\n", sum[k].name, threads, sum[k].median_ms,
                    sum[k].min_ms, sum[k].max_ms);
@@ -166,7 +166,7 @@ int main(int argc, char **argv)
         int ok = 1;
         for (size_t i = 0; i < count && ok; i++)
             ok = (uint32_t)work[i] == s->row_cur[i] &&
-                 (uint32_t)(work[i] >> 32) == s->cell_sorted[i];
+                 (uint32_t)(work[i] >> 32) == grid_cell_of_slot(s, (uint32_t)i);
         checked += ok;
         mn = ms[0], mx = ms[0];
         for (int r = 0; r < repeat; r++) {

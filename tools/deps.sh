@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Install the Debian packages shoal needs to build, test and run, if any is missing.
-# Usage: tools/deps.sh [build|test|all]   (default: all)
+# Usage: tools/deps.sh [build|run|test|profile|all]   (default: all)
+#   build: compile shoal; run: build + ffmpeg (tools/run.sh: the headless default writes a
+#   video); test: build + what the suite uses; profile: linux-perf (tools/profile.sh).
 set -euo pipefail
 what=${1:-all}
 
 pkgs=(meson ninja-build gcc pkg-config python3-dev python3-numpy libsdl2-dev libsdl2-ttf-dev fonts-dejavu-core
       libfontconfig-dev libinih-dev libpng-dev libopenmpi-dev openmpi-bin)
+if [ "$what" = run ]; then
+  pkgs+=(ffmpeg)
+fi
+if [ "$what" = profile ]; then
+  pkgs=(linux-perf)
+fi
 if [ "$what" = test ] || [ "$what" = all ]; then
   pkgs+=(libcmocka-dev clang clang-format libomp-dev libclang-rt-14-dev python3-numpy python3-pytest
         python3-pandas python3-mesonpy patchelf g++ xvfb xauth xdotool

@@ -37,9 +37,16 @@ OUT=${OUT:-$ROOT/out/device}
 # with the halo overlap off (SHOAL_MPI_OVERLAP=0, label *_unsplit): docs/SCALING.md;
 # CUDA=disabled skips nvcc when only mpi runs), mpirun (run --headless under MPI at 1M:
 # identical frames, fps per ranks x threads split, the composite's wait / encode / compare /
-# transfer and bytes per frame), python (the Python
-# package built with CUDA: tests/python's cuda tests, CPU vs CUDA from Python, bit for bit,
-# and docs/PYTHON.md's comparison at 100k; needs python3 with numpy, pytest and Python.h)
+# transfer and bytes per frame), headless (issue 26:
+# run's per-frame output cost on 2 cores with PNG frames, none and the default output;
+# init --count 1000000 + one step per model on 2 cores), render (issue 29: render
+# --bench setup/raster by threads, the llvmpipe ratio on 2 threads, the LOD image error),
+# verify (issue 32: the CUDA backend in atomic and stable order as an outside program, checked
+# step by step by shoal verify against both references; test_gpu's test_verify_gpu_orders does
+# it at 3000 boids), python (the Python package built with CUDA: tests/python's cuda tests,
+# CPU vs CUDA from Python, bit for bit, and docs/PYTHON.md's comparison at 100k; needs python3
+# with numpy, pytest and Python.h), kernel (issue 28: peak and copy bandwidth, steer 1M/4M
+# stages, lane-pairs per boid of every model)
 PARTS=${PARTS:-test parity time bench}
 NCPU=$(nproc)
 SUITE="not run" GPU_TEST="not run"
@@ -170,11 +177,11 @@ for rt in 1x16 2x8 4x4 8x2 16x1; do
     [ "$r" = 1 ] || launch=(timeout 300 mpirun --oversubscribe --bind-to none -np "$r" -x OMP_WAIT_POLICY=active "$SHOAL")
     # 3 frames to PNG: the same bytes as one process; then 30 frames timed (drawn, not kept)
     "${launch[@]}" run --headless --scene assets/scenes/steer_1m.ini --frames 3 --threads "$t" \
-        --out "$W/mrun_$rt" >/dev/null 2>&1
+        --steps-per-frame 1 --hud off --out "$W/mrun_$rt" >/dev/null 2>&1
     same=yes
     for f in "$W"/mrun_1x16/*.png; do cmp -s "$f" "$W/mrun_$rt/${f##*/}" || same=no; done
     "${launch[@]}" run --headless --scene assets/scenes/steer_1m.ini --frames 30 --threads "$t" \
-        --out - --stats >"$W/mrun_$rt.txt" 2>&1
+        --steps-per-frame 1 --out - --stats >"$W/mrun_$rt.txt" 2>&1
     log "$rt (ranks x threads): rc $? frames identical to 1x16: $same; $(grep -m1 'headless:' "$W/mrun_$rt.txt")"
     grep -E "^  (sim|render|overlays|composite|frame|  (wait|encode|compare|transfer))" "$W/mrun_$rt.txt" | tee -a "$REPORT"
     grep -E "per step|imbalance|time per step|halo overlap" "$W/mrun_$rt.txt" | tee -a "$REPORT"
@@ -310,8 +317,9 @@ done
 fi
 if has app; then
 stamp "shoal run headless (the window's work less present), $NCPU threads; sort benchmark"
-for sc in "" "--scene assets/scenes/steer_100k.ini" "--scene assets/scenes/steer_1m.ini"; do
-    timeout 120 "$SHOAL" run --headless --out - --frames 600 --threads $NCPU --stats $sc \
+for sc in "--model steer" "--scene assets/scenes/steer_100k.ini" "--scene assets/scenes/steer_1m.ini"; do
+    timeout 120 "$SHOAL" run --headless --out - --frames 600 --threads $NCPU --stats \
+        --steps-per-frame 1 $sc \
         >"$W/app.txt" 2>&1
     grep -E "^shoal run|^  (sim|render|overlays|frame)" "$W/app.txt" | tee -a "$REPORT"
 done
@@ -332,14 +340,158 @@ for t in 2 $NCPU; do
         --peak-seconds 0 2>&1 | grep -E "^render/" | tee -a "$REPORT"
 done
 stamp "issue 18: whole frames of shoal run --headless"
-# (the default scene is the program's own, with no --scene: assets/scenes/steer.ini differs)
+# (the 16k steer school: --model steer, assets/scenes/steer.ini; one step a frame as before)
 for spec in "$NCPU 90 --scene assets/scenes/steer_1m.ini" "$NCPU 600 --scene assets/scenes/steer_1m.ini" \
-    "2 120 --scene assets/scenes/steer_100k.ini" "2 600"; do
+    "2 120 --scene assets/scenes/steer_100k.ini" "2 600 --model steer"; do
     set -- $spec
-    timeout 150 "$SHOAL" run --headless --out - --threads $1 --frames $2 ${3:-} ${4:-} \
+    timeout 150 "$SHOAL" run --headless --out - --steps-per-frame 1 --threads $1 --frames $2 ${3:-} ${4:-} \
         >"$W/frame.txt" 2>&1
     grep -E "^shoal run|^  (sim|render|overlays|frame)|^    render:" "$W/frame.txt" | tee -a "$REPORT"
 done
+fi
+if has headless; then
+# issue 26 (docs/PERFORMANCE.md "Headless output"): on 2 cores, the whole frame of `shoal run
+# --headless` with PNG frames (written by the writer thread), with none (--out -: the frame
+# without output), and the default output (a video where ffmpeg is, else PNG frames); then
+# init --count 1000000 + one step, every model
+stamp "issue 26: headless output on 2 cores (taskset -c 0,1), 16384 fish, 1280x720"
+for o in "--out $W/hl_png --hud off" "--out - --hud off" ""; do
+    rm -rf "$W/hl_png" "$W/hl_cwd"
+    mkdir -p "$W/hl_cwd"
+    (cd "$W/hl_cwd" && timeout 200 taskset -c 0,1 "$SHOAL" run --headless --model steer --frames 300 \
+        --steps-per-frame 1 --threads 2 $o) >"$W/hl.txt" 2>&1
+    log "run --headless ${o:-(the default output)}: exit $?"
+    grep -E "^shoal run|^  (sim|render|overlays|output|frame)|writer thread" "$W/hl.txt" | tee -a "$REPORT"
+done
+stamp "issue 26: init --count 1000000 + step --count 1000000 --steps 1, 2 cores"
+for m in steer average heading classic fov; do
+    t0=$(date +%s.%N)
+    taskset -c 0,1 "$SHOAL" init --model $m --count 1000000 --out "$W/big.npy" 2>/dev/null
+    t1=$(date +%s.%N)
+    taskset -c 0,1 "$SHOAL" step --model $m --count 1000000 --in "$W/big.npy" --out - \
+        --steps 1 --threads 2 2>/dev/null
+    t2=$(date +%s.%N)
+    log "$m: init $(awk "BEGIN{print $t1 - $t0}") s, step $(awk "BEGIN{print $t2 - $t1}") s"
+done
+rm -f "$W/big.npy"
+fi
+# issue 28 (docs/PERFORMANCE.md "Issue 28"): the force kernel's lane-pairs and the sort's
+# bandwidth: FP peak and copy bandwidth, steer 1M on all cores and on 2 (AVX-512 and AVX2,
+# with the baseline grid), 1M and 4M stage medians, every model's lane-pairs per boid
+if has kernel; then
+stamp "issue 28: FP peak and copy bandwidth (tools/peak)"
+"$BUILD/tools/peak" 0.5 2>&1 | tee -a "$REPORT"
+stamp "issue 28: steer 1M, $NCPU and 2 threads, avx512 and avx2, with the baseline grid"
+for t in $NCPU 2; do
+    timeout 200 "$SHOAL" bench --filter "steer-1m/t$t/avx" --threads $t --repeat 7 \
+        --peak-seconds 0.5 2>&1 | grep -E "^# (FP32|copy)|^sim/" | tee -a "$REPORT"
+done
+stamp "issue 28: stage medians, 1M (20 steps) and 4M (10 steps), $NCPU threads, avx512"
+for n in 1048576 4194304; do
+    k=20
+    [ $n -ge 4194304 ] && k=10
+    "$SHOAL" step --in "$W/box_$n.npy" --out "$W/o.npy" --steps $k --threads $NCPU $(walls $n) \
+        --stats 2>&1 | grep -E "^shoal step|^sim|^forces" | tee -a "$REPORT"
+done
+stamp "issue 28: the scatter with non-temporal stores (-DGRID_NT) against the default, 1M and 4M, alternating"
+if [ ! -f "$BUILD-nt/build.ninja" ]; then
+    meson setup "$BUILD-nt" --buildtype=release -Dc_args=-DGRID_NT -Dcuda=disabled -Dmpi=disabled \
+        -Dsdl=disabled >"$W/setup-nt.log" 2>&1 || tail -20 "$W/setup-nt.log" | tee -a "$REPORT"
+fi
+ninja -C "$BUILD-nt" src/app/shoal >"$W/build-nt.log" 2>&1 || tail -20 "$W/build-nt.log" | tee -a "$REPORT"
+for n in 1048576 4194304; do
+    for round in 1 2; do
+        for b in "$SHOAL" "$BUILD-nt/src/app/shoal"; do
+            "$b" step --in "$W/box_$n.npy" --out "$W/o.npy" --steps 10 --threads $NCPU $(walls $n) \
+                --stats 2>&1 | awk -v b="${b#$BUILD}" -v n=$n '$1 ~ /^sim\/grid/ {s = s " " $1 " " $5} \
+                END {print "N=" n " " b ":" s}' | tee -a "$REPORT"
+        done
+    done
+done
+stamp "issue 28: every model at its defaults, lane-pairs per boid ($NCPU threads avx512, 2 threads avx2)"
+for spec in "$NCPU avx512" "2 avx2"; do
+    set -- $spec
+    for c in steer-default-16k average-default-4k heading-default-16k classic-default-100 \
+        fov-default-4k; do
+        timeout 100 "$SHOAL" bench --filter "$c/t$1/$2" --threads $1 --repeat 5 \
+            --peak-seconds 0 2>&1 | grep -E "^sim/" | tee -a "$REPORT"
+    done
+done
+fi
+if has render; then
+stamp "issue 29: the renderer, 1280x720, avx512: setup / raster ms by threads (100k, 1M with LOD)"
+# shoal render --bench prints the median frame and its stages; setup scaling is the thing
+# to read (2 -> 16 threads)
+for spec in "100000 on" "100000 off" "1000000 on"; do
+    set -- $spec
+    for t in 1 2 4 8 $NCPU; do
+        echo "== render --bench --count $1 --lod $2 --threads $t" >>"$REPORT"
+        timeout 200 "$SHOAL" render --bench 7 --count $1 --lod $2 --threads $t --simd avx512 \
+            2>&1 | grep -E "median|cpu ms|instances|triangles" | tee -a "$REPORT"
+    done
+done
+stamp "issue 29: against Mesa's llvmpipe, 2 threads each, same run (100k and 1M, LOD on)"
+if [ -x "$BUILD/tools/bench_llvmpipe" ]; then
+    for n in 100000 1000000; do
+        LP_NUM_THREADS=2 timeout 300 "$BUILD/tools/bench_llvmpipe" --count $n --frames 5 \
+            --threads 2 2>&1 | tail -5 | tee -a "$REPORT"
+    done
+else
+    log "bench_llvmpipe not built (libegl-dev / libgles-dev missing)"
+fi
+stamp "issue 29: image error of each level of detail (tools/lod_error, 100k)"
+timeout 300 "$BUILD/tools/lod_error" --count 100000 --threads $NCPU --frames 3 \
+    --coarse-px 8 --coarse-px 12 --coarse-px 16 2>&1 | tee -a "$REPORT"
+fi
+# ---- verify (issue 32): the CUDA backend as an outside program ----------------------------
+if has verify; then
+stamp "verify: cuda atomic and stable order, one step per call, checked by shoal verify"
+VD=$W/verify
+rm -rf "$VD"
+mkdir -p "$VD"
+VCSV=$OUT/verify.csv
+echo "case,model,N,order,reference,steps,agree,tie,drift,rule,worst_x_tolerance,verdict,seconds" >"$VCSV"
+verify_case() { # label model N order [args for init, step and verify ...]; $VSTEPS steps (10)
+    local label=$1 model=$2 n=$3 order=$4
+    shift 4
+    local d="$VD/$label-$order"
+    mkdir -p "$d"
+    "$SHOAL" init --model "$model" --count "$n" --keep-geometry --seed 7 "$@" \
+        --out "$d/s_000.npy" >/dev/null 2>&1 || { log "$label: init failed"; return; }
+    for k in $(seq 0 $((${VSTEPS:-10} - 1))); do
+        "$SHOAL" step --model "$model" "$@" --in "$d/s_$(printf %03d $k).npy" \
+            --out "$d/s_$(printf %03d $((k + 1))).npy" --steps 1 \
+            --t0 "$(awk -v k=$k 'BEGIN {printf "%.17g", k / 60}')" \
+            --backend cuda --gpu-order "$order" >/dev/null 2>>"$REPORT" ||
+            { log "$label $order: cuda step $k failed"; return; }
+    done
+    for ref in f32 f64; do
+        local t0=$(date +%s.%N)
+        "$SHOAL" verify --model "$model" "$@" --trajectory "$d" --reference $ref --quiet \
+            --csv "$W/v.csv" >"$W/v.txt" 2>&1
+        local rc=$? sec
+        sec=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
+        grep -E "^summary" "$W/v.txt" | sed "s/^/$label $order $ref (exit $rc): /" | tee -a "$REPORT"
+        awk -F, -v c="$label" -v m="$model" -v n="$n" -v o="$order" -v r="$ref" -v s="$sec" '
+            NR > 1 {steps++; v[$13]++; if ($8 + 0 > w) w = $8 + 0}
+            END {verdict = v["rule differs"] ? "rule differs" : v["drift"] ? "drift" : "agrees";
+                 printf "%s,%s,%s,%s,%s,%d,%d,%d,%d,%d,%.4g,%s,%s\n", c, m, n, o, r, steps,
+                 v["agrees"], v["threshold tie"], v["drift"], v["rule differs"], w, verdict, s}' \
+            "$W/v.csv" >>"$VCSV"
+    done
+}
+for order in stable atomic; do
+    verify_case steer steer 16384 $order --set init_pos_radius=12
+    verify_case average average 4096 $order --set init_pos_radius=6
+    verify_case heading heading 16384 $order
+    verify_case classic classic 1000 $order
+    verify_case fov fov 4096 $order
+    verify_case steer_rock_mesh steer 16384 $order --scene assets/scenes/steer_rock_mesh.ini \
+        --set init_pos_radius=12
+done
+VSTEPS=3 verify_case steer_1m steer 1048576 atomic --set init_pos_radius=100
+log "verify table ($VCSV): stable order must be bit-identical (worst 0), atomic within the bound (worst < 1)"
+column -s, -t <"$VCSV" | tee -a "$REPORT"
 fi
 if has python; then
 stamp "python: the package of this CUDA build; CPU vs CUDA from Python (tests/python -m cuda)"

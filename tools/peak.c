@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* peak: this machine's FP32 peak, FMA and add+mul, AVX2 and AVX-512, on 1 thread and on
- * every logical CPU (the kernels are in the support library, src/support/peak.c, which
- * `shoal bench` uses too). Usage: peak [SECONDS per measurement, default 1]. */
+/* peak: this machine's FP32 peak, FMA and add+mul, AVX2 and AVX-512, and its copy
+ * bandwidth, on 1 thread and on every logical CPU (the kernels are in the support library,
+ * src/support/peak.c, which `shoal bench` uses too). Usage: peak [SECONDS per measurement, default
+ * 1]. */
 #include "shoal/system.h"
 #include "support/peak.h"
 
@@ -28,5 +29,9 @@ int main(int argc, char **argv)
             printf("%-14s %8d %12.1f %14.1f\n", peak_kind_name(kind), counts[k], g, g / counts[k]);
         }
     }
+    printf("%-14s %8s %12s\n", "copy", "threads", "GB/s (read + write)");
+    int counts[2] = {1, cores};
+    for (int k = 0; k < (cores > 1 ? 2 : 1); k++)
+        printf("%-14s %8d %12.1f\n", "memcpy", counts[k], peak_copy_gbs(counts[k], seconds));
     return 0;
 }

@@ -1,38 +1,44 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Profile one shoal run with perf: tools/profile.sh ARGS...  (ARGS are shoal's, e.g.
-#   tools/profile.sh step --in start.npy --out end.npy --steps 200)
+# Profile one shoal run with perf: tools/profile.sh [--allow-sysctl] ARGS...  (ARGS are
+# shoal's, e.g.  tools/profile.sh step --in start.npy --out end.npy --steps 200)
 # Records call graphs (`perf record -g`, frame pointers) on the cycles counter where the
 # CPU's counters are available, else on the software cpu-clock event (VMs, containers),
-# prints the top entries of `perf report --stdio --no-children`, and `perf stat` when
-# hardware counters exist.
-# Builds build-profile (debugoptimized: -O2 -g -fno-omit-frame-pointer) unless $SHOAL_EXE
-# names a binary. Installs linux-perf with apt-get when perf is missing.
+# prints the top entries of `perf report --stdio --no-children` and the callers of the
+# hottest, and `perf stat` when hardware counters exist.
+# The binary: $SHOAL_EXE if set, else the release build (build-release, brought up to date;
+# set up as tools/run.sh does when missing). Every build has -g and frame pointers.
+# System settings are left alone unless --allow-sysctl is given: then, where writable,
+# kernel.perf_event_paranoid is set to -1 and kernel.kptr_restrict to 0 for the run (a
+# user may sample the kernel and read its symbols) and both are put back on exit, also on
+# failure or Ctrl-C. Without it, perf runs as the system allows (say, user space only).
+# linux-perf is installed (tools/deps.sh profile) when perf is missing.
 # Environment: SHOAL_EXE (binary), PERF_CALLGRAPH (fp | dwarf; default fp), PERF_TOP (25),
-# PERF_FREQ (sampling Hz, default 2000), PERF_OUT (directory for perf.data, default
-# out/profile).
+# PERF_FREQ (sampling Hz, default 2000), PERF_EVENT (the event), PERF_OUT (directory for
+# perf.data, default out/profile).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+allow_sysctl=0
+if [ "${1:-}" = "--allow-sysctl" ]; then
+  allow_sysctl=1
+  shift
+fi
 if [ $# -eq 0 ]; then
-  sed -n '3,13p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 
 if ! command -v perf > /dev/null 2>&1 || ! perf --version > /dev/null 2>&1; then
-  echo "profile.sh: perf not found; installing linux-perf" >&2
-  if command -v apt-get > /dev/null 2>&1; then
-    sudo_cmd=""
-    [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-    $sudo_cmd apt-get update -qq && $sudo_cmd apt-get install -y -qq linux-perf > /dev/null
-  fi
+  echo "profile.sh: perf not found; installing linux-perf (tools/deps.sh profile)" >&2
+  "$root/tools/deps.sh" profile
   command -v perf > /dev/null 2>&1 || { echo "profile.sh: no perf available" >&2; exit 1; }
 fi
 
 exe="${SHOAL_EXE:-}"
 if [ -z "$exe" ]; then
-  build="$root/build-profile"
+  build="$root/build-release"
   if [ ! -f "$build/build.ninja" ]; then
-    meson setup "$build" "$root" --buildtype=debugoptimized -Dtests=false > /dev/null
+    meson setup "$build" "$root" --buildtype=release -Dtests=false > /dev/null
   fi
   ninja -C "$build" src/app/shoal > /dev/null
   exe="$build/src/app/shoal"
@@ -45,12 +51,31 @@ cg="${PERF_CALLGRAPH:-fp}"
 top="${PERF_TOP:-25}"
 freq="${PERF_FREQ:-2000}"
 
-# Kernel symbols and unprivileged sampling: loosen what we may (harmless if we may not).
-if [ -w /proc/sys/kernel/perf_event_paranoid ]; then
-  echo -1 > /proc/sys/kernel/perf_event_paranoid 2> /dev/null || true
-fi
-if [ -w /proc/sys/kernel/kptr_restrict ]; then
-  echo 0 > /proc/sys/kernel/kptr_restrict 2> /dev/null || true
+# --allow-sysctl: loosen what we may for this run, and put it back whatever happens.
+restore=()
+restore_sysctl() {
+  local i
+  for ((i = 0; i < ${#restore[@]}; i += 2)); do
+    echo "${restore[i + 1]}" > "${restore[i]}" 2> /dev/null ||
+      echo "profile.sh: could not restore ${restore[i]} to ${restore[i + 1]}" >&2
+  done
+  restore=()
+}
+if [ $allow_sysctl -eq 1 ]; then
+  trap restore_sysctl EXIT
+  trap 'exit 130' INT TERM HUP
+  for kv in perf_event_paranoid=-1 kptr_restrict=0; do
+    f=/proc/sys/kernel/${kv%%=*}
+    if [ -w "$f" ]; then
+      old=$(cat "$f")
+      if echo "${kv#*=}" > "$f" 2> /dev/null; then
+        restore+=("$f" "$old")
+        echo "profile.sh: kernel.${kv%%=*} = ${kv#*=} for this run (was $old; restored on exit)" >&2
+      fi
+    else
+      echo "profile.sh: kernel.${kv%%=*} is not writable here; left at $(cat "$f")" >&2
+    fi
+  done
 fi
 
 # Hardware counters? (VMs often have none: then cpu-clock, a software timer event.)
@@ -65,17 +90,22 @@ event="cpu-clock"
 [ "${PERF_EVENT:-}" != "" ] && event="$PERF_EVENT"
 
 echo "== perf record -e $event -F $freq -g --call-graph $cg -- shoal $*"
-perf record -q -e "$event" -F "$freq" -g --call-graph "$cg" -o "$data" -- "$exe" "$@"
+if ! perf record -q -e "$event" -F "$freq" -g --call-graph "$cg" -o "$data" -- "$exe" "$@"; then
+  echo "profile.sh: perf record failed (kernel.perf_event_paranoid is" \
+    "$(cat /proc/sys/kernel/perf_event_paranoid 2> /dev/null || echo '?');" \
+    "as root, --allow-sysctl lowers it for the run)" >&2
+  exit 1
+fi
 
 echo
 echo "== perf report --stdio --no-children (top $top, self time by symbol)"
 perf report -i "$data" --stdio --no-children --sort symbol -g none --percent-limit 0.3 \
-  2> /dev/null | grep -v '^#' | grep -v '^$' | head -n "$top"
+  2> /dev/null | grep -v '^#' | grep -v '^$' | head -n "$top" || true
 
 echo
 echo "== callers of the hottest stages (perf report -g caller, first 40 lines)"
 perf report -i "$data" --stdio --no-children --sort symbol -g caller,0.5,callee,function \
-  --percent-limit 5 2> /dev/null | grep -v '^#' | grep -v '^$' | head -n 40
+  --percent-limit 5 2> /dev/null | grep -v '^#' | grep -v '^$' | head -n 40 || true
 
 if [ "$hw" -eq 1 ]; then
   echo

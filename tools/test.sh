@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # The test command: install what is missing, build with gcc (warnings are errors), run the
 # whole suite; then the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
-# (clang); then the line and branch coverage (gcovr) of the suite of the smallest build.
+# (clang); test_concurrent under ThreadSanitizer (clang, libomp + Archer); then the line
+# and branch coverage (gcovr) of the suite of the smallest build.
 # Usage: tools/test.sh [--quick]  (--quick: the gcc build only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,6 +41,24 @@ if [ $quick -eq 0 ]; then
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1:intercept_tls_get_addr=0 \
     LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
     meson test -C build-asan --print-errorlogs --num-processes "$jobs" --timeout-multiplier 4
+fi
+
+if [ $quick -eq 0 ]; then
+  # ThreadSanitizer: test_concurrent (two simulations and two renderers stepped and drawn
+  # from two threads; every object owns its tables) built with clang -fsanitize=thread,
+  # OpenMP on (LLVM's libomp) so that each object's own team runs too. libomp itself is
+  # not instrumented: Archer (libarcher.so, LLVM's OpenMP tool for TSan) tells TSan about
+  # the runtime's barriers and joins, and ignore_noninstrumented_modules keeps TSan out of
+  # libomp's internals. Any report fails the run (halt_on_error).
+  archer=/usr/lib/llvm-$(clang -dumpversion | cut -d. -f1)/lib/libarcher.so
+  [ -f "$archer" ] || { echo "tools/test.sh: $archer is missing (libomp-dev)" >&2; exit 1; }
+  CC=clang CXX=clang++ meson setup build-tsan --buildtype=debug -Doptimization=1 -Dcuda=disabled \
+    -Dmpi=disabled -Dsdl=disabled -Db_sanitize=thread -Db_lundef=false --wipe >/dev/null 2>&1 ||
+    CC=clang CXX=clang++ meson setup build-tsan --buildtype=debug -Doptimization=1 -Dcuda=disabled \
+      -Dmpi=disabled -Dsdl=disabled -Db_sanitize=thread -Db_lundef=false
+  ninja -C build-tsan tests/test_concurrent
+  TSAN_OPTIONS="halt_on_error=1 ignore_noninstrumented_modules=1 second_deadlock_stack=1" \
+    OMP_TOOL_LIBRARIES="$archer" build-tsan/tests/test_concurrent
 fi
 
 if [ $quick -eq 0 ]; then

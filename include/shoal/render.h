@@ -2,8 +2,9 @@
 /* shoal: the software renderer. Draws every boid as an instanced low-poly fish with a
  * tile-based fixed-point rasterizer (OpenMP threads, AVX2/AVX-512 with a scalar twin) into an
  * ARGB8888 framebuffer. It reads a caller-owned view of positions and velocities and knows
- * nothing else of the simulation. The fish mesh loader (Wavefront OBJ) and the PNG writer
- * are io's (shoal/io.h, included here). The conventions below are a contract that other
+ * nothing else of the simulation, and takes its fish as meshes (shoal_mesh, plain data); it
+ * reads no file. Reading meshes (Wavefront OBJ) and writing PNG are io's (shoal/io.h,
+ * included here). The conventions below are a contract that other
  * tools compare against (docs/RENDER.md has the long form).
  *
  * Conventions:
@@ -27,6 +28,7 @@
 #define SHOAL_RENDER_H
 
 #include "shoal/base.h"
+#include "shoal/profile.h"
 #include "shoal/io.h" /* the fish meshes (shoal_mesh) and PNG frames: io reads and writes them */
 
 #ifdef __cplusplus
@@ -68,22 +70,41 @@ typedef struct shoal_camera {
 SHOAL_API shoal_camera shoal_camera_default(void);
 
 /** Everything needed to create a renderer. Start from shoal_render_desc_default(). */
+/** The default fish length in world units, of the renderer and of every command and scene
+ *  that gives none: the steer scenes' 0.6 (a fish a little over half the separation radius
+ *  of the seeds' defaults long). */
+#define SHOAL_FISH_LENGTH 0.6f
+
 typedef struct shoal_render_desc {
-    int width, height;         /**< image size in pixels, 1..SHOAL_RENDER_MAX_SIZE (1280x720) */
-    shoal_shade shade;         /**< SHOAL_SHADE_LIT */
-    int lod;                   /**< 1: level of detail in lit mode (ignored in id mode) (1) */
-    float fish_length;         /**< world length of every fish, > 0 (1.0) */
-    shoal_isa isa;             /**< rasterizer ISA; AUTO resolves as shoal_isa_resolve. All
-                                    ISAs give identical images. (AUTO) */
-    int thread_count;          /**< > 0: threads for this renderer's parallel regions; 0: the
-                                    process default (parallel_set_threads / OpenMP) (0) */
-    const char *mesh_path;     /**< OBJ of the fish; NULL: fish.obj from the asset directory,
-                                    see shoal_render_asset_path (NULL) */
-    const char *lod_mesh_path; /**< OBJ of the reduced fish used by LOD; NULL: fish_lod1.obj */
+    int width, height; /**< image size in pixels, 1..SHOAL_RENDER_MAX_SIZE (1280x720) */
+    shoal_shade shade; /**< SHOAL_SHADE_LIT */
+    int lod;           /**< 1: level of detail in lit mode (ignored in id mode) (1) */
+    float fish_length; /**< world length of every fish, > 0 (SHOAL_FISH_LENGTH) */
+    shoal_isa isa;     /**< rasterizer ISA; AUTO resolves as shoal_isa_resolve. All
+                            ISAs give identical images. (AUTO) */
+    int thread_count;  /**< > 0: threads for this renderer's parallel regions; 0: the
+                            process default (parallel_set_threads / OpenMP) (0) */
+    /** The fish: a triangle mesh in model units, facing +Z, +Y up, about 1 long, CCW front
+     *  faces (shoal_mesh_load reads one from OBJ; shoal_mesh_load_asset("fish.obj") shoal's
+     *  own). Required (NULL is SHOAL_ERR_INPUT), 3..4096 vertices, 1..4096 triangles, finite,
+     *  no zero-area triangle. Borrowed by shoal_render_create only: the renderer keeps its own
+     *  copy, so the caller may free or change the mesh once create returns. (NULL) */
+    const shoal_mesh *mesh;
+    /** The reduced fish LOD draws between lod_coarse_px and lod_reduced_px (shoal's is
+     *  "fish_lod1.obj"), same rules and lifetime as `mesh`; NULL: `mesh` there. (NULL) */
+    const shoal_mesh *lod_mesh;
+    /** The coarse fish LOD draws between lod_splat_px and lod_coarse_px, a handful of
+     *  triangles (shoal's is "fish_lod2.obj"), same rules and lifetime as `mesh`; NULL: no
+     *  coarse level (the reduced fish down to lod_splat_px, as before 0.2). (NULL) */
+    const shoal_mesh *lod_coarse_mesh;
     /** LOD thresholds on the fish's projected length in pixels (length * focal / distance):
-     *  below lod_splat_px a fish is a depth-tested splat of a few pixels, below lod_reduced_px
-     *  the reduced mesh, else the exact mesh. (4, 26) */
+     *  below lod_splat_px a fish is a depth-tested splat of a few pixels, below lod_coarse_px
+     *  the coarse mesh (when there is one), below lod_reduced_px the reduced mesh, else the
+     *  exact mesh; 0 <= splat <= reduced, and splat <= coarse <= reduced when there is a
+     *  coarse mesh (else lod_coarse_px is not read). docs/RENDER.md has the image error of
+     *  each level. (4, 12, 26) */
     float lod_splat_px, lod_reduced_px;
+    float lod_coarse_px;
     /** Fog in lit mode: linear in the distance from the eye, from fog_start to fog_end
      *  (world units), at most fog_max (0..1). fog_start <= 0 or fog_end <= fog_start:
      *  automatic, 0.5x and 3x the eye-target distance. (0, 0, 0.85) */
@@ -96,13 +117,6 @@ typedef struct shoal_render_desc {
 
 /** Defaults as listed per field. */
 SHOAL_API shoal_render_desc shoal_render_desc_default(void);
-
-/** Where the renderer finds its default assets: writes `dir/name` to `out` (`size` bytes)
- *  for the first directory that has the file, in this order: $SHOAL_ASSETS, ./assets, the
- *  executable's ../share/shoal and ../assets, ../../assets, ../../../assets, the installed
- *  datadir/shoal, the source tree's assets/ (both compiled in). Returns 1 if found, 0 if not (then
- * `out` holds `name`). */
-SHOAL_API int shoal_render_asset_path(const char *name, char *out, size_t size);
 
 /** The instances of one frame: a read-only view, borrowed for the duration of
  *  shoal_render_frame only. Positions and velocities must be finite. */
@@ -149,6 +163,7 @@ typedef struct shoal_render_stats {
     uint64_t instances;         /**< instances given */
     uint64_t instances_visible; /**< after the frustum cull */
     uint64_t instances_full, instances_reduced, instances_splat; /**< LOD choice */
+    uint64_t instances_coarse;                                   /**< LOD choice */
     uint64_t instances_clipped; /**< drawn through the near/guard-band clipper */
     uint64_t triangles_submitted, triangles_visible, triangles_rasterized;
     uint64_t pixels_written; /**< fragments that passed the depth test */
@@ -160,9 +175,10 @@ typedef struct shoal_render_stats {
 
 typedef struct shoal_renderer shoal_renderer;
 
-/** Create a renderer: validates the desc, loads the meshes, allocates the framebuffer and
- *  tile buffers. SHOAL_ERR_INPUT for a bad desc or mesh (the message names it),
- *  SHOAL_ERR_UNSUPPORTED when the ISA asked for is not available, SHOAL_ERR_NOMEM. */
+/** Create a renderer: validates the desc, copies the meshes into its own form, allocates the
+ *  framebuffer and tile buffers. Reads no file. SHOAL_ERR_INPUT for a bad desc or mesh (the
+ *  message names it), SHOAL_ERR_UNSUPPORTED when the ISA asked for is not available,
+ *  SHOAL_ERR_NOMEM. */
 SHOAL_API shoal_status shoal_render_create(const shoal_render_desc *desc, shoal_renderer **out,
                                            shoal_error *err);
 SHOAL_API void shoal_render_destroy(shoal_renderer *r);
@@ -211,6 +227,14 @@ SHOAL_API shoal_framebuffer shoal_render_framebuffer(const shoal_renderer *r);
 /** Statistics of the last frame. */
 SHOAL_API shoal_render_stats shoal_render_get_stats(const shoal_renderer *r);
 
+/** The profile the renderer's frames record their stages into (shoal/profile.h): its own,
+ *  created with it, unless one was lent with shoal_render_set_profile. */
+SHOAL_API shoal_profile *shoal_render_get_profile(const shoal_renderer *r);
+/** Record the stages into `profile` from the next frame on (NULL: back to the renderer's
+ *  own). The caller keeps ownership; the profile must outlive the renderer or be unset
+ *  first, and objects sharing a profile must not run at the same time. */
+SHOAL_API void shoal_render_set_profile(shoal_renderer *r, shoal_profile *profile);
+
 /** Resize the image (1..SHOAL_RENDER_MAX_SIZE); reallocates the framebuffer. */
 SHOAL_API shoal_status shoal_render_set_size(shoal_renderer *r, int width, int height,
                                              shoal_error *err);
@@ -232,10 +256,14 @@ SHOAL_API void shoal_render_camera_frame(const float *px, const float *py, const
  *  image hash used by the tests and by `shoal render --stats`. */
 SHOAL_API uint64_t shoal_render_hash(shoal_framebuffer fb);
 
-/* Earlier names (before shoal_<module>_<verb> throughout). */
+/* Earlier names (before shoal_<module>_<verb> throughout). shoal_renderer_create is the create
+ * of 0.1: without desc->mesh it loads shoal's fish.obj (and fish_lod1.obj for LOD) with
+ * shoal_mesh_load_asset, as the renderer once did itself. */
 SHOAL_DEPRECATED("shoal_render_create")
 SHOAL_API shoal_status shoal_renderer_create(const shoal_render_desc *desc, shoal_renderer **out,
                                              shoal_error *err);
+SHOAL_DEPRECATED("shoal_io_asset_path")
+SHOAL_API int shoal_render_asset_path(const char *name, char *out, size_t size);
 SHOAL_DEPRECATED("shoal_render_destroy") SHOAL_API void shoal_renderer_destroy(shoal_renderer *r);
 
 #ifdef __cplusplus

@@ -2,7 +2,8 @@
 /* shoal: the umbrella header. Includes every public module header.
  * shoal runs GPU-class flocking workloads on CPU cores: an OpenMP-parallel boids
  * simulation on a counting-sort grid (sim.h), file formats (io.h), flock statistics
- * (stats.h), the software
+ * (stats.h), the float64 reference (sim64.h) and step-by-step verification of another
+ * program (verify.h), the software
  * renderer (render.h), the optional CUDA backend (gpu.h; its functions report
  * SHOAL_ERR_UNSUPPORTED in a build without CUDA), stage timings and traces (profile.h) and
  * the machine and the default thread count (system.h), parameter sweeps (sweep.h); and the
@@ -14,6 +15,8 @@
 #include "shoal/io.h"
 #include "shoal/sim.h"
 #include "shoal/stats.h"
+#include "shoal/sim64.h"
+#include "shoal/verify.h"
 #include "shoal/render.h"
 #include "shoal/gpu.h"
 #include "shoal/profile.h"
@@ -51,7 +54,8 @@ extern "C" {
     X(shoal_gpu_stats)                                                                             \
     X(shoal_profile_summary)                                                                       \
     X(shoal_state_diff)                                                                            \
-    X(shoal_sweep_sample)
+    X(shoal_sweep_sample)                                                                          \
+    X(shoal_model_info)
 
 /** The library's half of shoal_abi_check: `sizes` are sizeof of each struct of
  *  SHOAL_ABI_STRUCTS as the program's headers have them (`count` entries) and

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* shoal: the simulation. A shoal_sim owns N boids (float32 structure of arrays), a
  * uniform grid rebuilt every step by a stable parallel counting sort, and the rule
- * model of ../shared/MODELS.md it steps with. It knows nothing of rendering or files.
+ * model of docs/MODELS.md it steps with. It knows nothing of rendering or files.
  *
  * Determinism: the state after K steps depends only on the input state (by row), the
  * model parameters, dt, t0 and the seed; never on the thread count, the SIMD ISA, or
@@ -10,12 +10,13 @@
 #define SHOAL_SIM_H
 
 #include "shoal/base.h"
+#include "shoal/profile.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/** The rule models of MODELS.md. */
+/** The rule models (docs/MODELS.md). */
 typedef enum shoal_model {
     SHOAL_MODEL_STEER = 0, /**< seed 003, UnityGraphicsProgramming Boids.compute (default) */
     SHOAL_MODEL_AVERAGE,   /**< seed 000, a Unity fish-school blog post */
@@ -93,15 +94,35 @@ typedef struct shoal_params {
 } shoal_params;
 
 /** One named parameter of a model: where it lives in shoal_params, its valid range
- *  (inclusive) and its default for that model. Static storage; do not free. */
+ *  (inclusive), its default for that model, its unit and what it means (docs/MODELS.md
+ *  and `shoal params` list the same table). Static storage; do not free. */
 typedef struct shoal_param_info {
     const char *name;
-    const char *help;
-    size_t offset; /* byte offset of the float in shoal_params */
+    const char *help; /* what it means, one line */
+    size_t offset;    /* byte offset of the float in shoal_params */
     float min, max;
     float default_value;
     int is_integer;
+    /** "units" (world length), "units/s", "units/step", "units^2", "rad", "s", "1/s",
+     *  "count", or "-" for a pure number (a weight, a factor, a switch) */
+    const char *unit;
 } shoal_param_info;
+
+/** A rule model as a program lists or edits it (`shoal params`, the window's keys).
+ *  Static storage; do not free. */
+typedef struct shoal_model_info {
+    shoal_model model;
+    const char *name;               /**< "steer": --model, scene files, assets/scenes/NAME.ini */
+    const char *origin;             /**< the program it reproduces, one line (docs/MODELS.md) */
+    size_t default_count;           /**< boids of its default scene */
+    const shoal_param_info *params; /**< its parameters, as shoal_params_list */
+    size_t param_count;
+    const char *const *live_params; /**< the names the window's keys edit, in key order */
+    size_t live_count;
+    /** 1 when its velocities are in units per step (fov: p += v, as its seed), else units
+     *  per second */
+    int speed_per_step;
+} shoal_model_info;
 
 /** The model's name ("steer", ...), or NULL for an invalid value. */
 SHOAL_API const char *shoal_model_name(shoal_model model);
@@ -109,6 +130,9 @@ SHOAL_API const char *shoal_model_name(shoal_model model);
 SHOAL_API shoal_status shoal_model_parse(const char *name, shoal_model *model, shoal_error *err);
 /** Default boid count of the model (MODELS.md). */
 SHOAL_API size_t shoal_model_default_count(shoal_model model);
+/** What the model is (name, origin, parameters, the window's keys), or NULL for a value
+ *  outside the enum. Every model 0 .. SHOAL_MODEL_COUNT - 1 has one. */
+SHOAL_API const shoal_model_info *shoal_model_get_info(shoal_model model);
 
 /** Fill `params` with the model's defaults (all fields, including those it ignores). */
 SHOAL_API void shoal_params_default(shoal_model model, shoal_params *params);
@@ -152,7 +176,11 @@ typedef struct shoal_sim_desc {
 /** Defaults: steer, its parameters, 16384 boids, dt 1/60, t0 0, seed 1, grid, auto ISA. */
 SHOAL_API shoal_sim_desc shoal_sim_desc_default(void);
 /** The defaults for `model`: shoal_sim_desc_default() with that model, its parameters
- *  (shoal_params_default) and its default boid count. The way to pick a model: setting
+ *  (shoal_params_default) and its default boid count, started as the default school of
+ *  `shoal init --model M`, `shoal run --model M` and Python's Simulation(model=M): steer and
+ *  average spread their boids over 3/8 of the smallest wall (init_pos_radius 12 in the
+ *  32^3 box) instead of the seeds' ball of radius 1 (shoal_params_default keeps the seeds'
+ *  value; docs/MODELS.md). The way to pick a model: setting
  *  desc.model alone leaves the other model's parameters, which shoal_sim_create refuses. An
  *  invalid model gives steer's desc with `model` set (shoal_sim_create refuses it). */
 SHOAL_API shoal_sim_desc shoal_sim_desc_for(shoal_model model);
@@ -331,6 +359,15 @@ typedef struct shoal_stage_stats {
 /** Stage timers since creation: fills up to `max` entries, returns how many stages. */
 SHOAL_API size_t shoal_sim_get_stats(const shoal_sim *sim, shoal_stage_stats *out, size_t max);
 
+/** The profile the simulation's steps record their stages into (shoal/profile.h: per-call
+ *  median and max, per-thread busy time, the trace): its own, created with it, unless one
+ *  was lent with shoal_sim_set_profile. Owned by the sim (its own) or by the lender. */
+SHOAL_API shoal_profile *shoal_sim_get_profile(const shoal_sim *sim);
+/** Record the stages into `profile` from the next step on (NULL: back to the sim's own).
+ *  The caller keeps ownership; the profile must outlive the sim or be unset first, and
+ *  objects sharing a profile must not run at the same time (one thread drives them). */
+SHOAL_API void shoal_sim_set_profile(shoal_sim *sim, shoal_profile *profile);
+
 /** The stages of one step, in order: the entries of shoal_sim_get_stats, and in the stage
  *  profiler (shoal/profile.h) the ids SHOAL_PROFILE_SIM_BASE + stage. */
 typedef enum shoal_sim_stage {
@@ -352,11 +389,13 @@ SHOAL_API const char *shoal_sim_stage_name(shoal_sim_stage stage);
  *  stage timers as a step's are. Not thread-safe on one sim. */
 SHOAL_API void shoal_sim_sort(shoal_sim *sim);
 
-/** The neighbour-candidate pairs of the last sort, counted as the force kernel walks them:
- *  per group of W consecutive boids of a grid row (W: 16 for AVX-512, 8 for AVX2, 1 for
- *  scalar, from the sim's ISA) the union of their 9 cell runs. `lane_pairs` gets candidates
- *  x W summed over groups (the work the vector unit does), `useful_pairs` candidates x live
- *  lanes. Both 0 before the first step or sort. A measure of work for benchmarks; reads the
+/** The neighbour-candidate pairs the force kernel walked in the last step, counted by the
+ *  kernel itself. `lane_pairs`: candidates x W summed over the lane groups (W: 16 for
+ *  AVX-512, 8 for AVX2, 1 for scalar; a group is a compact cluster of up to W boids and
+ *  walks the candidates its box test keeps), i.e. the work the vector unit did, dead lanes
+ *  included; `useful_pairs`: the (boid, candidate) pairs among them within the model's
+ *  interaction radius (neighbours, the boid itself excluded). Per boid: divide by the
+ *  boid count. Both 0 before the first step. A measure of work for benchmarks; reads the
  *  sim only. */
 SHOAL_API void shoal_sim_candidate_pairs(const shoal_sim *sim, double *lane_pairs,
                                          double *useful_pairs);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* shoal: what the library knows about the machine and the process: logical CPUs, the CPU's
  * model name, and the process default thread count that objects with thread_count 0 use.
- * Owns one process-wide value (the default thread count); everything else is read-only. */
+ * Owns one process-wide value (the default thread count, written only by the program's
+ * shoal_system_set_thread_count); everything else is read-only. */
 #ifndef SHOAL_SYSTEM_H
 #define SHOAL_SYSTEM_H
 
@@ -27,7 +28,9 @@ SHOAL_API int shoal_system_thread_count(void);
 
 /** Set the process default thread count; <= 0 restores OpenMP's default. Call from the
  *  program's main thread before work starts: not thread-safe against running steps or
- *  frames. Objects with their own thread_count > 0 are not affected. */
+ *  frames. Objects with their own thread_count > 0 are not affected. No library object
+ *  ever writes it (each passes its own count to its regions), and the shoal program does
+ *  not set it either: its commands give every object --threads instead. */
 SHOAL_API void shoal_system_set_thread_count(int thread_count);
 
 #ifdef __cplusplus

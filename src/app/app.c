@@ -17,11 +17,31 @@
 
 /* ---- exit codes, errors, timing ------------------------------------------------------ */
 
+/* The command's own profile: one per process, as a command is one per process; created on
+ * first use, on the main thread. NULL when it cannot be allocated (then nothing is timed). */
+static shoal_profile *g_profile;
+
+shoal_profile *app_profile(void)
+{
+    if (!g_profile && shoal_profile_create(&g_profile, NULL))
+        g_profile = NULL;
+    return g_profile;
+}
+
 void app_stage_done(const char *group, const char *name, uint64_t t0_ns)
 {
-    int id = shoal_profile_stage(group, name);
+    shoal_profile *p = app_profile();
+    int id = p ? shoal_profile_stage_id(p, group, name) : -1;
     if (id >= 0)
-        shoal_profile_stage_call(id, shoal_profile_now_ns() - t0_ns);
+        shoal_profile_add_call(p, id, shoal_profile_now_ns() - t0_ns);
+}
+
+void app_profile_print(const shoal_profile *p, const char *title, int per_thread)
+{
+    if (p)
+        shoal_profile_write_table(p, stderr, title, per_thread);
+    else
+        fprintf(stderr, "%s\n(no stage timings: out of memory for the profile)\n", title);
 }
 
 int app_exit_code(shoal_status st)
@@ -119,10 +139,9 @@ int app_sim_desc(const opt_values *o, shoal_sim_desc *d, shoal_scene *scene_out,
         return rc;
     if (options_get(o, "scene")) {
         *d = scene.desc;
-    } else if (options_given(o, "model")) {
-        d->model = m;
-        shoal_params_default(m, &d->params);
-        d->boid_count = shoal_model_default_count(m);
+    } else {
+        /* the model's scene (assets/scenes/MODEL.ini holds the same) */
+        *d = shoal_sim_desc_for(m);
     }
     if (!options_get(o, "scene"))
         scene.desc = *d;
@@ -169,6 +188,34 @@ int app_set_params(const opt_values *o, shoal_sim_desc *d)
     return 0;
 }
 
+shoal_status app_render_create(const shoal_render_desc *desc, const char *mesh_path,
+                               const char *lod_path, shoal_renderer **out, shoal_error *e)
+{
+    *out = NULL;
+    shoal_mesh fish, lod, coarse;
+    memset(&lod, 0, sizeof lod);
+    memset(&coarse, 0, sizeof coarse);
+    shoal_status st = mesh_path ? shoal_mesh_load(mesh_path, &fish, e)
+                                : shoal_mesh_load_asset("fish.obj", &fish, e);
+    int want_lod = desc->shade == SHOAL_SHADE_LIT && desc->lod;
+    if (!st && want_lod)
+        st = lod_path ? shoal_mesh_load(lod_path, &lod, e)
+                      : shoal_mesh_load_asset("fish_lod1.obj", &lod, e);
+    if (!st && want_lod && !lod_path) /* a --lod-mesh of one's own: no coarse level */
+        st = shoal_mesh_load_asset("fish_lod2.obj", &coarse, e);
+    if (!st) {
+        shoal_render_desc d = *desc;
+        d.mesh = &fish;
+        d.lod_mesh = want_lod ? &lod : NULL;
+        d.lod_coarse_mesh = coarse.vertex_count ? &coarse : NULL;
+        st = shoal_render_create(&d, out, e);
+    }
+    shoal_mesh_free(&fish);
+    shoal_mesh_free(&lod);
+    shoal_mesh_free(&coarse);
+    return st;
+}
+
 int app_parse_size(const opt_values *o, int *w, int *h)
 {
     const char *v = options_get(o, "size");
@@ -188,27 +235,87 @@ int app_parse_size(const opt_values *o, int *w, int *h)
     return 0;
 }
 
-/* ---- state files: .npy or Unity .bin ------------------------------------------------- */
+/* ---- state files: the formats ------------------------------------------------------ */
 
-static int path_is_unity(const char *path, const char *format)
+static shoal_status npy_write(const char *path, const float *rows, size_t count, double t_s,
+                              shoal_error *e)
 {
-    if (format && strcmp(format, "unity") == 0)
-        return 1;
-    if (format && strcmp(format, "npy") == 0)
-        return 0;
+    (void)t_s;
+    return shoal_io_npy_write(path, rows, count, e);
+}
+
+static shoal_status unity_write(const char *path, const float *rows, size_t count, double t_s,
+                                shoal_error *e)
+{
+    (void)t_s;
+    return shoal_io_unity_write(path, rows, count, e);
+}
+
+/* Every state file format, one entry each (docs/ARCHITECTURE.md, "Where new code goes"): its
+ * --format name, the extension that picks it when no format is named and the one of its
+ * trajectory frames, its reader and writer (NULL: not read), and whether step --out-dir
+ * writes it (with a ParaView collection, trajectory.pvd, when `collection`). The first is
+ * the default. */
+static const app_format formats[] = {
+    {"npy", ".npy", shoal_io_npy_read, npy_write, 1, 0},
+    {"unity", ".bin", shoal_io_unity_read, unity_write, 0, 0},
+    {"vtk", ".vtp", NULL, shoal_io_vtp_write, 1, 1},
+};
+#define FORMAT_COUNT (sizeof formats / sizeof formats[0])
+
+const app_format *app_format_at(size_t i) { return i < FORMAT_COUNT ? &formats[i] : NULL; }
+
+const app_format *app_format_find(const char *name, int trajectory)
+{
+    for (size_t i = 0; i < FORMAT_COUNT; i++)
+        if (name && strcmp(formats[i].name, name) == 0 && (!trajectory || formats[i].trajectory))
+            return &formats[i];
+    return NULL;
+}
+
+void app_format_names(char *buf, size_t size, int readable, int trajectory, const char *first)
+{
+    const char *names[FORMAT_COUNT + 1];
+    size_t n = 0;
+    if (first)
+        names[n++] = first;
+    for (size_t i = 0; i < FORMAT_COUNT; i++)
+        if ((!readable || formats[i].read) && (!trajectory || formats[i].trajectory))
+            names[n++] = formats[i].name;
+    size_t used = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *sep = i == 0 ? "" : i + 1 == n ? " or " : ", ";
+        int k = snprintf(buf + used, size - used, "%s%s", sep, names[i]);
+        if (k < 0 || (size_t)k >= size - used)
+            break;
+        used += (size_t)k;
+    }
+}
+
+/* The format a path's extension picks among those that can `read` (or write), else npy. */
+static const app_format *format_of_path(const char *path, int read)
+{
     size_t n = path ? strlen(path) : 0;
-    return n >= 4 && strcmp(path + n - 4, ".bin") == 0;
+    for (size_t i = 0; i < FORMAT_COUNT; i++) {
+        size_t k = strlen(formats[i].ext);
+        if ((!read || formats[i].read) && n >= k && strcmp(path + n - k, formats[i].ext) == 0)
+            return &formats[i];
+    }
+    return &formats[0];
 }
 
 shoal_status app_state_read(const char *path, const char *format, float **rows, size_t *count,
                             shoal_error *e)
 {
-    if (format && strcmp(format, "auto") != 0 && strcmp(format, "npy") != 0 &&
-        strcmp(format, "unity") != 0)
-        return shoal_error_set(e, SHOAL_ERR_INPUT, "--format '%s' (expected auto, npy or unity)",
-                               format);
-    shoal_status st = path_is_unity(path, format) ? shoal_io_unity_read(path, rows, count, e)
-                                                  : shoal_io_npy_read(path, rows, count, e);
+    const app_format *f = format && strcmp(format, "auto") != 0 ? app_format_find(format, 0)
+                                                                : format_of_path(path, 1);
+    if (!f || !f->read) {
+        char names[128];
+        app_format_names(names, sizeof names, 1, 0, "auto");
+        return shoal_error_set(e, SHOAL_ERR_INPUT, "--format '%s' (expected %s)", format, names);
+    }
+    shoal_status st = f->read(path, rows, count, e);
     /* docs/CLI.md: a NaN or infinity in a state file is bad input (exit 2), for every
      * command that reads one (step, compare, diverge) */
     if (!st && (st = shoal_state_check_finite(*rows, *count, path, e))) {
@@ -222,23 +329,17 @@ shoal_status app_state_read(const char *path, const char *format, float **rows, 
 shoal_status app_state_write(const char *path, const char *format, const float *rows, size_t count,
                              shoal_error *e)
 {
-    if (path_is_unity(path, format))
-        return shoal_io_unity_write(path, rows, count, e);
-    size_t n = strlen(path);
-    if (!format && n > 4 && strcmp(path + n - 4, ".vtp") == 0) /* ParaView (write only) */
-        return shoal_io_vtp_write(path, rows, count, NAN, e);
-    return shoal_io_npy_write(path, rows, count, e);
+    const app_format *f = format ? app_format_find(format, 0) : format_of_path(path, 0);
+    if (!f)
+        return shoal_error_set(e, SHOAL_ERR_INPUT, "--format '%s': no such state format", format);
+    return f->write(path, rows, count, NAN, e);
 }
 
 shoal_status app_write_state(const char *path, const void *ctx, shoal_error *e)
 {
     const app_state_ctx *c = ctx;
-    size_t n = strlen(c->name);
-    if (path_is_unity(c->name, NULL))
-        return shoal_io_unity_write(path, c->rows, c->count, e);
-    if (n > 4 && strcmp(c->name + n - 4, ".vtp") == 0)
-        return shoal_io_vtp_write(path, c->rows, c->count, NAN, e);
-    return shoal_io_npy_write(path, c->rows, c->count, e);
+    /* `path` is the temporary: the format is the final name's */
+    return format_of_path(c->name, 0)->write(path, c->rows, c->count, NAN, e);
 }
 
 shoal_status app_write_checkpoint(const char *path, const void *ctx, shoal_error *e)
@@ -248,8 +349,7 @@ shoal_status app_write_checkpoint(const char *path, const void *ctx, shoal_error
 
 shoal_status app_write_trace(const char *path, const void *ctx, shoal_error *e)
 {
-    (void)ctx;
-    return shoal_profile_trace_write(path, e);
+    return shoal_profile_trace_save((const shoal_profile *)ctx, path, e);
 }
 
 /* ---- GPU ---------------------------------------------------------------------------- */

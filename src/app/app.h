@@ -18,6 +18,8 @@ int cmd_bench(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_diverge(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+int cmd_params(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 
 /* render_replay.c (part of shoal render): `shoal render --in DIR` (a trajectory), with
  * render's parsed options. */
@@ -40,9 +42,24 @@ int app_fail_status(const struct opt_values *o, const shoal_error *e);
  * failed command replaces no file); main calls it after every command. */
 int app_stdout_check(const char *cmd);
 
+/* The one default fish length (world units) of every command and scene without one. */
+#define APP_FISH_LENGTH SHOAL_FISH_LENGTH
+
+/* The program's own profile (shoal/profile.h): the stages of commands whose work is not a
+ * library object's (init, compare), and the one table a command lends to the objects it
+ * drives together (run's sim and renderer, diverge's two sims). The library objects
+ * otherwise record into their own. Created on first use (main thread); NULL when out of
+ * memory. */
+shoal_profile *app_profile(void);
 /* --stats for the commands whose work is not a library stage (init, compare): the time
- * from t0_ns to now as one call of stage `group/name` of the stage profiler. */
+ * from t0_ns to now as one call of stage `group/name` of app_profile(). */
 void app_stage_done(const char *group, const char *name, uint64_t t0_ns);
+/* A profile's table on stderr under `title` (a line saying so when `p` is NULL). */
+void app_profile_print(const shoal_profile *p, const char *title, int per_thread);
+
+/* The help of every command's --model option: the models of the table (src/sim/models.h),
+ * in enum order (test_cli checks that every model is named). */
+#define APP_MODEL_HELP "model: steer, average, heading, classic, fov"
 
 /* --scene and --model, for every command that takes both (init, step, run, diverge): the
  * scene loaded into *scene (zeroed without --scene) and the model they name (--model, else
@@ -67,15 +84,40 @@ int app_sim_desc(const struct opt_values *o, shoal_sim_desc *d, shoal_scene *sce
 int app_set_params(const struct opt_values *o, shoal_sim_desc *d);
 /* --size WxH, each side 1..SHOAL_RENDER_MAX_SIZE; 0, or 2 after printing. */
 int app_parse_size(const struct opt_values *o, int *w, int *h);
+/* A renderer for `desc` drawing the fish of mesh_path (OBJ) and, when desc is lit with LOD, the
+ * reduced fish of lod_path, each NULL meaning shoal's own asset (fish.obj, fish_lod1.obj;
+ * without lod_path also the coarse fish_lod2.obj): io loads them, shoal_render_create copies
+ * them, they are freed again. */
+struct shoal_renderer;
+shoal_status app_render_create(const struct shoal_render_desc *desc, const char *mesh_path,
+                               const char *lod_path, struct shoal_renderer **out, shoal_error *e);
 /* When sc->s != 1, one line on stderr: the counts, s, and each parameter the scaling changed
  * with its final value in `after` (--set may have overridden it) as name=value: what `step
  * --set` needs for the same walls. Printed once the command has succeeded, so that an error
  * stays the one line on stderr. */
 void app_print_scaled(const char *cmd, const app_scaled *sc, const shoal_sim_desc *after);
 
-/* State files by format ("auto": .bin is Unity's raw buffer, else .npy; "npy"; "unity"; a
- * NaN or infinity in a state read is SHOAL_ERR_INPUT naming row and column; written .vtp
- * without a format is ParaView's, write only). */
+/* A state file format (app.c's table: npy, unity, vtk). */
+typedef struct app_format {
+    const char *name; /* --format */
+    const char *ext;  /* the extension that picks it without --format, and of its frames */
+    shoal_status (*read)(const char *path, float **rows, size_t *count, shoal_error *e);
+    shoal_status (*write)(const char *path, const float *rows, size_t count, double t_s,
+                          shoal_error *e); /* t_s: the state's time, NAN when unknown */
+    int trajectory;                        /* step --out-dir writes it */
+    int collection;                        /* ... with a ParaView collection (trajectory.pvd) */
+} app_format;
+/* The i-th format of the table, NULL past the last. */
+const app_format *app_format_at(size_t i);
+/* The format called `name` (with trajectory != 0: only one a trajectory is written in), or
+ * NULL. */
+const app_format *app_format_find(const char *name, int trajectory);
+/* The names of the formats that can be read (readable) or written in a trajectory, after
+ * `first` if not NULL, as "a, b or c", into buf. */
+void app_format_names(char *buf, size_t size, int readable, int trajectory, const char *first);
+/* State files by format ("auto" or NULL: by the extension, .bin is Unity's raw buffer, else
+ * .npy; a named format; a NaN or infinity in a state read is SHOAL_ERR_INPUT naming row and
+ * column; written .vtp without a format is ParaView's, write only). */
 shoal_status app_state_read(const char *path, const char *format, float **rows, size_t *count,
                             shoal_error *e);
 shoal_status app_state_write(const char *path, const char *format, const float *rows, size_t count,
@@ -108,9 +150,9 @@ shoal_status app_gpu_add_obstacles(struct shoal_gpu_sim *g, const shoal_sim_desc
 void app_signals_install(void);
 void app_die_by_signal(int sig);
 void app_signal_deadline(int sig);
-/* One more temporary for those signals to remove (shoal run's video, which ffmpeg writes);
- * NULL: none. */
-void app_signal_temp(const char *path);
+/* A child process (ffmpeg, writing a video temporary) for those signals to kill (SIGKILL)
+ * before anything else; 0: none. */
+void app_signal_child(int pid);
 /* A path those signals remove too: a file (is_dir 0: a lock file) or a staging directory
  * (is_dir 1: its files, then itself). Returns a slot for app_signal_path_forget, or -1 when
  * the 8 slots are taken or the path is too long (then nothing is registered). */

@@ -33,6 +33,13 @@
  * after 10 (the early `continue`). So 25 is an estimate of the work a lane-pair costs. */
 #define FLOPS_PER_PAIR 25.0
 
+/* The least memory traffic of the grid's sort per boid (src/sim/grid.c): grid_assign reads
+ * the cell keys twice (the cell range of its block, then the histogram: 8 bytes), the
+ * scatter reads the key, the row and the 6 state floats and writes the row and the 6
+ * floats (60 bytes). The histograms, the scan and the per-cell row check add a few bytes a
+ * cell on top. */
+#define SORT_BYTES_PER_BOID 68.0
+
 /* ---- options ------------------------------------------------------------------------ */
 
 static const opt_spec bench_opts[] = {
@@ -84,6 +91,9 @@ typedef struct bench_result {
     double stage_median_ms[SHOAL_SIM_STAGE_COUNT];
     double thread_busy_min_ms, thread_busy_max_ms; /* forces, per step */
     double lane_pairs, useful_pairs;               /* candidate pairs of one step */
+    /* the sort (assign + scan + scatter medians) and its bytes per second over the
+     * minimum traffic of its design (SORT_BYTES_PER_BOID), against the copy bandwidth */
+    double sort_ms, sort_gbs, copy_gbs, copy_fraction;
     double pairs_per_s, pairs_per_s_per_core, gflops, peak_fraction, peak_gflops;
     /* the uniform scenes: support/baseline_grid.c on the same positions, threads and run
      * (30 neighbours per point), and shoal's step / the baseline's pass (issue 18: <= 0.45) */
@@ -110,6 +120,7 @@ typedef struct bench_ctx {
     size_t rows_n[9];
     shoal_sim_desc descs[9];
     double peak[4][2]; /* kind x {1 thread, all threads}: GFLOP/s */
+    double copy[2];    /* copy bandwidth, GB/s read + write: 1 thread, all threads */
     int max_threads;
 } bench_ctx;
 
@@ -355,7 +366,8 @@ static void run_sim_case(bench_ctx *b, bench_result *r)
     shoal_sim_candidate_pairs(s, &lp0, &up0);
     double ms[1000];
     int reps = b->repeat;
-    shoal_profile_reset();
+    shoal_profile *prof = shoal_sim_get_profile(s);
+    shoal_profile_clear(prof); /* the warm-up steps are not counted */
     for (int k = 0; k < reps; k++) {
         /* every repeat times the same steps from the same state (a school keeps changing) */
         shoal_sim_set_state(s, rows, &e);
@@ -371,7 +383,7 @@ static void run_sim_case(bench_ctx *b, bench_result *r)
     summarize(ms, reps, r);
     r->per_repeat = per;
     shoal_profile_summary sum[SHOAL_PROFILE_MAX_STAGES];
-    int ns = shoal_profile_summaries(sum, SHOAL_PROFILE_MAX_STAGES);
+    int ns = shoal_profile_get_summaries(prof, sum, SHOAL_PROFILE_MAX_STAGES);
     double steps_total = (double)per * reps;
     for (int k = 0; k < ns; k++)
         if (sum[k].id >= SHOAL_PROFILE_SIM_BASE &&
@@ -399,6 +411,18 @@ static void run_sim_case(bench_ctx *b, bench_result *r)
     }
     r->lane_pairs = 0.5 * (r->lane_pairs + lp0);
     r->useful_pairs = 0.5 * (r->useful_pairs + up0);
+    r->sort_ms = r->stage_median_ms[SHOAL_SIM_STAGE_ASSIGN] +
+                 r->stage_median_ms[SHOAL_SIM_STAGE_SCAN] +
+                 r->stage_median_ms[SHOAL_SIM_STAGE_SCATTER];
+    if (r->sort_ms > 0) {
+        r->sort_gbs = SORT_BYTES_PER_BOID * (double)c->n / (r->sort_ms * 1e-3) * 1e-9;
+        /* the bandwidth of this many threads: 1-thread copy x threads, at most the
+         * all-thread copy */
+        double bw = b->copy[0] * c->threads;
+        bw = b->copy[1] > 0 && (bw > b->copy[1] || c->threads >= b->max_threads) ? b->copy[1] : bw;
+        r->copy_gbs = bw;
+        r->copy_fraction = bw > 0 ? r->sort_gbs / bw : 0;
+    }
     double forces_s = r->stage_median_ms[SHOAL_SIM_STAGE_FORCES] * 1e-3;
     if (forces_s > 0) {
         r->pairs_per_s = r->lane_pairs / forces_s;
@@ -461,7 +485,7 @@ static void run_render_case(bench_ctx *b, bench_result *r)
     cam.fov_deg = 60;
     shoal_renderer *rd = NULL;
     shoal_error e;
-    if (shoal_render_create(&d, &rd, &e)) {
+    if (app_render_create(&d, NULL, NULL, &rd, &e)) {
         snprintf(r->error, sizeof r->error, "%s", e.message);
         free(soa);
         return;
@@ -472,7 +496,8 @@ static void run_render_case(bench_ctx *b, bench_result *r)
     long per = (long)ceil(b->target_s / (frame_s > 1e-7 ? frame_s : 1e-7));
     per = per < 1 ? 1 : per > 1000 ? 1000 : per;
     double ms[1000];
-    shoal_profile_reset();
+    shoal_profile *prof = shoal_render_get_profile(rd);
+    shoal_profile_clear(prof); /* the warm-up frames are not counted */
     for (int k = 0; ok && k < b->repeat; k++) {
         double total = 0;
         for (long f = 0; ok && f < per; f++) {
@@ -489,7 +514,7 @@ static void run_render_case(bench_ctx *b, bench_result *r)
         summarize(ms, b->repeat, r);
         r->per_repeat = per;
         shoal_profile_summary sum[SHOAL_PROFILE_MAX_STAGES];
-        int ns = shoal_profile_summaries(sum, SHOAL_PROFILE_MAX_STAGES);
+        int ns = shoal_profile_get_summaries(prof, sum, SHOAL_PROFILE_MAX_STAGES);
         for (int k = 0; k < ns; k++)
             if (sum[k].id >= SHOAL_PROFILE_RENDER_BASE && sum[k].id < SHOAL_PROFILE_RENDER_BASE + 4)
                 r->render_stage_ms[sum[k].id - SHOAL_PROFILE_RENDER_BASE] = sum[k].median_ms;
@@ -508,14 +533,6 @@ static const char *env_or_null(const char *name)
 {
     const char *v = getenv(name);
     return v && *v ? v : NULL;
-}
-
-static void json_num(FILE *f, double v)
-{
-    if (isfinite(v))
-        fprintf(f, "%.6g", v);
-    else
-        fputs("null", f);
 }
 
 static void print_machine(const bench_ctx *b, FILE *f)
@@ -548,6 +565,9 @@ static void print_machine(const bench_ctx *b, FILE *f)
                 " avx512 fma %.0f / %.0f, add+mul %.0f / %.0f\n",
                 b->max_threads, b->peak[0][0], b->peak[0][1], b->peak[2][0], b->peak[2][1],
                 b->peak[1][0], b->peak[1][1], b->peak[3][0], b->peak[3][1]);
+    if (b->copy[1] > 0)
+        fprintf(f, "# copy bandwidth GB/s, read + write (1 / %d threads): %.1f / %.1f\n",
+                b->max_threads, b->copy[0], b->copy[1]);
 }
 
 static int write_json(const bench_ctx *b, const bench_result *res, int n, const char *path,
@@ -587,11 +607,15 @@ static int write_json(const bench_ctx *b, const bench_result *res, int n, const 
     static const char *kinds[4] = {"avx2_fma", "avx512_fma", "avx2_addmul", "avx512_addmul"};
     for (int k = 0; k < 4; k++) {
         fprintf(f, "%s\"%s\": {\"1\": ", k ? ", " : "", kinds[k]);
-        json_num(f, b->peak[k][0]);
+        json_write_number(f, b->peak[k][0], 6);
         fprintf(f, ", \"%d\": ", b->max_threads);
-        json_num(f, b->peak[k][1]);
+        json_write_number(f, b->peak[k][1], 6);
         fputc('}', f);
     }
+    fprintf(f, "},\n    \"copy_gbs\": {\"1\": ");
+    json_write_number(f, b->copy[0] > 0 ? b->copy[0] : NAN, 6);
+    fprintf(f, ", \"%d\": ", b->max_threads);
+    json_write_number(f, b->copy[1] > 0 ? b->copy[1] : NAN, 6);
     fprintf(f,
             "}\n  },\n  \"options\": {\"quick\": %s, \"tiny\": %s, \"repeat\": %d, "
             "\"filter\": ",
@@ -617,47 +641,59 @@ static int write_json(const bench_ctx *b, const bench_result *res, int n, const 
             continue;
         }
         fprintf(f, ",\n     \"unit\": \"%s\", \"median_ms\": ", render ? "ms/frame" : "ms/step");
-        json_num(f, r->median_ms);
+        json_write_number(f, r->median_ms, 6);
         fprintf(f, ", \"min_ms\": ");
-        json_num(f, r->min_ms);
+        json_write_number(f, r->min_ms, 6);
         fprintf(f, ", \"max_ms\": ");
-        json_num(f, r->max_ms);
+        json_write_number(f, r->max_ms, 6);
         fprintf(f, ", \"mad_ms\": ");
-        json_num(f, r->mad_ms);
+        json_write_number(f, r->mad_ms, 6);
         fprintf(f, ", \"repeats\": %d, \"per_repeat\": %ld", r->repeats, r->per_repeat);
         if (!render) {
             fprintf(f, ",\n     \"stages_median_ms\": {");
             for (int k = 0; k < SHOAL_SIM_STAGE_COUNT; k++) {
                 fprintf(f, "%s\"%s\": ", k ? ", " : "", shoal_sim_stage_name(k));
-                json_num(f, r->stage_median_ms[k]);
+                json_write_number(f, r->stage_median_ms[k], 6);
             }
             fprintf(f, "}, \"forces_thread_busy_ms\": {\"min\": ");
-            json_num(f, r->thread_busy_min_ms);
+            json_write_number(f, r->thread_busy_min_ms, 6);
             fprintf(f, ", \"max\": ");
-            json_num(f, r->thread_busy_max_ms);
+            json_write_number(f, r->thread_busy_max_ms, 6);
             fprintf(f, "},\n     \"lane_pairs\": ");
-            json_num(f, r->lane_pairs);
+            json_write_number(f, r->lane_pairs, 6);
             fprintf(f, ", \"useful_pairs\": ");
-            json_num(f, r->useful_pairs);
+            json_write_number(f, r->useful_pairs, 6);
+            fprintf(f, ", \"lane_pairs_per_boid\": ");
+            json_write_number(f, r->lane_pairs / (double)c->n, 6);
+            fprintf(f, ", \"useful_fraction\": ");
+            json_write_number(f, r->lane_pairs > 0 ? r->useful_pairs / r->lane_pairs : NAN, 6);
+            fprintf(f, ",\n     \"sort_ms\": ");
+            json_write_number(f, r->sort_ms, 6);
+            fprintf(f, ", \"sort_gbs\": ");
+            json_write_number(f, r->sort_gbs, 6);
+            fprintf(f, ", \"copy_gbs\": ");
+            json_write_number(f, r->copy_gbs > 0 ? r->copy_gbs : NAN, 6);
+            fprintf(f, ", \"copy_fraction\": ");
+            json_write_number(f, r->copy_gbs > 0 ? r->copy_fraction : NAN, 6);
             fprintf(f, ", \"pairs_per_s\": ");
-            json_num(f, r->pairs_per_s);
+            json_write_number(f, r->pairs_per_s, 6);
             fprintf(f, ", \"pairs_per_s_per_core\": ");
-            json_num(f, r->pairs_per_s_per_core);
+            json_write_number(f, r->pairs_per_s_per_core, 6);
             fprintf(f, ", \"gflops\": ");
-            json_num(f, r->gflops);
+            json_write_number(f, r->gflops, 6);
             fprintf(f, ", \"peak_gflops\": ");
-            json_num(f, r->peak_gflops > 0 ? r->peak_gflops : NAN);
+            json_write_number(f, r->peak_gflops > 0 ? r->peak_gflops : NAN, 6);
             fprintf(f, ", \"peak_fraction\": ");
-            json_num(f, r->peak_gflops > 0 ? r->peak_fraction : NAN);
+            json_write_number(f, r->peak_gflops > 0 ? r->peak_fraction : NAN, 6);
             if (r->baseline_ms > 0) {
                 fprintf(f, ",\n     \"baseline\": {\"median_ms\": ");
-                json_num(f, r->baseline_ms);
+                json_write_number(f, r->baseline_ms, 6);
                 fprintf(f, ", \"sort_ms\": ");
-                json_num(f, r->baseline_sort_ms);
+                json_write_number(f, r->baseline_sort_ms, 6);
                 fprintf(f, ", \"mean_neighbours\": ");
-                json_num(f, r->baseline_neighbours);
+                json_write_number(f, r->baseline_neighbours, 6);
                 fprintf(f, ", \"isa\": \"%s\", \"ratio\": ", r->baseline_avx2 ? "avx2" : "scalar");
-                json_num(f, r->baseline_ratio);
+                json_write_number(f, r->baseline_ratio, 6);
                 fputc('}', f);
             }
         } else {
@@ -667,12 +703,12 @@ static int write_json(const bench_ctx *b, const bench_result *res, int n, const 
                     c->lod ? "true" : "false", c->render_w, c->render_h);
             for (int k = 0; k < 4; k++) {
                 fprintf(f, "%s\"%s\": ", k ? ", " : "", rn[k]);
-                json_num(f, r->render_stage_ms[k]);
+                json_write_number(f, r->render_stage_ms[k], 6);
             }
             fprintf(f, "}, \"triangles_rasterized\": ");
-            json_num(f, r->triangles_rasterized);
+            json_write_number(f, r->triangles_rasterized, 6);
             fprintf(f, ", \"pixels_written\": ");
-            json_num(f, r->pixels_written);
+            json_write_number(f, r->pixels_written, 6);
         }
         fputc('}', f);
     }
@@ -788,6 +824,11 @@ static void print_result(const bench_result *r, FILE *f)
             r->stage_median_ms[SHOAL_SIM_STAGE_FORCES], r->pairs_per_s_per_core, r->gflops);
     if (r->peak_gflops > 0)
         fprintf(f, " (%.0f%% of add+mul peak)", 100 * r->peak_fraction);
+    fprintf(f, ", %.1f lane-pairs/boid (%.1f%% useful)", r->lane_pairs / (double)c->n,
+            r->lane_pairs > 0 ? 100 * r->useful_pairs / r->lane_pairs : 0.0);
+    fprintf(f, "; sort %.3f ms", r->sort_ms);
+    if (r->copy_gbs > 0)
+        fprintf(f, " (%.0f%% of copy)", 100 * r->copy_fraction);
     if (r->baseline_ms > 0)
         fprintf(f, "; baseline %.3f ms (%s), ratio %.2f", r->baseline_ms,
                 r->baseline_avx2 ? "avx2" : "scalar", r->baseline_ratio);
@@ -892,6 +933,8 @@ int cmd_bench(int argc, char **argv)
             b->peak[k][0] = peak_gflops(k, 1, peak_s / 4);
             b->peak[k][1] = peak_gflops(k, b->max_threads, peak_s / 4);
         }
+        b->copy[0] = peak_copy_gbs(1, peak_s / 4);
+        b->copy[1] = peak_copy_gbs(b->max_threads, peak_s / 4);
     }
     print_machine(b, stdout);
     printf("# %d cases, %d repeats each after warm-up; times per step (sim) or frame (render)\n",
@@ -912,7 +955,6 @@ int cmd_bench(int argc, char **argv)
         print_result(&res[i], stdout);
         fflush(stdout);
     }
-    shoal_system_set_thread_count(0);
     rc = 0;
     if (have_base && !rc) {
         /* the results of this run as the reader's tree, compared as a file would be */

@@ -56,15 +56,6 @@ static shoal_status compare_states(const float *a, const float *b, size_t n, dou
     return st;
 }
 
-/* JSON numbers: non-finite values are null. */
-static void jnum(FILE *f, double v)
-{
-    if (isfinite(v))
-        fprintf(f, "%.9g", v);
-    else
-        fputs("null", f);
-}
-
 /* The statistics as compare prints them, in one place for the text, the JSON and B - A. */
 typedef struct stat_row {
     double polarisation, milling, nn_mean, neighbors_mean, centroid[3], extent[3], gyration;
@@ -93,27 +84,27 @@ static stat_row stat_row_of(const shoal_stats *s)
 static void json_stats(FILE *f, const char *key, const stat_row *s)
 {
     fprintf(f, "  \"%s\": {\"polarisation\": ", key);
-    jnum(f, s->polarisation);
+    json_write_number(f, s->polarisation, 9);
     fputs(", \"milling\": ", f);
-    jnum(f, s->milling);
+    json_write_number(f, s->milling, 9);
     fputs(", \"mean_nn_distance\": ", f);
-    jnum(f, s->nn_mean);
+    json_write_number(f, s->nn_mean, 9);
     fputs(", \"mean_neighbors\": ", f);
-    jnum(f, s->neighbors_mean);
+    json_write_number(f, s->neighbors_mean, 9);
     fputs(", \"centroid\": [", f);
     for (int k = 0; k < 3; k++) {
-        jnum(f, s->centroid[k]);
+        json_write_number(f, s->centroid[k], 9);
         fputs(k < 2 ? ", " : "], \"extent\": [", f);
     }
     for (int k = 0; k < 3; k++) {
-        jnum(f, s->extent[k]);
+        json_write_number(f, s->extent[k], 9);
         fputs(k < 2 ? ", " : "], \"radius_of_gyration\": ", f);
     }
-    jnum(f, s->gyration);
+    json_write_number(f, s->gyration, 9);
     fprintf(f, ", \"nonfinite\": %.0f, \"mean_speed\": ", s->nonfinite);
-    jnum(f, s->mean_speed);
+    json_write_number(f, s->mean_speed, 9);
     fprintf(f, ", \"group_count\": %.0f, \"largest_group_fraction\": ", s->groups);
-    jnum(f, s->largest_group);
+    json_write_number(f, s->largest_group, 9);
     fputs("}", f);
 }
 
@@ -141,13 +132,13 @@ static stat_row stats_diff(const shoal_stats *sa, const shoal_stats *sb)
 static void json_err(FILE *f, const char *key, const err_stats *e)
 {
     fprintf(f, "  \"%s\": {\"max_abs\": ", key);
-    jnum(f, e->max_abs);
+    json_write_number(f, e->max_abs, 9);
     fputs(", \"rms_abs\": ", f);
-    jnum(f, e->rms_abs);
+    json_write_number(f, e->rms_abs, 9);
     fputs(", \"max_rel\": ", f);
-    jnum(f, e->max_rel);
+    json_write_number(f, e->max_rel, 9);
     fputs(", \"rms_rel\": ", f);
-    jnum(f, e->rms_rel);
+    json_write_number(f, e->rms_rel, 9);
     fputs("}", f);
 }
 
@@ -165,13 +156,13 @@ static shoal_status write_json(const char *path, const char *na, const char *nb,
     json_write_string(f, nb);
     fprintf(f, ",\n  \"count\": %zu,\n  \"identical\": %zu,\n  \"identical_fraction\": ", r->count,
             r->identical);
-    jnum(f, (double)r->identical / (double)r->count);
+    json_write_number(f, (double)r->identical / (double)r->count, 9);
     fputs(",\n", f);
     json_err(f, "position", &r->pos);
     fputs(",\n", f);
     json_err(f, "velocity", &r->vel);
     fputs(",\n  \"radius\": ", f);
-    jnum(f, r->radius);
+    json_write_number(f, r->radius, 9);
     fputs(",\n", f);
     stat_row sa = stat_row_of(&r->a), sb = stat_row_of(&r->b), d = stats_diff(&r->a, &r->b);
     json_stats(f, "stats_a", &sa);
@@ -259,7 +250,6 @@ int cmd_compare(int argc, char **argv)
     const char *fmt = options_get(&o, "format");
     float *a = NULL, *b = NULL;
     size_t na, nb;
-    shoal_profile_reset();
     uint64_t t0 = shoal_profile_now_ns();
     if (app_state_read(o.positional[0], fmt, &a, &na, &e)) {
         options_fail(&o, "%s", e.message);
@@ -302,7 +292,7 @@ int cmd_compare(int argc, char **argv)
     if (options_given(&o, "stats")) {
         char title[128];
         snprintf(title, sizeof title, "shoal compare: %zu boids", na);
-        shoal_profile_print(stderr, title, 0);
+        app_profile_print(app_profile(), title, 0);
     }
     return 0;
 }
@@ -325,6 +315,8 @@ static shoal_status runner_create(runner *r, const char *name, const shoal_sim_d
     if (strcmp(name, "cpu") == 0) {
         if ((st = shoal_sim_create(d, &r->cpu, e)) || (st = shoal_sim_set_state(r->cpu, rows, e)))
             return st;
+        /* both CPU runs in one table (--stats): they step one after the other */
+        shoal_sim_set_profile(r->cpu, app_profile());
         return shoal_scene_add_obstacles(scene, r->cpu, e);
     }
     shoal_gpu_order order;
@@ -371,7 +363,7 @@ static const opt_spec diverge_opts[] = {
     {"stats-every", OPT_VALUE, "S", "10", "flock statistics every S steps (0: never)"},
     {"csv", OPT_VALUE, "FILE.csv", NULL, "per-step errors and statistics (required)"},
     {"format", OPT_VALUE, "auto|npy|unity", "auto", "input format"},
-    {"model", OPT_VALUE, "M", "steer", "model: steer, average, heading, classic, fov"},
+    {"model", OPT_VALUE, "M", "steer", APP_MODEL_HELP},
     {"scene", OPT_VALUE, "FILE.ini", NULL, "scene file: model and parameters"},
     {"set", OPT_REPEAT, "NAME=VALUE", NULL, "set a model parameter"},
     {"dt", OPT_VALUE, "DT", "1/60", "time step in seconds"},
@@ -524,7 +516,7 @@ int cmd_diverge(int argc, char **argv)
         char title[160];
         snprintf(title, sizeof title, "shoal diverge: %zu boids, %lld steps (the CPU runs)", n,
                  done);
-        shoal_profile_print(stderr, title, 1);
+        app_profile_print(app_profile(), title, 1);
     }
     runner_destroy(&A);
     runner_destroy(&B);

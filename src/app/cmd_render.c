@@ -22,14 +22,16 @@
 
 static const opt_spec render_specs[] = {
     {"in", OPT_VALUE, "STATE.npy", NULL, "state to draw: float32/64 (N, 6) px py pz vx vy vz"},
-    {"out", OPT_VALUE, "FRAME.png", NULL, "PNG to write (optional with --bench)"},
+    {"out", OPT_VALUE, "FRAME.png", NULL,
+     "PNG to write (optional with --bench; '-': draw, write nothing); --in DIR: a directory"},
     {"size", OPT_VALUE, "WxH", "1280x720", "image size in pixels"},
     {"eye", OPT_VALUE, "x,y,z", NULL, "camera position (with --target; neither: frame the state)"},
     {"target", OPT_VALUE, "x,y,z", NULL, "point the camera looks at (up is +Y)"},
     {"fov-deg", OPT_VALUE, "F", "60", "vertical field of view in degrees, (0, 180)"},
     {"near", OPT_VALUE, "D", "0.1", "near plane distance"},
     {"far", OPT_VALUE, "D", "2000", "far plane distance"},
-    {"fish-length", OPT_VALUE, "L", "1", "length of every fish in world units"},
+    {"fish-length", OPT_VALUE, "L", "the --scene's, else 0.6",
+     "length of every fish in world units"},
     {"shade", OPT_VALUE, "lit|id", "lit", "lit: lighting, fog, colour by speed; id: colour i+1"},
     {"lod", OPT_VALUE, "on|off", "on", "level of detail in lit mode (splats, reduced mesh)"},
     {"occlusion", OPT_VALUE, "on|off", "on",
@@ -38,7 +40,8 @@ static const opt_spec render_specs[] = {
     {"simd", OPT_VALUE, "auto|scalar|avx2|avx512", "auto",
      "rasterizer ISA; all give the same image"},
     {"mesh", OPT_VALUE, "PATH", "assets/fish.obj", "fish mesh (Wavefront OBJ)"},
-    {"lod-mesh", OPT_VALUE, "PATH", "assets/fish_lod1.obj", "reduced fish mesh for LOD"},
+    {"lod-mesh", OPT_VALUE, "PATH", "assets/fish_lod1.obj",
+     "reduced fish mesh for LOD (given: no coarse level, assets/fish_lod2.obj)"},
     {"stats", OPT_FLAG, NULL, NULL,
      "print per-stage times (calls, total, mean, median, max, per thread), counts and the "
      "image hash"},
@@ -94,9 +97,19 @@ static int parse_opts(const opt_values *o, render_opts *ro)
     if (!(ro->cam.far > ro->cam.near))
         return options_fail(o, "--far %g must be greater than --near %g", (double)ro->cam.far,
                             (double)ro->cam.near);
-    if ((rc = options_double(o, "fish-length", 1e-6, 1e6, &v)))
-        return rc;
-    d->fish_length = (float)v;
+    d->fish_length = APP_FISH_LENGTH; /* or the --scene's [camera] fish_length */
+    if (options_given(o, "fish-length")) {
+        if ((rc = options_double(o, "fish-length", 1e-6, 1e6, &v)))
+            return rc;
+        d->fish_length = (float)v;
+    } else if (options_given(o, "scene")) {
+        shoal_scene sc;
+        shoal_error se;
+        if (shoal_scene_load(options_get(o, "scene"), &sc, &se))
+            return app_fail_status(o, &se);
+        if (sc.has_fish_length)
+            d->fish_length = sc.fish_length;
+    }
     const char *shade = options_get(o, "shade");
     if (strcmp(shade, "lit") == 0)
         d->shade = SHOAL_SHADE_LIT;
@@ -124,10 +137,6 @@ static int parse_opts(const opt_values *o, render_opts *ro)
     shoal_error e;
     if (shoal_isa_parse(options_get(o, "simd"), &d->isa, &e))
         return app_fail_status(o, &e);
-    if (options_given(o, "mesh"))
-        d->mesh_path = options_get(o, "mesh");
-    if (options_given(o, "lod-mesh"))
-        d->lod_mesh_path = options_get(o, "lod-mesh");
     int has_eye = options_given(o, "eye"), has_target = options_given(o, "target");
     if (has_eye != has_target)
         return options_fail(o, "give both --eye and --target, or neither to frame the state "
@@ -202,26 +211,15 @@ static int soa_from_rows(const float *rows, size_t n, soa6 *s)
     return 1;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static void print_stats(const shoal_render_stats *s, shoal_framebuffer fb)
 {
     printf("render: %s, %d threads, %dx%d\n", s->isa, s->thread_count, fb.width, fb.height);
-    printf("  instances  %llu given, %llu visible (%llu full, %llu reduced, %llu splat, %llu "
-           "clipped)\n",
+    printf("  instances  %llu given, %llu visible (%llu full, %llu reduced, %llu coarse, %llu "
+           "splat, %llu clipped)\n",
            (unsigned long long)s->instances, (unsigned long long)s->instances_visible,
            (unsigned long long)s->instances_full, (unsigned long long)s->instances_reduced,
-           (unsigned long long)s->instances_splat, (unsigned long long)s->instances_clipped);
+           (unsigned long long)s->instances_coarse, (unsigned long long)s->instances_splat,
+           (unsigned long long)s->instances_clipped);
     printf("  triangles  %llu submitted, %llu visible, %llu rasterized (tri x tile)\n",
            (unsigned long long)s->triangles_submitted, (unsigned long long)s->triangles_visible,
            (unsigned long long)s->triangles_rasterized);
@@ -265,7 +263,7 @@ static int run_bench(const opt_values *o, render_opts *ro, shoal_renderer *r, co
     double best = tot[0];
     for (int i = 1; i < n; i++)
         best = tot[i] < best ? tot[i] : best;
-    double mt = median(tot, n);
+    double mt = shoal_profile_median(tot, (size_t)n);
     printf("bench: %lld fish, %dx%d, shade %s, lod %s, fish length %g, %s, %d threads, %d "
            "frames\n",
            ro->count, ro->desc.width, ro->desc.height,
@@ -273,17 +271,19 @@ static int run_bench(const opt_values *o, render_opts *ro, shoal_renderer *r, co
            (double)ro->desc.fish_length, st.isa, st.thread_count, n);
     printf("  median ms  total %.3f  (instance %.3f  setup %.3f  raster %.3f  resolve %.3f)  "
            "min %.3f\n",
-           mt, median(ins, n), median(set, n), median(ras, n), median(res, n), best);
+           mt, shoal_profile_median(ins, (size_t)n), shoal_profile_median(set, (size_t)n),
+           shoal_profile_median(ras, (size_t)n), shoal_profile_median(res, (size_t)n), best);
     printf("  cpu ms     %.3f per frame (all threads; wall time on a busy machine overstates)\n",
-           median(cpu, n));
+           shoal_profile_median(cpu, (size_t)n));
     printf("  triangles  submitted %llu (%.1f M/s)  visible %llu (%.1f M/s)  rasterized %llu\n",
            (unsigned long long)st.triangles_submitted, (double)st.triangles_submitted / (mt * 1e3),
            (unsigned long long)st.triangles_visible, (double)st.triangles_visible / (mt * 1e3),
            (unsigned long long)st.triangles_rasterized);
-    printf("  instances  visible %llu (full %llu, reduced %llu, splat %llu, clipped %llu)\n",
+    printf("  instances  visible %llu (full %llu, reduced %llu, coarse %llu, splat %llu, clipped "
+           "%llu)\n",
            (unsigned long long)st.instances_visible, (unsigned long long)st.instances_full,
-           (unsigned long long)st.instances_reduced, (unsigned long long)st.instances_splat,
-           (unsigned long long)st.instances_clipped);
+           (unsigned long long)st.instances_reduced, (unsigned long long)st.instances_coarse,
+           (unsigned long long)st.instances_splat, (unsigned long long)st.instances_clipped);
     printf("  hash       %016llx\n",
            (unsigned long long)shoal_render_hash(shoal_render_framebuffer(r)));
     free(tot);
@@ -395,8 +395,6 @@ int cmd_render(int argc, char **argv)
     render_opts ro;
     if ((rc = parse_opts(&o, &ro)))
         return rc;
-    if (ro.threads > 0)
-        shoal_system_set_thread_count((int)ro.threads);
     struct stat in_st;
     int replay = !ro.bench && stat(options_get(&o, "in"), &in_st) == 0 && S_ISDIR(in_st.st_mode);
     /* outputs checked before the work (a replay's --out is a directory of frames) */
@@ -459,7 +457,9 @@ int cmd_render(int argc, char **argv)
     }
 
     shoal_renderer *r = NULL;
-    shoal_status cst = shoal_render_create(&ro.desc, &r, &e);
+    shoal_status cst = app_render_create(
+        &ro.desc, options_given(&o, "mesh") ? options_get(&o, "mesh") : NULL,
+        options_given(&o, "lod-mesh") ? options_get(&o, "lod-mesh") : NULL, &r, &e);
     if (!cst && ranks > 1)
         cst = shoal_render_keep_depth(r, 1, &e);
     if (ranks > 1)
@@ -473,16 +473,16 @@ int cmd_render(int argc, char **argv)
     const char *trace = options_get(&o, "trace");
     if (trace) {
         /* a span per stage per thread and one per frame; preallocated, capped at 64 MiB */
-        int tracks = shoal_system_thread_count();
+        int tracks = ro.threads > 0 ? (int)ro.threads : shoal_system_thread_count();
         size_t frames = ro.bench ? (size_t)ro.bench + 2 : 1;
         size_t spans = frames * 5 + 16, cap = ((size_t)64 << 20) / 32 / (size_t)tracks;
-        if (shoal_profile_trace_open(tracks, spans < cap ? spans : cap, &e)) {
+        if (shoal_profile_trace_start(shoal_render_get_profile(r), tracks,
+                                      spans < cap ? spans : cap, &e)) {
             shoal_render_destroy(r);
             free(s.buf);
             return app_fail_status(&o, &e);
         }
     }
-    shoal_profile_reset();
     if (ro.bench) {
         rc = run_bench(&o, &ro, r, &s);
     } else {
@@ -514,9 +514,9 @@ int cmd_render(int argc, char **argv)
         shoal_render_stats st = shoal_render_get_stats(r);
         snprintf(title, sizeof title, "shoal render: %dx%d, %s, %d threads", ro.desc.width,
                  ro.desc.height, st.isa, st.thread_count);
-        shoal_profile_print(stderr, title, 1);
+        shoal_profile_write_table(shoal_render_get_profile(r), stderr, title, 1);
     }
-    const char *out = options_get(&o, "out");
+    const char *out = options_out(&o); /* '-': drawn, not written */
     uint32_t *over = NULL;
     if (rc == 0 && options_given(&o, "scene")) {
         shoal_framebuffer fb = shoal_render_framebuffer(r);
@@ -541,7 +541,8 @@ int cmd_render(int argc, char **argv)
         if (!wst && out)
             wst = app_stage_file(&sg[ns++], out, write_png, &pc, &e);
         if (!wst && trace)
-            wst = app_stage_file(&sg[ns++], trace, app_write_trace, NULL, &e);
+            wst =
+                app_stage_file(&sg[ns++], trace, app_write_trace, shoal_render_get_profile(r), &e);
         if (!wst)
             wst = app_stage_commit_all(sg, ns, &e);
         for (int i = 0; i < ns; i++)
@@ -549,7 +550,7 @@ int cmd_render(int argc, char **argv)
         if (wst && !rc)
             rc = app_fail_status(&o, &e);
         out = NULL;
-        shoal_profile_trace_close();
+        shoal_profile_trace_stop(shoal_render_get_profile(r));
         trace = NULL;
     }
     if (rc == 0 && out) {
@@ -566,9 +567,9 @@ int cmd_render(int argc, char **argv)
     if (trace) {
         /* a failed run writes no output file, the trace included */
         shoal_error te;
-        if (rc == 0 && shoal_profile_trace_write(trace, &te))
+        if (rc == 0 && shoal_profile_trace_save(shoal_render_get_profile(r), trace, &te))
             rc = app_fail_status(&o, &te);
-        shoal_profile_trace_close();
+        shoal_profile_trace_stop(shoal_render_get_profile(r));
     }
     free(over);
     free(ids);

@@ -7,9 +7,11 @@
 #include "app/app.h"
 #include "app/options.h"
 #include "app/run_app.h"
+#include "app/video.h"
 #include "shoal/profile.h"
 #include "shoal/system.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,10 +19,11 @@
 /* ---- options --------------------------------------------------------------------------- */
 
 static const opt_spec run_specs[] = {
-    {"scene", OPT_VALUE, "FILE.ini", "the model's assets/scenes/MODEL.ini",
+    {"scene", OPT_VALUE, "FILE.ini", "assets/scenes/school.ini; with --model, MODEL.ini",
      "scene file: model, parameters, count, seed, camera, fish length"},
-    {"model", OPT_VALUE, "M", "steer", "model: steer, average, heading, classic, fov"},
-    {"count", OPT_VALUE, "N", "the scene's (steer: 16384)",
+    {"model", OPT_VALUE, "M", "the default scene's (steer)",
+     APP_MODEL_HELP " (its scene, assets/scenes/MODEL.ini)"},
+    {"count", OPT_VALUE, "N", "the scene's (school: 4096)",
      "number of fish; walls, start region and camera are scaled by cbrt(N / the scene's "
      "count) to keep the scene's density (--set wins)"},
     {"keep-geometry", OPT_FLAG, NULL, NULL,
@@ -34,12 +37,18 @@ static const opt_spec run_specs[] = {
      "simulate on the CPU or on an NVIDIA GPU (the same bits; each frame shows the GPU's state)"},
     {"gpu-order", OPT_VALUE, "stable|atomic", "stable",
      "--backend cuda: order inside a cell (stable: the CPU's bits; atomic: seed 001's)"},
-    {"headless", OPT_FLAG, NULL, NULL, "no window: write PNG frames (--out) and/or a video"},
-    {"frames", OPT_VALUE, "K", "120 headless, unlimited in a window", "frames to run, then quit"},
-    {"out", OPT_VALUE, "DIR", "out/frames when headless",
+    {"headless", OPT_FLAG, NULL, NULL,
+     "no window: write a video (--video) and/or PNG frames (--out), with the HUD drawn"},
+    {"frames", OPT_VALUE, "K", "10 s of simulated time headless, unlimited in a window",
+     "frames to run, then quit"},
+    {"out", OPT_VALUE, "DIR", "out/frames headless when ffmpeg is missing",
      "headless: write DIR/frame_NNNNN.png ('-': draw the frames but keep none, for timing)"},
-    {"video", OPT_VALUE, "FILE.mp4", NULL, "headless: encode the frames with ffmpeg (H.264)"},
-    {"steps-per-frame", OPT_VALUE, "K", "0 in a window, 1 headless",
+    {"video", OPT_VALUE, "FILE.mp4", "out/shoal.mp4 headless when ffmpeg is there",
+     "headless: encode the frames with ffmpeg (H.264)"},
+    {"fps", OPT_VALUE, "F", "30",
+     "headless: frames per second of the video; steps per frame follow it (real time) "
+     "unless --steps-per-frame is given"},
+    {"steps-per-frame", OPT_VALUE, "K", "0 in a window, real time at --fps headless (2)",
      "simulation steps per frame; 0: real time (fixed dt, steps follow the wall clock)"},
     {"speed", OPT_VALUE, "X", "1", "simulated seconds per wall second, 1/16..16 (keys [ ])"},
     {"vsync", OPT_VALUE, "on|off", "on",
@@ -48,11 +57,17 @@ static const opt_spec run_specs[] = {
     {"interp", OPT_VALUE, "on|off", "on", "draw positions extrapolated to the display time"},
     {"lod", OPT_VALUE, "on|off", "on", "level of detail: reduced mesh and splats when far"},
     {"shade", OPT_VALUE, "lit|id", "lit", "lit: lighting, fog, underwater gradient; id: ids"},
-    {"fish-length", OPT_VALUE, "L", "the scene's (steer: 0.6)", "length of a fish, world units"},
-    {"hud", OPT_VALUE, "on|off", "on", "HUD at start (key i)"},
+    {"fish-length", OPT_VALUE, "L", "the scene's, else 0.6", "length of a fish, world units"},
+    {"eye", OPT_VALUE, "x,y,z", "the scene's camera (else framing the school)",
+     "camera position (with --target)"},
+    {"target", OPT_VALUE, "x,y,z", "the scene's camera", "point the camera looks at (up is +Y)"},
+    {"hud", OPT_VALUE, "on|off", "on",
+     "HUD at start (key i); headless frames have it too (it shows timings: off for frames "
+     "that must repeat)"},
     {"grid", OPT_FLAG, NULL, NULL, "start in grid view (key g)"},
     {"trails", OPT_FLAG, NULL, NULL, "start with trails (key t)"},
-    {"follow", OPT_FLAG, NULL, NULL, "start with the camera following the school (key f)"},
+    {"follow", OPT_FLAG, NULL, NULL,
+     "start with the camera following the school (key f; the default scene does)"},
     {"stats", OPT_FLAG, NULL, NULL, "print the timings every half second as well as at the end"},
     {"trace", OPT_VALUE, "FILE.json", NULL,
      "write a Chrome trace of the run: a span per stage per thread per step and frame (the "
@@ -66,9 +81,10 @@ static const opt_spec run_specs[] = {
 
 static const char *run_usage =
     "[--scene F.ini] [--model M] [--count N] [--size WxH] [options]\n"
-    "       shoal run --headless --frames K --out DIR [--video FILE.mp4] [options]\n\n"
+    "       shoal run --headless [--frames K] [--video FILE.mp4] [--out DIR] [options]\n\n"
     "Opens a window on the scene and lets you play with it (press h in the window for the\n"
-    "keys). Without a display it runs headless. `shoal` with no arguments is `shoal run`.";
+    "keys). Without a display it runs headless: 10 s of simulated time into out/shoal.mp4\n"
+    "(PNG frames in out/frames without ffmpeg). `shoal` with no arguments is `shoal run`.";
 
 /* ---- command line ---------------------------------------------------------------------- */
 
@@ -114,6 +130,20 @@ static int parse_cfg(const opt_values *o, run_cfg *c)
     }
     c->out_dir = options_given(o, "out") ? options_get(o, "out") : NULL;
     c->video = options_given(o, "video") ? options_get(o, "video") : NULL;
+    if (options_given(o, "fps") && (rc = options_double(o, "fps", 1e-3, 1000, &c->fps)))
+        return rc;
+    int has_eye = options_given(o, "eye"), has_target = options_given(o, "target");
+    if (has_eye != has_target)
+        return options_fail(o, "give both --eye and --target, or neither (the scene's camera)");
+    if (has_eye) {
+        if ((rc = options_vec3(o, "eye", c->eye)) || (rc = options_vec3(o, "target", c->target)))
+            return rc;
+        float dv[3] = {c->eye[0] - c->target[0], c->eye[1] - c->target[1],
+                       c->eye[2] - c->target[2]};
+        if (!(dv[0] * dv[0] + dv[1] * dv[1] + dv[2] * dv[2] > 0))
+            return options_fail(o, "--eye and --target are the same point");
+        c->has_view = 1;
+    }
     if (options_given(o, "steps-per-frame")) {
         if ((rc = options_int(o, "steps-per-frame", 0, 1000, &ll)))
             return rc;
@@ -141,9 +171,9 @@ static int parse_cfg(const opt_values *o, run_cfg *c)
     c->follow = options_given(o, "follow");
     c->stats = options_given(o, "stats");
     c->script = options_given(o, "script") ? options_get(o, "script") : NULL;
-    if ((c->out_dir || c->video) && !c->headless)
-        return options_fail(o, "--out and --video are for --headless (in a window, press p "
-                               "for a screenshot)");
+    if ((c->out_dir || c->video || options_given(o, "fps")) && !c->headless)
+        return options_fail(o, "--out, --video and --fps are for --headless (in a window, "
+                               "press p for a screenshot)");
     if (c->script && c->headless)
         return options_fail(o, "--script drives the window; it cannot be used with --headless");
     if (c->out_dir && strcmp(c->out_dir, "-") == 0) {
@@ -168,7 +198,6 @@ static int build_scene(const opt_values *o, scene_setup *s, app_scaled *scaled)
     if (rc0)
         return rc0;
     if (options_given(o, "scene")) {
-        const char *path = options_get(o, "scene");
         memset(s, 0, sizeof *s);
         s->desc = sc.desc;
         s->has_camera = sc.has_eye && sc.has_target;
@@ -176,11 +205,15 @@ static int build_scene(const opt_values *o, scene_setup *s, app_scaled *scaled)
         memcpy(s->target, sc.target, sizeof s->target);
         s->fov_deg = sc.has_fov ? sc.fov_deg : 60.0f;
         s->fish_length = sc.has_fish_length ? sc.fish_length : 0.0f;
-        snprintf(s->name, sizeof s->name, "%s", path);
+        s->follow = sc.follow;
+        snprintf(s->name, sizeof s->name, "%s", options_get(o, "scene"));
         s->mesh_count = sc.mesh_count;
         memcpy(s->meshes, sc.meshes, sizeof s->meshes);
-    } else {
+    } else if (options_given(o, "model")) {
         if (run_scene_for_model(m, s, &e))
+            return options_fail(o, "%s", e.message);
+    } else {
+        if (run_scene_default(s, &e))
             return options_fail(o, "%s", e.message);
     }
     shoal_sim_desc *d = &s->desc;
@@ -206,13 +239,43 @@ static int build_scene(const opt_values *o, scene_setup *s, app_scaled *scaled)
     return 0;
 }
 
+/* Headless: the video's rate, steps per frame, the frame count and the outputs, from what
+ * was given. The defaults play in real time: --fps 30, steps per frame 1 / (fps dt) (2 at
+ * the scenes' dt of 1/60 s; --steps-per-frame alone sets the rate instead), and 10 s of
+ * simulated time. Without --out and --video: out/shoal.mp4 when ffmpeg is there, else PNG
+ * frames in out/frames. */
+static void headless_defaults(run_cfg *c, double dt)
+{
+    if (!c->steps_per_frame) {
+        double fps = c->fps > 0 ? c->fps : 30.0;
+        long k = lround(1.0 / (fps * dt));
+        c->steps_per_frame = k < 1 ? 1 : k > 1000 ? 1000 : (int)k;
+    }
+    if (!(c->fps > 0))
+        c->fps = 1.0 / (dt * c->steps_per_frame);
+    if (!c->frames) {
+        double k = ceil(10.0 / (dt * c->steps_per_frame) - 1e-9);
+        c->frames = k < 1 ? 1 : (long long)k;
+    }
+    if (!c->out_dir && !c->video && !c->discard) {
+        if (video_ffmpeg_found()) {
+            c->video = "out/shoal.mp4";
+            c->video_default = 1;
+        } else
+            c->out_dir = "out/frames";
+    }
+}
+
 int cmd_run(int argc, char **argv)
 {
     opt_values o;
     int rc = options_parse(&o, "run", run_usage, run_specs, RUN_SPEC_COUNT, 0, argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;
-    if ((rc = options_check_outputs(&o, (const char *const[]){"video", "trace", NULL})))
+    /* (--video's default is a sentence for --help: only a given one is checked here) */
+    if ((rc = options_check_outputs(&o, options_given(&o, "video")
+                                            ? (const char *const[]){"video", "trace", NULL}
+                                            : (const char *const[]){"trace", NULL})))
         return rc;
     app *a = calloc(1, sizeof *a);
     if (!a)
@@ -228,8 +291,11 @@ int cmd_run(int argc, char **argv)
         free(a);
         return rc;
     }
-    if (c->threads > 0)
-        shoal_system_set_thread_count(c->threads);
+    const char *trace = options_get(&o, "trace");
+    if (trace && !(a->prof = app_profile())) {
+        free(a);
+        return options_fail(&o, "out of memory for the trace's profile");
+    }
     /* Under mpirun with 2+ ranks: headless, the school stepped over the ranks and each
      * frame composited on rank 0 (docs/ARCHITECTURE.md, "MPI"); what needs the whole
      * school in one process is refused. */
@@ -266,21 +332,20 @@ int cmd_run(int argc, char **argv)
             }
             c->headless = 1;
             c->fallback = 1;
-            if (!c->frames)
-                c->frames = 120;
-            if (!c->out_dir)
-                c->out_dir = "out/frames";
             if (strcmp(why, "no display") != 0)
                 fprintf(stderr, "shoal: %s\n", why);
-            printf("shoal: no display; running headless: writing %lld frames to %s\n", c->frames,
-                   c->out_dir);
-            fflush(stdout);
         }
-    } else {
-        if (!c->frames)
-            c->frames = 120;
-        if (!c->out_dir && !c->video && !c->discard)
-            c->out_dir = "out/frames";
+    }
+    if (c->headless)
+        headless_defaults(c, s.desc.dt_s);
+    if (c->fallback) {
+        printf("shoal: no display; running headless: %lld frames (%.3g s of simulated time) to "
+               "%s\n",
+               c->frames, (double)c->frames * (double)c->steps_per_frame * s.desc.dt_s,
+               c->video     ? c->video
+               : c->out_dir ? c->out_dir
+                            : "nowhere");
+        fflush(stdout);
     }
 
     a->desc = s.desc;
@@ -294,7 +359,7 @@ int cmd_run(int argc, char **argv)
     a->hud = c->hud;
     a->grid = c->grid;
     a->trails = c->trails;
-    a->follow = c->follow;
+    a->follow = c->follow || s.follow;
     a->picked_row = -1;
     a->trail = malloc(sizeof(float) * 3 * TRAIL_BOIDS * TRAIL_LEN);
     shoal_error e;
@@ -330,7 +395,9 @@ int cmd_run(int argc, char **argv)
     a->rdesc.lod = c->lod;
     a->rdesc.isa = c->isa;
     a->rdesc.thread_count = c->threads;
-    float fl = c->fish_length > 0 ? c->fish_length : s.fish_length > 0 ? s.fish_length : 1.0f;
+    float fl = c->fish_length > 0  ? c->fish_length
+               : s.fish_length > 0 ? s.fish_length
+                                   : APP_FISH_LENGTH;
     if (run_renderer_open(a, fl, &e)) {
         rc = app_exit_code(e.status);
         options_fail(&o, "%s", e.message);
@@ -338,7 +405,9 @@ int cmd_run(int argc, char **argv)
         free(a);
         return rc;
     }
-    if (s.has_camera) {
+    if (c->has_view) {
+        run_orbit_from_eye(&a->cam_home, c->eye, c->target, s.fov_deg);
+    } else if (s.has_camera) {
         run_orbit_from_eye(&a->cam_home, s.eye, s.target, s.fov_deg);
     } else if (run_camera_home(a, &e)) {
         rc = app_exit_code(e.status);
@@ -351,11 +420,11 @@ int cmd_run(int argc, char **argv)
     if (a->grid)
         run_pick_default(a);
 
-    const char *trace = options_get(&o, "trace");
     if (trace) {
         /* preallocated: 64 MiB of spans over the threads; later spans are counted dropped */
-        int tracks = shoal_system_thread_count();
-        if (shoal_profile_trace_open(tracks, ((size_t)64 << 20) / 32 / (size_t)tracks, &e)) {
+        int tracks = run_thread_count(a);
+        if (shoal_profile_trace_start(a->prof, tracks, ((size_t)64 << 20) / 32 / (size_t)tracks,
+                                      &e)) {
             rc = app_exit_code(e.status);
             options_fail(&o, "%s", e.message);
             run_app_free(a);
@@ -367,9 +436,9 @@ int cmd_run(int argc, char **argv)
     if (rc == 0 && c->stats && a->ranks > 1)
         mpi_school_print_stats(a->school, "run"); /* collective: the decomposition's numbers */
     if (trace) {
-        uint64_t dropped = 0, kept = shoal_profile_trace_count(&dropped);
+        uint64_t dropped = 0, kept = shoal_profile_trace_spans(a->prof, &dropped);
         shoal_error te;
-        if (rc == 0 && shoal_profile_trace_write(trace, &te)) {
+        if (rc == 0 && shoal_profile_trace_save(a->prof, trace, &te)) {
             rc = app_exit_code(te.status);
             options_fail(&o, "%s", te.message);
         } else if (rc == 0) {
@@ -379,7 +448,7 @@ int cmd_run(int argc, char **argv)
                         (unsigned long long)dropped);
             fputc('\n', stderr);
         }
-        shoal_profile_trace_close();
+        shoal_profile_trace_stop(a->prof);
     }
     if (rc == 0 && mpi_rank() == 0) /* after the run: an error stays the one line on stderr */
         app_print_scaled("run", &scaled, &s.desc);

@@ -17,6 +17,19 @@
 #include <string.h>
 #include <unistd.h>
 
+/* --stats: the force kernel's own count of its work in the last step (issue 28). */
+static void print_pairs(FILE *f, const shoal_sim *sim)
+{
+    double lane_pairs, useful;
+    shoal_sim_candidate_pairs(sim, &lane_pairs, &useful);
+    double n = (double)shoal_sim_count(sim);
+    if (lane_pairs > 0 && n > 0)
+        fprintf(f,
+                "forces (last step): %.1f lane-pairs per boid (%s), %.1f neighbours per boid: "
+                "%.1f%% useful\n",
+                lane_pairs / n, shoal_sim_isa_name(sim), useful / n, 100.0 * useful / lane_pairs);
+}
+
 /* The GPU path of shoal step: create, load, step, read back (--stats: device time per step
  * on stderr). */
 static int step_gpu(const shoal_sim_desc *d, const shoal_scene *scene, const char *order_name,
@@ -101,7 +114,8 @@ static shoal_status write_bytes(const char *path, const void *ctx, shoal_error *
 /* --trace under mpirun: every rank writes its trace to a file of its own (in $TMPDIR, or
  * /tmp), rank 0 merges them (mpi_trace_merge) and stages the one trace in *ts (ts->ctx: a
  * bytes_out to free). Collective; agreed. */
-static shoal_status step_mpi_trace(const char *trace, app_staged *ts, shoal_error *e)
+static shoal_status step_mpi_trace(shoal_profile *p, const char *trace, app_staged *ts,
+                                   shoal_error *e)
 {
     const char *tmpdir = getenv("TMPDIR");
     char local[4096];
@@ -114,7 +128,7 @@ static shoal_status step_mpi_trace(const char *trace, app_staged *ts, shoal_erro
     if (fd >= 0)
         close(fd);
     if (!st)
-        st = shoal_profile_trace_write(local, e);
+        st = shoal_profile_trace_save(p, local, e);
     if (!(st = mpi_agree(st, e))) {
         char *merged = NULL;
         size_t len = 0;
@@ -194,12 +208,14 @@ static int step_mpi(const opt_values *o, shoal_sim_desc *d, const shoal_scene *s
         int tracks = d->thread_count > 0 ? d->thread_count : shoal_system_thread_count();
         size_t spans = (size_t)steps * 6 + 16, cap = ((size_t)64 << 20) / 32 / (size_t)tracks;
         mpi_trace_sync();
-        st = mpi_agree(shoal_profile_trace_open(tracks, spans < cap ? spans : cap, &e), &e);
+        st = mpi_agree(shoal_profile_trace_start(shoal_sim_get_profile(mpi_school_sim(m)), tracks,
+                                                 spans < cap ? spans : cap, &e),
+                       &e);
     }
     if (!st) {
         progress pg;
         progress_begin(&pg, "shoal step", steps, options_given(o, "quiet") || mpi_rank() != 0);
-        shoal_profile_reset();
+        shoal_profile_clear(shoal_sim_get_profile(mpi_school_sim(m)));
         st = app_run_steps(mpi_school_sim(m), school_stepper, m, steps, have_traj ? &tr : NULL, &pg,
                            &e);
         progress_end(&pg);
@@ -223,9 +239,9 @@ static int step_mpi(const opt_values *o, shoal_sim_desc *d, const shoal_scene *s
     memset(&tstage, 0, sizeof tstage);
     tstage.af.slot = -1;
     if (!st && trace)
-        st = step_mpi_trace(trace, &tstage, &e);
+        st = step_mpi_trace(shoal_sim_get_profile(mpi_school_sim(m)), trace, &tstage, &e);
     if (trace)
-        shoal_profile_trace_close();
+        shoal_profile_trace_stop(shoal_sim_get_profile(mpi_school_sim(m)));
     if (!st && have_traj)
         st = mpi_agree(mpi_rank() == 0 ? traj_commit(&tr, &e) : SHOAL_OK, &e);
     if (!st)
@@ -244,16 +260,83 @@ static int step_mpi(const opt_values *o, shoal_sim_desc *d, const shoal_scene *s
     return st ? app_fail_status(o, &e) : 0;
 }
 
+/* A state file holds the boids only: predators (their positions and velocities) are not in
+ * it, so a later `step --in` of it starts them again at predator_start and does not give
+ * the bits of one longer run (docs/CLI.md). Said once, on stderr, after the file is written,
+ * unless a checkpoint (which carries them) was written too. */
+static void step_warn_predators(const shoal_sim_desc *d, const char *out, const char *ckpt)
+{
+    if (!out || ckpt || d->params.predator_count < 1)
+        return;
+    char esc[600];
+    shoal_error_escape(esc, sizeof esc, out);
+    fprintf(stderr,
+            "shoal step: note: %s holds the boids, not the %d predator%s: a step from it starts "
+            "them again at predator_start (not the bits of one longer run); --checkpoint F and "
+            "--resume F carry them\n",
+            esc, (int)d->params.predator_count, d->params.predator_count == 1 ? "" : "s");
+}
+
+/* `step --precision f64`: the float64 reference (shoal/sim64.h) from a float32 or float64
+ * state (N, 6), written as float64 .npy. The scene's obstacle meshes go through a one-boid
+ * float32 simulation, which loads them as every command does. */
+static shoal_status step_f64(const shoal_sim_desc *desc, const shoal_scene *scene, const char *in,
+                             const char *out, long long steps, int quiet, shoal_error *e)
+{
+    shoal_npy_array a;
+    shoal_status st = shoal_io_npy_read_array(in, &a, e);
+    if (st)
+        return st;
+    if (a.ndim != 2 || a.dims[1] != SHOAL_STATE_COLUMNS || a.dtype[1] != 'f') {
+        char what[96];
+        snprintf(what, sizeof what, "%d dimension%s of %s", a.ndim, a.ndim == 1 ? "" : "s",
+                 a.dtype);
+        shoal_npy_array_free(&a);
+        return shoal_error_set(e, SHOAL_ERR_INPUT,
+                               "%s: %s, expected a state: float32 or float64 of shape (N, 6)", in,
+                               what);
+    }
+    shoal_sim_desc d = *desc;
+    d.boid_count = a.dims[0];
+    shoal_sim64 *s = NULL;
+    shoal_sim *holder = NULL;
+    shoal_sim_desc one = d;
+    one.boid_count = 1;
+    if (!(st = shoal_sim64_create(&d, &s, e)) && !(st = shoal_sim64_set_state(s, a.data, e)) &&
+        scene->mesh_count > 0 && !(st = shoal_sim_create(&one, &holder, e)) &&
+        !(st = shoal_scene_add_obstacles(scene, holder, e)))
+        st = shoal_sim64_copy_obstacles(s, holder, e);
+    shoal_sim_destroy(holder);
+    progress pg;
+    progress_begin(&pg, "shoal step", steps, quiet);
+    for (long long done = 0; !st && done < steps;) {
+        long long k = steps - done > 16 ? 16 : steps - done;
+        st = shoal_sim64_step(s, (int)k, e);
+        done += k;
+        progress_update(&pg, done, 0);
+    }
+    progress_end(&pg);
+    if (!st) {
+        shoal_sim64_get_state(s, a.data);
+        st = shoal_io_npy_write_f64(out, a.data, d.boid_count, e);
+    }
+    shoal_sim64_destroy(s);
+    shoal_npy_array_free(&a);
+    return st;
+}
+
 static const opt_spec init_opts[] = {
-    {"model", OPT_VALUE, "M", "steer", "model: steer, average, heading, classic, fov"},
+    {"model", OPT_VALUE, "M", "steer", APP_MODEL_HELP},
     {"count", OPT_VALUE, "N", "the scene's (model's default)",
      "number of boids; walls and start region are scaled by cbrt(N / the scene's count) to "
      "keep the scene's density (--set wins)"},
     {"keep-geometry", OPT_FLAG, NULL, NULL,
      "with --count: keep the scene's walls and start region as they are (its density changes)"},
     {"seed", OPT_VALUE, "S", "1", "random seed (same seed, same state on every machine)"},
-    {"out", OPT_VALUE, "FILE.npy", NULL, "output state file (required)"},
-    {"scene", OPT_VALUE, "FILE.ini", NULL, "scene file: model, parameters, count, seed"},
+    {"out", OPT_VALUE, "FILE.npy", NULL, "output state file (required; '-': write nothing)"},
+    {"scene", OPT_VALUE, "FILE.ini", NULL,
+     "scene file: model, parameters, count, seed (without it: the model's scene, as "
+     "assets/scenes/MODEL.ini)"},
     {"set", OPT_REPEAT, "NAME=VALUE", NULL, "set a model parameter (init radii, walls)"},
     {"stats", OPT_FLAG, NULL, NULL, "print the time of each stage (draw, write)"},
 };
@@ -276,16 +359,16 @@ int cmd_init(int argc, char **argv)
     if ((rc = app_sim_desc(&o, &d, &scene, (size_t)count, options_given(&o, "keep-geometry"),
                            &scaled)))
         return rc;
-    const char *out = options_get(&o, "out");
-    if (!out)
-        return options_fail(&o, "--out FILE.npy is required");
+    if (!options_given(&o, "out"))
+        return options_fail(&o, "--out FILE.npy is required ('-': draw it, write nothing)");
+    const char *out = options_out(&o);
     long long seed = (long long)d.seed;
     if (options_given(&o, "seed") &&
         (rc = options_int(&o, "seed", 0, 9223372036854775807LL, &seed)))
         return rc;
     d.seed = (uint64_t)seed;
     shoal_error e;
-    if (mpi_running()) {
+    if (mpi_running() && out) {
         /* each rank draws and writes its own rows (docs/ARCHITECTURE.md, "MPI") */
         uint64_t t0 = shoal_profile_now_ns();
         mpi_school *m;
@@ -306,7 +389,6 @@ int cmd_init(int argc, char **argv)
         return 0;
     }
     shoal_sim *sim;
-    shoal_profile_reset();
     uint64_t t0 = shoal_profile_now_ns();
     if (shoal_sim_create(&d, &sim, &e))
         return app_fail_status(&o, &e);
@@ -320,7 +402,7 @@ int cmd_init(int argc, char **argv)
     shoal_sim_destroy(sim);
     app_stage_done("init", "draw", t0);
     t0 = shoal_profile_now_ns();
-    shoal_status st = app_state_write(out, NULL, rows, d.boid_count, &e);
+    shoal_status st = out ? app_state_write(out, NULL, rows, d.boid_count, &e) : SHOAL_OK;
     free(rows);
     if (st)
         return app_fail_status(&o, &e);
@@ -329,15 +411,16 @@ int cmd_init(int argc, char **argv)
     if (options_given(&o, "stats")) {
         char title[128];
         snprintf(title, sizeof title, "shoal init: %zu boids", d.boid_count);
-        shoal_profile_print(stderr, title, 0);
+        app_profile_print(app_profile(), title, 0);
     }
     return 0;
 }
 
 static const opt_spec step_opts[] = {
-    {"model", OPT_VALUE, "M", "steer", "model: steer, average, heading, classic, fov"},
+    {"model", OPT_VALUE, "M", "steer", APP_MODEL_HELP},
     {"in", OPT_VALUE, "A.npy", NULL, "input state file (required)"},
-    {"out", OPT_VALUE, "B.npy", NULL, "output state file (required)"},
+    {"out", OPT_VALUE, "B.npy", NULL,
+     "output state file (required unless --out-dir or --checkpoint; '-': write nothing)"},
     {"steps", OPT_VALUE, "K", "1", "number of synchronous steps"},
     {"dt", OPT_VALUE, "DT", "1/60", "time step in seconds"},
     {"t0", OPT_VALUE, "SECONDS", "0", "simulated time at the first step (heading targets)"},
@@ -367,6 +450,11 @@ static const opt_spec step_opts[] = {
      "--out-dir: replace the trajectory of another run in DIR (else DIR holding one is "
      "refused)"},
     {"quiet", OPT_FLAG, NULL, NULL, "no progress line (shown only when stderr is a terminal)"},
+    {"count", OPT_VALUE, "N", NULL,
+     "the state's boid count: the scene's walls and start region scaled for N as `init "
+     "--count N` scales them (--set wins); A.npy must have N rows"},
+    {"precision", OPT_VALUE, "f32|f64", "f32",
+     "f64: the float64 reference (the same rules in double), float64 .npy in and out"},
 };
 
 int cmd_step(int argc, char **argv)
@@ -378,11 +466,21 @@ int cmd_step(int argc, char **argv)
         return rc == 1 ? 0 : rc;
     if ((rc = options_check_outputs(&o, (const char *const[]){"out", "trace", "checkpoint", NULL})))
         return rc;
+    /* --count N: the geometry `init --count N` gave the state (a state file carries none) */
+    long long count_geo = 0;
+    if (options_given(&o, "count") && (rc = options_int(&o, "count", 1, 4000000000LL, &count_geo)))
+        return rc;
+    if (count_geo && options_given(&o, "resume"))
+        return options_fail(&o, "--count with --resume: the checkpoint carries the parameters");
+    if (count_geo && mpi_running())
+        return options_fail(&o, "--count: not under MPI (give the scaled walls with --set, as "
+                                "`shoal init --count N` prints them)");
     shoal_sim_desc d;
     shoal_scene scene;
-    if ((rc = app_sim_desc(&o, &d, &scene, 0, 0, NULL)))
+    app_scaled scaled;
+    if ((rc = app_sim_desc(&o, &d, &scene, (size_t)count_geo, 0, &scaled)))
         return rc;
-    const char *in = options_get(&o, "in"), *out = options_get(&o, "out");
+    const char *in = options_get(&o, "in"), *out = options_out(&o);
     const char *out_dir = options_get(&o, "out-dir"), *ckpt = options_get(&o, "checkpoint");
     const char *resume = options_get(&o, "resume");
     if (resume) {
@@ -396,8 +494,9 @@ int cmd_step(int argc, char **argv)
     } else if (!in) {
         return options_fail(&o, "--in A.npy is required");
     }
-    if (!out && !out_dir && !ckpt)
-        return options_fail(&o, "--out B.npy is required (or --out-dir DIR, --checkpoint F)");
+    if (!options_given(&o, "out") && !out_dir && !ckpt)
+        return options_fail(&o, "--out B.npy is required (or --out-dir DIR, --checkpoint F; "
+                                "'--out -': step, write nothing)");
     if (!out_dir && (options_given(&o, "every") || options_given(&o, "format") ||
                      options_given(&o, "overwrite")))
         return options_fail(&o, "--every, --format and --overwrite are for --out-dir");
@@ -436,8 +535,34 @@ int cmd_step(int argc, char **argv)
     if (options_given(&o, "every") && (rc = options_int(&o, "every", 1, 1000000000LL, &every)))
         return rc;
     const char *format = options_get(&o, "format");
-    if (strcmp(format, "npy") != 0 && strcmp(format, "vtk") != 0)
-        return options_fail(&o, "--format: '%s' (expected npy or vtk)", format);
+    if (!app_format_find(format, 1)) {
+        char names[128];
+        app_format_names(names, sizeof names, 0, 1, NULL);
+        return options_fail(&o, "--format: '%s' (expected %s)", format, names);
+    }
+    const char *precision = options_get(&o, "precision");
+    if (strcmp(precision, "f32") != 0 && strcmp(precision, "f64") != 0)
+        return options_fail(&o, "--precision: '%s' (expected f32 or f64)", precision);
+    if (strcmp(precision, "f64") == 0) {
+        /* the float64 reference: one process, the CPU, a state in and a state out */
+        const char *refused[] = {"out-dir", "checkpoint", "resume", "trace", "simd", "stats"};
+        for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+            if (options_given(&o, refused[i]))
+                return options_fail(&o, "--%s: not with --precision f64", refused[i]);
+        if (strcmp(options_get(&o, "backend"), "cpu") != 0)
+            return options_fail(&o, "--backend %s: --precision f64 runs on the CPU",
+                                options_get(&o, "backend"));
+        if (mpi_running())
+            return options_fail(&o, "--precision f64: not under MPI");
+        if (!out)
+            return options_fail(&o, "--out B.npy is required");
+        size_t ol = strlen(out), il = strlen(in);
+        if (ol < 4 || strcmp(out + ol - 4, ".npy") != 0 || il < 4 ||
+            strcmp(in + il - 4, ".npy") != 0)
+            return options_fail(&o, "--precision f64 reads and writes .npy states (float64 out)");
+        shoal_status fst = step_f64(&d, &scene, in, out, steps, options_given(&o, "quiet"), &e);
+        return fst ? app_fail_status(&o, &e) : 0;
+    }
     if (mpi_running()) {
         /* over MPI ranks: the same bytes as one process (docs/ARCHITECTURE.md, "MPI") */
         if (strcmp(options_get(&o, "backend"), "cpu") != 0)
@@ -462,6 +587,10 @@ int cmd_step(int argc, char **argv)
     } else {
         if (app_state_read(in, NULL, &rows, &count, &e)) /* refuses NaN and infinity too */
             return app_fail_status(&o, &e);
+        if (count_geo && (size_t)count_geo != count) {
+            free(rows);
+            return options_fail(&o, "--count %lld, but %s holds %zu boids", count_geo, in, count);
+        }
     }
     d.boid_count = count;
     const char *backend = options_get(&o, "backend");
@@ -476,7 +605,7 @@ int cmd_step(int argc, char **argv)
         }
         rc = step_gpu(&d, &scene, options_get(&o, "gpu-order"), rows, steps,
                       options_given(&o, "stats"), &e);
-        if (!rc)
+        if (!rc && out)
             rc = app_state_write(out, NULL, rows, count, &e);
         free(rows);
         return rc ? app_fail_status(&o, &e) : 0;
@@ -507,7 +636,8 @@ int cmd_step(int argc, char **argv)
         /* one span per stage and one per step, per thread; preallocated, capped at 64 MiB */
         int tracks = threads > 0 ? (int)threads : shoal_system_thread_count();
         size_t spans = (size_t)steps * 6 + 16, cap = ((size_t)64 << 20) / 32 / (size_t)tracks;
-        if (shoal_profile_trace_open(tracks, spans < cap ? spans : cap, &e)) {
+        if (shoal_profile_trace_start(shoal_sim_get_profile(sim), tracks, spans < cap ? spans : cap,
+                                      &e)) {
             if (out_dir) {
                 traj_close(&tr, sim, 0, 0, NULL);
                 traj_release(&tr, 1);
@@ -517,7 +647,6 @@ int cmd_step(int argc, char **argv)
             return app_fail_status(&o, &e);
         }
     }
-    shoal_profile_reset();
     progress pg;
     progress_begin(&pg, "shoal step", steps, options_given(&o, "quiet"));
     shoal_status st = app_sim_run(sim, steps, out_dir ? &tr : NULL, &pg, &e);
@@ -533,8 +662,10 @@ int cmd_step(int argc, char **argv)
     if (options_given(&o, "stats")) {
         char title[128];
         snprintf(title, sizeof title, "shoal step: %zu boids, %lld steps, %s, %d threads", count,
-                 steps, shoal_sim_isa_name(sim), shoal_system_thread_count());
-        shoal_profile_print(stderr, title, 1);
+                 steps, shoal_sim_isa_name(sim),
+                 threads > 0 ? (int)threads : shoal_system_thread_count());
+        shoal_profile_write_table(shoal_sim_get_profile(sim), stderr, title, 1);
+        print_pairs(stderr, sim);
     }
     /* Every output is written to a temporary first (the trajectory to its staging
      * directory); only when all of them are whole are they moved into place, so a step that
@@ -550,9 +681,10 @@ int cmd_step(int argc, char **argv)
         st = app_stage_file(&staged[nstaged++], out, app_write_state, &out_ctx, &e);
     }
     if (!st && trace)
-        st = app_stage_file(&staged[nstaged++], trace, app_write_trace, NULL, &e);
+        st = app_stage_file(&staged[nstaged++], trace, app_write_trace, shoal_sim_get_profile(sim),
+                            &e);
     if (trace)
-        shoal_profile_trace_close();
+        shoal_profile_trace_stop(shoal_sim_get_profile(sim));
     if (!st && out_dir)
         st = traj_commit(&tr, &e);
     if (!st)
@@ -565,5 +697,7 @@ int cmd_step(int argc, char **argv)
     free(rows);
     if (st)
         return app_fail_status(&o, &e);
+    app_print_scaled("step", &scaled, &d);
+    step_warn_predators(&d, out, ckpt);
     return 0;
 }

@@ -38,7 +38,7 @@
 #define SWEEP_MAX_MEMBERS SHOAL_SWEEP_MAX_MEMBERS
 
 static const opt_spec sweep_opts[] = {
-    {"model", OPT_VALUE, "M", "steer", "model: steer, average, heading, classic, fov"},
+    {"model", OPT_VALUE, "M", "steer", APP_MODEL_HELP},
     {"scene", OPT_VALUE, "FILE.ini", NULL, "scene file: model, parameters, count, obstacles"},
     {"set", OPT_REPEAT, "NAME=VALUE", NULL, "set a parameter for every member"},
     {"vary", OPT_REPEAT, "NAME=a:b:step|v1,v2,...", NULL,
@@ -203,21 +203,6 @@ static char *sweep_spec(const sweep *sw, const char *scene_path, size_t *len)
 static void machine(FILE *f)
 {
     struct utsname u;
-    char cpu[256] = "unknown";
-    FILE *c = fopen("/proc/cpuinfo", "r");
-    if (c) {
-        char line[512];
-        while (fgets(line, sizeof line, c))
-            if (strncmp(line, "model name", 10) == 0) {
-                const char *p = strchr(line, ':');
-                if (p) {
-                    snprintf(cpu, sizeof cpu, "%s", p + 2);
-                    cpu[strcspn(cpu, "\n")] = 0;
-                }
-                break;
-            }
-        fclose(c);
-    }
     fprintf(f, "{\"system\": ");
     if (uname(&u) == 0) {
         char sys[1024];
@@ -229,7 +214,7 @@ static void machine(FILE *f)
         json_write_string(f, "unknown");
     }
     fprintf(f, ", \"cpu\": ");
-    json_write_string(f, cpu);
+    json_write_string(f, shoal_system_cpu_model());
     fprintf(f, ", \"cpus\": %d}", shoal_system_cpu_count());
 }
 
@@ -540,6 +525,9 @@ int cmd_sweep(int argc, char **argv)
     sw.dir = options_get(&o, "out");
     if (!sw.dir)
         return options_fail(&o, "--out DIR is required");
+    if (strcmp(sw.dir, OPTIONS_OUT_NONE) ==
+        0) /* '-' writes nothing elsewhere; a sweep is its files */
+        return options_fail(&o, "--out -: a sweep writes a directory (sweep.csv, manifest.json)");
     if ((rc = options_int(&o, "steps", 0, 1000000000LL, &sw.steps)))
         return rc;
     sw.every = sw.steps >= 10 ? sw.steps / 10 : 1;

@@ -25,8 +25,11 @@ static const command commands[] = {
     {"compare", cmd_compare, "compare two state files: identical boids, errors, flock statistics"},
     {"diverge", cmd_diverge, "run two backends or orders from one state, errors per step to CSV"},
     {"sweep", cmd_sweep, "an ensemble over a parameter grid and seeds: flock statistics to CSV"},
+    {"verify", cmd_verify,
+     "check another program's trajectory step by step: agrees, drift, threshold tie or which rule"},
     {"bench", cmd_bench, "the benchmark matrix: sim and render timings, JSON, comparisons"},
     {"render", cmd_render, "render a state file to PNG with the software rasterizer"},
+    {"params", cmd_params, "every model's parameters: meaning, unit, default, range"},
 };
 
 static void usage(FILE *f)

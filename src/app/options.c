@@ -48,6 +48,8 @@ int options_check_outputs(const opt_values *o, const char *const *names)
     for (const char *const *n = names; *n; n++) {
         const char *path = options_get(o, *n);
         shoal_error e;
+        if (path && strcmp(*names, "out") == 0 && strcmp(path, OPTIONS_OUT_NONE) == 0)
+            continue;
         if (path && shoal_io_atomic_check(path, &e))
             return options_fail(o, "--%s: %s", *n, e.message);
         for (const char *const *m = names; m != n; m++) {
@@ -60,6 +62,12 @@ int options_check_outputs(const opt_values *o, const char *const *names)
         }
     }
     return 0;
+}
+
+const char *options_out(const opt_values *o)
+{
+    const char *v = options_given(o, "out") ? options_get(o, "out") : NULL;
+    return v && strcmp(v, OPTIONS_OUT_NONE) == 0 ? NULL : v;
 }
 
 static int find(const opt_values *o, const char *name, size_t len)

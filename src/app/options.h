@@ -65,6 +65,13 @@ int options_vec3(const opt_values *o, const char *name, float out[3]);
  * other), as app_outputs_distinct does; else 0. */
 int options_check_outputs(const opt_values *o, const char *const *names);
 
+/* `--out -` means "write nothing" in every command that has --out (docs/CLI.md): the work
+ * is done (for timing, --stats, validation) and no output is made. options_out returns
+ * the --out value, or NULL when it is "-" or not given; options_check_outputs skips it.
+ * (A file named "-" is ./-.) */
+#define OPTIONS_OUT_NONE "-"
+const char *options_out(const opt_values *o);
+
 /* Print "shoal CMD: message" and return 2. The message goes through shoal_error_escape
  * (control characters in the file names and values it quotes become \xNN). */
 int options_fail(const opt_values *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -9,6 +9,7 @@
 #include "app/options.h"
 #include "app/traj.h"
 #include "app/outdir.h"
+#include "app/video.h"
 #include "shoal/render.h"
 #include "support/json.h"
 
@@ -162,67 +163,6 @@ static int replay_owns(const char *name)
     return app_frame_step(name, "frame_", ".png", &step);
 }
 
-/* ---- ffmpeg (as shoal run --video: H.264, yuv420p, odd sides padded) ----------------- */
-
-typedef struct replay_video {
-    FILE *pipe;
-    char path[4096], tmp[4200];
-} replay_video;
-
-static int video_open(const opt_values *o, replay_video *vd, const char *path, int w, int h,
-                      double fps)
-{
-    memset(vd, 0, sizeof *vd);
-    if (system("ffmpeg -version > /dev/null 2>&1") != 0)
-        return options_fail(o, "--video: ffmpeg not found: install it (apt-get install ffmpeg) "
-                               "or use --out DIR");
-    snprintf(vd->path, sizeof vd->path, "%s", path);
-    const char *slash = strrchr(path, '/');
-    if (slash)
-        snprintf(vd->tmp, sizeof vd->tmp, "%.*s/.%s.tmp.%d", (int)(slash - path), path, slash + 1,
-                 (int)getpid());
-    else
-        snprintf(vd->tmp, sizeof vd->tmp, ".%s.tmp.%d", path, (int)getpid());
-    /* single-quote the temporary name for /bin/sh */
-    char q[9000], cmd[9600];
-    size_t k = 0;
-    q[k++] = '\'';
-    for (const char *s = vd->tmp; *s && k + 6 < sizeof q; s++) {
-        if (*s == '\'') {
-            memcpy(q + k, "'\\''", 4);
-            k += 4;
-        } else {
-            q[k++] = *s;
-        }
-    }
-    q[k++] = '\'';
-    q[k] = 0;
-    snprintf(cmd, sizeof cmd,
-             "ffmpeg -nostdin -hide_banner -loglevel error -y -f rawvideo -pixel_format bgra "
-             "-video_size %dx%d -framerate %g -i - -vf 'pad=ceil(iw/2)*2:ceil(ih/2)*2' "
-             "-c:v libx264 -preset veryfast -crf 20 -pix_fmt yuv420p -movflags +faststart "
-             "-f mp4 %s",
-             w, h, fps, q);
-    signal(SIGPIPE, SIG_IGN);
-    vd->pipe = popen(cmd, "w");
-    if (!vd->pipe)
-        return options_fail(o, "--video: cannot start ffmpeg: %s", strerror(errno));
-    return 0;
-}
-
-static int video_close(const opt_values *o, replay_video *vd, int ok)
-{
-    if (!vd->pipe)
-        return 0;
-    int st = pclose(vd->pipe);
-    vd->pipe = NULL;
-    if (ok && st == 0 && rename(vd->tmp, vd->path) == 0)
-        return 0;
-    unlink(vd->tmp);
-    return ok ? options_fail(o, "--video: ffmpeg failed (status %d): %s not written", st, vd->path)
-              : 2;
-}
-
 /* ---- the replay ------------------------------------------------------------------------ */
 
 static int load_soa(const char *path, float **soa, size_t *n, shoal_render_instances *inst,
@@ -276,7 +216,7 @@ static void centre(const shoal_render_instances *in, float c[3])
 int app_render_replay(const opt_values *o, const shoal_render_desc *desc, shoal_camera cam,
                       int have_camera)
 {
-    const char *dir = options_get(o, "in"), *out = options_get(o, "out");
+    const char *dir = options_get(o, "in"), *out = options_out(o); /* '-': none */
     const char *video = options_get(o, "video");
     int follow = options_given(o, "follow");
     double fps = 30;
@@ -303,29 +243,44 @@ int app_render_replay(const opt_values *o, const shoal_render_desc *desc, shoal_
                             dir);
     }
     shoal_error e;
+    /* the video first: a missing ffmpeg is refused before --out's directory is made */
+    app_video *vd = NULL;
+    if (video && video_open(&vd, video, desc->width, desc->height, fps, &e)) {
+        free(frames);
+        options_fail(o, "--video: %s", e.message);
+        return app_exit_code(e.status);
+    }
     /* --out DIR: one owner (a lock), another replay's frames refused unless --overwrite,
      * the frames staged and moved in only when the whole replay succeeded */
     app_outdir od;
     if (out && app_outdir_open(&od, "--out", out, replay_owns, options_given(o, "overwrite"), &e)) {
+        shoal_error ve;
+        video_close(vd, 0, &ve);
         free(frames);
         return app_fail_status(o, &e);
     }
     shoal_renderer *r;
-    if (shoal_render_create(desc, &r, &e)) {
+    if (app_render_create(desc, options_given(o, "mesh") ? options_get(o, "mesh") : NULL,
+                          options_given(o, "lod-mesh") ? options_get(o, "lod-mesh") : NULL, &r,
+                          &e)) {
+        shoal_error ve;
+        video_close(vd, 0, &ve);
         if (out)
             app_outdir_close(&od, 1);
         free(frames);
         options_fail(o, "%s", e.message);
         return app_exit_code(e.status);
     }
-    replay_video vd;
-    memset(&vd, 0, sizeof vd);
-    if (video && (rc = video_open(o, &vd, video, desc->width, desc->height, fps))) {
+    /* the writer thread writes the PNGs (as shoal render writes them: each the bytes of
+     * `shoal render` of that state) and feeds ffmpeg while the next state is drawn */
+    frame_out *fo = NULL;
+    if (frame_out_open(&fo, desc->width, desc->height, 0, vd, &e)) {
         if (out)
             app_outdir_close(&od, 1);
         shoal_render_destroy(r);
         free(frames);
-        return rc;
+        options_fail(o, "%s", e.message);
+        return app_exit_code(e.status);
     }
     progress pg;
     progress_begin(&pg, "shoal render", nf, options_given(o, "quiet"));
@@ -361,26 +316,24 @@ int app_render_replay(const opt_values *o, const shoal_render_desc *desc, shoal_
             break;
         }
         shoal_framebuffer fb = shoal_render_framebuffer(r);
-        if (out) {
-            char png[4400];
+        char png[4400];
+        if (out)
             snprintf(png, sizeof png, "%s/frame_%06lld.png", od.stage, frames[f].step);
-            if (shoal_io_png_write(png, fb.argb, fb.width, fb.height, fb.stride_px, &e)) {
+        if (frame_out_submit(fo, fb.argb, fb.stride_px, out ? png : NULL, &e)) {
+            if (out)
                 app_message_rename(&e, od.stage, out);
-                rc = options_fail(o, "%s", e.message);
-                break;
-            }
+            rc = options_fail(o, "%s", e.message);
+            break;
         }
-        if (vd.pipe)
-            for (int y = 0; y < fb.height && !rc; y++)
-                if (fwrite(fb.argb + (size_t)y * (size_t)fb.stride_px, 4, (size_t)fb.width,
-                           vd.pipe) != (size_t)fb.width)
-                    rc = options_fail(o, "--video: writing to ffmpeg failed (it exited?)");
         progress_update(&pg, f + 1, 0);
     }
     progress_end(&pg);
-    int vrc = video_close(o, &vd, rc == 0);
-    if (!rc)
-        rc = vrc;
+    /* every frame written, the video checked and renamed (or, after a failure, dropped) */
+    if (frame_out_close(fo, rc == 0, NULL, &e) && !rc) {
+        if (out)
+            app_message_rename(&e, od.stage, out);
+        rc = app_fail_status(o, &e);
+    }
     if (out) {
         /* the frames go in only once the video (if any) is written too */
         if (!rc && app_outdir_commit(&od, NULL, &e))

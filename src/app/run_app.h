@@ -30,13 +30,17 @@ typedef struct run_cfg {
     long long frames; /* 0: unlimited */
     const char *out_dir;
     const char *video;
+    int video_default;   /* out/shoal.mp4: its directory is made */
+    double fps;          /* --video's frame rate */
     int steps_per_frame; /* 0: real time */
     double speed;
     int vsync, interp, lod, hud, grid, trails, follow, stats;
     shoal_shade shade;
     float fish_length; /* 0: the scene's */
     const char *script;
-    int discard; /* --out -: frames are drawn and dropped */
+    int discard;  /* --out -: frames are drawn and dropped */
+    int has_view; /* --eye and --target given */
+    float eye[3], target[3];
 } run_cfg;
 
 /* An orbit camera: the eye on a sphere around `target` (yaw about +Y, pitch above the
@@ -91,6 +95,9 @@ typedef struct app {
     int place_mode; /* key k: a left click places the next target (as ctrl+click does) */
     app_window *win;
     app_window_info winfo;
+    /* the HUD's font: the window's, or (headless) one of our own */
+    const app_font *font;
+    app_font *own_font;
     /* simulation */
     shoal_sim *sim;
     /* under mpirun with 2+ ranks (docs/ARCHITECTURE.md, "MPI"): the school over the ranks;
@@ -115,6 +122,9 @@ typedef struct app {
     /* stage totals of sims already destroyed (model switches, re-seeds) */
     double sim_stage_ms_closed[SIM_STAGES];
     uint64_t sim_steps_closed;
+    /* --trace: the one profile lent to every sim and renderer of the run, so that steps and
+     * frames land on the same tracks (NULL: each records into its own) */
+    shoal_profile *prof;
     /* renderer */
     shoal_renderer *ren;
     shoal_render_desc rdesc;
@@ -151,6 +161,7 @@ typedef struct app {
     int shot_counter;
     /* timing: totals and the HUD's window */
     timings total, win_t, hud_t;
+    double out_busy_ms; /* headless: the writer thread's time (PNG encoding, the video pipe) */
     double hud_since;
     double sim_stage_prev[SIM_STAGES];
     uint64_t sim_steps_prev;
@@ -169,6 +180,7 @@ typedef struct scene_setup {
     int has_camera;
     float eye[3], target[3], fov_deg;
     float fish_length; /* 0: none given */
+    int follow;        /* [camera] follow = on */
     char name[1024];
     int mesh_count;
     shoal_scene_mesh meshes[SHOAL_MAX_OBSTACLES];
@@ -185,13 +197,15 @@ typedef struct run_script {
     int failed;
 } run_script;
 
-/* The rule parameters the keys edit (run_input.c's list, where the model has them). */
-#define RUN_EDITABLE_COUNT 31
+/* The most rule parameters the keys edit in one model (its shoal_model_info.live_params). */
+#define RUN_EDITABLE_COUNT 32
 
 /* ---- run_sim.c ------------------------------------------------------------------------- */
 
 /* Wall clock in seconds (the stage profiler's clock). */
 double run_now_s(void);
+/* The worker threads of the run's sim and renderer (--threads, else the process default). */
+int run_thread_count(const app *a);
 /* Set the orbit camera from an eye, a target and a vertical field of view in degrees. */
 void run_orbit_from_eye(orbit *o, const float eye[3], const float target[3], float fov);
 /* The renderer's camera for an orbit camera. */
@@ -206,12 +220,22 @@ void run_on_signal(int sig);
 void run_set_status(app *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Give the setup `count` fish (shoal_scene_set_count); returns the scale factor. */
 double run_setup_set_count(scene_setup *s, size_t count, int keep_geometry);
-/* The model's scene file from the assets (scenes/MODEL.ini), else the model's defaults. */
+/* The model's scene file from the assets (scenes/MODEL.ini), else the same scene built in
+ * (the model's defaults, shoal_sim_desc_for). */
 shoal_status run_scene_for_model(shoal_model m, scene_setup *s, shoal_error *e);
+/* The default scene (`shoal`, `shoal run` without --scene and --model): assets/scenes/
+ * RUN_DEFAULT_SCENE, else (an install without the scenes) steer's. */
+#define RUN_DEFAULT_SCENE "school.ini"
+shoal_status run_scene_default(scene_setup *s, shoal_error *e);
 /* Empty the trails and pick which rows they follow for the school's size. */
 void run_trails_reset(app *a);
 /* Simulated time of the next step, on whichever backend steps. */
 double run_sim_time(const app *a);
+/* Ease the camera for a frame of frame_s seconds: the zoom toward its goal and, with follow
+ * on, the target toward the school's centre (or the picked boid). Headless frames pass
+ * their simulated time, so the camera's path is a function of the run. Collective under
+ * MPI (the centre is summed over the ranks, exactly). */
+void run_camera_update(app *a, double frame_s);
 /* --backend cuda: (re)create the GPU simulation from a->desc and the current state. */
 shoal_status run_gpu_open(app *a, shoal_error *e);
 /* (Re)create the simulation (one process, MPI school or GPU) from a->desc, seeded. */
@@ -229,12 +253,20 @@ void run_print_summary(app *a, const char *what);
 /* Free everything the app owns (not `a` itself). */
 void run_app_free(app *a);
 
-/* ---- run_input.c ----------------------------------------------------------------------- */
-
-/* The model's editable parameters into `out` (RUN_EDITABLE_COUNT); returns how many. */
+/* The parameters the keys edit (the model's shoal_model_info.live_params, in key order)
+ * into `out` (RUN_EDITABLE_COUNT at most); returns how many. */
 int run_params_editable(shoal_model m, const shoal_param_info **out);
 /* A parameter's current value in `p`. */
 float run_param_value(const shoal_params *p, const shoal_param_info *info);
+/* Pick the boid nearest the camera's target (the grid view's default). */
+void run_pick_default(app *a);
+/* The mean position of the view's boids (collective under MPI with 2+ ranks: the whole
+ * school's), summed in fixed point so that it is the same for any order and split. */
+void run_school_centre(const app *a, const shoal_boid_view *v, float c[3]);
+/* "on" or "off". */
+static inline const char *run_onoff(int v) { return v ? "on" : "off"; }
+
+/* ---- run_input.c ----------------------------------------------------------------------- */
 /* Apply one event (key, button, motion, wheel, window) to the app; w, h: the frame size. */
 void run_handle_event(app *a, const app_event *ev, int w, int h);
 /* Read --script's lines; 0, or 2 after printing. */
@@ -247,12 +279,6 @@ int run_script_advance(app *a, run_script *s);
 
 /* The index in the view of input row `row`, or (size_t)-1. */
 size_t run_view_index_of_row(const shoal_boid_view *v, long long row);
-/* Pick the boid nearest the camera's target (the grid view's default). */
-void run_pick_default(app *a);
-/* The mean position of the view's boids. */
-void run_school_centre(const shoal_boid_view *v, float c[3]);
-/* "on" or "off". */
-const char *run_onoff(int v);
 /* Draw the current state into `cv` (renderer image + overlays); 0 or an exit code. */
 int run_draw_frame(app *a, canvas *cv, int sampled_trails);
 

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* `shoal run`: output. Screenshots, PNG frames and the ffmpeg pipe of --video (a temporary
- * renamed into place on success), and the headless loop that steps, draws and writes them
- * (under MPI: every rank steps and draws, rank 0 writes). */
+/* `shoal run`: output. Screenshots, and the headless loop that steps, draws and hands each
+ * frame to the writer thread of video.h (PNG frames and/or the ffmpeg video, a temporary
+ * checked and renamed into place on success); under MPI every rank steps and draws, rank 0
+ * writes. */
 #include "app/app.h"
 #include "app/options.h"
 #include "app/run_app.h"
+#include "app/video.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -57,93 +59,20 @@ void run_screenshot(app *a, const canvas *cv)
     a->shot_requested = 0;
 }
 
-/* Single-quote a string for /bin/sh. */
-static void sh_quote(char *out, size_t size, const char *s)
-{
-    size_t n = 0;
-    if (size < 3)
-        return;
-    out[n++] = '\'';
-    for (; *s && n + 5 < size; s++) {
-        if (*s == '\'') {
-            memcpy(out + n, "'\\''", 4);
-            n += 4;
-        } else {
-            out[n++] = *s;
-        }
-    }
-    out[n++] = '\'';
-    out[n] = 0;
-}
-
-typedef struct video {
-    FILE *pipe;
-    char path[2048], tmp[2100];
-} video;
-
-static int video_open(video *vd, const char *path, int w, int h, double fps)
-{
-    memset(vd, 0, sizeof *vd);
-    if (system("ffmpeg -version > /dev/null 2>&1") != 0) {
-        fprintf(stderr, "shoal run: ffmpeg not found: install it (apt-get install ffmpeg) or "
-                        "use --out DIR\n");
-        return 2;
-    }
-    snprintf(vd->path, sizeof vd->path, "%s", path);
-    const char *slash = strrchr(path, '/');
-    if (slash)
-        snprintf(vd->tmp, sizeof vd->tmp, "%.*s/.%s.tmp.%d", (int)(slash - path), path, slash + 1,
-                 (int)getpid());
-    else
-        snprintf(vd->tmp, sizeof vd->tmp, ".%s.tmp.%d", path, (int)getpid());
-    char q[4400], cmd[5000];
-    sh_quote(q, sizeof q, vd->tmp);
-    app_signal_temp(vd->tmp);
-    /* ARGB8888 words in little-endian memory are the bytes B G R A: ffmpeg's bgra. H.264
-     * in yuv420p needs even sides: pad by one pixel when odd. */
-    snprintf(cmd, sizeof cmd,
-             "ffmpeg -nostdin -hide_banner -loglevel error -y -f rawvideo -pixel_format bgra "
-             "-video_size %dx%d -framerate %g -i - -vf 'pad=ceil(iw/2)*2:ceil(ih/2)*2' "
-             "-c:v libx264 -preset veryfast -crf 20 -pix_fmt yuv420p -movflags +faststart "
-             "-f mp4 %s",
-             w, h, fps, q);
-    signal(SIGPIPE, SIG_IGN);
-    vd->pipe = popen(cmd, "w");
-    if (!vd->pipe) {
-        fprintf(stderr, "shoal run: cannot start ffmpeg: %s\n", strerror(errno));
-        return 2;
-    }
-    return 0;
-}
-
-static int video_write(video *vd, const canvas *cv)
-{
-    for (int y = 0; y < cv->h; y++)
-        if (fwrite(cv->px + (size_t)y * (size_t)cv->stride, 4, (size_t)cv->w, vd->pipe) !=
-            (size_t)cv->w)
-            return -1;
-    return 0;
-}
-
-/* Finish the video: rename into place when everything went well, else remove it. */
-static int video_close(video *vd, int ok)
-{
-    if (!vd->pipe)
-        return 0;
-    int st = pclose(vd->pipe);
-    vd->pipe = NULL;
-    app_signal_temp(NULL);
-    if (ok && st == 0 && rename(vd->tmp, vd->path) == 0) {
-        printf("shoal run: wrote %s\n", vd->path);
-        return 0;
-    }
-    unlink(vd->tmp);
-    if (ok)
-        options_error("run", "ffmpeg failed (status %d): %s not written", st, vd->path);
-    return 2;
-}
-
 /* ---- headless -------------------------------------------------------------------------- */
+
+/* The HUD headless: the font of the window, opened without one (once a run). */
+static void headless_font(app *a)
+{
+    if (!a->hud || a->own_font || (a->ranks > 1 && mpi_rank() != 0))
+        return;
+    a->own_font = font_open(15);
+    a->font = a->own_font;
+    memset(&a->winfo, 0, sizeof a->winfo);
+    a->winfo.present_path = a->cfg.video ? "headless, video" : "headless";
+    a->winfo.font_path = font_path(a->font);
+    font_cell(a->font, &a->winfo.char_w, &a->winfo.char_h);
+}
 
 int run_headless(app *a)
 {
@@ -151,42 +80,56 @@ int run_headless(app *a)
     const run_cfg *c = &a->cfg;
     /* under MPI rank 0 writes the frames and the video; every rank steps and draws */
     const int writer = a->ranks == 1 || mpi_rank() == 0;
-    shoal_error me;
-    if (writer && c->out_dir && mkdir_p(c->out_dir) != 0) {
+    shoal_error me, e;
+    /* the video first: a missing ffmpeg is refused before --out's directory is made */
+    app_video *video = NULL;
+    if (writer && c->video_default && mkdir_p("out") != 0) {
+        options_error("run", "out: cannot create the directory: %s", strerror(errno));
+        rc = 2;
+    }
+    if (!rc && writer && c->video &&
+        video_open(&video, c->video, c->width, c->height, c->fps, &e)) {
+        options_error("run", "--video: %s", e.message);
+        rc = 2;
+    }
+    if (!rc && writer && c->out_dir && mkdir_p(c->out_dir) != 0) {
         options_error("run", "--out %s: cannot create the directory: %s", c->out_dir,
                       strerror(errno));
         rc = 2;
     }
-    if (a->ranks > 1 && mpi_agree(rc ? shoal_error_set(&me, SHOAL_ERR_IO, "--out") : SHOAL_OK, &me))
-        rc = 2;
-    if (rc)
-        return rc;
-    video vd;
-    memset(&vd, 0, sizeof vd);
-    int spf = c->steps_per_frame > 0 ? c->steps_per_frame : 1;
-    if (writer && c->video)
-        rc = video_open(&vd, c->video, c->width, c->height, 1.0 / (a->desc.dt_s * spf));
+    frame_out *fo = NULL;
+    if (!rc && writer && (c->out_dir || video)) {
+        shoal_status fst = frame_out_open(&fo, c->width, c->height, 1, video, &e);
+        video = NULL; /* fo owns it (and closed it when it failed) */
+        if (fst) {
+            options_error("run", "%s", e.message);
+            rc = 2;
+        }
+    }
     if (a->ranks > 1 &&
-        mpi_agree(rc ? shoal_error_set(&me, SHOAL_ERR_IO, "--video") : SHOAL_OK, &me))
+        mpi_agree(rc ? shoal_error_set(&me, SHOAL_ERR_IO, "--out/--video") : SHOAL_OK, &me))
         rc = rc ? rc : 2;
     if (rc) {
-        video_close(&vd, 0);
+        video_close(video, 0, &e);
+        frame_out_close(fo, 0, NULL, &e);
         return rc;
     }
+    int spf = c->steps_per_frame > 0 ? c->steps_per_frame : 1;
     canvas cv;
     cv.w = c->width;
     cv.h = c->height;
     cv.stride = c->width;
     cv.px = malloc((size_t)cv.w * (size_t)cv.h * 4);
     if (!cv.px) {
-        video_close(&vd, 0);
+        frame_out_close(fo, 0, NULL, &e);
         fprintf(stderr, "shoal run: out of memory for a %dx%d frame\n", cv.w, cv.h);
         return 2;
     }
+    headless_font(a);
     signal(SIGINT, run_on_signal);
     signal(SIGTERM, run_on_signal);
     a->t_start = a->hud_since = run_now_s();
-    long long frames_written = 0;
+    long long frames_submitted = 0;
     for (long long f = 0; f < c->frames; f++) {
         /* under MPI every rank stops at the same frame (a signal may reach one first) */
         if (a->ranks > 1 ? mpi_any(run_interrupted != 0) : run_interrupted)
@@ -194,6 +137,7 @@ int run_headless(app *a)
         double t0 = run_now_s();
         if ((rc = run_sim_steps(a, spf)))
             break;
+        run_camera_update(a, spf * a->desc.dt_s);
         if ((rc = run_draw_frame(a, &cv, 1)))
             break;
         double t1 = run_now_s();
@@ -203,20 +147,15 @@ int run_headless(app *a)
                 rc = 2;
                 break;
             }
-        } else if (c->out_dir) {
+        } else if (fo) {
             char path[4200];
-            snprintf(path, sizeof path, "%s/frame_%05lld.png", c->out_dir, f);
-            shoal_error e;
-            if (shoal_io_png_write(path, cv.px, cv.w, cv.h, cv.stride, &e)) {
+            if (c->out_dir)
+                snprintf(path, sizeof path, "%s/frame_%05lld.png", c->out_dir, f);
+            if (frame_out_submit(fo, cv.px, cv.stride, c->out_dir ? path : NULL, &e)) {
                 fprintf(stderr, "shoal run: %s\n", e.message);
                 rc = 2;
-            } else {
-                frames_written = f + 1;
             }
-        }
-        if (writer && !rc && vd.pipe && video_write(&vd, &cv)) {
-            fprintf(stderr, "shoal run: writing to ffmpeg failed (it exited?)\n");
-            rc = 2;
+            frames_submitted = f + 1;
         }
         if (writer && a->ranks > 1)
             mpi_any(rc != 0);
@@ -232,17 +171,27 @@ int run_headless(app *a)
         fprintf(stderr, "shoal run: interrupted\n");
         rc = 130;
     }
+    /* every frame written (the writer thread's queue emptied), the video checked and renamed */
+    double t_close = run_now_s();
+    int vrc = 0;
+    if (fo && frame_out_close(fo, rc == 0, &a->out_busy_ms, &e)) {
+        if (!rc)
+            fprintf(stderr, "shoal run: %s\n", e.message);
+        vrc = 2;
+    }
+    a->total.ms[T_OUTPUT] += (run_now_s() - t_close) * 1e3;
+    if (!rc)
+        rc = vrc;
     /* A failed run leaves no frames, as it leaves no video (an interrupted one keeps them). */
-    for (long long f = 0; rc && rc != 130 && f < frames_written; f++) {
+    for (long long f = 0; rc && rc != 130 && c->out_dir && f < frames_submitted; f++) {
         char path[4200];
         snprintf(path, sizeof path, "%s/frame_%05lld.png", c->out_dir, f);
         unlink(path);
     }
-    int vrc = video_close(&vd, rc == 0);
-    if (!rc)
-        rc = vrc;
     free(cv.px);
-    if (c->out_dir && !rc)
+    if (writer && c->video && !rc)
+        printf("shoal run: wrote %s (%lld frames, %g fps)\n", c->video, c->frames, c->fps);
+    if (writer && c->out_dir && !rc)
         printf("shoal run: wrote %lld frames to %s/frame_NNNNN.png\n", c->frames, c->out_dir);
     run_print_summary(a, "headless");
     return rc;

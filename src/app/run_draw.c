@@ -16,8 +16,8 @@
 
 static float extrapolation_scale(const app *a)
 {
-    /* fov's velocities are units per step (its seed adds v to p with no dt) */
-    return a->desc.model == SHOAL_MODEL_FOV ? 1.0f : (float)a->desc.dt_s;
+    /* velocities in units per step (fov: its seed adds v to p with no dt) or per second */
+    return shoal_model_get_info(a->desc.model)->speed_per_step ? 1.0f : (float)a->desc.dt_s;
 }
 
 /* Grid view: colour groups for every instance (view order) and the picked boid's cell. */
@@ -74,35 +74,6 @@ size_t run_view_index_of_row(const shoal_boid_view *v, long long row)
         if ((long long)v->row_of[i] == row)
             return i;
     return (size_t)-1;
-}
-
-/* The boid nearest the camera's target (grid view's default pick). */
-void run_pick_default(app *a)
-{
-    shoal_boid_view v = shoal_sim_view(a->sim);
-    float best = INFINITY;
-    for (size_t i = 0; i < v.count; i++) {
-        float d[3] = {v.px[i] - a->cam.target[0], v.py[i] - a->cam.target[1],
-                      v.pz[i] - a->cam.target[2]};
-        float d2 = v3_dot(d, d);
-        if (d2 < best) {
-            best = d2;
-            a->picked_row = v.row_of[i];
-        }
-    }
-}
-
-void run_school_centre(const shoal_boid_view *v, float c[3])
-{
-    double s[3] = {0, 0, 0};
-    for (size_t i = 0; i < v->count; i++) {
-        s[0] += v->px[i];
-        s[1] += v->py[i];
-        s[2] += v->pz[i];
-    }
-    double n = v->count ? (double)v->count : 1.0;
-    for (int k = 0; k < 3; k++)
-        c[k] = (float)(s[k] / n);
 }
 
 static void draw_grid_overlay(app *a, canvas *cv, const proj *p, const float pick[3],
@@ -197,7 +168,7 @@ static void trails_draw(app *a, canvas *cv, const proj *p)
 static void hud_text_block(app *a, canvas *cv, int x, int y, const char *text, uint32_t color,
                            int panel)
 {
-    if (!a->win || !a->winfo.char_w)
+    if (!a->font || !a->winfo.char_w)
         return;
     int lines = 1, cols = 0, c = 0;
     for (const char *s = text; *s; s++) {
@@ -211,11 +182,9 @@ static void hud_text_block(app *a, canvas *cv, int x, int y, const char *text, u
     if (panel)
         fill_rect(cv, x - 8, y - 6, cols * a->winfo.char_w + 16, lines * a->winfo.char_h + 12,
                   0x04101C, 150);
-    window_draw_text(a->win, cv->px, cv->w, cv->h, cv->stride, x + 1, y + 1, text, 0xC0000000u);
-    window_draw_text(a->win, cv->px, cv->w, cv->h, cv->stride, x, y, text, color);
+    font_draw_text(a->font, cv->px, cv->w, cv->h, cv->stride, x + 1, y + 1, text, 0xC0000000u);
+    font_draw_text(a->font, cv->px, cv->w, cv->h, cv->stride, x, y, text, color);
 }
-
-const char *run_onoff(int v) { return v ? "on" : "off"; }
 
 static void draw_hud(app *a, canvas *cv)
 {
@@ -233,28 +202,35 @@ static void draw_hud(app *a, canvas *cv)
                *isa_r = a->rstats.isa ? a->rstats.isa : "-";
     const shoal_param_info *plist[RUN_EDITABLE_COUNT];
     int pn = run_params_editable(a->desc.model, plist);
+    /* headless, the frame is handed to the writer where a window presents it */
+    const char *show = a->win ? "present" : "output";
+    double show_ms = (a->win ? h->ms[T_PRESENT] : h->ms[T_OUTPUT]) / fr;
     if (cv->w < 100 * a->winfo.char_w) {
         /* a small window: the few numbers that matter */
         OUT("%.1f fps  %.1f ms  N %zu  %s%s\n", a->hud_fps, h->ms[T_FRAME] / fr,
             shoal_sim_count(a->sim), shoal_model_name(a->desc.model), a->paused ? "  PAUSED" : "");
-        OUT("sim %.1f  render %.1f  present %.1f ms\n", h->ms[T_SIM] / fr, h->ms[T_RENDER] / fr,
-            h->ms[T_PRESENT] / fr);
+        OUT("sim %.1f  render %.1f  %s %.1f ms\n", h->ms[T_SIM] / fr, h->ms[T_RENDER] / fr, show,
+            show_ms);
         if (pn) {
             const shoal_param_info *p = plist[a->param_index % pn];
             OUT("%s = %.4g\n", p->name, (double)run_param_value(&a->desc.params, p));
         }
-        OUT("%d thr %s  h: help", shoal_system_thread_count(), isa_r);
+        OUT("%d thr %s  h: help", run_thread_count(a), isa_r);
         hud_text_block(a, cv, 10, 8, buf, 0xFFE8F4FF, 1);
         return;
     }
     OUT("shoal %6.1f fps (%.2f ms)   N %zu   model %s   %dx%d\n", a->hud_fps, h->ms[T_FRAME] / fr,
         shoal_sim_count(a->sim), shoal_model_name(a->desc.model), cv->w, cv->h);
     if (strcmp(isa_s, isa_r) == 0)
-        OUT("threads %d   ISA %s   ", shoal_system_thread_count(), isa_s);
+        OUT("threads %d   ISA %s   ", run_thread_count(a), isa_s);
     else
-        OUT("threads %d   ISA sim %s, render %s   ", shoal_system_thread_count(), isa_s, isa_r);
-    OUT("%s%s\n", a->winfo.present_path ? a->winfo.present_path : "-",
-        a->cfg.vsync ? (a->winfo.vsync ? ", vsync" : ", paced") : ", vsync off");
+        OUT("threads %d   ISA sim %s, render %s   ", run_thread_count(a), isa_s, isa_r);
+    if (a->win)
+        OUT("%s%s\n", a->winfo.present_path ? a->winfo.present_path : "-",
+            a->cfg.vsync ? (a->winfo.vsync ? ", vsync" : ", paced") : ", vsync off");
+    else /* headless: the frames go to files, as fast as they are made */
+        OUT("%s, %d steps a frame\n", a->winfo.present_path ? a->winfo.present_path : "headless",
+            a->cfg.steps_per_frame > 0 ? a->cfg.steps_per_frame : 1);
     OUT("sim     %6.2f ms/step x%.2f:", h->ms[T_SIM] / steps, (double)h->steps / fr);
     shoal_stage_stats st[SIM_STAGES];
     size_t ns = shoal_sim_get_stats(a->sim, st, SIM_STAGES);
@@ -266,11 +242,12 @@ static void draw_hud(app *a, canvas *cv)
     OUT("render  %6.2f ms: instance %.2f setup %.2f raster %.2f resolve %.2f\n",
         h->ms[T_RENDER] / fr, h->ms[T_INSTANCE] / fr, h->ms[T_SETUP] / fr, h->ms[T_RASTER] / fr,
         h->ms[T_RESOLVE] / fr);
-    OUT("present %6.2f ms   HUD %.2f ms   drawn %llu: %llu full %llu reduced %llu splat\n",
-        h->ms[T_PRESENT] / fr, h->ms[T_OVERLAY] / fr,
-        (unsigned long long)a->rstats.instances_visible,
+    OUT("%-7s %6.2f ms   HUD %.2f ms   drawn %llu: %llu full %llu reduced %llu coarse %llu "
+        "splat\n",
+        show, show_ms, h->ms[T_OVERLAY] / fr, (unsigned long long)a->rstats.instances_visible,
         (unsigned long long)a->rstats.instances_full,
         (unsigned long long)a->rstats.instances_reduced,
+        (unsigned long long)a->rstats.instances_coarse,
         (unsigned long long)a->rstats.instances_splat);
     const shoal_param_info *list[RUN_EDITABLE_COUNT];
     int np = run_params_editable(a->desc.model, list);
@@ -494,6 +471,29 @@ static shoal_boid_view local_view(app *a)
     return v;
 }
 
+void run_camera_update(app *a, double frame_s)
+{
+    float ease = 1.0f - expf(-(float)frame_s * 10.0f);
+    a->cam.dist += (a->cam.dist_goal - a->cam.dist) * ease;
+    if (!a->follow)
+        return;
+    shoal_boid_view v = a->ranks > 1 ? local_view(a) : shoal_sim_view(a->sim);
+    if (v.count == SIZE_MAX) /* no memory for this rank's copy: the centre of none */
+        v.count = 0;
+    float ctr[3];
+    size_t pi = a->grid ? run_view_index_of_row(&v, a->picked_row) : (size_t)-1;
+    if (pi != (size_t)-1) {
+        ctr[0] = v.px[pi];
+        ctr[1] = v.py[pi];
+        ctr[2] = v.pz[pi];
+    } else {
+        run_school_centre(a, &v, ctr);
+    }
+    float fe = 1.0f - expf(-(float)frame_s * 3.0f);
+    for (int k = 0; k < 3; k++)
+        a->cam.target[k] += (ctr[k] - a->cam.target[k]) * fe;
+}
+
 /* Draw the current state into `cv` (renderer image + overlays). Returns 0 or an exit code. */
 int run_draw_frame(app *a, canvas *cv, int sampled_trails)
 {
@@ -589,9 +589,9 @@ int run_draw_frame(app *a, canvas *cv, int sampled_trails)
         trails_draw(a, cv, &p);
     if (a->grid && pi != (size_t)-1)
         draw_grid_overlay(a, cv, &p, pick, &v, px, py, pz);
+    if (a->hud && a->font) /* in the window, and headless as in the window */
+        draw_hud(a, cv);
     if (a->win) {
-        if (a->hud)
-            draw_hud(a, cv);
         if (a->help)
             draw_help(a, cv);
         draw_status(a, cv);

@@ -3,6 +3,7 @@
  * speed, models, school size and seed, live parameter editing, camera orbit/pan/zoom,
  * picking, heading targets, the obstacle mesh, view toggles), and the scripted input of
  * --script that drives the window for the tests. Nothing is drawn here (run_draw.c). */
+#include "app/app.h"
 #include "app/options.h"
 #include "app/run_app.h"
 
@@ -11,72 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- the parameters the keys edit ------------------------------------------------------ */
-
-/* The rule parameters the keys edit, in this order, where the model has them. */
-static const char *const editable[] = {"sep_weight",
-                                       "ali_weight",
-                                       "coh_weight",
-                                       "sep_radius",
-                                       "ali_radius",
-                                       "coh_radius",
-                                       "max_speed",
-                                       "max_steer",
-                                       "min_speed",
-                                       "neighbor_radius",
-                                       "target_weight",
-                                       "rotate_speed",
-                                       "move_speed",
-                                       "fov",
-                                       "w1",
-                                       "w2",
-                                       "w3",
-                                       "sep_strength",
-                                       "sep_dist2",
-                                       "ali_dist2",
-                                       "coh_dist2",
-                                       "sep_angle",
-                                       "ali_angle",
-                                       "coh_angle",
-                                       "sep_force",
-                                       "ali_force",
-                                       "coh_force",
-                                       "max_force",
-                                       "wall_weight",
-                                       "boundary_force",
-                                       "avoid_force"};
-_Static_assert(sizeof editable / sizeof editable[0] == RUN_EDITABLE_COUNT,
-               "RUN_EDITABLE_COUNT is the length of editable[]");
-
-static const shoal_param_info *param_find(shoal_model m, const char *name)
-{
-    size_t n;
-    const shoal_param_info *l = shoal_params_list(m, &n);
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(l[i].name, name) == 0)
-            return &l[i];
-    return NULL;
-}
-
-/* The model's editable parameters: fills `out` (RUN_EDITABLE_COUNT), returns how many. */
-int run_params_editable(shoal_model m, const shoal_param_info **out)
-{
-    int n = 0;
-    for (int i = 0; i < RUN_EDITABLE_COUNT; i++) {
-        const shoal_param_info *p = param_find(m, editable[i]);
-        if (p)
-            out[n++] = p;
-    }
-    return n;
-}
-
-float run_param_value(const shoal_params *p, const shoal_param_info *info)
-{
-    float v;
-    memcpy(&v, (const char *)p + info->offset, sizeof v);
-    return v;
-}
 
 /* ---- model, school and parameter changes ----------------------------------------------- */
 
@@ -105,7 +40,7 @@ static void switch_model(app *a, shoal_model m)
         run_sim_open(a, &e);
         return;
     }
-    float fl = s.fish_length > 0 ? s.fish_length : 1.0f;
+    float fl = s.fish_length > 0 ? s.fish_length : APP_FISH_LENGTH;
     if (run_renderer_open(a, fl, &e))
         run_set_status(a, "renderer: %s", e.message);
     if (s.has_camera)
@@ -323,7 +258,12 @@ static void handle_key(app *a, int key, int mods, int width, int height)
     case '3':
     case '4':
     case '5':
-        switch_model(a, (shoal_model)(key - '1'));
+    case '6':
+    case '7':
+    case '8':
+    case '9':
+        if (key - '1' < SHOAL_MODEL_COUNT) /* the models in enum order */
+            switch_model(a, (shoal_model)(key - '1'));
         break;
     case APP_KEY_PAGEUP:
         if (a->desc.boid_count * 2 <= (size_t)4 << 20)
@@ -374,9 +314,10 @@ static void handle_key(app *a, int key, int mods, int width, int height)
         a->rdesc.lod = !a->rdesc.lod;
         shoal_renderer *r;
         shoal_error e;
-        if (shoal_render_create(&a->rdesc, &r, &e) == 0) {
+        if (app_render_create(&a->rdesc, NULL, NULL, &r, &e) == 0) {
             shoal_render_destroy(a->ren);
             a->ren = r;
+            shoal_render_set_profile(r, a->prof);
             run_set_status(a, "level of detail %s", run_onoff(a->rdesc.lod));
         } else {
             a->rdesc.lod = !a->rdesc.lod;
@@ -462,7 +403,7 @@ void run_handle_event(app *a, const app_event *ev, int w, int h)
                 int t = a->target_next++ % (n > 0 ? n : 1);
                 float centre[3];
                 shoal_boid_view v = shoal_sim_view(a->sim);
-                run_school_centre(&v, centre);
+                run_school_centre(a, &v, centre);
                 target_move(a, t, ev->x, ev->y, w, h, centre, "placed at");
                 a->drag_button = 0;
             }

@@ -19,6 +19,11 @@
 
 double run_now_s(void) { return (double)shoal_profile_now_ns() * 1e-9; }
 
+int run_thread_count(const app *a)
+{
+    return a->cfg.threads > 0 ? a->cfg.threads : shoal_system_thread_count();
+}
+
 void run_orbit_from_eye(orbit *o, const float eye[3], const float target[3], float fov)
 {
     float d[3];
@@ -83,21 +88,76 @@ void run_set_status(app *a, const char *fmt, ...)
         printf("shoal: %s\n", a->status);
 }
 
-/* ---- sim and scene --------------------------------------------------------------------- */
+/* ---- the parameters the keys edit ------------------------------------------------------ */
 
-/* steer and average start, as their seeds do, from a unit ball: 16384 fish that all see
- * each other for the first ~150 steps (O(N^2), seconds of slow motion on 2 cores) before the
- * school spreads. The interactive program starts them spread over a ball filling 3/4 of the
- * wall box instead (the rules and their parameters stay the seed's); --scene FILE or
- * --set init_pos_radius=1 gives the seed's start. */
-static void spread_start(shoal_sim_desc *d)
+static const shoal_param_info *param_find(shoal_model m, const char *name)
 {
-    if (d->model != SHOAL_MODEL_STEER && d->model != SHOAL_MODEL_AVERAGE)
-        return;
-    float m = fminf(d->params.wall_size[0], fminf(d->params.wall_size[1], d->params.wall_size[2]));
-    if (m > 0 && d->params.init_pos_radius < 0.375f * m)
-        d->params.init_pos_radius = 0.375f * m;
+    size_t n;
+    const shoal_param_info *l = shoal_params_list(m, &n);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(l[i].name, name) == 0)
+            return &l[i];
+    return NULL;
 }
+
+int run_params_editable(shoal_model m, const shoal_param_info **out)
+{
+    const shoal_model_info *mi = shoal_model_get_info(m);
+    int n = 0;
+    for (size_t i = 0; mi && i < mi->live_count && n < RUN_EDITABLE_COUNT; i++) {
+        const shoal_param_info *p = param_find(m, mi->live_params[i]);
+        if (p)
+            out[n++] = p;
+    }
+    return n;
+}
+
+float run_param_value(const shoal_params *p, const shoal_param_info *info)
+{
+    float v;
+    memcpy(&v, (const char *)p + info->offset, sizeof v);
+    return v;
+}
+
+/* ---- the school ------------------------------------------------------------------------ */
+
+/* The boid nearest the camera's target (grid view's default pick). */
+void run_pick_default(app *a)
+{
+    shoal_boid_view v = shoal_sim_view(a->sim);
+    float best = INFINITY;
+    for (size_t i = 0; i < v.count; i++) {
+        float d[3] = {v.px[i] - a->cam.target[0], v.py[i] - a->cam.target[1],
+                      v.pz[i] - a->cam.target[2]};
+        float d2 = v3_dot(d, d);
+        if (d2 < best) {
+            best = d2;
+            a->picked_row = v.row_of[i];
+        }
+    }
+}
+
+/* Positions are summed as integers of 2^-16 units (clamped to +-1e6, so 10^8 fish cannot
+ * overflow 64 bits): the sum is exact, so the centre does not depend on the order of the
+ * boids or on how the ranks split them, and the frames of a run with --follow are the same
+ * bytes for any rank count. */
+void run_school_centre(const app *a, const shoal_boid_view *v, float c[3])
+{
+    int64_t s[4] = {0, 0, 0, (int64_t)v->count};
+    const float *p[3] = {v->px, v->py, v->pz};
+    for (int k = 0; k < 3; k++)
+        for (size_t i = 0; i < v->count; i++) {
+            double x = p[k][i];
+            x = x < -1e6 ? -1e6 : x > 1e6 ? 1e6 : x; /* NaN: never (the sim stops first) */
+            s[k] += (int64_t)llround(x * 65536.0);
+        }
+    if (a->ranks > 1)
+        mpi_sum_i64(s, 4);
+    for (int k = 0; k < 3; k++)
+        c[k] = s[3] ? (float)((double)s[k] / 65536.0 / (double)s[3]) : 0.0f;
+}
+
+/* ---- sim and scene --------------------------------------------------------------------- */
 
 /* Give the setup `count` fish (shoal_scene_set_count: walls, start region and camera scaled
  * to keep the scene's density unless keep_geometry). Returns the factor. */
@@ -116,36 +176,54 @@ double run_setup_set_count(scene_setup *s, size_t count, int keep_geometry)
     return f;
 }
 
-/* The model's scene file from the assets (scenes/MODEL.ini), or the model's defaults when
- * there is none. A scene file that is there but cannot be loaded (out of memory, say) is an
- * error, not a silent switch to other parameters. */
+/* A scene as run starts it, from what shoal_scene_load read. */
+static void setup_from_scene(scene_setup *s, const shoal_scene *sc, const char *name)
+{
+    memset(s, 0, sizeof *s);
+    s->desc = sc->desc;
+    s->has_camera = sc->has_eye && sc->has_target;
+    memcpy(s->eye, sc->eye, sizeof s->eye);
+    memcpy(s->target, sc->target, sizeof s->target);
+    s->fov_deg = sc->has_fov ? sc->fov_deg : 60.0f;
+    s->fish_length = sc->has_fish_length ? sc->fish_length : 0.0f;
+    s->follow = sc->follow;
+    snprintf(s->name, sizeof s->name, "%s", name);
+    s->mesh_count = sc->mesh_count;
+    memcpy(s->meshes, sc->meshes, sizeof s->meshes);
+}
+
+/* The model's scene file from the assets (scenes/MODEL.ini), or, when there is none (an
+ * install without the scenes), the same scene built in: the model's defaults with
+ * shoal_sim_desc_for's start. A scene file that is there but cannot be loaded (out of memory,
+ * say) is an error, not a silent switch to other parameters. */
 shoal_status run_scene_for_model(shoal_model m, scene_setup *s, shoal_error *e)
 {
     memset(s, 0, sizeof *s);
     char path[1024], name[64];
     snprintf(name, sizeof name, "scenes/%s.ini", shoal_model_name(m));
     shoal_scene sc;
-    int found = shoal_render_asset_path(name, path, sizeof path);
+    int found = shoal_io_asset_path(name, path, sizeof path);
     if (found && shoal_scene_load(path, &sc, e))
         return e->status;
     if (found && sc.desc.model == m) {
-        s->desc = sc.desc;
-        s->has_camera = sc.has_eye && sc.has_target;
-        memcpy(s->eye, sc.eye, sizeof s->eye);
-        memcpy(s->target, sc.target, sizeof s->target);
-        s->fov_deg = sc.has_fov ? sc.fov_deg : 60.0f;
-        s->fish_length = sc.has_fish_length ? sc.fish_length : 0.0f;
-        snprintf(s->name, sizeof s->name, "%s", path);
-        spread_start(&s->desc);
+        setup_from_scene(s, &sc, path);
         return SHOAL_OK;
     }
-    s->desc = shoal_sim_desc_default();
-    s->desc.model = m;
-    shoal_params_default(m, &s->desc.params);
-    s->desc.boid_count = shoal_model_default_count(m);
-    spread_start(&s->desc);
+    s->desc = shoal_sim_desc_for(m);
     s->fov_deg = 60.0f;
     snprintf(s->name, sizeof s->name, "%s defaults", shoal_model_name(m));
+    return SHOAL_OK;
+}
+
+shoal_status run_scene_default(scene_setup *s, shoal_error *e)
+{
+    char path[1024];
+    shoal_scene sc;
+    if (!shoal_io_asset_path("scenes/" RUN_DEFAULT_SCENE, path, sizeof path))
+        return run_scene_for_model(SHOAL_MODEL_STEER, s, e); /* an install without scenes */
+    if (shoal_scene_load(path, &sc, e))
+        return e->status;
+    setup_from_scene(s, &sc, path);
     return SHOAL_OK;
 }
 
@@ -254,6 +332,7 @@ shoal_status run_sim_open(app *a, shoal_error *e)
     } else {
         if ((st = shoal_sim_create(&a->desc, &a->sim, e)))
             return st;
+        shoal_sim_set_profile(a->sim, a->prof);
         shoal_sim_init_state(a->sim, a->seed);
     }
     for (int k = 0; k < a->obs_count; k++) {
@@ -310,7 +389,7 @@ shoal_status run_renderer_open(app *a, float fish_length, shoal_error *e)
     a->rdesc.width = w;
     a->rdesc.height = h;
     shoal_renderer *r = NULL;
-    shoal_status st = shoal_render_create(&a->rdesc, &r, e);
+    shoal_status st = app_render_create(&a->rdesc, NULL, NULL, &r, e);
     if (!st && a->ranks > 1)
         st = shoal_render_keep_depth(r, 1, e);
     if (a->ranks > 1)
@@ -324,6 +403,7 @@ shoal_status run_renderer_open(app *a, float fish_length, shoal_error *e)
     if (a->ren)
         shoal_render_destroy(a->ren);
     a->ren = r;
+    shoal_render_set_profile(r, a->prof);
     return SHOAL_OK;
 }
 
@@ -407,7 +487,7 @@ void run_print_summary(app *a, const char *what)
            what, (unsigned long long)t->frames, (unsigned long long)a->steps_total, wall,
            wall > 0 ? (double)t->frames / wall : 0.0, a->rdesc.width, a->rdesc.height,
            a->ranks > 1 ? a->desc.boid_count : shoal_sim_count(a->sim),
-           shoal_model_name(a->desc.model), shoal_system_thread_count(), shoal_sim_isa_name(a->sim),
+           shoal_model_name(a->desc.model), run_thread_count(a), shoal_sim_isa_name(a->sim),
            a->rstats.isa ? a->rstats.isa : "-");
     printf("  %-30s %10s %12s %12s\n", "stage", "calls", "total ms", "ms/frame");
     shoal_stage_stats st[SIM_STAGES];
@@ -426,6 +506,9 @@ void run_print_summary(app *a, const char *what)
                        (unsigned long long)(st[s].calls + a->sim_steps_closed), ms, ms / fr);
             }
     }
+    if (a->out_busy_ms > 0) /* the writer thread's own time, beside the loop's wait for it */
+        printf("  %-30s %10llu %12.2f %12.3f\n", "  writer thread (PNG, ffmpeg)",
+               (unsigned long long)t->frames, a->out_busy_ms, a->out_busy_ms / fr);
     if (a->ranks > 1 && a->frame) { /* collective: every rank prints (rank 0's is seen) */
         mpi_frame_stats cs = mpi_frame_get_stats(a->frame, 1);
         printf("  %-30s %10llu %12.2f %12.3f\n", "composite (MPI, depth)",
@@ -452,6 +535,7 @@ void run_app_free(app *a)
         shoal_render_destroy(a->ren);
     if (a->win)
         window_close(a->win);
+    font_close(a->own_font);
     free(a->ipx);
     free(a->ipy);
     free(a->ipz);

@@ -33,6 +33,7 @@ int run_window(app *a)
         return rc;
     a->log_input = c->script != NULL;
     a->winfo = window_get_info(a->win);
+    a->font = window_font(a->win);
     printf("shoal run: window %dx%d, present path %s%s%s%s, video driver %s, %s, font %s\n",
            c->width, c->height, a->winfo.present_path, a->winfo.gpu_note[0] ? " (" : "",
            a->winfo.gpu_note, a->winfo.gpu_note[0] ? ")" : "", a->winfo.video_driver,
@@ -105,24 +106,7 @@ int run_window(app *a)
             double ms = (run_now_s() - ts0) * 1e3 / steps;
             step_ms_ema = step_ms_ema > 0 ? step_ms_ema * 0.8 + ms * 0.2 : ms;
         }
-        /* camera easing: zoom and follow */
-        float ease = 1.0f - expf(-(float)frame_s * 10.0f);
-        a->cam.dist += (a->cam.dist_goal - a->cam.dist) * ease;
-        if (a->follow) {
-            shoal_boid_view v = shoal_sim_view(a->sim);
-            float ctr[3];
-            size_t pi = a->grid ? run_view_index_of_row(&v, a->picked_row) : (size_t)-1;
-            if (pi != (size_t)-1) {
-                ctr[0] = v.px[pi];
-                ctr[1] = v.py[pi];
-                ctr[2] = v.pz[pi];
-            } else {
-                run_school_centre(&v, ctr);
-            }
-            float fe = 1.0f - expf(-(float)frame_s * 3.0f);
-            for (int k = 0; k < 3; k++)
-                a->cam.target[k] += (ctr[k] - a->cam.target[k]) * fe;
-        }
+        run_camera_update(a, frame_s); /* zoom and follow */
         canvas cv;
         cv.px = a->minimized ? NULL : window_begin_frame(a->win, &cv.w, &cv.h, &cv.stride);
         if (!cv.px) {

@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 static volatile sig_atomic_t g_deadline_sig;
-static char g_extra_temp[4400];
-static volatile sig_atomic_t g_extra_set;
+/* A child process the handler kills first (ffmpeg writing a video temporary). */
+static volatile sig_atomic_t g_child;
 
 /* More paths the handler removes: files (a lock file) and staging directories (emptied,
  * one level, then removed). A slot is written only while it is not set, as in atomic.c. */
@@ -33,14 +33,7 @@ static volatile sig_atomic_t g_path_kind[SIG_SLOTS]; /* 0 free, 1 file, 2 direct
 static const volatile pid_t *g_children;
 static volatile sig_atomic_t g_child_count;
 
-void app_signal_temp(const char *path)
-{
-    g_extra_set = 0;
-    if (path && strlen(path) < sizeof g_extra_temp) {
-        memcpy(g_extra_temp, path, strlen(path) + 1);
-        g_extra_set = 1;
-    }
-}
+void app_signal_child(int pid) { g_child = pid > 0 ? pid : 0; }
 
 int app_signal_path(const char *path, int is_dir)
 {
@@ -75,7 +68,7 @@ void app_signal_after_fork(void)
     /* the child owns none of its parent's lock files, staging directories or children */
     for (int i = 0; i < SIG_SLOTS; i++)
         g_path_kind[i] = 0;
-    g_extra_set = 0;
+    g_child = 0;
     app_signal_children(NULL, 0);
 }
 
@@ -135,10 +128,11 @@ static void forward_to_children(int sig)
 
 void app_die_by_signal(int sig)
 {
+    /* ffmpeg first: what it writes is thrown away (and it must not outlive us) */
+    if (g_child > 0)
+        (void)kill((pid_t)g_child, SIGKILL);
     forward_to_children(sig);
     shoal_io_atomic_remove_temps();
-    if (g_extra_set)
-        (void)unlink(g_extra_temp);
     for (int i = 0; i < SIG_SLOTS; i++) {
         if (g_path_kind[i] == 1)
             (void)unlink(g_path[i]);

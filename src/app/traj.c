@@ -3,6 +3,7 @@
  * (traj.h). The step loop only decides where to cut a run into shoal_sim_step calls; the
  * library guarantees the cuts change no bit. Owns the files of a trajectory directory. */
 #include "app/traj.h"
+#include "app/app.h"
 #include "app/outdir.h"
 #include "shoal/profile.h"
 
@@ -122,9 +123,11 @@ shoal_status traj_mkdir(const char *dir, shoal_error *e)
 int traj_owns(const char *name)
 {
     long long step;
-    return app_frame_step(name, "state_", ".npy", &step) ||
-           app_frame_step(name, "state_", ".vtp", &step) || strcmp(name, "manifest.json") == 0 ||
-           strcmp(name, "trajectory.pvd") == 0;
+    const app_format *f;
+    for (size_t i = 0; (f = app_format_at(i)); i++)
+        if (f->trajectory && app_frame_step(name, "state_", f->ext, &step))
+            return 1;
+    return strcmp(name, "manifest.json") == 0 || strcmp(name, "trajectory.pvd") == 0;
 }
 
 shoal_status traj_open(traj *t, const char *dir, const char *format, long long every, size_t count,
@@ -132,12 +135,11 @@ shoal_status traj_open(traj *t, const char *dir, const char *format, long long e
 {
     memset(t, 0, sizeof *t);
     t->out.lock.fd = -1;
-    if (strcmp(format, "npy") == 0)
-        t->vtk = 0;
-    else if (strcmp(format, "vtk") == 0)
-        t->vtk = 1;
-    else
-        return shoal_error_set(e, SHOAL_ERR_INPUT, "--format: '%s' (expected npy or vtk)", format);
+    if (!(t->fmt = app_format_find(format, 1))) {
+        char names[128];
+        app_format_names(names, sizeof names, 0, 1, NULL);
+        return shoal_error_set(e, SHOAL_ERR_INPUT, "--format: '%s' (expected %s)", format, names);
+    }
     shoal_status st = app_outdir_open(&t->out, "--out-dir", dir, traj_owns, overwrite, e);
     if (st)
         return st;
@@ -163,9 +165,11 @@ shoal_status traj_follow(traj *t, const char *stage, const char *format, long lo
 {
     memset(t, 0, sizeof *t);
     t->out.lock.fd = -1;
-    if (strcmp(format, "npy") != 0 && strcmp(format, "vtk") != 0)
-        return shoal_error_set(e, SHOAL_ERR_INPUT, "--format: '%s' (expected npy or vtk)", format);
-    t->vtk = strcmp(format, "vtk") == 0;
+    if (!(t->fmt = app_format_find(format, 1))) {
+        char names[128];
+        app_format_names(names, sizeof names, 0, 1, NULL);
+        return shoal_error_set(e, SHOAL_ERR_INPUT, "--format: '%s' (expected %s)", format, names);
+    }
     snprintf(t->dir, sizeof t->dir, "%s", stage);
     t->every = every;
     t->count = count;
@@ -195,7 +199,7 @@ void traj_release(traj *t, int failed) { app_outdir_close(&t->out, failed); }
 
 static void frame_name(const traj *t, long long step, char *buf, size_t n)
 {
-    snprintf(buf, n, "state_%06lld.%s", step, t->vtk ? "vtp" : "npy");
+    snprintf(buf, n, "state_%06lld%s", step, t->fmt->ext);
 }
 
 shoal_status traj_write(traj *t, const shoal_sim *sim, long long step, shoal_error *e)
@@ -217,8 +221,7 @@ shoal_status traj_write(traj *t, const shoal_sim *sim, long long step, shoal_err
         st = t->write(t->write_ctx, path, time, e);
     } else {
         shoal_sim_get_state(sim, t->rows);
-        st = t->vtk ? shoal_io_vtp_write(path, t->rows, t->count, time, e)
-                    : shoal_io_npy_write(path, t->rows, t->count, e);
+        st = t->fmt->write(path, t->rows, t->count, time, e);
     }
     if (st) {
         if (t->out.dir[0])
@@ -255,7 +258,7 @@ static shoal_status write_pvd(const traj *t, shoal_error *e)
 shoal_status traj_close(traj *t, const shoal_sim *sim, long long steps, int ok, shoal_error *e)
 {
     shoal_status st = SHOAL_OK;
-    if (ok && t->vtk)
+    if (ok && t->fmt && t->fmt->collection)
         st = write_pvd(t, e);
     if (ok && !st) {
         char path[4400];
@@ -266,7 +269,7 @@ shoal_status traj_close(traj *t, const shoal_sim *sim, long long steps, int ok, 
             FILE *f = af.file;
             const shoal_sim_desc *d = shoal_sim_get_desc(sim);
             fprintf(f, "{\n  \"shoal\": \"%s\",\n  \"format\": \"%s\",\n  \"model\": ",
-                    SHOAL_VERSION_STRING, t->vtk ? "vtk" : "npy");
+                    SHOAL_VERSION_STRING, t->fmt->name);
             json_write_string(f, shoal_model_name(d->model));
             /* t0: the simulated time of this run's first state, so that frame k's t is
              * t0 + step * dt also after --resume (the checkpoint's own t0 is earlier) */

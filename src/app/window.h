@@ -2,7 +2,8 @@
 /* The window layer of `shoal run`: the only thing the app knows of the platform. It opens a
  * resizable window, hands out an ARGB8888 buffer the size of the window for each frame,
  * presents it, maps the platform's input to the small event set below, draws monospace text
- * into an ARGB buffer (glyphs rasterized by the platform's font library), and injects
+ * into an ARGB buffer (glyphs rasterized by the platform's font library, also without a
+ * window: headless runs draw the HUD too), and injects
  * scripted events for the tests. window_sdl.c implements it with SDL2 + SDL2_ttf +
  * fontconfig and is the only file that includes SDL.h; without SDL every call fails
  * cleanly (window_open returns NULL) and the app runs headless. Single-threaded: call
@@ -105,11 +106,24 @@ uint32_t *window_begin_frame(app_window *w, int *width, int *height, int *stride
 /** Show the buffer of window_begin_frame. Returns 0 on success. */
 int window_present(app_window *w);
 
+/** The HUD's monospace font: fontconfig's "DejaVu Sans Mono" (Bold) or "monospace"
+ *  (SHOAL_FONT=FILE.ttf overrides) through SDL2_ttf, each glyph rendered once into an alpha
+ *  mask. It needs no display: a headless run draws the HUD with it as the window does.
+ *  font_open returns NULL after one line on stderr saying why there is no text (no font,
+ *  or a build without SDL2); every call takes NULL (no text, cell 0 x 0). */
+typedef struct app_font app_font;
+app_font *font_open(int px);
+void font_close(app_font *f);
+/** The text cell in pixels (0 x 0 for NULL). */
+void font_cell(const app_font *f, int *char_w, int *char_h);
+/** The font file (NULL for NULL). */
+const char *font_path(const app_font *f);
 /** Draw `text` (ASCII; '\n' starts a new line) at pixel (x, y) = top-left of the first cell,
- *  alpha-blended in `argb` (0xAARRGGBB, alpha = opacity). Clipped to the buffer. Does
- *  nothing when there is no font. */
-void window_draw_text(app_window *w, uint32_t *buf, int width, int height, int stride_px, int x,
-                      int y, const char *text, uint32_t argb);
+ *  alpha-blended in `argb` (0xAARRGGBB, alpha = opacity). Clipped to the buffer. */
+void font_draw_text(const app_font *f, uint32_t *buf, int width, int height, int stride_px, int x,
+                    int y, const char *text, uint32_t argb);
+/** The window's font (NULL when it found none). */
+const app_font *window_font(const app_window *w);
 
 /** Inject one scripted input line as platform events, exactly as a user's input arrives:
  *    key NAME           press and release (NAME as SDL names keys: space, 3, Escape, Up,

@@ -47,11 +47,39 @@ int window_present(app_window *w)
     return -1;
 }
 
-void window_draw_text(app_window *w, uint32_t *buf, int width, int height, int stride_px, int x,
-                      int y, const char *text, uint32_t argb)
+app_font *font_open(int px)
 {
-    (void)w, (void)buf, (void)width, (void)height, (void)stride_px, (void)x, (void)y;
+    (void)px;
+    fprintf(stderr, "shoal: this shoal was built without SDL2_ttf: the HUD has no text\n");
+    return NULL;
+}
+
+void font_close(app_font *f) { (void)f; }
+
+void font_cell(const app_font *f, int *char_w, int *char_h)
+{
+    (void)f;
+    *char_w = 0;
+    *char_h = 0;
+}
+
+const char *font_path(const app_font *f)
+{
+    (void)f;
+    return NULL;
+}
+
+void font_draw_text(const app_font *f, uint32_t *buf, int width, int height, int stride_px, int x,
+                    int y, const char *text, uint32_t argb)
+{
+    (void)f, (void)buf, (void)width, (void)height, (void)stride_px, (void)x, (void)y;
     (void)text, (void)argb;
+}
+
+const app_font *window_font(const app_window *w)
+{
+    (void)w;
+    return NULL;
 }
 
 int window_inject(app_window *w, const char *line, char *why, size_t why_size)

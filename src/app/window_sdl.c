@@ -29,6 +29,15 @@ typedef struct glyph {
     uint8_t *alpha; /* w * h coverage, row 0 at the top */
 } glyph;
 
+/* The HUD font: its glyphs as alpha masks (window.h). */
+struct app_font {
+    TTF_Font *font;
+    int ttf_ready, fc_ready;
+    glyph glyphs[GLYPH_LAST - GLYPH_FIRST + 1];
+    int char_w, char_h;
+    char path[1024];
+};
+
 struct app_window {
     SDL_Window *win;
     SDL_Renderer *ren; /* texture path only */
@@ -46,11 +55,7 @@ struct app_window {
     int frame_kind; /* 0 none, 1 surface direct, 2 surface via shadow, 3 texture locked */
     int minimized;
     /* text */
-    TTF_Font *font;
-    int ttf_ready, fc_ready;
-    glyph glyphs[GLYPH_LAST - GLYPH_FIRST + 1];
-    int char_w, char_h;
-    char font_path[1024];
+    app_font *font;
     char present_path[128];
     char gpu_note[200];
     char driver[32];
@@ -101,37 +106,42 @@ static int font_find(const char *pattern, char *out, size_t size)
     return ok;
 }
 
-static void font_open(app_window *w, int px)
+app_font *font_open(int px)
 {
+    app_font *w = calloc(1, sizeof *w);
+    if (!w) {
+        fprintf(stderr, "shoal: out of memory for the HUD font: the HUD has no text\n");
+        return NULL;
+    }
     const char *env = getenv("SHOAL_FONT");
     int found = 0;
     if (env && *env && access(env, R_OK) == 0) {
-        snprintf(w->font_path, sizeof w->font_path, "%s", env);
+        snprintf(w->path, sizeof w->path, "%s", env);
         found = 1;
     } else if (FcInit()) {
         w->fc_ready = 1;
-        found = font_find("DejaVu Sans Mono:style=Bold", w->font_path, sizeof w->font_path) ||
-                font_find("DejaVu Sans Mono", w->font_path, sizeof w->font_path) ||
-                font_find("monospace", w->font_path, sizeof w->font_path);
+        found = font_find("DejaVu Sans Mono:style=Bold", w->path, sizeof w->path) ||
+                font_find("DejaVu Sans Mono", w->path, sizeof w->path) ||
+                font_find("monospace", w->path, sizeof w->path);
     }
     if (!found) {
         fprintf(stderr, "shoal: no monospace font found through fontconfig (install "
                         "fonts-dejavu-core, or set SHOAL_FONT=FILE.ttf): the HUD has no text\n");
-        w->font_path[0] = 0;
-        return;
+        font_close(w);
+        return NULL;
     }
     if (TTF_Init() != 0) {
         fprintf(stderr, "shoal: SDL_ttf: %s: the HUD has no text\n", TTF_GetError());
-        w->font_path[0] = 0;
-        return;
+        font_close(w);
+        return NULL;
     }
     w->ttf_ready = 1;
-    w->font = TTF_OpenFont(w->font_path, px);
+    w->font = TTF_OpenFont(w->path, px);
     if (!w->font) {
-        fprintf(stderr, "shoal: cannot open font %s: %s: the HUD has no text\n", w->font_path,
+        fprintf(stderr, "shoal: cannot open font %s: %s: the HUD has no text\n", w->path,
                 TTF_GetError());
-        w->font_path[0] = 0;
-        return;
+        font_close(w);
+        return NULL;
     }
     TTF_SetFontHinting(w->font, TTF_HINTING_LIGHT);
     int adv = 0;
@@ -167,10 +177,13 @@ static void font_open(app_window *w, int px)
         }
         SDL_FreeSurface(conv);
     }
+    return w;
 }
 
-static void font_close(app_window *w)
+void font_close(app_font *w)
 {
+    if (!w)
+        return;
     for (int i = 0; i <= GLYPH_LAST - GLYPH_FIRST; i++)
         free(w->glyphs[i].alpha);
     if (w->font)
@@ -179,7 +192,16 @@ static void font_close(app_window *w)
         TTF_Quit();
     if (w->fc_ready)
         FcFini();
+    free(w);
 }
+
+void font_cell(const app_font *f, int *char_w, int *char_h)
+{
+    *char_w = f ? f->char_w : 0;
+    *char_h = f ? f->char_h : 0;
+}
+
+const char *font_path(const app_font *f) { return f ? f->path : NULL; }
 
 /* LeakSanitizer (the ASan test build): what SDL's D-Bus connection (screensaver, input
  * methods) and Xlib keep for the life of the process is theirs, not a leak of ours. */
@@ -199,8 +221,8 @@ static inline uint32_t blend(uint32_t dst, uint32_t rgb, unsigned a)
     return 0xFF000000u | (dr << 16) | (dg << 8) | db;
 }
 
-void window_draw_text(app_window *w, uint32_t *buf, int width, int height, int stride_px, int x,
-                      int y, const char *text, uint32_t argb)
+void font_draw_text(const app_font *w, uint32_t *buf, int width, int height, int stride_px, int x,
+                    int y, const char *text, uint32_t argb)
 {
     if (!w || !w->font || !buf || !text)
         return;
@@ -330,16 +352,18 @@ app_window *window_open(const app_window_desc *desc, char *why, size_t why_size)
     int di = SDL_GetWindowDisplayIndex(w->win);
     if (di >= 0 && SDL_GetCurrentDisplayMode(di, &mode) == 0)
         w->refresh_hz = mode.refresh_rate;
-    font_open(w, desc->font_px > 0 ? desc->font_px : 15);
+    w->font = font_open(desc->font_px > 0 ? desc->font_px : 15);
     SDL_ShowWindow(w->win);
     return w;
 }
+
+const app_font *window_font(const app_window *w) { return w ? w->font : NULL; }
 
 void window_close(app_window *w)
 {
     if (!w)
         return;
-    font_close(w);
+    font_close(w->font);
     if (w->tex)
         SDL_DestroyTexture(w->tex);
     if (w->ren)
@@ -360,9 +384,8 @@ app_window_info window_get_info(const app_window *w)
     i.gpu_note = w->gpu_note;
     i.vsync = w->vsync;
     i.refresh_hz = w->refresh_hz;
-    i.font_path = w->font ? w->font_path : NULL;
-    i.char_w = w->font ? w->char_w : 0;
-    i.char_h = w->font ? w->char_h : 0;
+    i.font_path = font_path(w->font);
+    font_cell(w->font, &i.char_w, &i.char_h);
     return i;
 }
 

@@ -1,13 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* The wide float type the force kernels are written against, and its scalar twin. A file
- * defines one of SIMD_AVX512 / SIMD_AVX2 (and is compiled with the matching -m flags) or
- * neither (scalar, W = 1), then includes this. Every operation is an IEEE single-precision
- * operation with round-to-nearest (no FMA, no approximate reciprocal or square root), so
- * lane i of a wide op gives the same bits as the scalar op: that is what makes the
- * kernels' results identical across ISAs. Masks are per lane; vf_select keeps exact bits. */
+/* The wide types the force kernels and the rasterizer are written against, and their scalar
+ * twins. A file defines one of SIMD_AVX512 / SIMD_AVX2 (and is compiled with the matching -m
+ * flags) or neither (scalar, VW = 1), then includes this. Every float operation is an IEEE
+ * single-precision operation with round-to-nearest (no FMA, no approximate reciprocal or
+ * square root), every integer operation is two's complement int32 that wraps (the scalar twin
+ * computes in uint32, so it has no undefined overflow), and conversions are those of the x86
+ * instructions (an out-of-range or NaN float converts to INT32_MIN in every branch): so lane
+ * i of a wide op gives the same bits as the scalar op, which is what makes the kernels'
+ * results identical across ISAs. Masks are per lane; vf_select/vi_select keep exact bits.
+ *
+ * Float: vf (VW floats). Integer: vi (VW int32). Mask: vm (one truth value per lane), from
+ * the comparisons of either; vm_bits gives lane i as bit i. */
 #ifndef SHOAL_CORE_SIMD_H
 #define SHOAL_CORE_SIMD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* How the functions of the scalar branch and the vf3 helpers are declared: static inline
@@ -18,7 +25,12 @@
 #define SIMD_FN static inline
 #endif
 
-#if defined(SIMD_AVX512)
+#if defined(SIMD_REAL_HEADER)
+/* Another scalar type (W = 1) with the same vocabulary, for the float64 reference of
+ * src/sim (sim/real64.h: double; sim/real_bound.h: double with a rounding bound). The
+ * header defines vf, vm, the vf_* and vm_* functions, VW and SIMD_SCALAR. */
+#include SIMD_REAL_HEADER
+#elif defined(SIMD_AVX512)
 #include <immintrin.h>
 #define VW 16
 typedef __m512 vf;
@@ -49,6 +61,8 @@ static inline vm vm_andnot(vm a, vm b) { return (vm)(a & ~b); }
 static inline int vm_any(vm a) { return a != 0; }
 static inline unsigned vm_bits(vm a) { return (unsigned)a; }
 static inline vm vm_first(int n) { return (vm)((1u << n) - 1u); }
+/* lane i set when bit i of b is */
+static inline vm vm_of_bits(unsigned b) { return (vm)b; }
 /* m ? a : b, lane by lane */
 static inline vf vf_select(vm m, vf a, vf b) { return _mm512_mask_blend_ps(m, b, a); }
 /* m ? acc + x : acc (one masked add) */
@@ -58,6 +72,141 @@ static inline float vf_lane(vf v, int i)
     float t[16];
     _mm512_storeu_ps(t, v);
     return t[i];
+}
+static inline vf vf_load(const float *p) { return _mm512_loadu_ps(p); }
+static inline void vf_store(float *p, vf v) { _mm512_storeu_ps(p, v); }
+/* -a (the sign bit flipped, C's unary minus; vf_neg is 0 - a, which differs on +0) */
+static inline vf vf_minus(vf a) { return _mm512_xor_ps(a, _mm512_set1_ps(-0.0f)); }
+static inline vf vf_abs(vf a) { return _mm512_abs_ps(a); }
+/* a > b ? a : b (the instruction's rule: b when either is NaN or both are zeros) */
+static inline vf vf_max(vf a, vf b) { return _mm512_max_ps(a, b); }
+/* a < b ? a : b (likewise) */
+static inline vf vf_min(vf a, vf b) { return _mm512_min_ps(a, b); }
+static inline vm vf_ge(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_GE_OQ); }
+static inline int vm_all(vm a) { return a == (vm)0xFFFF; }
+static inline int vm_count(vm a) { return __builtin_popcount((unsigned)a); }
+
+typedef __m512i vi;
+static inline vi vi_set1(int32_t x) { return _mm512_set1_epi32(x); }
+/* lane i holds i */
+static inline vi vi_lanes(void)
+{
+    return _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+static inline vi vi_load(const int32_t *p) { return _mm512_loadu_si512((const void *)p); }
+static inline void vi_store(int32_t *p, vi v) { _mm512_storeu_si512((void *)p, v); }
+static inline vi vi_add(vi a, vi b) { return _mm512_add_epi32(a, b); }
+static inline vi vi_sub(vi a, vi b) { return _mm512_sub_epi32(a, b); }
+static inline vi vi_mul(vi a, vi b) { return _mm512_mullo_epi32(a, b); }
+static inline vi vi_min(vi a, vi b) { return _mm512_min_epi32(a, b); }
+static inline vi vi_max(vi a, vi b) { return _mm512_max_epi32(a, b); }
+static inline vi vi_and(vi a, vi b) { return _mm512_and_si512(a, b); }
+static inline vi vi_or(vi a, vi b) { return _mm512_or_si512(a, b); }
+/* shifts by n in 0..31: arithmetic right, logical right, left */
+static inline vi vi_sra(vi a, int n) { return _mm512_srai_epi32(a, (unsigned)n); }
+static inline vi vi_srl(vi a, int n) { return _mm512_srli_epi32(a, (unsigned)n); }
+static inline vi vi_sll(vi a, int n) { return _mm512_slli_epi32(a, (unsigned)n); }
+static inline vm vi_gt(vi a, vi b) { return _mm512_cmpgt_epi32_mask(a, b); }
+static inline vm vi_eq(vi a, vi b) { return _mm512_cmpeq_epi32_mask(a, b); }
+/* (uint32_t)a < (uint32_t)b */
+static inline vm vi_ltu(vi a, vi b) { return _mm512_cmplt_epu32_mask(a, b); }
+static inline vi vi_select(vm m, vi a, vi b) { return _mm512_mask_blend_epi32(m, b, a); }
+/* lane i = base[idx_i] */
+static inline vi vi_gather(const int32_t *base, vi idx)
+{
+    return _mm512_i32gather_epi32(idx, (const void *)base, 4);
+}
+static inline vf vf_gather(const float *base, vi idx)
+{
+    return _mm512_i32gather_ps(idx, (const void *)base, 4);
+}
+/* (float)a; float -> int32 rounded to nearest even / truncated (INT32_MIN out of range) */
+static inline vf vf_from_vi(vi a) { return _mm512_cvtepi32_ps(a); }
+static inline vi vi_round(vf a) { return _mm512_cvtps_epi32(a); }
+static inline vi vi_trunc(vf a) { return _mm512_cvttps_epi32(a); }
+static inline int32_t vi_hmin(vi a) { return _mm512_reduce_min_epi32(a); }
+static inline int32_t vi_hmax(vi a) { return _mm512_reduce_max_epi32(a); }
+/* Appending the lanes of a mask, in lane order, at p: vm_perm once per mask, then vi_append /
+ * vf_append per column, which may store a whole vector (the caller leaves VW values of slack
+ * after p: what lies past the selected lanes is overwritten), or vi_append_n, which writes
+ * exactly the k = popcount(mask) selected lanes. */
+typedef vm vperm;
+static inline vperm vm_perm(vm m) { return m; }
+static inline void vi_append(int32_t *p, vperm m, vi v)
+{
+    _mm512_storeu_si512((void *)p, _mm512_maskz_compress_epi32(m, v));
+}
+static inline void vf_append(float *p, vperm m, vf v)
+{
+    _mm512_storeu_ps(p, _mm512_maskz_compress_ps(m, v));
+}
+/* the same, writing exactly the k = popcount(m) selected lanes (no slack needed) */
+static inline void vi_append_n(int32_t *p, vperm m, vi v, int k)
+{
+    _mm512_mask_storeu_epi32((void *)p, (__mmask16)((1u << k) - 1u),
+                             _mm512_maskz_compress_epi32(m, v));
+}
+/* r[i] lane j <- r[j] lane i (VW x VW 32-bit transpose) */
+static inline void vi_transpose(vi r[16])
+{
+    vi t[16], u[16];
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    /* u[4 g + c], 128-bit lane k: rows 4 g .. 4 g + 3 of column 4 k + c */
+    for (int g = 0; g < 4; g++) {
+        u[4 * g] = _mm512_unpacklo_epi64(t[4 * g], t[4 * g + 2]);
+        u[4 * g + 1] = _mm512_unpackhi_epi64(t[4 * g], t[4 * g + 2]);
+        u[4 * g + 2] = _mm512_unpacklo_epi64(t[4 * g + 1], t[4 * g + 3]);
+        u[4 * g + 3] = _mm512_unpackhi_epi64(t[4 * g + 1], t[4 * g + 3]);
+    }
+    for (int c = 0; c < 4; c++) {
+        vi a = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x44),
+           b = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xEE);
+        vi a2 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x44);
+        vi b2 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xEE);
+        r[c] = _mm512_shuffle_i32x4(a, a2, 0x88);
+        r[4 + c] = _mm512_shuffle_i32x4(a, a2, 0xDD);
+        r[8 + c] = _mm512_shuffle_i32x4(b, b2, 0x88);
+        r[12 + c] = _mm512_shuffle_i32x4(b, b2, 0xDD);
+    }
+}
+/* A block of rows: lane i = p[(i >> log2w) * stride + (i & (2^log2w - 1))], rows of
+ * 2^log2w lanes (log2w = 2, 3 or 4: 4x4, 8x2, 16x1). */
+static inline vf vf_load_rows(const float *p, size_t stride, int log2w)
+{
+    if (log2w == 4)
+        return _mm512_loadu_ps(p);
+    if (log2w == 3)
+        return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(p)),
+                                  _mm256_loadu_ps(p + stride), 1);
+    __m512 v = _mm512_castps128_ps512(_mm_loadu_ps(p));
+    v = _mm512_insertf32x4(v, _mm_loadu_ps(p + stride), 1);
+    v = _mm512_insertf32x4(v, _mm_loadu_ps(p + 2 * stride), 2);
+    return _mm512_insertf32x4(v, _mm_loadu_ps(p + 3 * stride), 3);
+}
+static inline void vf_store_rows(float *p, size_t stride, int log2w, vf v)
+{
+    if (log2w == 4) {
+        _mm512_storeu_ps(p, v);
+    } else if (log2w == 3) {
+        _mm256_storeu_ps(p, _mm512_castps512_ps256(v));
+        _mm256_storeu_ps(p + stride, _mm512_extractf32x8_ps(v, 1));
+    } else {
+        _mm_storeu_ps(p, _mm512_castps512_ps128(v));
+        _mm_storeu_ps(p + stride, _mm512_extractf32x4_ps(v, 1));
+        _mm_storeu_ps(p + 2 * stride, _mm512_extractf32x4_ps(v, 2));
+        _mm_storeu_ps(p + 3 * stride, _mm512_extractf32x4_ps(v, 3));
+    }
+}
+static inline vi vi_load_rows(const int32_t *p, size_t stride, int log2w)
+{
+    return _mm512_castps_si512(vf_load_rows((const float *)(const void *)p, stride, log2w));
+}
+static inline void vi_store_rows(int32_t *p, size_t stride, int log2w, vi v)
+{
+    vf_store_rows((float *)(void *)p, stride, log2w, _mm512_castsi512_ps(v));
 }
 
 #elif defined(SIMD_AVX2)
@@ -98,6 +247,12 @@ static inline vm vm_andnot(vm a, vm b) { return _mm256_andnot_ps(b, a); }
 static inline int vm_any(vm a) { return _mm256_movemask_ps(a) != 0; }
 static inline unsigned vm_bits(vm a) { return (unsigned)_mm256_movemask_ps(a); }
 static inline vm vm_first(int n) { return _mm256_castsi256_ps(simd_lane_mask(n)); }
+static inline vm vm_of_bits(unsigned b)
+{
+    const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    __m256i v = _mm256_and_si256(_mm256_set1_epi32((int)b), bit);
+    return _mm256_castsi256_ps(_mm256_cmpeq_epi32(v, bit));
+}
 static inline vf vf_select(vm m, vf a, vf b) { return _mm256_blendv_ps(b, a, m); }
 /* m ? acc + x : acc, as acc + (x & m): a masked lane adds +0, which leaves acc's bits
  * unchanged because acc starts at +0 and a round-to-nearest sum is never -0 unless both
@@ -111,6 +266,176 @@ static inline float vf_lane(vf v, int i)
     float t[8];
     _mm256_storeu_ps(t, v);
     return t[i];
+}
+static inline vf vf_load(const float *p) { return _mm256_loadu_ps(p); }
+static inline void vf_store(float *p, vf v) { _mm256_storeu_ps(p, v); }
+static inline vf vf_minus(vf a) { return _mm256_xor_ps(a, _mm256_set1_ps(-0.0f)); }
+static inline vf vf_abs(vf a)
+{
+    return _mm256_and_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF)));
+}
+static inline vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); }
+static inline vf vf_min(vf a, vf b) { return _mm256_min_ps(a, b); }
+static inline vm vf_ge(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_GE_OQ); }
+static inline int vm_all(vm a) { return _mm256_movemask_ps(a) == 0xFF; }
+static inline int vm_count(vm a) { return __builtin_popcount((unsigned)_mm256_movemask_ps(a)); }
+
+typedef __m256i vi;
+static inline vi vi_set1(int32_t x) { return _mm256_set1_epi32(x); }
+static inline vi vi_lanes(void) { return _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7); }
+static inline vi vi_load(const int32_t *p)
+{
+    return _mm256_loadu_si256((const __m256i *)(const void *)p);
+}
+static inline void vi_store(int32_t *p, vi v) { _mm256_storeu_si256((__m256i *)(void *)p, v); }
+static inline vi vi_add(vi a, vi b) { return _mm256_add_epi32(a, b); }
+static inline vi vi_sub(vi a, vi b) { return _mm256_sub_epi32(a, b); }
+static inline vi vi_mul(vi a, vi b) { return _mm256_mullo_epi32(a, b); }
+static inline vi vi_min(vi a, vi b) { return _mm256_min_epi32(a, b); }
+static inline vi vi_max(vi a, vi b) { return _mm256_max_epi32(a, b); }
+static inline vi vi_and(vi a, vi b) { return _mm256_and_si256(a, b); }
+static inline vi vi_or(vi a, vi b) { return _mm256_or_si256(a, b); }
+static inline vi vi_sra(vi a, int n) { return _mm256_srai_epi32(a, n); }
+static inline vi vi_srl(vi a, int n) { return _mm256_srli_epi32(a, n); }
+static inline vi vi_sll(vi a, int n) { return _mm256_slli_epi32(a, n); }
+static inline vm vi_gt(vi a, vi b) { return _mm256_castsi256_ps(_mm256_cmpgt_epi32(a, b)); }
+static inline vm vi_eq(vi a, vi b) { return _mm256_castsi256_ps(_mm256_cmpeq_epi32(a, b)); }
+static inline vm vi_ltu(vi a, vi b)
+{
+    const __m256i bias = _mm256_set1_epi32((int)0x80000000u);
+    return vi_gt(_mm256_xor_si256(b, bias), _mm256_xor_si256(a, bias));
+}
+static inline vi vi_select(vm m, vi a, vi b)
+{
+    return _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(b), _mm256_castsi256_ps(a), m));
+}
+static inline vi vi_gather(const int32_t *base, vi idx)
+{
+    return _mm256_i32gather_epi32((const int *)base, idx, 4);
+}
+static inline vf vf_gather(const float *base, vi idx) { return _mm256_i32gather_ps(base, idx, 4); }
+static inline vf vf_from_vi(vi a) { return _mm256_cvtepi32_ps(a); }
+static inline vi vi_round(vf a) { return _mm256_cvtps_epi32(a); }
+static inline vi vi_trunc(vf a) { return _mm256_cvttps_epi32(a); }
+static inline int32_t vi_hmin(vi a)
+{
+    __m128i m = _mm_min_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+    m = _mm_min_epi32(m, _mm_shuffle_epi32(m, 0x4E));
+    m = _mm_min_epi32(m, _mm_shuffle_epi32(m, 0xB1));
+    return _mm_cvtsi128_si32(m);
+}
+static inline int32_t vi_hmax(vi a)
+{
+    __m128i m = _mm_max_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+    m = _mm_max_epi32(m, _mm_shuffle_epi32(m, 0x4E));
+    m = _mm_max_epi32(m, _mm_shuffle_epi32(m, 0xB1));
+    return _mm_cvtsi128_si32(m);
+}
+/* Appending by a permutation: entry m of the table lists the lanes of mask m in order, one
+ * nibble each from the lowest; the whole permuted vector is stored (the lanes past the
+ * selected ones are overwritten by the next append or fall in the caller's slack). */
+typedef __m256i vperm;
+static inline vperm vm_perm(vm m)
+{
+    static const uint32_t lanes_of[256] = {
+        0x00000000, 0x00000000, 0x00000001, 0x00000010, 0x00000002, 0x00000020, 0x00000021,
+        0x00000210, 0x00000003, 0x00000030, 0x00000031, 0x00000310, 0x00000032, 0x00000320,
+        0x00000321, 0x00003210, 0x00000004, 0x00000040, 0x00000041, 0x00000410, 0x00000042,
+        0x00000420, 0x00000421, 0x00004210, 0x00000043, 0x00000430, 0x00000431, 0x00004310,
+        0x00000432, 0x00004320, 0x00004321, 0x00043210, 0x00000005, 0x00000050, 0x00000051,
+        0x00000510, 0x00000052, 0x00000520, 0x00000521, 0x00005210, 0x00000053, 0x00000530,
+        0x00000531, 0x00005310, 0x00000532, 0x00005320, 0x00005321, 0x00053210, 0x00000054,
+        0x00000540, 0x00000541, 0x00005410, 0x00000542, 0x00005420, 0x00005421, 0x00054210,
+        0x00000543, 0x00005430, 0x00005431, 0x00054310, 0x00005432, 0x00054320, 0x00054321,
+        0x00543210, 0x00000006, 0x00000060, 0x00000061, 0x00000610, 0x00000062, 0x00000620,
+        0x00000621, 0x00006210, 0x00000063, 0x00000630, 0x00000631, 0x00006310, 0x00000632,
+        0x00006320, 0x00006321, 0x00063210, 0x00000064, 0x00000640, 0x00000641, 0x00006410,
+        0x00000642, 0x00006420, 0x00006421, 0x00064210, 0x00000643, 0x00006430, 0x00006431,
+        0x00064310, 0x00006432, 0x00064320, 0x00064321, 0x00643210, 0x00000065, 0x00000650,
+        0x00000651, 0x00006510, 0x00000652, 0x00006520, 0x00006521, 0x00065210, 0x00000653,
+        0x00006530, 0x00006531, 0x00065310, 0x00006532, 0x00065320, 0x00065321, 0x00653210,
+        0x00000654, 0x00006540, 0x00006541, 0x00065410, 0x00006542, 0x00065420, 0x00065421,
+        0x00654210, 0x00006543, 0x00065430, 0x00065431, 0x00654310, 0x00065432, 0x00654320,
+        0x00654321, 0x06543210, 0x00000007, 0x00000070, 0x00000071, 0x00000710, 0x00000072,
+        0x00000720, 0x00000721, 0x00007210, 0x00000073, 0x00000730, 0x00000731, 0x00007310,
+        0x00000732, 0x00007320, 0x00007321, 0x00073210, 0x00000074, 0x00000740, 0x00000741,
+        0x00007410, 0x00000742, 0x00007420, 0x00007421, 0x00074210, 0x00000743, 0x00007430,
+        0x00007431, 0x00074310, 0x00007432, 0x00074320, 0x00074321, 0x00743210, 0x00000075,
+        0x00000750, 0x00000751, 0x00007510, 0x00000752, 0x00007520, 0x00007521, 0x00075210,
+        0x00000753, 0x00007530, 0x00007531, 0x00075310, 0x00007532, 0x00075320, 0x00075321,
+        0x00753210, 0x00000754, 0x00007540, 0x00007541, 0x00075410, 0x00007542, 0x00075420,
+        0x00075421, 0x00754210, 0x00007543, 0x00075430, 0x00075431, 0x00754310, 0x00075432,
+        0x00754320, 0x00754321, 0x07543210, 0x00000076, 0x00000760, 0x00000761, 0x00007610,
+        0x00000762, 0x00007620, 0x00007621, 0x00076210, 0x00000763, 0x00007630, 0x00007631,
+        0x00076310, 0x00007632, 0x00076320, 0x00076321, 0x00763210, 0x00000764, 0x00007640,
+        0x00007641, 0x00076410, 0x00007642, 0x00076420, 0x00076421, 0x00764210, 0x00007643,
+        0x00076430, 0x00076431, 0x00764310, 0x00076432, 0x00764320, 0x00764321, 0x07643210,
+        0x00000765, 0x00007650, 0x00007651, 0x00076510, 0x00007652, 0x00076520, 0x00076521,
+        0x00765210, 0x00007653, 0x00076530, 0x00076531, 0x00765310, 0x00076532, 0x00765320,
+        0x00765321, 0x07653210, 0x00007654, 0x00076540, 0x00076541, 0x00765410, 0x00076542,
+        0x00765420, 0x00765421, 0x07654210, 0x00076543, 0x00765430, 0x00765431, 0x07654310,
+        0x00765432, 0x07654320, 0x07654321, 0x76543210,
+    };
+    const __m256i shift = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+    __m256i v = _mm256_srlv_epi32(_mm256_set1_epi32((int)lanes_of[_mm256_movemask_ps(m)]), shift);
+    return _mm256_and_si256(v, _mm256_set1_epi32(7));
+}
+static inline void vi_append(int32_t *p, vperm m, vi v)
+{
+    vi_store(p, _mm256_permutevar8x32_epi32(v, m));
+}
+static inline void vf_append(float *p, vperm m, vf v)
+{
+    _mm256_storeu_ps(p, _mm256_permutevar8x32_ps(v, m));
+}
+static inline void vi_append_n(int32_t *p, vperm m, vi v, int k)
+{
+    _mm256_maskstore_epi32((int *)p, _mm256_castps_si256(vm_first(k)),
+                           _mm256_permutevar8x32_epi32(v, m));
+}
+static inline void vi_transpose(vi r[8])
+{
+    __m256 t[8], u[8];
+    for (int i = 0; i < 4; i++) {
+        t[2 * i] =
+            _mm256_unpacklo_ps(_mm256_castsi256_ps(r[2 * i]), _mm256_castsi256_ps(r[2 * i + 1]));
+        t[2 * i + 1] =
+            _mm256_unpackhi_ps(_mm256_castsi256_ps(r[2 * i]), _mm256_castsi256_ps(r[2 * i + 1]));
+    }
+    for (int g = 0; g < 2; g++) {
+        u[4 * g] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
+        u[4 * g + 1] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0xEE);
+        u[4 * g + 2] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
+        u[4 * g + 3] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xEE);
+    }
+    for (int c = 0; c < 4; c++) {
+        r[c] = _mm256_castps_si256(_mm256_permute2f128_ps(u[c], u[4 + c], 0x20));
+        r[4 + c] = _mm256_castps_si256(_mm256_permute2f128_ps(u[c], u[4 + c], 0x31));
+    }
+}
+/* rows of 2^log2w lanes (log2w = 2 or 3: 4x2, 8x1) */
+static inline vf vf_load_rows(const float *p, size_t stride, int log2w)
+{
+    if (log2w == 3)
+        return _mm256_loadu_ps(p);
+    return _mm256_set_m128(_mm_loadu_ps(p + stride), _mm_loadu_ps(p));
+}
+static inline void vf_store_rows(float *p, size_t stride, int log2w, vf v)
+{
+    if (log2w == 3) {
+        _mm256_storeu_ps(p, v);
+    } else {
+        _mm_storeu_ps(p, _mm256_castps256_ps128(v));
+        _mm_storeu_ps(p + stride, _mm256_extractf128_ps(v, 1));
+    }
+}
+static inline vi vi_load_rows(const int32_t *p, size_t stride, int log2w)
+{
+    return _mm256_castps_si256(vf_load_rows((const float *)(const void *)p, stride, log2w));
+}
+static inline void vi_store_rows(int32_t *p, size_t stride, int log2w, vi v)
+{
+    vf_store_rows((float *)(void *)p, stride, log2w, _mm256_castsi256_ps(v));
 }
 
 #else
@@ -152,6 +477,7 @@ SIMD_FN vm vm_andnot(vm a, vm b) { return a & !b; }
 SIMD_FN int vm_any(vm a) { return a != 0; }
 SIMD_FN unsigned vm_bits(vm a) { return (unsigned)a; }
 SIMD_FN vm vm_first(int n) { return n > 0; }
+SIMD_FN vm vm_of_bits(unsigned b) { return (vm)(b & 1u); }
 SIMD_FN vf vf_select(vm m, vf a, vf b) { return m ? a : b; }
 SIMD_FN vf vf_add_masked(vf acc, vm m, vf x) { return m ? acc + x : acc; }
 SIMD_FN float vf_lane(vf v, int i)
@@ -159,13 +485,111 @@ SIMD_FN float vf_lane(vf v, int i)
     (void)i;
     return v;
 }
+/* The scalar integer twin (the CPU's; the GPU uses the float part). Arithmetic is done in
+ * uint32 so that it wraps as the vector instructions do. */
+static inline vf vf_load(const float *p) { return *p; }
+static inline void vf_store(float *p, vf v) { *p = v; }
+static inline vf vf_minus(vf a) { return -a; }
+static inline vf vf_abs(vf a) { return __builtin_fabsf(a); }
+static inline vf vf_max(vf a, vf b) { return a > b ? a : b; }
+static inline vf vf_min(vf a, vf b) { return a < b ? a : b; }
+static inline vm vf_ge(vf a, vf b) { return a >= b; }
+static inline int vm_all(vm a) { return a != 0; }
+static inline int vm_count(vm a) { return a != 0; }
+
+typedef int32_t vi;
+static inline vi vi_set1(int32_t x) { return x; }
+static inline vi vi_lanes(void) { return 0; }
+static inline vi vi_load(const int32_t *p) { return *p; }
+static inline void vi_store(int32_t *p, vi v) { *p = v; }
+static inline vi vi_add(vi a, vi b) { return (int32_t)((uint32_t)a + (uint32_t)b); }
+static inline vi vi_sub(vi a, vi b) { return (int32_t)((uint32_t)a - (uint32_t)b); }
+static inline vi vi_mul(vi a, vi b) { return (int32_t)((uint32_t)a * (uint32_t)b); }
+static inline vi vi_min(vi a, vi b) { return a < b ? a : b; }
+static inline vi vi_max(vi a, vi b) { return a > b ? a : b; }
+static inline vi vi_and(vi a, vi b) { return a & b; }
+static inline vi vi_or(vi a, vi b) { return a | b; }
+/* >> of a negative int is arithmetic with every compiler shoal builds with (gcc, clang) */
+static inline vi vi_sra(vi a, int n) { return a >> n; }
+static inline vi vi_srl(vi a, int n) { return (int32_t)((uint32_t)a >> n); }
+static inline vi vi_sll(vi a, int n) { return (int32_t)((uint32_t)a << n); }
+static inline vm vi_gt(vi a, vi b) { return a > b; }
+static inline vm vi_eq(vi a, vi b) { return a == b; }
+static inline vm vi_ltu(vi a, vi b) { return (uint32_t)a < (uint32_t)b; }
+static inline vi vi_select(vm m, vi a, vi b) { return m ? a : b; }
+static inline vi vi_gather(const int32_t *base, vi idx) { return base[idx]; }
+static inline vf vf_gather(const float *base, vi idx) { return base[idx]; }
+static inline vf vf_from_vi(vi a) { return (float)a; }
+static inline vi vi_round(vf a)
+{
+    return a > -2147483648.0f && a < 2147483648.0f ? (int32_t)__builtin_lrintf(a) : INT32_MIN;
+}
+static inline vi vi_trunc(vf a)
+{
+    return a > -2147483648.0f && a < 2147483648.0f ? (int32_t)a : INT32_MIN;
+}
+static inline int32_t vi_hmin(vi a) { return a; }
+static inline int32_t vi_hmax(vi a) { return a; }
+typedef vm vperm;
+static inline vperm vm_perm(vm m) { return m; }
+static inline void vi_append(int32_t *p, vperm m, vi v)
+{
+    if (m)
+        *p = v;
+}
+static inline void vf_append(float *p, vperm m, vf v)
+{
+    if (m)
+        *p = v;
+}
+static inline void vi_append_n(int32_t *p, vperm m, vi v, int k)
+{
+    (void)k;
+    if (m)
+        *p = v;
+}
+static inline void vi_transpose(vi r[1]) { (void)r; }
+/* rows of one lane (log2w = 0) */
+static inline vf vf_load_rows(const float *p, size_t stride, int log2w)
+{
+    (void)stride;
+    (void)log2w;
+    return *p;
+}
+static inline void vf_store_rows(float *p, size_t stride, int log2w, vf v)
+{
+    (void)stride;
+    (void)log2w;
+    *p = v;
+}
+static inline vi vi_load_rows(const int32_t *p, size_t stride, int log2w)
+{
+    (void)stride;
+    (void)log2w;
+    return *p;
+}
+static inline void vi_store_rows(int32_t *p, size_t stride, int log2w, vi v)
+{
+    (void)stride;
+    (void)log2w;
+    *p = v;
+}
 #endif
+
+/* The scalar a vf is made of: float, or double in the float64 reference (sim/rules.h
+ * writes its scalar arithmetic in it, so one source serves both precisions). */
+#ifndef SIMD_SCALAR
+#define SIMD_SCALAR float
+#define SIMD_SCALAR_MAX 3.40282347e38f /* the largest finite scalar */
+#define SIMD_SCALAR_DOWN 0x1p-70f      /* x * DOWN squared cannot overflow, for any finite x */
+#endif
+typedef SIMD_SCALAR vreal;
 
 /* Three-component helpers on wide vectors. Dot products add x, y, z left to right. */
 typedef struct vf3 {
     vf x, y, z;
 } vf3;
-SIMD_FN vf3 v3_set1(float x, float y, float z)
+SIMD_FN vf3 v3_set1(vreal x, vreal y, vreal z)
 {
     vf3 r = {vf_set1(x), vf_set1(y), vf_set1(z)};
     return r;
@@ -239,9 +663,9 @@ SIMD_FN vf3 v3_clamp_speed(vf3 a, vf lo, vf hi)
     /* |v|^2 overflows (|v| beyond ~1.8e19, len infinite, dir 0): the direction of v * 2^-70
      * instead, whose square cannot overflow, so a huge velocity keeps its direction rather
      * than dropping to 0. Taken only for those lanes: no other bit changes. */
-    vm huge = vf_gt(len, vf_set1(3.40282347e38f));
+    vm huge = vf_gt(len, vf_set1(SIMD_SCALAR_MAX));
     if (vm_any(huge)) {
-        vf3 s = v3_mul(a, vf_set1(0x1p-70f));
+        vf3 s = v3_mul(a, vf_set1(SIMD_SCALAR_DOWN));
         vf3 sdir = v3_div(s, vf_sqrt(v3_dot(s, s)));
         r = v3_select(huge, v3_mul(sdir, hi), r);
     }

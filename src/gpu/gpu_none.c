@@ -8,20 +8,6 @@
 
 #define NO_CUDA "this build has no CUDA backend (meson -Dcuda=enabled)"
 
-shoal_status shoal_gpu_order_parse(const char *name, shoal_gpu_order *order, shoal_error *err)
-{
-    if (name && strcmp(name, "stable") == 0) {
-        *order = SHOAL_GPU_ORDER_STABLE;
-        return SHOAL_OK;
-    }
-    if (name && strcmp(name, "atomic") == 0) {
-        *order = SHOAL_GPU_ORDER_ATOMIC;
-        return SHOAL_OK;
-    }
-    return shoal_error_set(err, SHOAL_ERR_INPUT,
-                           "unknown GPU order '%s' (expected stable or atomic)", name ? name : "");
-}
-
 shoal_status shoal_gpu_available(shoal_error *err)
 {
     return shoal_error_set(err, SHOAL_ERR_UNSUPPORTED, NO_CUDA);

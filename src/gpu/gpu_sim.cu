@@ -64,8 +64,7 @@ struct shoal_gpu_sim {
     shoal_gpu_order order;
     size_t count;
     grid g;
-    gpu_consts k; /* host copy of what c_k holds (uploaded when it changes) */
-    int k_uploaded;
+    gpu_consts k; /* the step constants: every launch takes them by value (gpu_models.h) */
     uint64_t steps_done;
     int has_state; /* set by set_state: a step before it is an error, as on the CPU */
     char device_name[256];
@@ -111,21 +110,6 @@ static shoal_status cuda_fail(shoal_error *err, cudaError_t e, const char *what)
             return cuda_fail(err, ck_e, what);                                                     \
     } while (0)
 
-extern "C" shoal_status shoal_gpu_order_parse(const char *name, shoal_gpu_order *order,
-                                              shoal_error *err)
-{
-    if (name && strcmp(name, "stable") == 0) {
-        *order = SHOAL_GPU_ORDER_STABLE;
-        return SHOAL_OK;
-    }
-    if (name && strcmp(name, "atomic") == 0) {
-        *order = SHOAL_GPU_ORDER_ATOMIC;
-        return SHOAL_OK;
-    }
-    return shoal_error_set(err, SHOAL_ERR_INPUT,
-                           "unknown GPU order '%s' (expected stable or atomic)", name ? name : "");
-}
-
 extern "C" shoal_status shoal_gpu_available(shoal_error *err)
 {
     int n = 0;
@@ -141,39 +125,32 @@ extern "C" shoal_status shoal_gpu_available(shoal_error *err)
 
 /* ---- kernels ----------------------------------------------------------------------- */
 
-/* grid.c's grid_coord: clamp in float (NaN -> 0) before forming the index. */
-static __device__ __forceinline__ int32_t d_grid_coord(float v, float origin, float inv, int32_t n)
-{
-    float f = (v - origin) * inv;
-    if (!(f >= 0.0f))
-        return 0;
-    if (f >= (float)(n - 1))
-        return n - 1;
-    return (int32_t)f;
-}
-
 /* Thread i = input row i: its cell, and the cell's count (atomics: the counts are exact
  * integers whatever the order; with ATOMIC the returned rank is the seed 001 order). */
 template <bool ATOMIC>
 __global__ void __launch_bounds__(256)
-    k_assign(const float4 *__restrict__ pos, uint32_t n, uint32_t *__restrict__ cell_of,
-             uint32_t *__restrict__ local_of, uint32_t *__restrict__ counts)
+    k_assign(const __grid_constant__ gpu_consts k_, const float4 *__restrict__ pos, uint32_t n,
+             uint32_t *__restrict__ cell_of, uint32_t *__restrict__ local_of,
+             uint32_t *__restrict__ counts)
 {
+    const gpu_consts *K = &k_; /* the parameter bank itself (no copy) */
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
         return;
     float4 p = pos[i];
-    int32_t cx = d_grid_coord(p.x, c_k.origin[0], c_k.inv_cell, c_k.dims[0]);
-    int32_t cy = d_grid_coord(p.y, c_k.origin[1], c_k.inv_cell, c_k.dims[1]);
-    int32_t cz = d_grid_coord(p.z, c_k.origin[2], c_k.inv_cell, c_k.dims[2]);
-    uint32_t c = (uint32_t)(cx + c_k.dims[0] * (cy + c_k.dims[1] * cz));
+    /* grid.c's own grid_coord (sim_internal.h, compiled for the device too) */
+    int32_t cx = grid_coord(p.x, K->origin[0], K->inv_cell, K->dims[0]);
+    int32_t cy = grid_coord(p.y, K->origin[1], K->inv_cell, K->dims[1]);
+    int32_t cz = grid_coord(p.z, K->origin[2], K->inv_cell, K->dims[2]);
+    uint32_t c = (uint32_t)(cx + K->dims[0] * (cy + K->dims[1] * cz));
     cell_of[i] = c;
     uint32_t r = atomicAdd(&counts[c], 1u);
     if (ATOMIC)
         local_of[i] = r;
 }
 
-/* dir_j as the CPU computes it for a candidate (rules.h). */
+/* dir_j as the CPU computes it for a candidate (rules.h): heading's, the one adapter with
+ * DIRS. */
 static __device__ __forceinline__ float4 heading_dir(float4 v)
 {
     float d[3];
@@ -182,7 +159,7 @@ static __device__ __forceinline__ float4 heading_dir(float4 v)
 }
 
 /* STABLE: thread i = sorted slot i; row_sorted[i] says which row lands there. */
-template <bool HEADING>
+template <bool DIRS>
 __global__ void __launch_bounds__(256)
     k_gather(uint32_t n, const uint32_t *__restrict__ row_sorted, const float4 *__restrict__ pos,
              const float4 *__restrict__ vel, float4 *__restrict__ spos, float4 *__restrict__ svel,
@@ -195,12 +172,12 @@ __global__ void __launch_bounds__(256)
     float4 v = vel[r];
     spos[i] = pos[r];
     svel[i] = v;
-    if (HEADING)
+    if (DIRS)
         sdir[i] = heading_dir(v);
 }
 
 /* ATOMIC: thread i = input row i; its slot is its cell's start plus its arrival rank. */
-template <bool HEADING>
+template <bool DIRS>
 __global__ void __launch_bounds__(256)
     k_scatter_atomic(uint32_t n, const uint32_t *__restrict__ cell_of,
                      const uint32_t *__restrict__ local_of, const uint32_t *__restrict__ cell_start,
@@ -217,7 +194,7 @@ __global__ void __launch_bounds__(256)
     float4 v = vel[i];
     spos[slot] = pos[i];
     svel[slot] = v;
-    if (HEADING)
+    if (DIRS)
         sdir[slot] = heading_dir(v);
     cell_sorted[slot] = c;
     row_sorted[slot] = i;
@@ -232,21 +209,23 @@ static __device__ __forceinline__ vf3 v3_of(float4 a) { return v3_set1(a.x, a.y,
  * of grid row (yy, zz), which are contiguous in sorted order; inside, slot order (in
  * STABLE order: input row order). Must equal forces_kernel.h at W = 1 bit for bit: both
  * run rules.h. */
-template <class M, bool HEADING>
+template <class M>
 __global__ void __launch_bounds__(128)
-    k_forces(uint32_t n, uint32_t step, const float4 *__restrict__ spos,
-             const float4 *__restrict__ svel, const float4 *__restrict__ sdir,
-             const uint32_t *__restrict__ cell_sorted, const uint32_t *__restrict__ row_sorted,
-             const uint32_t *__restrict__ cell_start, float4 *__restrict__ out_pos,
-             float4 *__restrict__ out_vel, gpu_fault *fault, const gpu_predators *__restrict__ pred)
+    k_forces(const __grid_constant__ gpu_consts k_, uint32_t n, uint32_t step,
+             const float4 *__restrict__ spos, const float4 *__restrict__ svel,
+             const float4 *__restrict__ sdir, const uint32_t *__restrict__ cell_sorted,
+             const uint32_t *__restrict__ row_sorted, const uint32_t *__restrict__ cell_start,
+             float4 *__restrict__ out_pos, float4 *__restrict__ out_vel, gpu_fault *fault,
+             const gpu_predators *__restrict__ pred)
 {
+    const gpu_consts *K = &k_; /* the parameter bank itself (no copy) */
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
         return;
     /* A fault in an earlier step of this batch: leave that step's input untouched. */
     if (*(volatile uint32_t *)&fault->step < step)
         return;
-    const int32_t nx = c_k.dims[0], ny = c_k.dims[1], nz = c_k.dims[2];
+    const int32_t nx = K->dims[0], ny = K->dims[1], nz = K->dims[2];
     uint32_t c = cell_sorted[i];
     int32_t cx = (int32_t)(c % (uint32_t)nx);
     int32_t cy = (int32_t)((c / (uint32_t)nx) % (uint32_t)ny);
@@ -254,7 +233,7 @@ __global__ void __launch_bounds__(128)
     int32_t x_lo = cx - 1 < 0 ? 0 : cx - 1;
     int32_t x_hi = cx + 1 > nx - 1 ? nx - 1 : cx + 1;
     vf3 p = v3_of(spos[i]), v = v3_of(svel[i]);
-    M m;
+    M m(K);
     m.begin(p, v);
     for (int32_t zz = cz - 1; zz <= cz + 1; zz++) {
         if (zz < 0 || zz >= nz)
@@ -268,23 +247,23 @@ __global__ void __launch_bounds__(128)
             for (uint32_t j = rb; j < re; j++) {
                 float4 pj = __ldg(&spos[j]);
                 float4 vj = __ldg(&svel[j]);
-                float4 dj = HEADING ? __ldg(&sdir[j]) : make_float4(0.f, 0.f, 0.f, 0.f);
+                float4 dj = M::DIRS ? __ldg(&sdir[j]) : make_float4(0.f, 0.f, 0.f, 0.f);
                 m.pair(p, pj, vj, dj);
             }
         }
     }
     /* the obstacle field and the flee term (rules.h rule_extras), at the start position */
     rule_extras x;
-    x.field_on = c_k.field_on;
-    x.flee_on = c_k.mc.predator_count > 0;
+    x.field_on = K->field_on;
+    x.flee_on = K->mc.predator_count > 0;
     x.field = x.flee = v3_zero();
     if (x.field_on) {
         float o[3];
-        rule_field_sample(&c_k.fld, p.x, p.y, p.z, o);
-        x.field = rule_field_term(&c_k.prm, v3_set1(o[0], o[1], o[2]));
+        rule_field_sample(&K->fld, p.x, p.y, p.z, o);
+        x.field = rule_field_term(&K->prm, v3_set1(o[0], o[1], o[2]));
     }
     if (x.flee_on)
-        x.flee = rule_flee_term(&c_k.prm, &c_k.mc, pred->p, p);
+        x.flee = rule_flee_term(&K->prm, &K->mc, pred->p, p);
     m.finish(p, v, &x);
     uint32_t row = row_sorted[i];
     bool ok = isfinite(p.x) && isfinite(p.y) && isfinite(p.z) && isfinite(v.x) && isfinite(v.y) &&
@@ -315,13 +294,14 @@ static __device__ __forceinline__ unsigned long long warp_min_u64(unsigned long 
  * to the lowest input row, which is the boid predators.c's serial scan picks (it never
  * takes a NaN either). A minimum does not depend on the order it is taken in. */
 __global__ void __launch_bounds__(256)
-    k_pred_nearest(const float4 *__restrict__ pos, uint32_t n, uint32_t step,
-                   const gpu_fault *fault, gpu_predators *pred)
+    k_pred_nearest(const __grid_constant__ gpu_consts k_, const float4 *__restrict__ pos,
+                   uint32_t n, uint32_t step, const gpu_fault *fault, gpu_predators *pred)
 {
+    const gpu_consts *K = &k_; /* the parameter bank itself (no copy) */
     __shared__ unsigned long long best[SHOAL_MAX_PREDATORS];
     if (*(volatile const uint32_t *)&fault->step <= step)
         return; /* this step failed (the whole grid sees the same record) */
-    const int np = c_k.mc.predator_count;
+    const int np = K->mc.predator_count;
     for (int k = threadIdx.x; k < np; k += blockDim.x)
         best[k] = ~0ull;
     __syncthreads();
@@ -366,12 +346,14 @@ __global__ void k_pred_centre(const float4 *__restrict__ spos, uint32_t n, uint3
 
 /* Move every predator toward its target (one thread, predator order, rules.h), then clear
  * the keys for the next step. */
-__global__ void k_pred_move(const float4 *__restrict__ pos, const float4 *__restrict__ spos,
-                            uint32_t step, const gpu_fault *fault, gpu_predators *pred, int centre)
+__global__ void k_pred_move(const __grid_constant__ gpu_consts k_, const float4 *__restrict__ pos,
+                            const float4 *__restrict__ spos, uint32_t step, const gpu_fault *fault,
+                            gpu_predators *pred, int centre)
 {
+    const gpu_consts *K = &k_; /* the parameter bank itself (no copy) */
     if (*(volatile const uint32_t *)&fault->step <= step)
         return;
-    for (int k = 0; k < c_k.mc.predator_count; k++) {
+    for (int k = 0; k < K->mc.predator_count; k++) {
         float tgt[3];
         if (centre) {
             for (int c = 0; c < 3; c++)
@@ -385,7 +367,7 @@ __global__ void k_pred_move(const float4 *__restrict__ pos, const float4 *__rest
             tgt[1] = b.y;
             tgt[2] = b.z;
         }
-        rule_predator_move(&c_k.prm, pred->p[k], pred->v[k], tgt, c_k.pred_turn, c_k.mc.dt);
+        rule_predator_move(&K->prm, pred->p[k], pred->v[k], tgt, K->pred_turn, K->mc.dt);
         pred->key[k] = ~0ull;
     }
 }
@@ -397,8 +379,10 @@ static unsigned blocks_for(size_t n, unsigned threads)
     return (unsigned)((n + threads - 1) / threads);
 }
 
-/* model_consts of sim.c's prepare_consts, with the same host arithmetic (the targets and
- * the predators are filled per step / on the device). */
+/* The step constants: the CPU's own sim_model_consts (the model's entry, models.c: the
+ * same host arithmetic, so the same bits), then what only the GPU's walk keeps here (the
+ * grid, the largest radii, the predators' turn). heading's targets are drawn per step
+ * (enqueue_step); the predators live in device memory. */
 static void fill_consts(shoal_gpu_sim *s)
 {
     const shoal_params *p = &s->desc.params;
@@ -410,29 +394,27 @@ static void fill_consts(shoal_gpu_sim *s)
         k->dims[c] = s->g.dims[c];
     }
     k->inv_cell = s->g.inv_cell;
-    mc->dt = (float)s->desc.dt_s;
-    mc->sep_r2 = p->sep_radius * p->sep_radius;
-    mc->ali_r2 = p->ali_radius * p->ali_radius;
-    mc->coh_r2 = p->coh_radius * p->coh_radius;
+    sim_model_consts(s->desc.model, p, s->desc.dt_s, mc);
     float mx = mc->sep_r2 > mc->ali_r2 ? mc->sep_r2 : mc->ali_r2;
     k->max_r2 = mc->coh_r2 > mx ? mc->coh_r2 : mx;
-    mc->r = mc->r2 = 0.0f;
-    if (s->desc.model == SHOAL_MODEL_HEADING) {
-        mc->r = p->neighbor_radius;
-        mc->r2 = p->neighbor_radius * p->neighbor_radius;
-        mc->target_count = (int)p->target_count;
-    } else if (s->desc.model == SHOAL_MODEL_CLASSIC) {
-        mc->r = p->fov;
-        mc->r2 = p->fov * p->fov;
-    }
-    mc->cos_coh = cosf(p->coh_angle);
-    mc->cos_sep = cosf(p->sep_angle);
-    mc->cos_ali = cosf(p->ali_angle);
     k->max2 = rule_fov_max2(p);
     mc->predator_count = (int)p->predator_count;
-    mc->flee_r = p->flee_radius;
-    mc->flee_r2 = p->flee_radius * p->flee_radius;
     k->pred_turn = rule_predator_turn(p, mc->dt);
+}
+
+/* Whether the model's adapter reads each candidate's direction (sdir, filled by the
+ * gather): gpu_model_NAME::DIRS. */
+static bool model_dirs(shoal_model model)
+{
+    switch (model) {
+#define DIRS_CASE(id, name)                                                                        \
+    case id:                                                                                       \
+        return gpu_model_##name::DIRS;
+        SIM_MODELS(DIRS_CASE)
+#undef DIRS_CASE
+    default:
+        return false;
+    }
 }
 
 extern "C" void shoal_gpu_sim_destroy(shoal_gpu_sim *s)
@@ -498,7 +480,7 @@ static shoal_status create_impl(shoal_gpu_sim *s, shoal_error *err)
     CK(cudaMalloc(&s->cell_start, (cells + 1) * sizeof(uint32_t)), "allocating cell table");
     CK(cudaMalloc(&s->spos, n * sizeof(float4)), "allocating sorted positions");
     CK(cudaMalloc(&s->svel, n * sizeof(float4)), "allocating sorted velocities");
-    if (s->desc.model == SHOAL_MODEL_HEADING)
+    if (model_dirs(s->desc.model))
         CK(cudaMalloc(&s->sdir, n * sizeof(float4)), "allocating directions");
     CK(cudaMalloc(&s->fault, sizeof(gpu_fault)), "allocating the fault record");
     CK(cudaMalloc(&s->pred, sizeof(gpu_predators)), "allocating the predators");
@@ -651,23 +633,16 @@ static void launch_forces(shoal_gpu_sim *s, uint32_t step, int dst)
     const uint32_t n = (uint32_t)s->count;
     const unsigned T = 128, B = blocks_for(n, T);
 #define FORCES_ARGS                                                                                \
-    n, step, s->spos, s->svel, s->sdir, s->cell_sorted, s->row_sorted, s->cell_start, s->pos[dst], \
-        s->vel[dst], s->fault, s->pred
+    s->k, n, step, s->spos, s->svel, s->sdir, s->cell_sorted, s->row_sorted, s->cell_start,        \
+        s->pos[dst], s->vel[dst], s->fault, s->pred
     switch (s->desc.model) {
-    case SHOAL_MODEL_STEER:
-        k_forces<model_steer_average<false>, false><<<B, T>>>(FORCES_ARGS);
+#define FORCES_CASE(id, name)                                                                      \
+    case id:                                                                                       \
+        k_forces<gpu_model_##name><<<B, T>>>(FORCES_ARGS);                                         \
         break;
-    case SHOAL_MODEL_AVERAGE:
-        k_forces<model_steer_average<true>, false><<<B, T>>>(FORCES_ARGS);
-        break;
-    case SHOAL_MODEL_HEADING:
-        k_forces<model_heading, true><<<B, T>>>(FORCES_ARGS);
-        break;
-    case SHOAL_MODEL_CLASSIC:
-        k_forces<model_classic, false><<<B, T>>>(FORCES_ARGS);
-        break;
+        SIM_MODELS(FORCES_CASE)
+#undef FORCES_CASE
     default:
-        k_forces<model_fov, false><<<B, T>>>(FORCES_ARGS);
         break;
     }
 #undef FORCES_ARGS
@@ -680,38 +655,29 @@ static shoal_status enqueue_step(shoal_gpu_sim *s, uint32_t step, int src, int d
     const uint32_t n = (uint32_t)s->count;
     const size_t cells = (size_t)s->g.cell_count;
     const bool heading = s->desc.model == SHOAL_MODEL_HEADING;
+    const bool dirs = model_dirs(s->desc.model);
     const bool atomic = s->order == SHOAL_GPU_ORDER_ATOMIC;
     const unsigned T = 256, B = blocks_for(n, T);
 
     /* heading: this step's targets (a function of seed and simulated time), by the CPU's
-     * own function; uploaded only when they change (once per target period). */
+     * own function. Each launch below copies s->k as it is made, so every step's kernels
+     * see that step's targets. */
     if (heading) {
         double t = s->desc.t0_s + (double)(s->steps_done + step) * s->desc.dt_s;
-        float xyz[SHOAL_MAX_TARGETS * 3];
-        sim_heading_targets(&s->desc.params, s->desc.seed, t, xyz);
-        size_t bytes = (size_t)s->k.mc.target_count * 3 * sizeof(float);
-        if (!s->k_uploaded || memcmp(xyz, s->k.mc.targets, bytes) != 0) {
-            memcpy(s->k.mc.targets, xyz, bytes);
-            s->k_uploaded = 0;
-        }
-    }
-    if (!s->k_uploaded) {
-        CK(cudaMemcpyToSymbolAsync(c_k, &s->k, sizeof s->k, 0, cudaMemcpyHostToDevice, 0),
-           "uploading the step constants");
-        s->k_uploaded = 1;
+        sim_heading_targets(&s->desc.params, s->desc.seed, t, &s->k.mc.targets[0][0]);
     }
     CK(cudaMemsetAsync(s->cell_count, 0, (cells + 1) * sizeof(uint32_t), 0), "clearing counts");
     if (atomic)
-        k_assign<true><<<B, T>>>(s->pos[src], n, s->cell_of, s->local_of, s->cell_count);
+        k_assign<true><<<B, T>>>(s->k, s->pos[src], n, s->cell_of, s->local_of, s->cell_count);
     else
-        k_assign<false><<<B, T>>>(s->pos[src], n, s->cell_of, s->local_of, s->cell_count);
+        k_assign<false><<<B, T>>>(s->k, s->pos[src], n, s->cell_of, s->local_of, s->cell_count);
     CK(cudaGetLastError(), "k_assign");
     size_t tb = s->temp_bytes;
     CK(cub::DeviceScan::ExclusiveSum(s->temp, tb, s->cell_count, s->cell_start, (int)(cells + 1),
                                      0),
        "scanning cell counts");
     if (atomic) {
-        if (heading)
+        if (dirs)
             k_scatter_atomic<true><<<B, T>>>(n, s->cell_of, s->local_of, s->cell_start, s->pos[src],
                                              s->vel[src], s->spos, s->svel, s->sdir, s->cell_sorted,
                                              s->row_sorted);
@@ -727,7 +693,7 @@ static shoal_status enqueue_step(shoal_gpu_sim *s, uint32_t step, int src, int d
         CK(cub::DeviceRadixSort::SortPairs(s->temp, tb, s->cell_of, s->cell_sorted, s->iota,
                                            s->row_sorted, (int)n, 0, s->end_bit, 0),
            "sorting by cell");
-        if (heading)
+        if (dirs)
             k_gather<true>
                 <<<B, T>>>(n, s->row_sorted, s->pos[src], s->vel[src], s->spos, s->svel, s->sdir);
         else
@@ -744,9 +710,9 @@ static shoal_status enqueue_step(shoal_gpu_sim *s, uint32_t step, int src, int d
         if (centre)
             k_pred_centre<<<1, 1>>>(s->spos, n, step, s->fault, s->pred);
         else
-            k_pred_nearest<<<B, T>>>(s->pos[src], n, step, s->fault, s->pred);
+            k_pred_nearest<<<B, T>>>(s->k, s->pos[src], n, step, s->fault, s->pred);
         CK(cudaGetLastError(), "predators");
-        k_pred_move<<<1, 1>>>(s->pos[src], s->spos, step, s->fault, s->pred, centre ? 1 : 0);
+        k_pred_move<<<1, 1>>>(s->k, s->pos[src], s->spos, step, s->fault, s->pred, centre ? 1 : 0);
         CK(cudaGetLastError(), "k_pred_move");
     }
     return SHOAL_OK;
@@ -820,7 +786,6 @@ extern "C" shoal_status shoal_gpu_sim_copy_obstacles(shoal_gpu_sim *s, const sho
     s->fvec = NULL;
     s->k.field_on = 0;
     memset(&s->k.fld, 0, sizeof s->k.fld);
-    s->k_uploaded = 0;
     if (!f->vec)
         return SHOAL_OK;
     size_t floats = 3 * (size_t)f->dims[0] * (size_t)f->dims[1] * (size_t)f->dims[2];

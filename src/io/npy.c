@@ -419,10 +419,12 @@ typedef struct npy_info {
 /* Everything before the data: magic, version, header dict, dtype, order, shape. Needs only
  * the first data_offset bytes (`size` may stop there), so a reader can check a file's
  * header before reading, or allocating for, its data. */
-static shoal_status npy_header(const unsigned char *bytes, size_t size, const char *name,
-                               npy_info *info, shoal_error *err)
+/* The preamble and the header dict (its syntax and keys), shared by the state reader and the
+ * array reader: fills *p, the preamble's size and the header's length. */
+static shoal_status npy_dict(const unsigned char *bytes, size_t size, const char *name,
+                             hdr_parser *p_out, size_t *prefix_out, size_t *header_len_out,
+                             shoal_error *err)
 {
-
     size_t magic_len = size < sizeof npy_magic ? size : sizeof npy_magic;
     if (memcmp(bytes ? bytes : npy_magic, npy_magic, magic_len) != 0)
         return shoal_error_set(err, SHOAL_ERR_INPUT,
@@ -454,26 +456,40 @@ static shoal_status npy_header(const unsigned char *bytes, size_t size, const ch
                                "header is under 200 bytes; NumPy reads at most 10000)",
                                name, header_len, NPY_HEADER_MAX);
 
-    hdr_parser p;
-    memset(&p, 0, sizeof p);
-    p.text = (const char *)bytes + prefix;
-    p.len = header_len;
-    if (!hdr_parse(&p))
+    hdr_parser *pp = p_out;
+    memset(pp, 0, sizeof *pp);
+    pp->text = (const char *)bytes + prefix;
+    pp->len = header_len;
+    if (!hdr_parse(pp))
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "%s: bad header dict: %s (expected a dict of " NPY_KEYS ")", name,
-                               p.error);
+                               pp->error);
     char found[128];
-    if (p.bad_key)
+    if (pp->bad_key)
         return shoal_error_set(
             err, SHOAL_ERR_INPUT, "%s: header has %s key '%s', expected " NPY_KEYS, name,
-            p.bad_key == 1 ? "unexpected" : "a repeated",
-            hdr_excerpt(&p, p.bad_key_start, p.bad_key_end, found, sizeof found));
-    if (!p.has_descr || !p.has_fortran_order || !p.has_shape)
+            pp->bad_key == 1 ? "unexpected" : "a repeated",
+            hdr_excerpt(pp, pp->bad_key_start, pp->bad_key_end, found, sizeof found));
+    if (!pp->has_descr || !pp->has_fortran_order || !pp->has_shape)
         return shoal_error_set(
             err, SHOAL_ERR_INPUT, "%s: header is missing key%s%s%s%s, expected " NPY_KEYS, name,
-            p.has_descr + p.has_fortran_order + p.has_shape < 2 ? "s" : "",
-            p.has_descr ? "" : " 'descr'", p.has_fortran_order ? "" : " 'fortran_order'",
-            p.has_shape ? "" : " 'shape'");
+            pp->has_descr + pp->has_fortran_order + pp->has_shape < 2 ? "s" : "",
+            pp->has_descr ? "" : " 'descr'", pp->has_fortran_order ? "" : " 'fortran_order'",
+            pp->has_shape ? "" : " 'shape'");
+    *prefix_out = prefix;
+    *header_len_out = header_len;
+    return SHOAL_OK;
+}
+
+static shoal_status npy_header(const unsigned char *bytes, size_t size, const char *name,
+                               npy_info *info, shoal_error *err)
+{
+    hdr_parser p;
+    size_t prefix = 0, header_len = 0;
+    shoal_status st = npy_dict(bytes, size, name, &p, &prefix, &header_len, err);
+    if (st)
+        return st;
+    char found[128];
 
     /* dtype */
     const hdr_value *descr = &p.descr;
@@ -731,6 +747,212 @@ shoal_status shoal_io_npy_write(const char *path, const float *rows, size_t coun
             npy_store32(chunk + 4 * k, bits);
         }
         ok = fwrite(chunk, 4, n, f) == n;
+        i += n;
+    }
+    if (!ok) {
+        int e = errno;
+        shoal_io_atomic_abort(&af);
+        return shoal_error_set(err, SHOAL_ERR_IO, "%s: write failed: %s", path, strerror(e));
+    }
+    return shoal_io_atomic_commit(&af, err);
+}
+
+/* ---- any array, as doubles (shoal verify's trajectories and ids) -------------------------- */
+
+/* dtype of an array: size and how to decode a value */
+typedef enum npy_kind { NPY_F, NPY_I, NPY_U } npy_kind;
+
+/* The header of an array file: dtype, order and shape into *out (ndim, dims, dtype), how
+ * to decode a value, where the data starts and how many values it holds. */
+static shoal_status npy_array_header(const unsigned char *data, size_t len, const char *name,
+                                     shoal_npy_array *out, npy_kind *kind, size_t *item,
+                                     size_t *offset, size_t *values, shoal_error *err)
+{
+    hdr_parser p;
+    size_t prefix = 0, header_len = 0;
+    shoal_status st = npy_dict(data, len, name, &p, &prefix, &header_len, err);
+    if (st)
+        return st;
+    char found[128];
+    *item = 0;
+    if (p.descr.kind != HDR_STRING)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: structured or non-string dtype", name);
+    hdr_excerpt(&p, p.descr.start, p.descr.end, found, sizeof found);
+    static const struct {
+        const char *name;
+        npy_kind kind;
+        size_t size;
+    } types[] = {{"<f4", NPY_F, 4}, {"<f8", NPY_F, 8}, {"<i4", NPY_I, 4},
+                 {"<i8", NPY_I, 8}, {"<u4", NPY_U, 4}, {"<u8", NPY_U, 8}};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (strcmp(found, types[i].name) == 0) {
+            *kind = types[i].kind;
+            *item = types[i].size;
+            snprintf(out->dtype, sizeof out->dtype, "%s", types[i].name);
+        }
+    if (!*item)
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "%s: dtype '%s', expected little-endian float32 '<f4', float64 "
+                               "'<f8' or integers '<i4' '<i8' '<u4' '<u8'",
+                               name, found);
+    if (p.fortran_order.kind != HDR_BOOL || p.fortran_order.boolean)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: expected C order (fortran_order False)",
+                               name);
+    const hdr_value *shape = &p.shape;
+    hdr_shape_text(&p, shape, found, sizeof found);
+    if (shape->kind != HDR_TUPLE || !shape->ints_only || shape->count < 1 || shape->count > 3)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: shape %s, expected 1 to 3 dimensions",
+                               name, found);
+    *values = 1;
+    for (size_t d = 0; d < shape->count; d++) {
+        const hdr_int *di = &shape->dims[d];
+        if (di->negative || di->too_big || di->magnitude == 0 ||
+            di->magnitude > SIZE_MAX / 16 / *values)
+            return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: shape %s: empty or too large", name,
+                                   found);
+        out->dims[d] = (size_t)di->magnitude;
+        *values *= out->dims[d];
+    }
+    out->ndim = (int)shape->count;
+    *offset = prefix + header_len;
+    return SHOAL_OK;
+}
+
+shoal_status shoal_io_npy_parse_array(const void *bytes, size_t size, const char *name,
+                                      shoal_npy_array *out, shoal_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!name)
+        name = "(memory)";
+    const unsigned char *data = bytes;
+    if (!data)
+        size = 0;
+    npy_kind kind = NPY_F;
+    size_t item = 0, offset = 0, values = 0;
+    shoal_status st = npy_array_header(data, size, name, out, &kind, &item, &offset, &values, err);
+    if (!st && size - offset != values * item)
+        st = shoal_error_set(err, SHOAL_ERR_INPUT,
+                             size - offset < values * item
+                                 ? "%s: truncated data: %zu bytes, expected %zu"
+                                 : "%s: oversized: %zu bytes, expected %zu",
+                             name, size - offset, values * item);
+    if (!st && !(out->data = malloc(values * sizeof(double))))
+        st =
+            shoal_error_set(err, SHOAL_ERR_NOMEM, "%s: out of memory for %zu values", name, values);
+    if (st) {
+        memset(out, 0, sizeof *out);
+        return st;
+    }
+    const unsigned char *src = data + offset;
+    for (size_t i = 0; i < values; i++) {
+        const unsigned char *b = src + i * item;
+        uint64_t u = item == 4 ? npy_load32(b) : npy_load64(b);
+        double x;
+        if (kind == NPY_F && item == 4) {
+            uint32_t u32 = (uint32_t)u;
+            float fv;
+            memcpy(&fv, &u32, sizeof fv);
+            x = fv;
+        } else if (kind == NPY_F) {
+            memcpy(&x, &u, sizeof x);
+        } else if (kind == NPY_I) {
+            x = item == 4 ? (double)(int32_t)(uint32_t)u : (double)(int64_t)u;
+        } else {
+            x = (double)u;
+        }
+        out->data[i] = x;
+    }
+    out->is_float32 = kind == NPY_F && item == 4;
+    return SHOAL_OK;
+}
+
+shoal_status shoal_io_npy_read_array(const char *path, shoal_npy_array *out, shoal_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!path)
+        return shoal_error_set(err, SHOAL_ERR_IO, "cannot read a file with no name");
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return shoal_error_set(err, SHOAL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    /* the preamble and header first, then exactly the data they announce (and one byte more,
+     * to see trailing bytes): a FIFO or /dev/zero is not read past what the header says */
+    unsigned char *data = NULL;
+    size_t cap = 0, len = 0;
+    shoal_status st = npy_fill(f, path, &data, &cap, &len, 12, err);
+    if (!st && len >= 10 && memcmp(data, npy_magic, sizeof npy_magic) == 0 && data[6] >= 1 &&
+        data[6] <= 3) {
+        size_t pre = data[6] == 1 ? 10 : 12;
+        size_t hl = len < pre   ? 0
+                    : pre == 10 ? (size_t)(data[8] | data[9] << 8)
+                                : npy_load32(data + 8);
+        if (hl <= NPY_HEADER_MAX)
+            st = npy_fill(f, path, &data, &cap, &len, pre + hl, err);
+    }
+    npy_kind kind;
+    size_t item = 0, offset = 0, values = 0;
+    shoal_npy_array head;
+    memset(&head, 0, sizeof head);
+    if (!st)
+        st = npy_array_header(data, len, path, &head, &kind, &item, &offset, &values, err);
+    if (!st)
+        st = npy_fill(f, path, &data, &cap, &len, offset + values * item + 1, err);
+    fclose(f);
+    if (!st)
+        st = shoal_io_npy_parse_array(data, len, path, out, err);
+    free(data);
+    return st;
+}
+
+void shoal_npy_array_free(shoal_npy_array *a)
+{
+    if (!a)
+        return;
+    free(a->data);
+    memset(a, 0, sizeof *a);
+}
+
+shoal_status shoal_io_npy_write_f64(const char *path, const double *rows, size_t count,
+                                    shoal_error *err)
+{
+    if (!path)
+        return shoal_error_set(err, SHOAL_ERR_IO, "cannot write a file with no name");
+    if (!rows || count == 0)
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "%s: no rows to write (a state file holds N >= 1 rows)", path);
+    if (count > SIZE_MAX / (SHOAL_STATE_COLUMNS * sizeof(double)))
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: %zu rows is too many", path, count);
+    unsigned char preamble[192];
+    char *dict = (char *)preamble + 10;
+    int dict_len = snprintf(dict, 192 - 10,
+                            "{'descr': '<f8', 'fortran_order': False, 'shape': (%zu, 6), }", count);
+    size_t unpadded = 10 + (size_t)dict_len + 1;
+    size_t total = (unpadded + 63) / 64 * 64;
+    memcpy(preamble, npy_magic, sizeof npy_magic);
+    preamble[6] = 1;
+    preamble[7] = 0;
+    preamble[8] = (unsigned char)((total - 10) & 0xff);
+    preamble[9] = (unsigned char)((total - 10) >> 8);
+    memset(preamble + 10 + dict_len, ' ', total - unpadded);
+    preamble[total - 1] = '\n';
+    shoal_atomic_file af;
+    shoal_status status = shoal_io_atomic_open(&af, path, err);
+    if (status != SHOAL_OK)
+        return status;
+    FILE *f = af.file;
+    int ok = fwrite(preamble, 1, total, f) == total;
+    unsigned char chunk[64 * 1024];
+    size_t value_count = count * SHOAL_STATE_COLUMNS;
+    for (size_t i = 0; ok && i < value_count;) {
+        size_t n = value_count - i;
+        if (n > sizeof chunk / 8)
+            n = sizeof chunk / 8;
+        for (size_t k = 0; k < n; k++) {
+            uint64_t bits;
+            memcpy(&bits, &rows[i + k], sizeof bits);
+            npy_store32(chunk + 8 * k, (uint32_t)bits);
+            npy_store32(chunk + 8 * k + 4, (uint32_t)(bits >> 32));
+        }
+        ok = fwrite(chunk, 8, n, f) == n;
         i += n;
     }
     if (!ok) {

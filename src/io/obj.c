@@ -3,7 +3,7 @@
  * takes (every problem is an error naming file, line and what is wrong, never a crash or a
  * silently wrong mesh), so that a malformed asset stops the program at start. Owns no state;
  * the renderer validates mesh sizes against its own limits. */
-#include "shoal/render.h"
+#include "shoal/io.h"
 
 #include <errno.h>
 #include <math.h>

@@ -12,6 +12,7 @@
 typedef struct png_job {
     const uint32_t *argb;
     int width, height, stride_px;
+    int fast; /* filter None instead of libpng's adaptive choice */
     unsigned char *row;
     shoal_atomic_file *af;
     char msg[160]; /* libpng's error message, for our one-line error */
@@ -52,6 +53,11 @@ static int png_encode(png_job *job, FILE *f)
     png_init_io(png, f);
     /* frames are mostly flat colour: a fast filter/level keeps writing cheap */
     png_set_compression_level(png, 3);
+    /* Filter None: a row of the gradient is one colour, which deflate's run matching takes
+     * whole; the adaptive filter search costs more than the deflate itself (measured on a
+     * 1280x720 frame of 16384 fish: 17.5 -> 7.0 ms, 250 -> 183 KB). */
+    if (job->fast)
+        png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_NONE);
     png_set_IHDR(png, info, (png_uint_32)job->width, (png_uint_32)job->height, 8,
                  PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
                  PNG_FILTER_TYPE_DEFAULT);
@@ -72,8 +78,8 @@ static int png_encode(png_job *job, FILE *f)
     return 1;
 }
 
-SHOAL_API shoal_status shoal_io_png_write(const char *path, const uint32_t *argb, int width,
-                                          int height, int stride_px, shoal_error *err)
+static shoal_status png_write(const char *path, const uint32_t *argb, int width, int height,
+                              int stride_px, int fast, shoal_error *err)
 {
     if (!argb || width <= 0 || height <= 0 || stride_px < width || width > (1 << 24) ||
         height > (1 << 24))
@@ -88,7 +94,7 @@ SHOAL_API shoal_status shoal_io_png_write(const char *path, const uint32_t *argb
         free(row);
         return st;
     }
-    png_job job = {argb, width, height, stride_px, row, &af, "out of memory"};
+    png_job job = {argb, width, height, stride_px, fast, row, &af, "out of memory"};
     if (!png_encode(&job, (FILE *)af.file)) {
         shoal_io_atomic_abort(&af);
         free(row);
@@ -96,4 +102,16 @@ SHOAL_API shoal_status shoal_io_png_write(const char *path, const uint32_t *argb
     }
     free(row);
     return shoal_io_atomic_commit(&af, err);
+}
+
+SHOAL_API shoal_status shoal_io_png_write(const char *path, const uint32_t *argb, int width,
+                                          int height, int stride_px, shoal_error *err)
+{
+    return png_write(path, argb, width, height, stride_px, 0, err);
+}
+
+SHOAL_API shoal_status shoal_io_png_write_fast(const char *path, const uint32_t *argb, int width,
+                                               int height, int stride_px, shoal_error *err)
+{
+    return png_write(path, argb, width, height, stride_px, 1, err);
 }

@@ -340,9 +340,13 @@ static int handler(void *user, const char *ini_section, const char *key, const c
                 return fail(c, section, key, "'%s': expected a length > 0", value);
             sc->fish_length = (float)v;
             sc->has_fish_length = 1;
+        } else if (strcmp(key, "follow") == 0) {
+            if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0)
+                return fail(c, section, key, "'%s' is not on or off", value);
+            sc->follow = strcmp(value, "on") == 0;
         } else {
             return fail(c, section, key, "%s",
-                        "unknown key (expected eye, target, fov_deg, fish_length)");
+                        "unknown key (expected eye, target, fov_deg, fish_length, follow)");
         }
         return 1;
     }

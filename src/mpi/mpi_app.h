@@ -167,4 +167,7 @@ void mpi_trace_sync(void);
  * threads as tracks, the dropped spans summed. Agreed. */
 shoal_status mpi_trace_merge(const char *local, char **merged, size_t *len, shoal_error *e);
 
+/* Collective: v[0..n) summed over the ranks, in place (integers: exact for any split). */
+void mpi_sum_i64(int64_t *v, int n);
+
 #endif

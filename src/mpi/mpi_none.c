@@ -54,6 +54,12 @@ static shoal_status none(shoal_error *e)
     return shoal_error_set(e, SHOAL_ERR_UNSUPPORTED, "this shoal was built without MPI");
 }
 
+void mpi_sum_i64(int64_t *v, int n)
+{
+    (void)v;
+    (void)n;
+}
+
 shoal_status mpi_school_create(const shoal_sim_desc *d, mpi_school **out, shoal_error *e)
 {
     (void)d;

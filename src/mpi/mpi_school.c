@@ -531,7 +531,7 @@ void mpi_school_print_stats(mpi_school *m, const char *cmd)
                  "shoal %s: %zu boids, %lld steps, %s, %d threads (rank 0 of %d)", cmd, m->total,
                  (long long)m->rs.steps, shoal_sim_isa_name(m->s), part_thread_count(m->s),
                  mpi_size());
-        shoal_profile_print(stderr, title, 1);
+        shoal_profile_write_table(shoal_sim_get_profile(m->s), stderr, title, 1);
     }
     school_print_stats(cmd, &m->rs, &m->dd, m->total, (long long)m->rs.steps, m->ns_io, m->s);
 }

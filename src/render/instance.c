@@ -75,6 +75,7 @@ float instance_classify(const frame_consts *fc, const shoal_render_instances *in
         else if (use_lod && d > r + fc->near) {
             float len_px = kpx / d;
             l = len_px < fc->lod_splat_px     ? LOD_SPLAT
+                : len_px < fc->lod_coarse_px  ? LOD_COARSE
                 : len_px < fc->lod_reduced_px ? LOD_REDUCED
                                               : LOD_FULL;
         }

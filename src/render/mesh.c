@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Turns a loaded shoal_mesh into the renderer's form: SoA positions padded for SIMD, uint16
+/* Turns a caller's shoal_mesh into the renderer's own form (a copy: the caller's mesh is read
+ * during shoal_render_create only): SoA positions padded for SIMD, uint16
  * triangle indices, unit face normals for flat shading, the bounding radius for the cull.
  * Checks the limits the bins rely on. */
 #include "render/render_internal.h"
@@ -21,6 +22,9 @@ shoal_status mesh_prepare(const shoal_mesh *src, const char *name, render_mesh *
                           shoal_error *err)
 {
     memset(out, 0, sizeof *out);
+    if (!src->positions || !src->indices)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: no %s", name,
+                               src->positions ? "indices" : "positions");
     if (src->vertex_count < 3 || src->vertex_count > MESH_MAX_VERTICES)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: %zu vertices (the renderer takes 3..%d)",
                                name, src->vertex_count, MESH_MAX_VERTICES);

@@ -9,6 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 /* Exact 64-bit path for triangles whose edge values leave int32 (edges longer than a few
  * hundred pixels). Same coverage rule and depth formula as the kernels. The rect
  * t->cx0..cx1, cy0..cy1 (window pixels) bounds the samples tried. */
@@ -134,6 +138,20 @@ static float hz_block_max(const tile_ctx *t, int b)
     int x0 = (b % HZ_PER_ROW) * HZ_BLOCK, y0 = (b / HZ_PER_ROW) * HZ_BLOCK;
     int x1 = x0 + HZ_BLOCK - 1 < t->cx1 - t->ox ? x0 + HZ_BLOCK - 1 : t->cx1 - t->ox;
     int y1 = y0 + HZ_BLOCK - 1 < t->cy1 - t->oy ? y0 + HZ_BLOCK - 1 : t->cy1 - t->oy;
+#if defined(__SSE2__)
+    /* a whole block: 8 rows of two 4-wide maxima (the buffer holds no NaN: a NaN depth
+     * passes no test, so the order of the maxima does not matter) */
+    if (x1 - x0 == HZ_BLOCK - 1 && y1 - y0 == HZ_BLOCK - 1) {
+        const float *p = t->depth + (size_t)y0 * TILE_SIZE + (size_t)x0;
+        __m128 m = _mm_max_ps(_mm_load_ps(p), _mm_load_ps(p + 4));
+        for (int y = 1; y < HZ_BLOCK; y++)
+            m = _mm_max_ps(m, _mm_max_ps(_mm_load_ps(p + (size_t)y * TILE_SIZE),
+                                         _mm_load_ps(p + (size_t)y * TILE_SIZE + 4)));
+        m = _mm_max_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(1, 0, 3, 2)));
+        m = _mm_max_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(2, 3, 0, 1)));
+        return _mm_cvtss_f32(m);
+    }
+#endif
     float m = t->depth[(size_t)y0 * TILE_SIZE + (size_t)x0];
     for (int y = y0; y <= y1; y++)
         for (int x = x0; x <= x1; x++) {

@@ -17,7 +17,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -28,6 +27,7 @@ typedef struct render_worker {
     float *depth;
     uint32_t *idb, *col;
     rast_list list;
+    setup_scratch scratch;
     uint64_t tris_rasterized, pixels_written, refs_hidden, resolve_ns;
     /* per stage (RS_*): this thread's busy time in the frame and its first and last moment
      * of work (the profiler's busy time and trace span) */
@@ -38,8 +38,8 @@ typedef struct render_worker {
 
 struct shoal_renderer {
     shoal_render_desc desc;
-    render_mesh mesh_full, mesh_reduced;
-    int have_reduced;
+    render_mesh mesh_full, mesh_reduced, mesh_coarse;
+    int have_reduced, have_coarse;
     uint64_t frames; /* frames drawn: the trace's frame numbers */
     const render_kernels *k;
     int width, height;
@@ -59,6 +59,8 @@ struct shoal_renderer {
     shoal_render_stats stats;
     float *rows_soa; /* shoal_render_frame_rows: the columns of the rows (6 x rows_cap) */
     size_t rows_cap;
+    prof *prof;     /* where the stages record: prof_own or one lent */
+    prof *prof_own; /* this renderer's own profile */
 };
 
 SHOAL_API shoal_render_desc shoal_render_desc_default(void)
@@ -70,79 +72,18 @@ SHOAL_API shoal_render_desc shoal_render_desc_default(void)
     d.shade = SHOAL_SHADE_LIT;
     d.lod = 1;
     d.occlusion = 1;
-    d.fish_length = 1.0f;
+    d.fish_length = SHOAL_FISH_LENGTH;
     d.isa = SHOAL_ISA_AUTO;
     d.thread_count = 0;
-    d.mesh_path = NULL;
-    d.lod_mesh_path = NULL;
+    d.mesh = NULL;
+    d.lod_mesh = NULL;
     d.lod_splat_px = 4.0f;
     d.lod_reduced_px = 26.0f;
+    d.lod_coarse_px = 12.0f;
     d.fog_start = 0.0f;
     d.fog_end = 0.0f;
     d.fog_max = 0.85f;
     return d;
-}
-
-/* ---- assets ----------------------------------------------------------------------------- */
-
-static int render_try_path(const char *dir, const char *name, char *out, size_t size)
-{
-    if (!dir || !*dir)
-        return 0;
-    int n = snprintf(out, size, "%s/%s", dir, name);
-    if (n < 0 || (size_t)n >= size)
-        return 0;
-    return access(out, R_OK) == 0;
-}
-
-SHOAL_API int shoal_render_asset_path(const char *name, char *out, size_t size)
-{
-    if (render_try_path(getenv("SHOAL_ASSETS"), name, out, size) ||
-        render_try_path("assets", name, out, size))
-        return 1;
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = 0;
-            static const char *rel[] = {"../share/shoal", "../assets", "../../assets",
-                                        "../../../assets"};
-            for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-                char dir[4200];
-                snprintf(dir, sizeof dir, "%s/%s", exe, rel[i]);
-                if (render_try_path(dir, name, out, size))
-                    return 1;
-            }
-        }
-    }
-    if (render_try_path(SHOAL_RENDER_INSTALLED_ASSETS, name, out, size) ||
-        render_try_path(SHOAL_RENDER_SOURCE_ASSETS, name, out, size))
-        return 1;
-    snprintf(out, size, "%s", name);
-    return 0;
-}
-
-static shoal_status render_load_mesh(const char *path, const char *default_name, render_mesh *out,
-                                     shoal_error *err)
-{
-    char buf[4096];
-    if (!path) {
-        if (!shoal_render_asset_path(default_name, buf, sizeof buf))
-            return shoal_error_set(err, SHOAL_ERR_IO,
-                                   "%s: not found (looked in $SHOAL_ASSETS, ./assets, beside "
-                                   "the executable and in %s)",
-                                   default_name, SHOAL_RENDER_SOURCE_ASSETS);
-        path = buf;
-    }
-    shoal_mesh m;
-    shoal_status st = shoal_mesh_load(path, &m, err);
-    if (st)
-        return st;
-    st = mesh_prepare(&m, path, out, err);
-    shoal_mesh_free(&m);
-    return st;
 }
 
 /* ---- create / destroy ------------------------------------------------------------------- */
@@ -212,6 +153,10 @@ SHOAL_API shoal_status shoal_render_create(const shoal_render_desc *desc, shoal_
     if (!(desc->fish_length > 0.0f) || !isfinite(desc->fish_length))
         return shoal_error_set(err, SHOAL_ERR_INPUT, "render: fish length %g must be > 0",
                                (double)desc->fish_length);
+    if (!desc->mesh)
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "render: no fish mesh (shoal_render_desc.mesh is NULL; "
+                               "shoal_mesh_load_asset(\"fish.obj\") loads shoal's own)");
     if (desc->thread_count < 0)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "render: thread count %d must be >= 0",
                                desc->thread_count);
@@ -220,6 +165,14 @@ SHOAL_API shoal_status shoal_render_create(const shoal_render_desc *desc, shoal_
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "render: LOD thresholds need 0 <= splat (%g) <= reduced (%g)",
                                (double)desc->lod_splat_px, (double)desc->lod_reduced_px);
+    /* the coarse threshold counts only with a coarse mesh (a desc of 0.1 sets none) */
+    if (desc->lod_coarse_mesh && (!(desc->lod_coarse_px >= desc->lod_splat_px) ||
+                                  !(desc->lod_reduced_px >= desc->lod_coarse_px)))
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "render: LOD thresholds need splat (%g) <= coarse (%g) <= "
+                               "reduced (%g)",
+                               (double)desc->lod_splat_px, (double)desc->lod_coarse_px,
+                               (double)desc->lod_reduced_px);
     if (!(desc->fog_max >= 0.0f && desc->fog_max <= 1.0f) || !isfinite(desc->fog_start) ||
         !isfinite(desc->fog_end))
         return shoal_error_set(err, SHOAL_ERR_INPUT, "render: fog_max %g outside [0, 1]",
@@ -248,13 +201,21 @@ SHOAL_API shoal_status shoal_render_create(const shoal_render_desc *desc, shoal_
     if (!r)
         return shoal_error_set(err, SHOAL_ERR_NOMEM, "render: out of memory");
     r->desc = *desc;
-    r->desc.mesh_path = NULL; /* the caller's strings are not kept */
-    r->desc.lod_mesh_path = NULL;
+    r->desc.mesh = NULL; /* borrowed for this call only: the renderer keeps its own form */
+    r->desc.lod_mesh = NULL;
+    r->desc.lod_coarse_mesh = NULL;
     r->k = k;
-    st = render_load_mesh(desc->mesh_path, "fish.obj", &r->mesh_full, err);
-    if (!st && desc->shade == SHOAL_SHADE_LIT && desc->lod) {
-        st = render_load_mesh(desc->lod_mesh_path, "fish_lod1.obj", &r->mesh_reduced, err);
+    st = prof_create(&r->prof_own, err);
+    r->prof = r->prof_own;
+    if (!st)
+        st = mesh_prepare(desc->mesh, "render: fish mesh", &r->mesh_full, err);
+    if (!st && desc->lod_mesh && desc->shade == SHOAL_SHADE_LIT && desc->lod) {
+        st = mesh_prepare(desc->lod_mesh, "render: LOD mesh", &r->mesh_reduced, err);
         r->have_reduced = st == SHOAL_OK;
+    }
+    if (!st && desc->lod_coarse_mesh && desc->shade == SHOAL_SHADE_LIT && desc->lod) {
+        st = mesh_prepare(desc->lod_coarse_mesh, "render: coarse LOD mesh", &r->mesh_coarse, err);
+        r->have_coarse = st == SHOAL_OK;
     }
     if (!st)
         st = render_alloc_size(r, desc->width, desc->height, err);
@@ -272,13 +233,11 @@ static void render_free_blocks(shoal_renderer *r)
     for (size_t b = 0; b < r->block_cap; b++) {
         render_block *B = &r->blocks[b];
         free(B->arena);
-        free(B->stri_mem);
-        free(B->sx);
         free(B->refs);
         free(B->tile_start);
         free(B->items);
     }
-    free(r->blocks);
+    alloc_free(r->blocks);
     free(r->tile_order);
     r->blocks = NULL;
     r->block_cap = 0;
@@ -290,6 +249,8 @@ SHOAL_API void shoal_render_destroy(shoal_renderer *r)
         return;
     mesh_release(&r->mesh_full);
     mesh_release(&r->mesh_reduced);
+    mesh_release(&r->mesh_coarse);
+    prof_destroy(r->prof_own);
     alloc_free(r->fb);
     alloc_free(r->zfb);
     alloc_free(r->idfb);
@@ -303,6 +264,7 @@ SHOAL_API void shoal_render_destroy(shoal_renderer *r)
         free(r->workers[i].list.items);
         free(r->workers[i].list.sorted);
         free(r->workers[i].list.bucket);
+        setup_scratch_free(&r->workers[i].scratch);
     }
     alloc_free(r->workers);
     free(r->rows_soa);
@@ -417,10 +379,12 @@ static shoal_status render_grow_workers(shoal_renderer *r, int count, shoal_erro
     return SHOAL_OK;
 }
 
-/* Blocks are fixed by N alone (never by the thread count): at most 64 of at least 256. */
+/* Blocks are fixed by N alone (never by the thread count): at most 256 of at least 256.
+ * 256 (was 64) so that 16 threads claiming them dynamically end together: the last block
+ * to start is then at most 1/256 of the work, not 1/64 (a quarter of a 16th). */
 static size_t render_block_size(size_t n)
 {
-    size_t bs = (n + 63) / 64;
+    size_t bs = (n + 255) / 256;
     return bs < 256 ? 256 : bs;
 }
 
@@ -468,7 +432,7 @@ static void render_setup_chunk(void *ctx, int64_t begin, int64_t end, int thread
         size_t lo = (size_t)b * r->block_size;
         size_t hi = lo + r->block_size;
         hi = hi > j->inst->count ? j->inst->count : hi;
-        setup_block(&j->sc, &r->blocks[b], lo, hi);
+        setup_block(&j->sc, &r->blocks[b], &r->workers[thread_index].scratch, lo, hi);
     }
     worker_work(&r->workers[thread_index], RS_SETUP, t0, timer_now_ns());
 }
@@ -579,18 +543,19 @@ static void render_tile_region(void *ctx, int thread_index, int thread_count)
 static void render_stage_record(const shoal_renderer *r, int stage, uint64_t ns, int64_t frame)
 {
     int id = PROF_RENDER_BASE + stage;
-    if (prof_on(PROF_STATS)) {
-        prof_stage_define(id, "render", render_stage_names[stage]);
-        prof_stage_call(id, ns);
+    prof *pf = r->prof;
+    if (prof_on(pf, PROF_STATS)) {
+        prof_stage_define(pf, id, "render", render_stage_names[stage]);
+        prof_stage_call(pf, id, ns);
     }
     for (int i = 0; i < r->worker_count; i++) {
         const render_worker *w = &r->workers[i];
         if (!w->first_ns[stage])
             continue;
-        if (prof_on(PROF_STATS))
-            prof_stage_busy(id, i, w->busy_ns[stage]);
-        if (prof_on(PROF_TRACE))
-            prof_trace_span(i, render_stage_names[stage], frame, w->first_ns[stage],
+        if (prof_on(pf, PROF_STATS))
+            prof_stage_busy(pf, id, i, w->busy_ns[stage]);
+        if (prof_on(pf, PROF_TRACE))
+            prof_trace_span(pf, i, render_stage_names[stage], frame, w->first_ns[stage],
                             w->last_ns[stage]);
     }
 }
@@ -659,14 +624,18 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
     memset(&fc, 0, sizeof fc);
     camera_setup(cam, r->width, r->height, &fc);
     const render_mesh *mr = r->have_reduced ? &r->mesh_reduced : &r->mesh_full;
+    const render_mesh *mc = r->have_coarse ? &r->mesh_coarse : mr;
     fc.fish_length = r->desc.fish_length;
     float rad = r->mesh_full.radius > mr->radius ? r->mesh_full.radius : mr->radius;
+    rad = mc->radius > rad ? mc->radius : rad;
     fc.cull_radius = rad * r->desc.fish_length * 1.01f;
-    fc.lod = r->desc.lod && r->have_reduced;
+    fc.lod = r->desc.lod != 0; /* without a LOD mesh the reduced level draws the fish's */
     fc.occlusion = r->desc.occlusion != 0;
     fc.shade_id = r->desc.shade == SHOAL_SHADE_ID;
     fc.lod_splat_px = r->desc.lod_splat_px;
     fc.lod_reduced_px = r->desc.lod_reduced_px;
+    /* no coarse mesh: no coarse level (the reduced fish down to the splats) */
+    fc.lod_coarse_px = r->have_coarse ? r->desc.lod_coarse_px : r->desc.lod_splat_px;
     fc.bg_row = r->bg_row;
     {
         float dx = cam->target[0] - cam->eye[0], dy = cam->target[1] - cam->eye[1],
@@ -713,12 +682,15 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
     r->block_size = render_block_size(inst->count);
     r->block_count = inst->count ? (inst->count + r->block_size - 1) / r->block_size : 0;
     if (r->block_count > r->block_cap) {
-        render_block *nb = realloc(r->blocks, r->block_count * sizeof *nb);
+        /* 64-byte aligned: each block's fields on lines of its own (render_block) */
+        render_block *nb = alloc_array_zero(r->block_count, sizeof *nb, "render bins", err);
         if (!nb) {
-            st = shoal_error_set(err, SHOAL_ERR_NOMEM, "render: out of memory for bins");
+            st = SHOAL_ERR_NOMEM;
             goto done;
         }
-        memset(nb + r->block_cap, 0, (r->block_count - r->block_cap) * sizeof *nb);
+        if (r->blocks)
+            memcpy(nb, r->blocks, r->block_cap * sizeof *nb);
+        alloc_free(r->blocks);
         r->blocks = nb;
         r->block_cap = r->block_count;
     }
@@ -728,6 +700,7 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
     job.sc.lod = r->lod;
     job.sc.mesh_full = &r->mesh_full;
     job.sc.mesh_reduced = mr;
+    job.sc.mesh_coarse = mc;
     job.sc.k = r->k;
     job.sc.tile_count = fc.tiles_x * fc.tiles_y;
     parallel_for_n((int64_t)r->block_count, 1, render_setup_chunk, &job, threads);
@@ -747,6 +720,7 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
         s.instances_full += B->inst_full;
         s.instances_reduced += B->inst_reduced;
         s.instances_splat += B->inst_splat;
+        s.instances_coarse += B->inst_coarse;
         s.instances_clipped += B->inst_clipped;
     }
     uint64_t t2 = timer_now_ns();
@@ -790,7 +764,8 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
         resolve_ns += r->workers[i].resolve_ns;
     }
     s.instances = inst->count;
-    s.instances_visible = s.instances_full + s.instances_reduced + s.instances_splat;
+    s.instances_visible =
+        s.instances_full + s.instances_reduced + s.instances_coarse + s.instances_splat;
     s.instance_ms = (double)(t1 - t0) * 1e-6;
     s.setup_ms = (double)(t2 - t1) * 1e-6;
     s.resolve_ms = (double)resolve_ns * 1e-6 / (threads > 0 ? threads : 1);
@@ -800,10 +775,10 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
     render_stage_record(r, RS_SETUP, t2 - t1, frame);
     render_stage_record(r, RS_RASTER, (t3 - t2) - (uint64_t)(s.resolve_ms * 1e6), frame);
     render_stage_record(r, RS_RESOLVE, (uint64_t)(s.resolve_ms * 1e6), frame);
-    if (prof_on(PROF_TRACE)) {
+    if (prof_on(r->prof, PROF_TRACE)) {
         uint64_t t_end = timer_now_ns();
         for (int i = 0; i < r->worker_count && i < threads; i++)
-            prof_trace_frame(i, "frame", frame, t_begin, t_end);
+            prof_trace_frame(r->prof, i, "frame", frame, t_begin, t_end);
     }
     s.total_ms = (double)(timer_now_ns() - t_begin) * 1e-6;
     s.isa = r->k->name;
@@ -814,12 +789,42 @@ done:
     return st;
 }
 
+SHOAL_API shoal_profile *shoal_render_get_profile(const shoal_renderer *r) { return r->prof; }
+
+SHOAL_API void shoal_render_set_profile(shoal_renderer *r, shoal_profile *profile)
+{
+    r->prof = profile ? profile : r->prof_own;
+}
+
 /* ---- earlier names ------------------------------------------------------------------ */
 
+/* The create of 0.1 found its meshes itself: without desc->mesh it loads shoal's fish.obj (and
+ * fish_lod1.obj for LOD) through io, as it did, then creates from them. */
 SHOAL_API shoal_status shoal_renderer_create(const shoal_render_desc *desc, shoal_renderer **out,
                                              shoal_error *err)
 {
-    return shoal_render_create(desc, out, err);
+    if (desc->mesh)
+        return shoal_render_create(desc, out, err);
+    *out = NULL;
+    shoal_render_desc d = *desc;
+    shoal_mesh full, reduced;
+    memset(&reduced, 0, sizeof reduced);
+    shoal_status st = shoal_mesh_load_asset("fish.obj", &full, err);
+    if (!st && d.shade == SHOAL_SHADE_LIT && d.lod && !d.lod_mesh)
+        st = shoal_mesh_load_asset("fish_lod1.obj", &reduced, err);
+    if (!st) {
+        d.mesh = &full;
+        d.lod_mesh = d.lod_mesh ? d.lod_mesh : reduced.vertex_count ? &reduced : NULL;
+        st = shoal_render_create(&d, out, err);
+    }
+    shoal_mesh_free(&full);
+    shoal_mesh_free(&reduced);
+    return st;
+}
+
+SHOAL_API int shoal_render_asset_path(const char *name, char *out, size_t size)
+{
+    return shoal_io_asset_path(name, out, size);
 }
 
 SHOAL_API void shoal_renderer_destroy(shoal_renderer *r) { shoal_render_destroy(r); }

@@ -34,7 +34,7 @@
 #define CLIP_MAX_VERTS 12
 
 /* LOD levels of an instance (instance pass output). */
-enum { LOD_CULLED = 0, LOD_SPLAT = 1, LOD_REDUCED = 2, LOD_FULL = 3 };
+enum { LOD_CULLED = 0, LOD_SPLAT = 1, LOD_REDUCED = 2, LOD_FULL = 3, LOD_COARSE = 4 };
 
 /* A mesh ready for transform: SoA positions padded (by repeating the last vertex) to a
  * multiple of 16 so SIMD kernels need no tail handling; triangle indices as three int32
@@ -61,7 +61,7 @@ typedef struct frame_consts {
     float plane_cos_y, plane_sin_y, plane_cos_x, plane_sin_x;
     float eye[3];
     float fish_length, cull_radius;
-    float lod_splat_px, lod_reduced_px;
+    float lod_splat_px, lod_coarse_px, lod_reduced_px;
     int lod, shade_id, occlusion;
     float fog_start, fog_end, fog_max;
     float light_model_unused;
@@ -121,17 +121,29 @@ typedef struct tri_shade {
     shade_inst sh;
 } tri_shade;
 
-/* What one block of instances produced. Owned by the block index, never by a thread, so the
- * bins do not depend on the thread count. Capacities persist across frames. */
-typedef struct render_block {
-    uint32_t *arena; /* the refs' triangle columns */
-    size_t arena_words, arena_cap;
+/* A setup worker's scratch (one per thread: what it holds lives only while one instance or
+ * one run of lanes is set up, so it does not reach the bins). Capacities persist. */
+typedef struct setup_scratch {
     uint32_t *stri_mem; /* one instance's kept triangles before they go to the arena */
     tri_cols stris;
     size_t stri_cap;
-    int32_t *sx, *sy; /* transform output of the current instance (scratch) */
+    int32_t *sx, *sy; /* transform output of the current instance */
     float *sz;
     size_t scratch_cap;
+    uint32_t *lane_mem; /* the meshes kernel's scratch: vertices and triangles of the meshes */
+    size_t lane_cap;
+    uint32_t *order; /* the block's instances by kind (splat, coarse, reduced, exact) */
+    size_t order_cap;
+} setup_scratch;
+void setup_scratch_free(setup_scratch *s);
+
+/* What one block of instances produced. Owned by the block index, never by a thread, so the
+ * bins do not depend on the thread count. Capacities persist across frames. Blocks are an
+ * array written by different threads at once: each starts on its own cache line. */
+typedef struct render_block {
+    _Alignas(64) uint32_t *arena; /* the refs' triangle columns */
+    size_t arena_words, arena_cap;
+    setup_scratch *s; /* the scratch of the thread setting the block up */
     rref *refs;
     size_t ref_count, ref_cap;
     uint32_t *tile_start; /* tile_count + 1 offsets into items */
@@ -140,6 +152,7 @@ typedef struct render_block {
     size_t item_cap;
     size_t tile_cap;
     uint64_t tris_submitted, tris_visible, inst_full, inst_reduced, inst_splat, inst_clipped;
+    uint64_t inst_coarse;
     int failed; /* allocation failure inside a worker */
 } render_block;
 
@@ -154,8 +167,8 @@ typedef struct tile_ctx {
     int occlusion; /* order near to far and skip hidden refs (frame_consts.occlusion) */
 } tile_ctx;
 
-/* The kernels each ISA provides (rast_kernel.h instantiated per ISA). All must give the
- * same bits as the scalar ones.
+/* The kernels each ISA provides (rast_kernel.h, written once against core/simd.h and
+ * instantiated per ISA; the scalar instance is the reference).
  * transform: clip = mvp * (x, y, z, 1) for all vertices of `m`, then window coordinates into
  *   ox/oy/oz (vertex_padded entries written); `bbox` gets min x, min y, max x, max y of
  *   x_fx8/y_fx8 over the vertices. Returns 1 (outputs unusable) when some vertex needs the
@@ -172,11 +185,11 @@ typedef uint32_t (*setup_tris_fn)(const render_mesh *m, const int32_t *X, const 
                                   const float *Z, const tri_shade *ts, const frame_consts *fc,
                                   const tri_cols *out, size_t base, int32_t rect[4]);
 typedef void (*rast_tris_fn)(tile_ctx *t, const tri_cols *c, uint32_t count, uint32_t id);
-/* What the splat path of setup (setup.c: instance_matrix, the centre's row, shade_instance,
- * setup_splat) decides for SPLAT_LANES_MAX consecutive instances at most, lane j = instance
- * i + j: bit j of `done` when the splat path takes the instance (drawn, or nothing to draw),
- * else the caller sends it to the mesh path; bit j of `ref` when it draws a splat with the
- * rect, depth bits and colour of lane j. Every value is the scalar path's, bit for bit. */
+/* What the splat path of setup decides for n <= splat_lanes consecutive instances, lane j =
+ * instance i + j: bit j of `done` when the splat path takes the instance (drawn, or nothing
+ * to draw), else the caller sends it to the mesh path (a point of the splat needs the
+ * clipper); bit j of `ref` when it draws a splat with the rect, depth bits and colour of lane
+ * j. Every value is the scalar instance's, bit for bit. */
 #define SPLAT_LANES_MAX 16
 typedef struct splat_lanes {
     int32_t px0[SPLAT_LANES_MAX], py0[SPLAT_LANES_MAX], px1[SPLAT_LANES_MAX], py1[SPLAT_LANES_MAX];
@@ -184,13 +197,39 @@ typedef struct splat_lanes {
     uint32_t done, ref;
 } splat_lanes;
 typedef void (*splats_fn)(const frame_consts *fc, const shoal_render_instances *inst, size_t i,
-                          splat_lanes *out);
+                          int n, splat_lanes *out);
+/* What the mesh path of setup (setup_instance: instance_matrix, transform, shade_instance,
+ * setup_tri_one over the mesh, the ref's rect and depth floor) decides for the instances of
+ * `lanes` among n <= lanes consecutive ones, all drawn with one mesh, lane j = instance
+ * i + j. Bit j of `fallback`: the per-instance path takes it (a vertex needs the clipper,
+ * or its box is too big for int32 areas). Every other lane of `lanes` is done: count[j]
+ * triangles kept (0: nothing to draw, e.g. off the image), their sample rect and depth floor;
+ * kept triangle t of lane j has field f (tri_cols order: x0 y0 x1 y1 x2 y2 z0 z1 z2 col) at
+ * tri[(t * TRI_FIELDS + f) * lanes + j], and keep[t] has bit j; meshes_emit writes them out. Every
+ * value is the scalar instance's, bit for bit. */
+typedef struct mesh_lanes {
+    unsigned fallback;
+    int32_t count[SPLAT_LANES_MAX];
+    int32_t rect[4][SPLAT_LANES_MAX];
+    float floor[SPLAT_LANES_MAX];
+    uint32_t *tri;  /* triangle_padded * TRI_FIELDS * lanes words */
+    uint32_t *keep; /* triangle_padded words (0 past triangle_count) */
+} mesh_lanes;
+typedef void (*meshes_fn)(const frame_consts *fc, const shoal_render_instances *inst, size_t i,
+                          int n, unsigned lanes, const struct render_mesh *m, mesh_lanes *out,
+                          int32_t *vertex_scratch);
+/* The done lanes' kept triangles of a meshes call to dst[j] (lane j's ten columns of
+ * count[j] words; exact writes, no slack needed). */
+typedef void (*meshes_emit_fn)(const mesh_lanes *ml, const struct render_mesh *m, unsigned lanes,
+                               uint32_t *const *dst);
 typedef struct render_kernels {
     transform_fn transform;
     setup_tris_fn setup_tris;
     rast_tris_fn rast_tris;
-    splats_fn splats; /* NULL in the scalar kernels: setup.c's per-instance path */
-    int splat_lanes;  /* instances per splats call */
+    splats_fn splats;
+    meshes_fn meshes;
+    meshes_emit_fn meshes_emit;
+    int lanes; /* VW: instances per splats / meshes call */
     const char *name;
 } render_kernels;
 
@@ -275,6 +314,8 @@ void shade_instance(const frame_consts *fc, const shoal_render_instances *inst, 
  * and the light's ambient and diffuse weights. */
 int shade_base_fixed(const shoal_render_instances *inst, size_t i, float base[3]);
 extern const float shade_speed_stops[3][3];
+/* The unit light direction (world space) every shade_instance uses. */
+void shade_light(float L[3]);
 extern const float shade_ambient, shade_diffuse;
 /* (int)v as the SIMD conversions (cvttps) give it: truncated, and INT32_MIN for NaN and
  * values out of int's range, where C's conversion would be undefined. */
@@ -371,11 +412,12 @@ typedef struct setup_ctx {
     const frame_consts *fc;
     const shoal_render_instances *inst;
     const uint8_t *lod;
-    const render_mesh *mesh_full, *mesh_reduced;
+    const render_mesh *mesh_full, *mesh_reduced, *mesh_coarse;
     const render_kernels *k;
     int tile_count;
 } setup_ctx;
-void setup_block(const setup_ctx *sc, render_block *blk, size_t begin, size_t end);
+void setup_block(const setup_ctx *sc, render_block *blk, setup_scratch *scr, size_t begin,
+                 size_t end);
 
 /* rast.c: draw one tile from every block's list, in block order, into `t`. `list` is the
  * worker's scratch (grown as needed; failed set when growing fails). */

@@ -29,17 +29,17 @@ static int setup_grow(void **p, size_t *cap, size_t need, size_t elem)
  * words each: SIMD appends store whole vectors), then copied to the arena as one run. */
 static int setup_grow_stris(render_block *b, size_t need)
 {
-    if (need <= b->stri_cap)
+    if (need <= b->s->stri_cap)
         return 1;
     size_t stride = need + TRI_SLACK;
-    free(b->stri_mem);
-    b->stri_mem = calloc(TRI_FIELDS * stride, sizeof(uint32_t));
-    if (!b->stri_mem) {
-        b->stri_cap = 0;
+    free(b->s->stri_mem);
+    b->s->stri_mem = calloc(TRI_FIELDS * stride, sizeof(uint32_t));
+    if (!b->s->stri_mem) {
+        b->s->stri_cap = 0;
         return 0;
     }
-    b->stris = tri_cols_at(b->stri_mem, stride);
-    b->stri_cap = need;
+    b->s->stris = tri_cols_at(b->s->stri_mem, stride);
+    b->s->stri_cap = need;
     return 1;
 }
 
@@ -47,7 +47,7 @@ static int setup_grow_arena(render_block *b, size_t need_words)
 {
     if (need_words + TRI_SLACK <= b->arena_cap)
         return 1;
-    size_t n = b->arena_cap ? b->arena_cap : 65536;
+    size_t n = b->arena_cap ? b->arena_cap : 4096;
     while (n < need_words + TRI_SLACK)
         n *= 2;
     uint32_t *q = realloc(b->arena, n * sizeof(uint32_t));
@@ -62,17 +62,35 @@ static int setup_grow_arena(render_block *b, size_t need_words)
 /* Scratch for one instance's transformed vertices (vertex_padded of the larger mesh). */
 static int setup_grow_scratch(render_block *b, size_t need)
 {
-    if (need <= b->scratch_cap)
+    if (need <= b->s->scratch_cap)
         return 1;
-    free(b->sx);
-    b->sx = malloc(need * 3 * sizeof(int32_t));
-    if (!b->sx) {
-        b->scratch_cap = 0;
+    free(b->s->sx);
+    b->s->sx = malloc(need * 3 * sizeof(int32_t));
+    if (!b->s->sx) {
+        b->s->scratch_cap = 0;
         return 0;
     }
-    b->sy = b->sx + need;
-    b->sz = (float *)(b->sx + 2 * need);
-    b->scratch_cap = need;
+    b->s->sy = b->s->sx + need;
+    b->s->sz = (float *)(b->s->sx + 2 * need);
+    b->s->scratch_cap = need;
+    return 1;
+}
+
+/* The meshes kernel's scratch, 64-byte aligned (whole vectors are stored in it). */
+static int setup_grow_lanes(render_block *b, size_t words)
+{
+    if (words <= b->s->lane_cap)
+        return 1;
+    free(b->s->lane_mem);
+    size_t bytes = (words * sizeof(uint32_t) + 63) / 64 * 64;
+    b->s->lane_mem = aligned_alloc(64, bytes);
+    if (!b->s->lane_mem) {
+        b->s->lane_cap = 0;
+        return 0;
+    }
+    /* defined contents: emit transposes whole blocks, culled triangles' rows included */
+    memset(b->s->lane_mem, 0, bytes);
+    b->s->lane_cap = words;
     return 1;
 }
 
@@ -82,6 +100,22 @@ typedef struct setup_inst {
     int32_t rect[4]; /* union of the sample rects of the kept triangles */
     uint32_t kept;
 } setup_inst;
+
+/* The ref of one fish's n triangles, already in the arena at word `at`. */
+static void setup_push_ref(render_block *blk, uint32_t id, const int32_t rect[4], uint32_t n,
+                           size_t at, float floor)
+{
+    rref *r = &blk->refs[blk->ref_count++];
+    r->px0 = (int16_t)rect[0];
+    r->py0 = (int16_t)rect[1];
+    r->px1 = (int16_t)rect[2];
+    r->py1 = (int16_t)rect[3];
+    r->id = id;
+    r->kind_count = n;
+    r->a = (uint32_t)at;
+    memcpy(&r->b, &floor, sizeof floor);
+    blk->tris_visible += n;
+}
 
 static void setup_emit_ref(render_block *blk, setup_inst *si)
 {
@@ -93,7 +127,7 @@ static void setup_emit_ref(render_block *blk, setup_inst *si)
         return;
     }
     uint32_t *dst = blk->arena + blk->arena_words;
-    const tri_cols *s = &blk->stris;
+    const tri_cols *s = &blk->s->stris;
     memcpy(dst, s->x0, n * 4);
     memcpy(dst + n, s->y0, n * 4);
     memcpy(dst + 2 * n, s->x1, n * 4);
@@ -104,18 +138,37 @@ static void setup_emit_ref(render_block *blk, setup_inst *si)
     memcpy(dst + 7 * n, s->z1, n * 4);
     memcpy(dst + 8 * n, s->z2, n * 4);
     memcpy(dst + 9 * n, s->col, n * 4);
-    rref *r = &blk->refs[blk->ref_count++];
-    r->px0 = (int16_t)si->rect[0];
-    r->py0 = (int16_t)si->rect[1];
-    r->px1 = (int16_t)si->rect[2];
-    r->py1 = (int16_t)si->rect[3];
-    r->id = si->id;
-    r->kind_count = si->kept;
-    r->a = (uint32_t)blk->arena_words;
-    float floor = render_depth_floor(s, n);
-    memcpy(&r->b, &floor, sizeof floor);
+    setup_push_ref(blk, si->id, si->rect, si->kept, blk->arena_words, render_depth_floor(s, n));
     blk->arena_words += TRI_FIELDS * n;
-    blk->tris_visible += n;
+}
+
+/* The done lanes of a meshes kernel call (lanes, all but its fallback): room in the arena for
+ * their triangles, written by the kernel's emit, and the offset of each. The refs follow in
+ * instance order (setup_push_ref). */
+static void setup_emit_lanes(render_block *blk, const render_kernels *k, const mesh_lanes *ml,
+                             const render_mesh *m, unsigned lanes, size_t *at)
+{
+    uint32_t *dst[SPLAT_LANES_MAX];
+    size_t words = 0;
+    unsigned with = 0;
+    for (int j = 0; j < k->lanes; j++) {
+        at[j] = 0;
+        if ((lanes >> j & 1u) && ml->count[j] > 0) {
+            at[j] = blk->arena_words + words;
+            words += TRI_FIELDS * (size_t)ml->count[j];
+            with |= 1u << j;
+        }
+    }
+    if (!with)
+        return;
+    if (!setup_grow_arena(blk, blk->arena_words + words)) {
+        blk->failed = 1;
+        return;
+    }
+    for (int j = 0; j < k->lanes; j++)
+        dst[j] = blk->arena + at[j];
+    k->meshes_emit(ml, m, with, dst);
+    blk->arena_words += words;
 }
 
 /* ---- clipping ----------------------------------------------------------------------------- */
@@ -218,64 +271,11 @@ static void setup_clipped(const frame_consts *fc, render_block *blk, setup_inst 
         if (!ok)
             continue;
         for (int k = 1; k + 1 < n; k++)
-            si->kept += (uint32_t)setup_tri_one(fc, &si->ts, &blk->stris, si->kept, si->rect, X[0],
-                                                Y[0], Z[0], X[k], Y[k], Z[k], X[k + 1], Y[k + 1],
-                                                Z[k + 1], m->nx[t], m->ny[t], m->nz[t]);
+            si->kept += (uint32_t)setup_tri_one(fc, &si->ts, &blk->s->stris, si->kept, si->rect,
+                                                X[0], Y[0], Z[0], X[k], Y[k], Z[k], X[k + 1],
+                                                Y[k + 1], Z[k + 1], m->nx[t], m->ny[t], m->nz[t]);
     }
     setup_emit_ref(blk, si);
-}
-
-/* ---- splats ------------------------------------------------------------------------------- */
-
-/* A far fish as a few pixels: the samples inside the box of its projected head and tail
- * (grown by a quarter pixel), or the pixel holding its centre; one depth (the centre's). */
-static int setup_splat(const frame_consts *fc, render_block *blk, const float *mvp,
-                       const shade_inst *sh, uint32_t id)
-{
-    cvert c = clip_vertex(mvp, 0.0f, 0.0f, 0.0f);
-    cvert h = clip_vertex(mvp, 0.0f, 0.0f, 0.45f);
-    cvert t = clip_vertex(mvp, 0.0f, 0.0f, -0.45f);
-    cvert pts[3] = {c, h, t};
-    int32_t wx[3], wy[3];
-    for (int k = 0; k < 3; k++) {
-        if (!(pts[k].w > 0.0f) || !(pts[k].z + pts[k].w >= 0.0f))
-            return 0; /* let the mesh path clip it */
-        float rw = 1.0f / pts[k].w;
-        float fx = pts[k].x * rw * fc->win_sx + fc->win_ox;
-        float fy = pts[k].y * rw * fc->win_sy + fc->win_oy;
-        if (!(fabsf(fx) < 4.0e6f) || !(fabsf(fy) < 4.0e6f))
-            return 0;
-        wx[k] = render_round(fx);
-        wy[k] = render_round(fy);
-    }
-    float z = c.z / c.w;
-    if (!(z < 1.0f))
-        return 1; /* beyond the far plane: nothing to draw */
-    int32_t mnx = wx[1] < wx[2] ? wx[1] : wx[2], mxx = wx[1] > wx[2] ? wx[1] : wx[2];
-    int32_t mny = wy[1] < wy[2] ? wy[1] : wy[2], mxy = wy[1] > wy[2] ? wy[1] : wy[2];
-    int32_t px0 = render_sample_first(mnx - FX_ONE / 4), px1 = render_sample_last(mxx + FX_ONE / 4);
-    int32_t py0 = render_sample_first(mny - FX_ONE / 4), py1 = render_sample_last(mxy + FX_ONE / 4);
-    if (px0 > px1 || py0 > py1) {
-        px0 = px1 = wx[0] >> FX_BITS;
-        py0 = py1 = wy[0] >> FX_BITS;
-    }
-    px0 = px0 < 0 ? 0 : px0;
-    py0 = py0 < 0 ? 0 : py0;
-    px1 = px1 >= fc->width ? fc->width - 1 : px1;
-    py1 = py1 >= fc->height ? fc->height - 1 : py1;
-    if (px0 > px1 || py0 > py1)
-        return 1;
-    rref *r = &blk->refs[blk->ref_count++];
-    r->px0 = (int16_t)px0;
-    r->py0 = (int16_t)py0;
-    r->px1 = (int16_t)px1;
-    r->py1 = (int16_t)py1;
-    r->id = id;
-    r->kind_count = REF_SPLAT;
-    memcpy(&r->a, &z, sizeof z);
-    /* a splat is lit as a fish seen from the side */
-    r->b = shade_pack(sh, 0.55f);
-    return 1;
 }
 
 /* ---- the block ---------------------------------------------------------------------------- */
@@ -336,7 +336,7 @@ static void setup_raw(const setup_ctx *sc, render_block *blk, size_t i)
     if (raw->win) {
         const int32_t *w = raw->win + 6 * i;
         const float *z = raw->winz + 3 * i;
-        si.kept = (uint32_t)setup_tri_one(fc, &si.ts, &blk->stris, 0, si.rect, w[0], w[1], z[0],
+        si.kept = (uint32_t)setup_tri_one(fc, &si.ts, &blk->s->stris, 0, si.rect, w[0], w[1], z[0],
                                           w[2], w[3], z[1], w[4], w[5], z[2], 0.0f, 0.0f, 0.0f);
         setup_emit_ref(blk, &si);
         return;
@@ -356,21 +356,38 @@ static void setup_raw(const setup_ctx *sc, render_block *blk, size_t i)
     render_mesh m = {3, 16, 1, 16, px, py, pz, i0, i1, i2, nn, nn, nn, 0.0f};
     int32_t bbox[4];
     blk->inst_full++;
-    if (sc->k->transform(&m, fc->vp, fc, blk->sx, blk->sy, blk->sz, bbox)) {
+    if (sc->k->transform(&m, fc->vp, fc, blk->s->sx, blk->s->sy, blk->s->sz, bbox)) {
         blk->inst_clipped++;
         setup_clipped(fc, blk, &si, &m, fc->vp);
         return;
     }
-    si.kept = (uint32_t)setup_tri_one(fc, &si.ts, &blk->stris, 0, si.rect, blk->sx[0], blk->sy[0],
-                                      blk->sz[0], blk->sx[1], blk->sy[1], blk->sz[1], blk->sx[2],
-                                      blk->sy[2], blk->sz[2], 0.0f, 0.0f, 0.0f);
+    si.kept = (uint32_t)setup_tri_one(fc, &si.ts, &blk->s->stris, 0, si.rect, blk->s->sx[0],
+                                      blk->s->sy[0], blk->s->sz[0], blk->s->sx[1], blk->s->sy[1],
+                                      blk->s->sz[1], blk->s->sx[2], blk->s->sy[2], blk->s->sz[2],
+                                      0.0f, 0.0f, 0.0f);
     setup_emit_ref(blk, &si);
+}
+
+/* The mesh levels: 0 the exact fish, 1 the reduced, 2 the coarse. */
+enum { SETUP_LEVELS = 3 };
+static inline int setup_level(uint8_t lod)
+{
+    return lod == LOD_FULL ? 0 : lod == LOD_COARSE ? 2 : 1;
+}
+static inline void setup_count_level(render_block *blk, int level)
+{
+    if (level == 0)
+        blk->inst_full++;
+    else if (level == 1)
+        blk->inst_reduced++;
+    else
+        blk->inst_coarse++;
 }
 
 /* One instance of the frame: cull, splat, or mesh (transform, clipper or small-fish kernel,
  * the big-fish loop), its ref appended to the block. */
-static void setup_instance(const setup_ctx *sc, render_block *blk, size_t i, const render_mesh *mf,
-                           const render_mesh *mr)
+static void setup_instance(const setup_ctx *sc, render_block *blk, size_t i,
+                           const render_mesh *const *meshes)
 {
     const frame_consts *fc = sc->fc;
     const shoal_render_instances *inst = sc->inst;
@@ -387,24 +404,15 @@ static void setup_instance(const setup_ctx *sc, render_block *blk, size_t i, con
     float mvp[16], rot[9];
     instance_matrix(fc, inst->px[i], inst->py[i], inst->pz[i], inst->vx[i], inst->vy[i],
                     inst->vz[i], inst->scale ? inst->scale[i] : 1.0f, mvp, rot);
-    if (lod == LOD_SPLAT) {
-        cvert c = clip_vertex(mvp, 0.0f, 0.0f, 0.0f);
-        float row = c.w > 0.0f ? (c.y / c.w * fc->win_sy + fc->win_oy) / FX_ONE : 0.0f;
-        shade_instance(fc, inst, i, rot, row, &si.ts.sh);
-        if (setup_splat(fc, blk, mvp, &si.ts.sh, si.id)) {
-            blk->inst_splat++;
-            return;
-        }
+    /* a splat the splat kernel left to the mesh path: a point of it needs the clipper */
+    if (lod == LOD_SPLAT)
         lod = LOD_REDUCED;
-    }
-    const render_mesh *m = lod == LOD_REDUCED ? mr : mf;
+    const int level = setup_level(lod);
+    const render_mesh *m = meshes[level];
     blk->tris_submitted += (uint64_t)m->triangle_count;
-    if (lod == LOD_REDUCED)
-        blk->inst_reduced++;
-    else
-        blk->inst_full++;
-    int32_t *X = blk->sx, *Y = blk->sy;
-    float *Z = blk->sz;
+    setup_count_level(blk, level);
+    int32_t *X = blk->s->sx, *Y = blk->s->sy;
+    float *Z = blk->s->sz;
     int32_t bbox[4];
     int need_clip = sc->k->transform(m, mvp, fc, X, Y, Z, bbox);
     if (!fc->shade_id) {
@@ -428,11 +436,11 @@ static void setup_instance(const setup_ctx *sc, render_block *blk, size_t i, con
         return;
     if ((int64_t)bbox[2] - bbox[0] < SETUP_SMALL_FX &&
         (int64_t)bbox[3] - bbox[1] < SETUP_SMALL_FX) {
-        si.kept = sc->k->setup_tris(m, X, Y, Z, &si.ts, fc, &blk->stris, 0, si.rect);
+        si.kept = sc->k->setup_tris(m, X, Y, Z, &si.ts, fc, &blk->s->stris, 0, si.rect);
     } else {
         for (int t = 0; t < m->triangle_count; t++) {
             int i0 = m->i0[t], i1 = m->i1[t], i2 = m->i2[t];
-            si.kept += (uint32_t)setup_tri_one(fc, &si.ts, &blk->stris, si.kept, si.rect, X[i0],
+            si.kept += (uint32_t)setup_tri_one(fc, &si.ts, &blk->s->stris, si.kept, si.rect, X[i0],
                                                Y[i0], Z[i0], X[i1], Y[i1], Z[i1], X[i2], Y[i2],
                                                Z[i2], m->nx[t], m->ny[t], m->nz[t]);
         }
@@ -440,65 +448,165 @@ static void setup_instance(const setup_ctx *sc, render_block *blk, size_t i, con
     setup_emit_ref(blk, &si);
 }
 
-void setup_block(const setup_ctx *sc, render_block *blk, size_t begin, size_t end)
+void setup_scratch_free(setup_scratch *s)
+{
+    free(s->stri_mem);
+    free(s->sx);
+    free(s->lane_mem);
+    free(s->order);
+    memset(s, 0, sizeof *s);
+}
+
+void setup_block(const setup_ctx *sc, render_block *blk, setup_scratch *scr, size_t begin,
+                 size_t end)
 {
     const frame_consts *fc = sc->fc;
+    blk->s = scr;
     blk->arena_words = blk->ref_count = 0;
     blk->tris_submitted = blk->tris_visible = 0;
     blk->inst_full = blk->inst_reduced = blk->inst_splat = blk->inst_clipped = 0;
+    blk->inst_coarse = 0;
     blk->failed = 0;
     const render_mesh *mf = sc->mesh_full, *mr = sc->mesh_reduced ? sc->mesh_reduced : mf;
+    const render_mesh *mc = sc->mesh_coarse ? sc->mesh_coarse : mr;
+    const render_mesh *const meshes[SETUP_LEVELS] = {mf, mr, mc};
     size_t n = end - begin;
-    const size_t max_tris =
-        (size_t)(mf->triangle_padded > mr->triangle_padded ? mf->triangle_padded
-                                                           : mr->triangle_padded);
-    const size_t max_verts =
-        (size_t)(mf->vertex_padded > mr->vertex_padded ? mf->vertex_padded : mr->vertex_padded);
+    /* the meshes kernel's scratch: per level its triangles and keep bits, then the vertices */
+    const size_t lanes_w = (size_t)sc->k->lanes;
+    size_t max_tris = 0, max_verts = 0, lane_off[SETUP_LEVELS][2], lane_words = 0;
+    for (int k = 0; k < SETUP_LEVELS; k++) {
+        size_t tp = (size_t)meshes[k]->triangle_padded, vp = (size_t)meshes[k]->vertex_padded;
+        max_tris = tp > max_tris ? tp : max_tris;
+        max_verts = vp > max_verts ? vp : max_verts;
+        lane_off[k][0] = lane_words;
+        lane_off[k][1] = lane_words + tp * TRI_FIELDS * lanes_w;
+        lane_words += tp * TRI_FIELDS * lanes_w + tp;
+    }
+    lane_words += max_verts * 3 * lanes_w;
     if (!setup_grow((void **)&blk->refs, &blk->ref_cap, n ? n : 1, sizeof(rref)) ||
+        !setup_grow((void **)&scr->order, &scr->order_cap, n ? n : 1, sizeof(uint32_t)) ||
         !setup_grow_scratch(blk, max_verts) ||
-        !setup_grow_stris(blk, max_tris * (CLIP_MAX_VERTS - 2) + 64)) {
+        !setup_grow_stris(blk, max_tris * (CLIP_MAX_VERTS - 2) + 64) ||
+        !setup_grow_lanes(blk, lane_words)) {
         blk->failed = 1;
         return;
     }
+    int32_t *lane_vs = (int32_t *)(blk->s->lane_mem + lane_words - max_verts * 3 * lanes_w);
     if (sc->raw) {
         for (size_t i = begin; i < end && !blk->failed; i++)
             setup_raw(sc, blk, i);
         setup_bin(sc, blk);
         return;
     }
-    /* Runs of instances with a splat among them go through the ISA's splat kernel; its lanes
-     * are taken in instance order, and a lane it does not take (not a splat, or a splat the
-     * mesh path must clip) goes through setup_instance as it would alone. */
-    const size_t lanes = sc->k->splats && !fc->shade_id ? (size_t)sc->k->splat_lanes : 0;
-    for (size_t i = begin; i < end && !blk->failed;) {
-        size_t w = lanes && end - i >= lanes ? lanes : 1;
-        int any = 0;
-        for (size_t j = 0; j < w && w > 1; j++)
-            any |= sc->lod[i + j] == LOD_SPLAT;
-        if (!any) {
-            for (size_t j = 0; j < w && !blk->failed; j++)
-                setup_instance(sc, blk, i++, mf, mr);
-            continue;
+    /* The block's instances by kind, each kind in instance order (a stable counting sort):
+     * splats, then the coarse, reduced and exact fish. Each kind goes through its ISA
+     * kernel in runs of `lanes` (every lane of a run does the same work: the splat kernel,
+     * or the mesh kernel on one mesh); a lane a kernel does not take (a splat or fish that
+     * needs the clipper, a fish too big for int32 areas) goes through setup_instance as it
+     * would alone. Refs come out in this order, not in instance order: the image does not
+     * depend on the order of fish (the depth test's id tie rule), and this one is a function
+     * of the instances alone. */
+    enum { KIND_SPLAT, KIND_COARSE, KIND_REDUCED, KIND_FULL, KINDS };
+    uint32_t *order = blk->s->order;
+    size_t kstart[KINDS + 1] = {0};
+    for (size_t i = begin; i < end; i++) {
+        uint8_t l = sc->lod[i];
+        if (l != LOD_CULLED)
+            kstart[(l == LOD_SPLAT ? KIND_SPLAT : 3 - setup_level(l)) + 1]++;
+    }
+    for (int k = 0; k < KINDS; k++)
+        kstart[k + 1] += kstart[k];
+    {
+        size_t fill[KINDS];
+        memcpy(fill, kstart, sizeof fill);
+        for (size_t i = begin; i < end; i++) {
+            uint8_t l = sc->lod[i];
+            if (l != LOD_CULLED)
+                order[fill[l == LOD_SPLAT ? KIND_SPLAT : 3 - setup_level(l)]++] = (uint32_t)i;
         }
-        splat_lanes sl;
-        sc->k->splats(fc, sc->inst, i, &sl);
-        for (size_t j = 0; j < lanes && !blk->failed; j++, i++) {
-            if (sc->lod[i] != LOD_SPLAT || !((sl.done >> j) & 1u)) {
-                setup_instance(sc, blk, i, mf, mr);
-                continue;
+    }
+    const size_t lanes = (size_t)sc->k->lanes;
+    const shoal_render_instances *in = sc->inst;
+    for (int kind = 0; kind < KINDS && !blk->failed; kind++) {
+        const int level = kind == KIND_SPLAT ? -1 : 3 - kind;
+        for (size_t o = kstart[kind]; o < kstart[kind + 1] && !blk->failed;) {
+            const int w = (int)(kstart[kind + 1] - o < lanes ? kstart[kind + 1] - o : lanes);
+            /* the run's instances side by side: lane j = instance order[o + j] */
+            _Alignas(64) float c[6][SPLAT_LANES_MAX], csc[SPLAT_LANES_MAX];
+            _Alignas(64) uint32_t cid[SPLAT_LANES_MAX], ccol[SPLAT_LANES_MAX];
+            uint8_t cgr[SPLAT_LANES_MAX];
+            shoal_render_instances run;
+            memset(&run, 0, sizeof run);
+            run.count = (size_t)w;
+            for (int j = 0; j < w; j++) {
+                size_t ii = order[o + (size_t)j];
+                c[0][j] = in->px[ii];
+                c[1][j] = in->py[ii];
+                c[2][j] = in->pz[ii];
+                c[3][j] = in->vx[ii];
+                c[4][j] = in->vy[ii];
+                c[5][j] = in->vz[ii];
+                cid[j] = in->id ? in->id[ii] : (uint32_t)ii;
+                if (in->scale)
+                    csc[j] = in->scale[ii];
+                if (in->color)
+                    ccol[j] = in->color[ii];
+                if (in->group)
+                    cgr[j] = in->group[ii];
             }
-            blk->inst_splat++;
-            if (!((sl.ref >> j) & 1u))
-                continue;
-            rref *r = &blk->refs[blk->ref_count++];
-            r->px0 = (int16_t)sl.px0[j];
-            r->py0 = (int16_t)sl.py0[j];
-            r->px1 = (int16_t)sl.px1[j];
-            r->py1 = (int16_t)sl.py1[j];
-            r->id = sc->inst->id ? sc->inst->id[i] : (uint32_t)i;
-            r->kind_count = REF_SPLAT;
-            r->a = sl.z[j];
-            r->b = sl.colour[j];
+            run.px = c[0], run.py = c[1], run.pz = c[2];
+            run.vx = c[3], run.vy = c[4], run.vz = c[5];
+            run.id = cid;
+            run.scale = in->scale ? csc : NULL;
+            run.color = in->color ? ccol : NULL;
+            run.group = in->group ? cgr : NULL;
+            if (level < 0) {
+                splat_lanes sl;
+                sc->k->splats(fc, &run, 0, w, &sl);
+                for (int j = 0; j < w && !blk->failed; j++) {
+                    unsigned bit = 1u << j;
+                    if (!(sl.done & bit)) { /* the mesh path clips it (the reduced fish) */
+                        setup_instance(sc, blk, order[o + (size_t)j], meshes);
+                        continue;
+                    }
+                    blk->inst_splat++;
+                    if (!(sl.ref & bit))
+                        continue;
+                    rref *r = &blk->refs[blk->ref_count++];
+                    r->px0 = (int16_t)sl.px0[j];
+                    r->py0 = (int16_t)sl.py0[j];
+                    r->px1 = (int16_t)sl.px1[j];
+                    r->py1 = (int16_t)sl.py1[j];
+                    r->id = cid[j];
+                    r->kind_count = REF_SPLAT;
+                    r->a = sl.z[j];
+                    r->b = sl.colour[j];
+                }
+            } else {
+                const render_mesh *m = meshes[level];
+                const unsigned all = w >= 32 ? ~0u : (1u << w) - 1u;
+                mesh_lanes ml;
+                size_t at[SPLAT_LANES_MAX];
+                ml.tri = blk->s->lane_mem + lane_off[level][0];
+                ml.keep = blk->s->lane_mem + lane_off[level][1];
+                sc->k->meshes(fc, &run, 0, w, all, m, &ml, lane_vs);
+                setup_emit_lanes(blk, sc->k, &ml, m, all & ~ml.fallback, at);
+                for (int j = 0; j < w && !blk->failed; j++) {
+                    if (ml.fallback >> j & 1u) {
+                        setup_instance(sc, blk, order[o + (size_t)j], meshes);
+                        continue;
+                    }
+                    blk->tris_submitted += (uint64_t)m->triangle_count;
+                    setup_count_level(blk, level);
+                    if (ml.count[j] > 0) {
+                        int32_t rect[4] = {ml.rect[0][j], ml.rect[1][j], ml.rect[2][j],
+                                           ml.rect[3][j]};
+                        setup_push_ref(blk, cid[j], rect, (uint32_t)ml.count[j], at[j],
+                                       ml.floor[j]);
+                    }
+                }
+            }
+            o += (size_t)w;
         }
     }
     if (blk->failed)

@@ -60,6 +60,16 @@ int shade_base_fixed(const shoal_render_instances *inst, size_t i, float base[3]
     return 0;
 }
 
+void shade_light(float L[3])
+{
+    float l2 =
+        light_dir[0] * light_dir[0] + light_dir[1] * light_dir[1] + light_dir[2] * light_dir[2];
+    float li = 1.0f / sqrtf(l2);
+    L[0] = light_dir[0] * li;
+    L[1] = light_dir[1] * li;
+    L[2] = light_dir[2] * li;
+}
+
 void shade_instance(const frame_consts *fc, const shoal_render_instances *inst, size_t i,
                     const float rot[9], float win_y_px, shade_inst *out)
 {
@@ -90,10 +100,8 @@ void shade_instance(const frame_consts *fc, const shoal_render_instances *inst, 
         out->b[ch] = base[ch] * shade_diffuse * (1.0f - f);
     }
     /* n_world . l = (R n) . l = n . (R^T l) */
-    float l2 =
-        light_dir[0] * light_dir[0] + light_dir[1] * light_dir[1] + light_dir[2] * light_dir[2];
-    float li = 1.0f / sqrtf(l2);
-    float L[3] = {light_dir[0] * li, light_dir[1] * li, light_dir[2] * li};
+    float L[3];
+    shade_light(L);
     for (int c = 0; c < 3; c++)
         out->light_model[c] = rot[0 * 3 + c] * L[0] + rot[1 * 3 + c] * L[1] + rot[2 * 3 + c] * L[2];
 }

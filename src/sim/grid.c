@@ -4,6 +4,7 @@
  * rules. Order inside a cell is by input row, so the sorted order (and every sum taken
  * over it) is a function of the state alone: not of the thread count, not of the order
  * the previous step left, not of how a run was split over state files. */
+#include "sim/models.h"
 #include "sim/sim_internal.h"
 
 #include <math.h>
@@ -15,33 +16,6 @@ const char *const sim_stage_names[STAGE_COUNT] = {"grid_assign", "grid_scan", "g
 const char *shoal_sim_stage_name(shoal_sim_stage stage)
 {
     return (unsigned)stage < STAGE_COUNT ? sim_stage_names[stage] : NULL;
-}
-
-/* The box the model keeps its boids in, which the grid covers (plus a margin). */
-static void model_bounds(shoal_model model, const shoal_params *p, float lo[3], float hi[3])
-{
-    for (int c = 0; c < 3; c++) {
-        switch (model) {
-        case SHOAL_MODEL_STEER:
-        case SHOAL_MODEL_AVERAGE:
-            lo[c] = p->wall_center[c] - 0.5f * p->wall_size[c];
-            hi[c] = p->wall_center[c] + 0.5f * p->wall_size[c];
-            break;
-        case SHOAL_MODEL_HEADING:
-            lo[c] = p->bounds_center[c] - 0.5f * p->bounds_size[c];
-            hi[c] = p->bounds_center[c] + 0.5f * p->bounds_size[c];
-            break;
-        case SHOAL_MODEL_CLASSIC:
-            lo[c] = p->box_min[c];
-            hi[c] = p->box_max[c];
-            break;
-        default: {
-            float r = sqrtf(p->boundary_range2);
-            lo[c] = p->boundary_center[c] - r;
-            hi[c] = p->boundary_center[c] + r;
-        }
-        }
-    }
 }
 
 void grid_setup(grid *g, shoal_model model, const shoal_params *p, shoal_neighbors nb, size_t count)
@@ -62,7 +36,7 @@ void grid_setup(grid *g, shoal_model model, const shoal_params *p, shoal_neighbo
         return;
     }
     float lo[3], hi[3];
-    model_bounds(model, p, lo, hi);
+    sim_model_of(model)->bounds(p, lo, hi);
     /* Inflate the radius a little so rounding in d^2 <= r^2 or in the cell coordinate can
      * never put a neighbour two cells away. */
     float cell = shoal_params_interaction_radius(model, p) * 1.001f;
@@ -108,14 +82,15 @@ static inline uint32_t cell_index(const grid *g, float x, float y, float z)
     return (uint32_t)(cx + g->dims[0] * (cy + g->dims[1] * cz));
 }
 
-/* Worker threads: cell of each boid of the blocks they take, and each block's histogram
- * over the cell range it touches. Writes cell_of, hist rows and block_lo/hi of its
- * blocks only. */
+/* Worker threads: cell of each boid of the blocks they take (unless the last step's
+ * forces wrote them: cells_valid), and each block's histogram over the cell range it
+ * touches. Writes cell_of, hist rows and block_lo/hi of its blocks only. */
 __attribute__((noinline)) void grid_assign(shoal_sim *s, int thread_index)
 {
     (void)thread_index;
     const grid *g = &s->g;
     const float *px = s->cur[0], *py = s->cur[1], *pz = s->cur[2];
+    const int fresh = !s->cells_valid;
     int64_t b0, b1;
     while (parallel_dynamic_next(&s->ctr_blocks, s->block_count, 1, &b0, &b1)) {
         int64_t blk = b0;
@@ -123,17 +98,25 @@ __attribute__((noinline)) void grid_assign(shoal_sim *s, int thread_index)
         int64_t end = begin + s->block_size;
         if (end > (int64_t)s->count)
             end = (int64_t)s->count;
-        uint32_t lo = UINT32_MAX, hi = 0;
-        for (int64_t i = begin; i < end; i++) {
-            uint32_t c = cell_index(g, px[i], py[i], pz[i]);
-            s->cell_of[i] = c;
-            lo = c < lo ? c : lo;
-            hi = c > hi ? c : hi;
-        }
         if (begin >= end) {
             s->block_lo[blk] = 1;
             s->block_hi[blk] = 0;
             continue;
+        }
+        uint32_t lo = UINT32_MAX, hi = 0;
+        if (fresh) {
+            for (int64_t i = begin; i < end; i++) {
+                uint32_t c = cell_index(g, px[i], py[i], pz[i]);
+                s->cell_of[i] = c;
+                lo = c < lo ? c : lo;
+                hi = c > hi ? c : hi;
+            }
+        } else {
+            for (int64_t i = begin; i < end; i++) {
+                uint32_t c = s->cell_of[i];
+                lo = c < lo ? c : lo;
+                hi = c > hi ? c : hi;
+            }
         }
         s->block_lo[blk] = lo;
         s->block_hi[blk] = hi;
@@ -166,25 +149,47 @@ __attribute__((noinline)) void grid_scan(shoal_sim *s, int thread_index, int thr
     if (thread_index == 0)
         s->cell_start[cells] = (uint32_t)total;
     /* Per-block offsets: a cell's first slot, then each block's count in block order.
-     * Only the blocks whose cell range meets this thread's cells take part (in steady
-     * state the state arrives nearly sorted, so that is one or two blocks). */
-    int near[SIM_BLOCK_MAX_COUNT], near_count = 0;
-    for (int blk = 0; blk < s->block_count; blk++)
-        if (s->block_lo[blk] < e && s->block_hi[blk] >= b)
-            near[near_count++] = blk;
-    for (int64_t c = b; c < e; c++) {
-        uint32_t run = s->cell_start[c];
-        for (int k = 0; k < near_count; k++) {
-            int blk = near[k];
-            if (c < s->block_lo[blk] || c > s->block_hi[blk])
-                continue;
-            uint32_t *h = s->hist + blk * cells + c;
-            uint32_t v = *h;
-            *h = run;
-            run += v;
+     * Block by block over the part of its cell range in this thread's cells (in steady
+     * state the state arrives nearly sorted, so the ranges barely overlap), with
+     * cell_start[c] as the running slot of cell c: afterwards it holds the next cell's
+     * first slot, so the thread's cells shift back by one (the first saved before). */
+    if (e <= b)
+        return;
+    uint32_t first = s->cell_start[b];
+    for (int blk = 0; blk < s->block_count; blk++) {
+        int64_t lo = s->block_lo[blk] > b ? s->block_lo[blk] : b;
+        int64_t hi = s->block_hi[blk] + 1 < e ? s->block_hi[blk] + 1 : e;
+        uint32_t *h = s->hist + blk * cells;
+        for (int64_t c = lo; c < hi; c++) {
+            uint32_t v = h[c];
+            h[c] = s->cell_start[c];
+            s->cell_start[c] += v;
         }
     }
+    memmove(s->cell_start + b + 1, s->cell_start + b, (size_t)(e - b - 1) * sizeof(uint32_t));
+    s->cell_start[b] = first;
 }
+
+/* The scatter's stores. Built with -DGRID_NT they are non-temporal (no read for ownership
+ * of the destination lines, 28 of the sort's 96 bytes a boid): an experiment for machines
+ * where the sort is bound by memory bandwidth (tools/device.sh PARTS=kernel times both;
+ * docs/PERFORMANCE.md "Issue 28"). The bits are the same either way. */
+#if defined(__SSE2__) && defined(GRID_NT)
+#include <immintrin.h>
+#define GRID_STORE(p, v) _mm_stream_si32((int *)(p), (int)(v))
+static inline void grid_storef(float *p, float v)
+{
+    int i;
+    memcpy(&i, &v, sizeof i);
+    _mm_stream_si32((int *)p, i);
+}
+#define GRID_STOREF(p, v) grid_storef(p, v)
+#define GRID_FENCE() _mm_sfence()
+#else
+#define GRID_STORE(p, v) (*(p) = (v))
+#define GRID_STOREF(p, v) (*(p) = (v))
+#define GRID_FENCE() ((void)0)
+#endif
 
 /* Insertion sort of one cell's entries by input row, moving every array. Cells are short
  * and nearly sorted (boids mostly stay in their cell, and the previous order inside a
@@ -214,13 +219,20 @@ static void sort_cell_by_row(shoal_sim *s, uint32_t begin, uint32_t end)
 
 /* All threads of the region: stable scatter of each block straight into the nxt arrays
  * (blocks taken dynamically; a block's slots are its own, so the result does not depend on
- * who takes it), then row order inside each cell. */
+ * who takes it), then row order inside each cell. The velocities move with the positions:
+ * the forces read them right after, from cache (leaving them where they were and reading
+ * them through the sort's permutation moved 24 bytes a boid less but cost the forces more:
+ * docs/PERFORMANCE.md "Issue 28"). */
 __attribute__((noinline)) void grid_scatter(shoal_sim *s, int thread_index, int thread_count)
 {
     const int64_t cells = s->g.cell_count;
     int64_t b0, b1;
-    float *const *src = s->cur;
-    float *const *dst = s->nxt;
+    const float *px = s->cur[0], *py = s->cur[1], *pz = s->cur[2];
+    const float *vx = s->cur[3], *vy = s->cur[4], *vz = s->cur[5];
+    float *qx = s->nxt[0], *qy = s->nxt[1], *qz = s->nxt[2];
+    float *wx = s->nxt[3], *wy = s->nxt[4], *wz = s->nxt[5];
+    const uint32_t *cell_of = s->cell_of, *row_cur = s->row_cur;
+    uint32_t *row_nxt = s->row_nxt;
     while (parallel_dynamic_next(&s->ctr_scatter, s->block_count, 1, &b0, &b1)) {
         int64_t blk = b0;
         int64_t begin = blk * s->block_size;
@@ -229,25 +241,24 @@ __attribute__((noinline)) void grid_scatter(shoal_sim *s, int thread_index, int 
             end = (int64_t)s->count;
         uint32_t *h = s->hist + blk * cells;
         for (int64_t i = begin; i < end; i++) {
-            uint32_t c = s->cell_of[i];
-            uint32_t slot = h[c]++;
-            s->cell_sorted[slot] = c;
-            s->row_nxt[slot] = s->row_cur[i];
-            dst[0][slot] = src[0][i];
-            dst[1][slot] = src[1][i];
-            dst[2][slot] = src[2][i];
-            dst[3][slot] = src[3][i];
-            dst[4][slot] = src[4][i];
-            dst[5][slot] = src[5][i];
+            uint32_t slot = h[cell_of[i]]++;
+            GRID_STORE(row_nxt + slot, row_cur[i]);
+            GRID_STOREF(qx + slot, px[i]);
+            GRID_STOREF(qy + slot, py[i]);
+            GRID_STOREF(qz + slot, pz[i]);
+            GRID_STOREF(wx + slot, vx[i]);
+            GRID_STOREF(wy + slot, vy[i]);
+            GRID_STOREF(wz + slot, vz[i]);
         }
     }
+    GRID_FENCE();
     parallel_barrier();
     int64_t b, e;
     parallel_split(cells, thread_index, thread_count, &b, &e);
     for (int64_t c = b; c < e; c++) {
         uint32_t lo = s->cell_start[c], hi = s->cell_start[c + 1];
         for (uint32_t i = lo + 1; i < hi; i++) {
-            if (s->row_nxt[i - 1] > s->row_nxt[i]) {
+            if (row_nxt[i - 1] > row_nxt[i]) {
                 sort_cell_by_row(s, lo, hi);
                 break;
             }
@@ -282,33 +293,11 @@ int grid_runs(const shoal_sim *s, int32_t x_lo, int32_t x_hi, int32_t y, int32_t
     return n;
 }
 
-/* Candidate pairs as the kernels walk them (shoal/sim.h): per group of VW consecutive boids
- * of a grid row, the union of their 9 cell runs; groups start at the row's first boid, as
- * the kernels' groups do. */
+/* The force kernels' own count of the last step (sim.c sums the threads' counters). */
 void shoal_sim_candidate_pairs(const shoal_sim *s, double *lane_pairs, double *useful_pairs)
 {
-    double lp = 0, up = 0;
-    const int vw = s->isa == SHOAL_ISA_AVX512 ? 16 : s->isa == SHOAL_ISA_AVX2 ? 8 : 1;
-    const int32_t nx = s->g.dims[0], ny = s->g.dims[1];
-    for (int64_t row = 0; row < s->g.row_count; row++) {
-        int32_t y = (int32_t)(row % ny), z = (int32_t)(row / ny);
-        int64_t cell0 = row * nx;
-        uint32_t begin = s->cell_start[cell0], end = s->cell_start[cell0 + nx];
-        for (uint32_t i = begin; i < end; i += (uint32_t)vw) {
-            int n = end - i < (uint32_t)vw ? (int)(end - i) : vw;
-            int32_t x0 = (int32_t)(s->cell_sorted[i] - (uint32_t)cell0);
-            int32_t x1 = (int32_t)(s->cell_sorted[i + (uint32_t)n - 1] - (uint32_t)cell0);
-            uint32_t rb[9], re[9];
-            int runs = grid_runs(s, x0 - 1, x1 + 1, y, z, rb, re);
-            double cand = 0;
-            for (int k = 0; k < runs; k++)
-                cand += (double)(re[k] - rb[k]);
-            lp += cand * vw;
-            up += cand * n;
-        }
-    }
-    *lane_pairs = lp;
-    *useful_pairs = up;
+    *lane_pairs = (double)s->work.lane_pairs;
+    *useful_pairs = (double)s->work.useful;
 }
 
 size_t sim_grid_neighbors(shoal_sim *s, uint32_t row, float radius, uint32_t *out, size_t max)
@@ -320,7 +309,7 @@ size_t sim_grid_neighbors(shoal_sim *s, uint32_t row, float radius, uint32_t *ou
     if (slot == SIZE_MAX)
         return 0;
     const grid *g = &s->g;
-    uint32_t c = s->cell_sorted[slot];
+    uint32_t c = grid_cell_of_slot(s, (uint32_t)slot);
     int32_t cx = (int32_t)(c % (uint32_t)g->dims[0]);
     int32_t cy = (int32_t)((c / (uint32_t)g->dims[0]) % (uint32_t)g->dims[1]);
     int32_t cz = (int32_t)(c / ((uint32_t)g->dims[0] * (uint32_t)g->dims[1]));

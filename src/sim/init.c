@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Initial states and heading's targets, drawn from counter-based streams: boid i's draws
  * are a function of (seed, i) alone, the targets of (seed, epoch) alone, so every machine
- * and thread count gives the same bits. */
+ * and thread count gives the same bits. Where each model puts its boids is its entry's
+ * `start` (models.c). */
 #include "core/rng.h"
+#include "sim/models.h"
 #include "sim/sim_internal.h"
 
 #include <math.h>
@@ -10,48 +12,7 @@
 void sim_init_row(shoal_model model, const shoal_params *p, uint64_t seed, size_t i, float row[6])
 {
     rng r = rng_stream(seed, (uint64_t)i);
-    float dir[3];
-    switch (model) {
-    case SHOAL_MODEL_STEER:
-    case SHOAL_MODEL_AVERAGE:
-        /* seeds 003/000: p in the unit ball, v in a small ball */
-        rng_in_ball(&r, p->init_pos_radius, row);
-        rng_in_ball(&r, p->init_vel_radius, row + 3);
-        break;
-    case SHOAL_MODEL_HEADING:
-        rng_in_ball(&r, p->init_pos_radius, row);
-        rng_direction(&r, dir);
-        for (int c = 0; c < 3; c++)
-            row[3 + c] = dir[c] * p->move_speed;
-        break;
-    case SHOAL_MODEL_CLASSIC: {
-        /* seed 002: uniform in the box (Random.Range per axis), a random rotation and
-         * Velocity = transform.forward * 2: speed 2 in a uniform direction, whatever
-         * min_speed and max_speed are (the first step clamps it, as the seed's does) */
-        for (int c = 0; c < 3; c++)
-            row[c] = rng_range(&r, p->box_min[c], p->box_max[c]);
-        rng_direction(&r, dir);
-        for (int c = 0; c < 3; c++)
-            row[3 + c] = dir[c] * 2.0f;
-        break;
-    }
-    default: {
-        /* seed 004: p in a ball, v = normalize(uniform cube sample) * min_speed */
-        rng_in_ball(&r, p->init_pos_radius, row);
-        for (int c = 0; c < 3; c++)
-            row[c] += p->boundary_center[c];
-        float v[3], d2;
-        do {
-            for (int c = 0; c < 3; c++)
-                v[c] = rng_range(&r, -1.0f, 1.0f);
-            d2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
-        } while (d2 < 1e-6f);
-        float d = sqrtf(d2);
-        for (int c = 0; c < 3; c++)
-            row[3 + c] = v[c] / d * p->min_speed;
-        break;
-    }
-    }
+    sim_model_of(model)->start(p, &r, row); /* the model's own start (models.c) */
 }
 
 void sim_init_rows(shoal_model model, const shoal_params *p, uint64_t seed, size_t count,

@@ -89,6 +89,7 @@ shoal_status part_set_box(shoal_sim *s, const int32_t lo[3], const int32_t hi[3]
     }
     g->cell_count = (int64_t)g->dims[0] * g->dims[1] * g->dims[2];
     g->row_count = (int64_t)g->dims[1] * g->dims[2];
+    s->cells_valid = 0;
     return ensure_tables(s, err);
 }
 
@@ -138,8 +139,8 @@ shoal_status part_load(shoal_sim *s, const part_boid *b, size_t n, const part_bo
                 return err ? err->status : SHOAL_ERR_NOMEM;
             s->nxt[k] = x;
         }
-        uint32_t **u[4] = {&s->row_cur, &s->row_nxt, &s->cell_of, &s->cell_sorted};
-        for (int k = 0; k < 4; k++) {
+        uint32_t **u[3] = {&s->row_cur, &s->row_nxt, &s->cell_of};
+        for (int k = 0; k < 3; k++) {
             uint32_t *x = grow(*u[k], 0, cap, sizeof(uint32_t), "boid rows", err);
             if (!x)
                 return err ? err->status : SHOAL_ERR_NOMEM;
@@ -154,6 +155,7 @@ shoal_status part_load(shoal_sim *s, const part_boid *b, size_t n, const part_bo
     c.at = n;
     parallel_for_n((int64_t)halo_n, 4096, load_range, &c, threads);
     s->count = total;
+    s->cells_valid = 0;
     /* the sort's blocks, as shoal_sim_create makes them: they never change a result */
     int64_t blocks = (int64_t)total / SIM_BLOCK_MIN;
     blocks = blocks < 1 ? 1 : blocks > SIM_BLOCK_MAX_COUNT ? SIM_BLOCK_MAX_COUNT : blocks;

@@ -8,12 +8,14 @@
  *     where RULE_FN makes every function a device function and division and square root are
  *     __fdiv_rn / __fsqrt_rn.
  * So a rule changed here changes on both backends, and the GPU keeps the CPU's bits
- * (docs/GPU.md). What stays in each backend is the walk over the candidates (the CPU's lane
- * groups and deferred separation list, the GPU's thread per boid), the sort, memory,
- * finite checks and stores.
+ * (docs/GPU.md). A third instantiation evaluates the rules in double: the float64 reference
+ * of `shoal step --precision f64` and `shoal verify` (sim/ref_kernel.h, docs/VERIFY.md), so
+ * the reference cannot drift from the float32 rules. What stays in each backend is the walk over
+ * the candidates (the CPU's lane groups and deferred separation list, the GPU's thread per boid),
+ * the sort, memory, finite checks and stores.
  *
- * The seeds the rules come from (../shared/seeds, docs/MODELS.md): seed 000 is a Unity
- * fish-school blog post (average), seed 001 a compute-shader article on a grid built by a
+ * The seeds the rules come from (docs/MODELS.md says what each takes from its seed): seed 000 is a
+ * Unity fish-school blog post (average), seed 001 a compute-shader article on a grid built by a
  * counting sort (heading), seed 002 a Unity CPU Boids article (classic), seed 003 the
  * UnityGraphicsProgramming GPU Boids chapter, Boids.compute (steer), seed 004 a blog post
  * on boids avoiding obstacles through a vector field (fov, the obstacle field).
@@ -36,16 +38,35 @@
 #include "sim/sim_internal.h" /* gpu_sim.cu includes it itself, inside extern "C" */
 #endif
 
+/* The types the rules read. By default float32's: the parameters as the user set them, the
+ * per-step constants and the obstacle field of sim_internal.h. The float64 reference
+ * (sim/ref_kernel.h, docs/VERIFY.md) defines these four as its double twins
+ * (sim/sim64_internal.h) and SIMD_REAL_HEADER as its scalar type before including this
+ * file, so the same source evaluates every rule in double: scalar arithmetic here is
+ * written in vreal (core/simd.h: float, or double there) and every parameter is read
+ * through prm, which holds doubles there. */
+#ifndef RULE_PARAMS
+#define RULE_PARAMS shoal_params
+#define RULE_SPHERE shoal_sphere
+#define RULE_CONSTS model_consts
+#define RULE_FIELD field
+#endif
+
 #if defined(__CUDACC__)
 #define RULE_FN static __host__ __device__ __forceinline__
 #else
 #define RULE_FN static inline
 #endif
-/* scalar float division and square root, IEEE round-to-nearest on both backends */
+/* scalar division and square root, IEEE round-to-nearest on both backends */
 #if defined(__CUDA_ARCH__)
 #define RF_DIV(a, b) __fdiv_rn(a, b)
 #define RF_SQRT(a) __fsqrt_rn(a)
 #define RF_INF __int_as_float(0x7f800000)
+#elif defined(SIMD_REAL_HEADER)
+/* the float64 reference: scalars are double */
+#define RF_DIV(a, b) ((a) / (b))
+#define RF_SQRT(a) __builtin_sqrt(a)
+#define RF_INF __builtin_inf()
 #else
 #define RF_DIV(a, b) ((a) / (b))
 #define RF_SQRT(a) __builtin_sqrtf(a)
@@ -57,15 +78,15 @@
 /* Obstacle spheres (every model): for each sphere with centre c and radius r, a boid
  * closer than 2r to c is pushed along (p - c) / |p - c| with strength (2r - |p - c|) / r
  * (1 at the surface, 0 at 2r). Summed in sphere order; returns the unweighted sum. */
-RULE_FN vf3 rule_sphere_avoid(const shoal_params *prm, vf3 p)
+RULE_FN vf3 rule_sphere_avoid(const RULE_PARAMS *prm, vf3 p)
 {
     vf3 acc = v3_zero();
     int count = (int)prm->sphere_count;
     for (int k = 0; k < count; k++) {
-        const shoal_sphere *sp = &prm->spheres[k];
+        const RULE_SPHERE *sp = &prm->spheres[k];
         vf3 q = v3_sub(p, v3_set1(sp->center[0], sp->center[1], sp->center[2]));
         vf d2 = v3_dot(q, q);
-        float reach = 2.0f * sp->radius;
+        vreal reach = 2.0f * sp->radius;
         vm in = vm_and(vf_lt(d2, vf_set1(reach * reach)), vf_gt(d2, vf_zero()));
         if (!vm_any(in))
             continue;
@@ -79,7 +100,7 @@ RULE_FN vf3 rule_sphere_avoid(const shoal_params *prm, vf3 p)
 /* Flee (every model): for each predator q (in predator order), a boid closer than
  * flee_radius R is pushed along (p - q) / |p - q| with strength (R - |p - q|) / R (1 at the
  * predator, 0 at R). Returns the unweighted sum. */
-RULE_FN vf3 rule_flee(const float (*pred)[3], int pred_count, float flee_r, float flee_r2, vf3 p)
+RULE_FN vf3 rule_flee(const vreal (*pred)[3], int pred_count, vreal flee_r, vreal flee_r2, vf3 p)
 {
     vf3 acc = v3_zero();
     vf r = vf_set1(flee_r), r2 = vf_set1(flee_r2);
@@ -98,7 +119,7 @@ RULE_FN vf3 rule_flee(const float (*pred)[3], int pred_count, float flee_r, floa
 
 /* The obstacle field (seed 004, field.c builds it): the vector of the cell holding
  * (px, py, pz), or 0 outside the field. Scalar: the CPU samples it lane by lane. */
-RULE_FN void rule_field_sample(const field *f, float px, float py, float pz, float out[3])
+RULE_FN void rule_field_sample(const RULE_FIELD *f, vreal px, vreal py, vreal pz, vreal out[3])
 {
     out[0] = out[1] = out[2] = 0.0f;
     if (!(px >= f->origin[0] && px < f->hi[0] && py >= f->origin[1] && py < f->hi[1] &&
@@ -110,7 +131,7 @@ RULE_FN void rule_field_sample(const field *f, float px, float py, float pz, flo
     ix = ix < f->dims[0] ? ix : f->dims[0] - 1;
     iy = iy < f->dims[1] ? iy : f->dims[1] - 1;
     iz = iz < f->dims[2] ? iz : f->dims[2] - 1;
-    const float *v = f->vec + 3 * ((size_t)ix + (size_t)f->dims[0] *
+    const vreal *v = f->vec + 3 * ((size_t)ix + (size_t)f->dims[0] *
                                                     ((size_t)iy + (size_t)f->dims[1] * (size_t)iz));
     out[0] = v[0];
     out[1] = v[1];
@@ -127,12 +148,12 @@ typedef struct rule_extras {
     vf3 flee;  /* flee(p) * flee_weight */
 } rule_extras;
 
-RULE_FN vf3 rule_field_term(const shoal_params *prm, vf3 cell_vec)
+RULE_FN vf3 rule_field_term(const RULE_PARAMS *prm, vf3 cell_vec)
 {
     return v3_mul(cell_vec, vf_set1(prm->avoid_force));
 }
 
-RULE_FN vf3 rule_flee_term(const shoal_params *prm, const model_consts *mc, const float (*pred)[3],
+RULE_FN vf3 rule_flee_term(const RULE_PARAMS *prm, const RULE_CONSTS *mc, const vreal (*pred)[3],
                            vf3 p)
 {
     return v3_mul(rule_flee(pred, mc->predator_count, mc->flee_r, mc->flee_r2, p),
@@ -151,7 +172,7 @@ RULE_FN vf3 rule_add_extras(vf3 f, const rule_extras *x)
 /* ---- steer and average (seeds 003 and 000) --------------------------------------------- */
 
 /* steer wall force: +1 below centre - size/2, -1 above centre + size/2, per axis. */
-RULE_FN vf rule_wall_axis(vf p, float lo, float hi)
+RULE_FN vf rule_wall_axis(vf p, vreal lo, vreal hi)
 {
     vf acc = vf_zero();
     acc = vf_select(vf_lt(p, vf_set1(lo)), vf_add(acc, vf_set1(1.0f)), acc);
@@ -159,7 +180,7 @@ RULE_FN vf rule_wall_axis(vf p, float lo, float hi)
     return acc;
 }
 
-RULE_FN vf3 rule_wall(const shoal_params *prm, vf3 p)
+RULE_FN vf3 rule_wall(const RULE_PARAMS *prm, vf3 p)
 {
     vf3 w;
     w.x = rule_wall_axis(p.x, prm->wall_center[0] - prm->wall_size[0] * 0.5f,
@@ -174,12 +195,14 @@ RULE_FN vf3 rule_wall(const shoal_params *prm, vf3 p)
 typedef struct rule_sa {
     vf3 sep, ali, coh;
     vf sep_n, ali_n, coh_n;
+    vf near_n; /* candidates within the largest radius, counted when !shared_mask (with a
+                * shared mask that is ali_n): a work statistic, no result depends on it */
 } rule_sa;
 
 RULE_FN void rule_sa_begin(rule_sa *a)
 {
     a->sep = a->ali = a->coh = v3_zero();
-    a->sep_n = a->ali_n = a->coh_n = vf_zero();
+    a->sep_n = a->ali_n = a->coh_n = a->near_n = vf_zero();
 }
 
 /* One candidate j (position pj, velocity vj) of steer (average = 0) or average (1). The
@@ -191,8 +214,8 @@ RULE_FN void rule_sa_begin(rule_sa *a)
  * same). shared_mask: ali_r2 == coh_r2 >= sep_r2, so one mask serves both (and coh_n is
  * ali_n, see rule_sa_end): the same sums, two compares and a count fewer. skip_far: return
  * at once when no lane is near (adds nothing either way). */
-RULE_FN vm rule_sa_pair(rule_sa *a, vf3 p, float pjx, float pjy, float pjz, float vjx, float vjy,
-                        float vjz, const model_consts *mc, vf max_r2, int average, int shared_mask,
+RULE_FN vm rule_sa_pair(rule_sa *a, vf3 p, vreal pjx, vreal pjy, vreal pjz, vreal vjx, vreal vjy,
+                        vreal vjz, const RULE_CONSTS *mc, vf max_r2, int average, int shared_mask,
                         int skip_far)
 {
     /* diff = p_i - p_j (from the neighbour to me) */
@@ -210,6 +233,7 @@ RULE_FN vm rule_sa_pair(rule_sa *a, vf3 p, float pjx, float pjy, float pjz, floa
     if (!shared_mask) {
         m_ali = vm_and(near, vf_le(d2, vf_set1(mc->ali_r2)));
         m_coh = vm_and(near, vf_le(d2, vf_set1(mc->coh_r2)));
+        a->near_n = vf_add_masked(a->near_n, near, one);
     }
     if (average) {
         /* seed 000: the plain difference; cheap enough to add unconditionally */
@@ -227,7 +251,7 @@ RULE_FN vm rule_sa_pair(rule_sa *a, vf3 p, float pjx, float pjy, float pjz, floa
 /* steer's separation term of candidate pj: sep += diff * (1 / d^2) where 0 < d^2 <= sep_r2.
  * normalize(diff) / d == diff / d^2, taken as diff * (1 / d^2): one IEEE division instead of
  * a square root and six (DESIGN.md: prefer formulas without a root). */
-RULE_FN void rule_steer_sep(rule_sa *a, vf3 p, float pjx, float pjy, float pjz, vf sep_r2)
+RULE_FN void rule_steer_sep(rule_sa *a, vf3 p, vreal pjx, vreal pjy, vreal pjz, vf sep_r2)
 {
     vf one = vf_set1(1.0f);
     vf3 diff = {vf_sub(p.x, vf_set1(pjx)), vf_sub(p.y, vf_set1(pjy)), vf_sub(p.z, vf_set1(pjz))};
@@ -243,7 +267,7 @@ RULE_FN void rule_sa_end(rule_sa *a, int shared_mask)
         a->coh_n = a->ali_n; /* same mask, so the same count, exactly */
 }
 
-RULE_FN void rule_sa_finish(const rule_sa *a, const shoal_params *prm, const model_consts *mc,
+RULE_FN void rule_sa_finish(const rule_sa *a, const RULE_PARAMS *prm, const RULE_CONSTS *mc,
                             int average, const rule_extras *x, vf3 *pp, vf3 *vp)
 {
     vf3 p = *pp, v = *vp;
@@ -305,9 +329,9 @@ RULE_FN void rule_heading_begin(rule_hd *a)
 
 /* dir_j = v_j / |v_j| (0 for v_j = 0): a property of the candidate, scalar. The CPU
  * computes it per candidate, the GPU once per boid in its gather: the same function. */
-RULE_FN void rule_heading_dir(float vjx, float vjy, float vjz, float d[3])
+RULE_FN void rule_heading_dir(vreal vjx, vreal vjy, vreal vjz, vreal d[3])
 {
-    float vl = RF_SQRT(vjx * vjx + vjy * vjy + vjz * vjz);
+    vreal vl = RF_SQRT(vjx * vjx + vjy * vjy + vjz * vjz);
     d[0] = d[1] = d[2] = 0.0f;
     if (vl > 0.0f) {
         d[0] = RF_DIV(vjx, vl);
@@ -317,7 +341,7 @@ RULE_FN void rule_heading_dir(float vjx, float vjy, float vjz, float d[3])
 }
 
 /* The test of candidate pj: the mask 0 < d^2 < R^2, and diff = p - pj, d^2 for the add. */
-RULE_FN vm rule_heading_test(vf3 p, float pjx, float pjy, float pjz, const model_consts *mc,
+RULE_FN vm rule_heading_test(vf3 p, vreal pjx, vreal pjy, vreal pjz, const RULE_CONSTS *mc,
                              vf3 *diff, vf *d2)
 {
     vf3 df = {vf_sub(p.x, vf_set1(pjx)), vf_sub(p.y, vf_set1(pjy)), vf_sub(p.z, vf_set1(pjz))};
@@ -327,8 +351,8 @@ RULE_FN vm rule_heading_test(vf3 p, float pjx, float pjy, float pjz, const model
 }
 
 /* The terms of a candidate that passed rule_heading_test in some lane (dir: its dir_j). */
-RULE_FN void rule_heading_add(rule_hd *a, vm m, vf3 diff, vf d2, float pjx, float pjy, float pjz,
-                              const float dir[3], const model_consts *mc)
+RULE_FN void rule_heading_add(rule_hd *a, vm m, vf3 diff, vf d2, vreal pjx, vreal pjy, vreal pjz,
+                              const vreal dir[3], const RULE_CONSTS *mc)
 {
     vf R = vf_set1(mc->r);
     vf d = vf_sqrt(d2);
@@ -341,7 +365,7 @@ RULE_FN void rule_heading_add(rule_hd *a, vm m, vf3 diff, vf d2, float pjx, floa
     a->n = vf_add_masked(a->n, m, vf_set1(1.0f));
 }
 
-RULE_FN void rule_heading_finish(const rule_hd *a, const shoal_params *prm, const model_consts *mc,
+RULE_FN void rule_heading_finish(const rule_hd *a, const RULE_PARAMS *prm, const RULE_CONSTS *mc,
                                  const rule_extras *x, vf3 *pp, vf3 *vp)
 {
     vf3 p = *pp, v = *vp;
@@ -405,7 +429,7 @@ RULE_FN vf3 rule_classic_repel(vf3 e, vf d, vf k)
 
 /* One virtual wall boid: the plane with normal n at signed distance sd (positive inside)
  * gives the point q = p - sd * n when sd <= fov; e = q - p. */
-RULE_FN void rule_classic_wall(rule_cl *a, vf3 p, vf sd, float nx, float ny, float nz, vf fov, vf k)
+RULE_FN void rule_classic_wall(rule_cl *a, vf3 p, vf sd, vreal nx, vreal ny, vreal nz, vf fov, vf k)
 {
     vf3 q = {vf_sub(p.x, vf_mul(sd, vf_set1(nx))), vf_sub(p.y, vf_mul(sd, vf_set1(ny))),
              vf_sub(p.z, vf_mul(sd, vf_set1(nz)))};
@@ -421,7 +445,7 @@ RULE_FN void rule_classic_wall(rule_cl *a, vf3 p, vf sd, float nx, float ny, flo
 
 /* The virtual wall boids first (Up, Down, Left, Right, Forward, Back, as the seed adds
  * them), then the real neighbours (rule_classic_pair), in one mean for rule1. */
-RULE_FN void rule_classic_begin(rule_cl *a, const shoal_params *prm, vf3 p)
+RULE_FN void rule_classic_begin(rule_cl *a, const RULE_PARAMS *prm, vf3 p)
 {
     vf fov = vf_set1(prm->fov), k = vf_set1(prm->sep_strength);
     a->r1 = a->vsum = a->psum = v3_zero();
@@ -434,14 +458,22 @@ RULE_FN void rule_classic_begin(rule_cl *a, const shoal_params *prm, vf3 p)
     rule_classic_wall(a, p, vf_sub(p.z, vf_set1(prm->box_min[2])), 0, 0, 1, fov, k);
 }
 
-RULE_FN void rule_classic_pair(rule_cl *a, vf3 p, float pjx, float pjy, float pjz, float vjx,
-                               float vjy, float vjz, const shoal_params *prm,
-                               const model_consts *mc)
+/* The lanes that accept candidate pj: 0 < d^2 <= fov^2 (the CPU tests it first, so that a
+ * candidate no lane accepts costs no loads of its velocity). */
+RULE_FN vm rule_classic_near(vf3 p, vreal pjx, vreal pjy, vreal pjz, const RULE_CONSTS *mc)
+{
+    vf3 e = v3_sub(v3_set1(pjx, pjy, pjz), p);
+    vf d2 = v3_dot(e, e);
+    return vm_and(vf_gt(d2, vf_zero()), vf_le(d2, vf_set1(mc->r2)));
+}
+
+RULE_FN void rule_classic_pair(rule_cl *a, vf3 p, vreal pjx, vreal pjy, vreal pjz, vreal vjx,
+                               vreal vjy, vreal vjz, const RULE_PARAMS *prm, const RULE_CONSTS *mc)
 {
     vf3 pj = v3_set1(pjx, pjy, pjz);
     vf3 e = v3_sub(pj, p); /* the seed's diff = other - me */
     vf d2 = v3_dot(e, e);
-    vm m = vm_and(vf_gt(d2, vf_zero()), vf_le(d2, vf_set1(mc->r2)));
+    vm m = rule_classic_near(p, pjx, pjy, pjz, mc);
     if (!vm_any(m))
         return;
     vf one = vf_set1(1.0f);
@@ -453,7 +485,7 @@ RULE_FN void rule_classic_pair(rule_cl *a, vf3 p, float pjx, float pjy, float pj
     a->n = vf_add_masked(a->n, m, one);
 }
 
-RULE_FN void rule_classic_finish(const rule_cl *a, const shoal_params *prm, const model_consts *mc,
+RULE_FN void rule_classic_finish(const rule_cl *a, const RULE_PARAMS *prm, const RULE_CONSTS *mc,
                                  const rule_extras *x, vf3 *pp, vf3 *vp)
 {
     vf3 p = *pp, v = *vp;
@@ -466,7 +498,7 @@ RULE_FN void rule_classic_finish(const rule_cl *a, const shoal_params *prm, cons
      * right in float: 8 exactly at the defaults 5 2 1); a zero sum gives a = 0 */
     vf3 acc = v3_add(v3_add(v3_mul(rule1, vf_set1(prm->w1)), v3_mul(rule2, vf_set1(prm->w2))),
                      v3_mul(rule3, vf_set1(prm->w3)));
-    float wsum = prm->w1 + prm->w2 + prm->w3;
+    vreal wsum = prm->w1 + prm->w2 + prm->w3;
     acc = wsum != 0.0f ? v3_div(acc, vf_set1(wsum)) : v3_zero();
     if (prm->sphere_count > 0)
         acc = v3_add(acc, v3_mul(rule_sphere_avoid(prm, p), vf_set1(prm->avoid_force)));
@@ -485,32 +517,43 @@ RULE_FN void rule_classic_finish(const rule_cl *a, const shoal_params *prm, cons
 typedef struct rule_fv {
     vf3 vhat, coh, sep, ali;
     vf coh_n, ali_n;
+    vf near_n; /* candidates within the largest distance: a work statistic only */
 } rule_fv;
 
 RULE_FN void rule_fov_begin(rule_fv *a, vf3 v)
 {
     a->vhat = v3_normalize(v);
     a->coh = a->sep = a->ali = v3_zero();
-    a->coh_n = a->ali_n = vf_zero();
+    a->coh_n = a->ali_n = a->near_n = vf_zero();
 }
 
 /* the largest of the three squared thresholds (the candidate test's bound) */
-RULE_FN float rule_fov_max2(const shoal_params *prm)
+RULE_FN vreal rule_fov_max2(const RULE_PARAMS *prm)
 {
-    float mx = prm->coh_dist2 > prm->sep_dist2 ? prm->coh_dist2 : prm->sep_dist2;
+    vreal mx = prm->coh_dist2 > prm->sep_dist2 ? prm->coh_dist2 : prm->sep_dist2;
     return prm->ali_dist2 > mx ? prm->ali_dist2 : mx;
 }
 
-RULE_FN void rule_fov_pair(rule_fv *a, vf3 p, float pjx, float pjy, float pjz, float vjx, float vjy,
-                           float vjz, const shoal_params *prm, const model_consts *mc, vf max2)
+/* The lanes within reach of candidate pj: 0 < d^2 < max2 (the CPU tests it first, so that a
+ * candidate no lane reaches costs no loads of its velocity). */
+RULE_FN vm rule_fov_near(vf3 p, vreal pjx, vreal pjy, vreal pjz, vf max2)
+{
+    vf3 e = v3_sub(v3_set1(pjx, pjy, pjz), p);
+    vf d2 = v3_dot(e, e);
+    return vm_and(vf_gt(d2, vf_zero()), vf_lt(d2, max2));
+}
+
+RULE_FN void rule_fov_pair(rule_fv *a, vf3 p, vreal pjx, vreal pjy, vreal pjz, vreal vjx, vreal vjy,
+                           vreal vjz, const RULE_PARAMS *prm, const RULE_CONSTS *mc, vf max2)
 {
     vf3 pj = v3_set1(pjx, pjy, pjz);
     vf3 e = v3_sub(pj, p); /* p_j - p_i */
     vf d2 = v3_dot(e, e);
-    vm near = vm_and(vf_gt(d2, vf_zero()), vf_lt(d2, max2));
+    vm near = rule_fov_near(p, pjx, pjy, pjz, max2);
     if (!vm_any(near))
         return;
     vf one = vf_set1(1.0f);
+    a->near_n = vf_add_masked(a->near_n, near, one);
     vf d = vf_sqrt(d2);
     /* angle < A  <=>  cos(angle) > cos(A), cos(angle) = normalize(v_i).(e / d) */
     vf c = vf_div(v3_dot(a->vhat, e), d);
@@ -535,24 +578,24 @@ RULE_FN void rule_fov_pair(rule_fv *a, vf3 p, float pjx, float pjy, float pjz, f
  * result is not finite): p - c in float as the float path forms it, the rest in double (no
  * contraction on either backend: -ffp-contract=off, -fmad=false; double division is IEEE on
  * both), rounded once to float. Finite whenever bf |p - c| is below FLT_MAX. */
-RULE_FN void rule_fov_boundary_far(const shoal_params *prm, float px, float py, float pz,
-                                   float out[3])
+RULE_FN void rule_fov_boundary_far(const RULE_PARAMS *prm, vreal px, vreal py, vreal pz,
+                                   vreal out[3])
 {
-    float pc[3] = {px - prm->boundary_center[0], py - prm->boundary_center[1],
+    vreal pc[3] = {px - prm->boundary_center[0], py - prm->boundary_center[1],
                    pz - prm->boundary_center[2]};
     double q[3] = {pc[0], pc[1], pc[2]};
     double sq = (q[0] * q[0] + q[1] * q[1]) + q[2] * q[2];
     double f = (sq - (double)prm->boundary_range2) / sq;
     double nbf = -(double)prm->boundary_force;
     for (int c = 0; c < 3; c++)
-        out[c] = (float)((nbf * q[c]) * f);
+        out[c] = (vreal)((nbf * q[c]) * f);
 }
 
 /* rule_fov_boundary_far for the lanes in `far`, lane by lane, so every ISA (and the GPU, one
  * lane) gives the same bits; the other lanes keep b. */
-RULE_FN vf3 rule_fov_boundary_far_lanes(const shoal_params *prm, vf3 p, vm far, vf3 b)
+RULE_FN vf3 rule_fov_boundary_far_lanes(const RULE_PARAMS *prm, vf3 p, vm far, vf3 b)
 {
-    float x[VW], y[VW], z[VW], bx[VW], by[VW], bz[VW];
+    vreal x[VW], y[VW], z[VW], bx[VW], by[VW], bz[VW];
     vf_store_n(x, p.x, VW);
     vf_store_n(y, p.y, VW);
     vf_store_n(z, p.z, VW);
@@ -563,7 +606,7 @@ RULE_FN vf3 rule_fov_boundary_far_lanes(const shoal_params *prm, vf3 p, vm far, 
     for (int i = 0; i < VW; i++) {
         if (!(bits & (1u << i)))
             continue;
-        float o[3];
+        vreal o[3];
         rule_fov_boundary_far(prm, x[i], y[i], z[i], o);
         bx[i] = o[0];
         by[i] = o[1];
@@ -573,7 +616,7 @@ RULE_FN vf3 rule_fov_boundary_far_lanes(const shoal_params *prm, vf3 p, vm far, 
     return r;
 }
 
-RULE_FN void rule_fov_finish(const rule_fv *a, const shoal_params *prm, const model_consts *mc,
+RULE_FN void rule_fov_finish(const rule_fv *a, const RULE_PARAMS *prm, const RULE_CONSTS *mc,
                              const rule_extras *x, vf3 *pp, vf3 *vp)
 {
     vf3 p = *pp, v = *vp;
@@ -625,51 +668,51 @@ RULE_FN void rule_fov_finish(const rule_fv *a, const shoal_params *prm, const mo
 /* ---- predators (MODELS.md "Predators"), scalar --------------------------------------- */
 
 /* Predator k of n at the start: spread along x around predator_start. */
-RULE_FN void rule_predator_start(const shoal_params *p, int k, int n, float q[3])
+RULE_FN void rule_predator_start(const RULE_PARAMS *p, int k, int n, vreal q[3])
 {
-    float off = ((float)k - 0.5f * (float)(n - 1)) * p->predator_spread;
+    vreal off = ((vreal)k - 0.5f * (vreal)(n - 1)) * p->predator_spread;
     q[0] = p->predator_start[0] + off;
     q[1] = p->predator_start[1];
     q[2] = p->predator_start[2];
 }
 
 /* The squared distance the nearest-boid search compares (ties: lowest input row). */
-RULE_FN float rule_predator_d2(float x, float y, float z, const float q[3])
+RULE_FN vreal rule_predator_d2(vreal x, vreal y, vreal z, const vreal q[3])
 {
-    float dx = x - q[0], dy = y - q[1], dz = z - q[2];
+    vreal dx = x - q[0], dy = y - q[1], dz = z - q[2];
     return (dx * dx + dy * dy) + dz * dz;
 }
 
 /* The turn rate of one step: predator_turn * dt, at most 1. */
-RULE_FN float rule_predator_turn(const shoal_params *p, float dt)
+RULE_FN vreal rule_predator_turn(const RULE_PARAMS *p, vreal dt)
 {
-    float turn = p->predator_turn * dt;
+    vreal turn = p->predator_turn * dt;
     return turn > 1.0f ? 1.0f : turn;
 }
 
-RULE_FN float rule_len3(const float v[3])
+RULE_FN vreal rule_len3(const vreal v[3])
 {
     return RF_SQRT((v[0] * v[0] + v[1] * v[1]) + v[2] * v[2]);
 }
 
 /* One predator's step toward its target tgt: turn the heading toward it by lerp(dir, want,
  * turn), normalised, then move at predator_speed. */
-RULE_FN void rule_predator_move(const shoal_params *p, float q[3], float v[3], const float tgt[3],
-                                float turn, float dt)
+RULE_FN void rule_predator_move(const RULE_PARAMS *p, vreal q[3], vreal v[3], const vreal tgt[3],
+                                vreal turn, vreal dt)
 {
-    float want[3] = {tgt[0] - q[0], tgt[1] - q[1], tgt[2] - q[2]};
-    float wl = rule_len3(want), vl = rule_len3(v);
-    float dir[3];
+    vreal want[3] = {tgt[0] - q[0], tgt[1] - q[1], tgt[2] - q[2]};
+    vreal wl = rule_len3(want), vl = rule_len3(v);
+    vreal dir[3];
     if (wl > 0.0f) {
         for (int c = 0; c < 3; c++)
             want[c] = RF_DIV(want[c], wl);
         if (vl > 0.0f) {
             /* turn toward the target: lerp(dir, want, turn * dt), normalised */
             for (int c = 0; c < 3; c++) {
-                float h = RF_DIV(v[c], vl);
+                vreal h = RF_DIV(v[c], vl);
                 dir[c] = h + (want[c] - h) * turn;
             }
-            float dl = rule_len3(dir);
+            vreal dl = rule_len3(dir);
             if (dl > 0.0f)
                 for (int c = 0; c < 3; c++)
                     dir[c] = RF_DIV(dir[c], dl);

@@ -7,6 +7,7 @@
 #include "core/cpu.h"
 #include "core/profile.h"
 #include "core/timer.h"
+#include "sim/models.h"
 #include "sim/sim_config.h"
 #include "sim/sim_internal.h"
 
@@ -37,6 +38,9 @@ shoal_sim_desc shoal_sim_desc_for(shoal_model model)
     if ((unsigned)model < SHOAL_MODEL_COUNT) {
         shoal_params_default(model, &d.params);
         d.boid_count = shoal_model_default_count(model);
+        const sim_model *m = sim_model_of(model);
+        if (m->school)
+            m->school(&d.params);
     }
     return d;
 }
@@ -92,10 +96,10 @@ void shoal_sim_destroy(shoal_sim *s)
     alloc_free(s->row_cur);
     alloc_free(s->row_nxt);
     alloc_free(s->cell_of);
-    alloc_free(s->cell_sorted);
     alloc_free(s->cell_start);
     alloc_free(s->hist);
     sim_obstacles_free(s);
+    prof_destroy(s->prof_own);
     free(s);
 }
 
@@ -118,7 +122,6 @@ static void first_touch(void *ctx, int t, int nt)
         s->row_cur[i] = (uint32_t)i;
     memset(s->row_nxt + b, 0, len * sizeof(uint32_t));
     memset(s->cell_of + b, 0, len * sizeof(uint32_t));
-    memset(s->cell_sorted + b, 0, len * sizeof(uint32_t));
     int64_t hn = (int64_t)s->g.cell_count * s->block_count;
     parallel_split(hn, t, nt, &b, &e);
     memset(s->hist + b, 0, (size_t)(e - b) * sizeof(uint32_t));
@@ -142,6 +145,11 @@ shoal_status shoal_sim_create(const shoal_sim_desc *desc, shoal_sim **sim_out, s
     s->desc = *desc;
     s->count = desc->boid_count;
     s->isa = (int)isa;
+    if ((st = prof_create(&s->prof_own, err))) {
+        free(s);
+        return st;
+    }
+    s->prof = s->prof_own;
     grid_setup(&s->g, desc->model, &desc->params, desc->neighbors, s->count);
 
     /* Blocks: a function of N alone (never of the thread count). */
@@ -163,7 +171,6 @@ shoal_status shoal_sim_create(const shoal_sim_desc *desc, shoal_sim **sim_out, s
     ok = ok && (s->row_cur = alloc_array(cnt, sizeof(uint32_t), "boid rows", err));
     ok = ok && (s->row_nxt = alloc_array(cnt, sizeof(uint32_t), "boid rows", err));
     ok = ok && (s->cell_of = alloc_array(cnt, sizeof(uint32_t), "cell keys", err));
-    ok = ok && (s->cell_sorted = alloc_array(cnt, sizeof(uint32_t), "cell keys", err));
     ok = ok && (s->cell_start = alloc_array((size_t)s->g.cell_count + 1, sizeof(uint32_t),
                                             "grid cell table", err));
     ok = ok && (s->hist = alloc_array((size_t)s->g.cell_count * (size_t)s->block_count,
@@ -226,6 +233,7 @@ shoal_status shoal_sim_set_params(shoal_sim *s, const shoal_params *params, shoa
             s->hist = h;
         }
         s->g = g;
+        s->cells_valid = 0;
     }
     s->desc = d;
     if (reset_predators)
@@ -243,6 +251,7 @@ shoal_status shoal_sim_set_state(shoal_sim *s, const float *rows, shoal_error *e
             s->cur[k][i] = rows[i * 6 + (size_t)k];
         s->row_cur[i] = (uint32_t)i;
     }
+    s->cells_valid = 0;
     predators_reset(s);
     s->has_state = 1;
     return SHOAL_OK;
@@ -295,6 +304,7 @@ shoal_status shoal_sim_init_state(shoal_sim *s, uint64_t seed)
             s->cur[k][i] = row[k];
         s->row_cur[i] = (uint32_t)i;
     }
+    s->cells_valid = 0;
     predators_reset(s);
     s->has_state = 1;
     return SHOAL_OK;
@@ -360,40 +370,21 @@ void shoal_sim_clear_targets(shoal_sim *s) { memset(s->target_pinned, 0, sizeof 
 
 /* ---- the step --------------------------------------------------------------------- */
 
+/* The step's constants: those of the parameters (the model's own through its entry,
+ * models.c), then heading's targets of this time (with the user's pins) and the predators
+ * where they start the step. */
 static void prepare_consts(shoal_sim *s)
 {
     const shoal_params *p = &s->desc.params;
     model_consts *mc = &s->mc;
-    mc->dt = (float)s->desc.dt_s;
-    mc->sep_r2 = p->sep_radius * p->sep_radius;
-    mc->ali_r2 = p->ali_radius * p->ali_radius;
-    mc->coh_r2 = p->coh_radius * p->coh_radius;
-    switch (s->desc.model) {
-    case SHOAL_MODEL_HEADING:
-        mc->r = p->neighbor_radius;
-        mc->r2 = p->neighbor_radius * p->neighbor_radius;
-        mc->inv_r = 1.0f / p->neighbor_radius;
-        mc->target_count = (int)p->target_count;
+    sim_model_consts(s->desc.model, p, s->desc.dt_s, mc);
+    if (s->desc.model == SHOAL_MODEL_HEADING) {
         sim_heading_targets(p, s->desc.seed, shoal_sim_time(s), &mc->targets[0][0]);
         for (int k = 0; k < mc->target_count; k++)
             if (s->target_pinned[k])
                 memcpy(mc->targets[k], s->target_pin[k], sizeof mc->targets[k]);
-        break;
-    case SHOAL_MODEL_CLASSIC:
-        mc->r = p->fov;
-        mc->r2 = p->fov * p->fov;
-        break;
-    case SHOAL_MODEL_FOV:
-        mc->cos_coh = cosf(p->coh_angle);
-        mc->cos_sep = cosf(p->sep_angle);
-        mc->cos_ali = cosf(p->ali_angle);
-        break;
-    default:
-        break;
     }
     mc->predator_count = s->predator_count;
-    mc->flee_r = p->flee_radius;
-    mc->flee_r2 = p->flee_radius * p->flee_radius;
     memcpy(mc->predators, s->pred_p, (size_t)s->predator_count * sizeof mc->predators[0]);
 }
 
@@ -411,17 +402,18 @@ static inline void stage_end(shoal_sim *s, int stage, int t, uint64_t *t_prev)
 {
     uint64_t now = timer_now_ns();
     s->thread_busy_ns[stage][t] += now - *t_prev;
-    if (prof_on(PROF_STATS))
-        prof_stage_busy(PROF_SIM_BASE + stage, t, now - *t_prev);
-    if (prof_on(PROF_TRACE))
-        prof_trace_span(t, sim_stage_names[stage], (int64_t)s->steps_done + 1, *t_prev, now);
+    prof *pf = s->prof;
+    if (prof_on(pf, PROF_STATS))
+        prof_stage_busy(pf, PROF_SIM_BASE + stage, t, now - *t_prev);
+    if (prof_on(pf, PROF_TRACE))
+        prof_trace_span(pf, t, sim_stage_names[stage], (int64_t)s->steps_done + 1, *t_prev, now);
     parallel_barrier();
     if (t == 0) {
         uint64_t after = timer_now_ns();
         s->stage_ns[stage] += after - *t_prev;
-        if (prof_on(PROF_STATS)) {
-            prof_stage_define(PROF_SIM_BASE + stage, "sim", sim_stage_names[stage]);
-            prof_stage_call(PROF_SIM_BASE + stage, after - *t_prev);
+        if (prof_on(pf, PROF_STATS)) {
+            prof_stage_define(pf, PROF_SIM_BASE + stage, "sim", sim_stage_names[stage]);
+            prof_stage_call(pf, PROF_SIM_BASE + stage, after - *t_prev);
         }
         *t_prev = after;
     } else {
@@ -455,8 +447,9 @@ static void step_body(void *p, int t, int nthreads)
     }
     parallel_barrier();
     if (c->sort_only) {
-        if (prof_on(PROF_TRACE))
-            prof_trace_frame(t, "sort", (int64_t)s->steps_done + 1, t_step, timer_now_ns());
+        if (prof_on(s->prof, PROF_TRACE))
+            prof_trace_frame(s->prof, t, "sort", (int64_t)s->steps_done + 1, t_step,
+                             timer_now_ns());
         return;
     }
     t_prev = timer_now_ns(); /* the swap and its barrier belong to no stage */
@@ -468,8 +461,8 @@ static void step_body(void *p, int t, int nthreads)
             s->part_poll(s->part_poll_ctx);
     }
     stage_end(s, STAGE_FORCES, t, &t_prev);
-    if (prof_on(PROF_TRACE))
-        prof_trace_frame(t, "step", (int64_t)s->steps_done + 1, t_step, t_prev);
+    if (prof_on(s->prof, PROF_TRACE))
+        prof_trace_frame(s->prof, t, "step", (int64_t)s->steps_done + 1, t_step, t_prev);
 }
 
 /* The parallel region of a step: sort (and forces unless sort_only). Returns the lowest
@@ -486,8 +479,10 @@ static uint32_t run_region(shoal_sim *s, int sort_only)
     int nthreads = parallel_resolve_threads(s->desc.thread_count);
     if (nthreads > SIM_MAX_THREADS)
         nthreads = SIM_MAX_THREADS;
-    for (int t = 0; t < nthreads; t++)
+    for (int t = 0; t < nthreads; t++) {
         s->fault[t].found = 0;
+        s->fault[t].groups = s->fault[t].boids = s->fault[t].lane_pairs = s->fault[t].useful = 0;
+    }
     /* About 16 chunks per thread so a crowded part of the school is shared out, whole
      * groups per chunk at least; the chunking does not change any result. */
     int64_t chunk = (int64_t)s->count / ((int64_t)nthreads * 16);
@@ -497,9 +492,16 @@ static uint32_t run_region(shoal_sim *s, int sort_only)
     uint32_t bad_row = UINT32_MAX;
     if (sort_only)
         return bad_row;
-    for (int t = 0; t < nthreads; t++)
+    sim_work w = {0, 0, 0, 0};
+    for (int t = 0; t < nthreads; t++) {
         if (s->fault[t].found && s->fault[t].row < bad_row)
             bad_row = s->fault[t].row;
+        w.groups += s->fault[t].groups;
+        w.boids += s->fault[t].boids;
+        w.lane_pairs += s->fault[t].lane_pairs;
+        w.useful += s->fault[t].useful;
+    }
+    s->work = w;
     return bad_row;
 }
 
@@ -508,6 +510,11 @@ uint32_t sim_forces_pass(shoal_sim *s) { return run_region(s, 0); }
 static shoal_status run_step(shoal_sim *s, int sort_only, shoal_error *err)
 {
     uint32_t bad_row = run_region(s, sort_only);
+    /* cell_of: the cells of the new positions, when every boid got forces */
+    const grid *g = &s->g;
+    s->cells_valid = !sort_only && bad_row == UINT32_MAX;
+    for (int c = 0; c < 3; c++)
+        s->cells_valid &= g->act_lo[c] == 0 && g->act_hi[c] == g->dims[c];
     if (sort_only)
         return SHOAL_OK;
     if (bad_row != UINT32_MAX) {
@@ -571,6 +578,13 @@ size_t shoal_sim_get_stats(const shoal_sim *s, shoal_stage_stats *out, size_t ma
         out[n].thread_max_ms = (double)hi * 1e-6;
     }
     return STAGE_COUNT;
+}
+
+shoal_profile *shoal_sim_get_profile(const shoal_sim *s) { return s->prof; }
+
+void shoal_sim_set_profile(shoal_sim *s, shoal_profile *profile)
+{
+    s->prof = profile ? profile : s->prof_own;
 }
 
 /* A state's rows must be finite before a step reads them (shoal_sim_set_state, the

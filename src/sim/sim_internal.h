@@ -91,11 +91,19 @@ shoal_status field_build(field *f, const obstacle *obs, size_t obstacle_count, f
 void field_free(field *f);
 /* The cell vector at p: rule_field_sample in sim/rules.h (both backends sample with it). */
 
-/* A simulation fault found during a step: the first non-finite result, by input row. */
+/* What one thread's force kernels found during a step: the first non-finite result (by
+ * input row) and the work they did (groups, candidate lane-pairs walked: candidates x W,
+ * and the neighbour pairs among them). One cache line per thread. */
 typedef struct sim_fault {
-    uint32_t row;
+    _Alignas(64) uint32_t row;
     int found;
+    uint64_t groups, boids, lane_pairs, useful;
 } sim_fault;
+
+/* The force kernels' work in the last step, summed over the threads. */
+typedef struct sim_work {
+    uint64_t groups, lane_pairs, useful, boids;
+} sim_work;
 
 struct shoal_sim {
     shoal_sim_desc desc;
@@ -105,8 +113,11 @@ struct shoal_sim {
     /* Boid arrays in cell order: cur is read by a step, nxt written; swapped after. */
     float *cur[6], *nxt[6];
     uint32_t *row_cur, *row_nxt; /* input row of each entry */
-    uint32_t *cell_of;           /* cell of each entry of cur (assign) */
-    uint32_t *cell_sorted;       /* cell of each entry after the scatter */
+    uint32_t *cell_of;           /* cell of each entry of cur (assign, or the last forces) */
+    /* cell_of already holds the cells of cur: the last step's forces wrote the cell of each
+     * new position (every boid active, grid unchanged since). Cleared by anything else that
+     * writes cur or changes the grid; grid_assign then computes them. */
+    int cells_valid;
 
     grid g;
     uint32_t *cell_start; /* cell_count + 1 entries: first slot of each cell */
@@ -118,6 +129,7 @@ struct shoal_sim {
 
     parallel_counter ctr_blocks, ctr_scatter, ctr_forces;
     sim_fault fault[SIM_MAX_THREADS];
+    sim_work work; /* of the last step's forces */
 
     model_consts mc;
     uint64_t steps_done;
@@ -144,6 +156,8 @@ struct shoal_sim {
     int sorted_once;
 
     /* stage timers (thread 0's view, from barrier to barrier) and per-thread busy time */
+    struct shoal_profile *prof;     /* where the stages record: prof_own or one lent */
+    struct shoal_profile *prof_own; /* this sim's own profile */
     uint64_t stage_ns[STAGE_COUNT];
     uint64_t stage_calls;
     uint64_t thread_busy_ns[STAGE_COUNT][SIM_MAX_THREADS];
@@ -152,7 +166,14 @@ struct shoal_sim {
 /* grid.c */
 void grid_setup(grid *g, shoal_model model, const shoal_params *p, shoal_neighbors nb,
                 size_t count);
-static inline int32_t grid_coord(float v, float origin, float inv, int32_t n)
+/* A boid's cell along one axis; compiled for the GPU too (gpu_sim.cu k_assign), so both
+ * backends place every boid in the same cell. */
+#if defined(__CUDACC__)
+#define SIM_HOST_DEVICE __host__ __device__
+#else
+#define SIM_HOST_DEVICE
+#endif
+static inline SIM_HOST_DEVICE int32_t grid_coord(float v, float origin, float inv, int32_t n)
 {
     /* NaN and out-of-range positions clamp in float before the conversion, so no value of
      * v can produce an index outside [0, n). */
@@ -170,6 +191,20 @@ void grid_scatter(shoal_sim *s, int thread_index, int thread_count);
  * begin/end slot pairs in scalar order (z-1..z+1 outer, y-1..y+1 inner), returns count. */
 int grid_runs(const shoal_sim *s, int32_t x_lo, int32_t x_hi, int32_t y, int32_t z,
               uint32_t run_begin[9], uint32_t run_end[9]);
+/* The cell holding sorted slot `slot` (< count) after a sort: the last cell whose first
+ * slot is <= slot and which is not empty (binary search in cell_start). */
+static inline uint32_t grid_cell_of_slot(const shoal_sim *s, uint32_t slot)
+{
+    int64_t lo = 0, hi = s->g.cell_count; /* cell_start[lo] <= slot < cell_start[hi] */
+    while (hi - lo > 1) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (s->cell_start[mid] <= slot)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (uint32_t)lo;
+}
 
 /* scan.c: exclusive prefix sum inside a parallel region (two levels: per-thread sums,
  * then a scan of those). Every thread of the region calls it with the same arguments.
@@ -181,9 +216,10 @@ int64_t scan_exclusive_serial_u32(uint32_t *data, int64_t count);
 
 /* Force kernels, one per ISA (forces_scalar.c, forces_avx2.c, forces_avx512.c): process
  * the groups that start in sorted boid range [b0, b1) (groups: VW boids of one grid row,
- * aligned to the row's start), reading cur (the sorted start-of-step state, with
- * cell_sorted and cell_start describing it) and writing nxt at the same slots. Run by worker
- * threads; writes only the nxt entries of those groups and *fault. */
+ * aligned to the row's start), reading cur (the sorted start-of-step state, with cell_start
+ * describing it) and writing nxt at the same slots, and cell_of there: the cell of each new
+ * position (the next step's keys). Run by worker threads; writes only the nxt and cell_of
+ * entries of those groups and *fault. */
 typedef void (*forces_range_fn)(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *fault);
 void forces_range_scalar(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f);
 void forces_range_avx2(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f);

@@ -17,6 +17,7 @@
 #include "core/cpu.h"
 #include "core/parallel.h"
 #include "core/timer.h"
+#include "shoal/profile.h"
 
 #include <immintrin.h>
 #include <math.h>
@@ -305,18 +306,6 @@ int baseline_grid_neighbours(const float *rows, size_t stride, size_t n, const f
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 int baseline_grid_time(const float *rows, size_t stride, size_t n, const float lo[3],
                        const float size[3], float radius, int threads, int reps,
                        baseline_result *out)
@@ -337,9 +326,9 @@ int baseline_grid_time(const float *rows, size_t stride, size_t n, const float l
     double neigh = 0;
     for (size_t i = 0; i < n; i++)
         neigh += g.count[i];
-    out->median_ms = median(tot, reps);
-    out->sort_ms = median(so, reps);
-    out->pass_ms = median(pa, reps);
+    out->median_ms = shoal_profile_median(tot, (size_t)reps);
+    out->sort_ms = shoal_profile_median(so, (size_t)reps);
+    out->pass_ms = shoal_profile_median(pa, (size_t)reps);
     out->mean_neighbours = neigh / (double)n;
     out->avx2 = g.avx2;
     out->threads = g.threads;

@@ -9,6 +9,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -297,6 +298,14 @@ int json_load_file(const char *path, unsigned flags, json_value *out, char *err,
         return JSON_ERR_SYNTAX;
     }
     return JSON_OK;
+}
+
+void json_write_number(FILE *f, double v, int digits)
+{
+    if (isfinite(v))
+        fprintf(f, "%.*g", digits, v);
+    else
+        fputs("null", f);
 }
 
 void json_write_string(FILE *f, const char *s) { (void)text_json_string(f, s); }

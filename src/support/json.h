@@ -64,5 +64,8 @@ void json_free(json_value *v);
  * The library's trace writer uses the same function (core/text.h). A failed write shows
  * in ferror(f). */
 void json_write_string(FILE *f, const char *s);
+/* A JSON number with `digits` significant digits (%.*g); null when not finite (JSON has no
+ * NaN or infinity). */
+void json_write_number(FILE *f, double v, int digits);
 
 #endif

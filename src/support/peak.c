@@ -6,9 +6,12 @@
  * OpenMP). Also the add+mul peak without FMA, which is the ceiling of shoal's kernels:
  * they are built with -ffp-contract=off (bit-identical results across ISAs).
  *
- * In the support library: `shoal bench` calls peak_gflops(), and tools/peak.c is the
- * program `peak` around it. Kernels use target attributes, so no file needs ISA flags; they
- * only run after the CPU check. */
+ * Also the copy bandwidth (read + write bytes per second of a large memcpy), the ceiling of
+ * the grid's sort, which moves data and computes little.
+ *
+ * In the support library: `shoal bench` calls peak_gflops() and peak_copy_gbs(), and
+ * tools/peak.c is the program `peak` around them. Kernels use target attributes, so no file needs
+ * ISA flags; they only run after the CPU check. */
 #include "support/peak.h"
 
 #include "core/cpu.h"
@@ -202,11 +205,11 @@ double peak_gflops(int kind, int threads, double seconds)
     peak_ctx c;
     memset(&c, 0, sizeof c);
     c.kind = kind;
-    parallel_set_threads(threads);
+    /* its own team of `threads`: the process default is read by others, never written here */
     /* calibrate: iterations for about seconds / 5 */
     c.iters = 1 << 14;
     for (;;) {
-        parallel_region(peak_body, &c);
+        parallel_region_n(peak_body, &c, threads);
         double dt = region_seconds(&c);
         if (dt > seconds / 20 || c.iters > (1L << 34))
             break;
@@ -215,12 +218,81 @@ double peak_gflops(int kind, int threads, double seconds)
     c.iters = (long)((double)c.iters * 4.0);
     double best = 0;
     for (int rep = 0; rep < 5; rep++) {
-        parallel_region(peak_body, &c);
+        parallel_region_n(peak_body, &c, threads);
         double dt = region_seconds(&c);
         int ran = c.threads < PEAK_MAX_THREADS ? c.threads : PEAK_MAX_THREADS;
         double g = flops_per_iter(kind) * (double)c.iters * ran / dt * 1e-9;
         best = g > best ? g : best;
     }
-    parallel_set_threads(0);
+    return best;
+}
+
+/* ---- copy bandwidth ---------------------------------------------------------------------- */
+
+typedef struct copy_ctx {
+    char *src, *dst;
+    size_t bytes; /* per array */
+    int threads;
+    uint64_t start[PEAK_MAX_THREADS], stop[PEAK_MAX_THREADS];
+} copy_ctx;
+
+/* Each thread copies its static share with memcpy (glibc streams large copies past the
+ * caches, as a bandwidth test should), after a barrier, timing itself. */
+static void copy_body(void *p, int t, int n)
+{
+    copy_ctx *c = p;
+    if (t == 0)
+        c->threads = n;
+    size_t share = c->bytes / (size_t)n / 64 * 64;
+    size_t b = share * (size_t)t, len = t == n - 1 ? c->bytes - b : share;
+    parallel_barrier();
+    uint64_t t0 = timer_now_ns();
+    memcpy(c->dst + b, c->src + b, len);
+    if (t < PEAK_MAX_THREADS) {
+        c->start[t] = t0;
+        c->stop[t] = timer_now_ns();
+    }
+}
+
+/* Each thread first writes its own share of both arrays, so their pages sit where the
+ * threads that copy them run. */
+static void copy_touch(void *p, int t, int n)
+{
+    copy_ctx *c = p;
+    size_t share = c->bytes / (size_t)n / 64 * 64;
+    size_t b = share * (size_t)t, len = t == n - 1 ? c->bytes - b : share;
+    memset(c->src + b, 1, len);
+    memset(c->dst + b, 0, len);
+}
+
+double peak_copy_gbs(int threads, double seconds)
+{
+    copy_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return 0.0;
+    c->bytes = (size_t)256 << 20; /* far beyond any cache */
+    c->src = aligned_alloc(64, c->bytes);
+    c->dst = aligned_alloc(64, c->bytes);
+    double best = 0;
+    if (c->src && c->dst) {
+        parallel_set_threads(threads);
+        parallel_region(copy_touch, c);
+        uint64_t t_end = timer_now_ns() + (uint64_t)(seconds * 1e9);
+        for (int rep = 0; rep < 20 && (rep < 3 || timer_now_ns() < t_end); rep++) {
+            parallel_region(copy_body, c);
+            int n = c->threads < PEAK_MAX_THREADS ? c->threads : PEAK_MAX_THREADS;
+            uint64_t first = c->start[0], last = c->stop[0];
+            for (int k = 1; k < n; k++) {
+                first = c->start[k] < first ? c->start[k] : first;
+                last = c->stop[k] > last ? c->stop[k] : last;
+            }
+            double gbs = 2.0 * (double)c->bytes / ((double)(last - first) * 1e-9) * 1e-9;
+            best = gbs > best ? gbs : best;
+        }
+        parallel_set_threads(0);
+    }
+    free(c->src);
+    free(c->dst);
+    free(c);
     return best;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* This machine's FP32 peak (peak.c): the ceiling `shoal bench` divides the force kernels'
- * GFLOP/s by, and what tools/peak.c prints. */
+/* This machine's FP32 peak and copy bandwidth (peak.c): the ceilings `shoal bench` divides
+ * the force kernels' GFLOP/s and the sort's bytes per second by, and what tools/peak.c
+ * prints. */
 #ifndef SHOAL_SUPPORT_PEAK_H
 #define SHOAL_SUPPORT_PEAK_H
 
@@ -15,5 +16,10 @@ double peak_gflops(int kind, int threads, double seconds);
 const char *peak_kind_name(int kind);
 /* True when this CPU (and SHOAL_CPU_DISABLE) allows the kind's kernel. */
 int peak_kind_supported(int kind);
+/* Copy bandwidth on `threads` threads: GB/s of bytes read plus bytes written by a memcpy of
+ * 256 MiB split over the threads, the best of at least 3 runs (more while `seconds` last);
+ * 0 when the buffers cannot be allocated. Sets and restores the process default thread
+ * count as peak_gflops does. */
+double peak_copy_gbs(int threads, double seconds);
 
 #endif

@@ -1455,7 +1455,27 @@ static int renderer_init(RendererObject *self, PyObject *args, PyObject *kw)
     }
     shoal_render_destroy(self->r);
     self->r = NULL;
-    if (shoal_render_create(&d, &self->r, &e)) {
+    /* the renderer takes meshes: shoal's own fish (and, lit with LOD, its reduced and coarse
+     * forms), read by io from the assets as `shoal render` reads them, lent to create (which
+     * copies them) and freed */
+    shoal_mesh fish, lod_mesh, coarse;
+    memset(&lod_mesh, 0, sizeof lod_mesh);
+    memset(&coarse, 0, sizeof coarse);
+    shoal_status st = shoal_mesh_load_asset("fish.obj", &fish, &e);
+    if (!st && d.shade == SHOAL_SHADE_LIT && d.lod) {
+        st = shoal_mesh_load_asset("fish_lod1.obj", &lod_mesh, &e);
+        if (!st)
+            st = shoal_mesh_load_asset("fish_lod2.obj", &coarse, &e);
+        d.lod_mesh = &lod_mesh;
+        d.lod_coarse_mesh = &coarse;
+    }
+    d.mesh = &fish;
+    if (!st)
+        st = shoal_render_create(&d, &self->r, &e);
+    shoal_mesh_free(&fish);
+    shoal_mesh_free(&lod_mesh);
+    shoal_mesh_free(&coarse);
+    if (st) {
         raise_status(&e);
         return -1;
     }

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/* shoal: checking another program's simulation against the rules, one step at a time
+ * (docs/VERIFY.md). Given that program's state at step k and at step k+1, a shoal_verify runs
+ * one reference step from its state k (shoal's float32 step, or the float64 reference of
+ * shoal/sim64.h) and compares with its state k+1, boid by boid, against a tolerance derived
+ * from the rules themselves: a first-order bound on the float32 rounding of every operation on
+ * the boid's path (src/sim/real_bound.h), and how far a comparison sitting within that
+ * rounding of its threshold may move the boid (a threshold tie). Where boids are beyond it,
+ * the worst ones are diagnosed: each model's terms are re-evaluated with one parameter changed
+ * (a weight, a radius, a threshold's strictness, a term left out, dt), and the change that
+ * explains them names the term that differs.
+ *
+ * Not thread-safe on one object; two objects share nothing. The verdicts do not depend on the
+ * thread count. */
+#ifndef SHOAL_VERIFY_H
+#define SHOAL_VERIFY_H
+
+#include "shoal/sim.h"
+
+/** Which step the other program's state k+1 is compared with. */
+typedef enum shoal_verify_reference {
+    SHOAL_VERIFY_F32 = 0, /**< shoal's float32 step (shoal_sim): two float32 programs */
+    SHOAL_VERIFY_F64 = 1  /**< the float64 reference: the other program's own float32 drift */
+} shoal_verify_reference;
+
+/** A step's verdict. */
+typedef enum shoal_verdict {
+    SHOAL_VERDICT_AGREES = 0, /**< every boid within the float32 rounding bound */
+    SHOAL_VERDICT_DRIFT,      /**< boids beyond it, by no more than the same bound at half
+                                   precision (2^-11), and no single rule change explains them */
+    SHOAL_VERDICT_TIE,        /**< boids beyond it only where a threshold tie explains them */
+    SHOAL_VERDICT_RULE,       /**< a rule differs: see term and param */
+    SHOAL_VERDICT_COUNT
+} shoal_verdict;
+
+/** The terms a step is made of. heading's and classic's single radius serves separation,
+ *  alignment and cohesion at once: "neighbours". */
+typedef enum shoal_term {
+    SHOAL_TERM_NONE = 0,
+    SHOAL_TERM_SEPARATION,
+    SHOAL_TERM_ALIGNMENT,
+    SHOAL_TERM_COHESION,
+    SHOAL_TERM_WALLS, /**< steer/average walls, classic's wall boids, fov's boundary sphere */
+    SHOAL_TERM_TARGETS,
+    SHOAL_TERM_OBSTACLES,   /**< spheres and the obstacle field */
+    SHOAL_TERM_PREDATORS,   /**< the flee term */
+    SHOAL_TERM_INTEGRATION, /**< speed limits, turn rate, dt */
+    SHOAL_TERM_NEIGHBORS,
+    SHOAL_TERM_COUNT
+} shoal_term;
+
+/** "agrees", "drift", "threshold tie", "rule differs"; NULL out of range. */
+SHOAL_API const char *shoal_verdict_name(shoal_verdict v);
+/** "separation", "alignment", ...; "" for SHOAL_TERM_NONE, NULL out of range. */
+SHOAL_API const char *shoal_term_name(shoal_term t);
+
+#define SHOAL_VERIFY_MAX_WORST 32
+
+typedef struct shoal_verify_desc {
+    /** model, params, boid_count, dt_s, t0_s (the time of the first state verified), seed
+     *  (heading's targets), thread_count, neighbors (of the float32 reference) */
+    shoal_sim_desc sim;
+    shoal_verify_reference reference;
+    /** the worst boids diagnosed and reported per step: 1..SHOAL_VERIFY_MAX_WORST (8) */
+    int worst_count;
+} shoal_verify_desc;
+
+/** Defaults: shoal_sim_desc_default(), the float32 reference, 8 worst boids. */
+SHOAL_API shoal_verify_desc shoal_verify_desc_default(void);
+
+/** One of the worst boids of a step. Errors are Euclidean norms over x, y, z. */
+typedef struct shoal_verify_boid {
+    uint32_t row;            /**< its row in the states given */
+    double pos_err, vel_err; /**< |p - p_ref|, |v - v_ref| at step k+1 */
+    double pos_tol, vel_tol; /**< the float32 rounding bound */
+    double pos_tie, vel_tie; /**< what a threshold tie may add to it */
+    double ratio;            /**< max(err / tol) over position and velocity */
+    int64_t tie_row;         /**< the neighbour (row) within rounding of a threshold, or -1 */
+    shoal_term tie_term;     /**< the term of that threshold (NONE: no tie) */
+    shoal_term explained_by; /**< the step's hypothesis explains this boid: its term */
+    double residual[3];      /**< v - v_ref */
+    double term_dv[SHOAL_TERM_COUNT][3]; /**< how much each term moves v in the reference step
+                                              (v_ref - v_ref without the term; 0: none) */
+} shoal_verify_boid;
+
+/** A step's report (steps counted from the first state given, from 0). */
+typedef struct shoal_verify_report {
+    uint64_t step; /**< k: the pair (k, k+1) */
+    double t;      /**< the simulated time of state k */
+    size_t count;
+    double pos_max, pos_median, vel_max, vel_median; /**< errors over the boids */
+    double ratio_max, ratio_median;                  /**< error / tolerance */
+    size_t beyond;                                   /**< boids beyond tolerance + tie */
+    size_t ties;         /**< boids beyond the tolerance that a threshold tie explains */
+    size_t unverifiable; /**< boids whose bound is infinite (a direction of a ~0 vector) */
+    shoal_verdict verdict;
+    shoal_term term;       /**< RULE: the term that differs (NONE: no single change explains) */
+    char param[32];        /**< RULE: the parameter whose change explains it, "" if none */
+    double contract_value; /**< that parameter in the contract (radii: the radius) */
+    double fitted_lo, fitted_hi; /**< the values that explain the other program */
+    int strictness;              /**< 1: it excludes neighbours exactly on the threshold where the
+                                      contract includes them; -1 the other way; 0 neither */
+    size_t diagnosed, explained; /**< worst boids examined; how many the change explains */
+    size_t beyond_after; /**< boids beyond tolerance with the change applied to all (or SIZE_MAX) */
+    char detail[320];    /**< one line for people: what was found */
+    int worst_count;
+    shoal_verify_boid worst[SHOAL_VERIFY_MAX_WORST];
+} shoal_verify_report;
+
+typedef struct shoal_verify shoal_verify;
+
+SHOAL_API shoal_status shoal_verify_create(const shoal_verify_desc *desc, shoal_verify **out,
+                                           shoal_error *err);
+SHOAL_API void shoal_verify_destroy(shoal_verify *v);
+/** The obstacle meshes of a float32 simulation (a scene's, loaded into it), for both
+ *  references. */
+SHOAL_API shoal_status shoal_verify_copy_obstacles(shoal_verify *v, const shoal_sim *from,
+                                                   shoal_error *err);
+
+/** heading: the other program's targets from the next step on (count points, xyz each, at
+ *  most params.target_count; the rest keep shoal's seeded schedule). count 0: shoal's
+ *  schedule for all. SHOAL_ERR_INPUT for another model, too many or non-finite points. */
+SHOAL_API shoal_status shoal_verify_set_targets(shoal_verify *v, const double *xyz, size_t count,
+                                                shoal_error *err);
+
+/** Verify one step: `state` is the other program's state k, `next` its state k+1, both
+ *  boid_count rows of (px py pz vx vy vz) in the same row order (map ids first). Values in
+ *  double (a float32 state is exact in it; the float32 reference needs float32 values:
+ *  SHOAL_ERR_INPUT otherwise, naming the row). Steps are taken in order: the k-th call is step
+ *  k (time t0 + k dt; the predators move with the reference). SHOAL_ERR_INPUT for a non-finite
+ *  value; SHOAL_ERR_NONFINITE when the reference step itself overflows. The predators (the
+ *  other program's files do not carry them) start where params put them and move by the
+ *  float32 rules from each state given, for both references. */
+SHOAL_API shoal_status shoal_verify_step(shoal_verify *v, const double *state, const double *next,
+                                         shoal_verify_report *report, shoal_error *err);
+
+#endif

@@ -1,0 +1,1542 @@
+/* SPDX-License-Identifier: MIT */
+/* shoal_verify (shoal/verify.h, docs/VERIFY.md): one reference step from another program's
+ * state k, compared with its state k+1 against the rounding bound of ref_bound.c; where boids
+ * are beyond it, hypotheses of one changed parameter each, evaluated with the double rules
+ * (sim64.c) on the worst boids' own neighbours, name the term that differs. Owns its
+ * references (a shoal_sim for float32; the double rules need no object), their scratch and
+ * the predators it carries from step to step. */
+#include "shoal/verify.h"
+#include "core/alloc.h"
+#include "sim/sim64_internal.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* errors up to the bound taken at half precision (unit roundoff 2^-11) are drift */
+#define DRIFT_RATIO (0x1p-11 / BOUND_RHO)
+
+static const char *const verdict_names[SHOAL_VERDICT_COUNT] = {"agrees", "drift", "threshold tie",
+                                                               "rule differs"};
+static const char *const term_names[SHOAL_TERM_COUNT] = {
+    "",        "separation", "alignment", "cohesion",    "walls",
+    "targets", "obstacles",  "predators", "integration", "neighbours"};
+
+_Static_assert((int)SHOAL_TERM_COUNT == (int)REF_TERM_COUNT &&
+                   (int)SHOAL_TERM_NEIGHBORS == (int)REF_TERM_NEIGHBORS &&
+                   (int)SHOAL_TERM_WALLS == (int)REF_TERM_WALLS,
+               "shoal_term mirrors ref_term");
+
+const char *shoal_verdict_name(shoal_verdict v)
+{
+    return (unsigned)v < SHOAL_VERDICT_COUNT ? verdict_names[v] : NULL;
+}
+
+const char *shoal_term_name(shoal_term t)
+{
+    return (unsigned)t < SHOAL_TERM_COUNT ? term_names[t] : NULL;
+}
+
+shoal_verify_desc shoal_verify_desc_default(void)
+{
+    shoal_verify_desc d;
+    memset(&d, 0, sizeof d);
+    d.sim = shoal_sim_desc_default();
+    d.reference = SHOAL_VERIFY_F32;
+    d.worst_count = 8;
+    return d;
+}
+
+/* ---- hypotheses: one parameter changed ----------------------------------------------- */
+
+typedef enum hyp_kind {
+    HK_WEIGHT, /* a parameter by name, fitted as a continuous value (0: the term left out) */
+    HK_DT,     /* the step length */
+    HK_R2,     /* a squared radius in the constants (which: below) */
+    HK_DIST2,  /* fov: a squared distance parameter */
+    HK_COS,    /* fov: a view cone, as its cosine in the constants */
+    HK_OFF     /* classic: no wall boids */
+} hyp_kind;
+
+enum { R2_SEP, R2_ALI, R2_COH, R2_HEADING, R2_CLASSIC, R2_FLEE };
+enum { COS_COH, COS_SEP, COS_ALI };
+enum { NEED_NONE, NEED_OBSTACLES, NEED_PREDATORS };
+
+typedef struct hyp_family {
+    unsigned models; /* bit per shoal_model */
+    shoal_term term;
+    const char *param;
+    hyp_kind kind;
+    int which;  /* HK_R2: R2_*; HK_COS: COS_* */
+    int strict; /* the contract's threshold is strict (<; cos >) */
+    int need;
+} hyp_family;
+
+#define M_STEER (1u << SHOAL_MODEL_STEER)
+#define M_AVERAGE (1u << SHOAL_MODEL_AVERAGE)
+#define M_HEADING (1u << SHOAL_MODEL_HEADING)
+#define M_CLASSIC (1u << SHOAL_MODEL_CLASSIC)
+#define M_FOV (1u << SHOAL_MODEL_FOV)
+#define M_SA (M_STEER | M_AVERAGE)
+#define M_ALL (M_SA | M_HEADING | M_CLASSIC | M_FOV)
+
+/* Every model's terms, each with the parameters a program could have got wrong. */
+static const hyp_family families[] = {
+    {M_SA, SHOAL_TERM_SEPARATION, "sep_weight", HK_WEIGHT, 0, 0, NEED_NONE},
+    {M_SA, SHOAL_TERM_SEPARATION, "sep_radius", HK_R2, R2_SEP, 0, NEED_NONE},
+    {M_SA, SHOAL_TERM_ALIGNMENT, "ali_weight", HK_WEIGHT, 0, 0, NEED_NONE},
+    {M_SA, SHOAL_TERM_ALIGNMENT, "ali_radius", HK_R2, R2_ALI, 0, NEED_NONE},
+    {M_SA, SHOAL_TERM_COHESION, "coh_weight", HK_WEIGHT, 0, 0, NEED_NONE},
+    {M_SA, SHOAL_TERM_COHESION, "coh_radius", HK_R2, R2_COH, 0, NEED_NONE},
+    {M_SA, SHOAL_TERM_WALLS, "wall_weight", HK_WEIGHT, 0, 0, NEED_NONE},
+    {M_SA, SHOAL_TERM_INTEGRATION, "max_speed", HK_WEIGHT, 0, 0, NEED_NONE},
+    {M_SA, SHOAL_TERM_INTEGRATION, "max_steer", HK_WEIGHT, 0, 0, NEED_NONE},
+    {M_HEADING, SHOAL_TERM_SEPARATION, "sep_weight", HK_WEIGHT, 0, 0, NEED_NONE},
+    {M_HEADING, SHOAL_TERM_ALIGNMENT, "ali_weight", HK_WEIGHT, 0, 0, NEED_NONE},
+    {M_HEADING, SHOAL_TERM_COHESION, "coh_weight", HK_WEIGHT, 0, 0, NEED_NONE},
+    {M_HEADING, SHOAL_TERM_NEIGHBORS, "neighbor_radius", HK_R2, R2_HEADING, 1, NEED_NONE},
+    {M_HEADING, SHOAL_TERM_TARGETS, "target_weight", HK_WEIGHT, 0, 0, NEED_NONE},
+    {M_HEADING, SHOAL_TERM_INTEGRATION, "rotate_speed", HK_WEIGHT, 0, 0, NEED_NONE},
+    {M_HEADING, SHOAL_TERM_INTEGRATION, "move_speed", HK_WEIGHT, 0, 0, NEED_NONE},
+    {M_CLASSIC, SHOAL_TERM_SEPARATION, "w1", HK_WEIGHT, 0, 0, NEED_NONE},
+    {M_CLASSIC, SHOAL_TERM_SEPARATION, "sep_strength", HK_WEIGHT, 0, 0, NEED_NONE},
+    {M_CLASSIC, SHOAL_TERM_ALIGNMENT, "w2", HK_WEIGHT, 0, 0, NEED_NONE},
+    {M_CLASSIC, SHOAL_TERM_COHESION, "w3", HK_WEIGHT, 0, 0, NEED_NONE},
+    {M_CLASSIC, SHOAL_TERM_NEIGHBORS, "fov", HK_R2, R2_CLASSIC, 0, NEED_NONE},
+    {M_CLASSIC, SHOAL_TERM_WALLS, "walls", HK_OFF, 0, 0, NEED_NONE},
+    {M_CLASSIC, SHOAL_TERM_INTEGRATION, "min_speed", HK_WEIGHT, 0, 0, NEED_NONE},
+    {M_CLASSIC, SHOAL_TERM_INTEGRATION, "max_speed", HK_WEIGHT, 0, 0, NEED_NONE},
+    {M_FOV, SHOAL_TERM_COHESION, "coh_force", HK_WEIGHT, 0, 0, NEED_NONE},
+    {M_FOV, SHOAL_TERM_COHESION, "coh_dist2", HK_DIST2, 0, 1, NEED_NONE},
+    {M_FOV, SHOAL_TERM_COHESION, "coh_angle", HK_COS, COS_COH, 1, NEED_NONE},
+    {M_FOV, SHOAL_TERM_SEPARATION, "sep_force", HK_WEIGHT, 0, 0, NEED_NONE},
+    {M_FOV, SHOAL_TERM_SEPARATION, "sep_dist2", HK_DIST2, 0, 1, NEED_NONE},
+    {M_FOV, SHOAL_TERM_SEPARATION, "sep_angle", HK_COS, COS_SEP, 1, NEED_NONE},
+    {M_FOV, SHOAL_TERM_ALIGNMENT, "ali_force", HK_WEIGHT, 0, 0, NEED_NONE},
+    {M_FOV, SHOAL_TERM_ALIGNMENT, "ali_dist2", HK_DIST2, 0, 1, NEED_NONE},
+    {M_FOV, SHOAL_TERM_ALIGNMENT, "ali_angle", HK_COS, COS_ALI, 1, NEED_NONE},
+    {M_FOV, SHOAL_TERM_WALLS, "boundary_force", HK_WEIGHT, 0, 0, NEED_NONE},
+    {M_FOV, SHOAL_TERM_WALLS, "boundary_range2", HK_WEIGHT, 0, 0, NEED_NONE},
+    {M_FOV, SHOAL_TERM_INTEGRATION, "max_force", HK_WEIGHT, 0, 0, NEED_NONE},
+    {M_FOV, SHOAL_TERM_INTEGRATION, "min_speed", HK_WEIGHT, 0, 0, NEED_NONE},
+    {M_FOV, SHOAL_TERM_INTEGRATION, "max_speed", HK_WEIGHT, 0, 0, NEED_NONE},
+    {M_ALL, SHOAL_TERM_OBSTACLES, "avoid_force", HK_WEIGHT, 0, 0, NEED_OBSTACLES},
+    {M_ALL, SHOAL_TERM_PREDATORS, "flee_weight", HK_WEIGHT, 0, 0, NEED_PREDATORS},
+    {M_ALL, SHOAL_TERM_PREDATORS, "flee_radius", HK_R2, R2_FLEE, 1, NEED_PREDATORS},
+    {M_ALL, SHOAL_TERM_INTEGRATION, "dt", HK_DT, 0, 0, NEED_NONE},
+};
+#define FAMILY_COUNT (sizeof families / sizeof families[0])
+
+/* ---- the object --------------------------------------------------------------------- */
+
+/* a diagnosed boid: its neighbourhood (wide enough for a radius twice the contract's) */
+typedef struct diag_boid {
+    uint32_t row;
+    double in[6], next[6];
+    double tol_p, tol_v, tie_p, tie_v, err0; /* err0: its error under the contract */
+    size_t cand_count;
+    double *x[6];
+    uint32_t rb[1], re[1];
+} diag_boid;
+
+struct shoal_verify {
+    shoal_verify_desc desc;
+    size_t n;
+    shoal_sim *f32; /* the float32 reference; also holds the obstacle meshes */
+    params64 prm;
+    field64 fld;
+    int pred_count;
+    double pred_p[SHOAL_MAX_PREDATORS][3], pred_v[SHOAL_MAX_PREDATORS][3];
+    uint8_t pinned[SHOAL_MAX_TARGETS];
+    double pin[SHOAL_MAX_TARGETS][3];
+    uint64_t k;
+    ref_grid grid, grid_h;
+    float *rows32;
+    double *ref, *alt;
+    refb_out *b;
+    double *ratio, *scratch;
+    uint32_t *order;
+    diag_boid diag[SHOAL_VERIFY_MAX_WORST];
+};
+
+void shoal_verify_destroy(shoal_verify *v)
+{
+    if (!v)
+        return;
+    shoal_sim_destroy(v->f32);
+    field_free64(&v->fld);
+    ref_grid_free(&v->grid);
+    ref_grid_free(&v->grid_h);
+    alloc_free(v->rows32);
+    alloc_free(v->ref);
+    alloc_free(v->alt);
+    alloc_free(v->b);
+    alloc_free(v->ratio);
+    alloc_free(v->scratch);
+    alloc_free(v->order);
+    for (int i = 0; i < SHOAL_VERIFY_MAX_WORST; i++)
+        for (int k = 0; k < 6; k++)
+            free(v->diag[i].x[k]);
+    free(v);
+}
+
+shoal_status shoal_verify_create(const shoal_verify_desc *desc, shoal_verify **out,
+                                 shoal_error *err)
+{
+    *out = NULL;
+    if (desc->reference != SHOAL_VERIFY_F32 && desc->reference != SHOAL_VERIFY_F64)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "invalid reference %d", (int)desc->reference);
+    if (desc->worst_count < 1 || desc->worst_count > SHOAL_VERIFY_MAX_WORST)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "worst boids %d outside [1, %d]",
+                               desc->worst_count, SHOAL_VERIFY_MAX_WORST);
+    shoal_verify *v = calloc(1, sizeof *v);
+    if (!v)
+        return shoal_error_set(err, SHOAL_ERR_NOMEM, "out of memory for the verifier");
+    v->desc = *desc;
+    v->n = desc->sim.boid_count;
+    shoal_status st = shoal_sim_create(&desc->sim, &v->f32, err);
+    if (st) {
+        free(v);
+        return st;
+    }
+    params64_from(&desc->sim.params, &v->prm);
+    size_t n = v->n;
+    int ok = (v->rows32 = alloc_array(n * 6, sizeof(float), "verify state", err)) != NULL;
+    ok = ok && (v->ref = alloc_array(n * 6, sizeof(double), "verify reference", err));
+    ok = ok && (v->alt = alloc_array(n * 6, sizeof(double), "verify reference", err));
+    ok = ok && (v->b = alloc_array(n, sizeof(refb_out), "verify bounds", err));
+    ok = ok && (v->ratio = alloc_array(n, sizeof(double), "verify errors", err));
+    ok = ok && (v->scratch = alloc_array(n, sizeof(double), "verify errors", err));
+    ok = ok && (v->order = alloc_array(n, sizeof(uint32_t), "verify errors", err));
+    if (!ok) {
+        shoal_verify_destroy(v);
+        return err ? err->status : SHOAL_ERR_NOMEM;
+    }
+    v->pred_count = (int)desc->sim.params.predator_count;
+    predators64_reset(&v->prm, v->pred_count, v->pred_p, v->pred_v);
+    *out = v;
+    return SHOAL_OK;
+}
+
+shoal_status shoal_verify_copy_obstacles(shoal_verify *v, const shoal_sim *from, shoal_error *err)
+{
+    for (size_t i = 0; i < from->obstacle_count; i++) {
+        const obstacle *o = &from->obstacles[i];
+        shoal_status st =
+            shoal_sim_add_obstacle(v->f32, o->pos, o->nrm, o->count, &o->xf, NULL, err);
+        if (st)
+            return st;
+    }
+    return field_build64(&v->fld, v->f32->obstacles, v->f32->obstacle_count,
+                         v->desc.sim.params.field_cell, v->desc.sim.params.field_margin, err);
+}
+
+shoal_status shoal_verify_set_targets(shoal_verify *v, const double *xyz, size_t count,
+                                      shoal_error *err)
+{
+    if (v->desc.sim.model != SHOAL_MODEL_HEADING)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "targets: model %s has none",
+                               shoal_model_name(v->desc.sim.model));
+    if (count > (size_t)v->desc.sim.params.target_count)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "%zu targets given, the parameters say %d",
+                               count, (int)v->desc.sim.params.target_count);
+    for (size_t i = 0; i < 3 * count; i++)
+        if (!isfinite(xyz[i]))
+            return shoal_error_set(err, SHOAL_ERR_INPUT, "target %zu is not finite", i / 3);
+    memset(v->pinned, 0, sizeof v->pinned);
+    for (size_t k = 0; k < count; k++) {
+        v->pinned[k] = 1;
+        memcpy(v->pin[k], xyz + 3 * k, sizeof v->pin[k]);
+    }
+    return SHOAL_OK;
+}
+
+/* ---- errors ------------------------------------------------------------------------- */
+
+static double norm3(double x, double y, double z) { return sqrt((x * x + y * y) + z * z); }
+
+static double ratio_of(double err, double tol)
+{
+    if (err == 0)
+        return 0;
+    return tol > 0 ? err / tol : INFINITY;
+}
+
+/* errors of a result `r` (6 values) against the other program's next row */
+static void errors6(const double *r, const double *next, double *ep, double *ev)
+{
+    *ep = norm3(r[0] - next[0], r[1] - next[1], r[2] - next[2]);
+    *ev = norm3(r[3] - next[3], r[4] - next[4], r[5] - next[5]);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y ? 1 : 0;
+}
+
+static double median(double *a, size_t n)
+{
+    if (n == 0)
+        return 0;
+    qsort(a, n, sizeof *a, cmp_double);
+    return n % 2 ? a[n / 2] : 0.5 * (a[n / 2 - 1] + a[n / 2]);
+}
+
+/* ---- evaluating a hypothesis on the diagnosed boids ---------------------------------- */
+
+static const shoal_param_info *param_info(shoal_model m, const char *name)
+{
+    size_t n;
+    const shoal_param_info *list = shoal_params_list(m, &n);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(list[i].name, name) == 0)
+            return &list[i];
+    return NULL;
+}
+
+/* the contract's value of a family's parameter (radii: squared; cones: cosine) */
+static double family_value(const hyp_family *f, const ref_env *env)
+{
+    const model_consts64 *mc = &env->mc;
+    switch (f->kind) {
+    case HK_DT:
+        return mc->dt;
+    case HK_R2:
+        switch (f->which) {
+        case R2_SEP:
+            return mc->sep_r2;
+        case R2_ALI:
+            return mc->ali_r2;
+        case R2_COH:
+            return mc->coh_r2;
+        case R2_FLEE:
+            return mc->flee_r2;
+        default:
+            return mc->r2;
+        }
+    case HK_COS:
+        return f->which == COS_COH ? mc->cos_coh : f->which == COS_SEP ? mc->cos_sep : mc->cos_ali;
+    case HK_OFF:
+        return 0;
+    default: {
+        const shoal_param_info *info = param_info(env->model, f->param);
+        return info ? *params64_field((params64 *)&env->prm, info) : 0;
+    }
+    }
+}
+
+static void family_apply(const hyp_family *f, ref_env *env, double x)
+{
+    model_consts64 *mc = &env->mc;
+    switch (f->kind) {
+    case HK_DT:
+        mc->dt = x;
+        break;
+    case HK_R2:
+        switch (f->which) {
+        case R2_SEP:
+            mc->sep_r2 = x;
+            break;
+        case R2_ALI:
+            mc->ali_r2 = x;
+            break;
+        case R2_COH:
+            mc->coh_r2 = x;
+            break;
+        case R2_FLEE:
+            mc->flee_r2 = x;
+            mc->flee_r = sqrt(x);
+            break;
+        case R2_CLASSIC: /* fov: the neighbours' radius and the walls' reach */
+            mc->r2 = x;
+            mc->r = sqrt(x);
+            env->prm.fov = sqrt(x);
+            break;
+        default:
+            mc->r2 = x;
+            mc->r = sqrt(x);
+            break;
+        }
+        break;
+    case HK_COS:
+        if (f->which == COS_COH)
+            mc->cos_coh = x;
+        else if (f->which == COS_SEP)
+            mc->cos_sep = x;
+        else
+            mc->cos_ali = x;
+        break;
+    case HK_OFF:
+        for (int c = 0; c < 3; c++) {
+            env->prm.box_min[c] = -1e300;
+            env->prm.box_max[c] = 1e300;
+        }
+        break;
+    default: {
+        const shoal_param_info *info = param_info(env->model, f->param);
+        if (info)
+            *params64_field(&env->prm, info) = x;
+        break;
+    }
+    }
+}
+
+/* boid d's step under env: its errors against the other program */
+static void diag_eval(const ref_env *env, const diag_boid *d, double out[6], double *ep, double *ev)
+{
+    ref_cands c = {{d->x[0], d->x[1], d->x[2], d->x[3], d->x[4], d->x[5]}, d->rb, d->re, 1};
+    ref64_boid(env, &c, d->in, out);
+    errors6(out, d->next, ep, ev);
+}
+
+static int diag_explained(const diag_boid *d, double ep, double ev)
+{
+    return ep <= d->tol_p + d->tie_p && ev <= d->tol_v + d->tie_v;
+}
+
+/* The score of one value on all diagnosed boids: how many it explains, and the sum of the
+ * squared errors relative to each boid's error under the contract (lower is better). */
+typedef struct score {
+    int explained;
+    double obj;
+} score;
+
+static score score_value(const shoal_verify *v, const hyp_family *f, const ref_env *base, double x,
+                         int count)
+{
+    ref_env env = *base;
+    family_apply(f, &env, x);
+    score s = {0, 0};
+    for (int i = 0; i < count; i++) {
+        double out[6], ep, ev;
+        diag_eval(&env, &v->diag[i], out, &ep, &ev);
+        s.explained += diag_explained(&v->diag[i], ep, ev);
+        double r = (ep + ev) / v->diag[i].err0;
+        s.obj += r == r ? r * r : 1e300;
+    }
+    return s;
+}
+
+static int better(score a, score b)
+{
+    return a.explained > b.explained || (a.explained == b.explained && a.obj < b.obj);
+}
+
+/* The squared distance a view cone's neighbours must be within (fov: its term's). */
+static double cos_reach2(const hyp_family *f, const ref_env *env)
+{
+    return f->which == COS_COH   ? env->prm.coh_dist2
+           : f->which == COS_SEP ? env->prm.sep_dist2
+                                 : env->prm.ali_dist2;
+}
+
+/* The values at which a threshold family can change boid d's result: each of its neighbours'
+ * squared distance (or view-cone cosine; flee: the predators' squared distances) within a
+ * factor of 4 of the contract's value c0 (cosines: any). Sorted, without repeats; malloc'ed. */
+static double *boid_breaks(const hyp_family *f, const ref_env *env, const diag_boid *d, double c0,
+                           size_t *len)
+{
+    size_t cap = d->cand_count + (size_t)env->mc.predator_count + 1, n = 0;
+    double *b = malloc(cap * sizeof *b);
+    if (!b)
+        return NULL;
+    const double *p = d->in;
+    double vl = sqrt((p[3] * p[3] + p[4] * p[4]) + p[5] * p[5]);
+    if (f->kind == HK_R2 && f->which == R2_FLEE) {
+        for (int k = 0; k < env->mc.predator_count; k++) {
+            const double *q = env->mc.predators[k];
+            double e[3] = {p[0] - q[0], p[1] - q[1], p[2] - q[2]};
+            double d2 = (e[0] * e[0] + e[1] * e[1]) + e[2] * e[2];
+            if (d2 >= c0 * 0.25 && d2 <= c0 * 4.0)
+                b[n++] = d2;
+        }
+    } else {
+        for (size_t j = 0; j < d->cand_count; j++) {
+            /* the rules' own arithmetic: diff, d^2 = (x^2 + y^2) + z^2 */
+            double e[3] = {p[0] - d->x[0][j], p[1] - d->x[1][j], p[2] - d->x[2][j]};
+            double d2 = (e[0] * e[0] + e[1] * e[1]) + e[2] * e[2];
+            if (d2 == 0)
+                continue;
+            double x = d2;
+            if (f->kind == HK_COS) {
+                if (!(vl > 0) || !(d2 < cos_reach2(f, env)))
+                    continue;
+                double vh[3] = {p[3] / vl, p[4] / vl, p[5] / vl};
+                /* the rules' cosine is vhat . (p_j - p) / d = -(vhat . e) / d */
+                x = ((vh[0] * e[0] + vh[1] * e[1]) + vh[2] * e[2]) / sqrt(d2);
+            } else if (!(x >= c0 * 0.25 && x <= c0 * 4.0)) {
+                continue;
+            }
+            b[n++] = x;
+        }
+    }
+    qsort(b, n, sizeof *b, cmp_double);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (m == 0 || b[i] != b[m - 1])
+            b[m++] = b[i];
+    *len = m;
+    return b;
+}
+
+/* The best value of a family and the range of values as good. */
+typedef struct fit {
+    score s;
+    double x, lo, hi;
+    int strictness;
+} fit;
+
+/* Evaluation points of a sorted break list: below the first, each break (the tie itself) and
+ * between each two (or above the last): 2 n + 1 of them. */
+static double break_point(const double *b, size_t n, size_t i)
+{
+    if (n == 0)
+        return 0;
+    if (i == 0)
+        return b[0] - (fabs(b[0]) * 0.5 + 1e-300);
+    size_t k = (i - 1) / 2;
+    if (i % 2 == 1)
+        return b[k];
+    return k + 1 < n ? 0.5 * (b[k] + b[k + 1]) : b[k] + (fabs(b[k]) * 0.5 + 1e-300);
+}
+
+/* Which of a sorted break list's evaluation points gives the result at x. */
+static size_t break_index(const double *b, size_t n, double x)
+{
+    size_t lo = 0, hi = n; /* first break >= x */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (b[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && b[lo] == x ? 2 * lo + 1 : 2 * lo;
+}
+
+/* A threshold family (a radius, a squared distance, a view cone): its result on a boid changes
+ * only where the threshold passes one of the boid's neighbours, so each boid is evaluated once
+ * per piece of its own break list, and the pieces are combined over all diagnosed boids. */
+static fit fit_threshold(const shoal_verify *v, const hyp_family *f, const ref_env *env, int count)
+{
+    fit best = {{-1, INFINITY}, 0, 0, 0, 0};
+    int continuous = f->kind == HK_R2 && f->which == R2_HEADING;
+    double c0 = family_value(f, env);
+    if (f->kind == HK_COS)
+        c0 = -c0; /* breaks are -cos: included while -c < -cos, as a squared distance is */
+    double *br[SHOAL_VERIFY_MAX_WORST] = {0};
+    size_t nbr[SHOAL_VERIFY_MAX_WORST] = {0};
+    score *val[SHOAL_VERIFY_MAX_WORST] = {0};
+    double *all = NULL, *pts = NULL;
+    score *sc = NULL;
+    size_t total = 1;
+    int ok = 1;
+    for (int i = 0; i < count && ok; i++) {
+        br[i] = boid_breaks(f, env, &v->diag[i], c0, &nbr[i]);
+        val[i] = br[i] ? malloc((2 * nbr[i] + 1) * sizeof(score)) : NULL;
+        ok = val[i] != NULL;
+        for (size_t k = 0; ok && k < 2 * nbr[i] + 1; k++) {
+            ref_env h = *env;
+            double x = break_point(br[i], nbr[i], k);
+            family_apply(f, &h, f->kind == HK_COS ? -x : x);
+            double out[6], ep, ev;
+            diag_eval(&h, &v->diag[i], out, &ep, &ev);
+            double r = (ep + ev) / v->diag[i].err0;
+            val[i][k].explained = diag_explained(&v->diag[i], ep, ev);
+            val[i][k].obj = r == r ? r * r : 1e300;
+        }
+        total += nbr[i];
+    }
+    /* the global break list: every boid's, and the contract's value */
+    if (ok && (all = malloc(total * sizeof *all))) {
+        size_t n = 0;
+        all[n++] = c0;
+        for (int i = 0; i < count; i++)
+            for (size_t k = 0; k < nbr[i]; k++)
+                all[n++] = br[i][k];
+        qsort(all, n, sizeof *all, cmp_double);
+        size_t nb = 0;
+        for (size_t i = 0; i < n; i++)
+            if (nb == 0 || all[i] != all[nb - 1])
+                all[nb++] = all[i];
+        size_t np = 2 * nb + 1;
+        pts = malloc(np * sizeof *pts);
+        sc = malloc(np * sizeof *sc);
+        if (pts && sc) {
+            size_t best_i = 0;
+            for (size_t k = 0; k < np; k++) {
+                pts[k] = break_point(all, nb, k);
+                score t = {0, 0};
+                for (int i = 0; i < count; i++) {
+                    const score *q = &val[i][break_index(br[i], nbr[i], pts[k])];
+                    t.explained += q->explained;
+                    t.obj += q->obj;
+                }
+                sc[k] = t;
+                /* heading's radius also enters its separation term continuously ((R - d) /
+                 * (R d)): a piece's midpoint is not its value, so the piece is chosen by the
+                 * objective and the value found inside it below */
+                int take = continuous ? t.obj < sc[best_i].obj : better(t, sc[best_i]);
+                if (k == 0 || take)
+                    best_i = k;
+            }
+            /* the run of points around the best that explain as many boids: the values as
+             * good on this evidence (refine_threshold narrows it with more boids) */
+            size_t lo = best_i, hi = best_i;
+            while (lo > 0 && sc[lo - 1].explained == sc[best_i].explained)
+                lo--;
+            while (hi + 1 < np && sc[hi + 1].explained == sc[best_i].explained)
+                hi++;
+            best.s = sc[best_i];
+            best.x = pts[best_i];
+            /* the range: open at the breaks that bound the run, closed at a break inside it */
+            best.lo = lo % 2 == 1 ? pts[lo] : lo > 0 ? pts[lo - 1] : -INFINITY;
+            best.hi = hi % 2 == 1 ? pts[hi] : hi + 1 < np ? pts[hi + 1] : INFINITY;
+            /* a strictness flip: some neighbour sits exactly on the contract's threshold,
+             * and the threshold moved off it by the least step (the tie left out where the
+             * contract, <=, counts it; counted where it, <, does not) explains as many boids:
+             * the smallest change that explains them is the one reported */
+            int on_tie = 0;
+            for (int i = 0; i < count; i++)
+                on_tie |= break_index(br[i], nbr[i], c0) % 2 == 1;
+            int flip = 0;
+            if (on_tie) {
+                double xs = nextafter(c0, f->strict ? INFINITY : -INFINITY);
+                score ss = score_value(v, f, env, f->kind == HK_COS ? -xs : xs, count);
+                if (ss.explained > 0 && ss.explained >= best.s.explained) {
+                    best.s = ss;
+                    best.x = best.lo = best.hi = xs;
+                    best.strictness = f->strict ? -1 : 1;
+                    flip = 1;
+                }
+            }
+            if (continuous && !flip) {
+                /* golden section on R over the values that give the chosen neighbour set: the
+                 * piece between two breaks and the break its test puts on the same side (<:
+                 * the upper one; <=: the lower one) */
+                size_t ia, ib; /* indices of the bounding breaks in pts, or np for none */
+                if (best_i % 2 == 0) {
+                    ia = best_i > 0 ? best_i - 1 : np;
+                    ib = best_i + 1 < np ? best_i + 1 : np;
+                } else if (f->strict) {
+                    ia = best_i >= 3 ? best_i - 2 : np;
+                    ib = best_i;
+                } else {
+                    ia = best_i;
+                    ib = best_i + 2 < np ? best_i + 2 : np;
+                }
+                double xa = ia < np ? pts[ia] : pts[best_i] * 0.5;
+                double xb = ib < np ? pts[ib] : pts[best_i] * 1.5;
+                double a = sqrt(fmax(xa, 0.0)), b = sqrt(fmax(xb, 0.0));
+                const double g = 0.6180339887498949;
+                double x1 = b - g * (b - a), x2 = a + g * (b - a);
+                score s1 = score_value(v, f, env, x1 * x1, count);
+                score s2 = score_value(v, f, env, x2 * x2, count);
+                for (int it = 0; it < 60 && b - a > 1e-13 * b; it++) {
+                    if (s1.obj < s2.obj) {
+                        b = x2;
+                        x2 = x1;
+                        s2 = s1;
+                        x1 = b - g * (b - a);
+                        s1 = score_value(v, f, env, x1 * x1, count);
+                    } else {
+                        a = x1;
+                        x1 = x2;
+                        s1 = s2;
+                        x2 = a + g * (b - a);
+                        s2 = score_value(v, f, env, x2 * x2, count);
+                    }
+                }
+                double r = 0.5 * (a + b);
+                best.x = best.lo = best.hi = r * r;
+                best.s = score_value(v, f, env, best.x, count);
+            }
+            if (f->kind == HK_COS) {
+                double l = -best.hi, h = -best.lo;
+                best.x = -best.x;
+                best.lo = l;
+                best.hi = h;
+            }
+        }
+    }
+    for (int i = 0; i < count; i++) {
+        free(br[i]);
+        free(val[i]);
+    }
+    free(all);
+    free(pts);
+    free(sc);
+    return best;
+}
+
+static fit fit_weight(const shoal_verify *v, const hyp_family *f, const ref_env *env, int count)
+{
+    double c0 = family_value(f, env);
+    static const double factors[] = {-1,   0,    0.25, 0.5,  0.75, 0.9, 0.95, 0.99, 1,
+                                     1.01, 1.05, 1.1,  1.25, 1.5,  2,   3,    4,    8};
+    static const double absolute[] = {-8, -4, -2, -1, -0.5, 0, 0.5, 1, 2, 4, 8};
+    double vals[32];
+    int ng = 0;
+    if (c0 != 0)
+        for (size_t i = 0; i < sizeof factors / sizeof factors[0]; i++)
+            vals[ng++] = c0 * factors[i];
+    else
+        for (size_t i = 0; i < sizeof absolute / sizeof absolute[0]; i++)
+            vals[ng++] = absolute[i];
+    qsort(vals, (size_t)ng, sizeof vals[0], cmp_double);
+    fit best = {{-1, INFINITY}, c0, c0, c0, 0};
+    int bi = 0;
+    for (int i = 0; i < ng; i++) {
+        if (f->kind == HK_DT && !(vals[i] > 0))
+            continue;
+        score s = score_value(v, f, env, vals[i], count);
+        if (best.s.explained < 0 || better(s, best.s)) {
+            best.s = s;
+            best.x = vals[i];
+            bi = i;
+        }
+    }
+    /* golden section on the objective between the best point's neighbours */
+    double a = bi > 0 ? vals[bi - 1] : vals[bi] - fabs(vals[bi]) - 1;
+    double b = bi + 1 < ng ? vals[bi + 1] : vals[bi] + fabs(vals[bi]) + 1;
+    if (f->kind == HK_DT && a <= 0)
+        a = vals[bi] * 0.5;
+    const double g = 0.6180339887498949;
+    double x1 = b - g * (b - a), x2 = a + g * (b - a);
+    score s1 = score_value(v, f, env, x1, count), s2 = score_value(v, f, env, x2, count);
+    for (int it = 0; it < 60 && b - a > 1e-12 * (fabs(a) + fabs(b)); it++) {
+        if (s1.obj < s2.obj) {
+            b = x2;
+            x2 = x1;
+            s2 = s1;
+            x1 = b - g * (b - a);
+            s1 = score_value(v, f, env, x1, count);
+        } else {
+            a = x1;
+            x1 = x2;
+            s1 = s2;
+            x2 = a + g * (b - a);
+            s2 = score_value(v, f, env, x2, count);
+        }
+    }
+    double xm = 0.5 * (a + b);
+    score sm = score_value(v, f, env, xm, count);
+    if (better(sm, best.s)) {
+        best.s = sm;
+        best.x = xm;
+    }
+    /* a term left out: prefer exactly 0 when it explains as many (the fit lands within
+     * rounding of it) */
+    if (best.x != 0 && f->kind == HK_WEIGHT) {
+        score s0 = score_value(v, f, env, 0.0, count);
+        if (s0.explained >= best.s.explained && fabs(best.x) <= 1e-3 * (fabs(c0) + 1e-300)) {
+            best.s = s0;
+            best.x = 0;
+        }
+    }
+    best.lo = best.hi = best.x;
+    return best;
+}
+
+static fit fit_family(const shoal_verify *v, const hyp_family *f, const ref_env *env, int count)
+{
+    switch (f->kind) {
+    case HK_R2:
+    case HK_DIST2:
+    case HK_COS:
+        return fit_threshold(v, f, env, count);
+    case HK_OFF: {
+        fit r = {score_value(v, f, env, 0, count), 0, 0, 0, 0};
+        return r;
+    }
+    default:
+        return fit_weight(v, f, env, count);
+    }
+}
+
+/* boid `row`'s result `out` against the other program, within its bound and tie? */
+static int row_explained(const shoal_verify *v, uint32_t row, const double out[6],
+                         const double *next)
+{
+    const refb_out *o = &v->b[row];
+    double ep, ev;
+    errors6(out, next + (size_t)row * 6, &ep, &ev);
+    return ep <= BOUND_RHO * norm3(o->err[0], o->err[1], o->err[2]) +
+                     norm3(o->tie[0], o->tie[1], o->tie[2]) &&
+           ev <= BOUND_RHO * norm3(o->err[3], o->err[4], o->err[5]) +
+                     norm3(o->tie[3], o->tie[4], o->tie[5]);
+}
+
+/* A growing array of doubles / bytes (refine_threshold's lists). */
+typedef struct dbuf {
+    double *d;
+    size_t n, cap;
+} dbuf;
+static int dbuf_push(dbuf *b, double x)
+{
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 1024;
+        double *nd = realloc(b->d, cap * sizeof *nd);
+        if (!nd)
+            return 0;
+        b->d = nd;
+        b->cap = cap;
+    }
+    b->d[b->n++] = x;
+    return 1;
+}
+
+/* Point k of the pieces that the sorted breaks b[0..u) cut (lo, hi) into: odd k a break,
+ * even k the middle of the piece between two. */
+static double piece_point(const double *b, size_t u, double lo, double hi, size_t k)
+{
+    if (k % 2 == 1)
+        return b[(k - 1) / 2];
+    if (u == 0)
+        return 0.5 * (lo + hi);
+    if (k == 0)
+        return 0.5 * (lo + b[0]);
+    if (k / 2 < u)
+        return 0.5 * (b[k / 2 - 1] + b[k / 2]);
+    return 0.5 * (b[u - 1] + hi);
+}
+
+/* Narrow a threshold fit with the whole school: every boid with a neighbour whose break falls
+ * inside the fitted range (the boids beyond the bound first) is evaluated once per piece of the
+ * range that its own breaks cut, and the value that leaves the most boids within the bound
+ * wins. (The worst boids alone leave a range that other boids' neighbours still cut, and a
+ * value in it may move boids that agreed.) Stops adding boids after 400000 evaluations. */
+static void refine_threshold(shoal_verify *v, const hyp_family *f, const ref_env *env,
+                             const double *state, const double *next, const uint32_t *idx,
+                             fit *best, shoal_error *err)
+{
+    if (best->strictness || (f->kind == HK_R2 && (f->which == R2_FLEE || f->which == R2_HEADING)))
+        return;
+    int cosk = f->kind == HK_COS;
+    double lo = cosk ? -best->hi : best->lo, hi = cosk ? -best->lo : best->hi;
+    if (!(isfinite(lo) && isfinite(hi) && lo < hi))
+        return;
+    ref_env wide = *env;
+    family_apply(f, &wide, cosk ? family_value(f, env) : hi);
+    if (ref_grid_build(&v->grid_h, state, v->n, ref_env_radius(&wide), 0, err))
+        return;
+    const ref_grid *g = &v->grid_h;
+    double reach2 = cosk ? cos_reach2(f, env) : INFINITY;
+    dbuf brk = {0}, okb = {0}, all = {0};
+    size_t *first = malloc((v->n + 1) * sizeof *first),
+           *okfirst = malloc((v->n + 1) * sizeof *okfirst);
+    size_t m = 0, evals = 0;
+    int fail = !first || !okfirst;
+    for (size_t i = 0; i < v->n && !fail && evals < 400000; i++) {
+        uint32_t row = idx[i];
+        const double *p = state + (size_t)row * 6;
+        uint32_t rb[9], re[9];
+        ref_cands c = {{g->x[0], g->x[1], g->x[2], g->x[3], g->x[4], g->x[5]}, rb, re, 0};
+        c.runs = ref_grid_runs(g, p, rb, re);
+        double vl = sqrt((p[3] * p[3] + p[4] * p[4]) + p[5] * p[5]);
+        size_t b0 = brk.n;
+        for (int r = 0; r < c.runs && !fail; r++)
+            for (uint32_t j = rb[r]; j < re[r] && !fail; j++) {
+                double e[3] = {p[0] - g->x[0][j], p[1] - g->x[1][j], p[2] - g->x[2][j]};
+                double d2 = (e[0] * e[0] + e[1] * e[1]) + e[2] * e[2];
+                if (d2 == 0 || !(d2 < reach2))
+                    continue;
+                double x = d2;
+                if (cosk) {
+                    if (!(vl > 0))
+                        continue;
+                    /* -cos: the rules' cosine is vhat . (p_j - p) / d */
+                    x = ((p[3] / vl * e[0] + p[4] / vl * e[1]) + p[5] / vl * e[2]) / sqrt(d2);
+                }
+                if (x > lo && x < hi)
+                    fail = !dbuf_push(&brk, x);
+            }
+        size_t u = brk.n - b0;
+        if (u == 0 || fail)
+            continue; /* the same result over the whole range */
+        double *b = brk.d + b0;
+        qsort(b, u, sizeof *b, cmp_double);
+        size_t w = 0;
+        for (size_t k = 0; k < u; k++)
+            if (w == 0 || b[k] != b[w - 1])
+                b[w++] = b[k];
+        brk.n = b0 + w;
+        first[m] = b0;
+        okfirst[m] = okb.n;
+        for (size_t k = 0; k < 2 * w + 1 && !fail; k++) {
+            double x = piece_point(b, w, lo, hi, k);
+            ref_env h = *env;
+            family_apply(f, &h, cosk ? -x : x);
+            double out[6];
+            ref64_boid(&h, &c, p, out);
+            fail = !dbuf_push(&okb, row_explained(v, row, out, next));
+            evals++;
+        }
+        m++;
+    }
+    if (!fail && m > 0) {
+        first[m] = brk.n;
+        okfirst[m] = okb.n;
+        for (size_t k = 0; k < brk.n && !fail; k++)
+            fail = !dbuf_push(&all, brk.d[k]);
+    }
+    if (!fail && m > 0) {
+        qsort(all.d, all.n, sizeof *all.d, cmp_double);
+        size_t u = 0;
+        for (size_t k = 0; k < all.n; k++)
+            if (u == 0 || all.d[k] != all.d[u - 1])
+                all.d[u++] = all.d[k];
+        size_t best_k = 0, best_n = 0;
+        for (size_t k = 0; k < 2 * u + 1; k++) {
+            double x = piece_point(all.d, u, lo, hi, k);
+            size_t n = 0;
+            for (size_t i = 0; i < m; i++)
+                n +=
+                    okb.d[okfirst[i] + break_index(brk.d + first[i], first[i + 1] - first[i], x)] !=
+                    0;
+            /* a piece rather than a break when both leave as many boids within the bound */
+            if (n > best_n || (n == best_n && best_k % 2 == 1 && k % 2 == 0)) {
+                best_n = n;
+                best_k = k;
+            }
+        }
+        double x = piece_point(all.d, u, lo, hi, best_k);
+        size_t pk = best_k;
+        if (pk % 2 == 1) /* a break: the piece with the same neighbours (<: below; <=: above) */
+            pk = f->strict ? pk - 1 : pk + 1;
+        double nlo = pk == 0 ? lo : all.d[pk / 2 - 1];
+        double nhi = pk / 2 < u ? all.d[pk / 2] : hi;
+        best->x = cosk ? -x : x;
+        best->lo = cosk ? -nhi : nlo;
+        best->hi = cosk ? -nlo : nhi;
+    }
+    free(brk.d);
+    free(okb.d);
+    free(all.d);
+    free(first);
+    free(okfirst);
+}
+
+static int family_applies(const shoal_verify *v, const hyp_family *f, const ref_env *env)
+{
+    if (!(f->models & (1u << env->model)))
+        return 0;
+    if (f->need == NEED_OBSTACLES)
+        return env->prm.sphere_count > 0 || v->fld.vec != NULL;
+    if (f->need == NEED_PREDATORS)
+        return env->mc.predator_count > 0;
+    return 1;
+}
+
+/* ---- ties the bound cannot size -------------------------------------------------------- */
+
+/* The value a threshold family compares for the pair (p, q): the squared distance, or minus
+ * the view cone's cosine (as boid_breaks computes them). */
+static double pair_value(const hyp_family *f, const double *p, const double *q)
+{
+    double e[3] = {p[0] - q[0], p[1] - q[1], p[2] - q[2]};
+    double d2 = (e[0] * e[0] + e[1] * e[1]) + e[2] * e[2];
+    if (f->kind != HK_COS)
+        return d2;
+    double vl = sqrt((p[3] * p[3] + p[4] * p[4]) + p[5] * p[5]);
+    if (!(vl > 0) || d2 == 0)
+        return NAN;
+    return ((p[3] / vl * e[0] + p[4] / vl * e[1]) + p[5] / vl * e[2]) / sqrt(d2);
+}
+
+/* A neighbour within rounding of a threshold that decides a count (the only neighbour of a
+ * term, say: a count of 0 or 1) leaves the bound's tie unbounded. Its size then comes from
+ * the two worlds themselves: the boid stepped with the threshold moved just past the
+ * neighbour each way (with that world's own rounding bound), the tie the largest distance
+ * from the reference. For the boids beyond the rounding bound only. */
+static void size_ties(shoal_verify *v, const ref_env *env, const double *state, const double *next)
+{
+    const ref_grid *g = &v->grid;
+    for (size_t i = 0; i < v->n; i++) {
+        refb_out *o = &v->b[i];
+        int unbounded = 0;
+        for (int c = 0; c < 6; c++)
+            unbounded |= !(o->tie[c] <= DBL_MAX);
+        if (!unbounded || o->tie_cand < 0)
+            continue;
+        double ep, ev;
+        errors6(v->ref + i * 6, next + i * 6, &ep, &ev);
+        if (ep <= BOUND_RHO * norm3(o->err[0], o->err[1], o->err[2]) &&
+            ev <= BOUND_RHO * norm3(o->err[3], o->err[4], o->err[5]))
+            continue;
+        const double *p = state + i * 6, *q = state + (size_t)o->tie_cand * 6;
+        uint32_t rb[9], re[9];
+        ref_cands c = {{g->x[0], g->x[1], g->x[2], g->x[3], g->x[4], g->x[5]}, rb, re, 0};
+        c.runs = ref_grid_runs(g, p, rb, re);
+        double tie[6] = {0, 0, 0, 0, 0, 0};
+        int sized = 0;
+        /* every threshold the pair sits within rounding of; thresholds of one value (steer's
+         * alignment and cohesion radii when equal) are one comparison in float32: they flip
+         * together */
+        const hyp_family *near[8];
+        double xs[8];
+        int group[8], nn = 0, groups = 0;
+        for (size_t k = 0; k < FAMILY_COUNT && nn < 8; k++) {
+            const hyp_family *f = &families[k];
+            if (!family_applies(v, f, env) || f->kind == HK_WEIGHT || f->kind == HK_DT ||
+                f->kind == HK_OFF || (f->kind == HK_R2 && f->which == R2_FLEE))
+                continue;
+            double x = pair_value(f, p, q), c0 = family_value(f, env);
+            if (f->kind == HK_COS)
+                c0 = -c0;
+            if (!(x == x) || !(fabs(x - c0) <= 1e-5 * (fabs(c0) + 1e-30)))
+                continue;
+            int gi = groups;
+            for (int m = 0; m < nn; m++)
+                if (family_value(near[m], env) == family_value(f, env) && near[m]->kind == f->kind)
+                    gi = group[m];
+            if (gi == groups)
+                groups++;
+            near[nn] = f;
+            xs[nn] = x;
+            group[nn++] = gi;
+        }
+        for (int world = 0; groups > 0 && world < (1 << groups); world++) {
+            ref_env h = *env;
+            for (int m = 0; m < nn; m++) {
+                const hyp_family *f = near[m];
+                int include = (world >> group[m]) & 1;
+                /* include: the threshold at the pair's value (<=) or just past it (<) */
+                double x = include ? (f->strict ? nextafter(xs[m], INFINITY) : xs[m])
+                                   : (f->strict ? xs[m] : nextafter(xs[m], -INFINITY));
+                family_apply(f, &h, f->kind == HK_COS ? -x : x);
+                if (f->kind == HK_R2 && f->which == R2_CLASSIC)
+                    h.prm.fov = env->prm.fov; /* a neighbour's tie: the walls stay */
+            }
+            /* that world's step and its own rounding bound */
+            refb_out alt;
+            refb_boid(&h, &c, p, &alt);
+            for (int d = 0; d < 6; d++) {
+                double dd = fabs(alt.value[d] - o->value[d]) + BOUND_RHO * alt.err[d];
+                tie[d] = dd > tie[d] ? dd : tie[d];
+            }
+            sized = 1;
+        }
+        if (sized)
+            for (int d = 0; d < 6; d++)
+                o->tie[d] = tie[d];
+    }
+}
+
+/* ---- one step ------------------------------------------------------------------------ */
+
+static shoal_status check_rows(const shoal_verify *v, const double *rows, const char *which,
+                               shoal_error *err)
+{
+    static const char *const names[6] = {"px", "py", "pz", "vx", "vy", "vz"};
+    for (size_t i = 0; i < v->n * 6; i++) {
+        double x = rows[i];
+        if (!isfinite(x))
+            return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: row %zu column %d (%s) is %s", which,
+                                   i / 6, (int)(i % 6), names[i % 6],
+                                   isnan(x) ? "nan"
+                                   : x > 0  ? "inf"
+                                            : "-inf");
+        if (v->desc.reference == SHOAL_VERIFY_F32 && (double)(float)x != x)
+            return shoal_error_set(err, SHOAL_ERR_INPUT,
+                                   "%s: row %zu column %d (%s) is %.17g, not a float32 value: the "
+                                   "float32 reference steps float32 states (use the float64 "
+                                   "reference)",
+                                   which, i / 6, (int)(i % 6), names[i % 6], x);
+    }
+    return SHOAL_OK;
+}
+
+/* The float32 reference's step from `state`: v->ref and the predators after it. */
+static shoal_status step_f32(shoal_verify *v, const double *state, double (*pp)[3], double (*pv)[3],
+                             shoal_error *err)
+{
+    for (size_t i = 0; i < v->n * 6; i++)
+        v->rows32[i] = (float)state[i];
+    shoal_status st = shoal_sim_set_state(v->f32, v->rows32, err);
+    shoal_sim_checkpoint ck;
+    memset(&ck, 0, sizeof ck);
+    ck.steps_done = v->k;
+    ck.predator_count = v->pred_count;
+    for (int k = 0; k < v->pred_count; k++)
+        for (int c = 0; c < 3; c++) {
+            ck.predator_pos[k][c] = (float)v->pred_p[k][c];
+            ck.predator_vel[k][c] = (float)v->pred_v[k][c];
+        }
+    for (int k = 0; k < SHOAL_MAX_TARGETS; k++) {
+        ck.target_pinned[k] = v->pinned[k];
+        for (int c = 0; c < 3; c++)
+            ck.target_pin[k][c] = (float)v->pin[k][c];
+    }
+    if (!st)
+        st = shoal_sim_set_checkpoint(v->f32, &ck, err);
+    if (!st)
+        st = shoal_sim_step(v->f32, 1, err);
+    if (st)
+        return st;
+    shoal_sim_get_state(v->f32, v->rows32);
+    for (size_t i = 0; i < v->n * 6; i++)
+        v->ref[i] = v->rows32[i];
+    float fp[SHOAL_MAX_PREDATORS * 3], fv[SHOAL_MAX_PREDATORS * 3];
+    size_t np = shoal_sim_predators(v->f32, fp, fv, SHOAL_MAX_PREDATORS);
+    for (size_t k = 0; k < np; k++)
+        for (int c = 0; c < 3; c++) {
+            pp[k][c] = fp[3 * k + (size_t)c];
+            pv[k][c] = fv[3 * k + (size_t)c];
+        }
+    return SHOAL_OK;
+}
+
+/* The neighbourhood of a diagnosed boid: every boid within `reach`, in row order. */
+static shoal_status diag_gather(shoal_verify *v, diag_boid *d, const double *state, double reach,
+                                shoal_error *err)
+{
+    const double *p = state + (size_t)d->row * 6;
+    double r2 = reach * reach;
+    size_t n = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        n = 0;
+        for (size_t j = 0; j < v->n; j++) {
+            const double *q = state + j * 6;
+            double d2 = ((q[0] - p[0]) * (q[0] - p[0]) + (q[1] - p[1]) * (q[1] - p[1])) +
+                        (q[2] - p[2]) * (q[2] - p[2]);
+            if (!(d2 <= r2))
+                continue;
+            if (pass == 1)
+                for (int k = 0; k < 6; k++)
+                    d->x[k][n] = q[k];
+            n++;
+        }
+        if (pass == 0) {
+            for (int k = 0; k < 6; k++) {
+                free(d->x[k]);
+                d->x[k] = malloc((n ? n : 1) * sizeof(double));
+                if (!d->x[k])
+                    return shoal_error_set(err, SHOAL_ERR_NOMEM,
+                                           "out of memory for a boid's neighbours");
+            }
+        }
+    }
+    d->cand_count = n;
+    d->rb[0] = 0;
+    d->re[0] = (uint32_t)n;
+    return SHOAL_OK;
+}
+
+/* sort indices by ratio, largest first (a small merge sort: qsort has no context in C11) */
+static void sort_by_ratio(uint32_t *idx, size_t n, const double *key, uint32_t *tmp)
+{
+    if (n < 2)
+        return;
+    size_t h = n / 2;
+    sort_by_ratio(idx, h, key, tmp);
+    sort_by_ratio(idx + h, n - h, key, tmp);
+    size_t i = 0, j = h, o = 0;
+    while (i < h && j < n) {
+        /* larger first; equal keys keep the lower row first (stable) */
+        if (key[idx[j]] > key[idx[i]])
+            tmp[o++] = idx[j++];
+        else
+            tmp[o++] = idx[i++];
+    }
+    while (i < h)
+        tmp[o++] = idx[i++];
+    while (j < n)
+        tmp[o++] = idx[j++];
+    memcpy(idx, tmp, n * sizeof *idx);
+}
+
+/* A radius-like value for people: squared thresholds as radii, cosines as angles. */
+static double family_show(const hyp_family *f, double x)
+{
+    if (f->kind == HK_R2)
+        return x > 0 ? sqrt(x) : x;
+    if (f->kind == HK_COS)
+        return acos(x < -1 ? -1 : x > 1 ? 1 : x);
+    return x;
+}
+
+/* Boids beyond tolerance + tie when the whole school steps under env (double rules), or
+ * SIZE_MAX when the grid cannot be built. */
+static size_t count_beyond(shoal_verify *v, const ref_env *env, const double *state,
+                           const double *next, shoal_error *err)
+{
+    if (ref_grid_build(&v->grid_h, state, v->n, ref_env_radius(env), 0, err))
+        return SIZE_MAX;
+    ref_school_step(env, &v->grid_h, state, v->alt, NULL, v->desc.sim.thread_count);
+    size_t after = 0;
+    for (size_t i = 0; i < v->n; i++)
+        after += !row_explained(v, (uint32_t)i, v->alt + i * 6, next);
+    return after;
+}
+
+static void diagnose(shoal_verify *v, const ref_env *env, const double *state, const double *next,
+                     const uint32_t *idx, size_t beyond, shoal_verify_report *rep, shoal_error *err)
+{
+    /* the worst boids beyond the bound, up to 32: the evidence every hypothesis is fitted to */
+    int count = (int)(beyond < SHOAL_VERIFY_MAX_WORST ? beyond : SHOAL_VERIFY_MAX_WORST);
+    double reach = 2.0 * ref_env_radius(env) * (1.0 + 1e-9);
+    for (int i = 0; i < count; i++) {
+        diag_boid *d = &v->diag[i];
+        d->row = idx[i];
+        memcpy(d->in, state + (size_t)d->row * 6, sizeof d->in);
+        memcpy(d->next, next + (size_t)d->row * 6, sizeof d->next);
+        const refb_out *o = &v->b[d->row];
+        d->tol_p = BOUND_RHO * norm3(o->err[0], o->err[1], o->err[2]);
+        d->tol_v = BOUND_RHO * norm3(o->err[3], o->err[4], o->err[5]);
+        d->tie_p = norm3(o->tie[0], o->tie[1], o->tie[2]);
+        d->tie_v = norm3(o->tie[3], o->tie[4], o->tie[5]);
+        if (diag_gather(v, d, state, reach, err))
+            return;
+        double out[6], ep, ev;
+        diag_eval(env, d, out, &ep, &ev);
+        d->err0 = ep + ev > 0 ? ep + ev : 1e-300;
+    }
+    rep->diagnosed = (size_t)count;
+    const hyp_family *best_f = NULL;
+    fit best = {{-1, INFINITY}, 0, 0, 0, 0};
+    int explains[FAMILY_COUNT];
+    fit fits[FAMILY_COUNT];
+    for (size_t i = 0; i < FAMILY_COUNT; i++) {
+        const hyp_family *f = &families[i];
+        explains[i] = -1;
+        if (!family_applies(v, f, env))
+            continue;
+        fits[i] = fit_family(v, f, env, count);
+        explains[i] = fits[i].s.explained;
+        if (!best_f || better(fits[i].s, best.s)) {
+            best = fits[i];
+            best_f = f;
+        }
+    }
+    if (!best_f)
+        return;
+    rep->explained = (size_t)(best.s.explained > 0 ? best.s.explained : 0);
+    int convincing = best.s.explained > 0 && 4 * best.s.explained >= 3 * count;
+    if (!convincing) {
+        if (rep->ratio_max <= DRIFT_RATIO) {
+            rep->verdict = SHOAL_VERDICT_DRIFT;
+            snprintf(rep->detail, sizeof rep->detail,
+                     "errors up to %.3g times the float32 bound, within the bound at half "
+                     "precision; no single parameter explains them",
+                     rep->ratio_max);
+        } else {
+            rep->verdict = SHOAL_VERDICT_RULE;
+            rep->term = SHOAL_TERM_NONE;
+            snprintf(rep->detail, sizeof rep->detail,
+                     "no single parameter explains it; closest: %s (%s explains %d of %d)",
+                     term_names[best_f->term], best_f->param,
+                     best.s.explained > 0 ? best.s.explained : 0, count);
+        }
+        return;
+    }
+    /* Every change that explains as many of the worst boids is applied to the whole school,
+     * and the one that leaves the fewest boids beyond tolerance wins (the worst boids alone
+     * may not tell, say, heading's target weight doubled from its cohesion halved: for a boid
+     * without neighbours the two turn it alike). Threshold fits are narrowed on the school
+     * first. */
+    size_t best_after = SIZE_MAX, afters[FAMILY_COUNT];
+    const hyp_family *chosen = NULL;
+    fit chosen_fit = best;
+    for (size_t i = 0; i < FAMILY_COUNT; i++)
+        afters[i] = SIZE_MAX;
+    int tried = 0;
+    for (size_t i = 0; i < FAMILY_COUNT && tried < 6; i++) {
+        if (explains[i] != best.s.explained)
+            continue;
+        const hyp_family *f = &families[i];
+        fit r = fits[i];
+        if (f->kind == HK_R2 || f->kind == HK_DIST2 || f->kind == HK_COS)
+            refine_threshold(v, f, env, state, next, idx, &r, err);
+        ref_env h = *env;
+        family_apply(f, &h, r.x);
+        size_t after = count_beyond(v, &h, state, next, err);
+        afters[i] = after;
+        tried++;
+        if (!chosen || after < best_after) {
+            chosen = f;
+            chosen_fit = r;
+            best_after = after;
+        }
+    }
+    best_f = chosen;
+    best = chosen_fit;
+    rep->beyond_after = best_after;
+    rep->verdict = SHOAL_VERDICT_RULE;
+    rep->term = best_f->term;
+    snprintf(rep->param, sizeof rep->param, "%s", best_f->param);
+    double c0 = family_value(best_f, env);
+    rep->contract_value = family_show(best_f, c0);
+    double lo = family_show(best_f, best.lo), hi = family_show(best_f, best.hi);
+    rep->fitted_lo = lo < hi ? lo : hi;
+    rep->fitted_hi = lo < hi ? hi : lo;
+    rep->strictness = best.strictness;
+    if (best_f->kind == HK_WEIGHT || best_f->kind == HK_DT)
+        rep->fitted_lo = rep->fitted_hi = best.x;
+    char *dt = rep->detail;
+    size_t ds = sizeof rep->detail;
+    if (best.strictness != 0) {
+        snprintf(dt, ds, "a neighbour exactly on %s is %s (the contract: %s)", best_f->param,
+                 best.strictness > 0 ? "left out" : "counted",
+                 best_f->strict ? "strictly inside only" : "inside or on it");
+    } else if (best_f->kind == HK_OFF) {
+        snprintf(dt, ds, "the other program has no %s term", term_names[best_f->term]);
+    } else if (best_f->kind == HK_WEIGHT && best.x == 0) {
+        snprintf(dt, ds, "%s acts as 0: the term is missing (the contract: %.7g)", best_f->param,
+                 c0);
+    } else if (best_f->kind == HK_WEIGHT || best_f->kind == HK_DT) {
+        snprintf(dt, ds, "%s acts as %.7g (the contract: %.7g)", best_f->param, best.x, c0);
+    } else {
+        snprintf(dt, ds, "%s acts as a value in [%.7g, %.7g] (the contract: %.7g)", best_f->param,
+                 rep->fitted_lo, rep->fitted_hi, rep->contract_value);
+    }
+    size_t len = strlen(dt);
+    if (len + 1 < ds)
+        snprintf(dt + len, ds - len, "; explains %d of %d worst, %zu of %zu boids beyond with it",
+                 best.s.explained, count, rep->beyond_after == SIZE_MAX ? 0 : rep->beyond_after,
+                 v->n);
+    /* other changes that explain as many of the worst boids, and what the school says of
+     * them (a lattice whose only close neighbours sit on the radius: leaving the ties out and
+     * leaving the term out are the same there, and the school too may not tell) */
+    int alt = 0;
+    for (size_t i = 0; i < FAMILY_COUNT; i++) {
+        if (&families[i] == best_f || explains[i] != best.s.explained)
+            continue;
+        len = strlen(dt);
+        if (len + 60 < ds)
+            snprintf(dt + len, ds - len, "%s%s (%s%s",
+                     alt++ ? "; " : "; the worst boids fit too: ", families[i].param,
+                     term_names[families[i].term],
+                     afters[i] == SIZE_MAX     ? ")"
+                     : afters[i] == best_after ? ", the school as well)"
+                                               : ", not the school)");
+    }
+    /* which diagnosed boids the change explains */
+    ref_env e2 = *env;
+    family_apply(best_f, &e2, best.x);
+    for (int i = 0; i < count && i < rep->worst_count; i++) {
+        double out[6], ep, ev;
+        diag_eval(&e2, &v->diag[i], out, &ep, &ev);
+        for (int w = 0; w < rep->worst_count; w++)
+            if (rep->worst[w].row == v->diag[i].row && diag_explained(&v->diag[i], ep, ev))
+                rep->worst[w].explained_by = best_f->term;
+    }
+}
+
+/* How much each term moves the boid's velocity in the reference step: v_ref - v_ref with the
+ * term's weight at 0 (classic's walls: none). */
+static void term_parts(shoal_verify *v, const ref_env *env, const double *state, uint32_t row,
+                       shoal_verify_boid *w)
+{
+    double reach = ref_env_radius(env) * (1.0 + 1e-9);
+    diag_boid d;
+    memset(&d, 0, sizeof d);
+    d.row = row;
+    memcpy(d.in, state + (size_t)row * 6, sizeof d.in);
+    if (diag_gather(v, &d, state, reach, NULL))
+        goto done;
+    double base[6], ep, ev;
+    diag_eval(env, &d, base, &ep, &ev);
+    int done_term[SHOAL_TERM_COUNT] = {0};
+    for (size_t i = 0; i < FAMILY_COUNT; i++) {
+        const hyp_family *f = &families[i];
+        if (done_term[f->term] || !family_applies(v, f, env) ||
+            (f->kind != HK_WEIGHT && f->kind != HK_OFF) || f->term == SHOAL_TERM_INTEGRATION)
+            continue;
+        if (f->kind == HK_WEIGHT &&
+            (strcmp(f->param, "sep_strength") == 0 || strcmp(f->param, "boundary_range2") == 0))
+            continue;
+        done_term[f->term] = 1;
+        ref_env h = *env;
+        family_apply(f, &h, 0);
+        double out[6];
+        diag_eval(&h, &d, out, &ep, &ev);
+        for (int c = 0; c < 3; c++)
+            w->term_dv[f->term][c] = base[3 + c] - out[3 + c];
+    }
+done:
+    for (int k = 0; k < 6; k++)
+        free(d.x[k]);
+}
+
+shoal_status shoal_verify_step(shoal_verify *v, const double *state, const double *next,
+                               shoal_verify_report *rep, shoal_error *err)
+{
+    memset(rep, 0, sizeof *rep);
+    char which[64];
+    snprintf(which, sizeof which, "state %llu", (unsigned long long)v->k);
+    shoal_status st = check_rows(v, state, which, err);
+    snprintf(which, sizeof which, "state %llu", (unsigned long long)v->k + 1);
+    if (!st)
+        st = check_rows(v, next, which, err);
+    if (st)
+        return st;
+    const shoal_sim_desc *sd = &v->desc.sim;
+    double t = sd->t0_s + (double)v->k * sd->dt_s;
+    rep->step = v->k;
+    rep->t = t;
+    rep->count = v->n;
+    rep->beyond_after = SIZE_MAX;
+
+    /* the bound (and the double values) from the other program's state k */
+    ref_env env;
+    memset(&env, 0, sizeof env);
+    env.prm = v->prm;
+    consts64_prepare(&env, sd->model, sd->dt_s, t, sd->seed, v->pinned, (const double(*)[3])v->pin,
+                     v->pred_count, (const double(*)[3])v->pred_p);
+    env.fld = v->fld.vec ? &v->fld : NULL;
+    if ((st = ref_grid_build(&v->grid, state, v->n, ref_env_radius(&env), 0, err)))
+        return st;
+    ref_school_step(&env, &v->grid, state, NULL, v->b, sd->thread_count);
+
+    /* the reference's step and the predators after it */
+    double pp[SHOAL_MAX_PREDATORS][3], pv[SHOAL_MAX_PREDATORS][3];
+    memcpy(pp, v->pred_p, sizeof pp);
+    memcpy(pv, v->pred_v, sizeof pv);
+    /* the predators move by the float32 rules in both cases: they are part of the other
+     * program's state that its files do not carry, and a float32 program holds them as the
+     * float32 rules compute them */
+    if (v->desc.reference == SHOAL_VERIFY_F32 || v->pred_count > 0)
+        if ((st = step_f32(v, state, pp, pv, err)))
+            return st;
+    if (v->desc.reference == SHOAL_VERIFY_F64) {
+        for (size_t i = 0; i < v->n; i++) {
+            memcpy(v->ref + i * 6, v->b[i].value, 6 * sizeof(double));
+            for (int c = 0; c < 6; c++)
+                if (!isfinite(v->b[i].value[c]))
+                    return shoal_error_set(err, SHOAL_ERR_NONFINITE,
+                                           "the float64 reference step from state %llu gives a "
+                                           "non-finite value in row %zu",
+                                           (unsigned long long)v->k, i);
+        }
+    }
+
+    size_ties(v, &env, state, next);
+
+    /* errors against the bound */
+    double *ep_all = v->scratch;
+    size_t beyond = 0, ties = 0, unver = 0;
+    double pmax = 0, vmax = 0, rmax = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        const refb_out *o = &v->b[i];
+        double ep, ev;
+        errors6(v->ref + i * 6, next + i * 6, &ep, &ev);
+        double tp = BOUND_RHO * norm3(o->err[0], o->err[1], o->err[2]);
+        double tv = BOUND_RHO * norm3(o->err[3], o->err[4], o->err[5]);
+        double xp = norm3(o->tie[0], o->tie[1], o->tie[2]);
+        double xv = norm3(o->tie[3], o->tie[4], o->tie[5]);
+        double r = fmax(ratio_of(ep, tp), ratio_of(ev, tv));
+        if (!(r == r))
+            r = INFINITY; /* an infinite bound and an infinite error */
+        v->ratio[i] = r;
+        ep_all[i] = ep;
+        pmax = ep > pmax ? ep : pmax;
+        vmax = ev > vmax ? ev : vmax;
+        if (isinf(tp) || isinf(tv))
+            unver++;
+        if (ep <= tp && ev <= tv)
+            continue;
+        if (ep <= tp + xp && ev <= tv + xv) {
+            ties++;
+            continue;
+        }
+        beyond++;
+        rmax = r > rmax ? r : rmax;
+    }
+    rep->pos_max = pmax;
+    rep->vel_max = vmax;
+    rep->pos_median = median(ep_all, v->n);
+    for (size_t i = 0; i < v->n; i++) {
+        double ep, ev;
+        errors6(v->ref + i * 6, next + i * 6, &ep, &ev);
+        ep_all[i] = ev;
+    }
+    rep->vel_median = median(ep_all, v->n);
+    memcpy(ep_all, v->ratio, v->n * sizeof(double));
+    double all_max = 0;
+    for (size_t i = 0; i < v->n; i++)
+        all_max = v->ratio[i] > all_max ? v->ratio[i] : all_max;
+    rep->ratio_median = median(ep_all, v->n);
+    rep->ratio_max = all_max;
+    rep->beyond = beyond;
+    rep->ties = ties;
+    rep->unverifiable = unver;
+
+    /* the worst boids: beyond the bound and its ties first, by ratio */
+    uint32_t *idx = v->order;
+    uint32_t *tmp = (uint32_t *)v->scratch; /* n doubles hold n indices */
+    for (size_t i = 0; i < v->n; i++) {
+        idx[i] = (uint32_t)i;
+        const refb_out *o = &v->b[i];
+        double ep, ev;
+        errors6(v->ref + i * 6, next + i * 6, &ep, &ev);
+        double tp = BOUND_RHO * norm3(o->err[0], o->err[1], o->err[2]) +
+                    norm3(o->tie[0], o->tie[1], o->tie[2]);
+        double tv = BOUND_RHO * norm3(o->err[3], o->err[4], o->err[5]) +
+                    norm3(o->tie[3], o->tie[4], o->tie[5]);
+        /* beyond tolerance + tie first, then the ties, then the rest, each by its ratio */
+        double r = fmax(ratio_of(ep, tp), ratio_of(ev, tv));
+        int tied = !(ep <= tp && ev <= tv) ? 0 : v->ratio[i] > 1;
+        v->alt[i] = !(ep <= tp && ev <= tv) ? 4.0 + atan(r)
+                    : tied                  ? 2.0 + atan(v->ratio[i])
+                                            : atan(v->ratio[i]);
+    }
+    sort_by_ratio(idx, v->n, v->alt, tmp);
+    int wc = v->desc.worst_count < (int)v->n ? v->desc.worst_count : (int)v->n;
+    rep->worst_count = wc;
+    for (int w = 0; w < wc; w++) {
+        uint32_t i = idx[w];
+        shoal_verify_boid *b = &rep->worst[w];
+        const refb_out *o = &v->b[i];
+        b->row = i;
+        errors6(v->ref + (size_t)i * 6, next + (size_t)i * 6, &b->pos_err, &b->vel_err);
+        b->pos_tol = BOUND_RHO * norm3(o->err[0], o->err[1], o->err[2]);
+        b->vel_tol = BOUND_RHO * norm3(o->err[3], o->err[4], o->err[5]);
+        b->pos_tie = norm3(o->tie[0], o->tie[1], o->tie[2]);
+        b->vel_tie = norm3(o->tie[3], o->tie[4], o->tie[5]);
+        b->ratio = v->ratio[i];
+        b->tie_row = o->tie_term != REF_TERM_NONE ? o->tie_cand : -1;
+        b->tie_term = (shoal_term)o->tie_term;
+        for (int c = 0; c < 3; c++)
+            b->residual[c] =
+                next[(size_t)i * 6 + 3 + (size_t)c] - v->ref[(size_t)i * 6 + 3 + (size_t)c];
+        term_parts(v, &env, state, i, b);
+    }
+
+    if (beyond == 0) {
+        rep->verdict = ties ? SHOAL_VERDICT_TIE : SHOAL_VERDICT_AGREES;
+        if (ties) {
+            int per[SHOAL_TERM_COUNT] = {0};
+            for (size_t i = 0; i < v->n; i++) {
+                double ep, ev;
+                errors6(v->ref + i * 6, next + i * 6, &ep, &ev);
+                const refb_out *o = &v->b[i];
+                if (ep > BOUND_RHO * norm3(o->err[0], o->err[1], o->err[2]) ||
+                    ev > BOUND_RHO * norm3(o->err[3], o->err[4], o->err[5]))
+                    per[o->tie_term]++;
+            }
+            int top = 0;
+            for (int k = 1; k < SHOAL_TERM_COUNT; k++)
+                top = per[k] > per[top] ? k : top;
+            rep->term = (shoal_term)top;
+            snprintf(rep->detail, sizeof rep->detail,
+                     "%zu boids beyond the rounding bound, each within rounding of a threshold "
+                     "(most: %s, %d)",
+                     ties, term_names[top], per[top]);
+        } else {
+            snprintf(rep->detail, sizeof rep->detail, "%s",
+                     pmax == 0 && vmax == 0 ? "bit-identical to the reference"
+                                            : "every boid within the float32 rounding bound");
+        }
+    } else {
+        diagnose(v, &env, state, next, idx, beyond, rep, err);
+    }
+    /* next step */
+    v->k++;
+    memcpy(v->pred_p, pp, sizeof pp);
+    memcpy(v->pred_v, pv, sizeof pv);
+    return SHOAL_OK;
+}
