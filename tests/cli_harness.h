@@ -17,6 +17,7 @@
 #ifndef SHOAL_TESTS_CLI_HARNESS_H
 #define SHOAL_TESTS_CLI_HARNESS_H
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,6 +167,12 @@ static inline void write_text(const char *name, const char *text)
 /* A scratch directory /tmp/shoal-NAME-XXXXXX and the program (SHOAL_EXE, else the build's). */
 static inline int cli_setup(const char *name)
 {
+    /* The programs the tests signal start as from a terminal: a suite started under nohup or
+     * as a background job of a script inherits SIGHUP / SIGINT ignored, and an ignored signal
+     * stays ignored across exec (no shell can undo it), so shoal would rightly not die by it */
+    const int sigs[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        signal(sigs[i], SIG_DFL);
     g_exe = getenv("SHOAL_EXE");
     if (!g_exe)
         g_exe = SHOAL_BUILD_ROOT "/src/app/shoal";
