@@ -46,7 +46,7 @@ from . import _shoal
 __all__ = [
     "Error", "FileError", "InputError", "NoMemoryError", "NonFiniteError", "UnsupportedError",
     "Params", "Renderer", "Simulation", "compare", "default_params", "gpu_available", "load",
-    "models", "render", "save", "stats", "sweep", "write_png", "__version__",
+    "models", "render", "save", "stats", "sweep", "verify", "write_png", "__version__",
 ]
 
 # columns of the sweep table that hold whole numbers (the rest are float64)
@@ -117,3 +117,99 @@ def sweep(model=None, vary=None, seeds=(1, 1), steps=600, every=None, count=None
         return table
     return pandas.DataFrame(table)
 
+
+
+def _load_trajectory(path):
+    """A trajectory on disk as a list of arrays: a (T, N, 6|7) .npy, or a directory of
+    per-step .npy states taken in the order of the number in their names (shoal's
+    state_NNNNNN.npy, or any numbered files)."""
+    import os
+    import re
+
+    import numpy as np
+
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        names = [n for n in os.listdir(path) if n.endswith(".npy") and re.search(r"\d", n)]
+        if len(names) < 2:
+            raise InputError(f"{path}: fewer than two numbered .npy states")
+        names.sort(key=lambda n: (int(re.findall(r"\d+", n)[-1]), n))
+        return [np.load(os.path.join(path, n)) for n in names]
+    a = np.load(path)
+    if a.ndim != 3:
+        raise InputError(f"{path}: shape {a.shape}, expected (T, N, 6) or (T, N, 7)")
+    return list(a)
+
+
+def verify(states, model=None, scene=None, params=None, dt=None, t0=None, seed=None,
+           reference="f32", ids=None, targets=None, worst=8, threads=0):
+    """Check another program's trajectory against shoal's rules, one step at a time.
+
+    For each consecutive pair (k, k+1) of `states`, one reference step is taken from the
+    other program's state k and compared with its state k+1, boid by boid, against the float32
+    rounding bound of that step (docs/VERIFY.md). Returns a list of dicts, one per pair, with
+    the keys and values of `shoal verify --json`'s steps: "verdict" ("agrees", "drift",
+    "threshold tie" or "rule differs"), "term" and "param" (the rule term and parameter that
+    explain a rule difference, "fitted" the [low, high] values that would, "contract" the
+    parameter's value here), the worst and median errors and error / tolerance, "beyond",
+    "ties", "detail" (one line) and "worst" (the worst boids: "row", "id", errors, bounds, the
+    tie, the term that explains each, the residual and each term's share of the step).
+
+    states: a (T, N, 6) array (float32 or float64), a list of (N, 6) arrays, or a path (a
+    (T, N, 6) .npy or a directory of numbered .npy states). A 7th column, or ids= ((N,) or
+    (T, N)), gives each row's boid id when the rows come in another order each step.
+    model, scene, params: the rules and parameters (as Simulation; the walls are not scaled to
+    N). dt, t0, seed: the step, the time of the first state and heading's target seed (the
+    scene's, else 1/60, 0, 1). reference: "f32" (shoal's float32 step) or "f64" (the float64
+    reference: the other program's own float32 drift). targets: heading's targets as the other
+    program had them, (K, 3) or (T-1, K, 3). The CLI's `shoal verify` reads Unity buffer dumps
+    and shoal's trajectory directories with their manifest too.
+    """
+    import numpy as np
+
+    if isinstance(states, (str, bytes)) or hasattr(states, "__fspath__"):
+        states = _load_trajectory(states)
+    frames = [np.asarray(s) for s in states]
+    if len(frames) < 2:
+        raise InputError("states: at least two states are needed")
+    width = frames[0].shape[-1] if frames[0].ndim == 2 else None
+    for k, f in enumerate(frames):
+        if f.ndim != 2 or f.shape[1] not in (6, 7) or f.shape != frames[0].shape:
+            raise InputError(f"state {k}: shape {f.shape}, expected ({frames[0].shape[0]}, 6) "
+                             "or 7 columns, the same for every state")
+        if f.dtype.kind != "f":
+            raise InputError(f"state {k}: dtype {f.dtype}, expected float32 or float64")
+    n = frames[0].shape[0]
+    if width == 7 and ids is not None:
+        raise InputError("ids: the states have an id column already")
+    if width == 7:
+        ids = np.stack([f[:, 6] for f in frames])
+        frames = [f[:, :6] for f in frames]
+    stack = np.stack([np.asarray(f, dtype=np.float64) for f in frames])
+    if ids is not None:
+        ids = np.asarray(ids)
+        if ids.shape == (n,):
+            ids = np.broadcast_to(ids, (len(frames), n))
+        if ids.shape != (len(frames), n):
+            raise InputError(f"ids: shape {ids.shape}, expected ({n},) or ({len(frames)}, {n})")
+        first = ids[0]
+        s0 = np.argsort(first, kind="stable")
+        if np.any(first[s0][1:] == first[s0][:-1]):
+            raise InputError("ids: the first state's ids repeat")
+        # every state in the first state's row order: row r holds the boid of id first[r]
+        for k in range(1, len(frames)):
+            sk = np.argsort(ids[k], kind="stable")
+            if not np.array_equal(ids[k][sk], first[s0]):
+                raise InputError(f"ids: state {k} holds other ids than state 0")
+            reordered = np.empty_like(stack[k])
+            reordered[s0] = stack[k][sk]
+            stack[k] = reordered
+    reports = _shoal._verify_steps(np.ascontiguousarray(stack), model, scene, params, dt, t0,
+                                   seed, str(reference), int(worst), int(threads), targets)
+    if ids is not None:  # name the boids by their ids, as the program does
+        for r in reports:
+            for b in r["worst"]:
+                b["id"] = ids[0][b["row"]].item()
+                if b["tie_neighbor"] is not None:
+                    b["tie_neighbor"] = ids[0][b["tie_neighbor"]].item()
+    return reports

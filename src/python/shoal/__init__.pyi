@@ -141,3 +141,17 @@ def sweep(
     threads: int = ...,
     frame: Optional[bool] = ...,
 ) -> Any: ...
+def verify(
+    states: Union[npt.ArrayLike, Sequence[npt.ArrayLike], StrPath],
+    model: Optional[str] = ...,
+    scene: Optional[StrPath] = ...,
+    params: Optional[Mapping[str, ParamValue]] = ...,
+    dt: Optional[float] = ...,
+    t0: Optional[float] = ...,
+    seed: Optional[int] = ...,
+    reference: str = ...,
+    ids: Optional[npt.ArrayLike] = ...,
+    targets: Optional[npt.ArrayLike] = ...,
+    worst: int = ...,
+    threads: int = ...,
+) -> List[Dict[str, Any]]: ...
