@@ -66,6 +66,9 @@ def have(prog, args):
 
 def main():
     root, exe = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    # a sanitizer build's Python extension needs the sanitizer runtime loaded first, which
+    # Debian's python3 is not (test_python is not run there either)
+    sanitized = len(sys.argv) > 3 and sys.argv[3] not in ("", "none")
     ffmpeg = have("ffmpeg", ["-version"])
     perf = have("perf", ["stat", "-e", "task-clock", "true"])
     mpl = have("/usr/bin/python3", ["-c", "import matplotlib"])
@@ -98,6 +101,8 @@ def main():
                     why = "no matplotlib"
                 if "src/python" in cmd and not pymod:
                     why = "this build has no Python package"
+                elif "src/python" in cmd and sanitized:
+                    why = "a sanitizer build's Python extension needs its runtime preloaded"
                 if why:
                     print(f"SKIP README.md:{line}: {cmd.strip()} ({why})")
                     continue

@@ -4,6 +4,7 @@
  * frames. Owns only the command line: bad input prints one line "shoal render: problem" and
  * exits 2, and no output file is left behind on any error (the PNG writer is atomic). */
 #include "app/app.h"
+#include "app/cli_specs.h"
 #include "app/options.h"
 #include "app/outdir.h"
 #include "app/overlay.h"
@@ -19,48 +20,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-
-static const opt_spec render_specs[] = {
-    {"in", OPT_VALUE, "STATE.npy", NULL, "state to draw: float32/64 (N, 6) px py pz vx vy vz"},
-    {"out", OPT_VALUE, "FRAME.png", NULL,
-     "PNG to write (optional with --bench; '-': draw, write nothing); --in DIR: a directory"},
-    {"size", OPT_VALUE, "WxH", "1280x720", "image size in pixels"},
-    {"eye", OPT_VALUE, "x,y,z", NULL, "camera position (with --target; neither: frame the state)"},
-    {"target", OPT_VALUE, "x,y,z", NULL, "point the camera looks at (up is +Y)"},
-    {"fov-deg", OPT_VALUE, "F", "60", "vertical field of view in degrees, (0, 180)"},
-    {"near", OPT_VALUE, "D", "0.1", "near plane distance"},
-    {"far", OPT_VALUE, "D", "2000", "far plane distance"},
-    {"fish-length", OPT_VALUE, "L", "the --scene's, else 0.6",
-     "length of every fish in world units"},
-    {"shade", OPT_VALUE, "lit|id", "lit", "lit: lighting, fog, colour by speed; id: colour i+1"},
-    {"lod", OPT_VALUE, "on|off", "on", "level of detail in lit mode (splats, reduced mesh)"},
-    {"occlusion", OPT_VALUE, "on|off", "on",
-     "skip fish hidden behind nearer pixels (the same image; off to compare)"},
-    {"threads", OPT_VALUE, "T", "0", "worker threads (0: all cores); images do not depend on it"},
-    {"simd", OPT_VALUE, "auto|scalar|avx2|avx512", "auto",
-     "rasterizer ISA; all give the same image"},
-    {"mesh", OPT_VALUE, "PATH", "assets/fish.obj", "fish mesh (Wavefront OBJ)"},
-    {"lod-mesh", OPT_VALUE, "PATH", "assets/fish_lod1.obj",
-     "reduced fish mesh for LOD (given: no coarse level, assets/fish_lod2.obj)"},
-    {"stats", OPT_FLAG, NULL, NULL,
-     "print per-stage times (calls, total, mean, median, max, per thread), counts and the "
-     "image hash"},
-    {"trace", OPT_VALUE, "FILE.json", NULL,
-     "write a Chrome trace (Perfetto, chrome://tracing): a span per stage per thread per frame"},
-    {"bench", OPT_VALUE, "N", NULL, "time N frames of the benchmark scene (median ms)"},
-    {"count", OPT_VALUE, "N", "10000", "--bench: number of fish"},
-    {"seed", OPT_VALUE, "S", "1", "--bench: seed of the fish positions and directions"},
-    {"scene", OPT_VALUE, "FILE.ini", NULL,
-     "draw the scene's obstacles (mesh wireframes, spheres) and heading targets over the fish"},
-    {"time", OPT_VALUE, "SECONDS", "the scene's t0", "--scene: simulated time of the targets"},
-    {"video", OPT_VALUE, "FILE.mp4", NULL, "--in DIR: encode the replay with ffmpeg (H.264)"},
-    {"follow", OPT_FLAG, NULL, NULL, "--in DIR: the camera follows the school's centre"},
-    {"fps", OPT_VALUE, "F", "30", "--video: frames per second"},
-    {"quiet", OPT_FLAG, NULL, NULL, "--in DIR: no progress line"},
-    {"overwrite", OPT_FLAG, NULL, NULL,
-     "--in DIR --out DIR2: replace the frames of another replay in DIR2 (else refused)"},
-};
-#define RENDER_SPEC_COUNT ((int)(sizeof render_specs / sizeof render_specs[0]))
 
 static const char *render_usage =
     "--in STATE.npy --out FRAME.png [--size WxH] [--eye x,y,z --target x,y,z] [options]\n"
@@ -388,8 +347,8 @@ static int read_share(const opt_values *o, render_opts *ro, const char *in, soa6
 int cmd_render(int argc, char **argv)
 {
     opt_values o;
-    int rc =
-        options_parse(&o, "render", render_usage, render_specs, RENDER_SPEC_COUNT, 0, argc, argv);
+    int rc = options_parse(&o, "render", render_usage, app_render_specs, app_render_spec_count, 0,
+                           argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;
     render_opts ro;

@@ -3,6 +3,7 @@
  * docs/CLI.md). Model, parameters and counts come from --model, --scene and --set, in that
  * order of precedence from weakest to strongest (app_sim_desc, app.c). */
 #include "app/app.h"
+#include "app/cli_specs.h"
 #include "app/options.h"
 #include "shoal/system.h"
 #include "shoal/profile.h"
@@ -325,27 +326,11 @@ static shoal_status step_f64(const shoal_sim_desc *desc, const shoal_scene *scen
     return st;
 }
 
-static const opt_spec init_opts[] = {
-    {"model", OPT_VALUE, "M", "steer", APP_MODEL_HELP},
-    {"count", OPT_VALUE, "N", "the scene's (model's default)",
-     "number of boids; walls and start region are scaled by cbrt(N / the scene's count) to "
-     "keep the scene's density (--set wins)"},
-    {"keep-geometry", OPT_FLAG, NULL, NULL,
-     "with --count: keep the scene's walls and start region as they are (its density changes)"},
-    {"seed", OPT_VALUE, "S", "1", "random seed (same seed, same state on every machine)"},
-    {"out", OPT_VALUE, "FILE.npy", NULL, "output state file (required; '-': write nothing)"},
-    {"scene", OPT_VALUE, "FILE.ini", NULL,
-     "scene file: model, parameters, count, seed (without it: the model's scene, as "
-     "assets/scenes/MODEL.ini)"},
-    {"set", OPT_REPEAT, "NAME=VALUE", NULL, "set a model parameter (init radii, walls)"},
-    {"stats", OPT_FLAG, NULL, NULL, "print the time of each stage (draw, write)"},
-};
-
 int cmd_init(int argc, char **argv)
 {
     opt_values o;
-    int rc = options_parse(&o, "init", "--out FILE.npy [options]", init_opts,
-                           (int)(sizeof init_opts / sizeof init_opts[0]), 0, argc, argv);
+    int rc = options_parse(&o, "init", "--out FILE.npy [options]", app_init_specs,
+                           app_init_spec_count, 0, argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;
     if ((rc = options_check_outputs(&o, (const char *const[]){"out", NULL})))
@@ -416,52 +401,11 @@ int cmd_init(int argc, char **argv)
     return 0;
 }
 
-static const opt_spec step_opts[] = {
-    {"model", OPT_VALUE, "M", "steer", APP_MODEL_HELP},
-    {"in", OPT_VALUE, "A.npy", NULL, "input state file (required)"},
-    {"out", OPT_VALUE, "B.npy", NULL,
-     "output state file (required unless --out-dir or --checkpoint; '-': write nothing)"},
-    {"steps", OPT_VALUE, "K", "1", "number of synchronous steps"},
-    {"dt", OPT_VALUE, "DT", "1/60", "time step in seconds"},
-    {"t0", OPT_VALUE, "SECONDS", "0", "simulated time at the first step (heading targets)"},
-    {"seed", OPT_VALUE, "S", "1", "seed of time-dependent model state (heading targets)"},
-    {"threads", OPT_VALUE, "T", "0", "worker threads, 0: all cores (results do not depend on it)"},
-    {"neighbors", OPT_VALUE, "grid|brute", "grid", "neighbour search (brute: O(N^2) reference)"},
-    {"simd", OPT_VALUE, "ISA", "auto", "force kernel: auto, scalar, avx2, avx512 (or $SHOAL_SIMD)"},
-    {"set", OPT_REPEAT, "NAME=VALUE", NULL, "set a model parameter"},
-    {"scene", OPT_VALUE, "FILE.ini", NULL, "scene file: model and parameters"},
-    {"stats", OPT_FLAG, NULL, NULL,
-     "print per-stage timings to stderr (calls, total, mean, median, max, per thread)"},
-    {"trace", OPT_VALUE, "FILE.json", NULL,
-     "write a Chrome trace (Perfetto, chrome://tracing): a span per stage per thread per step"},
-    {"backend", OPT_VALUE, "cpu|cuda", "cpu", "run on the CPU or on an NVIDIA GPU (same bits)"},
-    {"gpu-order", OPT_VALUE, "stable|atomic", "stable", "GPU order in a cell (atomic: seed 001's)"},
-    {"out-dir", OPT_VALUE, "DIR", NULL,
-     "trajectory: the state at steps 0, E, 2E, ... and K as DIR/state_NNNNNN.npy (or .vtp), "
-     "DIR/manifest.json last"},
-    {"every", OPT_VALUE, "E", "K (first and last state only)", "--out-dir: steps between states"},
-    {"format", OPT_VALUE, "npy|vtk", "npy",
-     "--out-dir: NumPy states, or VTK .vtp + trajectory.pvd"},
-    {"checkpoint", OPT_VALUE, "F.ckpt", NULL,
-     "write a checkpoint at the end: boids, predators, pinned targets, time, every parameter"},
-    {"resume", OPT_VALUE, "F.ckpt", NULL,
-     "start from a checkpoint instead of --in (it carries model, parameters, dt, t0, seed)"},
-    {"overwrite", OPT_FLAG, NULL, NULL,
-     "--out-dir: replace the trajectory of another run in DIR (else DIR holding one is "
-     "refused)"},
-    {"quiet", OPT_FLAG, NULL, NULL, "no progress line (shown only when stderr is a terminal)"},
-    {"count", OPT_VALUE, "N", NULL,
-     "the state's boid count: the scene's walls and start region scaled for N as `init "
-     "--count N` scales them (--set wins); A.npy must have N rows"},
-    {"precision", OPT_VALUE, "f32|f64", "f32",
-     "f64: the float64 reference (the same rules in double), float64 .npy in and out"},
-};
-
 int cmd_step(int argc, char **argv)
 {
     opt_values o;
-    int rc = options_parse(&o, "step", "--in A.npy --out B.npy [options]", step_opts,
-                           (int)(sizeof step_opts / sizeof step_opts[0]), 0, argc, argv);
+    int rc = options_parse(&o, "step", "--in A.npy --out B.npy [options]", app_step_specs,
+                           app_step_spec_count, 0, argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;
     if ((rc = options_check_outputs(&o, (const char *const[]){"out", "trace", "checkpoint", NULL})))

@@ -4,13 +4,13 @@
  * commands do before touching a file: typed getters, --model, --set name=value through
  * shoal_params_set, shoal_params_validate, --simd, --neighbors, --size WxH.
  *
- * The tables are static in cmd_sim.c and cmd_render.c, so they are copied here: keep them
- * in step (a renamed option shows up as an unknown one in the corpus, not as a crash).
+ * The tables are the program's own (src/app/cli_specs.c, compiled into this target).
  *
  * Input: arguments separated by '\n' or NUL; the first argument picks the command by its
  * first byte (i init, r render, anything else step). Parsing must return 0, 1 (help) or 2
  * (error), and an error must be reported, never a crash. stdout/stderr of the parser are
  * sent to /dev/null (the sanitizers write to fd 2 directly, so their reports survive). */
+#include "app/cli_specs.h"
 #include "app/options.h"
 #include "shoal/shoal.h"
 
@@ -22,58 +22,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
-
-/* Copy of cmd_sim.c init_opts. */
-static const opt_spec init_opts[] = {
-    {"model", OPT_VALUE, "M", "steer", "model"},
-    {"count", OPT_VALUE, "N", "model's default", "number of boids"},
-    {"seed", OPT_VALUE, "S", "1", "random seed"},
-    {"out", OPT_VALUE, "FILE.npy", NULL, "output state file (required)"},
-    {"scene", OPT_VALUE, "FILE.ini", NULL, "scene file"},
-    {"set", OPT_REPEAT, "NAME=VALUE", NULL, "set a model parameter"},
-};
-
-/* Copy of cmd_sim.c step_opts. */
-static const opt_spec step_opts[] = {
-    {"model", OPT_VALUE, "M", "steer", "model"},
-    {"in", OPT_VALUE, "A.npy", NULL, "input state file (required)"},
-    {"out", OPT_VALUE, "B.npy", NULL, "output state file (required)"},
-    {"steps", OPT_VALUE, "K", "1", "number of synchronous steps"},
-    {"dt", OPT_VALUE, "DT", "1/60", "time step in seconds"},
-    {"t0", OPT_VALUE, "SECONDS", "0", "simulated time at the first step"},
-    {"seed", OPT_VALUE, "S", "1", "seed"},
-    {"threads", OPT_VALUE, "T", "all cores", "worker threads"},
-    {"neighbors", OPT_VALUE, "grid|brute", "grid", "neighbour search"},
-    {"simd", OPT_VALUE, "ISA", "auto", "force kernel"},
-    {"set", OPT_REPEAT, "NAME=VALUE", NULL, "set a model parameter"},
-    {"scene", OPT_VALUE, "FILE.ini", NULL, "scene file"},
-    {"stats", OPT_FLAG, NULL, NULL, "print per-stage timings"},
-};
-
-/* Copy of cmd_render.c render_specs. */
-static const opt_spec render_opts[] = {
-    {"in", OPT_VALUE, "STATE.npy", NULL, "state to draw"},
-    {"out", OPT_VALUE, "FRAME.png", NULL, "PNG to write"},
-    {"size", OPT_VALUE, "WxH", "1280x720", "image size in pixels"},
-    {"eye", OPT_VALUE, "x,y,z", NULL, "camera position"},
-    {"target", OPT_VALUE, "x,y,z", NULL, "camera target"},
-    {"fov-deg", OPT_VALUE, "F", "60", "vertical field of view"},
-    {"near", OPT_VALUE, "D", "0.1", "near plane distance"},
-    {"far", OPT_VALUE, "D", "2000", "far plane distance"},
-    {"fish-length", OPT_VALUE, "L", "1", "fish length"},
-    {"shade", OPT_VALUE, "lit|id", "lit", "shading"},
-    {"lod", OPT_VALUE, "on|off", "on", "level of detail"},
-    {"threads", OPT_VALUE, "T", "0", "worker threads"},
-    {"simd", OPT_VALUE, "auto|scalar|avx2|avx512", "auto", "rasterizer ISA"},
-    {"mesh", OPT_VALUE, "PATH", "assets/fish.obj", "fish mesh"},
-    {"lod-mesh", OPT_VALUE, "PATH", "assets/fish_lod1.obj", "reduced fish mesh"},
-    {"stats", OPT_FLAG, NULL, NULL, "print stats"},
-    {"bench", OPT_VALUE, "N", NULL, "benchmark frames"},
-    {"count", OPT_VALUE, "N", "10000", "--bench: number of fish"},
-    {"seed", OPT_VALUE, "S", "1", "--bench: seed"},
-};
-
-#define N_OPTS(t) ((int)(sizeof t / sizeof t[0]))
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -229,16 +177,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     argv[argc] = NULL;
 
     const char *cmd = "step";
-    const opt_spec *specs = step_opts;
-    int nspecs = N_OPTS(step_opts);
+    const opt_spec *specs = app_step_specs;
+    int nspecs = app_step_spec_count;
     if (argv[0][0] == 'i') {
         cmd = "init";
-        specs = init_opts;
-        nspecs = N_OPTS(init_opts);
+        specs = app_init_specs;
+        nspecs = app_init_spec_count;
     } else if (argv[0][0] == 'r') {
         cmd = "render";
-        specs = render_opts;
-        nspecs = N_OPTS(render_opts);
+        specs = app_render_specs;
+        nspecs = app_render_spec_count;
     }
     opt_values o;
     int rc = options_parse(&o, cmd, "[options]", specs, nspecs, 0, argc, argv);
@@ -247,9 +195,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc == 0) {
         if (o.repeat_count < 0 || o.repeat_count > OPT_REPEAT_MAX || o.positional_count != 0)
             abort();
-        if (specs == init_opts)
+        if (specs == app_init_specs)
             (void)fuzz_init(&o);
-        else if (specs == step_opts)
+        else if (specs == app_step_specs)
             (void)fuzz_step(&o);
         else
             (void)fuzz_render(&o);
