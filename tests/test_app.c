@@ -235,6 +235,59 @@ static void test_backend_option(void **state)
     }
 }
 
+/* run --out DIR follows the output rules (docs/ROBUSTNESS.md): another run's frames are
+ * refused unless --overwrite, a directory in use by a live run is refused (its lock), nothing
+ * of a failed run is left, an interrupted run keeps the frames it made. */
+static void test_out_dir_rules(void **state)
+{
+    (void)state;
+    const char *run = "%s run --headless --frames 3 --size 96x64 --count 300 --hud off --out fr";
+    assert_int_equal(sh(run, g_exe), 0);
+    assert_true(file_exists(path("fr/frame_00002.png")));
+    /* again: refused, the frames kept */
+    assert_int_equal(sh("%s run --headless --frames 2 --size 96x64 --count 300 --out fr", g_exe),
+                     2);
+    char *err = slurp(path("stderr.txt"));
+    assert_non_null(strstr(err, "--out fr holds another run's output"));
+    assert_non_null(strstr(err, "--overwrite"));
+    free(err);
+    assert_true(file_exists(path("fr/frame_00002.png")));
+    /* --overwrite: the new run's two frames, none of the old third */
+    assert_int_equal(sh("%s run --headless --frames 2 --size 96x64 --count 300 --out fr "
+                        "--overwrite",
+                        g_exe),
+                     0);
+    assert_true(file_exists(path("fr/frame_00001.png")));
+    assert_false(file_exists(path("fr/frame_00002.png")));
+    /* a run refused (a bad parameter) makes no directory */
+    assert_int_equal(sh("%s run --headless --frames 2 --size 96x64 --count 300 --out gone "
+                        "--set max_speed=-1",
+                        g_exe),
+                     2);
+    assert_false(file_exists(path("gone/frame_00000.png")));
+    /* a live run holds the directory: a second one is refused by the lock; SIGINT ends the
+     * first, which keeps the frames it had made */
+    assert_int_equal(sh("(%s run --headless --frames 100000 --size 96x64 --count 300 --out live "
+                        "> live.txt 2>&1 & echo $! > live.pid); "
+                        "for i in $(seq 100); do [ -e live/.shoal.lock ] && break; sleep 0.05; "
+                        "done; sleep 0.3",
+                        g_exe),
+                     0);
+    assert_int_equal(sh("%s run --headless --frames 2 --size 96x64 --count 300 --out live "
+                        "--overwrite",
+                        g_exe),
+                     2);
+    err = slurp(path("stderr.txt"));
+    assert_non_null(strstr(err, "another shoal run"));
+    free(err);
+    assert_int_equal(sh("kill -INT $(cat live.pid); while kill -0 $(cat live.pid) 2>/dev/null; "
+                        "do sleep 0.05; done"),
+                     0);
+    assert_true(file_exists(path("live/frame_00000.png")));
+    assert_false(file_exists(path("live/.shoal.lock")) &&
+                 sh("ls -a live | grep -q shoal-stage") == 0);
+}
+
 static void test_video(void **state)
 {
     (void)state;
@@ -381,7 +434,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_headless),       cmocka_unit_test(test_no_display),
         cmocka_unit_test(test_backend_option), cmocka_unit_test(test_video),
-        cmocka_unit_test(test_window),
+        cmocka_unit_test(test_window),         cmocka_unit_test(test_out_dir_rules),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -43,6 +43,9 @@ static const opt_spec run_specs[] = {
      "frames to run, then quit"},
     {"out", OPT_VALUE, "DIR", "out/frames headless when ffmpeg is missing",
      "headless: write DIR/frame_NNNNN.png ('-': draw the frames but keep none, for timing)"},
+    {"overwrite", OPT_FLAG, NULL, NULL,
+     "--out DIR: replace the frames of another run in DIR (else refused; the default "
+     "out/frames is replaced)"},
     {"video", OPT_VALUE, "FILE.mp4", "out/shoal.mp4 headless when ffmpeg is there",
      "headless: encode the frames with ffmpeg (H.264)"},
     {"fps", OPT_VALUE, "F", "30",
@@ -129,6 +132,7 @@ static int parse_cfg(const opt_values *o, run_cfg *c)
             return rc;
     }
     c->out_dir = options_given(o, "out") ? options_get(o, "out") : NULL;
+    c->out_overwrite = options_given(o, "overwrite");
     c->video = options_given(o, "video") ? options_get(o, "video") : NULL;
     if (options_given(o, "fps") && (rc = options_double(o, "fps", 1e-3, 1000, &c->fps)))
         return rc;
@@ -261,8 +265,10 @@ static void headless_defaults(run_cfg *c, double dt)
         if (video_ffmpeg_found()) {
             c->video = "out/shoal.mp4";
             c->video_default = 1;
-        } else
+        } else {
             c->out_dir = "out/frames";
+            c->out_overwrite = 1; /* the program's own default, like out/shoal.mp4 */
+        }
     }
 }
 

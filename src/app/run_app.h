@@ -29,6 +29,7 @@ typedef struct run_cfg {
     int headless, fallback;
     long long frames; /* 0: unlimited */
     const char *out_dir;
+    int out_overwrite; /* --overwrite, or out/frames by default: replace another run's frames */
     const char *video;
     int video_default;   /* out/shoal.mp4: its directory is made */
     double fps;          /* --video's frame rate */

@@ -5,6 +5,7 @@
  * writes. */
 #include "app/app.h"
 #include "app/options.h"
+#include "app/outdir.h"
 #include "app/run_app.h"
 #include "app/video.h"
 
@@ -74,6 +75,19 @@ static void headless_font(app *a)
     font_cell(a->font, &a->winfo.char_w, &a->winfo.char_h);
 }
 
+/* The frames of `run --out DIR` (frame_NNNNN.png, five digits or more): what a later run may
+ * replace with --overwrite. */
+static int run_frames_owns(const char *name)
+{
+    size_t n = strlen(name), digits = 0;
+    if (n < 10 || strncmp(name, "frame_", 6) != 0 || strcmp(name + n - 4, ".png") != 0)
+        return 0;
+    for (size_t i = 6; i < n - 4; i++, digits++)
+        if (name[i] < '0' || name[i] > '9')
+            return 0;
+    return digits >= 5;
+}
+
 int run_headless(app *a)
 {
     int rc = 0;
@@ -92,10 +106,18 @@ int run_headless(app *a)
         options_error("run", "--video: %s", e.message);
         rc = 2;
     }
-    if (!rc && writer && c->out_dir && mkdir_p(c->out_dir) != 0) {
-        options_error("run", "--out %s: cannot create the directory: %s", c->out_dir,
-                      strerror(errno));
-        rc = 2;
+    /* --out DIR: its lock (a second run into it is refused), another run's frames refused
+     * unless --overwrite, the frames written into its staging directory and moved in when
+     * the run ends (an interrupted run keeps the frames it made; a failed one none) */
+    app_outdir od;
+    int have_od = 0;
+    if (!rc && writer && c->out_dir) {
+        if (app_outdir_open(&od, "--out", c->out_dir, run_frames_owns, c->out_overwrite, &e)) {
+            fprintf(stderr, "shoal run: %s\n", e.message);
+            rc = 2;
+        } else {
+            have_od = 1;
+        }
     }
     frame_out *fo = NULL;
     if (!rc && writer && (c->out_dir || video)) {
@@ -112,6 +134,8 @@ int run_headless(app *a)
     if (rc) {
         video_close(video, 0, &e);
         frame_out_close(fo, 0, NULL, &e);
+        if (have_od)
+            app_outdir_close(&od, 1);
         return rc;
     }
     int spf = c->steps_per_frame > 0 ? c->steps_per_frame : 1;
@@ -122,6 +146,8 @@ int run_headless(app *a)
     cv.px = malloc((size_t)cv.w * (size_t)cv.h * 4);
     if (!cv.px) {
         frame_out_close(fo, 0, NULL, &e);
+        if (have_od)
+            app_outdir_close(&od, 1);
         fprintf(stderr, "shoal run: out of memory for a %dx%d frame\n", cv.w, cv.h);
         return 2;
     }
@@ -148,10 +174,12 @@ int run_headless(app *a)
                 break;
             }
         } else if (fo) {
-            char path[4200];
-            if (c->out_dir)
-                snprintf(path, sizeof path, "%s/frame_%05lld.png", c->out_dir, f);
-            if (frame_out_submit(fo, cv.px, cv.stride, c->out_dir ? path : NULL, &e)) {
+            char path[sizeof od.stage + 64];
+            if (have_od)
+                snprintf(path, sizeof path, "%s/frame_%05lld.png", od.stage, f);
+            if (frame_out_submit(fo, cv.px, cv.stride, have_od ? path : NULL, &e)) {
+                if (have_od)
+                    app_message_rename(&e, od.stage, c->out_dir);
                 fprintf(stderr, "shoal run: %s\n", e.message);
                 rc = 2;
             }
@@ -182,11 +210,14 @@ int run_headless(app *a)
     a->total.ms[T_OUTPUT] += (run_now_s() - t_close) * 1e3;
     if (!rc)
         rc = vrc;
-    /* A failed run leaves no frames, as it leaves no video (an interrupted one keeps them). */
-    for (long long f = 0; rc && rc != 130 && c->out_dir && f < frames_submitted; f++) {
-        char path[4200];
-        snprintf(path, sizeof path, "%s/frame_%05lld.png", c->out_dir, f);
-        unlink(path);
+    /* A failed run leaves no frames, as it leaves no video; an interrupted one keeps them. */
+    (void)frames_submitted;
+    if (have_od) {
+        if ((rc == 0 || rc == 130) && app_outdir_commit(&od, NULL, &e)) {
+            fprintf(stderr, "shoal run: %s\n", e.message);
+            rc = 2;
+        }
+        app_outdir_close(&od, rc != 0 && rc != 130);
     }
     free(cv.px);
     if (writer && c->video && !rc)
