@@ -23,6 +23,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <glob.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -328,9 +329,19 @@ static void test_signal_mid_write(void **state)
         fail_msg("never saw the temporary of a 48 MB write in 12 tries");
 }
 
+/* Whether run --out frames has written its third frame (into the directory's staging
+ * directory, where frames stay until the run ends). */
+static int third_frame_written(void)
+{
+    glob_t g;
+    int found = glob(path("frames/.shoal-stage.tmp.*/frame_00002.png"), 0, NULL, &g) == 0;
+    globfree(&g);
+    return found || exists("frames/frame_00002.png");
+}
+
 /* SIGTERM to `shoal run --headless` once it has written a frame: it stops (exit 130 after
- * the frame, or killed by SIGTERM when the frame takes over a second) and leaves no
- * temporary. */
+ * the frame, or killed by SIGTERM when the frame takes over a second), keeps the frames it
+ * made (moved out of the staging directory) and leaves no temporary. */
 static void test_sigterm_run(void **state)
 {
     (void)state;
@@ -345,7 +356,7 @@ static void test_sigterm_run(void **state)
     for (int i = 0; i < 600000; i++) {
         if (waitpid(pid, &status, WNOHANG) == pid)
             fail_msg("shoal run ended by itself (status 0x%x)", status);
-        if (exists("frames/frame_00002.png"))
+        if (third_frame_written())
             break;
         struct timespec ts = {0, 100000};
         nanosleep(&ts, NULL);
@@ -356,11 +367,15 @@ static void test_sigterm_run(void **state)
     int killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM;
     if (!graceful && !killed)
         fail_msg("shoal run after SIGTERM: status 0x%x", status);
+    if (graceful && !exists("frames/frame_00002.png"))
+        fail_msg("shoal run after SIGTERM: the frames it made were not kept");
+    /* (killed by the signal itself, its staging directory stays for the next run into the
+     * directory to remove, as after SIGKILL) */
     DIR *d = opendir(path("frames"));
     assert_non_null(d);
     struct dirent *de;
     while ((de = readdir(d)))
-        if (de->d_name[0] == '.' && strstr(de->d_name, ".tmp."))
+        if (graceful && de->d_name[0] == '.' && strstr(de->d_name, ".tmp."))
             fail_msg("shoal run left frames/%s", de->d_name);
     closedir(d);
 }
