@@ -1034,7 +1034,9 @@ int cmd_verify(int argc, char **argv)
             fputs("null", js);
         fputs("}\n}\n", js);
     }
-    int mem_failed = (csv && fclose(csv) != 0) | (js && fclose(js) != 0);
+    int csv_failed = csv && fclose(csv) != 0; /* both closed, whatever the first gave */
+    int js_failed = js && fclose(js) != 0;
+    int mem_failed = csv_failed || js_failed;
     if (!st && mem_failed)
         st = shoal_error_set(&e, SHOAL_ERR_NOMEM, "out of memory for the reports");
     /* the reports only once the report on stdout was written: a lost report writes no file */
