@@ -85,7 +85,7 @@ def test_files_and_the_program(cli, tmp_path):
         assert p == f  # the program's JSON, key for key and number for number
 
 
-def test_bad_input():
+def test_bad_input(tmp_path):
     tr = trajectory("steer", count=50, steps=1)
     with pytest.raises(shoal.InputError, match="at least two"):
         shoal.verify(tr[:1])
@@ -101,3 +101,11 @@ def test_bad_input():
         shoal.verify(tr, ids=np.stack([np.arange(50), np.arange(1, 51)]))
     with pytest.raises(shoal.InputError):
         shoal.verify(tr, params={"no_such_parameter": 1})
+    with pytest.raises(shoal.FileError, match="nowhere.npy"):
+        shoal.verify("/nonexistent/nowhere.npy")
+    (tmp_path / "junk.npy").write_bytes(b"\x93NUMPY not really")
+    with pytest.raises(shoal.InputError, match="junk.npy"):
+        shoal.verify(tmp_path / "junk.npy")
+    # every boid at one point, standing still: a state like any other, not a crash
+    still = np.zeros((3, 100, 6), np.float32)
+    assert [r["verdict"] for r in shoal.verify(still, model="steer")] == ["agrees"] * 2

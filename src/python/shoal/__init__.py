@@ -129,6 +129,17 @@ def _load_trajectory(path):
     import numpy as np
 
     path = os.fspath(path)
+    try:
+        return _load_trajectory_files(path, os, re, np)
+    except InputError:
+        raise
+    except OSError as e:  # the package's own file error, as load() raises
+        raise FileError(f"{path}: {e.strerror or e}") from e
+    except ValueError as e:  # not a .npy NumPy can read (or one that needs pickles)
+        raise InputError(f"{path}: {e}") from e
+
+
+def _load_trajectory_files(path, os, re, np):
     if os.path.isdir(path):
         names = [n for n in os.listdir(path) if n.endswith(".npy") and re.search(r"\d", n)]
         if len(names) < 2:
