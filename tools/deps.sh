@@ -8,7 +8,7 @@ set -euo pipefail
 what=${1:-all}
 
 pkgs=(meson ninja-build gcc pkg-config python3-dev python3-numpy libsdl2-dev libsdl2-ttf-dev fonts-dejavu-core
-      libfontconfig-dev libinih-dev libpng-dev libopenmpi-dev openmpi-bin)
+      libfontconfig-dev libinih-dev libpng-dev libopenmpi-dev openmpi-bin librandom123-dev)
 if [ "$what" = run ]; then
   pkgs+=(ffmpeg)
 fi
