@@ -22,6 +22,7 @@
 #include "shoal/profile.h"
 #include "shoal/system.h"
 #include "shoal/sweep.h"
+#include "shoal/world.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,7 +56,8 @@ extern "C" {
     X(shoal_profile_summary)                                                                       \
     X(shoal_state_diff)                                                                            \
     X(shoal_sweep_sample)                                                                          \
-    X(shoal_model_info)
+    X(shoal_model_info)                                                                            \
+    X(shoal_world)
 
 /** The library's half of shoal_abi_check: `sizes` are sizeof of each struct of
  *  SHOAL_ABI_STRUCTS as the program's headers have them (`count` entries) and

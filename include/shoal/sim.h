@@ -11,6 +11,7 @@
 
 #include "shoal/base.h"
 #include "shoal/profile.h"
+#include "shoal/world.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -171,7 +172,25 @@ typedef struct shoal_sim_desc {
     int thread_count; /**< 0: OpenMP's default; results do not depend on it */
     shoal_neighbors neighbors;
     shoal_isa isa;
+    /** The world the model runs in (shoal/world.h): today's 3D world by default (and when
+     *  zeroed). Its own struct, not parameters in shoal_params: it is the same for every
+     *  model, it is not a float (dims, flags), and checkpoints store shoal_params as they
+     *  are. Set by name with shoal_sim_desc_set. */
+    shoal_world world;
 } shoal_sim_desc;
+
+/** Set a parameter of the desc by name, as `--set NAME=VALUE` and scene files do: a world
+ *  parameter (shoal_world_has_param: dims, periodic, world_size, ...) goes to desc->world
+ *  (shoal_world_set), any other name to the model's (shoal_params_set with desc->model).
+ *  SHOAL_ERR_INPUT naming the parameter; on failure the desc is unchanged. */
+SHOAL_API shoal_status shoal_sim_desc_set(shoal_sim_desc *desc, const char *name, const char *value,
+                                          shoal_error *err);
+/** The world's parameters (dims, periodic_x/_y/_z, world_size_x/_y/_z, world_center_x/_y/_z)
+ *  as a table like a model's (`shoal params` lists both): `offset` is the byte offset in
+ *  shoal_world, of an int32_t when is_integer, else of a float. Static storage. */
+SHOAL_API const shoal_param_info *shoal_world_params_list(size_t *count_out);
+/** The value of one entry of shoal_world_params_list in `world` (dims 0 reads 3). */
+SHOAL_API double shoal_world_param_value(const shoal_world *world, const shoal_param_info *info);
 
 /** Defaults: steer, its parameters, 16384 boids, dt 1/60, t0 0, seed 1, grid, auto ISA. */
 SHOAL_API shoal_sim_desc shoal_sim_desc_default(void);

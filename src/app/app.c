@@ -159,7 +159,8 @@ int app_sim_desc(const opt_values *o, shoal_sim_desc *d, shoal_scene *scene_out,
         sc->scaled = *d;
     if ((rc = app_set_params(o, d)))
         return rc;
-    if (shoal_params_validate(d->model, &d->params, &e))
+    if (shoal_params_validate(d->model, &d->params, &e) ||
+        shoal_world_validate(&d->world, shoal_params_interaction_radius(d->model, &d->params), &e))
         return app_fail_status(o, &e);
     if (scene_out)
         *scene_out = scene;
@@ -182,7 +183,7 @@ int app_set_params(const opt_values *o, shoal_sim_desc *d)
             return options_fail(o, "--set '%s': name too long", kv);
         memcpy(name, kv, len);
         name[len] = 0;
-        if (shoal_params_set(d->model, &d->params, name, eq + 1, &e))
+        if (shoal_sim_desc_set(d, name, eq + 1, &e)) /* the world's or the model's */
             return app_fail_status(o, &e);
     }
     return 0;

@@ -403,7 +403,7 @@ int cmd_diverge(int argc, char **argv)
             return options_fail(&o, "--set '%s': expected name=value", kv);
         memcpy(name, kv, (size_t)(eq - kv));
         name[eq - kv] = 0;
-        if (shoal_params_set(d.model, &d.params, name, eq + 1, &e))
+        if (shoal_sim_desc_set(&d, name, eq + 1, &e)) /* the world's or the model's */
             return options_fail(&o, "%s", e.message);
     }
     long long steps, every, stats_every, seed, threads = 0;

@@ -238,7 +238,8 @@ static int build_scene(const opt_values *o, scene_setup *s, app_scaled *scaled)
     }
     if ((rc = app_set_params(o, d)))
         return rc;
-    if (shoal_params_validate(d->model, &d->params, &e))
+    if (shoal_params_validate(d->model, &d->params, &e) ||
+        shoal_world_validate(&d->world, shoal_params_interaction_radius(d->model, &d->params), &e))
         return options_fail(o, "%s", e.message);
     return 0;
 }

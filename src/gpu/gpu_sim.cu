@@ -37,6 +37,7 @@ extern "C" {
 #include "shoal/gpu.h"
 #include "shoal/io.h"
 #include "sim/sim_internal.h"
+#include "sim/world.h"
 }
 #undef _Alignas
 
@@ -525,7 +526,8 @@ static shoal_status validate(const shoal_sim_desc *d, shoal_error *err)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "t0 must be finite");
     if (d->neighbors != SHOAL_NEIGHBORS_GRID && d->neighbors != SHOAL_NEIGHBORS_BRUTE)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "invalid neighbour method");
-    return shoal_params_validate(d->model, &d->params, err);
+    shoal_status st = shoal_params_validate(d->model, &d->params, err);
+    return st ? st : world_check_desc(d, "shoal_gpu_sim", err);
 }
 
 /* Predators back at their start (predators.c predators_reset, by the same rules.h code). */

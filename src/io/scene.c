@@ -284,6 +284,26 @@ static int handler(void *user, const char *ini_section, const char *key, const c
         }
         return 1;
     }
+    if (strcmp(section, "world") == 0) {
+        /* the world's parameters (shoal/world.h), with short names for the vectors */
+        static const char *const alias[][2] = {
+            {"size", "world_size"},         {"center", "world_center"},
+            {"size_x", "world_size_x"},     {"size_y", "world_size_y"},
+            {"size_z", "world_size_z"},     {"center_x", "world_center_x"},
+            {"center_y", "world_center_y"}, {"center_z", "world_center_z"}};
+        const char *name = key;
+        for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
+            if (strcmp(key, alias[i][0]) == 0)
+                name = alias[i][1];
+        if (!shoal_world_has_param(name))
+            return fail(c, section, key, "%s",
+                        "unknown key (expected dims, periodic, periodic_x, periodic_y, "
+                        "periodic_z, size, center, size_x ... center_z)");
+        shoal_error e;
+        if (shoal_world_set(&sc->desc.world, name, value, &e))
+            return fail(c, section, key, "%s", e.message);
+        return 1;
+    }
     if (strcmp(section, "params") == 0) {
         shoal_error e;
         if (shoal_params_set(sc->desc.model, &sc->desc.params, key, value, &e))
@@ -351,8 +371,8 @@ static int handler(void *user, const char *ini_section, const char *key, const c
         return 1;
     }
     return fail(c, section, key, "%s",
-                "unknown section (expected [scene], [params], [sphere], [mesh], [predators] or "
-                "[camera])");
+                "unknown section (expected [scene], [params], [world], [sphere], [mesh], "
+                "[predators] or [camera])");
 }
 
 static char *line_fail(parse_ctx *c, const char *what)
@@ -484,7 +504,10 @@ static shoal_status scene_parse_dir(const char *text, const char *name, const ch
     }
     free(c.section);
     shoal_error e;
-    if (shoal_params_validate(scene->desc.model, &scene->desc.params, &e))
+    if (shoal_params_validate(scene->desc.model, &scene->desc.params, &e) ||
+        shoal_world_validate(
+            &scene->desc.world,
+            shoal_params_interaction_radius(scene->desc.model, &scene->desc.params), &e))
         return shoal_error_set(err, SHOAL_ERR_INPUT, "scene %s: %.400s", name, e.message);
     return SHOAL_OK;
 }
@@ -580,9 +603,14 @@ double shoal_scene_set_count(shoal_scene *scene, size_t count, int keep_geometry
     scene->desc.boid_count = count;
     if (keep_geometry || count == ref || ref == 0 || count == 0)
         return 1.0;
-    double s = cbrt((double)count / (double)ref);
+    /* density by volume, or by area in a 2D world */
+    double ratio = (double)count / (double)ref;
+    double s = shoal_world_dims(&scene->desc.world) == 2 ? sqrt(ratio) : cbrt(ratio);
     shoal_params_scale_geometry(scene->desc.model, &scene->desc.params, s);
     for (int c = 0; c < 3; c++) {
+        /* the world's box with the walls (0, no box, stays 0) */
+        scene->desc.world.size[c] = (float)((double)scene->desc.world.size[c] * s);
+        scene->desc.world.center[c] = (float)((double)scene->desc.world.center[c] * s);
         if (scene->has_eye)
             scene->eye[c] = (float)((double)scene->eye[c] * s);
         if (scene->has_target)

@@ -10,6 +10,7 @@
 #include "sim/models.h"
 #include "sim/sim_config.h"
 #include "sim/sim_internal.h"
+#include "sim/world.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@ shoal_sim_desc shoal_sim_desc_default(void)
     d.thread_count = 0;
     d.neighbors = SHOAL_NEIGHBORS_GRID;
     d.isa = SHOAL_ISA_AUTO;
+    d.world = shoal_world_default();
     return d;
 }
 
@@ -82,7 +84,8 @@ static shoal_status validate_desc(const shoal_sim_desc *d, shoal_error *err)
                                d->thread_count, SIM_MAX_THREADS);
     if (d->neighbors != SHOAL_NEIGHBORS_GRID && d->neighbors != SHOAL_NEIGHBORS_BRUTE)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "invalid neighbour method");
-    return shoal_params_validate(d->model, &d->params, err);
+    shoal_status st = shoal_params_validate(d->model, &d->params, err);
+    return st ? st : world_check_desc(d, "shoal_sim", err);
 }
 
 void shoal_sim_destroy(shoal_sim *s)

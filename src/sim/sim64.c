@@ -9,6 +9,7 @@
 #include "core/parallel.h"
 #include "core/rng.h"
 #include "sim/sim64_internal.h"
+#include "sim/world.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -424,7 +425,8 @@ static shoal_status sim64_validate(const shoal_sim_desc *d, shoal_error *err)
                                d->thread_count, SHOAL_MAX_THREADS);
     if (d->neighbors != SHOAL_NEIGHBORS_GRID && d->neighbors != SHOAL_NEIGHBORS_BRUTE)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "invalid neighbour method");
-    return shoal_params_validate(d->model, &d->params, err);
+    shoal_status st = shoal_params_validate(d->model, &d->params, err);
+    return st ? st : world_check_desc(d, "shoal_sim64", err);
 }
 
 void shoal_sim64_destroy(shoal_sim64 *s)
