@@ -559,6 +559,51 @@ static void test_params_and_doc(void **state)
                      0);
 }
 
+/* The world on the command line (docs/WORLD.md): --set and a scene's [world], its errors,
+ * render's 2D check (nothing written), the step's refusal until it runs such worlds, and
+ * shoal params' world table. */
+static void test_world_options(void **state)
+{
+    (void)state;
+    char buf[1024];
+    float rows2d[12] = {1, 2, 0, 1, 0, 0, -3, 4, 0, 0, 1, 0};
+    size_t h = npy_header(buf, "<f4", "(2, 6)");
+    memcpy(buf + h, rows2d, sizeof rows2d);
+    write_bytes("w2d.npy", buf, h + sizeof rows2d);
+    rows2d[8] = 0.25f; /* z of row 1 */
+    memcpy(buf + h, rows2d, sizeof rows2d);
+    write_bytes("w2dz.npy", buf, h + sizeof rows2d);
+    const char *w2 = "--set dims=2 --set periodic=1 --set world_size=20,10,0";
+    assert_int_equal(run("render --in w2d.npy --out w2d.png --size 64x48 %s", w2), 0);
+    assert_true(exists("w2d.png"));
+    int rc = run("render --in w2dz.npy --out out.png --size 64x48 %s", w2);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(g_err, "row 1 has z = 0.25 in a 2D world"));
+    assert_false(exists("out.png"));
+    expect_bad("render --in w2d.npy --out out.npy --set periodic=1", "periodic_x needs a size");
+    expect_bad("render --in w2d.npy --out out.npy --set dims=4", "dims: 4 is out of range");
+    expect_bad("init --count 10 --set periodic=1 --set world_size=1,1,1 --out out.npy",
+               "smaller than twice the interaction radius");
+    expect_bad("init --count 10 --set world_size=1,2 --out out.npy", "is not x,y,z");
+    /* valid, but the step does not run periodic worlds yet: refused, nothing written */
+    rc = run("init --count 10 --set periodic=1 --set world_size=40,40,40 --out out.npy");
+    assert_true(rc != 0);
+    assert_non_null(strstr(g_err, "not stepped yet"));
+    assert_false(exists("out.npy"));
+    /* a scene's [world] */
+    const char *wini = "[world]\ndims = 2\nperiodic = 1\nsize = 20, 10, 0\n";
+    write_bytes("w.ini", wini, strlen(wini));
+    assert_int_equal(run("render --in w2d.npy --out ws.png --size 64x48 --scene w.ini"), 0);
+    const char *wbad = "[world]\nperiodic = 1\n";
+    write_bytes("wbad.ini", wbad, strlen(wbad));
+    expect_bad("render --in w2d.npy --out out.npy --scene wbad.ini", "periodic_x needs a size");
+    /* shoal params lists the world */
+    assert_int_equal(run("params --world --markdown"), 0);
+    assert_non_null(strstr(g_out, "| `periodic_x` |"));
+    assert_int_equal(run("params --model steer"), 0);
+    assert_non_null(strstr(g_out, "world_size_x"));
+}
+
 int main(int argc, char **argv)
 {
     struct CMUnitTest tests[] = {
@@ -570,6 +615,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_isa_selection),
         cmocka_unit_test(test_count_scaling),
+        cmocka_unit_test(test_world_options),
     };
     static const char *const isa_tests[] = {"test_isa_selection", NULL}; /* tests/scenes.h */
     size_t n = test_isa_args(argc, argv, tests, sizeof tests / sizeof tests[0], isa_tests);

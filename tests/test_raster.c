@@ -522,7 +522,7 @@ static void test_near_clipping(void **state)
 {
     (void)state;
     const int W = 160, H = 120;
-    shoal_camera cam = {{0, 0, 0}, {0, -0.3f, -1}, 70.0f, 0.1f, 2000.0f};
+    shoal_camera cam = {{0, 0, 0}, {0, -0.3f, -1}, 70.0f, 0.1f, 2000.0f, 0.0f};
     /* triangles crossing the near plane, partly behind the eye, and one wholly behind */
     float tris[][9] = {
         {-5, -1, 5, 5, -1, 5, 0, -1, -20},       /* floor piece running under the camera */
@@ -612,7 +612,7 @@ static void test_clipped_floor(void **state)
 {
     (void)state;
     const int W = 128, H = 96;
-    shoal_camera cam = {{0, 1, 0}, {0, 0.6f, -1}, 60.0f, 0.1f, 2000.0f};
+    shoal_camera cam = {{0, 1, 0}, {0, 0.6f, -1}, 60.0f, 0.1f, 2000.0f, 0.0f};
     float q[4][3] = {{-500, 0, 500}, {500, 0, 500}, {500, 0, -500}, {-500, 0, -500}};
     float t1[9], t2[9];
     /* CCW seen from above (+Y): (0, 1, 2) and (0, 2, 3) */

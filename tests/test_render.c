@@ -787,7 +787,7 @@ static void test_errors(void **state)
     assert_int_equal(shoal_render_frame(r, &bad, &c, &e), SHOAL_ERR_INPUT);
     /* an empty frame is the background */
     assert_int_equal(
-        shoal_render_frame(r, NULL, &(shoal_camera){{0, 0, 5}, {0, 0, 0}, 60, 0.1f, 100}, &e),
+        shoal_render_frame(r, NULL, &(shoal_camera){{0, 0, 5}, {0, 0, 0}, 60, 0.1f, 100, 0}, &e),
         SHOAL_OK);
     assert_int_equal(shoal_render_set_size(r, 33, 17, &e), SHOAL_OK);
     assert_int_equal(shoal_render_framebuffer(r).width, 33);
@@ -1046,6 +1046,120 @@ static void test_splats_isa_identical(void **state)
     scene_free(&s);
 }
 
+/* ---- worlds (shoal_render_set_world) ------------------------------------------------------ */
+
+/* id-shaded pixels of instance id (colour id + 1) */
+static size_t id_pixels(shoal_renderer *r, uint32_t id, int *xmin, int *xmax)
+{
+    shoal_framebuffer fb = shoal_render_framebuffer(r);
+    size_t n = 0;
+    *xmin = fb.width, *xmax = -1;
+    for (int y = 0; y < fb.height; y++)
+        for (int x = 0; x < fb.width; x++)
+            if ((fb.argb[(size_t)y * (size_t)fb.stride_px + (size_t)x] & 0xFFFFFFu) == id + 1) {
+                n++;
+                *xmin = x < *xmin ? x : *xmin;
+                *xmax = x > *xmax ? x : *xmax;
+            }
+    return n;
+}
+
+/* A periodic world draws what its wrapped fish and their images, given by hand, draw; a fish
+ * across a seam shows on both sides; 2D is the turned scene; orthographic keeps sizes;
+ * threads and ISAs give the same image. */
+static void test_worlds(void **state)
+{
+    (void)state;
+    shoal_error e;
+    /* 2D box 40 x 30 centred at 0; fish 0 across the x seam (its centre just inside x = 20),
+     * fish 1 in the middle heading +y, fish 2 one period outside the box (wraps to 5) */
+    float px[3] = {19.8f, 0, 45}, py[3] = {2, -3, 1}, pz[3] = {0, 0, 0};
+    float vx[3] = {1, 0, -1}, vy[3] = {0, 1, 0}, vz[3] = {0, 0, 0};
+    shoal_render_instances in = {3, px, py, pz, vx, vy, vz, NULL, NULL, NULL, NULL};
+    shoal_world w = shoal_world_default();
+    w.dims = 2;
+    w.periodic[0] = w.periodic[1] = 1;
+    w.size[0] = 40, w.size[1] = 30;
+    shoal_camera cam = shoal_render_camera_world(&w, 4.0f / 3.0f, 1.0f);
+    assert_true(cam.ortho_height > 30.0f && cam.eye[2] > 0 && cam.target[2] == 0);
+    shoal_renderer *r = make(400, 300, SHOAL_SHADE_ID, 0, SHOAL_ISA_SCALAR, 2.0f);
+    assert_int_equal(shoal_render_set_world(r, &w, &e), SHOAL_OK);
+    uint64_t h_world = draw(r, &in, &cam);
+    int x0, x1;
+    assert_true(id_pixels(r, 0, &x0, &x1) > 0);
+    if (!(x0 < 20 && x1 > 380))
+        fail_msg("the fish across the seam spans x %d..%d: not on both sides", x0, x1);
+    size_t along_x = id_pixels(r, 2, &x0, &x1), along_y = id_pixels(r, 1, &x0, &x1);
+    assert_true(along_x > 0);
+    /* seen from above, a fish heading +y covers what one heading -x covers (a quarter turn) */
+    if (!(fabs((double)along_x - (double)along_y) <= 0.1 * (double)along_x))
+        fail_msg("fish heading x covers %zu pixels, heading y %zu: not one view", along_x, along_y);
+    /* the same frame by hand: no world, the turned fish (wrapped, fish 0 also one period
+     * down), the turned camera */
+    float hx[4], hy[4], hz[4], hvx[4], hvy[4], hvz[4];
+    uint32_t hid[4] = {0, 0, 1, 2};
+    float wx[4] = {19.8f, 19.8f - 40, 0, 5}, wy[4] = {2, 2, -3, 1};
+    float wv[4][3] = {{1, 0, 0}, {1, 0, 0}, {0, 1, 0}, {-1, 0, 0}};
+    for (int i = 0; i < 4; i++) {
+        float p[3] = {wx[i], wy[i], 0}, q[3];
+        shoal_render_world_point(&w, p, q);
+        hx[i] = q[0], hy[i] = q[1], hz[i] = q[2];
+        shoal_render_world_point(&w, wv[i], q);
+        hvx[i] = q[0], hvy[i] = q[1], hvz[i] = q[2];
+    }
+    shoal_render_instances hand = {4, hx, hy, hz, hvx, hvy, hvz, hid, NULL, NULL, NULL};
+    shoal_camera hc = cam;
+    shoal_render_world_point(&w, cam.eye, hc.eye);
+    shoal_render_world_point(&w, cam.target, hc.target);
+    shoal_renderer *plain = make(400, 300, SHOAL_SHADE_ID, 0, SHOAL_ISA_SCALAR, 2.0f);
+    assert_true(draw(plain, &hand, &hc) == h_world);
+    /* lit, threads and the best ISA: the same image */
+    shoal_render_desc d = shoal_render_desc_default();
+    d.width = 400, d.height = 300, d.fish_length = 2.0f, d.thread_count = 1;
+    d.isa = SHOAL_ISA_SCALAR;
+    shoal_renderer *a = make_desc(&d);
+    d.thread_count = 3;
+    d.isa = SHOAL_ISA_AUTO;
+    shoal_renderer *b = make_desc(&d);
+    assert_int_equal(shoal_render_set_world(a, &w, &e), SHOAL_OK);
+    assert_int_equal(shoal_render_set_world(b, &w, &e), SHOAL_OK);
+    assert_true(draw(a, &in, &cam) == draw(b, &in, &cam));
+    /* orthographic: a fish twice as far covers the same pixels (perspective: a quarter) */
+    float fz[1] = {0}, fx[1] = {0}, fy[1] = {0}, fvx[1] = {1}, fvy[1] = {0}, fvz[1] = {0};
+    shoal_render_instances one = {1, fx, fy, fz, fvx, fvy, fvz, NULL, NULL, NULL, NULL};
+    shoal_camera oc = shoal_camera_default();
+    oc.eye[2] = 20, oc.ortho_height = 10;
+    draw(plain, &one, &oc);
+    size_t near_px = id_pixels(plain, 0, &x0, &x1);
+    oc.eye[2] = 40;
+    draw(plain, &one, &oc);
+    size_t far_px = id_pixels(plain, 0, &x0, &x1);
+    assert_true(near_px > 100 && near_px == far_px);
+    oc.ortho_height = -1;
+    assert_int_equal(shoal_render_frame(plain, &one, &oc, &e), SHOAL_ERR_INPUT);
+    /* a 3D periodic box: the fish across the z seam shows at both faces */
+    shoal_world w3 = shoal_world_default();
+    w3.periodic[2] = 1;
+    w3.size[0] = w3.size[1] = w3.size[2] = 20;
+    assert_int_equal(shoal_render_set_world(plain, &w3, &e), SHOAL_OK);
+    float zx[1] = {0}, zy[1] = {0}, zz[1] = {9.9f}, zvx[1] = {0}, zvy[1] = {0}, zvz[1] = {1};
+    shoal_render_instances seam = {1, zx, zy, zz, zvx, zvy, zvz, NULL, NULL, NULL, NULL};
+    shoal_camera side = shoal_camera_default();
+    side.eye[0] = 60, side.eye[2] = 0;
+    draw(plain, &seam, &side);
+    assert_true(shoal_render_get_stats(plain).instances == 2); /* the fish and its image */
+    /* NULL (or today's world) draws as before */
+    assert_int_equal(shoal_render_set_world(plain, NULL, &e), SHOAL_OK);
+    draw(plain, &seam, &side);
+    assert_true(shoal_render_get_stats(plain).instances == 1);
+    w3.size[2] = 0;
+    assert_int_equal(shoal_render_set_world(plain, &w3, &e), SHOAL_ERR_INPUT);
+    shoal_render_destroy(r);
+    shoal_render_destroy(plain);
+    shoal_render_destroy(a);
+    shoal_render_destroy(b);
+}
+
 int main(int argc, char **argv)
 {
     struct CMUnitTest tests[] = {
@@ -1061,6 +1175,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_camera_frame),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_mesh_borrowed_by_create),
+        cmocka_unit_test(test_worlds),
     };
     /* the ISA parts: one meson case per ISA (tests/scenes.h) */
     static const char *const isa_tests[] = {

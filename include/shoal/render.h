@@ -29,6 +29,7 @@
 
 #include "shoal/base.h"
 #include "shoal/profile.h"
+#include "shoal/world.h"
 #include "shoal/io.h" /* the fish meshes (shoal_mesh) and PNG frames: io reads and writes them */
 
 #ifdef __cplusplus
@@ -56,17 +57,22 @@ typedef enum shoal_shade {
     SHOAL_SHADE_ID = 1,
 } shoal_shade;
 
-/** A perspective camera. Units are world units; the up vector is +Y. When the view
- *  direction is (anti)parallel to +Y, +Z is used as up instead. */
+/** A camera. Units are world units; the up vector is +Y. When the view direction is
+ *  (anti)parallel to +Y, +Z is used as up instead. Perspective (gluPerspective) unless
+ *  ortho_height > 0: then orthographic (glOrtho), the image's height spanning ortho_height
+ *  world units at every distance and its width ortho_height * width / height, centred on the
+ *  view axis; fov_deg is then not used (but must still be valid). */
 typedef struct shoal_camera {
     float eye[3];
-    float target[3]; /**< must differ from eye */
-    float fov_deg;   /**< vertical field of view, in (0, 180) degrees */
-    float near;      /**< near plane distance, > 0 (default 0.1) */
-    float far;       /**< far plane distance, > near (default 2000) */
+    float target[3];    /**< must differ from eye */
+    float fov_deg;      /**< vertical field of view, in (0, 180) degrees */
+    float near;         /**< near plane distance, > 0 (default 0.1) */
+    float far;          /**< far plane distance, > near (default 2000) */
+    float ortho_height; /**< > 0: orthographic, this many world units high; 0 (default):
+                             perspective. Finite, >= 0. */
 } shoal_camera;
 
-/** eye (0, 0, 75), target (0, 0, 0), fov 60 degrees, near 0.1, far 2000. */
+/** eye (0, 0, 75), target (0, 0, 0), fov 60 degrees, near 0.1, far 2000, perspective. */
 SHOAL_API shoal_camera shoal_camera_default(void);
 
 /** Everything needed to create a renderer. Start from shoal_render_desc_default(). */
@@ -190,6 +196,30 @@ SHOAL_API void shoal_render_destroy(shoal_renderer *r);
  *  give the same pixels for every thread count and ISA. */
 SHOAL_API shoal_status shoal_render_frame(shoal_renderer *r, const shoal_render_instances *inst,
                                           const shoal_camera *cam, shoal_error *err);
+
+/** Draw the frames in a world (shoal/world.h; docs/RENDER.md "Worlds"), from the next frame
+ *  on; NULL or today's world (3D, nothing periodic): none, every pixel as before. On each
+ *  periodic axis a fish is drawn wrapped (the simulation's wrap) into the period window
+ *  centred on the camera's target (target +- size/2: the box itself for a camera aimed at
+ *  its centre, as shoal_render_camera_world makes it; around the school for a camera that
+ *  follows it) and, within its bounding radius of the window's faces, also one period
+ *  across (same id, colour and size), so a fish crossing a seam shows on both sides as it
+ *  crosses; the stats count those images as instances. In 2D (dims 2) the plane is drawn seen from
+ * above: every position, velocity and the camera are turned by (x, y, z) -> (-x, z, y) before
+ * drawing (a rotation: the plane's normal +z becomes the orientation rule's up, so each fish shows
+ * its back, lit from above; a camera looking down -z shows +x right and +y up, as
+ *  shoal_render_camera_world makes it). SHOAL_ERR_INPUT for an invalid world. */
+SHOAL_API shoal_status shoal_render_set_world(shoal_renderer *r, const shoal_world *world,
+                                              shoal_error *err);
+/** Where the renderer draws world point `in` (for overlays drawn with the same camera): the
+ *  2D turn of shoal_render_set_world, else the point itself. */
+SHOAL_API void shoal_render_world_point(const shoal_world *world, const float in[3], float out[3]);
+/** A camera for the world's box (size 0 on an axis: 1 unit there) for an image of aspect
+ *  width / height, `margin` world units around it: in 2D orthographic from above, the box's
+ *  rectangle filling the frame along its tighter side; in 3D perspective, the box's corners
+ *  framed as shoal_render_camera_frame frames a school. */
+SHOAL_API shoal_camera shoal_render_camera_world(const shoal_world *world, float aspect,
+                                                 float margin);
 
 /** Draw one frame of a state given as rows in row order: `row_count` rows of
  *  SHOAL_STATE_COLUMNS floats (px py pz vx vy vz), the layout of state files and of

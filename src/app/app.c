@@ -167,6 +167,68 @@ int app_sim_desc(const opt_values *o, shoal_sim_desc *d, shoal_scene *scene_out,
     return 0;
 }
 
+/* The world of the drawing: the --scene's [world], then --set (world names; a model name
+ * is the scene's model's parameter, checked and unused). 0, or the exit code. */
+int app_render_world(const opt_values *o, shoal_world *w)
+{
+    shoal_sim_desc d = shoal_sim_desc_default();
+    shoal_error e;
+    if (options_given(o, "scene")) {
+        shoal_scene sc;
+        if (shoal_scene_load(options_get(o, "scene"), &sc, &e))
+            return app_fail_status(o, &e);
+        d = sc.desc;
+    }
+    int rc = app_set_params(o, &d);
+    if (rc)
+        return rc;
+    if (shoal_world_validate(&d.world, 0.0f, &e))
+        return app_fail_status(o, &e);
+    *w = d.world;
+    return 0;
+}
+
+/* 1 when the world changes the drawing (a periodic axis or the plane): then the camera
+ * frames the world, not the state */
+int app_world_drawn(const shoal_world *w)
+{
+    return shoal_world_dims(w) == 2 || shoal_world_any_periodic(w);
+}
+
+void app_world_centre(const shoal_world *w, const float *const p[3], size_t n, float c[3])
+{
+    for (int k = 0; k < 3; k++) {
+        if (!shoal_world_axis_periodic(w, k)) {
+            double s = 0;
+            for (size_t i = 0; i < n; i++)
+                s += p[k][i];
+            c[k] = n ? (float)(s / (double)n) : 0.0f;
+            continue;
+        }
+        double L = w->size[k], lo = (double)w->center[k] - 0.5 * L;
+        /* cos and sin as integers of 2^-30: 10^8 fish cannot overflow 64 bits, and the sum
+         * does not depend on the order */
+        int64_t sc = 0, ss = 0;
+        for (size_t i = 0; i < n; i++) {
+            double a = 6.283185307179586 * (((double)p[k][i] - lo) / L);
+            if (!isfinite(a))
+                continue;
+            sc += (int64_t)llround(cos(a) * 1073741824.0);
+            ss += (int64_t)llround(sin(a) * 1073741824.0);
+        }
+        double x, y = (double)ss, xx = (double)sc;
+        if (hypot(xx, y) <= 1e-9 * 1073741824.0 * (double)(n ? n : 1)) {
+            x = lo + 0.5 * L; /* evenly round the axis: no centre, the box's */
+        } else {
+            double a = atan2(y, xx);
+            if (a < 0)
+                a += 6.283185307179586;
+            x = lo + L * (a / 6.283185307179586);
+        }
+        c[k] = (float)x;
+    }
+}
+
 int app_set_params(const opt_values *o, shoal_sim_desc *d)
 {
     shoal_error e;

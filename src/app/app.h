@@ -82,6 +82,17 @@ int app_sim_desc(const struct opt_values *o, shoal_sim_desc *d, shoal_scene *sce
 /* Each --set NAME=VALUE in order onto d's parameters (not validated together); 0, or the
  * exit code (2) after printing the problem. */
 int app_set_params(const struct opt_values *o, shoal_sim_desc *d);
+/* `shoal render`'s world: the --scene's [world], then --set; validated. 0, or the exit
+ * code after printing. */
+int app_render_world(const struct opt_values *o, shoal_world *w);
+/* 1 when the world changes the drawing (a periodic axis, or the plane): the camera then
+ * frames the world (shoal_render_camera_world), not the state. */
+int app_world_drawn(const shoal_world *w);
+/* The school's centre for --follow: on a periodic axis the circular mean of the positions
+ * (angle 2 pi (x - lo) / L; the box's centre when the mean vector vanishes), as
+ * docs/STATS.md's centroid, from exact fixed-point sums of the cosines and sines (the same
+ * for any order of the fish); elsewhere the mean of the positions in row order, in double. */
+void app_world_centre(const shoal_world *w, const float *const p[3], size_t n, float c[3]);
 /* --size WxH, each side 1..SHOAL_RENDER_MAX_SIZE; 0, or 2 after printing. */
 int app_parse_size(const struct opt_values *o, int *w, int *h);
 /* A renderer for `desc` drawing the fish of mesh_path (OBJ) and, when desc is lit with LOD, the

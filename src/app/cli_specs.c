@@ -95,7 +95,11 @@ const opt_spec app_render_specs[] = {
     {"count", OPT_VALUE, "N", "10000", "--bench: number of fish"},
     {"seed", OPT_VALUE, "S", "1", "--bench: seed of the fish positions and directions"},
     {"scene", OPT_VALUE, "FILE.ini", NULL,
-     "draw the scene's obstacles (mesh wireframes, spheres) and heading targets over the fish"},
+     "draw the scene's obstacles (mesh wireframes, spheres) and heading targets over the fish, "
+     "in its [world]"},
+    {"set", OPT_REPEAT, "NAME=VALUE", NULL,
+     "a world parameter (periodic=1, world_size=Lx,Ly,Lz, world_center, dims=2; docs/WORLD.md): "
+     "the box drawn, fish across the seams, 2D from above"},
     {"time", OPT_VALUE, "SECONDS", "the scene's t0", "--scene: simulated time of the targets"},
     {"video", OPT_VALUE, "FILE.mp4", NULL, "--in DIR: encode the replay with ffmpeg (H.264)"},
     {"follow", OPT_FLAG, NULL, NULL, "--in DIR: the camera follows the school's centre"},

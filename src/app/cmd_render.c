@@ -249,8 +249,21 @@ static int run_bench(const opt_values *o, render_opts *ro, shoal_renderer *r, co
     return 0;
 }
 
+/* The frame into px (the overlays' canvas), and the world's box over it. */
+static void draw_box(const shoal_camera *cam, shoal_renderer *r, const shoal_world *w, uint32_t *px)
+{
+    shoal_framebuffer fb = shoal_render_framebuffer(r);
+    canvas cv = {px, fb.width, fb.height, fb.width};
+    for (int y = 0; y < fb.height; y++)
+        memcpy(px + (size_t)y * (size_t)fb.width, fb.argb + (size_t)y * (size_t)fb.stride_px,
+               (size_t)fb.width * 4);
+    proj p = proj_make_world(cam, fb.width, fb.height, w);
+    overlay_world_box(&cv, &p, w, OVERLAY_BOX_RGB, 200);
+}
+
 /* --scene: obstacles and heading targets drawn over the frame, as `shoal run` draws them. */
-static int draw_scene(const opt_values *o, const shoal_camera *cam, shoal_renderer *r, uint32_t *px)
+static int draw_scene(const opt_values *o, const shoal_camera *cam, shoal_renderer *r, uint32_t *px,
+                      const shoal_world *w)
 {
     const char *path = options_get(o, "scene");
     shoal_scene sc;
@@ -264,11 +277,8 @@ static int draw_scene(const opt_values *o, const shoal_camera *cam, shoal_render
             return rc;
     }
     shoal_framebuffer fb = shoal_render_framebuffer(r);
-    canvas cv = {px, fb.width, fb.height, fb.width};
-    for (int y = 0; y < fb.height; y++)
-        memcpy(px + (size_t)y * (size_t)fb.width, fb.argb + (size_t)y * (size_t)fb.stride_px,
-               (size_t)fb.width * 4);
-    proj p = proj_make(cam, fb.width, fb.height);
+    canvas cv = {px, fb.width, fb.height, fb.width}; /* draw_box copied the frame there */
+    proj p = proj_make_world(cam, fb.width, fb.height, w);
     for (int k = 0; k < sc.mesh_count; k++) {
         shoal_mesh m;
         if (shoal_mesh_load(sc.meshes[k].path, &m, &e)) {
@@ -283,6 +293,8 @@ static int draw_scene(const opt_values *o, const shoal_camera *cam, shoal_render
                        OVERLAY_MESH_RGB, 90);
     shoal_sim_desc d = sc.desc;
     d.boid_count = 1;
+    /* the targets only: they do not depend on the world (which the step refuses for now) */
+    d.world = shoal_world_default();
     shoal_sim *sim;
     if (shoal_sim_create(&d, &sim, &e))
         return options_fail(o, "%s", e.message);
@@ -381,6 +393,16 @@ int cmd_render(int argc, char **argv)
     const char *in = options_get(&o, "in");
     soa6 s;
     uint32_t *ids = NULL;
+    shoal_world world = shoal_world_default();
+    if (!ro.bench && (rc = app_render_world(&o, &world)))
+        return rc;
+    int boxed = world.size[0] > 0 || world.size[1] > 0 || world.size[2] > 0;
+    if (app_world_drawn(&world) && !ro.have_camera) {
+        /* the world's box frames the picture (2D: a map from above) */
+        ro.cam = shoal_render_camera_world(&world, (float)ro.desc.width / (float)ro.desc.height,
+                                           ro.desc.fish_length);
+        ro.have_camera = 1;
+    }
     if (ranks > 1) {
         if ((rc = read_share(&o, &ro, in, &s, &ids)))
             return rc;
@@ -400,7 +422,8 @@ int cmd_render(int argc, char **argv)
         } else {
             if (shoal_io_npy_read(in, &rows, &n, &e))
                 return app_fail_status(&o, &e);
-            if (shoal_state_check_finite(rows, n, in, &e)) {
+            if (shoal_state_check_finite(rows, n, in, &e) ||
+                shoal_world_check_rows(&world, rows, n, in, &e)) {
                 free(rows);
                 return app_fail_status(&o, &e);
             }
@@ -419,6 +442,8 @@ int cmd_render(int argc, char **argv)
     shoal_status cst = app_render_create(
         &ro.desc, options_given(&o, "mesh") ? options_get(&o, "mesh") : NULL,
         options_given(&o, "lod-mesh") ? options_get(&o, "lod-mesh") : NULL, &r, &e);
+    if (!cst)
+        cst = shoal_render_set_world(r, &world, &e);
     if (!cst && ranks > 1)
         cst = shoal_render_keep_depth(r, 1, &e);
     if (ranks > 1)
@@ -477,10 +502,15 @@ int cmd_render(int argc, char **argv)
     }
     const char *out = options_out(&o); /* '-': drawn, not written */
     uint32_t *over = NULL;
-    if (rc == 0 && options_given(&o, "scene")) {
+    if (rc == 0 && (options_given(&o, "scene") || boxed)) {
         shoal_framebuffer fb = shoal_render_framebuffer(r);
         over = malloc((size_t)fb.width * (size_t)fb.height * 4);
-        rc = over ? draw_scene(&o, &ro.cam, r, over) : options_fail(&o, "out of memory");
+        if (!over)
+            rc = options_fail(&o, "out of memory");
+        if (over)
+            draw_box(&ro.cam, r, &world, over); /* (no box: the frame alone) */
+        if (over && options_given(&o, "scene"))
+            rc = draw_scene(&o, &ro.cam, r, over, &world);
     }
     if (ranks > 1 && mpi_agree(rc ? SHOAL_ERR_INPUT : SHOAL_OK, &e) && rc == 0) {
         /* another rank failed (its own message is not printed: only rank 0 speaks) */

@@ -59,9 +59,12 @@ struct shoal_renderer {
     shoal_render_stats stats;
     float *rows_soa; /* shoal_render_frame_rows: the columns of the rows (6 x rows_cap) */
     size_t rows_cap;
-    prof *prof;     /* where the stages record: prof_own or one lent */
-    prof *prof_own; /* this renderer's own profile */
+    prof *prof;         /* where the stages record: prof_own or one lent */
+    prof *prof_own;     /* this renderer's own profile */
+    render_world world; /* shoal_render_set_world (world_draw.c) */
 };
+
+render_world *render_get_world(shoal_renderer *r) { return &r->world; }
 
 SHOAL_API shoal_render_desc shoal_render_desc_default(void)
 {
@@ -256,6 +259,7 @@ SHOAL_API void shoal_render_destroy(shoal_renderer *r)
     alloc_free(r->idfb);
     alloc_free(r->bg_row);
     free(r->lod);
+    render_world_free(&r->world);
     render_free_blocks(r);
     for (int i = 0; i < r->worker_count; i++) {
         alloc_free(r->workers[i].depth);
@@ -620,14 +624,27 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
         r->workers[i].list.failed = 0;
     }
 
+    const render_mesh *mr = r->have_reduced ? &r->mesh_reduced : &r->mesh_full;
+    const render_mesh *mc = r->have_coarse ? &r->mesh_coarse : mr;
+    float rad = r->mesh_full.radius > mr->radius ? r->mesh_full.radius : mr->radius;
+    rad = mc->radius > rad ? mc->radius : rad;
+    /* a world (shoal_render_set_world): the fish wrapped, their images at the seams, the
+     * plane turned to be seen from above; otherwise the caller's instances as they are */
+    shoal_render_instances winst;
+    shoal_camera wcam;
+    if (!raw) {
+        st = render_world_expand(&r->world, inst, cam, rad * r->desc.fish_length * 1.01f, &winst,
+                                 &wcam, err);
+        if (st)
+            goto done;
+        inst = &winst;
+        cam = &wcam;
+    }
+
     frame_consts fc;
     memset(&fc, 0, sizeof fc);
     camera_setup(cam, r->width, r->height, &fc);
-    const render_mesh *mr = r->have_reduced ? &r->mesh_reduced : &r->mesh_full;
-    const render_mesh *mc = r->have_coarse ? &r->mesh_coarse : mr;
     fc.fish_length = r->desc.fish_length;
-    float rad = r->mesh_full.radius > mr->radius ? r->mesh_full.radius : mr->radius;
-    rad = mc->radius > rad ? mc->radius : rad;
     fc.cull_radius = rad * r->desc.fish_length * 1.01f;
     fc.lod = r->desc.lod != 0; /* without a LOD mesh the reduced level draws the fish's */
     fc.occlusion = r->desc.occlusion != 0;
@@ -644,7 +661,9 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
         fc.fog_start = r->desc.fog_start;
         fc.fog_end = r->desc.fog_end;
         if (!(fc.fog_start > 0.0f) || !(fc.fog_end > fc.fog_start)) {
-            fc.fog_start = 0.5f * d;
+            /* orthographic (a map of the world, the fish near the target's plane): no fog
+             * before the target's distance */
+            fc.fog_start = fc.ortho ? d : 0.5f * d;
             fc.fog_end = 3.0f * d;
         }
         fc.fog_max = r->desc.fog_max;
