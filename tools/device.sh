@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Build, check and time everything on the GPU device machine in one call (docs/GPU.md).
-#   1. the -dev packages the machine lacks (libinih, cmocka) from .carry/*.deb into
+#   1. the -dev packages the machine lacks (libinih, cmocka, Random123) from .carry/*.deb into
 #      /tmp/sysroot (fetch them once, here: tools/device.sh --fetch);
 #   2. meson build with -Dcuda=enabled; the whole test suite, test_gpu (CPU/GPU parity)
 #      included;
@@ -20,7 +20,7 @@ ROOT=$PWD
 
 if [ "${1:-}" = "--fetch" ]; then
     mkdir -p .carry && cd .carry &&
-        apt-get download libinih-dev libinih1 libcmocka-dev libcmocka0
+        apt-get download libinih-dev libinih1 libcmocka-dev libcmocka0 librandom123-dev
     ex=$(git -C "$ROOT" rev-parse --git-path info/exclude)
     case $ex in /*) ;; *) ex=$ROOT/$ex ;; esac
     mkdir -p "$(dirname "$ex")"

@@ -32,7 +32,8 @@ typedef struct compare_result {
 
 /* The flock statistics of both states come from the library (shoal/stats.h). */
 static shoal_status compare_states(const float *a, const float *b, size_t n, double radius,
-                                   int with_stats, int threads, compare_result *r, shoal_error *e)
+                                   int with_stats, int threads, const shoal_world *world,
+                                   compare_result *r, shoal_error *e)
 {
     memset(r, 0, sizeof *r);
     r->count = n;
@@ -50,6 +51,7 @@ static shoal_status compare_states(const float *a, const float *b, size_t n, dou
     shoal_stats_desc d = shoal_stats_desc_default();
     d.radius = radius;
     d.thread_count = threads;
+    d.world = *world; /* periodic axes: circular means, minimum-image distances */
     st = shoal_stats_compute(a, n, &d, &r->a, e);
     if (!st)
         st = shoal_stats_compute(b, n, &d, &r->b, e);
@@ -220,6 +222,9 @@ static const opt_spec compare_opts[] = {
     {"format", OPT_VALUE, "auto|npy|unity", "auto", "state format (auto: .bin is Unity's)"},
     {"model", OPT_VALUE, "M", "steer", "model whose interaction radius counts neighbours"},
     {"radius", OPT_VALUE, "R", "model's", "radius for the neighbour count"},
+    {"set", OPT_REPEAT, "NAME=VALUE", NULL,
+     "a world parameter (periodic=1, world_size=Lx,Ly,Lz ...): statistics by circular means "
+     "and minimum images (docs/STATS.md)"},
     {"stats", OPT_FLAG, NULL, NULL, "print the time of each stage (read, compare, write)"},
     {"threads", OPT_VALUE, "T", "0", "worker threads for the statistics (0: all cores)"},
 };
@@ -247,6 +252,19 @@ int cmd_compare(int argc, char **argv)
     long long threads = 0;
     if (options_given(&o, "threads") && (rc = options_int(&o, "threads", 0, 256, &threads)))
         return rc;
+    shoal_world world = shoal_world_default();
+    for (int i = 0; i < o.repeat_count; i++) {
+        const char *kv = o.repeat[i], *eq = strchr(kv, '=');
+        char name[128];
+        if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof name)
+            return options_fail(&o, "--set '%s': expected name=value", kv);
+        memcpy(name, kv, (size_t)(eq - kv));
+        name[eq - kv] = 0;
+        if (shoal_world_set(&world, name, eq + 1, &e))
+            return options_fail(&o, "%s", e.message);
+    }
+    if (shoal_world_validate(&world, 0.0f, &e))
+        return options_fail(&o, "%s", e.message);
     const char *fmt = options_get(&o, "format");
     float *a = NULL, *b = NULL;
     size_t na, nb;
@@ -269,7 +287,7 @@ int cmd_compare(int argc, char **argv)
     app_stage_done("compare", "read", t0);
     t0 = shoal_profile_now_ns();
     compare_result r;
-    if (compare_states(a, b, na, radius, 1, (int)threads, &r, &e)) {
+    if (compare_states(a, b, na, radius, 1, (int)threads, &world, &r, &e)) {
         free(a);
         free(b);
         options_fail(&o, "%s", e.message);
@@ -475,7 +493,7 @@ int cmd_diverge(int argc, char **argv)
         int with_stats = stats_every > 0 && done % stats_every == 0;
         if ((st = runner_get(&A, ra, &e)) || (st = runner_get(&B, rb, &e)))
             break;
-        if ((st = compare_states(ra, rb, n, radius, with_stats, d.thread_count, &r, &e)))
+        if ((st = compare_states(ra, rb, n, radius, with_stats, d.thread_count, &d.world, &r, &e)))
             break;
         fprintf(f, "%lld,%.9g,%zu,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g", done,
                 d.t0_s + (double)done * d.dt_s, r.identical, r.pos.max_abs, r.pos.rms_abs,

@@ -26,6 +26,15 @@
 #else
 #define NOISE_FN static inline
 #endif
+/* IEEE square root and division whatever the compiler's flags (on the device the
+ * round-to-nearest intrinsics, as core/simd.h's scalar branch) */
+#if defined(__CUDA_ARCH__)
+#define NOISE_SQRT(a) __fsqrt_rn(a)
+#define NOISE_DIV(a, b) __fdiv_rn(a, b)
+#else
+#define NOISE_SQRT(a) sqrtf(a)
+#define NOISE_DIV(a, b) ((a) / (b))
+#endif
 
 /** The key of one step's draws: the seed (Philox's 64-bit key) and the step (the high half
  *  of the counter). Make one per step (noise_key_make) and pass it by value. */
@@ -221,7 +230,7 @@ NOISE_FN void noise_sincos(float x, float *s, float *c)
 NOISE_FN void noise_gauss2(uint32_t w0, uint32_t w1, float out[2])
 {
     float u = noise_u01_open0(w0);
-    float r = sqrtf(-2.0f * noise_logf(u));
+    float r = NOISE_SQRT(-2.0f * noise_logf(u));
     float s, c;
     noise_sincos_turn(w1, &s, &c);
     out[0] = r * c;
@@ -240,7 +249,7 @@ NOISE_FN void noise_gauss4(noise_bits b, float out[4])
 NOISE_FN void noise_basis(const float n[3], float e1[3], float e2[3])
 {
     float sign = copysignf(1.0f, n[2]);
-    float a = -1.0f / (sign + n[2]);
+    float a = NOISE_DIV(-1.0f, sign + n[2]);
     float b = n[0] * n[1] * a;
     e1[0] = 1.0f + sign * n[0] * n[0] * a;
     e1[1] = sign * b;
@@ -270,7 +279,7 @@ NOISE_FN void noise_cap(noise_bits b, const float h[3], float cos_alpha, float o
     float one_minus = 1.0f - cos_alpha;      /* in [0, 2] */
     float d = noise_u01(b.w[0]) * one_minus; /* 1 - cos(theta), in [0, 1 - cos_alpha) */
     float c = 1.0f - d;
-    float s = sqrtf(d * (2.0f - d)); /* sin(theta), accurate near theta = 0 */
+    float s = NOISE_SQRT(d * (2.0f - d)); /* sin(theta), accurate near theta = 0 */
     float sp, cp;
     noise_sincos_turn(b.w[1], &sp, &cp);
     noise_tilt(h, c, s, cp, sp, out);
