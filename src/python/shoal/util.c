@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: MIT */
+/* Conversions between Python and the library: exceptions from library errors, states
+ * (NumPy arrays in, float32 (N, 6) rows), parameters by name, the desc of model=/scene=/count=
+ * /params=, paths, and the statistics dicts. */
+#include "module.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- errors ---------------------------------------------------------------------------- */
+
+PyObject *Error, *InputError, *FileError, *NoMemoryError, *NonFiniteError, *UnsupportedError;
+
+/* Raise the exception for a library status with its message; returns NULL. */
+PyObject *raise_status(const shoal_error *e)
+{
+    PyObject *type = Error;
+    switch (e->status) {
+    case SHOAL_ERR_INPUT:
+        type = InputError;
+        break;
+    case SHOAL_ERR_IO:
+        type = FileError;
+        break;
+    case SHOAL_ERR_NOMEM:
+        type = NoMemoryError;
+        break;
+    case SHOAL_ERR_NONFINITE:
+        type = NonFiniteError;
+        break;
+    case SHOAL_ERR_UNSUPPORTED:
+        type = UnsupportedError;
+        break;
+    default:
+        break;
+    }
+    PyErr_SetString(type, e->message);
+    return NULL;
+}
+
+/* ---- arguments ------------------------------------------------------------------------- */
+
+/* A state from any array-like: shape (N, 6) (N >= 1 unless allow_empty), float32 or
+ * float64 (rounded to float32 as a '<f8' .npy file is), finite. Returns a new C-contiguous
+ * float32 array, or NULL with TypeError/ValueError (or the library's InputError for a NaN,
+ * naming row and column). */
+PyArrayObject *state_arg(PyObject *obj, const char *what, int allow_empty)
+{
+    PyArrayObject *in = (PyArrayObject *)PyArray_FROMANY(obj, NPY_NOTYPE, 0, 0, 0);
+    if (!in)
+        return NULL;
+    int t = PyArray_TYPE(in);
+    if (t != NPY_FLOAT32 && t != NPY_FLOAT64) {
+        PyObject *d = PyObject_Str((PyObject *)PyArray_DESCR(in));
+        PyErr_Format(PyExc_TypeError,
+                     "%s: dtype %s (expected float32, or float64 rounded to float32)", what,
+                     d ? PyUnicode_AsUTF8(d) : "?");
+        Py_XDECREF(d);
+        Py_DECREF(in);
+        return NULL;
+    }
+    if (PyArray_NDIM(in) != 2 || PyArray_DIM(in, 1) != SHOAL_STATE_COLUMNS ||
+        (!allow_empty && PyArray_DIM(in, 0) < 1)) {
+        PyObject *shape = PyObject_GetAttrString((PyObject *)in, "shape");
+        PyObject *s = shape ? PyObject_Str(shape) : NULL;
+        Py_XDECREF(shape);
+        PyErr_Format(PyExc_ValueError, "%s: shape %s (expected (N, 6): px py pz vx vy vz, N >= 1)",
+                     what, s ? PyUnicode_AsUTF8(s) : "?");
+        Py_XDECREF(s);
+        Py_DECREF(in);
+        return NULL;
+    }
+    PyArrayObject *out = (PyArrayObject *)PyArray_FROMANY(
+        (PyObject *)in, NPY_FLOAT32, 2, 2,
+        NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_ENSURECOPY | NPY_ARRAY_FORCECAST);
+    Py_DECREF(in);
+    if (!out)
+        return NULL;
+    shoal_error e;
+    if (shoal_state_check_finite((const float *)PyArray_DATA(out), (size_t)PyArray_DIM(out, 0),
+                                 what, &e)) {
+        Py_DECREF(out);
+        return (PyArrayObject *)raise_status(&e);
+    }
+    return out;
+}
+
+PyArrayObject *new_rows(size_t n)
+{
+    npy_intp dims[2] = {(npy_intp)n, SHOAL_STATE_COLUMNS};
+    return (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_FLOAT32);
+}
+
+/* A Python number or string as the text shoal_params_set parses: floats by repr (the
+ * shortest text that gives the double back, so 2.5 in Python is "2.5" as on the command
+ * line), sequences of three as "x,y,z". Writes into buf; 0, or -1 with an exception. */
+int value_text(PyObject *v, char *buf, size_t size)
+{
+    if (PyUnicode_Check(v)) {
+        const char *s = PyUnicode_AsUTF8(v);
+        if (!s)
+            return -1;
+        snprintf(buf, size, "%s", s);
+        return 0;
+    }
+    if (PyNumber_Check(v) && !PySequence_Check(v)) {
+        double d = PyFloat_AsDouble(v);
+        if (d == -1.0 && PyErr_Occurred())
+            return -1;
+        char *r = PyOS_double_to_string(d, 'r', 0, 0, NULL);
+        if (!r)
+            return -1;
+        snprintf(buf, size, "%s", r);
+        PyMem_Free(r);
+        return 0;
+    }
+    if (PySequence_Check(v) && PySequence_Size(v) == 3) {
+        size_t len = 0;
+        for (Py_ssize_t i = 0; i < 3; i++) {
+            PyObject *x = PySequence_GetItem(v, i);
+            if (!x)
+                return -1;
+            char one[64];
+            int rc = value_text(x, one, sizeof one);
+            Py_DECREF(x);
+            if (rc)
+                return -1;
+            len +=
+                (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%s", i ? "," : "", one);
+        }
+        return 0;
+    }
+    PyErr_SetString(PyExc_TypeError, "a parameter value is a number, a string or (x, y, z)");
+    return -1;
+}
+
+/* params={name: value}: each onto p, in the dict's order, by name (shoal_params_set). */
+int apply_params(shoal_model model, shoal_params *p, PyObject *params)
+{
+    if (!params || params == Py_None)
+        return 0;
+    if (!PyDict_Check(params)) {
+        PyErr_SetString(PyExc_TypeError, "params: expected a dict {name: value}");
+        return -1;
+    }
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(params, &pos, &k, &v)) {
+        const char *name = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
+        if (!name) {
+            PyErr_SetString(PyExc_TypeError, "params: names are strings");
+            return -1;
+        }
+        char text[256];
+        if (value_text(v, text, sizeof text))
+            return -1;
+        shoal_error e;
+        if (shoal_params_set(model, p, name, text, &e)) {
+            raise_status(&e);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int model_arg(PyObject *obj, shoal_model *m)
+{
+    if (!obj || obj == Py_None)
+        return 0;
+    const char *name = PyUnicode_Check(obj) ? PyUnicode_AsUTF8(obj) : NULL;
+    if (!name) {
+        PyErr_SetString(PyExc_TypeError, "model: a name such as \"steer\"");
+        return -1;
+    }
+    shoal_error e;
+    if (shoal_model_parse(name, m, &e)) {
+        raise_status(&e);
+        return -1;
+    }
+    return 0;
+}
+
+int vec3_arg(PyObject *obj, const char *what, float out[3])
+{
+    PyObject *seq = PySequence_Fast(obj, what);
+    if (!seq)
+        return -1;
+    if (PySequence_Fast_GET_SIZE(seq) != 3) {
+        Py_DECREF(seq);
+        PyErr_Format(PyExc_ValueError, "%s: expected (x, y, z)", what);
+        return -1;
+    }
+    for (int i = 0; i < 3; i++) {
+        double d = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+        if (d == -1.0 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        if (!isfinite(d)) {
+            Py_DECREF(seq);
+            PyErr_Format(PyExc_ValueError, "%s: values must be finite", what);
+            return -1;
+        }
+        out[i] = (float)d;
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
+/* The desc that model=, scene=, count=, keep_geometry=, params= describe, as the command
+ * line's init, run and sweep build it: the scene file (or the model's defaults) given the
+ * count with its density kept (shoal_scene_set_count), then the parameters by name. */
+int desc_args(PyObject *model_obj, PyObject *scene_obj, Py_ssize_t count, int keep_geometry,
+              PyObject *params, shoal_sim_desc *d, shoal_scene *scene)
+{
+    shoal_error e;
+    shoal_model m = SHOAL_MODEL_STEER;
+    if (model_arg(model_obj, &m))
+        return -1;
+    memset(scene, 0, sizeof *scene);
+    if (scene_obj && scene_obj != Py_None) {
+        PyObject *bytes = NULL;
+        if (!PyUnicode_FSConverter(scene_obj, &bytes))
+            return -1;
+        shoal_status st = shoal_scene_load(PyBytes_AS_STRING(bytes), scene, &e);
+        Py_DECREF(bytes);
+        if (st) {
+            raise_status(&e);
+            return -1;
+        }
+        if (model_obj && model_obj != Py_None && m != scene->desc.model) {
+            PyErr_Format(InputError, "model %s contradicts the scene file (model %s)",
+                         shoal_model_name(m), shoal_model_name(scene->desc.model));
+            return -1;
+        }
+    } else {
+        scene->desc = shoal_sim_desc_for(m);
+    }
+    if (count < 0) {
+        PyErr_SetString(PyExc_ValueError, "count: expected N >= 1");
+        return -1;
+    }
+    if (count > 0)
+        shoal_scene_set_count(scene, (size_t)count, keep_geometry);
+    *d = scene->desc;
+    if (apply_params(d->model, &d->params, params))
+        return -1;
+    if (shoal_params_validate(d->model, &d->params, &e)) {
+        raise_status(&e);
+        return -1;
+    }
+    return 0;
+}
+
+int path_arg(PyObject *obj, PyObject **bytes) { return PyUnicode_FSConverter(obj, bytes) ? 0 : -1; }
+
+/* ---- statistics dicts ------------------------------------------------------------------ */
+
+static PyObject *triple(const double v[3]) { return Py_BuildValue("(ddd)", v[0], v[1], v[2]); }
+
+/* The keys of `shoal compare --json`'s statistics, and the rest of shoal_stats. */
+PyObject *stats_dict(const shoal_stats *s)
+{
+    PyObject *c = triple(s->centroid), *x = triple(s->extent), *lo = triple(s->bbox_min),
+             *hi = triple(s->bbox_max);
+    PyObject *d = Py_BuildValue(
+        "{s:n,s:n,s:d,s:d,s:d,s:d,s:d,s:d,s:K,s:d,s:O,s:O,s:O,s:O,s:d}", "count",
+        (Py_ssize_t)s->count, "nonfinite", (Py_ssize_t)s->nonfinite, "radius", s->radius,
+        "polarisation", s->polarisation, "milling", s->milling, "mean_speed", s->mean_speed,
+        "mean_nn_distance", s->mean_nn_distance, "mean_neighbors", s->mean_neighbors, "group_count",
+        (unsigned long long)s->group_count, "largest_group_fraction", s->largest_group_fraction,
+        "centroid", c, "extent", x, "bbox_min", lo, "bbox_max", hi, "radius_of_gyration",
+        s->radius_of_gyration);
+    Py_XDECREF(c);
+    Py_XDECREF(x);
+    Py_XDECREF(lo);
+    Py_XDECREF(hi);
+    return d;
+}
+
+/* radius: None gives the model's interaction radius (steer's without a model), as
+ * `shoal compare` does. */
+int stats_desc_args(PyObject *radius, PyObject *model_obj, int threads, shoal_stats_desc *sd)
+{
+    *sd = shoal_stats_desc_default();
+    sd->thread_count = threads;
+    if (radius && radius != Py_None) {
+        sd->radius = PyFloat_AsDouble(radius);
+        return sd->radius == -1.0 && PyErr_Occurred() ? -1 : 0;
+    }
+    shoal_model m = SHOAL_MODEL_STEER;
+    if (model_arg(model_obj, &m))
+        return -1;
+    shoal_params p;
+    shoal_params_default(m, &p);
+    sd->radius = shoal_params_interaction_radius(m, &p);
+    return 0;
+}
+
+shoal_status stats_of(const float *rows, size_t n, const shoal_stats_desc *sd, shoal_stats *out,
+                      shoal_error *e)
+{
+    shoal_status st;
+    Py_BEGIN_ALLOW_THREADS st = shoal_stats_compute(rows, n, sd, out, e);
+    Py_END_ALLOW_THREADS return st;
+}
