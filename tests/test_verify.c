@@ -499,13 +499,13 @@ static void test_cli_refusals(void **state)
         const char *args, *msg;
     } bad[] = {
         {"verify --model steer", "--trajectory T is required"},
-        {"verify --trajectory nowhere", "--trajectory nowhere: No such file"},
+        {"verify --trajectory nowhere", "nowhere: No such file"},
         {"verify --trajectory every2", "are 2 steps apart"},
-        {"verify --trajectory one --first 1", "--first 1: the trajectory has 2 states"},
+        {"verify --trajectory one --first 1", "first 1: the trajectory has 2 states"},
         {"verify --trajectory one --model heading", "contradicts the trajectory's manifest"},
         {"verify --trajectory one --reference f16", "--reference: 'f16'"},
-        {"verify --trajectory one --layout 6:0:2", "--layout '6:0:2'"},
-        {"verify --trajectory one --layout pv", "--layout is for .bin buffer dumps"},
+        {"verify --trajectory one --layout 6:0:2", "layout '6:0:2'"},
+        {"verify --trajectory one --layout pv", "layout is for .bin buffer dumps"},
         {"verify --trajectory one --worst 99", "--worst"},
         {"verify --trajectory s.npy", "expected a trajectory of shape (T, N, 6)"},
         {"verify --trajectory one --csv /nonexistent/x.csv", "--csv"},
