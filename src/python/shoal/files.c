@@ -9,39 +9,30 @@
 
 /* ---- module functions: files, statistics, comparison ------------------------------------ */
 
-PyDoc_STRVAR(load_doc, "load(path, format=\"npy\")\n--\n\n"
-                       "Read a state file as an (N, 6) float32 array: a NumPy .npy file "
-                       "(float32 or float64, shape (N, 6), as `shoal init` writes) or, with "
-                       "format=\"unity\", Unity's raw BoidData buffer. A NaN or infinity is "
-                       "InputError naming row and column, as the command line refuses it.");
+PyDoc_STRVAR(load_doc, "load(path, format=\"auto\")\n--\n\n"
+                       "Read a state file as an (N, 6) float32 array, through the library's "
+                       "formats table as `shoal step --in` reads it: \"npy\" (float32 or float64, "
+                       "shape (N, 6), as `shoal init` writes), \"unity\" (Unity's raw BoidData "
+                       "buffer), or \"auto\": by the extension (.bin is Unity's). A NaN or "
+                       "infinity is InputError naming row and column, as the command line "
+                       "refuses it.");
 static PyObject *mod_load(PyObject *m, PyObject *args, PyObject *kw)
 {
     (void)m;
     static char *kwlist[] = {"path", "format", NULL};
     PyObject *path_obj, *path;
-    const char *format = "npy";
+    const char *format = "auto";
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O|s", kwlist, &path_obj, &format))
         return NULL;
-    int unity = strcmp(format, "unity") == 0;
-    if (!unity && strcmp(format, "npy") != 0) {
-        PyErr_Format(PyExc_ValueError, "format '%s' (expected \"npy\" or \"unity\")", format);
-        return NULL;
-    }
     if (path_arg(path_obj, &path))
         return NULL;
-    const char *p = PyBytes_AS_STRING(path);
     float *rows = NULL;
     size_t n = 0;
     shoal_error e;
-    shoal_status st =
-        unity ? shoal_io_unity_read(p, &rows, &n, &e) : shoal_io_npy_read(p, &rows, &n, &e);
-    if (!st)
-        st = shoal_state_check_finite(rows, n, p, &e);
+    shoal_status st = shoal_io_state_read(PyBytes_AS_STRING(path), format, &rows, &n, &e);
     Py_DECREF(path);
-    if (st) {
-        free(rows);
+    if (st)
         return raise_status(&e);
-    }
     PyArrayObject *a = new_rows(n);
     if (a)
         memcpy(PyArray_DATA(a), rows, n * SHOAL_STATE_COLUMNS * sizeof(float));
@@ -49,24 +40,22 @@ static PyObject *mod_load(PyObject *m, PyObject *args, PyObject *kw)
     return (PyObject *)a;
 }
 
-PyDoc_STRVAR(save_doc, "save(path, state, format=\"npy\")\n--\n\n"
-                       "Write an (N, 6) state as a version 1.0 .npy file ('<f4', the file "
-                       "`shoal init` and `shoal step` write, bit for bit), or with "
-                       "format=\"unity\" as Unity's raw buffer, or \"vtp\" for ParaView. "
-                       "Atomic: a temporary file renamed into place.");
+PyDoc_STRVAR(save_doc, "save(path, state, format=\"auto\")\n--\n\n"
+                       "Write an (N, 6) state through the library's formats table, as `shoal "
+                       "init --out` and `shoal step --out` do: \"npy\" (version 1.0, '<f4', the "
+                       "program's bytes), \"unity\" (Unity's raw buffer), \"vtk\" (a ParaView "
+                       ".vtp; \"vtp\" is taken too), or \"auto\": by the extension (.bin, .vtp, "
+                       "else .npy). Atomic: a temporary file renamed into place.");
 static PyObject *mod_save(PyObject *m, PyObject *args, PyObject *kw)
 {
     (void)m;
     static char *kwlist[] = {"path", "state", "format", NULL};
     PyObject *path_obj, *state, *path;
-    const char *format = "npy";
+    const char *format = "auto";
     if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|s", kwlist, &path_obj, &state, &format))
         return NULL;
-    if (strcmp(format, "npy") && strcmp(format, "unity") && strcmp(format, "vtp")) {
-        PyErr_Format(PyExc_ValueError, "format '%s' (expected \"npy\", \"unity\" or \"vtp\")",
-                     format);
-        return NULL;
-    }
+    if (strcmp(format, "vtp") == 0) /* the package's name for it before the table's */
+        format = "vtk";
     PyArrayObject *a = state_arg(state, "state", 0);
     if (!a)
         return NULL;
@@ -74,12 +63,9 @@ static PyObject *mod_save(PyObject *m, PyObject *args, PyObject *kw)
         Py_DECREF(a);
         return NULL;
     }
-    const char *p = PyBytes_AS_STRING(path);
-    size_t n = (size_t)PyArray_DIM(a, 0);
     shoal_error e;
-    shoal_status st = format[0] == 'n'   ? shoal_io_npy_write(p, PyArray_DATA(a), n, &e)
-                      : format[0] == 'u' ? shoal_io_unity_write(p, PyArray_DATA(a), n, &e)
-                                         : shoal_io_vtp_write(p, PyArray_DATA(a), n, NAN, &e);
+    shoal_status st = shoal_io_state_write(PyBytes_AS_STRING(path), format, PyArray_DATA(a),
+                                           (size_t)PyArray_DIM(a, 0), NAN, &e);
     Py_DECREF(path);
     Py_DECREF(a);
     if (st)
@@ -89,7 +75,7 @@ static PyObject *mod_save(PyObject *m, PyObject *args, PyObject *kw)
 
 PyDoc_STRVAR(stats_doc, "stats(state, radius=None, model=None, threads=0)\n--\n\n"
                         "The flock statistics of an (N, 6) state as a dict (the library's "
-                        "shoal_stats_compute, what `shoal compare` prints): polarisation, "
+                        "shoal_stats_compute, what `shoal compare` prints): polarization, "
                         "milling, mean_speed, mean_nn_distance, mean_neighbors, group_count, "
                         "largest_group_fraction, centroid, extent, bbox_min, bbox_max, "
                         "radius_of_gyration, count, nonfinite, radius. radius defaults to the "

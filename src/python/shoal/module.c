@@ -75,6 +75,7 @@ PyMODINIT_FUNC PyInit__shoal(void);
 PyMODINIT_FUNC PyInit__shoal(void)
 {
     import_array();
+    cancel_init();
     shoal_error e;
     /* the library this module loaded must have the ABI of the headers it was built with */
     if (shoal_abi_check(&e)) {
@@ -99,8 +100,8 @@ PyMODINIT_FUNC PyInit__shoal(void)
                                        "This machine or build lacks what was asked (an ISA, "
                                        "CUDA), or the ABI differs.")))
         goto fail;
-    PyMethodDef *tables[] = {files_functions, params_functions, renderer_functions, sweep_functions,
-                             verify_functions};
+    PyMethodDef *tables[] = {files_functions, params_functions, renderer_functions,
+                             sweep_functions, util_functions,   verify_functions};
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
         if (PyModule_AddFunctions(m, tables[i]))
             goto fail;

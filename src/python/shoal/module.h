@@ -37,8 +37,12 @@ PyObject *raise_status(const shoal_error *e);
 PyArrayObject *state_arg(PyObject *obj, const char *what, int allow_empty);
 /* A new (n, 6) float32 array. */
 PyArrayObject *new_rows(size_t n);
-/* A Python number or string as the text shoal_params_set parses. 0, or -1 with an exception. */
-int value_text(PyObject *v, char *buf, size_t size);
+/* A str's UTF-8 for the library, a NUL inside spelled \x00 (the library then refuses it
+ * in its words); valid while *keep lives. NULL with an exception. */
+const char *c_text(PyObject *str, PyObject **keep);
+/* One parameter by name (key) from a Python value: text (str, parsed as --set's), a number
+ * (by value), a 3-sequence for a vector. 0, or -1 with an exception. */
+int param_set_obj(shoal_model model, shoal_params *p, PyObject *key, PyObject *value);
 /* params={name: value}: each onto p, in the dict's order, by name. 0, or -1 with an
  * exception. */
 int apply_params(shoal_model model, shoal_params *p, PyObject *params);
@@ -50,6 +54,8 @@ int vec3_arg(PyObject *obj, const char *what, float out[3]);
  * line's init, run and sweep build it. */
 int desc_args(PyObject *model_obj, PyObject *scene_obj, Py_ssize_t count, int keep_geometry,
               PyObject *params, shoal_sim_desc *d, shoal_scene *scene);
+/* A seed: an integer in [0, 2^63 - 1] (sweep.c). 0, or -1 with an exception. */
+int seed_arg(PyObject *obj, const char *what, unsigned long long *out);
 /* A path (str, bytes, os.PathLike) as a new bytes object. 0, or -1 with an exception. */
 int path_arg(PyObject *obj, PyObject **bytes);
 
@@ -76,15 +82,32 @@ typedef struct {
 
 extern PyTypeObject SimType, ParamsType, RendererType;
 
-/* simulation.c */
+/* simulation.c: sim_check refuses (RuntimeError) a closed sim or one another call uses;
+ * sim_claim checks and marks it used by this call (under the GIL, so nothing gets in between),
+ * sim_release ends that. Every method claims before it converts its arguments: a conversion
+ * may release the GIL (NumPy's copies) or run Python code (__float__, __array__, __index__). */
+int sim_check(const SimObject *s);
 int sim_claim(SimObject *s);
+void sim_release(SimObject *s);
 const shoal_sim_desc *sim_desc(const SimObject *s);
 /* params.c */
 PyObject *params_update(ParamsObject *p, PyObject *args, PyObject *kw);
 
+/* ---- Ctrl-C (cancel.c) -------------------------------------------------------------------- */
+
+/* At import, on the main thread. */
+void cancel_init(void);
+/* Before a long call with the GIL held: on the main thread, a flag that SIGINT raises (and
+ * Python's own handler still runs); NULL elsewhere or when another call has it. */
+const volatile int *cancel_begin(void);
+/* After the call, the GIL held again: Python's handler back; 0 when no SIGINT came, -1 with
+ * Python's exception set (KeyboardInterrupt) when one did, 1 when one did and Python's
+ * handler raised nothing. */
+int cancel_end(const volatile int *flag);
+
 /* ---- the module's functions, one table per file (module.c adds them) -------------------- */
 
 extern PyMethodDef files_functions[], params_functions[], renderer_functions[], sweep_functions[],
-    verify_functions[];
+    util_functions[], verify_functions[];
 
 #endif

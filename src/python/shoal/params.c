@@ -16,16 +16,6 @@ const shoal_sim_desc *sim_desc(const SimObject *s)
     return s->sim ? shoal_sim_get_desc(s->sim) : &s->desc;
 }
 
-static const shoal_param_info *param_find(shoal_model m, const char *name)
-{
-    size_t n;
-    const shoal_param_info *list = shoal_params_list(m, &n);
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(list[i].name, name) == 0)
-            return &list[i];
-    return NULL;
-}
-
 static float param_value(const shoal_params *p, const shoal_param_info *info)
 {
     float v;
@@ -33,9 +23,10 @@ static float param_value(const shoal_params *p, const shoal_param_info *info)
     return v;
 }
 
-static int params_claim(ParamsObject *p)
+/* Reading: the sim open and not in use by another call (sim_check). */
+static int params_check(ParamsObject *p)
 {
-    if (sim_claim(p->owner))
+    if (sim_check(p->owner))
         return -1;
     if (p->owner->gpu) {
         PyErr_SetString(UnsupportedError,
@@ -46,9 +37,17 @@ static int params_claim(ParamsObject *p)
     return 0;
 }
 
+/* Writing: claimed (sim_claim) while the values are converted and set. */
+static int params_claim(ParamsObject *p)
+{
+    if (params_check(p))
+        return -1;
+    return sim_claim(p->owner);
+}
+
 static Py_ssize_t params_len(ParamsObject *p)
 {
-    if (params_claim(p))
+    if (params_check(p))
         return -1;
     size_t n;
     shoal_params_list(sim_desc(p->owner)->model, &n);
@@ -57,66 +56,58 @@ static Py_ssize_t params_len(ParamsObject *p)
 
 static PyObject *params_get(ParamsObject *p, PyObject *key)
 {
-    if (params_claim(p))
-        return NULL;
-    const char *name = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
-    if (!name) {
+    if (!PyUnicode_Check(key)) {
         PyErr_SetString(PyExc_TypeError, "parameter names are strings");
         return NULL;
     }
-    const shoal_sim_desc *d = sim_desc(p->owner);
-    const shoal_param_info *info = param_find(d->model, name);
-    if (info) {
-        float v = param_value(&d->params, info);
-        return info->is_integer ? PyLong_FromLong((long)v) : PyFloat_FromDouble((double)v);
+    PyObject *keep;
+    const char *name = c_text(key, &keep);
+    if (!name)
+        return NULL;
+    PyObject *out = NULL;
+    if (!params_check(p)) {
+        const shoal_sim_desc *d = sim_desc(p->owner);
+        double v[3];
+        size_t k = 0;
+        shoal_error e;
+        const shoal_param_info *info = shoal_params_find(d->model, name, &k, &e);
+        if (!info) /* a mapping's KeyError, with the library's words */
+            PyErr_SetString(PyExc_KeyError, e.message);
+        else if (shoal_params_get(d->model, &d->params, name, v, 3, &k, &e))
+            raise_status(&e);
+        else if (k == 3)
+            out = Py_BuildValue("(ddd)", v[0], v[1], v[2]);
+        else
+            out = info->is_integer ? PyLong_FromDouble(v[0]) : PyFloat_FromDouble(v[0]);
     }
-    /* a vector by its base name: (x, y, z) */
-    char comp[3][96];
-    const shoal_param_info *c[3];
-    for (int k = 0; k < 3; k++) {
-        snprintf(comp[k], sizeof comp[k], "%s_%c", name, "xyz"[k]);
-        c[k] = param_find(d->model, comp[k]);
-    }
-    if (c[0] && c[1] && c[2])
-        return Py_BuildValue("(ddd)", (double)param_value(&d->params, c[0]),
-                             (double)param_value(&d->params, c[1]),
-                             (double)param_value(&d->params, c[2]));
-    PyErr_Format(PyExc_KeyError, "%s (model %s has no such parameter)", name,
-                 shoal_model_name(d->model));
-    return NULL;
+    Py_DECREF(keep);
+    return out;
 }
 
 static int params_set(ParamsObject *p, PyObject *key, PyObject *value)
 {
-    if (params_claim(p))
-        return -1;
     if (!value) {
         PyErr_SetString(PyExc_TypeError, "parameters cannot be deleted");
         return -1;
     }
-    const char *name = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
-    if (!name) {
-        PyErr_SetString(PyExc_TypeError, "parameter names are strings");
-        return -1;
-    }
-    char text[256];
-    if (value_text(value, text, sizeof text))
+    if (params_claim(p)) /* before the value's conversion, which may run Python code */
         return -1;
     const shoal_sim_desc *d = sim_desc(p->owner);
     shoal_params np = d->params;
     shoal_error e;
-    if (shoal_params_set(d->model, &np, name, text, &e) ||
-        shoal_sim_set_params(p->owner->sim, &np, &e)) {
+    int rc = param_set_obj(d->model, &np, key, value);
+    if (!rc && shoal_sim_set_params(p->owner->sim, &np, &e)) {
         raise_status(&e);
-        return -1;
+        rc = -1;
     }
-    return 0;
+    sim_release(p->owner);
+    return rc;
 }
 
 static PyObject *params_to_dict(ParamsObject *p, PyObject *unused)
 {
     (void)unused;
-    if (params_claim(p))
+    if (params_check(p))
         return NULL;
     const shoal_sim_desc *d = sim_desc(p->owner);
     size_t n;
@@ -210,18 +201,22 @@ PyObject *params_update(ParamsObject *p, PyObject *args, PyObject *kw)
         return NULL;
     const shoal_sim_desc *d = sim_desc(p->owner);
     shoal_params np = d->params;
-    if ((m && apply_params(d->model, &np, m)) || (kw && apply_params(d->model, &np, kw)))
-        return NULL;
     shoal_error e;
-    if (shoal_sim_set_params(p->owner->sim, &np, &e))
-        return raise_status(&e);
+    int rc = (m && apply_params(d->model, &np, m)) || (kw && apply_params(d->model, &np, kw));
+    if (!rc && shoal_sim_set_params(p->owner->sim, &np, &e)) {
+        raise_status(&e);
+        rc = -1;
+    }
+    sim_release(p->owner);
+    if (rc)
+        return NULL;
     Py_RETURN_NONE;
 }
 
 static PyObject *params_info(ParamsObject *p, PyObject *unused)
 {
     (void)unused;
-    if (params_claim(p))
+    if (params_check(p))
         return NULL;
     size_t n;
     const shoal_param_info *list = shoal_params_list(sim_desc(p->owner)->model, &n);

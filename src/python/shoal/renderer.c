@@ -31,11 +31,40 @@ static int size_arg(PyObject *obj, int *w, int *h)
     return 0;
 }
 
+/* As a Simulation's (sim_check, sim_claim): refused when not initialised or in use by
+ * another call; claimed before any argument is converted. */
+static int renderer_check(const RendererObject *r)
+{
+    if (r->busy) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "the renderer is busy: another call uses it (in another thread, or the "
+                        "call whose argument ran this code)");
+        return -1;
+    }
+    if (!r->r) {
+        PyErr_SetString(PyExc_RuntimeError, "the renderer was not initialised");
+        return -1;
+    }
+    return 0;
+}
+
+static int renderer_claim(RendererObject *r)
+{
+    if (renderer_check(r))
+        return -1;
+    r->busy = 1;
+    return 0;
+}
+
 static void renderer_dealloc(RendererObject *r)
 {
     shoal_render_destroy(r->r);
     Py_TYPE(r)->tp_free((PyObject *)r);
 }
+
+static int renderer_init_claimed(RendererObject *self, PyObject *size, double fish_length,
+                                 const char *shade, int lod, int threads, const char *simd,
+                                 int occlusion);
 
 static int renderer_init(RendererObject *self, PyObject *args, PyObject *kw)
 {
@@ -45,9 +74,23 @@ static int renderer_init(RendererObject *self, PyObject *args, PyObject *kw)
     double fish_length = 1.0;
     const char *shade = "lit", *simd = "auto";
     int lod = 1, threads = 0, occlusion = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|Odspisp", kwlist, &size, &fish_length, &shade,
-                                     &lod, &threads, &simd, &occlusion))
-        return -1;
+    if (self->busy) /* (renderer_check's words) */
+        return renderer_check(self);
+    self->busy = 1; /* the arguments' conversions may run Python code that reaches self */
+    int rc = -1;
+    if (PyArg_ParseTupleAndKeywords(args, kw, "|Odspisp", kwlist, &size, &fish_length, &shade, &lod,
+                                    &threads, &simd, &occlusion))
+        rc = renderer_init_claimed(self, size, fish_length, shade, lod, threads, simd, occlusion);
+    self->busy = 0;
+    return rc;
+}
+
+/* A new renderer for the arguments; the old one (a second __init__) is replaced only when
+ * the new one was made, so a failed __init__ leaves a working renderer working. */
+static int renderer_init_claimed(RendererObject *self, PyObject *size, double fish_length,
+                                 const char *shade, int lod, int threads, const char *simd,
+                                 int occlusion)
+{
     shoal_render_desc d = shoal_render_desc_default();
     if (size_arg(size, &d.width, &d.height))
         return -1;
@@ -62,15 +105,12 @@ static int renderer_init(RendererObject *self, PyObject *args, PyObject *kw)
     }
     d.lod = lod;
     d.occlusion = occlusion;
-    self->fish_length = d.fish_length;
     d.thread_count = threads;
     shoal_error e;
     if (shoal_isa_parse(simd, &d.isa, &e)) {
         raise_status(&e);
         return -1;
     }
-    shoal_render_destroy(self->r);
-    self->r = NULL;
     /* the renderer takes meshes: shoal's own fish (and, lit with LOD, its reduced and coarse
      * forms), read by io from the assets as `shoal render` reads them, lent to create (which
      * copies them) and freed */
@@ -86,8 +126,9 @@ static int renderer_init(RendererObject *self, PyObject *args, PyObject *kw)
         d.lod_coarse_mesh = &coarse;
     }
     d.mesh = &fish;
+    shoal_renderer *made = NULL;
     if (!st)
-        st = shoal_render_create(&d, &self->r, &e);
+        st = shoal_render_create(&d, &made, &e);
     shoal_mesh_free(&fish);
     shoal_mesh_free(&lod_mesh);
     shoal_mesh_free(&coarse);
@@ -95,6 +136,9 @@ static int renderer_init(RendererObject *self, PyObject *args, PyObject *kw)
         raise_status(&e);
         return -1;
     }
+    shoal_render_destroy(self->r);
+    self->r = made;
+    self->fish_length = d.fish_length;
     return 0;
 }
 
@@ -166,18 +210,23 @@ static int group_arg(PyObject *obj, size_t n, PyArrayObject **out)
     return 0;
 }
 
+static PyObject *render_claimed(RendererObject *self, PyObject *state, PyObject *eye,
+                                PyObject *target, PyObject *color, PyObject *group, double fov_deg);
+
 /* Draw `state` and return the image as a new (h, w, 3) uint8 array. */
 static PyObject *render_state(RendererObject *self, PyObject *state, PyObject *eye,
                               PyObject *target, PyObject *color, PyObject *group, double fov_deg)
 {
-    if (!self->r) {
-        PyErr_SetString(PyExc_RuntimeError, "the renderer was not initialised");
+    if (renderer_claim(self)) /* before the conversions: NumPy's copy may release the GIL */
         return NULL;
-    }
-    if (self->busy) {
-        PyErr_SetString(PyExc_RuntimeError, "the renderer is busy in another thread");
-        return NULL;
-    }
+    PyObject *img = render_claimed(self, state, eye, target, color, group, fov_deg);
+    self->busy = 0;
+    return img;
+}
+
+static PyObject *render_claimed(RendererObject *self, PyObject *state, PyObject *eye,
+                                PyObject *target, PyObject *color, PyObject *group, double fov_deg)
+{
     PyArrayObject *rows = state_arg(state, "state", 1);
     if (!rows)
         return NULL;
@@ -216,12 +265,11 @@ static PyObject *render_state(RendererObject *self, PyObject *state, PyObject *e
         goto done;
     shoal_error e;
     shoal_status st;
-    self->busy = 1;
     Py_BEGIN_ALLOW_THREADS st = shoal_render_frame_rows(
         self->r, PyArray_DATA(rows), n, groups ? (const uint8_t *)PyArray_DATA(groups) : NULL,
         colors, &cam, &e);
-    Py_END_ALLOW_THREADS self->busy = 0;
-    if (st) {
+    Py_END_ALLOW_THREADS if (st)
+    {
         raise_status(&e);
         goto done;
     }
@@ -267,6 +315,8 @@ static PyObject *renderer_frame(RendererObject *self, PyObject *args, PyObject *
 static PyObject *renderer_stats(RendererObject *self, PyObject *unused)
 {
     (void)unused;
+    if (renderer_check(self))
+        return NULL;
     shoal_render_stats s = shoal_render_get_stats(self->r);
     shoal_framebuffer fb = shoal_render_framebuffer(self->r);
     return Py_BuildValue("{s:d,s:d,s:d,s:d,s:d,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:s,s:i,s:K}",
@@ -287,6 +337,8 @@ static PyObject *renderer_stats(RendererObject *self, PyObject *unused)
 static PyObject *renderer_get_size(RendererObject *self, void *c)
 {
     (void)c;
+    if (renderer_check(self))
+        return NULL;
     shoal_framebuffer fb = shoal_render_framebuffer(self->r);
     return Py_BuildValue("(ii)", fb.width, fb.height);
 }
@@ -294,15 +346,21 @@ static PyObject *renderer_get_size(RendererObject *self, void *c)
 static int renderer_set_size(RendererObject *self, PyObject *v, void *c)
 {
     (void)c;
-    int w, h;
-    if (!v || size_arg(v, &w, &h))
-        return -1;
-    shoal_error e;
-    if (shoal_render_set_size(self->r, w, h, &e)) {
-        raise_status(&e);
+    if (!v || v == Py_None) {
+        PyErr_SetString(PyExc_TypeError,
+                        v ? "size: expected (width, height)" : "size cannot be deleted");
         return -1;
     }
-    return 0;
+    if (renderer_claim(self)) /* the tuple's items may run Python code */
+        return -1;
+    int w, h, rc = size_arg(v, &w, &h);
+    shoal_error e;
+    if (!rc && shoal_render_set_size(self->r, w, h, &e)) {
+        raise_status(&e);
+        rc = -1;
+    }
+    self->busy = 0;
+    return rc;
 }
 
 static PyGetSetDef renderer_getset[] = {

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* shoal.Simulation: one shoal_sim (or CUDA shoal_gpu_sim) and its state as NumPy rows.
- * Steps run with the GIL released; an object in use by one thread refuses a second
- * (RuntimeError). */
+ * Steps run with the GIL released. Every method claims the object before it converts its
+ * arguments (which may release the GIL, as NumPy's copies do, or run Python code, as a
+ * value's __float__ does) and releases it when done, so a second call (another thread's, or
+ * one made from that Python code) is refused with RuntimeError, never interleaved. */
 #include "module.h"
 
 #include <math.h>
@@ -10,18 +12,30 @@
 
 /* ---- the Simulation type --------------------------------------------------------------- */
 
-int sim_claim(SimObject *s)
+int sim_check(const SimObject *s)
 {
+    if (s->busy) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "the simulation is busy: another call uses it (in another thread, or the "
+                        "call whose argument ran this code)");
+        return -1;
+    }
     if (!s->sim && !s->gpu) {
         PyErr_SetString(PyExc_RuntimeError, "the simulation was closed");
         return -1;
     }
-    if (s->busy) {
-        PyErr_SetString(PyExc_RuntimeError, "the simulation is busy in another thread");
-        return -1;
-    }
     return 0;
 }
+
+int sim_claim(SimObject *s)
+{
+    if (sim_check(s))
+        return -1;
+    s->busy = 1; /* under the GIL, right after the check: no other call gets in between */
+    return 0;
+}
+
+void sim_release(SimObject *s) { s->busy = 0; }
 
 static size_t sim_count(const SimObject *s)
 {
@@ -104,6 +118,11 @@ static int sim_open(SimObject *s, const shoal_sim_desc *d, const char *backend,
     return 0;
 }
 
+static int sim_init_claimed(SimObject *self, PyObject *model, PyObject *count_obj, PyObject *seed,
+                            PyObject *scene, PyObject *params, int threads, const char *backend,
+                            PyObject *dt, PyObject *t0, PyObject *state, int keep_geometry,
+                            const char *gpu_order, const char *neighbors, const char *simd);
+
 static int sim_init(SimObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"model",         "count",     "seed",      "scene", "params",
@@ -117,10 +136,24 @@ static int sim_init(SimObject *self, PyObject *args, PyObject *kw)
                                      &scene, &params, &threads, &backend, &dt, &t0, &state,
                                      &keep_geometry, &gpu_order, &neighbors, &simd))
         return -1;
+    if (self->busy) /* (sim_check's words) */
+        return sim_check(self);
     if (self->sim || self->gpu) {
         PyErr_SetString(PyExc_RuntimeError, "Simulation.__init__ called twice");
         return -1;
     }
+    self->busy = 1; /* the arguments' conversions may run Python code that reaches self */
+    int rc = sim_init_claimed(self, model, count_obj, seed, scene, params, threads, backend, dt, t0,
+                              state, keep_geometry, gpu_order, neighbors, simd);
+    self->busy = 0;
+    return rc;
+}
+
+static int sim_init_claimed(SimObject *self, PyObject *model, PyObject *count_obj, PyObject *seed,
+                            PyObject *scene, PyObject *params, int threads, const char *backend,
+                            PyObject *dt, PyObject *t0, PyObject *state, int keep_geometry,
+                            const char *gpu_order, const char *neighbors, const char *simd)
+{
     Py_ssize_t count = 0;
     if (count_obj != Py_None) {
         count = PyNumber_AsSsize_t(count_obj, PyExc_OverflowError);
@@ -154,8 +187,8 @@ static int sim_init(SimObject *self, PyObject *args, PyObject *kw)
     if (rows)
         d.boid_count = (size_t)PyArray_DIM(rows, 0);
     if (seed != Py_None) {
-        unsigned long long v = PyLong_AsUnsignedLongLong(seed);
-        if (PyErr_Occurred())
+        unsigned long long v;
+        if (seed_arg(seed, "seed", &v))
             goto done;
         d.seed = v;
     }
@@ -196,31 +229,45 @@ static PyObject *sim_step(SimObject *s, PyObject *args, PyObject *kw)
     long long n = 1;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|L", kwlist, &n))
         return NULL;
-    if (sim_claim(s))
-        return NULL;
     if (n < 0) {
         PyErr_SetString(PyExc_ValueError, "step: n must be >= 0");
         return NULL;
     }
+    if (sim_claim(s))
+        return NULL;
     shoal_error e;
     shoal_status st = SHOAL_OK;
-    s->busy = 1;
-    Py_BEGIN_ALLOW_THREADS for (long long done = 0; !st && done < n;)
-    {
-        int k = n - done > 1000000 ? 1000000 : (int)(n - done);
-        st = s->gpu ? shoal_gpu_sim_step(s->gpu, k, &e) : shoal_sim_step(s->sim, k, &e);
-        done += k;
+    /* In chunks that grow while they take under 20 ms, each a call of its own: Ctrl-C (the
+     * cancel flag) is seen between two chunks, within a step or two. The bits are those of one
+     * call. */
+    long long done = 0, chunk = 1;
+    int interrupted = 0;
+    while (!st && done < n && !interrupted) {
+        const volatile int *cancel = cancel_begin();
+        Py_BEGIN_ALLOW_THREADS while (!st && done < n && !(cancel && *cancel))
+        {
+            int k = n - done > chunk ? (int)chunk : (int)(n - done);
+            uint64_t t = shoal_profile_now_ns();
+            st = s->gpu ? shoal_gpu_sim_step(s->gpu, k, &e) : shoal_sim_step(s->sim, k, &e);
+            if (!st)
+                done += k;
+            if (shoal_profile_now_ns() - t < 20000000u && chunk < 1000000)
+                chunk *= 2;
+        }
+        Py_END_ALLOW_THREADS int c = cancel_end(cancel);
+        interrupted = c < 0; /* KeyboardInterrupt (or the handler's exception) is raised */
     }
-    Py_END_ALLOW_THREADS s->busy = 0;
+    sim_release(s);
+    if (interrupted)
+        return NULL;
     if (st)
         return raise_status(&e);
     Py_RETURN_NONE;
 }
 
-static PyObject *sim_rows(SimObject *s)
+/* The state as a new array; the caller has claimed the sim. */
+static PyObject *rows_claimed(SimObject *s)
 {
-    if (sim_claim(s))
-        return NULL;
     size_t n = sim_count(s);
     PyArrayObject *a = new_rows(n);
     if (!a)
@@ -233,6 +280,15 @@ static PyObject *sim_rows(SimObject *s)
         return raise_status(&e);
     }
     return (PyObject *)a;
+}
+
+static PyObject *sim_rows(SimObject *s)
+{
+    if (sim_claim(s))
+        return NULL;
+    PyObject *a = rows_claimed(s);
+    sim_release(s);
+    return a;
 }
 
 static PyObject *sim_get_state(SimObject *s, void *c)
@@ -279,16 +335,20 @@ PyDoc_STRVAR(sim_set_state_doc,
              "The predators restart; the time goes on.");
 static PyObject *sim_set_state(SimObject *s, PyObject *arg)
 {
-    if (sim_claim(s))
+    if (sim_claim(s)) /* before the conversion, which may release the GIL or run __array__ */
         return NULL;
     PyArrayObject *a = state_arg(arg, "state", 0);
+    shoal_error e;
+    shoal_status st = SHOAL_OK;
+    if (a) {
+        size_t n = (size_t)PyArray_DIM(a, 0);
+        st = s->gpu ? shoal_gpu_sim_set_rows(s->gpu, PyArray_DATA(a), n, &e)
+                    : shoal_sim_set_rows(s->sim, PyArray_DATA(a), n, &e);
+        Py_DECREF(a);
+    }
+    sim_release(s);
     if (!a)
         return NULL;
-    shoal_error e;
-    size_t n = (size_t)PyArray_DIM(a, 0);
-    shoal_status st = s->gpu ? shoal_gpu_sim_set_rows(s->gpu, PyArray_DATA(a), n, &e)
-                             : shoal_sim_set_rows(s->sim, PyArray_DATA(a), n, &e);
-    Py_DECREF(a);
     if (st)
         return raise_status(&e);
     Py_RETURN_NONE;
@@ -297,15 +357,17 @@ static PyObject *sim_set_state(SimObject *s, PyObject *arg)
 static PyObject *sim_get_time(SimObject *s, void *c)
 {
     (void)c;
-    if (!s->sim && !s->gpu)
+    if (!s->sim && !s->gpu && !s->busy)
         return PyFloat_FromDouble(NAN);
+    if (sim_check(s))
+        return NULL;
     return PyFloat_FromDouble(s->gpu ? shoal_gpu_sim_time(s->gpu) : shoal_sim_time(s->sim));
 }
 
 static PyObject *sim_get_count(SimObject *s, void *c)
 {
     (void)c;
-    if (sim_claim(s))
+    if (sim_check(s))
         return NULL;
     return PyLong_FromSize_t(sim_count(s));
 }
@@ -313,7 +375,7 @@ static PyObject *sim_get_count(SimObject *s, void *c)
 static PyObject *sim_get_model(SimObject *s, void *c)
 {
     (void)c;
-    if (sim_claim(s))
+    if (sim_check(s))
         return NULL;
     return PyUnicode_FromString(shoal_model_name(sim_desc(s)->model));
 }
@@ -321,7 +383,7 @@ static PyObject *sim_get_model(SimObject *s, void *c)
 static PyObject *sim_get_seed(SimObject *s, void *c)
 {
     (void)c;
-    if (sim_claim(s))
+    if (sim_check(s))
         return NULL;
     return PyLong_FromUnsignedLongLong(sim_desc(s)->seed);
 }
@@ -329,7 +391,7 @@ static PyObject *sim_get_seed(SimObject *s, void *c)
 static PyObject *sim_get_dt(SimObject *s, void *c)
 {
     (void)c;
-    if (sim_claim(s))
+    if (sim_check(s))
         return NULL;
     return PyFloat_FromDouble(sim_desc(s)->dt_s);
 }
@@ -343,7 +405,7 @@ static PyObject *sim_get_backend(SimObject *s, void *c)
 static PyObject *sim_get_device(SimObject *s, void *c)
 {
     (void)c;
-    if (sim_claim(s))
+    if (sim_check(s))
         return NULL;
     if (s->gpu)
         return PyUnicode_FromString(shoal_gpu_sim_device_name(s->gpu));
@@ -352,7 +414,7 @@ static PyObject *sim_get_device(SimObject *s, void *c)
 
 PyDoc_STRVAR(sim_stats_doc,
              "stats(radius=None, threads=0)\n--\n\n"
-             "The flock statistics of the current state as a dict (polarisation, milling, "
+             "The flock statistics of the current state as a dict (polarization, milling, "
              "mean_speed, mean_nn_distance, mean_neighbors, group_count, "
              "largest_group_fraction, centroid, extent, bbox_min, bbox_max, "
              "radius_of_gyration, count, nonfinite, radius). radius (neighbours and groups) "
@@ -364,15 +426,18 @@ static PyObject *sim_stats(SimObject *s, PyObject *args, PyObject *kw)
     int threads = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|Oi", kwlist, &radius, &threads))
         return NULL;
-    PyArrayObject *rows = (PyArrayObject *)sim_rows(s);
-    if (!rows)
+    if (sim_claim(s))
         return NULL;
+    PyArrayObject *rows = (PyArrayObject *)rows_claimed(s);
     shoal_stats_desc sd = shoal_stats_desc_default();
     sd.thread_count = threads;
     const shoal_sim_desc *d = sim_desc(s);
     sd.radius = shoal_params_interaction_radius(d->model, &d->params);
-    if (radius != Py_None && (sd.radius = PyFloat_AsDouble(radius)) == -1.0 && PyErr_Occurred()) {
-        Py_DECREF(rows);
+    int bad = !rows || (radius != Py_None && (sd.radius = PyFloat_AsDouble(radius)) == -1.0 &&
+                        PyErr_Occurred());
+    sim_release(s); /* the statistics are of the copy */
+    if (bad) {
+        Py_XDECREF(rows);
         return NULL;
     }
     shoal_stats out;
@@ -394,15 +459,19 @@ static PyObject *sim_checkpoint(SimObject *s, PyObject *arg)
     if (sim_claim(s))
         return NULL;
     if (s->gpu) {
+        sim_release(s);
         PyErr_SetString(UnsupportedError, "checkpoint: the cuda backend has none (run on cpu)");
         return NULL;
     }
     PyObject *path;
-    if (path_arg(arg, &path))
+    if (path_arg(arg, &path)) { /* (a PathLike's __fspath__ runs while the sim is claimed) */
+        sim_release(s);
         return NULL;
+    }
     shoal_error e;
     shoal_status st = shoal_io_checkpoint_write(PyBytes_AS_STRING(path), s->sim, &e);
     Py_DECREF(path);
+    sim_release(s);
     if (st)
         return raise_status(&e);
     Py_RETURN_NONE;
@@ -471,10 +540,8 @@ PyDoc_STRVAR(sim_close_doc, "close()\n--\n\nFree the simulation now (also on gar
 static PyObject *sim_close(SimObject *s, PyObject *unused)
 {
     (void)unused;
-    if (s->busy) {
-        PyErr_SetString(PyExc_RuntimeError, "the simulation is busy in another thread");
-        return NULL;
-    }
+    if (s->busy)
+        return sim_check(s), NULL;
     shoal_sim_destroy(s->sim);
     shoal_gpu_sim_destroy(s->gpu);
     s->sim = NULL;
@@ -498,7 +565,7 @@ static PyObject *sim_exit(SimObject *s, PyObject *args)
 static PyObject *sim_get_params(SimObject *s, void *c)
 {
     (void)c;
-    if (sim_claim(s))
+    if (sim_check(s))
         return NULL;
     if (s->gpu) {
         PyErr_SetString(UnsupportedError,
@@ -536,6 +603,9 @@ static int sim_set_params_attr(SimObject *s, PyObject *value, void *c)
 
 static PyObject *sim_repr(SimObject *s)
 {
+    if (s->busy) /* what it holds is changing: say what is known */
+        return PyUnicode_FromFormat("<shoal.Simulation %s, %s (busy)>",
+                                    shoal_model_name(s->desc.model), s->gpu ? "cuda" : "cpu");
     if (!s->sim && !s->gpu)
         return PyUnicode_FromString("<shoal.Simulation (closed)>");
     char t[64];

@@ -15,16 +15,40 @@ PyDoc_STRVAR(sweep_rows_doc,
              "The sweep's table as (header, rows): the CSV header line and one text row per "
              "sample, exactly the lines of `shoal sweep`'s sweep.csv (shoal.sweep builds the "
              "array or DataFrame from them).");
+/* A seed: an integer in [0, 2^63 - 1], as --seed and --seeds take it (a float is a TypeError,
+ * a number out of range the command line's words). */
+int seed_arg(PyObject *obj, const char *what, unsigned long long *out)
+{
+    PyObject *v = PyNumber_Index(obj);
+    if (!v)
+        return -1;
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (x == -1 && PyErr_Occurred()) {
+        Py_DECREF(v);
+        return -1;
+    }
+    if (overflow || x < 0) {
+        PyErr_Format(InputError, "%s: '%S' is out of range [0, 9223372036854775807]", what, v);
+        Py_DECREF(v);
+        return -1;
+    }
+    Py_DECREF(v);
+    *out = (unsigned long long)x;
+    return 0;
+}
+
 static PyObject *mod_sweep_rows(PyObject *m, PyObject *args)
 {
     (void)m;
-    PyObject *model, *scene, *params, *vary, *dt, *radius;
+    PyObject *model, *scene, *params, *vary, *dt, *radius, *s0_obj, *s1_obj;
     Py_ssize_t count;
     int keep, threads;
     unsigned long long s0, s1;
     long long steps, every;
-    if (!PyArg_ParseTuple(args, "OOnpOOKKLLOOi", &model, &scene, &count, &keep, &params, &vary, &s0,
-                          &s1, &steps, &every, &dt, &radius, &threads))
+    if (!PyArg_ParseTuple(args, "OOnpOOOOLLOOi", &model, &scene, &count, &keep, &params, &vary,
+                          &s0_obj, &s1_obj, &steps, &every, &dt, &radius, &threads) ||
+        seed_arg(s0_obj, "seeds", &s0) || seed_arg(s1_obj, "seeds", &s1))
         return NULL;
     shoal_sim_desc d;
     shoal_scene *sc = malloc(sizeof *sc);
@@ -84,9 +108,17 @@ static PyObject *mod_sweep_rows(PyObject *m, PyObject *args)
     }
     for (uint64_t k = 0; k < members; k++) {
         shoal_status st;
+        const volatile int *cancel = cancel_begin(); /* Ctrl-C stops a member within a step */
+        shoal_sweep_set_cancel(sw, cancel);
         Py_BEGIN_ALLOW_THREADS st = shoal_sweep_run_member(sw, k, threads, samples, per, &e);
-        Py_END_ALLOW_THREADS if (st)
-        {
+        Py_END_ALLOW_THREADS shoal_sweep_set_cancel(sw, NULL);
+        int interrupted = cancel_end(cancel);
+        if (interrupted < 0 || st == SHOAL_ERR_CANCELLED) {
+            if (interrupted >= 0) /* Python's handler raised nothing: the member is unfinished */
+                PyErr_SetNone(PyExc_KeyboardInterrupt);
+            goto done;
+        }
+        if (st) {
             raise_status(&e);
             /* the member's number before the library's message */
             PyObject *type, *value, *tb;

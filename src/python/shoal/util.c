@@ -92,50 +92,116 @@ PyArrayObject *new_rows(size_t n)
     return (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_FLOAT32);
 }
 
-/* A Python number or string as the text shoal_params_set parses: floats by repr (the
- * shortest text that gives the double back, so 2.5 in Python is "2.5" as on the command
- * line), sequences of three as "x,y,z". Writes into buf; 0, or -1 with an exception. */
-int value_text(PyObject *v, char *buf, size_t size)
+/* The UTF-8 of a str for the library, which reads C strings: a NUL inside would end it
+ * early ('sep_weight\0anything' would set sep_weight), so each NUL is spelled out as the four
+ * characters \x00 and the library refuses the name or value it then sees, in its own words.
+ * Returns the text, valid while *keep lives (a new reference the caller releases), or NULL
+ * with an exception. */
+const char *c_text(PyObject *str, PyObject **keep)
 {
+    *keep = NULL;
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(str, &n);
+    if (!s)
+        return NULL;
+    if ((Py_ssize_t)strlen(s) == n) {
+        Py_INCREF(str);
+        *keep = str;
+        return s;
+    }
+    PyObject *b = PyBytes_FromStringAndSize(NULL, 4 * n + 1);
+    if (!b)
+        return NULL;
+    char *o = PyBytes_AS_STRING(b);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (s[i])
+            *o++ = s[i];
+        else {
+            memcpy(o, "\\x00", 4);
+            o += 4;
+        }
+    }
+    *o = 0;
+    *keep = b;
+    return PyBytes_AS_STRING(b);
+}
+
+/* One value onto parameter `name`: a str is text the library parses (as --set's), a number
+ * is set by value, a 3-sequence sets a vector's x, y and z (each a number or a text). */
+static int set_one_obj(shoal_model model, shoal_params *p, const char *name, PyObject *v)
+{
+    shoal_error e;
     if (PyUnicode_Check(v)) {
-        const char *s = PyUnicode_AsUTF8(v);
-        if (!s)
+        PyObject *keep;
+        const char *text = c_text(v, &keep);
+        if (!text)
             return -1;
-        snprintf(buf, size, "%s", s);
-        return 0;
+        shoal_status st = shoal_params_set(model, p, name, text, &e);
+        Py_DECREF(keep);
+        return st ? (raise_status(&e), -1) : 0;
     }
     if (PyNumber_Check(v) && !PySequence_Check(v)) {
         double d = PyFloat_AsDouble(v);
         if (d == -1.0 && PyErr_Occurred())
             return -1;
-        char *r = PyOS_double_to_string(d, 'r', 0, 0, NULL);
-        if (!r)
-            return -1;
-        snprintf(buf, size, "%s", r);
-        PyMem_Free(r);
-        return 0;
+        return shoal_params_set_value(model, p, name, &d, 1, &e) ? (raise_status(&e), -1) : 0;
     }
-    if (PySequence_Check(v) && PySequence_Size(v) == 3) {
-        size_t len = 0;
-        for (Py_ssize_t i = 0; i < 3; i++) {
-            PyObject *x = PySequence_GetItem(v, i);
-            if (!x)
-                return -1;
-            char one[64];
-            int rc = value_text(x, one, sizeof one);
-            Py_DECREF(x);
-            if (rc)
-                return -1;
-            len +=
-                (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%s", i ? "," : "", one);
+    if (PySequence_Check(v) && !PyBytes_Check(v) && !PyByteArray_Check(v)) {
+        PyObject *seq = PySequence_Tuple(v);
+        if (!seq)
+            return -1;
+        Py_ssize_t n = PyTuple_GET_SIZE(seq);
+        size_t k = 0;
+        const shoal_param_info *info = shoal_params_find(model, name, &k, &e);
+        int rc = 0;
+        if (!info) {
+            raise_status(&e);
+            rc = -1;
+        } else if ((size_t)n != k) { /* shoal_params_set_value's words */
+            shoal_error_set(&e, SHOAL_ERR_INPUT, "parameter %s of model %s: takes %s, not %zd",
+                            name, shoal_model_name(model),
+                            k == 3 ? "3 values (x, y, z)" : "one value", n);
+            raise_status(&e);
+            rc = -1;
+        } else {
+            shoal_params tmp = *p; /* all or none */
+            for (size_t c = 0; c < k && !rc; c++) {
+                PyObject *x = PyTuple_GET_ITEM(seq, c);
+                if (PyUnicode_Check(x) || (PyNumber_Check(x) && !PySequence_Check(x)))
+                    rc = set_one_obj(model, &tmp, info[c].name, x);
+                else {
+                    PyErr_Format(PyExc_TypeError,
+                                 "parameter %s: each of x, y, z is a number or a string", name);
+                    rc = -1;
+                }
+            }
+            if (!rc)
+                *p = tmp;
         }
-        return 0;
+        Py_DECREF(seq);
+        return rc;
     }
     PyErr_SetString(PyExc_TypeError, "a parameter value is a number, a string or (x, y, z)");
     return -1;
 }
 
-/* params={name: value}: each onto p, in the dict's order, by name (shoal_params_set). */
+int param_set_obj(shoal_model model, shoal_params *p, PyObject *key, PyObject *value)
+{
+    if (!PyUnicode_Check(key)) {
+        PyErr_SetString(PyExc_TypeError, "parameter names are strings");
+        return -1;
+    }
+    PyObject *keep;
+    const char *name = c_text(key, &keep);
+    if (!name)
+        return -1;
+    int rc = set_one_obj(model, p, name, value);
+    Py_DECREF(keep);
+    return rc;
+}
+
+/* params={name: value}: each onto p, in the dict's order, by name. The items are taken
+ * first: a value's conversion may run Python code that changes the dict. */
 int apply_params(shoal_model model, shoal_params *p, PyObject *params)
 {
     if (!params || params == Py_None)
@@ -144,41 +210,34 @@ int apply_params(shoal_model model, shoal_params *p, PyObject *params)
         PyErr_SetString(PyExc_TypeError, "params: expected a dict {name: value}");
         return -1;
     }
-    PyObject *k, *v;
-    Py_ssize_t pos = 0;
-    while (PyDict_Next(params, &pos, &k, &v)) {
-        const char *name = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
-        if (!name) {
-            PyErr_SetString(PyExc_TypeError, "params: names are strings");
-            return -1;
-        }
-        char text[256];
-        if (value_text(v, text, sizeof text))
-            return -1;
-        shoal_error e;
-        if (shoal_params_set(model, p, name, text, &e)) {
-            raise_status(&e);
-            return -1;
-        }
+    PyObject *items = PyDict_Items(params);
+    if (!items)
+        return -1;
+    int rc = 0;
+    for (Py_ssize_t i = 0; !rc && i < PyList_GET_SIZE(items); i++) {
+        PyObject *kv = PyList_GET_ITEM(items, i);
+        rc = param_set_obj(model, p, PyTuple_GET_ITEM(kv, 0), PyTuple_GET_ITEM(kv, 1));
     }
-    return 0;
+    Py_DECREF(items);
+    return rc;
 }
 
 int model_arg(PyObject *obj, shoal_model *m)
 {
     if (!obj || obj == Py_None)
         return 0;
-    const char *name = PyUnicode_Check(obj) ? PyUnicode_AsUTF8(obj) : NULL;
-    if (!name) {
+    if (!PyUnicode_Check(obj)) {
         PyErr_SetString(PyExc_TypeError, "model: a name such as \"steer\"");
         return -1;
     }
-    shoal_error e;
-    if (shoal_model_parse(name, m, &e)) {
-        raise_status(&e);
+    PyObject *keep;
+    const char *name = c_text(obj, &keep);
+    if (!name)
         return -1;
-    }
-    return 0;
+    shoal_error e;
+    shoal_status st = shoal_model_parse(name, m, &e);
+    Py_DECREF(keep);
+    return st ? (raise_status(&e), -1) : 0;
 }
 
 int vec3_arg(PyObject *obj, const char *what, float out[3])
@@ -259,7 +318,26 @@ int path_arg(PyObject *obj, PyObject **bytes) { return PyUnicode_FSConverter(obj
 
 static PyObject *triple(const double v[3]) { return Py_BuildValue("(ddd)", v[0], v[1], v[2]); }
 
-/* The keys of `shoal compare --json`'s statistics, and the rest of shoal_stats. */
+/* shoal.Stats (__init__.py registers it): a dict that reads "polarisation" as "polarization". */
+static PyObject *stats_class;
+
+static PyObject *mod_set_stats_class(PyObject *m, PyObject *cls)
+{
+    (void)m;
+    Py_INCREF(cls);
+    Py_XSETREF(stats_class, cls);
+    Py_RETURN_NONE;
+}
+
+PyMethodDef util_functions[] = {
+    {"_set_stats_class", (PyCFunction)mod_set_stats_class, METH_O,
+     "The class of the statistics dicts (shoal.Stats; set by the package on import)."},
+    {NULL, NULL, 0, NULL},
+};
+
+/* The statistics of shoal_stats as a shoal.Stats dict: the keys of `shoal compare --json`'s
+ * statistics, polarisation spelt "polarization" as the sweep table spells it (the other
+ * spelling read too). */
 PyObject *stats_dict(const shoal_stats *s)
 {
     PyObject *c = triple(s->centroid), *x = triple(s->extent), *lo = triple(s->bbox_min),
@@ -267,7 +345,7 @@ PyObject *stats_dict(const shoal_stats *s)
     PyObject *d = Py_BuildValue(
         "{s:n,s:n,s:d,s:d,s:d,s:d,s:d,s:d,s:K,s:d,s:O,s:O,s:O,s:O,s:d}", "count",
         (Py_ssize_t)s->count, "nonfinite", (Py_ssize_t)s->nonfinite, "radius", s->radius,
-        "polarisation", s->polarisation, "milling", s->milling, "mean_speed", s->mean_speed,
+        "polarization", s->polarisation, "milling", s->milling, "mean_speed", s->mean_speed,
         "mean_nn_distance", s->mean_nn_distance, "mean_neighbors", s->mean_neighbors, "group_count",
         (unsigned long long)s->group_count, "largest_group_fraction", s->largest_group_fraction,
         "centroid", c, "extent", x, "bbox_min", lo, "bbox_max", hi, "radius_of_gyration",
@@ -276,6 +354,11 @@ PyObject *stats_dict(const shoal_stats *s)
     Py_XDECREF(x);
     Py_XDECREF(lo);
     Py_XDECREF(hi);
+    if (d && stats_class) {
+        PyObject *o = PyObject_CallOneArg(stats_class, d);
+        Py_DECREF(d);
+        d = o;
+    }
     return d;
 }
 

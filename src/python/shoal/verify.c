@@ -1,270 +1,249 @@
 /* SPDX-License-Identifier: MIT */
-/* shoal._verify_steps: the engine of shoal.verify (the library's verifier, one report
- * dict per step with the keys of `shoal verify --json`). */
+/* shoal._verify_run: the engine of shoal.verify. The library reads the trajectory
+ * (shoal_traj_open for a path, shoal_traj_wrap for an array), matches ids, verifies it pair
+ * by pair (shoal_verify_run) and writes each step's report as `shoal verify --json` does
+ * (shoal_verify_write_json_step): the program and the package share every refusal, every
+ * verdict and the schema. Ctrl-C stops it within a fraction of a second. */
 #include "module.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- verify ------------------------------------------------------------------------------ */
+/* Each step's JSON text, collected while the GIL is released (the callback touches no
+ * Python object). */
+typedef struct texts {
+    char **items;
+    size_t count, cap;
+    int failed;
+} texts;
 
-/* A finite number, or None (as `shoal verify --json` writes null). */
-static PyObject *num_or_none(double x)
+static char **realloc_items(texts *t)
 {
-    if (isfinite(x))
-        return PyFloat_FromDouble(x);
-    Py_RETURN_NONE;
+    size_t cap = t->cap ? 2 * t->cap : 64;
+    char **n = realloc(t->items, cap * sizeof *n);
+    if (n)
+        t->cap = cap;
+    else
+        return NULL;
+    return n;
 }
 
-static const char *term_text(shoal_term t)
+static int on_step(void *ctx, const shoal_verify_report *r, int64_t step, const double *ids)
 {
-    const char *n = shoal_term_name(t);
-    return n ? n : "";
-}
-
-/* Build a dict from alternating keys and new references (NULL values fail it). */
-static PyObject *dict_of(int n, const char *const *keys, PyObject **vals)
-{
-    PyObject *d = PyDict_New();
-    for (int i = 0; i < n; i++) {
-        if (d && (!vals[i] || PyDict_SetItemString(d, keys[i], vals[i])))
-            Py_CLEAR(d);
-        Py_XDECREF(vals[i]);
+    texts *t = ctx;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) {
+        t->failed = 1;
+        return 1;
     }
-    return d;
-}
-
-/* One of the worst boids, with the keys of `shoal verify --json` ("id" is the row here;
- * shoal.verify puts the ids in when it was given some). */
-static PyObject *verify_boid_dict(const shoal_verify_boid *b)
-{
-    PyObject *dv = PyDict_New();
-    for (int t = 1; dv && t < SHOAL_TERM_COUNT; t++) {
-        const double *v = b->term_dv[t];
-        if (v[0] == 0 && v[1] == 0 && v[2] == 0)
-            continue;
-        PyObject *l =
-            Py_BuildValue("[NNN]", num_or_none(v[0]), num_or_none(v[1]), num_or_none(v[2]));
-        if (!l || PyDict_SetItemString(dv, shoal_term_name((shoal_term)t), l))
-            Py_CLEAR(dv);
-        Py_XDECREF(l);
+    shoal_verify_write_json_step(f, r, step, ids, 0);
+    if (fclose(f) != 0) {
+        free(buf);
+        t->failed = 1;
+        return 1;
     }
-    static const char *const keys[] = {
-        "row",     "id",    "pos_err",      "pos_tol",  "pos_tie",      "vel_err",    "vel_tol",
-        "vel_tie", "ratio", "tie_neighbor", "tie_term", "explained_by", "residual_v", "term_dv"};
-    PyObject *tie = b->tie_term != SHOAL_TERM_NONE && b->tie_row >= 0
-                        ? PyLong_FromLongLong(b->tie_row)
-                        : (Py_INCREF(Py_None), Py_None);
-    PyObject *vals[] = {PyLong_FromUnsignedLong(b->row),
-                        PyLong_FromUnsignedLong(b->row),
-                        num_or_none(b->pos_err),
-                        num_or_none(b->pos_tol),
-                        num_or_none(b->pos_tie),
-                        num_or_none(b->vel_err),
-                        num_or_none(b->vel_tol),
-                        num_or_none(b->vel_tie),
-                        num_or_none(b->ratio),
-                        tie,
-                        PyUnicode_FromString(term_text(b->tie_term)),
-                        PyUnicode_FromString(term_text(b->explained_by)),
-                        Py_BuildValue("[NNN]", num_or_none(b->residual[0]),
-                                      num_or_none(b->residual[1]), num_or_none(b->residual[2])),
-                        dv};
-    return dict_of((int)(sizeof keys / sizeof keys[0]), keys, vals);
-}
-
-/* One step's report with the keys of `shoal verify --json`'s steps. */
-static PyObject *verify_report_dict(const shoal_verify_report *r)
-{
-    PyObject *worst = PyList_New(r->worst_count);
-    for (int w = 0; worst && w < r->worst_count; w++) {
-        PyObject *o = verify_boid_dict(&r->worst[w]);
-        if (!o) {
-            Py_CLEAR(worst);
-            break;
+    if (t->count == t->cap) {
+        char **grown = realloc_items(t);
+        if (!grown) {
+            free(buf);
+            t->failed = 1;
+            return 1;
         }
-        PyList_SET_ITEM(worst, w, o);
+        t->items = grown;
     }
-    int have = r->param[0] != 0;
-    static const char *const keys[] = {
-        "step",       "t",         "count",        "pos_max",  "pos_median", "vel_max",
-        "vel_median", "ratio_max", "ratio_median", "beyond",   "ties",       "unverifiable",
-        "verdict",    "term",      "param",        "contract", "fitted",     "strictness",
-        "diagnosed",  "explained", "beyond_after", "detail",   "worst"};
-    PyObject *after = r->beyond_after != SIZE_MAX ? PyLong_FromSize_t(r->beyond_after)
-                                                  : (Py_INCREF(Py_None), Py_None);
-    PyObject *vals[] = {PyLong_FromUnsignedLongLong(r->step),
-                        num_or_none(r->t),
-                        PyLong_FromSize_t(r->count),
-                        num_or_none(r->pos_max),
-                        num_or_none(r->pos_median),
-                        num_or_none(r->vel_max),
-                        num_or_none(r->vel_median),
-                        num_or_none(r->ratio_max),
-                        num_or_none(r->ratio_median),
-                        PyLong_FromSize_t(r->beyond),
-                        PyLong_FromSize_t(r->ties),
-                        PyLong_FromSize_t(r->unverifiable),
-                        PyUnicode_FromString(shoal_verdict_name(r->verdict)),
-                        PyUnicode_FromString(term_text(r->term)),
-                        PyUnicode_FromString(r->param),
-                        num_or_none(have ? r->contract_value : NAN),
-                        Py_BuildValue("[NN]", num_or_none(have ? r->fitted_lo : NAN),
-                                      num_or_none(have ? r->fitted_hi : NAN)),
-                        PyLong_FromLong(r->strictness),
-                        PyLong_FromSize_t(r->diagnosed),
-                        PyLong_FromSize_t(r->explained),
-                        after,
-                        PyUnicode_FromString(r->detail),
-                        worst};
-    return dict_of((int)(sizeof keys / sizeof keys[0]), keys, vals);
+    t->items[t->count++] = buf;
+    return 0;
 }
 
-PyDoc_STRVAR(verify_steps_doc,
-             "_verify_steps(states, model, scene, params, dt, t0, seed, reference, worst, "
-             "threads, targets)\n--\n\n"
-             "shoal.verify's engine: states is a C-contiguous float64 (T, N, 6) array in one "
-             "row order; one report dict per pair (k, k+1), as `shoal verify --json`.");
-static PyObject *mod_verify_steps(PyObject *m, PyObject *args)
+PyDoc_STRVAR(verify_run_doc,
+             "_verify_run(source, layout, ids, model, scene, params, dt, t0, seed, reference, "
+             "worst, threads, targets, first, steps)\n--\n\n"
+             "shoal.verify's engine: source is a path (str, bytes or os.PathLike) or a "
+             "C-contiguous float64 (T, N, 6|7) array; ids a float64 (N,) or (T, N) array or "
+             "None; targets a float64 (K, 3) or (T, K, 3) array or None. Returns the JSON text "
+             "of each step's report, as `shoal verify --json` writes it.");
+static PyObject *mod_verify_run(PyObject *m, PyObject *args)
 {
     (void)m;
-    PyObject *states_obj, *model, *scene, *params, *dt, *t0, *seed, *targets_obj;
+    PyObject *source, *layout_obj, *ids_obj, *model, *scene_obj, *params, *dt, *t0, *seed,
+        *targets_obj, *steps_obj;
     const char *reference;
     int worst, threads;
-    if (!PyArg_ParseTuple(args, "OOOOOOOsiiO", &states_obj, &model, &scene, &params, &dt, &t0,
-                          &seed, &reference, &worst, &threads, &targets_obj))
+    Py_ssize_t first;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOsiiOnO", &source, &layout_obj, &ids_obj, &model,
+                          &scene_obj, &params, &dt, &t0, &seed, &reference, &worst, &threads,
+                          &targets_obj, &first, &steps_obj))
         return NULL;
-    shoal_verify_reference ref;
+    shoal_verify_run_desc rd = shoal_verify_run_desc_default();
     if (strcmp(reference, "f32") == 0)
-        ref = SHOAL_VERIFY_F32;
+        rd.verify.reference = SHOAL_VERIFY_F32;
     else if (strcmp(reference, "f64") == 0)
-        ref = SHOAL_VERIFY_F64;
+        rd.verify.reference = SHOAL_VERIFY_F64;
     else
         return PyErr_Format(InputError, "reference '%s': expected \"f32\" or \"f64\"", reference);
     if (worst < 1 || worst > SHOAL_VERIFY_MAX_WORST)
         return PyErr_Format(InputError, "worst %d: expected 1..%d", worst, SHOAL_VERIFY_MAX_WORST);
-    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(states_obj, NPY_FLOAT64, 3, 3,
-                                                        NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED);
-    if (!a)
-        return NULL;
-    npy_intp T = PyArray_DIM(a, 0), N = PyArray_DIM(a, 1);
-    if (PyArray_DIM(a, 2) != SHOAL_STATE_COLUMNS || T < 2 || N < 1) {
-        Py_DECREF(a);
-        return PyErr_Format(InputError,
-                            "states: shape (%zd, %zd, %zd), expected (T >= 2, N >= 1, 6)",
-                            (Py_ssize_t)T, (Py_ssize_t)N, (Py_ssize_t)PyArray_DIM(a, 2));
-    }
-    PyArrayObject *tg = NULL; /* heading's targets: (K, 3) for every step or (T-1, K, 3) */
-    if (targets_obj != Py_None) {
-        tg = (PyArrayObject *)PyArray_FROMANY(targets_obj, NPY_FLOAT64, 2, 3,
-                                              NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED);
-        if (!tg) {
-            Py_DECREF(a);
+    if (first < 0)
+        return PyErr_Format(InputError, "first %zd: expected a state >= 0", first);
+    Py_ssize_t steps = 0;
+    if (steps_obj != Py_None) {
+        steps = PyNumber_AsSsize_t(steps_obj, PyExc_OverflowError);
+        if (steps == -1 && PyErr_Occurred())
             return NULL;
-        }
-        int nd = PyArray_NDIM(tg);
-        if (PyArray_DIM(tg, nd - 1) != 3 || (nd == 3 && PyArray_DIM(tg, 0) != T - 1)) {
-            Py_DECREF(a);
-            Py_DECREF(tg);
-            return PyErr_Format(InputError, "targets: expected (K, 3) or (%zd, K, 3)",
-                                (Py_ssize_t)(T - 1));
-        }
+        if (steps < 1)
+            return PyErr_Format(InputError, "steps %zd: expected at least 1 pair", steps);
     }
-    shoal_scene *sc = malloc(sizeof *sc);
-    if (!sc) {
-        Py_DECREF(a);
-        Py_XDECREF(tg);
-        return PyErr_NoMemory();
-    }
-    shoal_sim_desc d;
-    shoal_verify *v = NULL;
-    PyObject *out = NULL;
+    rd.first = (size_t)first;
+    rd.steps = (size_t)steps;
+
+    shoal_traj *t = NULL;
+    shoal_scene *sc = calloc(1, sizeof *sc);
+    PyArrayObject *arr = NULL, *ids = NULL, *tg = NULL;
+    PyObject *path = NULL, *layout = NULL, *out = NULL;
+    texts tx = {NULL, 0, 0, 0};
     shoal_error e;
-    if (desc_args(model, scene, (Py_ssize_t)N, 1, params, &d, sc))
-        goto done;
-    if (dt != Py_None) {
-        d.dt_s = PyFloat_AsDouble(dt);
-        if (PyErr_Occurred())
-            goto done;
-    }
-    if (t0 != Py_None) {
-        d.t0_s = PyFloat_AsDouble(t0);
-        if (PyErr_Occurred())
-            goto done;
-    }
-    if (seed != Py_None) {
-        d.seed = PyLong_AsUnsignedLongLong(seed);
-        if (PyErr_Occurred())
-            goto done;
-    }
-    d.boid_count = (size_t)N;
-    d.thread_count = threads;
-    shoal_verify_desc vd = shoal_verify_desc_default();
-    vd.sim = d;
-    vd.reference = ref;
-    vd.worst_count = worst;
-    if (shoal_verify_create(&vd, &v, &e)) {
-        raise_status(&e);
-        goto done;
-    }
-    if (sc->mesh_count > 0) {
-        shoal_sim_desc one = d;
-        one.boid_count = 1;
-        shoal_sim *holder = NULL;
-        shoal_status st = shoal_sim_create(&one, &holder, &e);
-        if (!st && !(st = shoal_scene_add_obstacles(sc, holder, &e)))
-            st = shoal_verify_copy_obstacles(v, holder, &e);
-        shoal_sim_destroy(holder);
-        if (st) {
-            raise_status(&e);
-            goto done;
-        }
-    }
-    if (!(out = PyList_New(0)))
-        goto done;
-    const double *rows = (const double *)PyArray_DATA(a);
-    shoal_verify_report *r = malloc(sizeof *r);
-    if (!r) {
-        Py_CLEAR(out);
+    shoal_status st = SHOAL_OK;
+    if (!sc) {
         PyErr_NoMemory();
         goto done;
     }
-    for (npy_intp k = 0; k + 1 < T; k++) {
-        shoal_status st = SHOAL_OK;
-        if (tg) {
-            int nd = PyArray_NDIM(tg);
-            size_t kc = (size_t)PyArray_DIM(tg, nd - 2);
-            const double *xyz = (const double *)PyArray_DATA(tg) + (nd == 3 ? k * kc * 3 : 0);
-            st = shoal_verify_set_targets(v, xyz, kc, &e);
+    /* the trajectory */
+    if (PyArray_Check(source)) {
+        arr = (PyArrayObject *)PyArray_FROMANY(source, NPY_FLOAT64, 3, 3,
+                                               NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED);
+        if (!arr)
+            goto done;
+        st = shoal_traj_wrap(PyArray_DATA(arr), (size_t)PyArray_DIM(arr, 0),
+                             (size_t)PyArray_DIM(arr, 1), (size_t)PyArray_DIM(arr, 2), &t, &e);
+    } else {
+        const char *lay = NULL;
+        if (layout_obj != Py_None) {
+            if (!PyUnicode_Check(layout_obj)) {
+                PyErr_SetString(PyExc_TypeError, "layout: a text such as \"vp\" or \"8:0:3:7\"");
+                goto done;
+            }
+            if (!(lay = c_text(layout_obj, &layout)))
+                goto done;
         }
-        if (!st) {
-            Py_BEGIN_ALLOW_THREADS st = shoal_verify_step(
-                v, rows + (size_t)k * (size_t)N * 6, rows + (size_t)(k + 1) * (size_t)N * 6, r, &e);
-            Py_END_ALLOW_THREADS
+        if (path_arg(source, &path))
+            goto done;
+        st = shoal_traj_open(PyBytes_AS_STRING(path), lay, &t, &e);
+    }
+    if (!st && ids_obj != Py_None) {
+        ids = (PyArrayObject *)PyArray_FROMANY(ids_obj, NPY_FLOAT64, 1, 2,
+                                               NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED);
+        if (!ids)
+            goto done;
+        int nd = PyArray_NDIM(ids);
+        st = shoal_traj_set_ids(t, PyArray_DATA(ids), nd == 2 ? (size_t)PyArray_DIM(ids, 0) : 1,
+                                (size_t)PyArray_DIM(ids, nd - 1), "ids", &e);
+    }
+    if (!st && targets_obj != Py_None) {
+        tg = (PyArrayObject *)PyArray_FROMANY(targets_obj, NPY_FLOAT64, 2, 3,
+                                              NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED);
+        if (!tg)
+            goto done;
+        int nd = PyArray_NDIM(tg);
+        if (PyArray_DIM(tg, nd - 1) != 3) {
+            PyErr_Format(InputError,
+                         "targets: expected (K, 3) or (T, K, 3), not %d dimensions "
+                         "ending in %zd",
+                         nd, (Py_ssize_t)PyArray_DIM(tg, nd - 1));
+            goto done;
         }
-        PyObject *rd = NULL;
-        if (st)
-            raise_status(&e);
-        else
-            rd = verify_report_dict(r);
-        if (!rd || PyList_Append(out, rd)) {
-            Py_XDECREF(rd);
+        rd.targets = PyArray_DATA(tg);
+        rd.target_frames = nd == 3 ? (size_t)PyArray_DIM(tg, 0) : 1;
+        rd.target_count = (size_t)PyArray_DIM(tg, nd - 2);
+    }
+    if (st) {
+        raise_status(&e);
+        goto done;
+    }
+    /* the rules: defaults < the manifest < the scene < what was given */
+    shoal_model mdl = SHOAL_MODEL_STEER;
+    if (model_arg(model, &mdl))
+        goto done;
+    if (scene_obj != Py_None) {
+        PyObject *b;
+        if (path_arg(scene_obj, &b))
+            goto done;
+        st = shoal_scene_load(PyBytes_AS_STRING(b), sc, &e);
+        Py_DECREF(b);
+    }
+    shoal_sim_desc *d = &rd.verify.sim;
+    if (!st)
+        st = shoal_traj_verify_desc(t, scene_obj != Py_None ? sc : NULL, model != Py_None, mdl, d,
+                                    &e);
+    if (st) {
+        raise_status(&e);
+        goto done;
+    }
+    if (apply_params(d->model, &d->params, params))
+        goto done;
+    if (dt != Py_None && (d->dt_s = PyFloat_AsDouble(dt)) == -1.0 && PyErr_Occurred())
+        goto done;
+    if (t0 != Py_None && (d->t0_s = PyFloat_AsDouble(t0)) == -1.0 && PyErr_Occurred())
+        goto done;
+    if (seed != Py_None) {
+        unsigned long long v;
+        if (seed_arg(seed, "seed", &v))
+            goto done;
+        d->seed = v;
+    }
+    if (shoal_params_validate(d->model, &d->params, &e)) {
+        raise_status(&e);
+        goto done;
+    }
+    d->thread_count = threads;
+    rd.verify.worst_count = worst;
+    rd.scene = sc;
+    rd.on_step = on_step;
+    rd.ctx = &tx;
+    const volatile int *cancel = cancel_begin();
+    rd.cancel = cancel;
+    Py_BEGIN_ALLOW_THREADS st = shoal_verify_run(t, &rd, NULL, &e);
+    Py_END_ALLOW_THREADS int interrupted = cancel_end(cancel);
+    if (interrupted < 0)
+        goto done;
+    if (st == SHOAL_ERR_CANCELLED && !tx.failed) {
+        PyErr_SetNone(PyExc_KeyboardInterrupt); /* Python's handler raised nothing */
+        goto done;
+    }
+    if (tx.failed) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (st) {
+        raise_status(&e);
+        goto done;
+    }
+    out = PyList_New((Py_ssize_t)tx.count);
+    for (size_t i = 0; out && i < tx.count; i++) {
+        PyObject *s = PyUnicode_FromString(tx.items[i]);
+        if (!s) {
             Py_CLEAR(out);
             break;
         }
-        Py_DECREF(rd);
+        PyList_SET_ITEM(out, (Py_ssize_t)i, s);
     }
-    free(r);
 done:
-    shoal_verify_destroy(v);
+    for (size_t i = 0; i < tx.count; i++)
+        free(tx.items[i]);
+    free(tx.items);
+    shoal_traj_close(t);
     free(sc);
-    Py_DECREF(a);
+    Py_XDECREF(arr);
+    Py_XDECREF(ids);
     Py_XDECREF(tg);
+    Py_XDECREF(path);
+    Py_XDECREF(layout);
     return out;
 }
 
 PyMethodDef verify_functions[] = {
-    {"_verify_steps", (PyCFunction)mod_verify_steps, METH_VARARGS, verify_steps_doc},
+    {"_verify_run", (PyCFunction)mod_verify_run, METH_VARARGS, verify_run_doc},
     {NULL, NULL, 0, NULL},
 };
