@@ -299,8 +299,9 @@ SHOAL_API shoal_status shoal_mesh_parse(const void *data, size_t size, const cha
 
 /** Where shoal's own files (the fish meshes, the model scenes "scenes/MODEL.ini") are:
  *  writes `dir/name` to `out` (`size` bytes) for the first directory that has the file, in
- *  this order: $SHOAL_ASSETS, ./assets, the executable's ../share/shoal and ../assets,
- *  ../../assets, ../../../assets, the installed datadir/shoal, the source tree's assets/
+ *  this order: $SHOAL_ASSETS, ./assets, the executable's ../share/shoal, ../shoal (where pip
+ *  puts a wheel's data), ../assets, ../../assets, ../../../assets, the installed
+ *  datadir/shoal, the source tree's assets/
  *  (both compiled in). Returns 1 if found, 0 if not (then `out` holds `name`). Thread-safe. */
 SHOAL_API int shoal_io_asset_path(const char *name, char *out, size_t size);
 

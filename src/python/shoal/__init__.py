@@ -37,6 +37,7 @@ from ._shoal import (  # noqa: F401
     load,
     models,
     render,
+    scene_path,
     save,
     stats,
     write_png,
@@ -44,6 +45,7 @@ from ._shoal import (  # noqa: F401
 from . import _shoal
 
 import operator
+import os as _os
 
 
 class Stats(dict):
@@ -67,11 +69,15 @@ class Stats(dict):
 
 
 _shoal._set_stats_class(Stats)
+# the meshes and scenes installed with the package (shoal/assets): an installed package needs
+# no checkout; a build tree's has none and the library finds the source tree's
+_shoal._set_assets(_os.path.join(_os.path.dirname(__file__), "assets"))
 
 __all__ = [
     "Error", "FileError", "InputError", "NoMemoryError", "NonFiniteError", "UnsupportedError",
     "Params", "Renderer", "Simulation", "Stats", "compare", "default_params", "gpu_available",
-    "load", "models", "render", "save", "stats", "sweep", "verify", "write_png", "__version__",
+    "load", "models", "render", "save", "scene_path", "stats", "sweep", "verify", "write_png",
+    "__version__",
 ]
 
 # columns of the sweep table that hold whole numbers (the rest are float64)

@@ -59,6 +59,14 @@ int seed_arg(PyObject *obj, const char *what, unsigned long long *out);
 /* A path (str, bytes, os.PathLike) as a new bytes object. 0, or -1 with an exception. */
 int path_arg(PyObject *obj, PyObject **bytes);
 
+/* ---- assets (util.c) -------------------------------------------------------------------- */
+
+/* Where shoal's asset `name` ("fish.obj", "scenes/school.ini") is: the package's assets, then
+ * the library's search (shoal_io_asset_path). 1 if found (path in out). */
+int asset_find(const char *name, char *out, size_t size);
+/* shoal_mesh_load of the asset `name`, found as asset_find finds it. */
+shoal_status asset_mesh(const char *name, shoal_mesh *mesh, shoal_error *e);
+
 /* ---- statistics (util.c) ----------------------------------------------------------------- */
 
 PyObject *stats_dict(const shoal_stats *s);

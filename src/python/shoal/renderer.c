@@ -117,11 +117,11 @@ static int renderer_init_claimed(RendererObject *self, PyObject *size, double fi
     shoal_mesh fish, lod_mesh, coarse;
     memset(&lod_mesh, 0, sizeof lod_mesh);
     memset(&coarse, 0, sizeof coarse);
-    shoal_status st = shoal_mesh_load_asset("fish.obj", &fish, &e);
+    shoal_status st = asset_mesh("fish.obj", &fish, &e);
     if (!st && d.shade == SHOAL_SHADE_LIT && d.lod) {
-        st = shoal_mesh_load_asset("fish_lod1.obj", &lod_mesh, &e);
+        st = asset_mesh("fish_lod1.obj", &lod_mesh, &e);
         if (!st)
-            st = shoal_mesh_load_asset("fish_lod2.obj", &coarse, &e);
+            st = asset_mesh("fish_lod2.obj", &coarse, &e);
         d.lod_mesh = &lod_mesh;
         d.lod_coarse_mesh = &coarse;
     }

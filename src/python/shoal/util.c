@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- errors ---------------------------------------------------------------------------- */
 
@@ -329,9 +330,83 @@ static PyObject *mod_set_stats_class(PyObject *m, PyObject *cls)
     Py_RETURN_NONE;
 }
 
+/* The package's own assets (shoal/assets, installed with it; the package sets it on import):
+ * looked in first, then where the library looks (shoal_io_asset_path: $SHOAL_ASSETS, the
+ * installed share/shoal, the source tree of a build). */
+static char assets_dir[SHOAL_PATH_MAX];
+
+static PyObject *mod_set_assets(PyObject *m, PyObject *dir)
+{
+    (void)m;
+    PyObject *b;
+    if (path_arg(dir, &b))
+        return NULL;
+    snprintf(assets_dir, sizeof assets_dir, "%s", PyBytes_AS_STRING(b));
+    Py_DECREF(b);
+    Py_RETURN_NONE;
+}
+
+int asset_find(const char *name, char *out, size_t size)
+{
+    if (assets_dir[0]) {
+        int n = snprintf(out, size, "%s/%s", assets_dir, name);
+        if (n > 0 && (size_t)n < size && access(out, R_OK) == 0)
+            return 1;
+    }
+    return shoal_io_asset_path(name, out, size);
+}
+
+shoal_status asset_mesh(const char *name, shoal_mesh *mesh, shoal_error *e)
+{
+    char path[SHOAL_PATH_MAX];
+    if (assets_dir[0] && asset_find(name, path, sizeof path))
+        return shoal_mesh_load(path, mesh, e);
+    return shoal_mesh_load_asset(name, mesh, e);
+}
+
+PyDoc_STRVAR(scene_path_doc,
+             "scene_path(name)\n--\n\n"
+             "The path of one of shoal's scenes: \"school\" (the default school, what `shoal run` "
+             "starts) or a model's (\"steer\", \"fov\", ...; also \"school.ini\"), found in the "
+             "installed package, as `shoal run --model` finds them. For Simulation(scene=...). "
+             "FileError when there is none of that name.");
+static PyObject *mod_scene_path(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    if (!PyUnicode_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "scene_path: a name such as \"school\"");
+        return NULL;
+    }
+    PyObject *keep;
+    const char *name = c_text(arg, &keep);
+    if (!name)
+        return NULL;
+    size_t n = strlen(name);
+    char rel[512], path[SHOAL_PATH_MAX];
+    int ok = n > 0 && n < 200 && !strchr(name, '/');
+    if (ok) {
+        snprintf(rel, sizeof rel, "scenes/%s%s", name,
+                 n > 4 && strcmp(name + n - 4, ".ini") == 0 ? "" : ".ini");
+        ok = asset_find(rel, path, sizeof path);
+    }
+    PyObject *out = NULL;
+    if (ok)
+        out = PyUnicode_DecodeFSDefault(path);
+    else
+        PyErr_Format(FileError,
+                     "scene '%s': not found (shoal's scenes: school and one per model; looked in "
+                     "the package, $SHOAL_ASSETS, ./assets and the installed share/shoal)",
+                     name);
+    Py_DECREF(keep);
+    return out;
+}
+
 PyMethodDef util_functions[] = {
     {"_set_stats_class", (PyCFunction)mod_set_stats_class, METH_O,
      "The class of the statistics dicts (shoal.Stats; set by the package on import)."},
+    {"_set_assets", (PyCFunction)mod_set_assets, METH_O,
+     "The package's assets directory, looked in first (set by the package on import)."},
+    {"scene_path", (PyCFunction)mod_scene_path, METH_O, scene_path_doc},
     {NULL, NULL, 0, NULL},
 };
 
