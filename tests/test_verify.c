@@ -499,13 +499,13 @@ static void test_cli_refusals(void **state)
         const char *args, *msg;
     } bad[] = {
         {"verify --model steer", "--trajectory T is required"},
-        {"verify --trajectory nowhere", "--trajectory nowhere: No such file"},
+        {"verify --trajectory nowhere", "nowhere: No such file"},
         {"verify --trajectory every2", "are 2 steps apart"},
-        {"verify --trajectory one --first 1", "--first 1: the trajectory has 2 states"},
+        {"verify --trajectory one --first 1", "first 1: the trajectory has 2 states"},
         {"verify --trajectory one --model heading", "contradicts the trajectory's manifest"},
         {"verify --trajectory one --reference f16", "--reference: 'f16'"},
-        {"verify --trajectory one --layout 6:0:2", "--layout '6:0:2'"},
-        {"verify --trajectory one --layout pv", "--layout is for .bin buffer dumps"},
+        {"verify --trajectory one --layout 6:0:2", "layout '6:0:2'"},
+        {"verify --trajectory one --layout pv", "layout is for .bin buffer dumps"},
         {"verify --trajectory one --worst 99", "--worst"},
         {"verify --trajectory s.npy", "expected a trajectory of shape (T, N, 6)"},
         {"verify --trajectory one --csv /nonexistent/x.csv", "--csv"},
@@ -537,6 +537,22 @@ static void test_cli_refusals(void **state)
     write_npy("dup.npy", 3, dims, dup);
     assert_int_equal(run("verify --model steer --trajectory dup.npy"), 2);
     assert_non_null(strstr(g_err, "share the id 5"));
+    /* a gap in the numbering is refused, not verified as one step (issue 44, N20); a hidden
+     * temporary is no state; a FIFO among the states is refused, not opened (it would block) */
+    assert_int_equal(sh("mkdir gap && cp s.npy gap/state_0.npy && cp s.npy gap/state_1.npy && "
+                        "cp s.npy gap/state_3.npy && cp s.npy gap/.state_2.npy.tmp.x.npy"),
+                     0);
+    assert_int_equal(run("verify --model steer --trajectory gap"), 2);
+    assert_non_null(strstr(g_err, "are numbered 1 and 3; verify compares consecutive steps"));
+    assert_int_equal(sh("rm gap/state_3.npy && mkfifo gap/state_2.npy"), 0);
+    assert_int_equal(run("verify --model steer --trajectory gap"), 2);
+    assert_non_null(strstr(g_err, "state_2.npy: not a regular file"));
+    /* a damaged manifest field is refused, not skipped (N21) */
+    assert_int_equal(sh("cp -r one bad && sed -i 's/\"dt\": [0-9.e-]*/\"dt\": \"0.01\"/' "
+                        "bad/manifest.json"),
+                     0);
+    assert_int_equal(run("verify --trajectory bad"), 2);
+    assert_non_null(strstr(g_err, "dt: expected a number of seconds > 0"));
     /* an unwritable report leaves nothing behind, and nothing else is written; the same file
      * twice; a report on stdout that cannot be written writes no file */
     assert_int_equal(run("verify --trajectory one --csv ok.csv --json /nonexistent/j.json"), 2);

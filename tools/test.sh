@@ -77,13 +77,7 @@ if [ $quick -eq 0 ]; then
 fi
 
 if [ $quick -eq 0 ]; then
-  # The Python package through pip and meson-python, offline (docs/PYTHON.md): a fresh venv
-  # that sees Debian's numpy, `pip install --no-build-isolation .`, then import and step.
-  venv=$(mktemp -d /tmp/shoal-venv-XXXXXX)
-  /usr/bin/python3 -m venv --system-site-packages "$venv"
-  "$venv/bin/pip" install --no-build-isolation --no-index --quiet .
-  (cd "$venv" && "$venv/bin/python" -c "import shoal; s = shoal.Simulation(count=64); s.step(2); print('pip install .: shoal', shoal.__version__, 'from', shoal.__file__)")
-  rm -rf "$venv"
+  tools/pip_check.sh
 fi
 
 if [ $quick -eq 0 ]; then

@@ -58,6 +58,9 @@ typedef enum shoal_status {
     SHOAL_ERR_NONFINITE = 5,
     /** The request needs something this machine or build lacks (an ISA, CUDA). */
     SHOAL_ERR_UNSUPPORTED = 6,
+    /** A long call stopped early because its cancel flag was raised (shoal_verify_set_cancel,
+     *  shoal_sweep_set_cancel): the object is as before that call's unfinished step. */
+    SHOAL_ERR_CANCELLED = 7,
 } shoal_status;
 
 /** A one-line, human-readable description of the last failure. Filled by the function

@@ -139,10 +139,42 @@ SHOAL_API const shoal_model_info *shoal_model_get_info(shoal_model model);
 SHOAL_API void shoal_params_default(shoal_model model, shoal_params *params);
 /** The model's parameters; `*count_out` receives how many. */
 SHOAL_API const shoal_param_info *shoal_params_list(shoal_model model, size_t *count_out);
-/** Set a parameter by name. Vector parameters take "x,y,z" or per-component names
- *  ("wall_center_x"). Unknown names and values outside the range: SHOAL_ERR_INPUT. */
+/** Set a parameter by name from text (the command line's --set, scene files). Vector
+ *  parameters take "x,y,z" by their base name, or a number by per-component names
+ *  ("wall_center_x"). A value is a finite number that fits a float (trailing blanks allowed),
+ *  within the table's range, whole for integer parameters; unknown names list the model's
+ *  parameters. Every refusal is SHOAL_ERR_INPUT naming the parameter, the model and the value,
+ *  and leaves `params` unchanged (a vector is set whole or not at all). Thread-safe (touches
+ *  only *params). */
 SHOAL_API shoal_status shoal_params_set(shoal_model model, shoal_params *params, const char *name,
                                         const char *value, shoal_error *err);
+/** Find the parameter `name` of the model (every front end's lookup: the program, the window,
+ *  the Python package): a scalar or a vector's component ("wall_size_x": *component_count 1),
+ *  or a vector by its base name ("wall_size": the entry of its x component, whose y and z
+ *  follow it in the table; *component_count 3). NULL when the model has no such parameter:
+ *  then SHOAL_ERR_INPUT in err, listing the model's parameters (shoal_params_set's words).
+ *  component_count and err may be NULL. The entry is static. */
+SHOAL_API const shoal_param_info *shoal_params_find(shoal_model model, const char *name,
+                                                    size_t *component_count, shoal_error *err);
+/** The value of the parameter `name` (shoal_params_find's names) into `values` (room for
+ *  `max`): one value, or x, y, z of a vector by its base name; *count (may be NULL) says how
+ *  many. SHOAL_ERR_INPUT for an unknown name or too little room. */
+SHOAL_API shoal_status shoal_params_get(shoal_model model, const shoal_params *params,
+                                        const char *name, double *values, size_t max, size_t *count,
+                                        shoal_error *err);
+/** Set the parameter `name` by value: `count` values, 1 (a scalar or a component) or 3 (a
+ *  vector by its base name). Each is checked as shoal_params_set checks text (finite and
+ *  within float range, in the table's range, whole for integer parameters) and refused with
+ *  the same words, the value shown as its shortest text. All or nothing; thread-safe (touches
+ *  only *params). */
+SHOAL_API shoal_status shoal_params_set_value(shoal_model model, shoal_params *params,
+                                              const char *name, const double *values, size_t count,
+                                              shoal_error *err);
+/** Write the model's parameters as one JSON object: each of shoal_params_list by name with
+ *  its value (%.9g: the float exactly), then "spheres": [[x, y, z, radius], ...]. The form of
+ *  trajectory manifests and shoal verify --json (read back by shoal_traj_open). Returns 0, or
+ *  -1 when a write failed. */
+SHOAL_API int shoal_params_write_json(FILE *f, shoal_model model, const shoal_params *params);
 /** Check every parameter of the model against its range and the cross-field rules
  *  (box_min < box_max, ...). */
 SHOAL_API shoal_status shoal_params_validate(shoal_model model, const shoal_params *params,

@@ -298,111 +298,26 @@ int app_parse_size(const opt_values *o, int *w, int *h)
     return 0;
 }
 
-/* ---- state files: the formats ------------------------------------------------------ */
-
-static shoal_status npy_write(const char *path, const float *rows, size_t count, double t_s,
-                              shoal_error *e)
-{
-    (void)t_s;
-    return shoal_io_npy_write(path, rows, count, e);
-}
-
-static shoal_status unity_write(const char *path, const float *rows, size_t count, double t_s,
-                                shoal_error *e)
-{
-    (void)t_s;
-    return shoal_io_unity_write(path, rows, count, e);
-}
-
-/* Every state file format, one entry each (docs/ARCHITECTURE.md, "Where new code goes"): its
- * --format name, the extension that picks it when no format is named and the one of its
- * trajectory frames, its reader and writer (NULL: not read), and whether step --out-dir
- * writes it (with a ParaView collection, trajectory.pvd, when `collection`). The first is
- * the default. */
-static const app_format formats[] = {
-    {"npy", ".npy", shoal_io_npy_read, npy_write, 1, 0},
-    {"unity", ".bin", shoal_io_unity_read, unity_write, 0, 0},
-    {"vtk", ".vtp", NULL, shoal_io_vtp_write, 1, 1},
-};
-#define FORMAT_COUNT (sizeof formats / sizeof formats[0])
-
-const app_format *app_format_at(size_t i) { return i < FORMAT_COUNT ? &formats[i] : NULL; }
-
-const app_format *app_format_find(const char *name, int trajectory)
-{
-    for (size_t i = 0; i < FORMAT_COUNT; i++)
-        if (name && strcmp(formats[i].name, name) == 0 && (!trajectory || formats[i].trajectory))
-            return &formats[i];
-    return NULL;
-}
-
-void app_format_names(char *buf, size_t size, int readable, int trajectory, const char *first)
-{
-    const char *names[FORMAT_COUNT + 1];
-    size_t n = 0;
-    if (first)
-        names[n++] = first;
-    for (size_t i = 0; i < FORMAT_COUNT; i++)
-        if ((!readable || formats[i].read) && (!trajectory || formats[i].trajectory))
-            names[n++] = formats[i].name;
-    size_t used = 0;
-    buf[0] = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *sep = i == 0 ? "" : i + 1 == n ? " or " : ", ";
-        int k = snprintf(buf + used, size - used, "%s%s", sep, names[i]);
-        if (k < 0 || (size_t)k >= size - used)
-            break;
-        used += (size_t)k;
-    }
-}
-
-/* The format a path's extension picks among those that can `read` (or write), else npy. */
-static const app_format *format_of_path(const char *path, int read)
-{
-    size_t n = path ? strlen(path) : 0;
-    for (size_t i = 0; i < FORMAT_COUNT; i++) {
-        size_t k = strlen(formats[i].ext);
-        if ((!read || formats[i].read) && n >= k && strcmp(path + n - k, formats[i].ext) == 0)
-            return &formats[i];
-    }
-    return &formats[0];
-}
+/* ---- state files: the library's formats table (shoal_io_format, shoal/io.h) ------------- */
 
 shoal_status app_state_read(const char *path, const char *format, float **rows, size_t *count,
                             shoal_error *e)
 {
-    const app_format *f = format && strcmp(format, "auto") != 0 ? app_format_find(format, 0)
-                                                                : format_of_path(path, 1);
-    if (!f || !f->read) {
-        char names[128];
-        app_format_names(names, sizeof names, 1, 0, "auto");
-        return shoal_error_set(e, SHOAL_ERR_INPUT, "--format '%s' (expected %s)", format, names);
-    }
-    shoal_status st = f->read(path, rows, count, e);
-    /* docs/CLI.md: a NaN or infinity in a state file is bad input (exit 2), for every
-     * command that reads one (step, compare, diverge) */
-    if (!st && (st = shoal_state_check_finite(*rows, *count, path, e))) {
-        free(*rows);
-        *rows = NULL;
-        *count = 0;
-    }
-    return st;
+    return shoal_io_state_read(path, format, rows, count, e);
 }
 
 shoal_status app_state_write(const char *path, const char *format, const float *rows, size_t count,
                              shoal_error *e)
 {
-    const app_format *f = format ? app_format_find(format, 0) : format_of_path(path, 0);
-    if (!f)
-        return shoal_error_set(e, SHOAL_ERR_INPUT, "--format '%s': no such state format", format);
-    return f->write(path, rows, count, NAN, e);
+    return shoal_io_state_write(path, format, rows, count, NAN, e);
 }
 
 shoal_status app_write_state(const char *path, const void *ctx, shoal_error *e)
 {
     const app_state_ctx *c = ctx;
     /* `path` is the temporary: the format is the final name's */
-    return format_of_path(c->name, 0)->write(path, c->rows, c->count, NAN, e);
+    return shoal_io_state_write(path, shoal_io_format_of_path(c->name, 0)->name, c->rows, c->count,
+                                NAN, e);
 }
 
 shoal_status app_write_checkpoint(const char *path, const void *ctx, shoal_error *e)

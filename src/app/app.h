@@ -108,27 +108,7 @@ shoal_status app_render_create(const struct shoal_render_desc *desc, const char 
  * stays the one line on stderr. */
 void app_print_scaled(const char *cmd, const app_scaled *sc, const shoal_sim_desc *after);
 
-/* A state file format (app.c's table: npy, unity, vtk). */
-typedef struct app_format {
-    const char *name; /* --format */
-    const char *ext;  /* the extension that picks it without --format, and of its frames */
-    shoal_status (*read)(const char *path, float **rows, size_t *count, shoal_error *e);
-    shoal_status (*write)(const char *path, const float *rows, size_t count, double t_s,
-                          shoal_error *e); /* t_s: the state's time, NAN when unknown */
-    int trajectory;                        /* step --out-dir writes it */
-    int collection;                        /* ... with a ParaView collection (trajectory.pvd) */
-} app_format;
-/* The i-th format of the table, NULL past the last. */
-const app_format *app_format_at(size_t i);
-/* The format called `name` (with trajectory != 0: only one a trajectory is written in), or
- * NULL. */
-const app_format *app_format_find(const char *name, int trajectory);
-/* The names of the formats that can be read (readable) or written in a trajectory, after
- * `first` if not NULL, as "a, b or c", into buf. */
-void app_format_names(char *buf, size_t size, int readable, int trajectory, const char *first);
-/* State files by format ("auto" or NULL: by the extension, .bin is Unity's raw buffer, else
- * .npy; a named format; a NaN or infinity in a state read is SHOAL_ERR_INPUT naming row and
- * column; written .vtp without a format is ParaView's, write only). */
+/* State files by format: the library's table (shoal_io_state_read / _write, shoal/io.h). */
 shoal_status app_state_read(const char *path, const char *format, float **rows, size_t *count,
                             shoal_error *e);
 shoal_status app_state_write(const char *path, const char *format, const float *rows, size_t count,

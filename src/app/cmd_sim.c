@@ -479,9 +479,9 @@ int cmd_step(int argc, char **argv)
     if (options_given(&o, "every") && (rc = options_int(&o, "every", 1, 1000000000LL, &every)))
         return rc;
     const char *format = options_get(&o, "format");
-    if (!app_format_find(format, 1)) {
+    if (!shoal_io_format_find(format, 1)) {
         char names[128];
-        app_format_names(names, sizeof names, 0, 1, NULL);
+        shoal_io_format_names(names, sizeof names, 0, 1, NULL);
         return options_fail(&o, "--format: '%s' (expected %s)", format, names);
     }
     const char *precision = options_get(&o, "precision");

@@ -32,7 +32,9 @@ SHOAL_API int shoal_io_asset_path(const char *name, char *out, size_t size)
         char *slash = strrchr(exe, '/');
         if (slash) {
             *slash = 0;
-            static const char *rel[] = {"../share/shoal", "../assets", "../../assets",
+            /* ../shoal: a wheel's data (pip puts meson's datadir/shoal at the environment's
+             * root, beside bin/) */
+            static const char *rel[] = {"../share/shoal", "../shoal", "../assets", "../../assets",
                                         "../../../assets"};
             for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
                 char dir[4200];

@@ -522,7 +522,7 @@ shoal_status shoal_scene_load(const char *path, shoal_scene *scene, shoal_error 
 {
     FILE *f = fopen(path, "rb");
     if (!f)
-        return shoal_error_set(err, SHOAL_ERR_INPUT, "scene %s: cannot open: %s", path,
+        return shoal_error_set(err, SHOAL_ERR_IO, "scene %s: cannot open: %s", path,
                                strerror(errno));
     char *buf = NULL;
     size_t len = 0, cap = 0;

@@ -29,7 +29,10 @@ struct shoal_sweep {
     /* the scene's meshes as OBJ bytes given by the caller (NULL: read from their files) */
     unsigned char *mesh_data[SHOAL_SCENE_MAX_MESHES];
     size_t mesh_size[SHOAL_SCENE_MAX_MESHES];
+    const volatile int *cancel; /* shoal_sweep_set_cancel */
 };
+
+void shoal_sweep_set_cancel(shoal_sweep *sw, const volatile int *flag) { sw->cancel = flag; }
 
 shoal_status shoal_sweep_create(const shoal_sim_desc *base, const shoal_scene *scene,
                                 shoal_sweep **out, shoal_error *err)
@@ -169,6 +172,10 @@ shoal_status shoal_sweep_set_seeds(shoal_sweep *sw, uint64_t first, uint64_t las
 {
     if (last < first)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "seeds %llu..%llu: empty range",
+                               (unsigned long long)first, (unsigned long long)last);
+    if (last > (uint64_t)INT64_MAX) /* the command line's --seeds range, for every front end */
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "seeds %llu..%llu: out of range [0, 9223372036854775807]",
                                (unsigned long long)first, (unsigned long long)last);
     if (last - first >= (uint64_t)SHOAL_SWEEP_MAX_MEMBERS)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "seeds %llu..%llu: too many seeds",
@@ -380,9 +387,17 @@ shoal_status shoal_sweep_run_member(const shoal_sweep *sw, uint64_t member, int 
             break;
         int64_t next = (done / sw->every + 1) * sw->every;
         int64_t n = (next < sw->steps ? next : sw->steps) - done;
-        if ((st = shoal_sim_step(sim, (int)n, err)))
-            goto done;
-        done += n;
+        /* with a cancel flag, one step at a time, so that a raised flag is seen within one */
+        for (int64_t chunk = sw->cancel ? 1 : n; n > 0; n -= chunk, done += chunk) {
+            if (sw->cancel && *sw->cancel) {
+                st =
+                    shoal_error_set(err, SHOAL_ERR_CANCELLED, "member %llu: cancelled at step %lld",
+                                    (unsigned long long)member, (long long)done);
+                goto done;
+            }
+            if ((st = shoal_sim_step(sim, (int)chunk, err)))
+                goto done;
+        }
     }
 done:
     free(rows);

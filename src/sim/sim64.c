@@ -318,6 +318,8 @@ static void school_range(void *p, int64_t b, int64_t e, int thread_index)
     (void)thread_index;
     const school_ctx *c = p;
     const ref_grid *g = c->g;
+    if (c->env->cancel && *c->env->cancel)
+        return; /* cancelled: the caller drops the step */
     for (int64_t i = b; i < e; i++) {
         const double *in = c->rows + (size_t)i * 6;
         uint32_t rb[9], re[9];

@@ -90,6 +90,9 @@ typedef struct ref_env {
     params64 prm;
     model_consts64 mc;
     const field64 *fld; /* NULL or vec NULL: no obstacle field */
+    /* shoal_verify_set_cancel's flag (NULL: none): a school step stops early while it is set
+     * (its results then unused) */
+    const volatile int *cancel;
 } ref_env;
 
 /* The step constants: radii squared, cosines, dt, heading's targets at time t (pinned ones

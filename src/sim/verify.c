@@ -159,7 +159,18 @@ struct shoal_verify {
     double *ratio, *scratch;
     uint32_t *order;
     diag_boid diag[SHOAL_VERIFY_MAX_WORST];
+    const volatile int *cancel; /* shoal_verify_set_cancel */
 };
+
+void shoal_verify_set_cancel(shoal_verify *v, const volatile int *flag) { v->cancel = flag; }
+
+static shoal_status cancelled(const shoal_verify *v, shoal_error *err)
+{
+    if (v->cancel && *v->cancel)
+        return shoal_error_set(err, SHOAL_ERR_CANCELLED, "verify: cancelled at step %llu",
+                               (unsigned long long)v->k);
+    return SHOAL_OK;
+}
 
 void shoal_verify_destroy(shoal_verify *v)
 {
@@ -1388,9 +1399,12 @@ shoal_status shoal_verify_step(shoal_verify *v, const double *state, const doubl
     consts64_prepare(&env, sd->model, sd->dt_s, t, sd->seed, v->pinned, (const double(*)[3])v->pin,
                      v->pred_count, (const double(*)[3])v->pred_p);
     env.fld = v->fld.vec ? &v->fld : NULL;
+    env.cancel = v->cancel;
     if ((st = ref_grid_build(&v->grid, state, v->n, ref_env_radius(&env), 0, err)))
         return st;
     ref_school_step(&env, &v->grid, state, NULL, v->b, sd->thread_count);
+    if ((st = cancelled(v, err)))
+        return st;
 
     /* the reference's step and the predators after it */
     double pp[SHOAL_MAX_PREDATORS][3], pv[SHOAL_MAX_PREDATORS][3];
@@ -1533,6 +1547,8 @@ shoal_status shoal_verify_step(shoal_verify *v, const double *state, const doubl
         }
     } else {
         diagnose(v, &env, state, next, idx, beyond, rep, err);
+        if ((st = cancelled(v, err)))
+            return st;
     }
     /* next step */
     v->k++;
