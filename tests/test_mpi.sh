@@ -223,6 +223,19 @@ for r in 3 6; do
     fail "jump: $r ranks: no jump past the neighbours: $(grep jumped "jump.$r.err")"
 done
 
+# ranks whose threads oversubscribe the cores they were given (here both ranks on one CPU):
+# one line on rank 0, the bytes unchanged; on a core each, no line
+if command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -ge 2 ]; then
+  taskset -c 0 mpirun --oversubscribe -np 2 "$S" step --in uniform_fov.npy --out ov.npy \
+    --model fov --steps 2 --threads 1 2>ov.err >/dev/null
+  [ "$(grep -c "warning: 2 ranks x 1 thread on 1 core of this node: the threads oversubscribe" ov.err)" = 1 ] ||
+    fail "oversubscribed cores: not one warning: $(cat ov.err)"
+  taskset -c 0,1 mpirun --oversubscribe -np 2 "$S" step --in uniform_fov.npy --out ov2.npy \
+    --model fov --steps 2 --threads 1 2>ov2.err >/dev/null && cmp -s ov.npy ov2.npy ||
+    fail "oversubscribed cores: other bytes"
+  ! grep -q "oversubscribe" ov2.err || fail "a core per rank: a warning: $(cat ov2.err)"
+fi
+
 # re-cuts (imbalance max/mean above 1.2 and grown 5%) move the bricks: still the same bytes
 RANKS="2 4" check_step recut steer 150 mclump.npy --stats
 for r in 2 4; do

@@ -45,6 +45,10 @@ int comm_fail_here(const char *what);
 void comm_message(int code, char *buf, size_t size);
 /* The first of rows [N k / R, N (k+1) / R) that rank k holds in files (k = R: N). */
 size_t comm_range_first(size_t n, int k);
+/* Collective, once per process: one line on rank 0's stderr when the ranks of some node run
+ * more threads (`threads` per rank) than the CPUs they were given (their affinity masks:
+ * mpirun's binding, taskset, a cgroup), or a rank more than its own. */
+void comm_check_cores(int threads);
 /* part_boid as an MPI datatype (28 bytes), made on first use. */
 MPI_Datatype comm_boid_type(void);
 

@@ -224,7 +224,7 @@ static void school_print_stats(const char *cmd, mpi_school *m, long long steps)
     for (int q = 0; q < ST_COUNT; q++)
         if (q != ST_IO)
             fprintf(stderr, " %11s", st_names[q]);
-    fprintf(stderr, " %9s %9s %9s %10s\n", "step", "boids", "halo", "file_io ms");
+    fprintf(stderr, " %9s %9s %9s %10s\n", "step", "boids", "halo", "file_io_ms");
     for (int r = 0; r < R; r++) {
         const double *x = all + (size_t)r * NV;
         fprintf(stderr, "  %4d", r);
@@ -341,6 +341,7 @@ static shoal_status school_start(mpi_school *m, shoal_error *e)
     shoal_status st = comm_same_as_rank0(hash_sim(m->s), SCHOOL_DIFFERS, e);
     if (st)
         return st;
+    comm_check_cores(part_thread_count(m->s));
     int32_t gd[3] = {1, 1, 1};
     part_grid_dims(m->s, gd);
     st = comm_agree(decomp_create(&m->dd, gd, e), e);
