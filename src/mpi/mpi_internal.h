@@ -98,7 +98,7 @@ shoal_status migrate_boids(const decomp *d, const shoal_sim *s, boid_buf *own, b
 /* One thread's finds: entries (slot << 8 | direction) of the boids for the neighbours, or in
  * `far` (slot << 32 | rank) for ranks beyond them; how many sends were halo and migrants. */
 typedef struct xchg_list {
-    uint64_t *e;
+    _Alignas(64) uint64_t *e; /* (a cache line per thread: written by one thread each) */
     size_t n, cap;
     int oom;
     uint64_t halo, migrated;

@@ -244,7 +244,10 @@ static shoal_status school_create(const shoal_sim_desc *d, part_boid *b, size_t 
                                   shoal_error *e)
 {
     *out = NULL;
-    mpi_school *m = calloc(1, sizeof *m);
+    /* (aligned: the exchange's per-thread lists are a cache line each) */
+    mpi_school *m = aligned_alloc(_Alignof(mpi_school), sizeof *m);
+    if (m)
+        memset(m, 0, sizeof *m);
     shoal_status st =
         m ? SHOAL_OK : shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for the school");
     if (!st) {
