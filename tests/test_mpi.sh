@@ -303,8 +303,8 @@ rm -rf trajr1 trajr3
   fail "trajectory from a checkpoint, 3 ranks"
 
 # --trace under mpirun (issue 30): one Chrome trace, each rank a process "shoal rank K"
-# with a track per thread and spans on every one; the state is still one process's; a step
-# that fails writes no trace
+# with a track per thread and spans on every one, the exchange's stages among them; the
+# state is still one process's; a step that fails writes no trace
 for r in 2 3; do
   rm -f "tr$r.json"
   mpi "$r" step --in uniform_fov.npy --out "tr$r.npy" --model fov --steps 3 --threads 2 \
@@ -319,6 +319,11 @@ ev = t["traceEvents"]
 names = sorted(e["args"]["name"] for e in ev if e["name"] == "process_name")
 tracks = {(e["pid"], e["tid"]) for e in ev if e["ph"] == "X"}
 ok = names == ["shoal rank %d" % k for k in range(r)] and tracks == {(k + 1, t) for k in range(r) for t in (0, 1)}
+# every step of every rank has the exchange's stages beside the sim's (issue 42)
+for k in range(r):
+    for s in ["forces", "classify", "halo_pack", "exchange", "halo_unpack", "reduce"]:
+        n = sum(1 for e in ev if e["ph"] == "X" and e["pid"] == k + 1 and e["name"].split()[0] == s)
+        ok = ok and n >= 3
 sys.exit(0 if ok and t["otherData"]["ranks"] == r else 1)
 EOF2
 done
