@@ -224,6 +224,104 @@ static void test_order_independent(void **state)
     scene_free(&t);
 }
 
+/* The hook of test_sparse_parts: the largest speed it was given (a stand-in for the ranks'
+ * reduction), counting its calls. */
+typedef struct speed_probe {
+    float give;
+    int calls;
+    float seen;
+} speed_probe;
+static float speed_probe_hook(void *ctx, float frame_speed)
+{
+    speed_probe *p = ctx;
+    p->calls++;
+    p->seen = frame_speed;
+    return p->give > frame_speed ? p->give : frame_speed;
+}
+
+/* A school drawn in two parts (MPI's frames): sparse renderers touch only the tiles their
+ * fish cover (the rest keeps stale bytes, or with the background mode the background), their
+ * drawn tiles hold exactly the depth, ids and colours of those tiles in a full frame of the
+ * same part, and a part whose fish are slower colours by the speed its hook returns in one
+ * pass, as shoal_render_set_speed_scale would. */
+static void test_sparse_parts(void **state)
+{
+    (void)state;
+    scene s = scene_make(600, 23, 30, 6, 8);
+    /* the part: the fish on the left, half the speed */
+    size_t n = 0;
+    for (size_t i = 0; i < s.n; i++)
+        if (s.p[0][i] < -12.0f) {
+            for (int k = 0; k < 6; k++)
+                s.p[k][n] = s.p[k][i] * (k >= 3 ? 0.5f : 1.0f);
+            n++;
+        }
+    s.inst.count = n;
+    shoal_camera cam = shoal_camera_default();
+    cam.eye[2] = 45;
+    shoal_error e;
+    for (int mode = SHOAL_RENDER_SPARSE_BACKGROUND; mode <= SHOAL_RENDER_SPARSE_SKIP; mode++) {
+        shoal_renderer *full = make(320, 200, SHOAL_SHADE_LIT, 1, SHOAL_ISA_AUTO, 1.5f);
+        shoal_renderer *part = make(320, 200, SHOAL_SHADE_LIT, 1, SHOAL_ISA_AUTO, 1.5f);
+        assert_int_equal(shoal_render_keep_depth(full, 1, &e), SHOAL_OK);
+        assert_int_equal(shoal_render_keep_depth(part, 1, &e), SHOAL_OK);
+        assert_int_equal(shoal_render_sparse(part, 3, &e), SHOAL_ERR_INPUT);
+        assert_int_equal(shoal_render_sparse(part, mode, &e), SHOAL_OK);
+        int tx, ty, ts;
+        assert_null(shoal_render_drawn_tiles(part, &tx, &ty, &ts));
+        /* stale bytes everywhere first: a frame of the whole school */
+        s.inst.count = s.n;
+        draw(part, &s.inst, &cam);
+        s.inst.count = n;
+        shoal_render_set_speed_scale(full, 3.0f);
+        draw(full, &s.inst, &cam);
+        speed_probe pr = {3.0f, 0, 0.0f};
+        shoal_render_set_speed_hook(part, speed_probe_hook, &pr);
+        draw(part, &s.inst, &cam);
+        assert_int_equal(pr.calls, 1);
+        assert_true(pr.seen > 0.0f && pr.seen < 3.0f);
+        const uint8_t *drawn = shoal_render_drawn_tiles(part, &tx, &ty, &ts);
+        assert_non_null(drawn);
+        assert_int_equal(tx, (320 + ts - 1) / ts);
+        assert_int_equal(ty, (200 + ts - 1) / ts);
+        const float *zf, *zp;
+        const uint32_t *idf, *idp;
+        shoal_render_depth(full, &zf, &idf);
+        shoal_render_depth(part, &zp, &idp);
+        const uint32_t *cf = shoal_render_framebuffer(full).argb;
+        const uint32_t *cp = shoal_render_framebuffer(part).argb;
+        int drawn_tiles = 0, skipped = 0;
+        for (int t = 0; t < tx * ty; t++) {
+            drawn_tiles += drawn[t] != 0;
+            int x0 = t % tx * ts, y0 = t / tx * ts;
+            for (int y = y0; y < y0 + ts && y < 200; y++)
+                for (int x = x0; x < x0 + ts && x < 320; x++) {
+                    size_t i = (size_t)y * 320 + (size_t)x;
+                    if (drawn[t]) {
+                        assert_true(zp[i] == zf[i] && idp[i] == idf[i] && cp[i] == cf[i]);
+                    } else {
+                        assert_true(zf[i] == 1.0f); /* nothing of the part there */
+                        skipped += cp[i] != cf[i];  /* stale bytes of the first frame */
+                        if (mode == SHOAL_RENDER_SPARSE_BACKGROUND)
+                            assert_int_equal(cp[i], cf[i]); /* the background */
+                    }
+                }
+        }
+        assert_true(drawn_tiles > 0 && drawn_tiles < tx * ty / 2);
+        if (mode == SHOAL_RENDER_SPARSE_SKIP)
+            assert_true(skipped > 0);
+        /* a frame that fails still calls the hook once (-1): the others wait for it */
+        shoal_camera bad = cam;
+        bad.fov_deg = -1.0f;
+        assert_int_not_equal(shoal_render_frame(part, &s.inst, &bad, &e), SHOAL_OK);
+        assert_int_equal(pr.calls, 2);
+        assert_true(pr.seen == -1.0f);
+        shoal_render_destroy(full);
+        shoal_render_destroy(part);
+    }
+    scene_free(&s);
+}
+
 /* Occlusion (the tile pass draws near to far and skips hidden fish) leaves the image as it
  * was: a school dense enough that most fish are hidden, every mode, ISA and some thread
  * counts, with and without it; and it does skip fish. */
@@ -1165,6 +1263,7 @@ int main(int argc, char **argv)
     struct CMUnitTest tests[] = {
         cmocka_unit_test(test_isa_and_threads_identical),
         cmocka_unit_test(test_order_independent),
+        cmocka_unit_test(test_sparse_parts),
         cmocka_unit_test(test_occlusion_exact),
         cmocka_unit_test(test_id_mode_matches_reference),
         cmocka_unit_test(test_golden),

@@ -33,11 +33,14 @@ OUT=${OUT:-$ROOT/out/device}
 # parity (cpu vs cuda at scale, the wander), scenes (obstacle and predator scenes at 1M:
 # parity over 100 steps, GPU ms/step against the plain box at 1M and 4M), time (GPU and CPU ms/step), bench (shoal bench),
 # app (shoal run headless, bench_sort), frame (issue 18: 1M step + baseline ratio, LOD
-# frames, whole frames of shoal run), mpi (MPI splits, strong and weak scaling, each also
-# with the halo overlap off (SHOAL_MPI_OVERLAP=0, label *_unsplit): docs/SCALING.md;
+# frames, whole frames of shoal run), mpi (MPI splits, strong and weak scaling:
+# docs/SCALING.md;
 # CUDA=disabled skips nvcc when only mpi runs), mpirun (run --headless under MPI at 1M:
 # identical frames, fps per ranks x threads split, the composite's wait / encode / compare /
-# transfer and bytes per frame), headless (issue 26:
+# transfer and bytes per frame), mpi42 (issue 42: 4M steer as 1x16, 2x8, 4x4, 16x1 bound to
+# cores, each split's stages against one process of N/R boids on T cores, 1M frames as
+# 1x16, 2x8, 4x4, weak scaling 256k per rank against threads of one process; medians of
+# REPS=3 runs, CUDA=disabled MPI=enabled: docs/SCALING.md), headless (issue 26:
 # run's per-frame output cost on 2 cores with PNG frames, none and the default output;
 # init --count 1000000 + one step per model on 2 cores), render (issue 29: render
 # --bench setup/raster by threads, the llvmpipe ratio on 2 threads, the LOD image error),
@@ -118,15 +121,12 @@ mpirun --version 2>&1 | head -1 | tee -a "$REPORT"
 MSTEPS=${MSTEPS:-20}
 declare -A MSIDE
 MCSV=$OUT/mpi.csv
-echo "case,N,ranks,threads,steps,wall_ms_step,compute_ms_step,comm_ms_step,comm_share_pct,halo_bytes_step,migrated_step,imbalance_mean,identical,halo_hidden_ms,halo_waited_ms" >"$MCSV"
+echo "case,N,ranks,threads,steps,wall_ms_step,compute_ms_step,comm_ms_step,comm_share_pct,halo_bytes_step,migrated_step,imbalance_mean,identical" >"$MCSV"
 mpi_case() { # label N ranks threads steps [mpirun placement, default --bind-to none]
     local n=$2 r=$3 t=$4 k=$5 side=${MSIDE[$2]} f="$W/mpi_$1_$2_$3x$4"
     local place=${6:---bind-to none}
-    # (label *_unsplit: SHOAL_MPI_OVERLAP=0, the halo first, then every boid's forces)
-    local ov=1
-    case $1 in *_unsplit) ov=0 ;; esac
     # shellcheck disable=SC2086
-    SHOAL_MPI_OVERLAP=$ov timeout 300 mpirun --oversubscribe $place -np $r -x OMP_WAIT_POLICY=active -x SHOAL_MPI_OVERLAP \
+    timeout 300 mpirun --oversubscribe $place -np $r -x OMP_WAIT_POLICY=active \
         "$SHOAL" step --in "$W/mbox_$n.npy" --out "$f.npy" --steps $k --threads $t \
         --set wall_size=$side,$side,$side --stats 2>"$f.txt" >/dev/null
     local rc=$? same=no
@@ -138,8 +138,7 @@ mpi_case() { # label N ranks threads steps [mpirun placement, default --bind-to 
         /imbalance/ {imb = $(NF-4); gsub(/,/, "", imb)}
         /time per step/ {comp = $5; comm = $10; share = $(NF-9); gsub(/%/, "", share)}
         /wall per step/ {wall = $4}
-        /halo overlap/ {for (i = 1; i <= NF; i++) {if ($i == "flight") hid = $(i+1); if ($i == "waited") wai = $(i+2)}}
-        END {printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", c, n, r, t, k, wall, comp, comm, share, halo, mig, imb, (rc ? "rc" rc : same), hid, wai}' \
+        END {printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", c, n, r, t, k, wall, comp, comm, share, halo, mig, imb, (rc ? "rc" rc : same)}' \
         "$f.txt" | tee -a "$MCSV"
 }
 for n in 262144 524288 1048576 2097152 4194304; do
@@ -156,16 +155,131 @@ for n in 1048576 4194304; do
         mpi_case split $n ${rt%x*} ${rt#*x} $MSTEPS
     done
 done
-# the halo overlap's worth (issue 30): the same splits with the halo first, then the forces
-for rt in 2x8 4x4 16x1; do
-    mpi_case split_unsplit 4194304 ${rt%x*} ${rt#*x} $MSTEPS
-done
-for r in 2 4 8 16; do mpi_case weak_unsplit $((262144 * r)) $r 1 $MSTEPS; done
 for rt in 1x16 4x4 16x1; do # pinned: each rank's threads on their own cores
     mpi_case pinned 4194304 ${rt%x*} ${rt#*x} $MSTEPS "--map-by slot:PE=${rt#*x} --bind-to core"
 done
 for r in 1 2 4 8; do mpi_case strong 1048576 $r 1 $MSTEPS; done
 for r in 1 2 4 8 16; do mpi_case weak $((262144 * r)) $r 1 $MSTEPS; done
+fi
+
+# ---- issue 42: MPI ranks against threads, the issue's table redone (medians) -------------
+if has mpi42; then
+stamp "issue 42: ranks x threads against one process, bound to cores; medians of ${REPS:-3} runs"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mpirun --version 2>&1 | head -1 | tee -a "$REPORT"
+REPS=${REPS:-3} K42=${K42:-20}
+C42=$OUT/mpi42.csv
+echo "table,case,N,ranks,threads,rep,value,unit,identical" >"$C42"
+declare -A S42
+for n in 262144 524288 1048576 2097152 4194304; do
+    S42[$n]=$(python3 tools/gen_box.py $n "$W/b42_$n.npy" --density 0.5)
+done
+# how each split is bound: every rank its T cores, each thread one of them
+bind42() { # ranks threads -> mpirun's placement and binding
+    if [ "$2" = 1 ]; then echo "--map-by core --bind-to core"; else echo "--map-by slot:PE=$2 --bind-to core"; fi
+}
+# one run of `step`: prints its wall ms per step (the slowest rank's loop, or one process's
+# sim stages) and leaves the state in $W/o42_$tag.npy and the stats in $W/o42_$tag.txt
+step42() { # tag N ranks threads
+    local tag=$1 n=$2 r=$3 t=$4 s=${S42[$2]}
+    local args=(step --in "$W/b42_$n.npy" --out "$W/o42_$tag.npy" --steps "$K42" --threads "$t"
+        --set "wall_size=$s,$s,$s" --stats)
+    if [ "$r" = 0 ]; then # one process on cores 0..t-1
+        OMP_PROC_BIND=close OMP_PLACES=cores OMP_WAIT_POLICY=active timeout 300 \
+            taskset -c "0-$((t - 1))" "$SHOAL" "${args[@]}" 2>"$W/o42_$tag.txt" >/dev/null
+        awk -v k="$K42" '$1 == "sim" {printf "%.3f", $2 / k}' "$W/o42_$tag.txt"
+    else
+        # shellcheck disable=SC2046
+        timeout 300 mpirun $(bind42 "$r" "$t") -np "$r" -x OMP_PROC_BIND=close -x OMP_PLACES=cores \
+            -x OMP_WAIT_POLICY=active "$SHOAL" "${args[@]}" 2>"$W/o42_$tag.txt" >/dev/null
+        awk '/wall per step:/ {printf "%.3f", $4}' "$W/o42_$tag.txt"
+    fi
+}
+median42() { sort -g | awk '{v[NR] = $1} END {if (NR) printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+# runs `step42` REPS times; logs the median and whether the bytes are the reference's
+case42() { # table label N ranks threads [reference state]
+    local tb=$1 lab=$2 n=$3 r=$4 t=$5 ref=${6:-} vals="" same=yes
+    for q in $(seq 1 "$REPS"); do
+        local v
+        v=$(step42 "${lab}_$q" "$n" "$r" "$t")
+        vals="$vals$v"$'\n'
+        [ -n "$ref" ] && ! cmp -s "$W/o42_${lab}_$q.npy" "$ref" && same=no
+        echo "$tb,$lab,$n,$r,$t,$q,$v,ms/step,$same" >>"$C42"
+        { echo "== $tb $lab N=$n $r x $t, run $q: $v ms/step"; cat "$W/o42_${lab}_$q.txt"; } >>"$REPORT"
+    done
+    M42=$(printf "%s" "$vals" | median42)
+    SAME42=$same
+}
+log ""
+log "4M steer, density 0.5, $K42 steps (ms per step, median of $REPS; MPI: the slowest rank's loop)"
+log "| split | binding | ms/step | / 1x16 | same bytes |"
+log "| --- | --- | --- | --- | --- |"
+case42 step4m 1x16 4194304 0 16
+base=$M42
+cp "$W/o42_1x16_1.npy" "$W/ref42_4m.npy"
+log "| 1 process x 16 threads | OMP_PROC_BIND=close, OMP_PLACES=cores | $base | 1.00 | - |"
+for rt in 2x8 4x4 16x1; do
+    case42 step4m "$rt" 4194304 "${rt%x*}" "${rt#*x}" "$W/ref42_4m.npy"
+    log "| $rt | $(bind42 "${rt%x*}" "${rt#*x}") | $M42 | $(awk -v a="$M42" -v b="$base" 'BEGIN {printf "%.2f", a / b}') | $SAME42 |"
+done
+# where a rank's step goes: its stages against one process stepping the same work (N/R boids
+# on T cores, alone on the machine), from the first run of each split
+for rt in 2x8 4x4 16x1; do
+    r=${rt%x*} t=${rt#*x} n=$((4194304 / ${rt%x*}))
+    step42 "brick_$rt" "$n" 0 "$t" >/dev/null
+    log ""
+    python3 tools/mpi_stages.py "$W/o42_${rt}_1.txt" "$W/o42_brick_$rt.txt" "$K42" \
+        --label "4M as $rt against one process of $n boids x $t threads" 2>&1 | tee -a "$REPORT"
+done
+# frames: run --headless of the 1M scene, 40 frames (fps, median of REPS)
+log ""
+log "1M frames (run --headless --scene assets/scenes/steer_1m.ini --frames 40; fps, median of $REPS)"
+log "| split | fps | / 1x16 | frames = 1x16 | composite ms/frame |"
+log "| --- | --- | --- | --- | --- |"
+fbase=
+for rt in 1x16 2x8 4x4; do
+    r=${rt%x*} t=${rt#*x} vals="" same=yes comp=-
+    for q in $(seq 1 "$REPS"); do
+        if [ "$r" = 1 ]; then
+            launch=(env OMP_PROC_BIND=close OMP_PLACES=cores OMP_WAIT_POLICY=active "$SHOAL")
+        else
+            # shellcheck disable=SC2046,SC2207
+            launch=(timeout 300 mpirun $(bind42 "$r" "$t") -np "$r" -x OMP_PROC_BIND=close
+                -x OMP_PLACES=cores -x OMP_WAIT_POLICY=active "$SHOAL")
+        fi
+        if [ "$q" = 1 ]; then # 3 frames to PNG: one process's bytes
+            rm -rf "$W/f42_$rt"
+            "${launch[@]}" run --headless --scene assets/scenes/steer_1m.ini --frames 3 --threads "$t" \
+                --steps-per-frame 1 --hud off --out "$W/f42_$rt" >/dev/null 2>&1
+            for f in "$W"/f42_1x16/*.png; do cmp -s "$f" "$W/f42_$rt/${f##*/}" || same=no; done
+        fi
+        "${launch[@]}" run --headless --scene assets/scenes/steer_1m.ini --frames 40 --threads "$t" \
+            --steps-per-frame 1 --out - --stats >"$W/f42_$rt.$q.txt" 2>&1
+        v=$(grep -m1 'headless:' "$W/f42_$rt.$q.txt" | grep -oE '[0-9.]+ fps' | cut -d' ' -f1)
+        vals="$vals$v"$'\n'
+        c=$(grep -m1 -E '^ *composite' "$W/f42_$rt.$q.txt" | awk '{print $(NF)}')
+        [ -n "$c" ] && comp=$c
+        echo "frames,$rt,1048576,$r,$t,$q,$v,fps,$same" >>"$C42"
+        { echo "== frames $rt run $q"; cat "$W/f42_$rt.$q.txt"; } >>"$REPORT"
+    done
+    m=$(printf "%s" "$vals" | median42)
+    [ -z "$fbase" ] && fbase=$m
+    log "| $rt | $m | $(awk -v a="$m" -v b="$fbase" 'BEGIN {printf "%.2f", b / a}') | $same | $comp |"
+done
+# weak scaling: 256k boids per rank, R ranks x 1 thread against one process of R threads
+log ""
+log "weak scaling: 256k boids per worker, $K42 steps (ms per step, median of $REPS)"
+log "| workers | N | R ranks x 1 | 1 process x R threads | ranks / threads | same bytes |"
+log "| --- | --- | --- | --- | --- | --- |"
+for r in 1 2 4 8 16; do
+    n=$((262144 * r))
+    case42 weak "thr$r" "$n" 0 "$r"
+    th=$M42
+    cp "$W/o42_thr${r}_1.npy" "$W/ref42_w$r.npy"
+    case42 weak "rk$r" "$n" "$r" 1 "$W/ref42_w$r.npy"
+    log "| $r | $n | $M42 | $th | $(awk -v a="$M42" -v b="$th" 'BEGIN {printf "%.2f", a / b}') | $SAME42 |"
+done
+log "(CSV: $C42; every run's --stats in device_report.txt)"
 fi
 
 if has mpirun; then
@@ -184,7 +298,7 @@ for rt in 1x16 2x8 4x4 8x2 16x1; do
         --steps-per-frame 1 --out - --stats >"$W/mrun_$rt.txt" 2>&1
     log "$rt (ranks x threads): rc $? frames identical to 1x16: $same; $(grep -m1 'headless:' "$W/mrun_$rt.txt")"
     grep -E "^  (sim|render|overlays|composite|frame|  (wait|encode|compare|transfer))" "$W/mrun_$rt.txt" | tee -a "$REPORT"
-    grep -E "per step|imbalance|time per step|halo overlap" "$W/mrun_$rt.txt" | tee -a "$REPORT"
+    grep -E "per step|imbalance|time per step" "$W/mrun_$rt.txt" | tee -a "$REPORT"
 done
 fi
 

@@ -245,6 +245,38 @@ SHOAL_API void shoal_render_set_speed_scale(shoal_renderer *r, float max_speed);
  *  cannot be allocated (then nothing changes). */
 SHOAL_API shoal_status shoal_render_keep_depth(shoal_renderer *r, int on, shoal_error *err);
 
+/** Frames drawn in parts (shoal under MPI: each rank draws its own fish, then the parts are
+ *  composited by depth): `hook(ctx, frame_speed)` is called once per frame, after the
+ *  instance pass found the largest speed of the frame's visible fish (frame_speed; -1 when
+ *  the frame failed before that), from the thread that called shoal_render_frame, and
+ *  returns the speed to colour by (> 0; otherwise the frame's own): the largest over every
+ *  part, so that all parts colour alike in one pass. NULL removes it. */
+SHOAL_API void shoal_render_set_speed_hook(shoal_renderer *r,
+                                           float (*hook)(void *ctx, float frame_speed), void *ctx);
+
+/** shoal_render_sparse's modes: every tile drawn (the default); tiles that no triangle
+ *  touches get the background in the framebuffer only (their depth and ids are not written:
+ *  shoal_render_drawn_tiles says which are valid); such tiles are skipped altogether (the
+ *  framebuffer too keeps what it held there). */
+enum {
+    SHOAL_RENDER_SPARSE_OFF = 0,
+    SHOAL_RENDER_SPARSE_BACKGROUND = 1,
+    SHOAL_RENDER_SPARSE_SKIP = 2
+};
+
+/** How the next frames treat the tiles that no triangle touches (SHOAL_RENDER_SPARSE_*): a
+ *  part of a scene drawn for a composite touches only the tiles its fish cover, so a renderer
+ *  that draws one part need not clear, resolve or copy the rest of the image (IceT's idea).
+ *  SHOAL_ERR_INPUT for another value. */
+SHOAL_API shoal_status shoal_render_sparse(shoal_renderer *r, int mode, shoal_error *err);
+
+/** With a sparse mode on: per tile of the last frame (tiles_x x tiles_y, row-major, tiles of
+ *  tile_size x tile_size pixels, the last row and column cut at the image's edge), non-zero
+ *  where triangles were drawn (the framebuffer, depth and ids there are the frame's). NULL
+ *  before such a frame. Valid until the next frame. */
+SHOAL_API const uint8_t *shoal_render_drawn_tiles(const shoal_renderer *r, int *tiles_x,
+                                                  int *tiles_y, int *tile_size);
+
 /** With keep_depth on: the last frame's depth (window z in [0, 1); 1 where nothing was
  *  drawn) and instance ids (0 where nothing was drawn), width x height, rows of `width`.
  *  Returns 1, or 0 (pointers NULL) when keep_depth is off. Valid as the framebuffer is. */

@@ -207,7 +207,8 @@ static int step_mpi(const opt_values *o, shoal_sim_desc *d, const shoal_scene *s
         /* every rank its own trace (a track per thread), started together; one file at the
          * end (mpi_trace_merge) */
         int tracks = d->thread_count > 0 ? d->thread_count : shoal_system_thread_count();
-        size_t spans = (size_t)steps * 6 + 16, cap = ((size_t)64 << 20) / 32 / (size_t)tracks;
+        /* thread 0's track: the sim's 5 spans a step and the exchange's 6 */
+        size_t spans = (size_t)steps * 12 + 32, cap = ((size_t)64 << 20) / 32 / (size_t)tracks;
         mpi_trace_sync();
         st = mpi_agree(shoal_profile_trace_start(shoal_sim_get_profile(mpi_school_sim(m)), tracks,
                                                  spans < cap ? spans : cap, &e),

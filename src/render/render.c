@@ -45,8 +45,15 @@ struct shoal_renderer {
     int width, height;
     uint32_t *fb;
     float speed_scale; /* > 0: colour by speed against this, not the frame's largest */
-    float *zfb;        /* with shoal_render_keep_depth: each pixel's depth (1: not drawn) */
-    uint32_t *idfb;    /* and the instance id that won it (0 where not drawn) */
+    /* shoal_render_set_speed_hook: the speed the frame colours by, from the frame's own */
+    float (*speed_hook)(void *ctx, float frame_speed);
+    void *speed_ctx;
+    int sparse;       /* shoal_render_sparse: 0, or how tiles without triangles are left */
+    uint8_t *drawn;   /* per tile of the last frame: it had triangles (sparse) */
+    size_t drawn_cap; /* tiles the buffer has room for */
+    int tiles_x, tiles_y;
+    float *zfb;     /* with shoal_render_keep_depth: each pixel's depth (1: not drawn) */
+    uint32_t *idfb; /* and the instance id that won it (0 where not drawn) */
     uint32_t *bg_row;
     uint8_t *lod;
     size_t lod_cap;
@@ -257,6 +264,7 @@ SHOAL_API void shoal_render_destroy(shoal_renderer *r)
     alloc_free(r->fb);
     alloc_free(r->zfb);
     alloc_free(r->idfb);
+    free(r->drawn);
     alloc_free(r->bg_row);
     free(r->lod);
     render_world_free(&r->world);
@@ -289,6 +297,30 @@ SHOAL_API shoal_status shoal_render_set_size(shoal_renderer *r, int width, int h
 SHOAL_API void shoal_render_set_speed_scale(shoal_renderer *r, float max_speed)
 {
     r->speed_scale = max_speed > 0.0f && max_speed == max_speed ? max_speed : 0.0f;
+}
+
+SHOAL_API void shoal_render_set_speed_hook(shoal_renderer *r,
+                                           float (*hook)(void *ctx, float frame_speed), void *ctx)
+{
+    r->speed_hook = hook;
+    r->speed_ctx = ctx;
+}
+
+SHOAL_API shoal_status shoal_render_sparse(shoal_renderer *r, int mode, shoal_error *err)
+{
+    if (mode < 0 || mode > SHOAL_RENDER_SPARSE_SKIP)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "render: sparse mode %d (0, 1 or 2)", mode);
+    r->sparse = mode;
+    return SHOAL_OK;
+}
+
+SHOAL_API const uint8_t *shoal_render_drawn_tiles(const shoal_renderer *r, int *tiles_x,
+                                                  int *tiles_y, int *tile_size)
+{
+    *tiles_x = r->sparse ? r->tiles_x : 0;
+    *tiles_y = r->sparse ? r->tiles_y : 0;
+    *tile_size = TILE_SIZE;
+    return r->sparse && r->frames ? r->drawn : NULL;
 }
 
 SHOAL_API shoal_status shoal_render_keep_depth(shoal_renderer *r, int on, shoal_error *err)
@@ -494,6 +526,18 @@ static void render_tile_region(void *ctx, int thread_index, int thread_count)
     int64_t b, e;
     while (parallel_dynamic_next(&j->counter, tile_count, 1, &b, &e)) {
         int ti = (int)(uint32_t)j->tile_order[b];
+        if (r->sparse && (j->tile_order[b] >> 32) == 0xFFFFFFFFu) {
+            /* no triangle touches it: left as it was, or the background alone */
+            if (r->sparse == SHOAL_RENDER_SPARSE_BACKGROUND) {
+                int ox = (ti % fc->tiles_x) * TILE_SIZE, oy = (ti / fc->tiles_x) * TILE_SIZE;
+                int x1 = ox + TILE_SIZE < fc->width ? ox + TILE_SIZE : fc->width;
+                int y1 = oy + TILE_SIZE < fc->height ? oy + TILE_SIZE : fc->height;
+                for (int y = oy; y < y1; y++)
+                    for (int x = ox; x < x1; x++)
+                        r->fb[(size_t)y * fc->width + x] = fc->bg_row[y];
+            }
+            continue;
+        }
         tile_ctx t;
         t.depth = w->depth;
         t.idb = w->idb;
@@ -591,9 +635,27 @@ shoal_status render_frame_raw(shoal_renderer *r, const render_raw *raw, const sh
     return render_frame_any(r, &inst, raw, cam, err);
 }
 
+static shoal_status render_frame_body(shoal_renderer *r, const shoal_render_instances *inst,
+                                      const render_raw *raw, const shoal_camera *cam,
+                                      shoal_error *err, int *hooked);
+
+/* A frame; the speed hook is called once whatever happens (a frame that fails before it
+ * passes -1), so that a hook that reduces over the renderers of several processes never
+ * leaves the others waiting. */
 static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_instances *inst,
                                      const render_raw *raw, const shoal_camera *cam,
                                      shoal_error *err)
+{
+    int hooked = 0;
+    shoal_status st = render_frame_body(r, inst, raw, cam, err, &hooked);
+    if (!hooked && r->speed_hook)
+        (void)r->speed_hook(r->speed_ctx, -1.0f);
+    return st;
+}
+
+static shoal_status render_frame_body(shoal_renderer *r, const shoal_render_instances *inst,
+                                      const render_raw *raw, const shoal_camera *cam,
+                                      shoal_error *err, int *hooked)
 {
     uint64_t t_begin = timer_now_ns();
     shoal_status st = camera_validate(cam, err);
@@ -693,6 +755,11 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
         max_s2 = r->workers[i].max_s2 > max_s2 ? r->workers[i].max_s2 : max_s2;
     fc.max_speed = sqrtf(max_s2);
     float frame_speed = fc.max_speed;
+    if (r->speed_hook) {
+        *hooked = 1;
+        float v = r->speed_hook(r->speed_ctx, frame_speed);
+        fc.max_speed = v > 0.0f && v == v ? v : fc.max_speed;
+    }
     if (r->speed_scale > 0.0f)
         fc.max_speed = r->speed_scale;
     uint64_t t1 = timer_now_ns();
@@ -763,6 +830,21 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
             refs += r->blocks[b].tile_start[t + 1] - r->blocks[b].tile_start[t];
         refs = refs > 0xFFFFFFFFu ? 0xFFFFFFFFu : refs;
         r->tile_order[t] = ((uint64_t)(0xFFFFFFFFu - refs) << 32) | t;
+    }
+    if (r->sparse) { /* which tiles this frame draws (the others: render_tile_region) */
+        if (tiles > r->drawn_cap) {
+            uint8_t *d = realloc(r->drawn, tiles);
+            if (!d) {
+                st = shoal_error_set(err, SHOAL_ERR_NOMEM, "render: out of memory for the tiles");
+                goto done;
+            }
+            r->drawn = d;
+            r->drawn_cap = tiles;
+        }
+        for (size_t t = 0; t < tiles; t++)
+            r->drawn[t] = (r->tile_order[t] >> 32) != 0xFFFFFFFFu;
+        r->tiles_x = fc.tiles_x;
+        r->tiles_y = fc.tiles_y;
     }
     qsort(r->tile_order, tiles, sizeof *r->tile_order, render_cmp_u64);
     job.tile_order = r->tile_order;

@@ -101,6 +101,7 @@ void shoal_sim_destroy(shoal_sim *s)
     alloc_free(s->cell_of);
     alloc_free(s->cell_start);
     alloc_free(s->hist);
+    alloc_free(s->part_row_at);
     sim_obstacles_free(s);
     prof_destroy(s->prof_own);
     free(s);
@@ -447,6 +448,9 @@ static void step_body(void *p, int t, int nthreads)
         uint32_t *tr = s->row_cur;
         s->row_cur = s->row_nxt;
         s->row_nxt = tr;
+        /* a part: the sort dropped the slots marked SIM_CELL_NONE (part.c) */
+        if (s->part_mode)
+            s->count = s->cell_start[s->g.cell_count];
     }
     parallel_barrier();
     if (c->sort_only) {
@@ -458,11 +462,8 @@ static void step_body(void *p, int t, int nthreads)
     t_prev = timer_now_ns(); /* the swap and its barrier belong to no stage */
     int64_t b0, b1;
     sim_fault *f = &s->fault[t];
-    while (parallel_dynamic_next(&s->ctr_forces, (int64_t)s->count, c->forces_chunk, &b0, &b1)) {
+    while (parallel_dynamic_next(&s->ctr_forces, (int64_t)s->count, c->forces_chunk, &b0, &b1))
         c->forces(s, b0, b1, f);
-        if (t == 0 && s->part_poll) /* an MPI part: let the halo move while the interior runs */
-            s->part_poll(s->part_poll_ctx);
-    }
     stage_end(s, STAGE_FORCES, t, &t_prev);
     if (prof_on(s->prof, PROF_TRACE))
         prof_trace_frame(s->prof, t, "step", (int64_t)s->steps_done + 1, t_step, t_prev);

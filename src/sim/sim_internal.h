@@ -51,6 +51,9 @@ typedef struct grid {
     int32_t act_lo[3], act_hi[3];
 } grid;
 
+/* A part's sort key for a slot that the next sort drops (sim/part.c). */
+#define SIM_CELL_NONE UINT32_MAX
+
 /* Per-step constants every kernel reads: the model's parameters prepared once (squared
  * radii, targets) so the kernels do no per-step setup of their own. */
 typedef struct model_consts {
@@ -135,11 +138,13 @@ struct shoal_sim {
     uint64_t steps_done;
     int has_state; /* set by set_state/init_state: a step before that is an error */
     /* a part of the school (part.c): capacity of the boid arrays and of cell_start, hist;
-     * part_poll (or NULL): called by thread 0 between chunks of the forces (part_set_poll) */
+     * part_mode: slots whose cell_of is SIM_CELL_NONE are dropped by the sort (the boids
+     * that left the part, and the halo of the last step), and count becomes the boids kept */
     size_t part_capacity;
     size_t part_cells, part_hist;
-    void (*part_poll)(void *ctx);
-    void *part_poll_ctx;
+    int part_mode;
+    size_t *part_row_at; /* scratch: where each row of owned cells goes when copied out */
+    size_t part_row_cap;
 
     /* obstacle meshes and their field */
     obstacle obstacles[SHOAL_MAX_OBSTACLES];
