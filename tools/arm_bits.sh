@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The same bits on ARM as on x86: every output of tools/bits_set.sh (states of every model,
-# scenes with obstacles, predators and targets, a checkpoint, flock statistics, images and
-# the program's frames) made by the reference build (x86-64, its scalar kernels: the
+# scenes with obstacles, predators and targets, a checkpoint, flock statistics and a sweep's,
+# images and the program's frames) made by the reference build (x86-64, its scalar kernels: the
 # reference; then every other ISA this CPU has) and by the build under test (aarch64 under
 # qemu-user: scalar and NEON), compared byte for byte. A difference fails and names the
 # output, the build and the ISA. docs/ARM.md.
@@ -144,6 +144,19 @@ stats() { # name, state A, state B (inputs, or reference outputs of step lines)
         check "stats $1" aarch64 - - "$W/ref/$1.json" "$W/test/$1.json"
     else
         broken "stats $1" aarch64 - -
+    fi
+}
+
+sweep() { # name, sweep args: sweep.csv (members' flock statistics; AUTO's ISA, 1 thread)
+    outputs=$((outputs + 1))
+    # shellcheck disable=SC2086
+    ref sweep $2 --out "$W/ref/$1" --threads 1 --quiet >/dev/null 2>"$W/err" ||
+        { broken "sweep $1" x86-64 auto 1; return 0; }
+    # shellcheck disable=SC2086
+    if tst sweep $2 --out "$W/test/$1" --threads 1 --quiet >/dev/null 2>"$W/err"; then
+        check "sweep $1" aarch64 auto 1 "$W/ref/$1/sweep.csv" "$W/test/$1/sweep.csv"
+    else
+        broken "sweep $1" aarch64 auto 1
     fi
 }
 

@@ -10,6 +10,7 @@
 #   render NAME INPUT "RENDER ARGS"   shoal render ARGS --in INPUT --size 320x200: the PNG
 #   run NAME "RUN ARGS"               shoal run --headless ARGS --frames 3: every frame's PNG
 #   stats NAME A B                    shoal compare A B --json: the flock statistics of both
+#   sweep NAME "SWEEP ARGS"           shoal sweep ARGS: its sweep.csv (statistics per member)
 # ISA-dependent lines (step, ckpt, render, run) run with every ISA of each build; INPUT and
 # A, B name an input or an earlier step's output. Keep counts and steps small: each line
 # costs seconds under qemu (tools/test.sh's budget: docs/ARM.md).
@@ -50,8 +51,10 @@ step suimi suimi "--scene assets/scenes/average_suimi.ini --count 1000"
 # a checkpoint: boids, predators, pinned targets, time and parameters in one file
 ckpt targets_ckpt targets "--scene assets/scenes/heading_targets.ini --count 1000"
 
-# the flock statistics (float64, src/sim/stats.c) of a state and of its step
+# the flock statistics (float64, src/sim/stats.c) of a state and of its step, and of a
+# sweep's members over time (every sample of every member)
 stats steer_stats steer steer+pred
+sweep sweep "--model steer --vary sep_weight=1,2 --seeds 1..2 --count 400 --steps 6 --every 3"
 
 # images: lit with and without LOD, near and far (splats), id shading, a mesh wireframe
 render lit steer "--fish-length 0.6"
