@@ -269,7 +269,8 @@ static void test_bad_input(void **state)
 }
 
 /* --simd and SHOAL_SIMD: every ISA gives the same bytes; an ISA the CPU lacks is a clear
- * error (SHOAL_CPU_DISABLE plays a CPU without AVX2/AVX-512), and auto falls back. */
+ * error (SHOAL_CPU_DISABLE plays a CPU without AVX2/AVX-512, or without NEON), and auto falls
+ * back; another architecture's ISA is an error that says which architecture it needs. */
 static void test_isa_selection(void **state)
 {
     (void)state;
@@ -280,20 +281,22 @@ static void test_isa_selection(void **state)
     float *a = load("i_scalar.npy", &n), *b = load("i_auto.npy", &n);
     assert_memory_equal(a, b, n * 6 * sizeof(float));
     free(b);
-    const char *isas[] = {"avx2", "avx512"};
-    for (int i = 0; i < 2; i++) {
-        if (test_isa_skip(i == 0 ? SHOAL_ISA_AVX2 : SHOAL_ISA_AVX512))
+    char disable[64] = "SHOAL_CPU_DISABLE=";
+    for (int i = 1; i < TEST_ISA_COUNT; i++) {
+        const char *name = shoal_isa_name(test_isas[i]);
+        snprintf(disable + strlen(disable), sizeof disable - strlen(disable), "%s%s",
+                 i > 1 ? "," : "", name);
+        if (test_isa_skip(test_isas[i]))
             continue;
-        assert_int_equal(
-            run("step --in i.npy --out i_%s.npy --steps 20 --simd %s", isas[i], isas[i]), 0);
-        char name[64];
-        snprintf(name, sizeof name, "i_%s.npy", isas[i]);
-        b = load(name, &n);
+        assert_int_equal(run("step --in i.npy --out i_%s.npy --steps 20 --simd %s", name, name), 0);
+        char file[64];
+        snprintf(file, sizeof file, "i_%s.npy", name);
+        b = load(file, &n);
         assert_memory_equal(a, b, n * 6 * sizeof(float));
         free(b);
         /* the same through the environment */
         char env[64];
-        snprintf(env, sizeof env, "SHOAL_SIMD=%s", isas[i]);
+        snprintf(env, sizeof env, "SHOAL_SIMD=%s", name);
         g_env = env;
         assert_int_equal(run("step --in i.npy --out i_env.npy --steps 20"), 0);
         g_env = "";
@@ -302,13 +305,26 @@ static void test_isa_selection(void **state)
         free(b);
     }
     /* a CPU without the wide ISAs: asking is an error, auto runs scalar with the same bits */
-    g_env = "SHOAL_CPU_DISABLE=avx2,avx512";
-    expect_bad("step --in i.npy --out out.npy --simd avx512", "avx512");
-    expect_bad("step --in i.npy --out out.npy --simd avx2", "avx2");
+    g_env = disable;
+    for (int i = 1; i < TEST_ISA_COUNT; i++) {
+        char cmd[96];
+        snprintf(cmd, sizeof cmd, "step --in i.npy --out out.npy --simd %s",
+                 shoal_isa_name(test_isas[i]));
+        expect_bad(cmd, shoal_isa_name(test_isas[i]));
+    }
     assert_int_equal(run("step --in i.npy --out i_old.npy --steps 20"), 0);
     b = load("i_old.npy", &n);
     assert_memory_equal(a, b, n * 6 * sizeof(float));
     free(b);
+    /* another architecture's ISA: this build has no kernel for it, and says so */
+    g_env = "";
+#if defined(__aarch64__)
+    expect_bad("step --in i.npy --out out.npy --simd avx2", "avx2 is for x86-64 CPUs");
+    expect_bad("render --in i.npy --out out.png --simd avx512", "avx512 is for x86-64 CPUs");
+#else
+    expect_bad("step --in i.npy --out out.npy --simd neon", "neon is for ARM (aarch64) CPUs");
+    expect_bad("render --in i.npy --out out.png --simd neon", "neon is for ARM (aarch64) CPUs");
+#endif
     g_env = "SHOAL_SIMD=sse9";
     expect_bad("step --in i.npy --out out.npy", "SHOAL_SIMD");
     g_env = "";

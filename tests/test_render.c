@@ -26,7 +26,7 @@
 #define FISH_LOD SHOAL_SOURCE_ROOT "/assets/fish_lod1.obj"
 #define FISH_COARSE SHOAL_SOURCE_ROOT "/assets/fish_lod2.obj"
 
-static const shoal_isa isas[] = {SHOAL_ISA_SCALAR, SHOAL_ISA_AVX2, SHOAL_ISA_AVX512};
+static const shoal_isa *const isas = test_isas;
 
 /* The scene of the speed targets, scaled down: fish uniform in a box, random directions, a
  * few with zero or vertical velocity; columns are separate arrays (the renderer's view). */
@@ -158,7 +158,7 @@ static void test_isa_and_threads_identical(void **state)
             shoal_camera cam = camera_n(cam_k);
             uint64_t ref = 0;
             int have = 0;
-            for (size_t k = 0; k < 3; k++) {
+            for (size_t k = 0; k < TEST_ISA_COUNT; k++) {
                 if (k > 0 && test_isa_skip(isas[k])) /* scalar: the reference of the others */
                     continue;
                 shoal_renderer *r = make(331, 187, shade, lod, isas[k], 1.5f);
@@ -336,7 +336,7 @@ static void test_occlusion_exact(void **state)
             shoal_camera cam = camera_n(cam_k);
             if (cam_k == 0)
                 cam.eye[2] = 45;
-            for (size_t k = 0; k < 3; k++) {
+            for (size_t k = 0; k < TEST_ISA_COUNT; k++) {
                 if (test_isa_skip(isas[k]))
                     continue;
                 uint64_t h[2];
@@ -660,7 +660,7 @@ static void test_id_mode_matches_reference(void **state)
     }
     printf("reference: %d fish pixels, %d near an edge\n", fish_pixels, maybe_pixels);
     assert_true(fish_pixels > W * H / 20);
-    for (size_t k = 0; k < 3; k++) {
+    for (size_t k = 0; k < TEST_ISA_COUNT; k++) {
         if (test_isa_skip(isas[k]))
             continue;
         shoal_renderer *r = make(W, H, SHOAL_SHADE_ID, 0, isas[k], 1.5f);
@@ -723,11 +723,10 @@ static void test_golden(void **state)
     scene s = scene_make(1500, 2024, 40, 22, 40);
     shoal_camera cam = shoal_camera_default();
     uint64_t h[2];
-    /* every ISA this CPU has (AUTO last, for the printed values): each must give the
+    /* every ISA this CPU has (AUTO after, for the printed values): each must give the
      * golden bits, so a bug in one ISA's path alone fails here too */
-    static const shoal_isa all[] = {SHOAL_ISA_SCALAR, SHOAL_ISA_AVX2, SHOAL_ISA_AVX512,
-                                    SHOAL_ISA_AUTO};
-    for (size_t k = 0; k + 1 < sizeof all / sizeof all[0]; k++) {
+    const shoal_isa *all = test_isas;
+    for (size_t k = 0; k < TEST_ISA_COUNT; k++) {
         if (test_isa_skip(all[k]))
             continue;
         for (int mode = 0; mode < 2; mode++) {
@@ -944,7 +943,7 @@ static void test_splats_at_borders(void **state)
     const double t = tan(30.0 * M_PI / 180.0), dist = 75.0;
     /* pixel centres 0.4 px inside each border: left, right, top, bottom */
     const double px[4][2] = {{0.4, 24}, {W - 0.4, 24}, {32, 0.4}, {32, H - 0.4}};
-    for (size_t k = 0; k < 3; k++) {
+    for (size_t k = 0; k < TEST_ISA_COUNT; k++) {
         if (test_isa_skip(isas[k]))
             continue;
         shoal_renderer *r = make(W, H, SHOAL_SHADE_LIT, 1, isas[k], 1.5f);
@@ -1030,7 +1029,7 @@ static void test_meshes_isa_identical(void **state)
             s.inst.id = variant & 2 ? s.id : NULL;
             uint64_t ref = 0;
             int have = 0;
-            for (size_t k = 0; k < 3; k++) {
+            for (size_t k = 0; k < TEST_ISA_COUNT; k++) {
                 if (k > 0 && test_isa_skip(isas[k])) /* scalar: the reference of the others */
                     continue;
                 shoal_render_desc d = shoal_render_desc_default();
@@ -1111,7 +1110,7 @@ static void test_splats_isa_identical(void **state)
         shoal_camera cam = shoal_camera_default();
         uint64_t ref = 0;
         int have = 0;
-        for (size_t k = 0; k < 3; k++) {
+        for (size_t k = 0; k < TEST_ISA_COUNT; k++) {
             if (k > 0 && test_isa_skip(isas[k])) /* scalar: the reference of the others */
                 continue;
             shoal_render_desc d = shoal_render_desc_default();

@@ -21,6 +21,7 @@ mkdir -p "$INP"
 isas="scalar"
 grep -qw avx2 /proc/cpuinfo && isas="$isas avx2"
 grep -qw avx512f /proc/cpuinfo && isas="$isas avx512"
+grep -qw asimd /proc/cpuinfo && isas="$isas neon" # aarch64's Features line
 : >"$OUTF"
 rec() { echo "$(md5sum <"$1" | cut -c1-16) $2" >>"$OUTF"; }
 

@@ -16,6 +16,7 @@ trap 'rm -rf "$W"' EXIT
 isas="scalar"
 grep -qw avx2 /proc/cpuinfo && isas="$isas avx2"
 grep -qw avx512f /proc/cpuinfo && isas="$isas avx512"
+grep -qw asimd /proc/cpuinfo && isas="$isas neon" # aarch64's Features line
 : >"$OUTF"
 run() { # label, init args, step args
     local label=$1 ia=$2 sa=$3

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The test command: install what is missing, build with gcc (warnings are errors), run the
-# whole suite; then the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
-# (clang); test_concurrent under ThreadSanitizer (clang, libomp + Archer); then the line
-# and branch coverage (gcovr) of the suite of the smallest build.
+# whole suite; then, on x86-64, the aarch64 cross build and its bits under qemu-user (the
+# same bytes as x86's: tools/arm_check.sh); the same suite under AddressSanitizer +
+# UndefinedBehaviorSanitizer (clang); test_concurrent under ThreadSanitizer (clang, libomp +
+# Archer); then the line and branch coverage (gcovr) of the suite of the smallest build.
 # Usage: tools/test.sh [--quick]  (--quick: the gcc build only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +26,14 @@ meson setup build-test --buildtype=debugoptimized -Dwerror=true --wipe >/dev/nul
   meson setup build-test --buildtype=debugoptimized -Dwerror=true
 ninja -C build-test
 meson test -C build-test --print-errorlogs --num-processes "$jobs"
+
+if [ $quick -eq 0 ] && [ "$(uname -m)" = x86_64 ]; then
+  # ARM: the aarch64 cross build (library, program, suite; kept in build-arm between runs),
+  # its NEON cases and the no-FMA check under qemu-user, and every output of
+  # tools/bits_set.sh compared byte for byte with the gcc build's (tools/arm_check.sh,
+  # docs/ARM.md). An aarch64 host runs its NEON cases in the suite above instead.
+  tools/arm_check.sh build-test/src/app/shoal build-arm
+fi
 
 if [ $quick -eq 0 ]; then
   # Sanitizers: clang with ASan + UBSan, leak checking on; libomp's own team bookkeeping

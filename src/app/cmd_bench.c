@@ -113,7 +113,7 @@ typedef struct bench_ctx {
     double target_s; /* time per repeat */
     const char *filter;
     int threads[16], thread_count;
-    shoal_isa isas[3];
+    shoal_isa isas[4];
     int isa_count;
     /* scene caches */
     float *rows[9];
@@ -901,8 +901,8 @@ int cmd_bench(int argc, char **argv)
             b->threads[b->thread_count++] = t;
         b->threads[b->thread_count++] = b->max_threads;
     }
-    shoal_isa all[3] = {SHOAL_ISA_SCALAR, SHOAL_ISA_AVX2, SHOAL_ISA_AVX512};
-    for (int i = 0; i < 3; i++)
+    shoal_isa all[4] = {SHOAL_ISA_SCALAR, SHOAL_ISA_AVX2, SHOAL_ISA_AVX512, SHOAL_ISA_NEON};
+    for (int i = 0; i < 4; i++)
         if (shoal_isa_supported(all[i]))
             b->isas[b->isa_count++] = all[i];
     build_matrix(b);

@@ -207,6 +207,16 @@ SHOAL_API shoal_status shoal_render_create(const shoal_render_desc *desc, shoal_
         return shoal_error_set(err, SHOAL_ERR_UNSUPPORTED,
                                "render: built without x86 SIMD kernels");
 #endif
+#if SHOAL_RENDER_HAVE_NEON
+    if (isa == SHOAL_ISA_NEON) {
+        if (!cpu_has_neon())
+            return shoal_error_set(err, SHOAL_ERR_UNSUPPORTED, "render: NEON is disabled");
+        k = &render_kernels_neon;
+    }
+#else
+    if (isa == SHOAL_ISA_NEON)
+        return shoal_error_set(err, SHOAL_ERR_UNSUPPORTED, "render: built without NEON kernels");
+#endif
     shoal_renderer *r = calloc(1, sizeof *r);
     if (!r)
         return shoal_error_set(err, SHOAL_ERR_NOMEM, "render: out of memory");

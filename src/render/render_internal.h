@@ -238,11 +238,13 @@ typedef struct render_kernels {
     const char *name;
 } render_kernels;
 
-/* All three are always declared; the x86 ones exist when render_config.h says
- * SHOAL_RENDER_HAVE_X86_SIMD and are used only after cpu_has_avx2/avx512. */
+/* All are always declared; the x86 ones exist when render_config.h says
+ * SHOAL_RENDER_HAVE_X86_SIMD and are used only after cpu_has_avx2/avx512, the NEON one when
+ * it says SHOAL_RENDER_HAVE_NEON (aarch64). */
 extern const render_kernels render_kernels_scalar;
 extern const render_kernels render_kernels_avx2;
 extern const render_kernels render_kernels_avx512;
+extern const render_kernels render_kernels_neon;
 
 /* ---- shared scalar math: every ISA calls these, so their bits are the reference ----- */
 

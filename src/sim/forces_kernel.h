@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The force kernels of every model, written once against the wide type of core/simd.h and
- * instantiated per ISA by forces_scalar.c, forces_avx2.c and forces_avx512.c (each defines
- * KSUFFIX and its SIMD_* macro, then includes this file).
+ * instantiated per ISA by forces_scalar.c, forces_avx2.c, forces_avx512.c and forces_neon.c
+ * (each defines KSUFFIX and its SIMD_* macro, then includes this file). The few steps that
+ * have AVX2 / AVX-512 code of their own here (the box filter, the group's box, the cells)
+ * have a branch in core/simd.h's words for any other wide ISA (VW > 1: NEON).
  *
  * Lane layout: lane i = boid slot base+i; the lanes of a group are consecutive boids of one
  * grid row (same y, z), so their 27-cell neighbourhoods share one union: the 9 contiguous
@@ -97,10 +99,12 @@ static inline int KFN(all_run)(uint32_t *jp, uint32_t re, uint32_t *list, int n)
                             _mm512_add_epi32(_mm512_set1_epi32((int)j),
                                              _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
                                                                12, 13, 14, 15)));
-#else
+#elif defined(SIMD_AVX2)
         _mm256_storeu_si256(
             (__m256i *)(list + n),
             _mm256_add_epi32(_mm256_set1_epi32((int)j), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+#else
+        vi_store((int32_t *)(void *)(list + n), vi_add(vi_set1((int32_t)j), vi_lanes()));
 #endif
         uint32_t take = re - j < VW ? re - j : VW;
         n += (int)take;
@@ -318,6 +322,67 @@ static inline void KFN(lane_box)(kgroup *g, vf3 p)
     g->box[4] = _mm256_cvtss_f32(KFN(hmax)(_mm256_blendv_ps(ninf, p.y, m)));
     g->box[5] = _mm256_cvtss_f32(KFN(hmax)(_mm256_blendv_ps(ninf, p.z, m)));
 }
+#elif VW > 1
+/* Any other wide ISA (NEON), in core/simd.h's words: the same test as the AVX branches. */
+static inline __attribute__((always_inline)) vm KFN(filter_keep)(const float *px, const float *py,
+                                                                 const float *pz, uint32_t j, int n,
+                                                                 int whole, const vf box[6], vf r2)
+{
+    vf zero = vf_zero();
+    /* partial loads only where the vector would reach past the arrays; lanes from n on
+     * are masked in the test */
+    vf qx = whole ? vf_load(px + j) : vf_load_n(px + j, n);
+    vf qy = whole ? vf_load(py + j) : vf_load_n(py + j, n);
+    vf qz = whole ? vf_load(pz + j) : vf_load_n(pz + j, n);
+    vf ex = vf_max(vf_max(vf_sub(box[0], qx), vf_sub(qx, box[3])), zero);
+    vf ey = vf_max(vf_max(vf_sub(box[1], qy), vf_sub(qy, box[4])), zero);
+    vf ez = vf_max(vf_max(vf_sub(box[2], qz), vf_sub(qz, box[5])), zero);
+    vf d2 = vf_add(vf_add(vf_mul(ex, ex), vf_mul(ey, ey)), vf_mul(ez, ez));
+    vm le = vf_le(d2, r2);
+    return n < VW ? vm_and(le, vm_first(n)) : le;
+}
+
+static inline int KFN(filter_run)(const float *px, const float *py, const float *pz, uint32_t *jp,
+                                  uint32_t re, const kwalk *w, uint32_t *list, int n)
+{
+    const vf *box = w->box, r2 = w->r2;
+    uint32_t j = *jp;
+    const vi lanes = vi_lanes();
+    while (re - j >= VW && n < KLIST_CAP) {
+        vm keep = KFN(filter_keep)(px, py, pz, j, VW, 1, box, r2);
+        vi_append((int32_t *)(void *)(list + n), vm_perm(keep), vi_add(vi_set1((int32_t)j), lanes));
+        n += vm_count(keep);
+        j += VW;
+    }
+    if (j < re && n < KLIST_CAP) {
+        vm keep = KFN(filter_keep)(px, py, pz, j, (int)(re - j), j + VW <= w->limit, box, r2);
+        vi_append((int32_t *)(void *)(list + n), vm_perm(keep), vi_add(vi_set1((int32_t)j), lanes));
+        n += vm_count(keep);
+        j = re;
+    }
+    *jp = j;
+    return n;
+}
+
+/* The box of the group's lanes p (lanes n and above ignored), lane by lane in the order
+ * of the AVX branches' reductions' result: the smallest and largest value (positions are
+ * finite here; which zero a box face holds changes no test). */
+static inline void KFN(lane_box)(kgroup *g, vf3 p)
+{
+    float t[3][VW];
+    vf_store(t[0], p.x);
+    vf_store(t[1], p.y);
+    vf_store(t[2], p.z);
+    for (int c = 0; c < 3; c++) {
+        float lo = t[c][0], hi = t[c][0];
+        for (int i = 1; i < g->n; i++) {
+            lo = t[c][i] < lo ? t[c][i] : lo;
+            hi = t[c][i] > hi ? t[c][i] : hi;
+        }
+        g->box[c] = lo;
+        g->box[3 + c] = hi;
+    }
+}
 #endif
 
 /* A whole vector, unmasked. */
@@ -328,7 +393,7 @@ static inline vf KFN(loadw)(const float *p)
 #elif defined(SIMD_AVX2)
     return _mm256_loadu_ps(p);
 #else
-    return *p;
+    return vf_load(p);
 #endif
 }
 
@@ -339,7 +404,7 @@ static inline void KFN(storew)(float *p, vf v)
 #elif defined(SIMD_AVX2)
     _mm256_storeu_ps(p, v);
 #else
-    *p = v;
+    vf_store(p, v);
 #endif
 }
 
@@ -380,6 +445,13 @@ static inline uint64_t KFN(lane_sum)(const kgroup *g, vf c)
     h = _mm_add_epi32(h, _mm_shuffle_epi32(h, _MM_SHUFFLE(1, 0, 3, 2)));
     h = _mm_add_epi32(h, _mm_shuffle_epi32(h, _MM_SHUFFLE(2, 3, 0, 1)));
     return (uint32_t)_mm_cvtsi128_si32(h);
+#elif VW > 1
+    int32_t k[VW];
+    vi_store(k, vi_trunc(c));
+    uint32_t sum = 0;
+    for (int i = 0; i < g->n; i++)
+        sum += (uint32_t)k[i];
+    return sum;
 #else
     (void)g;
     return (uint64_t)c;
@@ -503,6 +575,34 @@ static inline void KFN(store_cells)(const shoal_sim *s, const kgroup *g, vf3 p)
                                                                KFN(coord)(p.z, gr, 2)))));
     __m256i m = simd_lane_mask(g->n);
     _mm256_maskstore_epi32((int *)(s->cell_of + g->base), m, cell);
+}
+#elif VW > 1
+/* grid_coord lane by lane in core/simd.h's words, as the AVX branches do it */
+static inline vi KFN(coord)(vf v, const grid *gr, int c)
+{
+    vf f = vf_mul(vf_sub(v, vf_set1(gr->origin[c])), vf_set1(gr->inv_cell));
+    vm in = vf_ge(f, vf_zero()); /* not NaN, >= 0 */
+    vm top = vf_ge(f, vf_set1((float)(gr->gdims[c] - 1)));
+    vi k = vi_select(top, vi_set1(gr->gdims[c] - 1), vi_trunc(f));
+    k = vi_select(in, k, vi_set1(0));
+    return vi_sub(k, vi_set1(gr->off[c]));
+}
+
+static inline void KFN(store_cells)(const shoal_sim *s, const kgroup *g, vf3 p)
+{
+    const grid *gr = &s->g;
+    vi cell = vi_add(
+        KFN(coord)(p.x, gr, 0),
+        vi_mul(vi_set1(gr->dims[0]), vi_add(KFN(coord)(p.y, gr, 1),
+                                            vi_mul(vi_set1(gr->dims[1]), KFN(coord)(p.z, gr, 2)))));
+    if (g->n == VW) {
+        vi_store((int32_t *)(void *)(s->cell_of + g->base), cell);
+    } else {
+        int32_t t[VW];
+        vi_store(t, cell);
+        for (int i = 0; i < g->n; i++)
+            s->cell_of[g->base + (uint32_t)i] = (uint32_t)t[i];
+    }
 }
 #else
 static inline void KFN(store_cells)(const shoal_sim *s, const kgroup *g, vf3 p)

@@ -52,10 +52,12 @@ static forces_range_fn forces_for_isa(int isa)
 #if SHOAL_SIM_HAVE_X86_SIMD
     if (isa == SHOAL_ISA_AVX512)
         return forces_range_avx512;
-#endif
-#if SHOAL_SIM_HAVE_X86_SIMD
     if (isa == SHOAL_ISA_AVX2)
         return forces_range_avx2;
+#endif
+#if SHOAL_SIM_HAVE_NEON
+    if (isa == SHOAL_ISA_NEON)
+        return forces_range_neon;
 #endif
     (void)isa;
     return forces_range_scalar;

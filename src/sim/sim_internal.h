@@ -229,6 +229,7 @@ typedef void (*forces_range_fn)(const shoal_sim *s, int64_t b0, int64_t b1, sim_
 void forces_range_scalar(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f);
 void forces_range_avx2(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f);
 void forces_range_avx512(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f);
+void forces_range_neon(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f);
 
 /* field.c: rebuild the field from the sim's obstacles and parameters; free them all. */
 shoal_status sim_field_rebuild(shoal_sim *s, shoal_error *err);
