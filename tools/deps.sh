@@ -37,7 +37,7 @@ if [ "$what" = test ] || [ "$what" = all ]; then
   pkgs+=(libcmocka-dev clang clang-format libomp-dev libclang-rt-14-dev python3-numpy python3-pytest
         python3-pandas python3-mesonpy patchelf g++ xvfb xauth xdotool
         ffmpeg python3-matplotlib python3-vtk9 bsdutils gcovr libegl-dev libgles-dev libegl-mesa0
-        libgl1-mesa-dri)
+        libgl1-mesa-dri python3-nbformat python3-nbclient python3-ipykernel jupyter-nbconvert)
 fi
 
 missing=()
