@@ -600,9 +600,11 @@ static char *omp_value(const json_value *root, const char *key, char *buf, size_
 }
 
 /* Run bench --tiny with OMP_WAIT_POLICY / GOMP_SPINCOUNT as given (NULL: unset) and check
- * what the process saw. A policy the user sets is kept and shoal chooses nothing; with
- * neither set, shoal's choice (SHOAL_OMP_DEFAULT) follows its rule: passive when the other
- * runnable threads it counted are at least half the CPUs, else libgomp's default. */
+ * what the process saw. A policy the user sets is kept and shoal chooses nothing. With
+ * neither set: on GNU libgomp the program chooses at start (SHOAL_OMP_DEFAULT) by its rule,
+ * passive when the other runnable threads it counted are at least half the CPUs, else
+ * libgomp's default; on LLVM's libomp the program chooses nothing and the library's auto
+ * policy decides at run time (machine.omp.wait). */
 static void check_wait_policy(const char *policy, const char *spin)
 {
     if (policy)
@@ -618,10 +620,15 @@ static void check_wait_policy(const char *policy, const char *spin)
     json_value root;
     if (jload(path("w.json"), &root))
         fail_msg("bench --json wrote invalid JSON");
-    char wb[128], sb[128], db[160];
+    char wb[128], sb[128], db[160], rb[16], tb[256];
     const char *wp = omp_value(&root, "OMP_WAIT_POLICY", wb, sizeof wb),
                *sc = omp_value(&root, "GOMP_SPINCOUNT", sb, sizeof sb),
-               *sd = omp_value(&root, "shoal_default", db, sizeof db);
+               *sd = omp_value(&root, "shoal_default", db, sizeof db),
+               *rt = omp_value(&root, "runtime", rb, sizeof rb),
+               *wt = omp_value(&root, "wait", tb, sizeof tb);
+    assert_non_null(rt);
+    assert_non_null(wt);
+    printf("# runtime %s, wait: %s\n", rt, wt);
     if (policy || spin) {
         if ((policy && (!wp || strcmp(wp, policy) != 0)) || (!policy && wp))
             fail_msg("OMP_WAIT_POLICY %s in the JSON, %s set", wp ? wp : "null",
@@ -631,7 +638,20 @@ static void check_wait_policy(const char *policy, const char *spin)
                      spin ? spin : "none");
         if (sd)
             fail_msg("shoal chose a wait policy (%s) over the user's", sd);
+        /* the library names the variable that decided (GOMP_SPINCOUNT wins, as in libgomp) */
+        char want[96];
+        snprintf(want, sizeof want, "%s=%s", spin ? "GOMP_SPINCOUNT" : "OMP_WAIT_POLICY",
+                 spin ? spin : policy);
+        if (strncmp(wt, want, strlen(want)) != 0)
+            fail_msg("wait '%s' does not start with '%s'", wt, want);
+    } else if (strcmp(rt, "llvm") == 0) {
+        if (sd || wp)
+            fail_msg("on LLVM libomp the program chose a wait (%s, OMP_WAIT_POLICY %s)",
+                     sd ? sd : "-", wp ? wp : "-");
+        if (strncmp(wt, "auto: ", 6) != 0)
+            fail_msg("wait '%s' is not the library's auto policy", wt);
     } else {
+        assert_string_equal(rt, "gnu");
         assert_non_null(sd);
         char kind[16];
         double load;

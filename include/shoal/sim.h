@@ -37,9 +37,6 @@ typedef enum shoal_neighbors {
 #define SHOAL_MAX_SPHERES 64
 #define SHOAL_MAX_PREDATORS 64
 #define SHOAL_MAX_OBSTACLES 16
-/** Most worker threads one simulation runs on (a larger shoal_sim_desc.thread_count is
- *  refused by shoal_sim_create). */
-#define SHOAL_MAX_THREADS 256
 /** Largest obstacle field, in cells (12 bytes each). */
 #define SHOAL_FIELD_MAX_CELLS (4 * 1024 * 1024)
 

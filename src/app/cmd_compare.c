@@ -245,7 +245,8 @@ int cmd_compare(int argc, char **argv)
     if (options_given(&o, "radius") && (rc = options_double(&o, "radius", 0, 1e30, &radius)))
         return rc;
     long long threads = 0;
-    if (options_given(&o, "threads") && (rc = options_int(&o, "threads", 0, 256, &threads)))
+    if (options_given(&o, "threads") &&
+        (rc = options_int(&o, "threads", 0, SHOAL_MAX_THREADS, &threads)))
         return rc;
     const char *fmt = options_get(&o, "format");
     float *a = NULL, *b = NULL;
@@ -416,7 +417,8 @@ int cmd_diverge(int argc, char **argv)
             return rc;
         d.seed = (uint64_t)seed;
     }
-    if (options_given(&o, "threads") && (rc = options_int(&o, "threads", 0, 256, &threads)))
+    if (options_given(&o, "threads") &&
+        (rc = options_int(&o, "threads", 0, SHOAL_MAX_THREADS, &threads)))
         return rc;
     d.thread_count = (int)threads;
     if (options_given(&o, "dt") && (rc = options_double(&o, "dt", 1e-12, 1e6, &d.dt_s)))

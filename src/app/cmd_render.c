@@ -90,7 +90,7 @@ static int parse_opts(const opt_values *o, render_opts *ro)
         d->occlusion = 0;
     else
         return options_fail(o, "--occlusion: '%s' is not on or off", occ);
-    if ((rc = options_int(o, "threads", 0, 1024, &ro->threads)))
+    if ((rc = options_int(o, "threads", 0, SHOAL_MAX_THREADS, &ro->threads)))
         return rc;
     d->thread_count = (int)ro->threads;
     shoal_error e;

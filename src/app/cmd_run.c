@@ -111,7 +111,7 @@ static int parse_cfg(const opt_values *o, run_cfg *c)
     double d;
     if ((rc = app_parse_size(o, &c->width, &c->height)))
         return rc;
-    if ((rc = options_int(o, "threads", 0, 1024, &ll)))
+    if ((rc = options_int(o, "threads", 0, SHOAL_MAX_THREADS, &ll)))
         return rc;
     c->threads = (int)ll;
     shoal_error e;

@@ -450,7 +450,8 @@ int cmd_step(int argc, char **argv)
     long long steps, threads = 0, seed = (long long)d.seed;
     if ((rc = options_int(&o, "steps", 0, 1000000000LL, &steps)))
         return rc;
-    if (options_given(&o, "threads") && (rc = options_int(&o, "threads", 0, 256, &threads)))
+    if (options_given(&o, "threads") &&
+        (rc = options_int(&o, "threads", 0, SHOAL_MAX_THREADS, &threads)))
         return rc;
     if (options_given(&o, "seed") &&
         (rc = options_int(&o, "seed", 0, 9223372036854775807LL, &seed)))

@@ -536,7 +536,7 @@ int cmd_sweep(int argc, char **argv)
     if (options_given(&o, "dt") && (rc = options_double(&o, "dt", 1e-12, 1e6, &sw.base.dt_s)))
         return rc;
     /* the limits of step --threads: a member never gets more than a step may have */
-    if ((rc = options_int(&o, "threads", 0, 256, &threads)) ||
+    if ((rc = options_int(&o, "threads", 0, SHOAL_MAX_THREADS, &threads)) ||
         (rc = options_int(&o, "jobs", 1, 1024, &jobs)))
         return rc;
     if ((rc = parse_seeds(&o, &sw)))

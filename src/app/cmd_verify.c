@@ -775,7 +775,8 @@ int cmd_verify(int argc, char **argv)
          (rc = options_int(&o, "worst", 1, SHOAL_VERIFY_MAX_WORST, &worst))) ||
         (options_given(&o, "first") && (rc = options_int(&o, "first", 0, 1000000000LL, &first))) ||
         (options_given(&o, "steps") && (rc = options_int(&o, "steps", 1, 1000000000LL, &steps))) ||
-        (options_given(&o, "threads") && (rc = options_int(&o, "threads", 0, 256, &threads))))
+        (options_given(&o, "threads") &&
+         (rc = options_int(&o, "threads", 0, SHOAL_MAX_THREADS, &threads))))
         return rc;
 
     /* the trajectory */

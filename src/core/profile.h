@@ -30,7 +30,7 @@ enum {
 };
 
 #define PROF_MAX_STAGES SHOAL_PROFILE_MAX_STAGES
-#define PROF_MAX_THREADS 256
+#define PROF_MAX_THREADS SHOAL_MAX_THREADS
 /* Durations kept per stage for the median: the last PROF_RING calls (max, total and the
  * call count cover every call). */
 #define PROF_RING 4096

@@ -157,9 +157,9 @@ SHOAL_API shoal_status shoal_render_create(const shoal_render_desc *desc, shoal_
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "render: no fish mesh (shoal_render_desc.mesh is NULL; "
                                "shoal_mesh_load_asset(\"fish.obj\") loads shoal's own)");
-    if (desc->thread_count < 0)
-        return shoal_error_set(err, SHOAL_ERR_INPUT, "render: thread count %d must be >= 0",
-                               desc->thread_count);
+    char why[160];
+    if (parallel_check_threads(desc->thread_count, why, sizeof why))
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "render: %s", why);
     if (!(desc->lod_splat_px >= 0.0f) || !(desc->lod_reduced_px >= desc->lod_splat_px) ||
         !isfinite(desc->lod_reduced_px))
         return shoal_error_set(err, SHOAL_ERR_INPUT,

@@ -574,10 +574,9 @@ static shoal_status stats_compute(const view *vw, size_t n, const shoal_stats_de
     if (isnan(desc.radius) || desc.radius < 0)
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "statistics radius %g (expected a number >= 0)", desc.radius);
-    if (desc.thread_count < 0 || desc.thread_count > 1024)
-        return shoal_error_set(err, SHOAL_ERR_INPUT,
-                               "statistics thread count %d (expected 0 to 1024)",
-                               desc.thread_count);
+    char why[160];
+    if (parallel_check_threads(desc.thread_count, why, sizeof why))
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "statistics: %s", why);
     if (n > (size_t)UINT32_MAX - 1)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "statistics of %zu boids (at most 4294967294)",
                                n);
