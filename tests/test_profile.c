@@ -770,14 +770,54 @@ static void test_bench_json_and_compare(void **state)
     assert_non_null(strstr(g_out, "sim/steer-16k/"));
 }
 
+/* Issue 44, N10: a span count whose buffer size wraps (461168601842738791 x 40 bytes is
+ * 16 bytes modulo 2^64) was accepted with a 16-byte buffer, and the next step wrote 250
+ * spans into it; N11: the tracks (64-byte aligned lines) came from calloc, which UBSan
+ * reported on every span. Both through the public calls on a sim's own profile. */
+static void test_trace_sizes_and_alignment(void **state)
+{
+    (void)state;
+    shoal_error e;
+    shoal_sim_desc d = shoal_sim_desc_for(SHOAL_MODEL_STEER);
+    d.boid_count = 300;
+    d.thread_count = 2;
+    shoal_sim *s = NULL;
+    assert_int_equal(shoal_sim_create(&d, &s, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim_draw_state(s, &e), SHOAL_OK);
+    shoal_profile *p = shoal_sim_get_profile(s);
+    assert_int_equal((uintptr_t)p % 64, 0);
+    assert_int_equal(shoal_profile_trace_start(p, 1, (size_t)461168601842738791ull, &e),
+                     SHOAL_ERR_NOMEM);
+    assert_non_null(strstr(e.message, "overflow"));
+    assert_int_equal(shoal_profile_trace_start(p, 100000, SIZE_MAX / 2, &e), SHOAL_ERR_NOMEM);
+    assert_int_equal(shoal_profile_trace_spans(p, NULL), 0);
+    assert_int_equal(shoal_sim_step(s, 50, &e), SHOAL_OK); /* no trace: nothing recorded */
+    assert_int_equal(shoal_profile_trace_start(p, 2, 100, &e), SHOAL_OK);
+    const prof *pr = p;
+    assert_non_null(pr->tracks);
+    for (int t = 0; t < pr->track_count; t++)
+        assert_int_equal((uintptr_t)&pr->tracks[t] % 64, 0);
+    assert_int_equal(shoal_sim_step(s, 50, &e), SHOAL_OK);
+    uint64_t dropped = 0;
+    assert_true(shoal_profile_trace_spans(p, &dropped) > 0);
+    assert_true(dropped > 0); /* 100 spans a thread, 50 steps of 5+ spans: the rest counted */
+    shoal_profile_trace_stop(p);
+    shoal_sim_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_stats_synthetic),      cmocka_unit_test(test_enable_switch),
-        cmocka_unit_test(test_profile_per_object),   cmocka_unit_test(test_trace_library),
-        cmocka_unit_test(test_step_stats_and_trace), cmocka_unit_test(test_bench_json_and_compare),
-        cmocka_unit_test(test_wait_policy),          cmocka_unit_test(test_render_stats_and_trace),
+        cmocka_unit_test(test_stats_synthetic),
+        cmocka_unit_test(test_enable_switch),
+        cmocka_unit_test(test_profile_per_object),
+        cmocka_unit_test(test_trace_library),
+        cmocka_unit_test(test_step_stats_and_trace),
+        cmocka_unit_test(test_bench_json_and_compare),
+        cmocka_unit_test(test_wait_policy),
+        cmocka_unit_test(test_render_stats_and_trace),
         cmocka_unit_test(test_stats_everywhere),
+        cmocka_unit_test(test_trace_sizes_and_alignment),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -7,21 +7,27 @@
 #include "core/profile.h"
 
 #include "core/text.h"
+#include "core/alloc.h"
 #include "core/timer.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 shoal_status prof_create(prof **out, shoal_error *err)
 {
     /* calloc of a large block is fresh zero pages: only the stages that record (and the
-     * threads that work in them) are ever touched */
-    prof *p = calloc(1, sizeof *p);
+     * threads that work in them) are ever touched. The struct holds 64-byte aligned
+     * per-thread lines, and calloc promises 16: the profile starts at the first 64-byte
+     * boundary of a block 64 bytes larger. */
+    void *base = calloc(1, sizeof(prof) + 64);
+    prof *p = base ? (prof *)(((uintptr_t)base + 63) & ~(uintptr_t)63) : NULL;
     *out = p;
     if (!p)
         return shoal_error_set(err, SHOAL_ERR_NOMEM, "out of memory for a profile (%zu bytes)",
                                sizeof *p);
+    p->alloc_base = base;
     p->flags = PROF_STATS;
     p->dynamic_next = PROF_DYNAMIC_BASE;
     return SHOAL_OK;
@@ -32,7 +38,7 @@ void prof_destroy(prof *p)
     if (!p)
         return;
     prof_trace_close(p);
-    free(p);
+    free(p->alloc_base);
 }
 
 void prof_set_flags(prof *p, unsigned flags) { p->flags = flags; }
@@ -235,9 +241,18 @@ shoal_status prof_trace_open(prof *p, int threads, size_t spans_per_thread, shoa
         threads = 1;
     if (threads > PROF_MAX_THREADS)
         threads = PROF_MAX_THREADS;
-    p->tracks = calloc((size_t)threads, sizeof *p->tracks);
+    /* each thread's buffer in one allocation: the size must not wrap (a huge count would
+     * give a small buffer with a huge capacity) */
+    if (spans_per_thread > SIZE_MAX / sizeof(prof_span) / (size_t)threads)
+        return shoal_error_set(err, SHOAL_ERR_NOMEM,
+                               "cannot allocate the trace buffers: %d x %zu spans of %zu bytes "
+                               "overflow",
+                               threads, spans_per_thread, sizeof(prof_span));
+    /* the tracks are 64-byte aligned (a line per thread: no false sharing), which calloc
+     * does not promise */
+    p->tracks = alloc_array_zero((size_t)threads, sizeof *p->tracks, "the trace tracks", err);
     if (!p->tracks)
-        return shoal_error_set(err, SHOAL_ERR_NOMEM, "out of memory for the trace tracks");
+        return err ? err->status : SHOAL_ERR_NOMEM;
     p->track_count = threads;
     for (int t = 0; t < threads; t++) {
         p->tracks[t].spans = malloc(spans_per_thread * sizeof(prof_span));
@@ -303,7 +318,7 @@ void prof_trace_close(prof *p)
 {
     for (int t = 0; t < p->track_count; t++)
         free(p->tracks[t].spans);
-    free(p->tracks);
+    alloc_free(p->tracks);
     p->tracks = NULL;
     p->track_count = 0;
     p->flags &= ~(unsigned)PROF_TRACE;

@@ -72,6 +72,7 @@ typedef struct prof_track {
 } prof_track;
 
 struct shoal_profile {
+    void *alloc_base;                       /* what prof_create allocated (NULL: static) */
     unsigned flags;                         /* PROF_STATS | PROF_TRACE */
     const char *names[PROF_MAX_STAGES][2];  /* group, name (not copied) */
     int dynamic_next;                       /* the next id prof_stage hands out */

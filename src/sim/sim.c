@@ -100,7 +100,7 @@ void shoal_sim_destroy(shoal_sim *s)
     alloc_free(s->hist);
     sim_obstacles_free(s);
     prof_destroy(s->prof_own);
-    free(s);
+    alloc_free(s);
 }
 
 /* Every array is written once here, each thread its static share, so the first step does
@@ -139,14 +139,16 @@ shoal_status shoal_sim_create(const shoal_sim_desc *desc, shoal_sim **sim_out, s
     st = shoal_isa_resolve(desc->isa, &isa, err);
     if (st)
         return st;
-    shoal_sim *s = calloc(1, sizeof *s);
+    /* 64-byte aligned (the per-thread fault lines and the counters are), which calloc
+     * does not promise */
+    shoal_sim *s = alloc_array_zero(1, sizeof *s, "the simulation", err);
     if (!s)
-        return shoal_error_set(err, SHOAL_ERR_NOMEM, "out of memory allocating the simulation");
+        return SHOAL_ERR_NOMEM;
     s->desc = *desc;
     s->count = desc->boid_count;
     s->isa = (int)isa;
     if ((st = prof_create(&s->prof_own, err))) {
-        free(s);
+        alloc_free(s);
         return st;
     }
     s->prof = s->prof_own;
