@@ -259,7 +259,7 @@ static void test_scene_parse(void **state)
         if (!strstr(e.message, bad[i].word) || !strstr(e.message, "bad.ini"))
             fail_msg("case %zu: message '%s' lacks '%s'", i, e.message, bad[i].word);
     }
-    assert_int_equal(shoal_scene_load("/nonexistent/x.ini", &sc, &e), SHOAL_ERR_INPUT);
+    assert_int_equal(shoal_scene_load("/nonexistent/x.ini", &sc, &e), SHOAL_ERR_IO);
     assert_non_null(strstr(e.message, "/nonexistent/x.ini"));
 }
 

@@ -6,6 +6,7 @@
 #include "app/app.h"
 #include "shoal/profile.h"
 #include "app/options.h"
+#include "app/outdir.h"
 #include "app/traj.h"
 #include "shoal/system.h"
 #include "shoal/gpu.h"
@@ -235,6 +236,11 @@ int cmd_compare(int argc, char **argv)
         return rc;
     if (o.positional_count != 2)
         return options_fail(&o, "expected two state files A and B");
+    if ((rc = app_output_not_input(&o, (const char *const[]){"json", NULL}, o.positional[0],
+                                   "compare's first state")) ||
+        (rc = app_output_not_input(&o, (const char *const[]){"json", NULL}, o.positional[1],
+                                   "compare's second state")))
+        return rc;
     shoal_error e;
     shoal_model model;
     if (shoal_model_parse(options_get(&o, "model"), &model, &e))
@@ -384,7 +390,11 @@ int cmd_diverge(int argc, char **argv)
                       (int)(sizeof diverge_opts / sizeof diverge_opts[0]), 0, argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;
-    if ((rc = options_check_outputs(&o, (const char *const[]){"csv", NULL})))
+    if ((rc = options_check_outputs(&o, (const char *const[]){"csv", NULL})) ||
+        (rc = app_output_not_input(&o, (const char *const[]){"csv", NULL}, options_get(&o, "in"),
+                                   "--in")) ||
+        (rc = app_output_not_input(&o, (const char *const[]){"csv", NULL}, options_get(&o, "scene"),
+                                   "--scene")))
         return rc;
     shoal_error e;
     shoal_sim_desc d = shoal_sim_desc_default();

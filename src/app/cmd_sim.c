@@ -333,7 +333,9 @@ int cmd_init(int argc, char **argv)
                            app_init_spec_count, 0, argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;
-    if ((rc = options_check_outputs(&o, (const char *const[]){"out", NULL})))
+    if ((rc = options_check_outputs(&o, (const char *const[]){"out", NULL})) ||
+        (rc = app_output_not_input(&o, (const char *const[]){"out", NULL}, options_get(&o, "scene"),
+                                   "--scene")))
         return rc;
     long long count = 0;
     if (options_given(&o, "count") && (rc = options_int(&o, "count", 1, 4000000000LL, &count)))
@@ -446,6 +448,15 @@ int cmd_step(int argc, char **argv)
         return options_fail(&o, "--every, --format and --overwrite are for --out-dir");
     if ((rc = app_outputs_distinct(&o, (const char *const[]){"out", "checkpoint", "trace", NULL},
                                    out_dir, traj_owns)))
+        return rc;
+    /* no output over an input, but for the two updates in place: --in X --out X (the
+     * state) and --resume F --checkpoint F (the run continued) */
+    if ((rc = app_output_not_input(&o, (const char *const[]){"checkpoint", "trace", NULL}, in,
+                                   "--in")) ||
+        (rc = app_output_not_input(&o, (const char *const[]){"out", "trace", NULL}, resume,
+                                   "--resume")) ||
+        (rc = app_output_not_input(&o, (const char *const[]){"out", "checkpoint", "trace", NULL},
+                                   options_get(&o, "scene"), "--scene")))
         return rc;
     long long steps, threads = 0, seed = (long long)d.seed;
     if ((rc = options_int(&o, "steps", 0, 1000000000LL, &steps)))

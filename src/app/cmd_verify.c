@@ -12,11 +12,13 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const opt_spec verify_opts[] = {
     {"trajectory", OPT_VALUE, "T", NULL,
@@ -270,16 +272,23 @@ static shoal_status read_bin(const char *path, const layout *l, double **rows, d
     *rows = NULL;
     *ids = NULL;
     *count = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    /* opened without blocking: a FIFO without a writer waited in open for ever */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return shoal_error_set(e, SHOAL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        fclose(f);
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
         return shoal_error_set(e, SHOAL_ERR_INPUT,
                                "%s: not a regular file: a buffer dump has no header, so its size "
                                "must come from the file system",
                                path);
+    }
+    FILE *f = NULL;
+    if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0 || !(f = fdopen(fd, "rb"))) {
+        int why = errno;
+        close(fd);
+        return shoal_error_set(e, SHOAL_ERR_IO, "%s: cannot open: %s", path, strerror(why));
     }
     size_t rec = (size_t)l->words * 4, size = (size_t)sb.st_size;
     if (size == 0 || size % rec != 0) {
@@ -757,6 +766,13 @@ int cmd_verify(int argc, char **argv)
     const char *path = options_get(&o, "trajectory");
     if (!path)
         return options_fail(&o, "--trajectory T is required (a directory of states or a .npy)");
+    /* no report over a file it reads (the frames of a directory are checked once listed) */
+    const char *const reports[] = {"csv", "json", NULL};
+    if ((rc = app_output_not_input(&o, reports, path, "--trajectory")) ||
+        (rc = app_output_not_input(&o, reports, options_get(&o, "ids"), "--ids")) ||
+        (rc = app_output_not_input(&o, reports, options_get(&o, "targets"), "--targets")) ||
+        (rc = app_output_not_input(&o, reports, options_get(&o, "scene"), "--scene")))
+        return rc;
     shoal_error e;
     source src;
     memset(&src, 0, sizeof src);
@@ -813,6 +829,18 @@ int cmd_verify(int argc, char **argv)
         json_free(&man);
         source_free(&src);
         return app_fail_status(&o, &e);
+    }
+    if (src.files) {
+        char mpath[4200];
+        snprintf(mpath, sizeof mpath, "%s/manifest.json", path);
+        rc = app_output_not_input(&o, reports, mpath, "the trajectory's manifest");
+        for (size_t k = 0; !rc && k < src.count; k++)
+            rc = app_output_not_input(&o, reports, src.files[k], "a frame of the trajectory");
+        if (rc) {
+            json_free(&man);
+            source_free(&src);
+            return rc;
+        }
     }
     if (options_given(&o, "layout") && !src.bin) {
         json_free(&man);

@@ -289,6 +289,9 @@ int run_draw_frame(app *a, canvas *cv, int sampled_trails);
 void run_screenshot(app *a, const canvas *cv);
 /* The headless loop: --frames frames stepped, drawn and written; the exit code. */
 int run_headless(app *a);
+/* The frames of `run --out DIR` (frame_NNNNN.png, five digits or more): what a later run may
+ * replace with --overwrite, and what no other output of the run may name. */
+int run_frames_owns(const char *name);
 /* The window loop until quit, --frames or the script's end; the exit code. */
 int run_window(app *a);
 

@@ -498,8 +498,8 @@ shoal_status shoal_scene_parse(const char *text, const char *name, shoal_scene *
 shoal_status shoal_scene_load(const char *path, shoal_scene *scene, shoal_error *err)
 {
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return shoal_error_set(err, SHOAL_ERR_INPUT, "scene %s: cannot open: %s", path,
+    if (!f) /* a file that cannot be read: SHOAL_ERR_IO, as for every other file */
+        return shoal_error_set(err, SHOAL_ERR_IO, "scene %s: cannot open: %s", path,
                                strerror(errno));
     char *buf = NULL;
     size_t len = 0, cap = 0;

@@ -6,10 +6,12 @@
 #include "shoal/io.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define UNITY_RECORD 24
 
@@ -67,19 +69,26 @@ shoal_status shoal_io_unity_read(const char *path, float **rows_out, size_t *cou
 {
     *rows_out = NULL;
     *count_out = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return shoal_error_set(err, SHOAL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     /* The buffer has no header: its size is the boid count, and only the file system can
      * say it before reading. A FIFO or a device (/dev/zero never ends) is refused rather
-     * than read until memory runs out; the size is checked before anything is read. */
+     * than read until memory runs out; the size is checked before anything is read. The
+     * open does not block (a FIFO without a writer waited in open for ever). */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return shoal_error_set(err, SHOAL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "%s: not a regular file: a Unity buffer has no header, so its "
                                "size must come from the file system (copy it to a file first)",
                                path);
+    }
+    FILE *f = NULL;
+    if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0 || !(f = fdopen(fd, "rb"))) {
+        int why = errno;
+        close(fd);
+        return shoal_error_set(err, SHOAL_ERR_IO, "%s: cannot open: %s", path, strerror(why));
     }
     size_t size = (uintmax_t)st.st_size > SIZE_MAX ? SIZE_MAX : (size_t)st.st_size;
     shoal_status res = unity_size_check(size, path, err);
