@@ -4,7 +4,7 @@
  * program ($SHOAL_EXE) and the public C API as the trial did: a FIFO named as an input (N12),
  * outputs naming an input of the same command (N13), --trace naming a frame of run's or a
  * replay's --out DIR (N14), a missing scene file's status (N22), a sweep on a full disk
- * (N26). Each fails
+ * (N26), and NULL pointers given to the public functions (the report's notes). Each fails
  * against the program and library built before the fixes (N4, N5: test_threads; N10, N11:
  * test_profile; N8, N25: test_profile_sh.sh). */
 #include <setjmp.h>
@@ -248,6 +248,101 @@ static void test_n26_sweep_full_disk_leaves_nothing(void **state)
         fail_msg("full-disk sweep script: exit %d (%s)", rc, g_err);
 }
 
+/* ---- the report's notes: NULL pointers to the public functions -------------------------- */
+
+/* Each returns SHOAL_ERR_INPUT naming the argument (they crashed in the library). */
+#define EXPECT_NULL_REFUSED(call, what)                                                            \
+    do {                                                                                           \
+        memset(&e, 0, sizeof e);                                                                   \
+        shoal_status st_ = (call);                                                                 \
+        if (st_ != SHOAL_ERR_INPUT || !strstr(e.message, what))                                    \
+            fail_msg("%s: status %d, message '%s' (expected SHOAL_ERR_INPUT naming %s)", #call,    \
+                     (int)st_, e.message, what);                                                   \
+    } while (0)
+
+static void test_null_arguments(void **state)
+{
+    (void)state;
+    shoal_error e;
+    shoal_sim_desc d = shoal_sim_desc_for(SHOAL_MODEL_STEER);
+    d.boid_count = 50;
+    shoal_sim *s = (shoal_sim *)1;
+    EXPECT_NULL_REFUSED(shoal_sim_create(NULL, &s, &e), "desc is NULL");
+    assert_null(s);
+    EXPECT_NULL_REFUSED(shoal_sim_create(&d, NULL, &e), "sim_out is NULL");
+    /* the NULL a failed create left, stepped */
+    EXPECT_NULL_REFUSED(shoal_sim_step(s, 1, &e), "sim is NULL");
+    EXPECT_NULL_REFUSED(shoal_sim_draw_state(NULL, &e), "sim is NULL");
+    EXPECT_NULL_REFUSED(shoal_sim_set_rows(NULL, NULL, 5, &e), "sim is NULL");
+    EXPECT_NULL_REFUSED(shoal_sim_get_rows(NULL, NULL, 5, &e), "sim is NULL");
+    EXPECT_NULL_REFUSED(shoal_sim_set_params(NULL, &d.params, &e), "sim is NULL");
+    EXPECT_NULL_REFUSED(shoal_sim_move_obstacle(NULL, 0, NULL, &e), "sim is NULL");
+    EXPECT_NULL_REFUSED(shoal_sim_set_checkpoint(NULL, NULL, &e), "sim is NULL");
+    EXPECT_NULL_REFUSED(shoal_params_set(d.model, NULL, "sep_weight", "1", &e), "params is NULL");
+    EXPECT_NULL_REFUSED(shoal_params_set(d.model, &d.params, NULL, "1", &e), "name is NULL");
+    EXPECT_NULL_REFUSED(shoal_params_set(d.model, &d.params, "sep_weight", NULL, &e),
+                        "value is NULL");
+    EXPECT_NULL_REFUSED(shoal_params_validate(d.model, NULL, &e), "params is NULL");
+    EXPECT_NULL_REFUSED(shoal_model_parse(NULL, &d.model, &e), "name is NULL");
+    assert_int_equal(shoal_sim_count(NULL), 0);
+    assert_true(shoal_sim_time(NULL) == 0);
+    assert_null(shoal_sim_get_desc(NULL));
+    assert_int_equal(shoal_sim_has_state(NULL), 0);
+    shoal_sim_destroy(NULL);
+
+    assert_int_equal(shoal_sim_create(&d, &s, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim_draw_state(s, &e), SHOAL_OK);
+    EXPECT_NULL_REFUSED(shoal_sim_set_rows(s, NULL, 50, &e), "rows is NULL");
+    EXPECT_NULL_REFUSED(shoal_sim_get_rows(s, NULL, 50, &e), "rows is NULL");
+    EXPECT_NULL_REFUSED(shoal_sim_set_params(s, NULL, &e), "params is NULL");
+    EXPECT_NULL_REFUSED(shoal_sim_set_checkpoint(s, NULL, &e), "ck is NULL");
+    EXPECT_NULL_REFUSED(shoal_io_checkpoint_write(NULL, s, &e), "path is NULL");
+    EXPECT_NULL_REFUSED(shoal_io_checkpoint_write(path("c.ckpt"), NULL, &e), "sim is NULL");
+    /* statistics of NULL rows with a count were those of 0 boids */
+    shoal_stats st;
+    EXPECT_NULL_REFUSED(shoal_stats_compute(NULL, 5, NULL, &st, &e), "rows is NULL");
+    float rows[50 * 6];
+    assert_int_equal(shoal_sim_get_rows(s, rows, 50, &e), SHOAL_OK);
+    EXPECT_NULL_REFUSED(shoal_stats_compute(rows, 50, NULL, NULL, &e), "out is NULL");
+    assert_int_equal(shoal_stats_compute(NULL, 0, NULL, &st, &e), SHOAL_OK);
+    EXPECT_NULL_REFUSED(shoal_state_compare(rows, rows, 50, NULL, &e), "out is NULL");
+    shoal_sim_destroy(s);
+
+    shoal_renderer *r = (shoal_renderer *)1;
+    EXPECT_NULL_REFUSED(shoal_render_create(NULL, &r, &e), "desc is NULL");
+    assert_null(r);
+    shoal_render_desc rd = shoal_render_desc_default();
+    EXPECT_NULL_REFUSED(shoal_render_create(&rd, NULL, &e), "out is NULL");
+    shoal_camera cam = shoal_camera_default();
+    EXPECT_NULL_REFUSED(shoal_render_frame_rows(NULL, rows, 50, NULL, NULL, &cam, &e), "r is NULL");
+    EXPECT_NULL_REFUSED(shoal_render_set_size(NULL, 10, 10, &e), "r is NULL");
+    shoal_framebuffer fb = shoal_render_framebuffer(NULL);
+    assert_null(fb.argb);
+
+    EXPECT_NULL_REFUSED(shoal_io_npy_write(NULL, rows, 50, &e), "path is NULL");
+    EXPECT_NULL_REFUSED(shoal_io_npy_write(path("x.npy"), NULL, 50, &e), "rows is NULL");
+    assert_false(exists("x.npy"));
+    shoal_scene sc;
+    EXPECT_NULL_REFUSED(shoal_scene_load(NULL, &sc, &e), "path is NULL");
+    EXPECT_NULL_REFUSED(shoal_scene_parse(NULL, "x", &sc, &e), "text is NULL");
+    EXPECT_NULL_REFUSED(shoal_scene_parse("[scene]\n", "x", NULL, &e), "scene is NULL");
+    shoal_mesh m;
+    EXPECT_NULL_REFUSED(shoal_mesh_load(NULL, &m, &e), "path is NULL");
+    EXPECT_NULL_REFUSED(shoal_mesh_load_asset("fish.obj", NULL, &e), "mesh is NULL");
+    EXPECT_NULL_REFUSED(shoal_io_png_write(path("x.png"), NULL, 4, 4, 4, &e), "argb is NULL");
+    shoal_sweep *sw = (shoal_sweep *)1;
+    EXPECT_NULL_REFUSED(shoal_sweep_create(NULL, NULL, &sw, &e), "base is NULL");
+    assert_null(sw);
+    EXPECT_NULL_REFUSED(shoal_sweep_vary(NULL, "sep_weight=1,2", &e), "sw is NULL");
+    assert_int_equal(shoal_sweep_member_count(NULL), 0);
+    EXPECT_NULL_REFUSED(shoal_profile_trace_start(NULL, 1, 10, &e), "profile is NULL");
+    EXPECT_NULL_REFUSED(shoal_profile_create(NULL, &e), "profile_out is NULL");
+    EXPECT_NULL_REFUSED(shoal_isa_parse(NULL, NULL, &e), "name is NULL");
+    EXPECT_NULL_REFUSED(shoal_state_check_finite(NULL, 3, "x", &e), "rows is NULL");
+    /* err itself may be NULL, as everywhere */
+    assert_int_equal(shoal_sim_step(NULL, 1, NULL), SHOAL_ERR_INPUT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -256,6 +351,7 @@ int main(void)
         cmocka_unit_test(test_n14_trace_in_out_dir),
         cmocka_unit_test(test_n22_scene_missing_is_io),
         cmocka_unit_test(test_n26_sweep_full_disk_leaves_nothing),
+        cmocka_unit_test(test_null_arguments),
     };
     return test_exit(cmocka_run_group_tests(tests, setup, teardown));
 }

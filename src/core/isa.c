@@ -3,6 +3,7 @@
  * AUTO resolves to. Shared by the simulation's force kernels and the rasterizer, so it
  * lives below both. x86-64 builds compile the AVX2 and AVX-512 kernels of both modules. */
 #include "core/cpu.h"
+#include "core/check.h"
 #include "shoal/base.h"
 
 #include <stdlib.h>
@@ -47,6 +48,8 @@ const char *shoal_isa_name(shoal_isa isa)
 
 shoal_status shoal_isa_parse(const char *name, shoal_isa *isa, shoal_error *err)
 {
+    CHECK_ARG(name, "name", err);
+    CHECK_ARG(isa, "isa", err);
     static const shoal_isa all[] = {SHOAL_ISA_AUTO, SHOAL_ISA_SCALAR, SHOAL_ISA_AVX2,
                                     SHOAL_ISA_AVX512};
     for (size_t i = 0; i < 4; i++)
@@ -61,6 +64,7 @@ shoal_status shoal_isa_parse(const char *name, shoal_isa *isa, shoal_error *err)
 
 shoal_status shoal_isa_resolve(shoal_isa requested, shoal_isa *resolved, shoal_error *err)
 {
+    CHECK_ARG(resolved, "resolved", err);
     shoal_isa isa = requested;
     if (isa == SHOAL_ISA_AUTO) {
         const char *env = getenv("SHOAL_SIMD");

@@ -5,6 +5,7 @@
  * path takes no lock and shares no cache line between threads. Nothing here is
  * process-wide but the profile of the earlier names at the end of the file. */
 #include "core/profile.h"
+#include "core/check.h"
 
 #include "core/text.h"
 #include "core/alloc.h"
@@ -381,24 +382,38 @@ void prof_trace_emit(const prof *p, FILE *f)
 uint64_t shoal_profile_now_ns(void) { return timer_now_ns(); }
 shoal_status shoal_profile_create(shoal_profile **profile_out, shoal_error *err)
 {
+    CHECK_ARG(profile_out, "profile_out", err);
     return prof_create(profile_out, err);
 }
 void shoal_profile_destroy(shoal_profile *p) { prof_destroy(p); }
-void shoal_profile_clear(shoal_profile *p) { prof_reset(p); }
+void shoal_profile_clear(shoal_profile *p)
+{
+    if (!p)
+        return;
+    prof_reset(p);
+}
 int shoal_profile_stage_id(shoal_profile *p, const char *group, const char *name)
 {
+    if (!p || !group || !name)
+        return -1;
     return prof_stage(p, group, name);
 }
 void shoal_profile_add_call(shoal_profile *p, int stage, uint64_t ns)
 {
+    if (!p)
+        return;
     prof_stage_call(p, stage, ns);
 }
 int shoal_profile_get_summaries(const shoal_profile *p, shoal_profile_summary *out, int max)
 {
+    if (!p || !out)
+        return 0;
     return prof_summaries(p, out, max);
 }
 void shoal_profile_write_table(const shoal_profile *p, FILE *f, const char *title, int per_thread)
 {
+    if (!p || !f)
+        return;
     prof_print(p, f, title, per_thread);
 }
 double shoal_profile_median(double *v, size_t n) { return prof_median(v, n); }
@@ -409,13 +424,24 @@ double shoal_profile_mad(const double *v, size_t n, double median, double *scrat
 shoal_status shoal_profile_trace_start(shoal_profile *p, int threads, size_t spans_per_thread,
                                        shoal_error *err)
 {
+    CHECK_ARG(p, "profile", err);
     return prof_trace_open(p, threads, spans_per_thread, err);
 }
 uint64_t shoal_profile_trace_spans(const shoal_profile *p, uint64_t *dropped)
 {
+    if (!p) {
+        if (dropped)
+            *dropped = 0;
+        return 0;
+    }
     return prof_trace_count(p, dropped);
 }
-void shoal_profile_trace_stop(shoal_profile *p) { prof_trace_close(p); }
+void shoal_profile_trace_stop(shoal_profile *p)
+{
+    if (!p)
+        return;
+    prof_trace_close(p);
+}
 /* shoal_profile_trace_save is io's (src/io/trace.c): it writes a file. */
 
 /* ---- earlier names: one process-wide profile that only they use (shoal/profile.h) ----- */

@@ -18,7 +18,8 @@ shoal_status shoal_gpu_sim_create(const shoal_sim_desc *desc, shoal_gpu_order or
 {
     (void)desc;
     (void)order;
-    *sim_out = NULL;
+    if (sim_out)
+        *sim_out = NULL;
     return shoal_error_set(err, SHOAL_ERR_UNSUPPORTED, NO_CUDA);
 }
 

@@ -11,6 +11,7 @@
  * them as the continuation of the previous value), and a key line that does not fit inih's
  * buffer is refused with its line number instead of being cut in two. */
 #include "shoal/io.h"
+#include "core/check.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -492,11 +493,15 @@ static shoal_status scene_parse_dir(const char *text, const char *name, const ch
 shoal_status shoal_scene_parse(const char *text, const char *name, shoal_scene *scene,
                                shoal_error *err)
 {
+    CHECK_ARG(text, "text", err);
+    CHECK_ARG(scene, "scene", err);
     return scene_parse_dir(text, name, "", scene, err);
 }
 
 shoal_status shoal_scene_load(const char *path, shoal_scene *scene, shoal_error *err)
 {
+    CHECK_ARG(path, "path", err);
+    CHECK_ARG(scene, "scene", err);
     FILE *f = fopen(path, "rb");
     if (!f) /* a file that cannot be read: SHOAL_ERR_IO, as for every other file */
         return shoal_error_set(err, SHOAL_ERR_IO, "scene %s: cannot open: %s", path,
@@ -556,6 +561,8 @@ shoal_status shoal_scene_load(const char *path, shoal_scene *scene, shoal_error 
 
 shoal_status shoal_scene_add_obstacles(const shoal_scene *scene, shoal_sim *sim, shoal_error *err)
 {
+    CHECK_ARG(scene, "scene", err);
+    CHECK_ARG(sim, "sim", err);
     for (int i = 0; i < scene->mesh_count; i++) {
         const shoal_scene_mesh *m = &scene->meshes[i];
         shoal_mesh mesh;
@@ -576,6 +583,8 @@ shoal_status shoal_scene_add_obstacles(const shoal_scene *scene, shoal_sim *sim,
 
 double shoal_scene_set_count(shoal_scene *scene, size_t count, int keep_geometry)
 {
+    if (!scene)
+        return 1.0;
     size_t ref = scene->desc.boid_count;
     scene->desc.boid_count = count;
     if (keep_geometry || count == ref || ref == 0 || count == 0)

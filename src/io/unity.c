@@ -4,6 +4,7 @@
  * layout (px py pz vx vy vz). Values are moved as bits, never converted, so a round trip is exact
  * (NaN payloads included). Owns no state. */
 #include "shoal/io.h"
+#include "core/check.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,8 +42,11 @@ static shoal_status unity_size_check(size_t size, const char *name, shoal_error 
 shoal_status shoal_io_unity_parse(const void *data, size_t size, const char *name, float **rows_out,
                                   size_t *count_out, shoal_error *err)
 {
+    CHECK_ARG(rows_out, "rows_out", err);
+    CHECK_ARG(count_out, "count_out", err);
     *rows_out = NULL;
     *count_out = 0;
+    CHECK_ARRAY(data, size, "data", err);
     shoal_status size_st = unity_size_check(size, name, err);
     if (size_st)
         return size_st;
@@ -67,6 +71,9 @@ shoal_status shoal_io_unity_parse(const void *data, size_t size, const char *nam
 shoal_status shoal_io_unity_read(const char *path, float **rows_out, size_t *count_out,
                                  shoal_error *err)
 {
+    CHECK_ARG(rows_out, "rows_out", err);
+    CHECK_ARG(count_out, "count_out", err);
+    CHECK_ARG(path, "path", err);
     *rows_out = NULL;
     *count_out = 0;
     /* The buffer has no header: its size is the boid count, and only the file system can
@@ -114,6 +121,8 @@ shoal_status shoal_io_unity_read(const char *path, float **rows_out, size_t *cou
 shoal_status shoal_io_unity_write(const char *path, const float *rows, size_t count,
                                   shoal_error *err)
 {
+    CHECK_ARG(path, "path", err);
+    CHECK_ARRAY(rows, count, "rows", err);
     if (count == 0)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: no boids to write", path);
     shoal_atomic_file af;

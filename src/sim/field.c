@@ -5,6 +5,7 @@
  * kernels only read the finished grid. The build is serial, in obstacle then vertex order, so the
  * field's bits never depend on threads. */
 #include "core/alloc.h"
+#include "core/check.h"
 #include "sim/rules.h"
 #include "sim/sim_internal.h"
 
@@ -68,6 +69,7 @@ shoal_status shoal_sim_add_obstacle(shoal_sim *s, const float *positions, const 
                                     size_t vertex_count, const shoal_transform *xf,
                                     size_t *index_out, shoal_error *err)
 {
+    CHECK_ARG(s, "sim", err);
     if (s->obstacle_count >= SHOAL_MAX_OBSTACLES)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "more than %d obstacle meshes",
                                SHOAL_MAX_OBSTACLES);
@@ -114,6 +116,8 @@ shoal_status shoal_sim_add_obstacle(shoal_sim *s, const float *positions, const 
 shoal_status shoal_sim_move_obstacle(shoal_sim *s, size_t index, const shoal_transform *xf,
                                      shoal_error *err)
 {
+    CHECK_ARG(s, "sim", err);
+    CHECK_ARG(xf, "xf", err);
     if (index >= s->obstacle_count)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "no obstacle %zu (there are %zu)", index,
                                s->obstacle_count);
@@ -128,15 +132,27 @@ shoal_status shoal_sim_move_obstacle(shoal_sim *s, size_t index, const shoal_tra
     return st;
 }
 
-size_t shoal_sim_obstacle_count(const shoal_sim *s) { return s->obstacle_count; }
+size_t shoal_sim_obstacle_count(const shoal_sim *s)
+{
+    if (!s)
+        return 0;
+    return s->obstacle_count;
+}
 
 shoal_transform shoal_sim_obstacle_transform(const shoal_sim *s, size_t index)
 {
+    if (!s)
+        return shoal_transform_identity();
     return index < s->obstacle_count ? s->obstacles[index].xf : shoal_transform_identity();
 }
 
 shoal_field_view shoal_sim_field(const shoal_sim *s)
 {
+    if (!s) {
+        shoal_field_view none;
+        memset(&none, 0, sizeof none);
+        return none;
+    }
     shoal_field_view v;
     memset(&v, 0, sizeof v);
     if (s->fld.vec) {
@@ -151,6 +167,12 @@ shoal_field_view shoal_sim_field(const shoal_sim *s)
 
 void shoal_sim_field_sample(const shoal_sim *s, const float p[3], float out[3])
 {
+    if (!out)
+        return;
+    if (!s || !p) {
+        out[0] = out[1] = out[2] = 0;
+        return;
+    }
     out[0] = out[1] = out[2] = 0.0f;
     if (s->fld.vec)
         rule_field_sample(&s->fld, p[0], p[1], p[2], out);
