@@ -338,7 +338,7 @@ static shoal_status runner_create(runner *r, const char *name, const shoal_sim_d
     if ((st = shoal_gpu_sim_create(d, order, &r->gpu, e)) ||
         (st = shoal_gpu_sim_set_state(r->gpu, rows, e)))
         return st;
-    return app_gpu_add_obstacles(r->gpu, d, scene, e);
+    return app_gpu_add_obstacles(r->gpu, scene, e);
 }
 
 static shoal_status runner_step(runner *r, int k, shoal_error *e)

@@ -43,8 +43,7 @@ static int step_gpu(const shoal_sim_desc *d, const shoal_scene *scene, const cha
     shoal_gpu_sim *g;
     if ((st = shoal_gpu_sim_create(d, order, &g, e)))
         return st;
-    if ((st = shoal_gpu_sim_set_state(g, rows, e)) ||
-        (st = app_gpu_add_obstacles(g, d, scene, e))) {
+    if ((st = shoal_gpu_sim_set_state(g, rows, e)) || (st = app_gpu_add_obstacles(g, scene, e))) {
         shoal_gpu_sim_destroy(g);
         return st;
     }

@@ -259,6 +259,8 @@ void run_app_free(app *a);
 int run_params_editable(shoal_model m, const shoal_param_info **out);
 /* A parameter's current value in `p`. */
 float run_param_value(const shoal_params *p, const shoal_param_info *info);
+/* Set it (a value the editor has clamped to the parameter's range; the sim validates). */
+void run_param_set(shoal_params *p, const shoal_param_info *info, float value);
 /* Pick the boid nearest the camera's target (the grid view's default). */
 void run_pick_default(app *a);
 /* The mean position of the view's boids (collective under MPI with 2+ ranks: the whole
