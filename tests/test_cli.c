@@ -240,7 +240,7 @@ static void test_bad_input(void **state)
     expect_bad("step --in ok.npy --out out.npy --dt 0", "--dt");
     expect_bad("step --in ok.npy --out out.npy --dt nan", "--dt");
     expect_bad("step --in ok.npy --out out.npy --threads -1", "--threads");
-    expect_bad("step --in ok.npy --out out.npy --threads 257", "--threads");
+    expect_bad("step --in ok.npy --out out.npy --threads 1025", "--threads");
     expect_bad("step --in ok.npy --out out.npy --steps 3x", "--steps"); /* trailing junk */
     expect_bad("step --in ok.npy --out out.npy --threads 2.5", "--threads");
     assert_int_equal(run("step --in ok.npy --out out0.npy --threads 0"), 0); /* all cores */

@@ -9,8 +9,10 @@
 set -euo pipefail
 what=${1:-all}
 
+# libomp-dev: LLVM's OpenMP runtime, which the library runs on also when gcc compiles it (its
+# threads' wait is then chosen at run time; docs/LIBRARY.md, Threads)
 pkgs=(meson ninja-build gcc pkg-config python3-dev python3-numpy libsdl2-dev libsdl2-ttf-dev fonts-dejavu-core
-      libfontconfig-dev libinih-dev libpng-dev libopenmpi-dev openmpi-bin librandom123-dev)
+      libfontconfig-dev libinih-dev libpng-dev libopenmpi-dev openmpi-bin librandom123-dev libomp-dev)
 if [ "$what" = run ]; then
   pkgs+=(ffmpeg)
 fi

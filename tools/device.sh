@@ -20,7 +20,7 @@ ROOT=$PWD
 
 if [ "${1:-}" = "--fetch" ]; then
     mkdir -p .carry && cd .carry &&
-        apt-get download libinih-dev libinih1 libcmocka-dev libcmocka0 librandom123-dev
+        apt-get download libinih-dev libinih1 libcmocka-dev libcmocka0 librandom123-dev libomp5-14 libomp-14-dev
     ex=$(git -C "$ROOT" rev-parse --git-path info/exclude)
     case $ex in /*) ;; *) ex=$ROOT/$ex ;; esac
     mkdir -p "$(dirname "$ex")"
@@ -49,7 +49,9 @@ OUT=${OUT:-$ROOT/out/device}
 # it at 3000 boids), python (the Python package built with CUDA: tests/python's cuda tests,
 # CPU vs CUDA from Python, bit for bit, and docs/PYTHON.md's comparison at 100k; needs python3
 # with numpy, pytest and Python.h), kernel (issue 28: peak and copy bandwidth, steer 1M/4M
-# stages, lane-pairs per boid of every model)
+# stages, lane-pairs per boid of every model), wait (issue 43: the OpenMP runtime and the
+# library's wait policy on many idle cores and with a busy loop per core; test_threads and
+# test_gpu's set_params parity)
 PARTS=${PARTS:-test parity time bench}
 NCPU=$(nproc)
 SUITE="not run" GPU_TEST="not run"
@@ -606,6 +608,36 @@ done
 VSTEPS=3 verify_case steer_1m steer 1048576 atomic --set init_pos_radius=100
 log "verify table ($VCSV): stable order must be bit-identical (worst 0), atomic within the bound (worst < 1)"
 column -s, -t <"$VCSV" | tee -a "$REPORT"
+fi
+if has wait; then
+stamp "issue 43: the runtime and the wait policy (test_threads; SHOAL_OMP_DEFAULT unset)"
+readelf -d "$SHOAL" | grep -E "NEEDED.*(omp|gomp)" | tee -a "$REPORT"
+SHOAL_EXE=$SHOAL timeout 120 "$BUILD/tests/test_threads" 2>&1 | grep -E "^#|OK|FAIL|SKIP" |
+    tee -a "$REPORT"
+stamp "issue 37 item 7: GPU set_params / set_obstacles parity (test_gpu)"
+SHOAL_EXE=$SHOAL timeout 300 "$BUILD/tests/test_gpu" 2>&1 | grep -E "set_params|after a new|OK|FAIL" |
+    tee -a "$REPORT"
+# median ms/step of shoal bench: auto (nothing set), active, passive; idle, then a busy loop
+# per core (the anchors of docs/BENCH.md's "OMP_WAIT_POLICY" section)
+for load in idle busy; do
+    pids=()
+    if [ $load = busy ]; then
+        for i in $(seq 1 "$NCPU"); do (while :; do :; done) & pids+=($!); done
+        sleep 1
+    fi
+    for pol in auto active passive; do
+        envs=(env OMP_WAIT_POLICY=$pol)
+        [ $pol = auto ] && envs=(env -u OMP_WAIT_POLICY)
+        for c in steer-16k/t$NCPU steer-16k/t2 steer-1m/t$NCPU; do
+            "${envs[@]}" timeout 120 "$SHOAL" bench --filter "$c/avx512" --threads ${c##*/t} \
+                --repeat 5 --peak-seconds 0 2>&1 |
+                grep -E "^sim/|wait:" | sed "s|^|$load $pol |" | tee -a "$REPORT"
+        done
+    done
+    for p in "${pids[@]}"; do kill "$p"; done
+    wait 2>/dev/null
+done
+
 fi
 if has python; then
 stamp "python: the package of this CUDA build; CPU vs CUDA from Python (tests/python -m cuda)"

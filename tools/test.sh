@@ -4,7 +4,8 @@
 # whole suite; then, on x86-64, the aarch64 cross build and its bits under qemu-user (the
 # same bytes as x86's: tools/arm_check.sh); the same suite under AddressSanitizer +
 # UndefinedBehaviorSanitizer (clang); test_concurrent under ThreadSanitizer (clang, libomp +
-# Archer); then the line and branch coverage (gcovr) of the suite of the smallest build.
+# Archer); test_threads and test_profile on GNU libgomp (the runtime where libomp is
+# missing); then the line and branch coverage (gcovr) of the suite of the smallest build.
 # Usage: tools/test.sh [--quick]  (--quick: the gcc build only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -68,6 +69,18 @@ if [ $quick -eq 0 ]; then
   ninja -C build-tsan tests/test_concurrent
   TSAN_OPTIONS="halt_on_error=1 ignore_noninstrumented_modules=1 second_deadlock_stack=1" \
     OMP_TOOL_LIBRARIES="$archer" build-tsan/tests/test_concurrent
+fi
+
+if [ $quick -eq 0 ]; then
+  # GNU libgomp instead of LLVM's libomp (-Dopenmp_runtime=gnu: where libomp is missing): the
+  # library's threads there (bounds, a child of fork() stepping, the wait policy it cannot
+  # set, the program's start-time choice); only what differs by runtime is built and run.
+  meson setup build-gnu --buildtype=debugoptimized -Dwerror=true -Dopenmp_runtime=gnu \
+    -Dcuda=disabled -Dsdl=disabled -Dmpi=disabled -Dpython=disabled --wipe >/dev/null 2>&1 ||
+    meson setup build-gnu --buildtype=debugoptimized -Dwerror=true -Dopenmp_runtime=gnu \
+      -Dcuda=disabled -Dsdl=disabled -Dmpi=disabled -Dpython=disabled
+  ninja -C build-gnu src/app/shoal tests/test_threads tests/test_profile
+  meson test -C build-gnu --no-rebuild --print-errorlogs test_threads test_profile
 fi
 
 if [ $quick -eq 0 ]; then

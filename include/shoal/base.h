@@ -63,6 +63,12 @@ typedef enum shoal_status {
     SHOAL_ERR_CANCELLED = 7,
 } shoal_status;
 
+/** The most threads any library object runs on: every thread count the library takes
+ *  (a desc's thread_count, shoal_system_set_thread_count, OMP_NUM_THREADS as the default)
+ *  is 0 (the default) or 1..SHOAL_MAX_THREADS, and a larger one is refused
+ *  (SHOAL_ERR_INPUT). The program's --threads options have the same range. */
+#define SHOAL_MAX_THREADS 1024
+
 /** A one-line, human-readable description of the last failure. Filled by the function
  *  that failed; untouched on success. Plain data: copy it freely. */
 typedef struct shoal_error {

@@ -211,6 +211,13 @@ SHOAL_API double shoal_scene_set_count(shoal_scene *scene, size_t count, int kee
  *  SHOAL_ERR_INPUT for a bad OBJ or a field too large. */
 SHOAL_API shoal_status shoal_scene_add_obstacles(const shoal_scene *scene, shoal_sim *sim,
                                                  shoal_error *err);
+/** The scene's obstacle meshes as an obstacle field of their own (shoal/sim.h,
+ *  shoal_obstacles: built with the scene's field_cell and field_margin), loaded as
+ *  shoal_scene_add_obstacles loads them, to lend to any simulation, CPU or GPU. An empty
+ *  field when the scene has no [mesh]. `*out` is the caller's (shoal_obstacles_destroy);
+ *  NULL on failure. */
+SHOAL_API shoal_status shoal_scene_make_obstacles(const shoal_scene *scene, shoal_obstacles **out,
+                                                  shoal_error *err);
 
 /** Raw GPU buffers as Unity's compute shaders lay them out (BoidData of seed 003,
  * UnityGraphicsProgramming's Boids): `struct { float3 velocity; float3 position; }`, 24 bytes per

@@ -38,9 +38,6 @@ typedef enum shoal_neighbors {
 #define SHOAL_MAX_SPHERES 64
 #define SHOAL_MAX_PREDATORS 64
 #define SHOAL_MAX_OBSTACLES 16
-/** Most worker threads one simulation runs on (a larger shoal_sim_desc.thread_count is
- *  refused by shoal_sim_create). */
-#define SHOAL_MAX_THREADS 256
 /** Largest obstacle field, in cells (12 bytes each). */
 #define SHOAL_FIELD_MAX_CELLS (4 * 1024 * 1024)
 
@@ -368,6 +365,42 @@ typedef struct shoal_field_view {
 SHOAL_API shoal_field_view shoal_sim_field(const shoal_sim *sim);
 /** The field's vector at world point p (0 outside the grid), as the force kernels sample it. */
 SHOAL_API void shoal_sim_field_sample(const shoal_sim *sim, const float p[3], float out[3]);
+
+/* ---- an obstacle field on its own, lent to any simulation ------------------------------ */
+
+/** Obstacle meshes, where they sit and the vector field they make, owned by no simulation:
+ *  built once and lent to any number of them, CPU (shoal_sim_set_obstacles) or GPU
+ *  (shoal_gpu_sim_set_obstacles), as meshes are lent to the renderer: each copies what it
+ *  needs during the call, so the object may change or go afterwards. The field is built with
+ *  the field_cell and field_margin the object was created with, by the build a simulation
+ *  runs itself (shoal_sim_add_obstacle): the same meshes give the same bits either way.
+ *  Not thread-safe: one thread at a time per object (lending only reads it). */
+typedef struct shoal_obstacles shoal_obstacles;
+
+/** A new, empty obstacle field built with `params`' field_cell and field_margin (the other
+ *  parameters are not read; shoal_params_default's values are the models' defaults). */
+SHOAL_API shoal_status shoal_obstacles_create(const shoal_params *params, shoal_obstacles **out,
+                                              shoal_error *err);
+SHOAL_API void shoal_obstacles_destroy(shoal_obstacles *obstacles);
+/** Add a mesh and rebuild the field: as shoal_sim_add_obstacle (the same checks, errors and
+ *  limits; nothing changes on failure). */
+SHOAL_API shoal_status shoal_obstacles_add(shoal_obstacles *obstacles, const float *positions,
+                                           const float *normals, size_t vertex_count,
+                                           const shoal_transform *xf, size_t *index_out,
+                                           shoal_error *err);
+/** Give mesh `index` a new transform and rebuild the field (lend it again to the sims). */
+SHOAL_API shoal_status shoal_obstacles_move(shoal_obstacles *obstacles, size_t index,
+                                            const shoal_transform *xf, shoal_error *err);
+SHOAL_API size_t shoal_obstacles_count(const shoal_obstacles *obstacles);
+/** The field, as shoal_sim_field; valid until the next add or move. */
+SHOAL_API shoal_field_view shoal_obstacles_field(const shoal_obstacles *obstacles);
+/** Lend `obstacles` to `sim`: its meshes and field replace the sim's (copied; NULL or an
+ *  empty object removes them). The field is copied when it was built with the sim's
+ *  field_cell and field_margin, else built again with the sim's (so a sim's field always
+ *  follows its own parameters). On failure the sim is unchanged. Not thread-safe with a
+ *  step. */
+SHOAL_API shoal_status shoal_sim_set_obstacles(shoal_sim *sim, const shoal_obstacles *obstacles,
+                                               shoal_error *err);
 
 /* ---- predators (MODELS.md "Predators") ------------------------------------------------ */
 

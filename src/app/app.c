@@ -332,19 +332,15 @@ shoal_status app_write_trace(const char *path, const void *ctx, shoal_error *e)
 
 /* ---- GPU ---------------------------------------------------------------------------- */
 
-shoal_status app_gpu_add_obstacles(shoal_gpu_sim *g, const shoal_sim_desc *d,
-                                   const shoal_scene *scene, shoal_error *e)
+shoal_status app_gpu_add_obstacles(shoal_gpu_sim *g, const shoal_scene *scene, shoal_error *e)
 {
     if (!scene || scene->mesh_count == 0)
         return SHOAL_OK;
-    shoal_sim_desc one = *d;
-    one.boid_count = 1;
-    shoal_sim *s;
-    shoal_status st = shoal_sim_create(&one, &s, e);
-    if (st)
-        return st;
-    if (!(st = shoal_scene_add_obstacles(scene, s, e)))
-        st = shoal_gpu_sim_copy_obstacles(g, s, e);
-    shoal_sim_destroy(s);
+    /* an obstacle field of its own, lent to the GPU sim (no CPU sim to hold the meshes) */
+    shoal_obstacles *obs;
+    shoal_status st = shoal_scene_make_obstacles(scene, &obs, e);
+    if (!st)
+        st = shoal_gpu_sim_set_obstacles(g, obs, e);
+    shoal_obstacles_destroy(obs);
     return st;
 }

@@ -126,12 +126,12 @@ shoal_status app_write_state(const char *path, const void *ctx, shoal_error *e);
 shoal_status app_write_checkpoint(const char *path, const void *ctx, shoal_error *e);
 shoal_status app_write_trace(const char *path, const void *ctx, shoal_error *e);
 
-/* The obstacle meshes of `scene` (if any) onto a GPU simulation: the field is built on the
- * host by the CPU's own code (a one-boid shoal_sim with the desc's parameters) and
- * uploaded, so both backends sample the same bits. */
+/* The obstacle meshes of `scene` (if any) onto a GPU simulation: an obstacle field of
+ * their own (shoal_scene_make_obstacles) lent to it, whose field is built on the host by
+ * the CPU's own code with the GPU sim's parameters, so both backends sample the same bits. */
 struct shoal_gpu_sim;
-shoal_status app_gpu_add_obstacles(struct shoal_gpu_sim *g, const shoal_sim_desc *d,
-                                   const shoal_scene *scene, shoal_error *e);
+shoal_status app_gpu_add_obstacles(struct shoal_gpu_sim *g, const shoal_scene *scene,
+                                   shoal_error *e);
 
 /* signals.c: SIGINT, SIGTERM, SIGHUP and SIGQUIT remove the temporaries of outputs being
  * written and kill the process by the signal (installed by main, where not ignored).

@@ -554,6 +554,9 @@ static void print_machine(const bench_ctx *b, FILE *f)
     const char *sd = env_or_null("SHOAL_OMP_DEFAULT"), *sc = env_or_null("GOMP_SPINCOUNT");
     if (sc)
         fprintf(f, "# GOMP_SPINCOUNT=%s\n", sc);
+    char wait[256];
+    shoal_system_wait_in_effect(wait, sizeof wait);
+    fprintf(f, "# OpenMP runtime %s; wait: %s\n", shoal_system_openmp_runtime(), wait);
     if (sd && !(wp && strcmp(wp, "passive") != 0))
         fprintf(
             f,
@@ -597,6 +600,12 @@ static int write_json(const bench_ctx *b, const bench_result *res, int n, const 
     json_write_string(f, env_or_null("GOMP_SPINCOUNT"));
     fprintf(f, ", \"shoal_default\": ");
     json_write_string(f, env_or_null("SHOAL_OMP_DEFAULT"));
+    char wait[256];
+    shoal_system_wait_in_effect(wait, sizeof wait);
+    fprintf(f, ", \"runtime\": ");
+    json_write_string(f, shoal_system_openmp_runtime());
+    fprintf(f, ", \"wait\": ");
+    json_write_string(f, wait);
     fprintf(f, "},\n    \"compiler\": ");
 #ifdef __clang__
     json_write_string(f, "clang " __clang_version__);

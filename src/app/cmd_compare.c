@@ -6,6 +6,7 @@
 #include "app/app.h"
 #include "shoal/profile.h"
 #include "app/options.h"
+#include "app/outdir.h"
 #include "app/traj.h"
 #include "shoal/system.h"
 #include "shoal/gpu.h"
@@ -240,6 +241,11 @@ int cmd_compare(int argc, char **argv)
         return rc;
     if (o.positional_count != 2)
         return options_fail(&o, "expected two state files A and B");
+    if ((rc = app_output_not_input(&o, (const char *const[]){"json", NULL}, o.positional[0],
+                                   "compare's first state")) ||
+        (rc = app_output_not_input(&o, (const char *const[]){"json", NULL}, o.positional[1],
+                                   "compare's second state")))
+        return rc;
     shoal_error e;
     shoal_model model;
     if (shoal_model_parse(options_get(&o, "model"), &model, &e))
@@ -250,7 +256,8 @@ int cmd_compare(int argc, char **argv)
     if (options_given(&o, "radius") && (rc = options_double(&o, "radius", 0, 1e30, &radius)))
         return rc;
     long long threads = 0;
-    if (options_given(&o, "threads") && (rc = options_int(&o, "threads", 0, 256, &threads)))
+    if (options_given(&o, "threads") &&
+        (rc = options_int(&o, "threads", 0, SHOAL_MAX_THREADS, &threads)))
         return rc;
     shoal_world world = shoal_world_default();
     for (int i = 0; i < o.repeat_count; i++) {
@@ -349,7 +356,7 @@ static shoal_status runner_create(runner *r, const char *name, const shoal_sim_d
     if ((st = shoal_gpu_sim_create(d, order, &r->gpu, e)) ||
         (st = shoal_gpu_sim_set_state(r->gpu, rows, e)))
         return st;
-    return app_gpu_add_obstacles(r->gpu, d, scene, e);
+    return app_gpu_add_obstacles(r->gpu, scene, e);
 }
 
 static shoal_status runner_step(runner *r, int k, shoal_error *e)
@@ -401,7 +408,11 @@ int cmd_diverge(int argc, char **argv)
                       (int)(sizeof diverge_opts / sizeof diverge_opts[0]), 0, argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;
-    if ((rc = options_check_outputs(&o, (const char *const[]){"csv", NULL})))
+    if ((rc = options_check_outputs(&o, (const char *const[]){"csv", NULL})) ||
+        (rc = app_output_not_input(&o, (const char *const[]){"csv", NULL}, options_get(&o, "in"),
+                                   "--in")) ||
+        (rc = app_output_not_input(&o, (const char *const[]){"csv", NULL}, options_get(&o, "scene"),
+                                   "--scene")))
         return rc;
     shoal_error e;
     shoal_sim_desc d = shoal_sim_desc_default();
@@ -434,7 +445,8 @@ int cmd_diverge(int argc, char **argv)
             return rc;
         d.seed = (uint64_t)seed;
     }
-    if (options_given(&o, "threads") && (rc = options_int(&o, "threads", 0, 256, &threads)))
+    if (options_given(&o, "threads") &&
+        (rc = options_int(&o, "threads", 0, SHOAL_MAX_THREADS, &threads)))
         return rc;
     d.thread_count = (int)threads;
     if (options_given(&o, "dt") && (rc = options_double(&o, "dt", 1e-12, 1e6, &d.dt_s)))

@@ -8,6 +8,7 @@
 #include "app/options.h"
 #include "app/outdir.h"
 #include "app/overlay.h"
+#include "app/traj.h"
 #include "shoal/system.h"
 #include "shoal/profile.h"
 #include "mpi_app.h"
@@ -90,7 +91,7 @@ static int parse_opts(const opt_values *o, render_opts *ro)
         d->occlusion = 0;
     else
         return options_fail(o, "--occlusion: '%s' is not on or off", occ);
-    if ((rc = options_int(o, "threads", 0, 1024, &ro->threads)))
+    if ((rc = options_int(o, "threads", 0, SHOAL_MAX_THREADS, &ro->threads)))
         return rc;
     d->thread_count = (int)ro->threads;
     shoal_error e;
@@ -356,6 +357,13 @@ static int read_share(const opt_values *o, render_opts *ro, const char *in, soa6
     return 0;
 }
 
+/* A frame a replay writes into its --out DIR (render_replay.c). */
+static int replay_frame(const char *name)
+{
+    long long step;
+    return app_frame_step(name, "frame_", ".png", &step);
+}
+
 int cmd_render(int argc, char **argv)
 {
     opt_values o;
@@ -378,6 +386,17 @@ int cmd_render(int argc, char **argv)
     if (ranks > 1 && (replay || ro.bench || options_given(&o, "trace")))
         return options_fail(&o, "under mpirun, render draws one state file: --in DIR (replay), "
                                 "--bench and --trace run in one process");
+    /* no output over an input: the state, the meshes, a frame of the replayed trajectory;
+     * nor over a frame of the replay's --out DIR */
+    const char *const outs[] = {"out", "trace", "video", NULL};
+    if ((rc = replay ? app_output_not_in_input_dir(&o, outs + 1, options_get(&o, "in"), traj_owns,
+                                                   "the trajectory --in")
+                     : app_output_not_input(&o, outs, options_get(&o, "in"), "--in")) ||
+        (rc = app_output_not_input(&o, outs, options_get(&o, "scene"), "--scene")) ||
+        (rc = app_output_not_input(&o, outs, options_get(&o, "mesh"), "--mesh")) ||
+        (rc = app_output_not_input(&o, outs, options_get(&o, "lod-mesh"), "--lod-mesh")) ||
+        (replay && (rc = app_outputs_distinct(&o, outs + 1, options_get(&o, "out"), replay_frame))))
+        return rc;
     if (replay)
         return app_render_replay(&o, &ro.desc, ro.cam, ro.have_camera); /* a trajectory */
     if (options_given(&o, "video") || options_given(&o, "follow") || options_given(&o, "fps") ||

@@ -6,6 +6,7 @@
  * that share it are described in run_app.h. */
 #include "app/app.h"
 #include "app/options.h"
+#include "app/outdir.h"
 #include "app/run_app.h"
 #include "app/video.h"
 #include "shoal/profile.h"
@@ -112,7 +113,7 @@ static int parse_cfg(const opt_values *o, run_cfg *c)
     double d;
     if ((rc = app_parse_size(o, &c->width, &c->height)))
         return rc;
-    if ((rc = options_int(o, "threads", 0, 1024, &ll)))
+    if ((rc = options_int(o, "threads", 0, SHOAL_MAX_THREADS, &ll)))
         return rc;
     c->threads = (int)ll;
     shoal_error e;
@@ -290,6 +291,15 @@ int cmd_run(int argc, char **argv)
         return options_fail(&o, "out of memory");
     run_cfg *c = &a->cfg;
     if ((rc = parse_cfg(&o, c))) {
+        free(a);
+        return rc;
+    }
+    /* --trace and --video: not a frame of --out DIR (the frames would replace it, or it a
+     * frame), nor an input */
+    const char *const run_outs[] = {"trace", "video", NULL};
+    if ((rc = app_outputs_distinct(&o, run_outs, c->out_dir, run_frames_owns)) ||
+        (rc = app_output_not_input(&o, run_outs, options_get(&o, "in"), "--in")) ||
+        (rc = app_output_not_input(&o, run_outs, options_get(&o, "scene"), "--scene"))) {
         free(a);
         return rc;
     }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const opt_spec verify_opts[] = {
     {"trajectory", OPT_VALUE, "T", NULL,
@@ -181,6 +182,13 @@ int cmd_verify(int argc, char **argv)
     const char *path = options_get(&o, "trajectory");
     if (!path)
         return options_fail(&o, "--trajectory T is required (a directory of states or a .npy)");
+    /* no report over a file it reads (the frames of a directory are checked once listed) */
+    const char *const reports[] = {"csv", "json", NULL};
+    if ((rc = app_output_not_input(&o, reports, path, "--trajectory")) ||
+        (rc = app_output_not_input(&o, reports, options_get(&o, "ids"), "--ids")) ||
+        (rc = app_output_not_input(&o, reports, options_get(&o, "targets"), "--targets")) ||
+        (rc = app_output_not_input(&o, reports, options_get(&o, "scene"), "--scene")))
+        return rc;
     const char *ref_name = options_get(&o, "reference");
     shoal_verify_run_desc rd = shoal_verify_run_desc_default();
     if (strcmp(ref_name, "f32") == 0)
@@ -194,7 +202,8 @@ int cmd_verify(int argc, char **argv)
          (rc = options_int(&o, "worst", 1, SHOAL_VERIFY_MAX_WORST, &worst))) ||
         (options_given(&o, "first") && (rc = options_int(&o, "first", 0, 1000000000LL, &first))) ||
         (options_given(&o, "steps") && (rc = options_int(&o, "steps", 1, 1000000000LL, &steps))) ||
-        (options_given(&o, "threads") && (rc = options_int(&o, "threads", 0, 256, &threads))))
+        (options_given(&o, "threads") && 
+         (rc = options_int(&o, "threads", 0, SHOAL_MAX_THREADS, &threads))))
         return rc;
 
     /* the trajectory, its ids and targets */
@@ -232,6 +241,28 @@ int cmd_verify(int argc, char **argv)
         rd.targets = tg.data;
     }
     shoal_npy_array_free(&ids_arr); /* set_ids copied them */
+    if (!st) {
+        /* a directory's frames and manifest are inputs too */
+        struct stat sb;
+        if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            char name[4200];
+            for (size_t k = 0; !rc && k < shoal_traj_frame_count(t); k++)
+                rc = app_output_not_input(&o, reports, shoal_traj_frame_name(t, k, name, sizeof name),
+                                          "a frame of the trajectory");
+        }
+    }
+    if (!st && !rc) {
+        char mpath[4200];
+        snprintf(mpath, sizeof mpath, "%s/manifest.json", path);
+        struct stat sb;
+        if (stat(mpath, &sb) == 0)
+            rc = app_output_not_input(&o, reports, mpath, "the trajectory's manifest");
+    }
+    if (rc) {
+        shoal_traj_close(t);
+        shoal_npy_array_free(&tg);
+        return rc;
+    }
     shoal_scene scene;
     if (!st && (rc = verify_desc(&o, t, &rd.verify.sim, &scene)))
         st = SHOAL_ERR_INPUT; /* said */

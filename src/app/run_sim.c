@@ -119,6 +119,11 @@ float run_param_value(const shoal_params *p, const shoal_param_info *info)
     return v;
 }
 
+void run_param_set(shoal_params *p, const shoal_param_info *info, float value)
+{
+    memcpy((char *)p + info->offset, &value, sizeof value);
+}
+
 /* ---- the school ------------------------------------------------------------------------ */
 
 /* The boid nearest the camera's target (grid view's default pick). */

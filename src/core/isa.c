@@ -4,6 +4,7 @@
  * lives below both. x86-64 builds compile the AVX2 and AVX-512 kernels of both modules,
  * aarch64 builds the NEON ones; every build the scalar ones. */
 #include "core/cpu.h"
+#include "core/check.h"
 #include "shoal/base.h"
 
 #include <stdlib.h>
@@ -83,6 +84,8 @@ const char *shoal_isa_name(shoal_isa isa)
 
 shoal_status shoal_isa_parse(const char *name, shoal_isa *isa, shoal_error *err)
 {
+    CHECK_ARG(name, "name", err);
+    CHECK_ARG(isa, "isa", err);
     static const shoal_isa all[] = {SHOAL_ISA_AUTO, SHOAL_ISA_SCALAR, SHOAL_ISA_AVX2,
                                     SHOAL_ISA_AVX512, SHOAL_ISA_NEON};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
@@ -96,6 +99,7 @@ shoal_status shoal_isa_parse(const char *name, shoal_isa *isa, shoal_error *err)
 
 shoal_status shoal_isa_resolve(shoal_isa requested, shoal_isa *resolved, shoal_error *err)
 {
+    CHECK_ARG(resolved, "resolved", err);
     shoal_isa isa = requested;
     if (isa == SHOAL_ISA_AUTO) {
         const char *env = getenv("SHOAL_SIMD");

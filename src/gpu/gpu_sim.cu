@@ -89,6 +89,13 @@ struct shoal_gpu_sim {
     /* obstacle field (device copy of a CPU-built field) and predators */
     float *fvec;
     gpu_predators *pred;
+    /* the host side of the obstacles: the meshes lent by set_obstacles (to build the field
+     * again when field_cell or field_margin change) and the field uploaded; a field copied
+     * from a CPU sim (copy_obstacles) comes without meshes */
+    obstacle obs[SHOAL_MAX_OBSTACLES];
+    size_t obs_count;
+    field hfld;
+    int field_from_cpu;
 
     cudaEvent_t ev0, ev1;
     shoal_gpu_stats stats;
@@ -441,6 +448,8 @@ extern "C" void shoal_gpu_sim_destroy(shoal_gpu_sim *s)
     cudaFree(s->fault);
     cudaFree(s->fvec);
     cudaFree(s->pred);
+    /* the host copies of the meshes and field: taking none frees them */
+    obstacles_take(s->obs, &s->obs_count, &s->hfld, 1.0f, 0.0f, NULL, NULL);
     if (s->ev0)
         cudaEventDestroy(s->ev0);
     if (s->ev1)
@@ -780,10 +789,10 @@ extern "C" const char *shoal_gpu_sim_device_name(const shoal_gpu_sim *s) { retur
 extern "C" shoal_gpu_stats shoal_gpu_sim_get_stats(const shoal_gpu_sim *s) { return s->stats; }
 extern "C" shoal_gpu_stats shoal_gpu_sim_stats(const shoal_gpu_sim *s) { return s->stats; }
 
-extern "C" shoal_status shoal_gpu_sim_copy_obstacles(shoal_gpu_sim *s, const shoal_sim *src,
-                                                     shoal_error *err)
+/* The field `f` (host, a CPU build) to the device, replacing what was there; none when f
+ * has no vectors. */
+static shoal_status upload_field(shoal_gpu_sim *s, const field *f, shoal_error *err)
 {
-    const field *f = &src->fld;
     cudaFree(s->fvec);
     s->fvec = NULL;
     s->k.field_on = 0;
@@ -798,6 +807,132 @@ extern "C" shoal_status shoal_gpu_sim_copy_obstacles(shoal_gpu_sim *s, const sho
     s->k.fld.vec = s->fvec;
     s->k.field_on = 1;
     return SHOAL_OK;
+}
+
+extern "C" shoal_status shoal_gpu_sim_set_obstacles(shoal_gpu_sim *s, const shoal_obstacles *o,
+                                                    shoal_error *err)
+{
+    if (!s)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "shoal_gpu_sim_set_obstacles: sim is NULL");
+    /* the meshes and the host field first (nothing changes if that fails), then the device */
+    shoal_status st = obstacles_take(s->obs, &s->obs_count, &s->hfld, s->desc.params.field_cell,
+                                     s->desc.params.field_margin, o, err);
+    if (st)
+        return st;
+    s->field_from_cpu = 0;
+    return upload_field(s, &s->hfld, err);
+}
+
+extern "C" shoal_status shoal_gpu_sim_copy_obstacles(shoal_gpu_sim *s, const shoal_sim *src,
+                                                     shoal_error *err)
+{
+    if (!s || !src)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "shoal_gpu_sim_copy_obstacles: %s is NULL",
+                               s ? "src" : "sim");
+    /* the CPU sim's field as built: no meshes of our own any more */
+    obstacles_take(s->obs, &s->obs_count, &s->hfld, 1.0f, 0.0f, NULL, NULL);
+    s->field_from_cpu = src->fld.vec != NULL;
+    return upload_field(s, &src->fld, err);
+}
+
+/* The grid tables for `g` (more cells than allocated: larger tables, the sort's scratch
+ * sized again). */
+static shoal_status grid_resize(shoal_gpu_sim *s, const grid *g, shoal_error *err)
+{
+    const size_t cells = (size_t)g->cell_count;
+    int bits = 1;
+    while (bits < 32 && (((uint64_t)1 << bits) < (uint64_t)cells))
+        bits++;
+    const int grow = g->cell_count > s->g.cell_count;
+    uint32_t *count = s->cell_count, *start = s->cell_start;
+    void *temp = NULL;
+    size_t sort_bytes = 0, scan_bytes = 0;
+    cudaError_t e = cudaSuccess;
+    if (grow) {
+        count = start = NULL;
+        e = cudaMalloc(&count, (cells + 1) * sizeof(uint32_t));
+        if (e == cudaSuccess)
+            e = cudaMalloc(&start, (cells + 1) * sizeof(uint32_t));
+    }
+    if (e == cudaSuccess)
+        e = cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, s->cell_of, s->cell_sorted,
+                                            s->iota, s->row_sorted, (int)s->count, 0, bits);
+    if (e == cudaSuccess)
+        e = cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, count, start, (int)(cells + 1));
+    size_t tb = sort_bytes > scan_bytes ? sort_bytes : scan_bytes;
+    if (e == cudaSuccess && tb > s->temp_bytes)
+        e = cudaMalloc(&temp, tb);
+    if (e != cudaSuccess) {
+        if (grow) {
+            cudaFree(count);
+            cudaFree(start);
+        }
+        cudaFree(temp);
+        return cuda_fail(err, e, "laying out the grid again");
+    }
+    if (grow) {
+        cudaFree(s->cell_count);
+        cudaFree(s->cell_start);
+        s->cell_count = count;
+        s->cell_start = start;
+    }
+    if (temp) {
+        cudaFree(s->temp);
+        s->temp = temp;
+        s->temp_bytes = tb;
+    }
+    s->end_bit = bits;
+    s->g = *g;
+    return SHOAL_OK;
+}
+
+extern "C" shoal_status shoal_gpu_sim_set_params(shoal_gpu_sim *s, const shoal_params *params,
+                                                 shoal_error *err)
+{
+    if (!s || !params)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "shoal_gpu_sim_set_params: %s is NULL",
+                               s ? "params" : "sim");
+    shoal_status st = shoal_params_validate(s->desc.model, params, err);
+    if (st)
+        return st;
+    const shoal_params *old = &s->desc.params;
+    int field_changed =
+        params->field_cell != old->field_cell || params->field_margin != old->field_margin;
+    if (field_changed && s->field_from_cpu)
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "field_cell / field_margin changed, and the obstacle field was "
+                               "copied from a CPU simulation (shoal_gpu_sim_copy_obstacles): "
+                               "change that one's parameters and copy it again, or lend the "
+                               "meshes (shoal_gpu_sim_set_obstacles)");
+    /* as shoal_sim_set_params: the field first (a field too large leaves the sim as it was),
+     * then the grid when the radius changes (grid neighbours only), then the rest */
+    field nf;
+    memset(&nf, 0, sizeof nf);
+    if (field_changed && s->obs_count &&
+        (st =
+             field_build(&nf, s->obs, s->obs_count, params->field_cell, params->field_margin, err)))
+        return st;
+    float r_old = shoal_params_interaction_radius(s->desc.model, old);
+    float r_new = shoal_params_interaction_radius(s->desc.model, params);
+    if (r_new != r_old && s->desc.neighbors == SHOAL_NEIGHBORS_GRID) {
+        grid g;
+        grid_setup(&g, s->desc.model, params, s->desc.neighbors, s->count);
+        if ((st = grid_resize(s, &g, err))) {
+            field_free(&nf);
+            return st;
+        }
+    }
+    if (nf.vec || (field_changed && s->obs_count)) {
+        nf.builds = s->hfld.builds + 1;
+        field_free(&s->hfld);
+        s->hfld = nf;
+        if ((st = upload_field(s, &s->hfld, err)))
+            return st;
+    }
+    int reset = params->predator_count != old->predator_count;
+    s->desc.params = *params;
+    fill_consts(s);
+    return reset ? reset_predators(s, err) : SHOAL_OK;
 }
 
 extern "C" size_t shoal_gpu_sim_predators(const shoal_gpu_sim *s, float *pos, float *vel,

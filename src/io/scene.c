@@ -11,6 +11,7 @@
  * them as the continuation of the previous value), and a key line that does not fit inih's
  * buffer is refused with its line number instead of being cut in two. */
 #include "shoal/io.h"
+#include "core/check.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -515,13 +516,17 @@ static shoal_status scene_parse_dir(const char *text, const char *name, const ch
 shoal_status shoal_scene_parse(const char *text, const char *name, shoal_scene *scene,
                                shoal_error *err)
 {
+    CHECK_ARG(text, "text", err);
+    CHECK_ARG(scene, "scene", err);
     return scene_parse_dir(text, name, "", scene, err);
 }
 
 shoal_status shoal_scene_load(const char *path, shoal_scene *scene, shoal_error *err)
 {
+    CHECK_ARG(path, "path", err);
+    CHECK_ARG(scene, "scene", err);
     FILE *f = fopen(path, "rb");
-    if (!f)
+    if (!f) /* a file that cannot be read: SHOAL_ERR_IO, as for every other file */
         return shoal_error_set(err, SHOAL_ERR_IO, "scene %s: cannot open: %s", path,
                                strerror(errno));
     char *buf = NULL;
@@ -577,7 +582,12 @@ shoal_status shoal_scene_load(const char *path, shoal_scene *scene, shoal_error 
     return st;
 }
 
-shoal_status shoal_scene_add_obstacles(const shoal_scene *scene, shoal_sim *sim, shoal_error *err)
+/* Load each [mesh] of the scene and hand it to `add` (a sim's or an obstacle field's). */
+typedef shoal_status (*scene_add_fn)(void *to, const shoal_mesh *mesh, const shoal_transform *xf,
+                                     shoal_error *err);
+
+static shoal_status scene_meshes(const shoal_scene *scene, scene_add_fn add, void *to,
+                                 shoal_error *err)
 {
     for (int i = 0; i < scene->mesh_count; i++) {
         const shoal_scene_mesh *m = &scene->meshes[i];
@@ -587,8 +597,7 @@ shoal_status shoal_scene_add_obstacles(const shoal_scene *scene, shoal_sim *sim,
         if (st == SHOAL_OK && !mesh.normals)
             st = shoal_mesh_compute_normals(&mesh, &e);
         if (st == SHOAL_OK)
-            st = shoal_sim_add_obstacle(sim, mesh.positions, mesh.normals, mesh.vertex_count,
-                                        &m->transform, NULL, &e);
+            st = add(to, &mesh, &m->transform, &e);
         shoal_mesh_free(&mesh);
         if (st)
             return shoal_error_set(err, st, "%.200s: [mesh %s]: %.400s", scene->name, m->name,
@@ -597,8 +606,46 @@ shoal_status shoal_scene_add_obstacles(const shoal_scene *scene, shoal_sim *sim,
     return SHOAL_OK;
 }
 
+static shoal_status add_to_sim(void *to, const shoal_mesh *mesh, const shoal_transform *xf,
+                               shoal_error *err)
+{
+    return shoal_sim_add_obstacle(to, mesh->positions, mesh->normals, mesh->vertex_count, xf, NULL,
+                                  err);
+}
+
+static shoal_status add_to_obstacles(void *to, const shoal_mesh *mesh, const shoal_transform *xf,
+                                     shoal_error *err)
+{
+    return shoal_obstacles_add(to, mesh->positions, mesh->normals, mesh->vertex_count, xf, NULL,
+                               err);
+}
+
+shoal_status shoal_scene_add_obstacles(const shoal_scene *scene, shoal_sim *sim, shoal_error *err)
+{
+    CHECK_ARG(scene, "scene", err);
+    CHECK_ARG(sim, "sim", err);
+    return scene_meshes(scene, add_to_sim, sim, err);
+}
+
+shoal_status shoal_scene_make_obstacles(const shoal_scene *scene, shoal_obstacles **out,
+                                        shoal_error *err)
+{
+    CHECK_ARG(out, "out", err);
+    *out = NULL;
+    CHECK_ARG(scene, "scene", err);
+    shoal_obstacles *o;
+    shoal_status st = shoal_obstacles_create(&scene->desc.params, &o, err);
+    if (!st && (st = scene_meshes(scene, add_to_obstacles, o, err)))
+        shoal_obstacles_destroy(o);
+    if (!st)
+        *out = o;
+    return st;
+}
+
 double shoal_scene_set_count(shoal_scene *scene, size_t count, int keep_geometry)
 {
+    if (!scene)
+        return 1.0;
     size_t ref = scene->desc.boid_count;
     scene->desc.boid_count = count;
     if (keep_geometry || count == ref || ref == 0 || count == 0)

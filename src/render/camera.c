@@ -3,6 +3,7 @@
  * stored as float), the viewport and guard-band constants, the frustum planes used by the
  * bounding-sphere cull, and auto-framing of a point set. Owns no state. */
 #include "render/render_internal.h"
+#include "core/check.h"
 
 #include <math.h>
 
@@ -127,6 +128,10 @@ SHOAL_API void shoal_render_camera_frame(const float *px, const float *py, const
                                          size_t count, float margin, float aspect,
                                          shoal_camera *cam)
 {
+    if (!cam)
+        return;
+    if (!px || !py || !pz)
+        count = 0;
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     size_t used = 0;
     for (size_t i = 0; i < count; i++) {

@@ -5,6 +5,7 @@
  * the framebuffer). Owns the framebuffer, the bins and the per-thread tile buffers; threads
  * come only from core/parallel. */
 #include "render/render_internal.h"
+#include "core/check.h"
 #include "render/render_config.h"
 
 #include "core/alloc.h"
@@ -153,7 +154,9 @@ static shoal_status render_check_size(int width, int height, shoal_error *err)
 SHOAL_API shoal_status shoal_render_create(const shoal_render_desc *desc, shoal_renderer **out,
                                            shoal_error *err)
 {
+    CHECK_ARG(out, "out", err);
     *out = NULL;
+    CHECK_ARG(desc, "desc", err);
     shoal_status st = render_check_size(desc->width, desc->height, err);
     if (st)
         return st;
@@ -167,9 +170,9 @@ SHOAL_API shoal_status shoal_render_create(const shoal_render_desc *desc, shoal_
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "render: no fish mesh (shoal_render_desc.mesh is NULL; "
                                "shoal_mesh_load_asset(\"fish.obj\") loads shoal's own)");
-    if (desc->thread_count < 0)
-        return shoal_error_set(err, SHOAL_ERR_INPUT, "render: thread count %d must be >= 0",
-                               desc->thread_count);
+    char why[160];
+    if (parallel_check_threads(desc->thread_count, why, sizeof why))
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "render: %s", why);
     if (!(desc->lod_splat_px >= 0.0f) || !(desc->lod_reduced_px >= desc->lod_splat_px) ||
         !isfinite(desc->lod_reduced_px))
         return shoal_error_set(err, SHOAL_ERR_INPUT,
@@ -296,6 +299,7 @@ SHOAL_API void shoal_render_destroy(shoal_renderer *r)
 SHOAL_API shoal_status shoal_render_set_size(shoal_renderer *r, int width, int height,
                                              shoal_error *err)
 {
+    CHECK_ARG(r, "r", err);
     shoal_status st = render_check_size(width, height, err);
     if (st)
         return st;
@@ -306,6 +310,8 @@ SHOAL_API shoal_status shoal_render_set_size(shoal_renderer *r, int width, int h
 
 SHOAL_API void shoal_render_set_speed_scale(shoal_renderer *r, float max_speed)
 {
+    if (!r)
+        return;
     r->speed_scale = max_speed > 0.0f && max_speed == max_speed ? max_speed : 0.0f;
 }
 
@@ -335,6 +341,7 @@ SHOAL_API const uint8_t *shoal_render_drawn_tiles(const shoal_renderer *r, int *
 
 SHOAL_API shoal_status shoal_render_keep_depth(shoal_renderer *r, int on, shoal_error *err)
 {
+    CHECK_ARG(r, "r", err);
     if (!on) {
         alloc_free(r->zfb);
         alloc_free(r->idfb);
@@ -363,6 +370,13 @@ SHOAL_API shoal_status shoal_render_keep_depth(shoal_renderer *r, int on, shoal_
 
 SHOAL_API int shoal_render_depth(const shoal_renderer *r, const float **depth, const uint32_t **ids)
 {
+    if (!depth || !ids)
+        return 0;
+    if (!r) {
+        *depth = NULL;
+        *ids = NULL;
+        return 0;
+    }
     *depth = r->zfb;
     *ids = r->idfb;
     return r->zfb != NULL;
@@ -370,13 +384,30 @@ SHOAL_API int shoal_render_depth(const shoal_renderer *r, const float **depth, c
 
 SHOAL_API shoal_framebuffer shoal_render_framebuffer(const shoal_renderer *r)
 {
+    if (!r) {
+        shoal_framebuffer none = {0, 0, 0, NULL};
+        return none;
+    }
     shoal_framebuffer fb = {r->width, r->height, r->width, r->fb};
     return fb;
 }
 
-SHOAL_API shoal_render_stats shoal_render_get_stats(const shoal_renderer *r) { return r->stats; }
+SHOAL_API shoal_render_stats shoal_render_get_stats(const shoal_renderer *r)
+{
+    if (!r) {
+        shoal_render_stats none;
+        memset(&none, 0, sizeof none);
+        return none;
+    }
+    return r->stats;
+}
 
-SHOAL_API const char *shoal_render_isa_name(const shoal_renderer *r) { return r->k->name; }
+SHOAL_API const char *shoal_render_isa_name(const shoal_renderer *r)
+{
+    if (!r)
+        return "none";
+    return r->k->name;
+}
 
 SHOAL_API uint64_t shoal_render_hash(shoal_framebuffer fb)
 {
@@ -631,6 +662,8 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
 SHOAL_API shoal_status shoal_render_frame(shoal_renderer *r, const shoal_render_instances *inst,
                                           const shoal_camera *cam, shoal_error *err)
 {
+    CHECK_ARG(r, "r", err);
+    CHECK_ARG(cam, "cam", err);
     return render_frame_any(r, inst, NULL, cam, err);
 }
 
@@ -900,10 +933,17 @@ done:
     return st;
 }
 
-SHOAL_API shoal_profile *shoal_render_get_profile(const shoal_renderer *r) { return r->prof; }
+SHOAL_API shoal_profile *shoal_render_get_profile(const shoal_renderer *r)
+{
+    if (!r)
+        return NULL;
+    return r->prof;
+}
 
 SHOAL_API void shoal_render_set_profile(shoal_renderer *r, shoal_profile *profile)
 {
+    if (!r)
+        return;
     r->prof = profile ? profile : r->prof_own;
 }
 
@@ -914,6 +954,9 @@ SHOAL_API void shoal_render_set_profile(shoal_renderer *r, shoal_profile *profil
 SHOAL_API shoal_status shoal_renderer_create(const shoal_render_desc *desc, shoal_renderer **out,
                                              shoal_error *err)
 {
+    CHECK_ARG(out, "out", err);
+    *out = NULL;
+    CHECK_ARG(desc, "desc", err);
     if (desc->mesh)
         return shoal_render_create(desc, out, err);
     *out = NULL;
@@ -948,6 +991,8 @@ SHOAL_API shoal_status shoal_render_frame_rows(shoal_renderer *r, const float *r
                                                const uint32_t *color, const shoal_camera *cam,
                                                shoal_error *err)
 {
+    CHECK_ARG(r, "r", err);
+    CHECK_ARG(cam, "cam", err);
     if (row_count > 0 && !rows)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "render: no rows (NULL) for %zu fish",
                                row_count);

@@ -5,6 +5,7 @@
  * over it) is a function of the state alone: not of the thread count, not of the order
  * the previous step left, not of how a run was split over state files. */
 #include "sim/models.h"
+#include "core/check.h"
 #include "sim/sim_internal.h"
 
 #include <math.h>
@@ -320,6 +321,13 @@ int grid_runs(const shoal_sim *s, int32_t x_lo, int32_t x_hi, int32_t y, int32_t
 /* The force kernels' own count of the last step (sim.c sums the threads' counters). */
 void shoal_sim_candidate_pairs(const shoal_sim *s, double *lane_pairs, double *useful_pairs)
 {
+    if (!s) {
+        if (lane_pairs)
+            *lane_pairs = 0;
+        if (useful_pairs)
+            *useful_pairs = 0;
+        return;
+    }
     *lane_pairs = (double)s->work.lane_pairs;
     *useful_pairs = (double)s->work.useful;
 }

@@ -7,6 +7,7 @@
  * math of each model is its section of rules.h. Also the parameters by name (--set, scene
  * files) and their validation. */
 #include "core/rng.h"
+#include "core/check.h"
 #include "sim/models.h"
 #include "sim/sim_internal.h"
 
@@ -440,6 +441,8 @@ const char *shoal_model_name(shoal_model model)
 
 shoal_status shoal_model_parse(const char *name, shoal_model *model, shoal_error *err)
 {
+    CHECK_ARG(name, "name", err);
+    CHECK_ARG(model, "model", err);
     char known[256];
     size_t used = 0;
     known[0] = 0;
@@ -478,6 +481,8 @@ static float *param_ptr(shoal_params *p, const shoal_param_info *info)
 
 void shoal_params_default(shoal_model model, shoal_params *params)
 {
+    if (!params)
+        return;
     memset(params, 0, sizeof *params);
     size_t n;
     const shoal_param_info *list = shoal_params_list(model, &n);
@@ -489,6 +494,7 @@ void shoal_params_default(shoal_model model, shoal_params *params)
 
 shoal_status shoal_params_validate(shoal_model model, const shoal_params *params, shoal_error *err)
 {
+    CHECK_ARG(params, "params", err);
     size_t n;
     const shoal_param_info *list = shoal_params_list(model, &n);
     if (!list)
@@ -543,6 +549,8 @@ static void scale_one(const shoal_param_info *list, size_t n, shoal_params *p, s
 
 void shoal_params_scale_geometry(shoal_model model, shoal_params *p, double factor)
 {
+    if (!p)
+        return;
     if (!(factor > 0) || !isfinite(factor) || factor == 1.0)
         return;
     const sim_model *m = sim_model_of(model);
@@ -558,6 +566,8 @@ void shoal_params_scale_geometry(shoal_model model, shoal_params *p, double fact
 
 float shoal_params_interaction_radius(shoal_model model, const shoal_params *p)
 {
+    if (!p)
+        return 0;
     const sim_model *m = sim_model_of(model);
     return m ? m->radius(p) : 1.0f;
 }

@@ -4,6 +4,7 @@
  * the window). One place for the lookup, the range and integer checks and their messages, so
  * every front end refuses the same values with the same words. The tables themselves, the
  * defaults, the cross-field rules and the geometry scaling are models.c's. */
+#include "core/check.h"
 #include "core/text.h"
 #include "sim/sim_internal.h"
 
@@ -145,6 +146,10 @@ const shoal_param_info *shoal_params_find(shoal_model model, const char *name,
     const shoal_param_info *list = shoal_params_list(model, &n);
     if (component_count)
         *component_count = 0;
+    if (!name) {
+        shoal_error_set(err, SHOAL_ERR_INPUT, "%s: name is NULL", __func__);
+        return NULL;
+    }
     if (!list) {
         shoal_error_set(err, SHOAL_ERR_INPUT, "invalid model");
         return NULL;
@@ -194,6 +199,9 @@ shoal_status shoal_params_get(shoal_model model, const shoal_params *params, con
 shoal_status shoal_params_set_value(shoal_model model, shoal_params *params, const char *name,
                                     const double *values, size_t count, shoal_error *err)
 {
+    CHECK_ARG(params, "params", err);
+    CHECK_ARG(name, "name", err);
+    CHECK_ARG(values, "values", err);
     size_t k;
     const shoal_param_info *info = shoal_params_find(model, name, &k, err);
     if (!info)
@@ -217,6 +225,9 @@ shoal_status shoal_params_set_value(shoal_model model, shoal_params *params, con
 shoal_status shoal_params_set(shoal_model model, shoal_params *params, const char *name,
                               const char *value, shoal_error *err)
 {
+    CHECK_ARG(params, "params", err);
+    CHECK_ARG(name, "name", err);
+    CHECK_ARG(value, "value", err);
     size_t k;
     const shoal_param_info *info = shoal_params_find(model, name, &k, err);
     if (!info)

@@ -4,6 +4,7 @@
  * the grid (grid.c), the rules (forces_kernel.h) and the parameters (models.c) are
  * elsewhere. */
 #include "core/alloc.h"
+#include "core/check.h"
 #include "core/cpu.h"
 #include "core/profile.h"
 #include "core/timer.h"
@@ -63,7 +64,12 @@ static forces_range_fn forces_for_isa(int isa)
     return forces_range_scalar;
 }
 
-const char *shoal_sim_isa_name(const shoal_sim *sim) { return shoal_isa_name((shoal_isa)sim->isa); }
+const char *shoal_sim_isa_name(const shoal_sim *sim)
+{
+    if (!sim)
+        return "none";
+    return shoal_isa_name((shoal_isa)sim->isa);
+}
 
 /* ---- life cycle ------------------------------------------------------------------- */
 
@@ -81,9 +87,9 @@ static shoal_status validate_desc(const shoal_sim_desc *d, shoal_error *err)
     if (!isfinite(d->t0_s) || fabs(d->t0_s) > 1e15)
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "t0 %g: expected a finite time in [-1e15, 1e15] s", d->t0_s);
-    if (d->thread_count < 0 || d->thread_count > SIM_MAX_THREADS)
-        return shoal_error_set(err, SHOAL_ERR_INPUT, "thread count %d outside [0, %d]",
-                               d->thread_count, SIM_MAX_THREADS);
+    char why[160];
+    if (parallel_check_threads(d->thread_count, why, sizeof why))
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "%s", why);
     if (d->neighbors != SHOAL_NEIGHBORS_GRID && d->neighbors != SHOAL_NEIGHBORS_BRUTE)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "invalid neighbour method");
     shoal_status st = shoal_params_validate(d->model, &d->params, err);
@@ -106,7 +112,7 @@ void shoal_sim_destroy(shoal_sim *s)
     alloc_free(s->part_row_at);
     sim_obstacles_free(s);
     prof_destroy(s->prof_own);
-    free(s);
+    alloc_free(s);
 }
 
 /* Every array is written once here, each thread its static share, so the first step does
@@ -137,7 +143,9 @@ static void first_touch(void *ctx, int t, int nt)
 
 shoal_status shoal_sim_create(const shoal_sim_desc *desc, shoal_sim **sim_out, shoal_error *err)
 {
+    CHECK_ARG(sim_out, "sim_out", err);
     *sim_out = NULL;
+    CHECK_ARG(desc, "desc", err);
     shoal_status st = validate_desc(desc, err);
     if (st)
         return st;
@@ -145,14 +153,16 @@ shoal_status shoal_sim_create(const shoal_sim_desc *desc, shoal_sim **sim_out, s
     st = shoal_isa_resolve(desc->isa, &isa, err);
     if (st)
         return st;
-    shoal_sim *s = calloc(1, sizeof *s);
+    /* 64-byte aligned (the per-thread fault lines and the counters are), which calloc
+     * does not promise */
+    shoal_sim *s = alloc_array_zero(1, sizeof *s, "the simulation", err);
     if (!s)
-        return shoal_error_set(err, SHOAL_ERR_NOMEM, "out of memory allocating the simulation");
+        return SHOAL_ERR_NOMEM;
     s->desc = *desc;
     s->count = desc->boid_count;
     s->isa = (int)isa;
     if ((st = prof_create(&s->prof_own, err))) {
-        free(s);
+        alloc_free(s);
         return st;
     }
     s->prof = s->prof_own;
@@ -191,17 +201,31 @@ shoal_status shoal_sim_create(const shoal_sim_desc *desc, shoal_sim **sim_out, s
     return SHOAL_OK;
 }
 
-size_t shoal_sim_count(const shoal_sim *s) { return s->count; }
+size_t shoal_sim_count(const shoal_sim *s)
+{
+    if (!s)
+        return 0;
+    return s->count;
+}
 
-const shoal_sim_desc *shoal_sim_get_desc(const shoal_sim *s) { return &s->desc; }
+const shoal_sim_desc *shoal_sim_get_desc(const shoal_sim *s)
+{
+    if (!s)
+        return NULL;
+    return &s->desc;
+}
 
 double shoal_sim_time(const shoal_sim *s)
 {
+    if (!s)
+        return 0;
     return s->desc.t0_s + (double)s->steps_done * s->desc.dt_s;
 }
 
 shoal_status shoal_sim_set_params(shoal_sim *s, const shoal_params *params, shoal_error *err)
 {
+    CHECK_ARG(s, "sim", err);
+    CHECK_ARG(params, "params", err);
     shoal_status st = shoal_params_validate(s->desc.model, params, err);
     if (st)
         return st;
@@ -249,6 +273,8 @@ shoal_status shoal_sim_set_params(shoal_sim *s, const shoal_params *params, shoa
 
 shoal_status shoal_sim_set_state(shoal_sim *s, const float *rows, shoal_error *err)
 {
+    CHECK_ARG(s, "sim", err);
+    CHECK_ARG(rows, "rows", err);
     shoal_status st = shoal_state_check_finite(rows, s->count, "state", err);
     if (st)
         return st;
@@ -265,6 +291,8 @@ shoal_status shoal_sim_set_state(shoal_sim *s, const float *rows, shoal_error *e
 
 shoal_status shoal_sim_set_rows(shoal_sim *s, const float *rows, size_t row_count, shoal_error *err)
 {
+    CHECK_ARG(s, "sim", err);
+    CHECK_ARG(rows, "rows", err);
     if (row_count != s->count)
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "state: %zu rows given, the simulation has %zu boids", row_count,
@@ -276,6 +304,8 @@ shoal_status shoal_sim_set_rows(shoal_sim *s, const float *rows, size_t row_coun
 
 shoal_status shoal_sim_get_rows(const shoal_sim *s, float *rows, size_t row_count, shoal_error *err)
 {
+    CHECK_ARG(s, "sim", err);
+    CHECK_ARG(rows, "rows", err);
     if (row_count != s->count)
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "state: room for %zu rows given, the simulation has %zu boids",
@@ -290,16 +320,24 @@ shoal_status shoal_sim_get_rows(const shoal_sim *s, float *rows, size_t row_coun
     return SHOAL_OK;
 }
 
-int shoal_sim_has_state(const shoal_sim *s) { return s->has_state; }
+int shoal_sim_has_state(const shoal_sim *s)
+{
+    if (!s)
+        return 0;
+    return s->has_state;
+}
 
 shoal_status shoal_sim_draw_state(shoal_sim *s, shoal_error *err)
 {
+    CHECK_ARG(s, "sim", err);
     (void)err;
     return shoal_sim_init_state(s, s->desc.seed);
 }
 
 shoal_status shoal_sim_init_state(shoal_sim *s, uint64_t seed)
 {
+    if (!s)
+        return SHOAL_ERR_INPUT;
     /* A row at a time straight into the arrays: boid i's draws depend on (seed, i) alone, so
      * this needs no scratch buffer and cannot fail (an earlier version allocated N rows and,
      * when that failed, left the state zeroed). */
@@ -318,6 +356,8 @@ shoal_status shoal_sim_init_state(shoal_sim *s, uint64_t seed)
 
 void shoal_sim_get_state(const shoal_sim *s, float *rows)
 {
+    if (!s || !rows)
+        return;
     for (size_t i = 0; i < s->count; i++) {
         size_t r = s->row_cur[i];
         for (int k = 0; k < 6; k++)
@@ -327,6 +367,11 @@ void shoal_sim_get_state(const shoal_sim *s, float *rows)
 
 shoal_boid_view shoal_sim_view(const shoal_sim *s)
 {
+    if (!s) {
+        shoal_boid_view none;
+        memset(&none, 0, sizeof none);
+        return none;
+    }
     shoal_boid_view v = {s->count,  s->cur[0], s->cur[1], s->cur[2],
                          s->cur[3], s->cur[4], s->cur[5], s->row_cur};
     return v;
@@ -334,6 +379,8 @@ shoal_boid_view shoal_sim_view(const shoal_sim *s)
 
 void shoal_sim_grid_info(const shoal_sim *s, float origin[3], float *cell_size, int32_t dims[3])
 {
+    if (!s || !origin || !cell_size || !dims)
+        return;
     for (int c = 0; c < 3; c++) {
         origin[c] = s->g.origin[c];
         dims[c] = s->g.dims[c];
@@ -343,6 +390,8 @@ void shoal_sim_grid_info(const shoal_sim *s, float origin[3], float *cell_size, 
 
 size_t shoal_sim_targets(const shoal_sim *s, double t_s, float *xyz, size_t max)
 {
+    if (!s || (!xyz && max > 0))
+        return 0;
     if (s->desc.model != SHOAL_MODEL_HEADING)
         return 0;
     float tmp[SHOAL_MAX_TARGETS * 3];
@@ -359,6 +408,8 @@ size_t shoal_sim_targets(const shoal_sim *s, double t_s, float *xyz, size_t max)
 
 shoal_status shoal_sim_set_target(shoal_sim *s, size_t index, const float xyz[3], shoal_error *err)
 {
+    CHECK_ARG(s, "sim", err);
+    CHECK_ARG(xyz, "xyz", err);
     if (s->desc.model != SHOAL_MODEL_HEADING)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "targets: model %s has none",
                                shoal_model_name(s->desc.model));
@@ -372,7 +423,12 @@ shoal_status shoal_sim_set_target(shoal_sim *s, size_t index, const float xyz[3]
     return SHOAL_OK;
 }
 
-void shoal_sim_clear_targets(shoal_sim *s) { memset(s->target_pinned, 0, sizeof s->target_pinned); }
+void shoal_sim_clear_targets(shoal_sim *s)
+{
+    if (!s)
+        return;
+    memset(s->target_pinned, 0, sizeof s->target_pinned);
+}
 
 /* ---- the step --------------------------------------------------------------------- */
 
@@ -544,6 +600,7 @@ static shoal_status run_step(shoal_sim *s, int sort_only, shoal_error *err)
 
 shoal_status shoal_sim_step(shoal_sim *s, int step_count, shoal_error *err)
 {
+    CHECK_ARG(s, "sim", err);
     if (!s->has_state)
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "step: the simulation has no state yet (shoal_sim_set_rows or "
@@ -560,10 +617,17 @@ shoal_status shoal_sim_step(shoal_sim *s, int step_count, shoal_error *err)
 
 /* Sort the current state into cell order without stepping (tests, neighbour queries). */
 void sim_sort_only(shoal_sim *s) { run_step(s, 1, NULL); }
-void shoal_sim_sort(shoal_sim *s) { sim_sort_only(s); }
+void shoal_sim_sort(shoal_sim *s)
+{
+    if (!s)
+        return;
+    sim_sort_only(s);
+}
 
 size_t shoal_sim_get_stats(const shoal_sim *s, shoal_stage_stats *out, size_t max)
 {
+    if (!s || (!out && max > 0))
+        return 0;
     /* the threads this sim's steps ran on (not whatever the process default is now); the
      * median and max per call are in the stage profiler (core/profile.h, --stats) */
     int threads = s->desc.thread_count > 0 ? s->desc.thread_count : parallel_thread_count();
@@ -586,10 +650,17 @@ size_t shoal_sim_get_stats(const shoal_sim *s, shoal_stage_stats *out, size_t ma
     return STAGE_COUNT;
 }
 
-shoal_profile *shoal_sim_get_profile(const shoal_sim *s) { return s->prof; }
+shoal_profile *shoal_sim_get_profile(const shoal_sim *s)
+{
+    if (!s)
+        return NULL;
+    return s->prof;
+}
 
 void shoal_sim_set_profile(shoal_sim *s, shoal_profile *profile)
 {
+    if (!s)
+        return;
     s->prof = profile ? profile : s->prof_own;
 }
 
@@ -598,6 +669,7 @@ void shoal_sim_set_profile(shoal_sim *s, shoal_profile *profile)
 shoal_status shoal_state_check_finite(const float *rows, size_t count, const char *what,
                                       shoal_error *err)
 {
+    CHECK_ARRAY(rows, count, "rows", err);
     static const char *const column_names[SHOAL_STATE_COLUMNS] = {"px", "py", "pz",
                                                                   "vx", "vy", "vz"};
     if (!what)

@@ -422,9 +422,9 @@ static shoal_status sim64_validate(const shoal_sim_desc *d, shoal_error *err)
     if (!isfinite(d->t0_s) || fabs(d->t0_s) > 1e15)
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "t0 %g: expected a finite time in [-1e15, 1e15] s", d->t0_s);
-    if (d->thread_count < 0 || d->thread_count > SHOAL_MAX_THREADS)
-        return shoal_error_set(err, SHOAL_ERR_INPUT, "thread count %d outside [0, %d]",
-                               d->thread_count, SHOAL_MAX_THREADS);
+    char why[160];
+    if (parallel_check_threads(d->thread_count, why, sizeof why))
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "%s", why);
     if (d->neighbors != SHOAL_NEIGHBORS_GRID && d->neighbors != SHOAL_NEIGHBORS_BRUTE)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "invalid neighbour method");
     shoal_status st = shoal_params_validate(d->model, &d->params, err);

@@ -92,6 +92,12 @@ typedef struct field {
 shoal_status field_build(field *f, const obstacle *obs, size_t obstacle_count, float cell,
                          float margin, shoal_error *err);
 void field_free(field *f);
+/* field.c: the meshes of `from` (NULL: none) copied into to[0 .. *to_count) and the field
+ * into `to_field`: copied when `from` built it with `cell` and `margin`, else built with
+ * them; what was there is freed. On failure nothing changes. (shoal_sim_set_obstacles, and
+ * the GPU sim's own copy.) */
+shoal_status obstacles_take(obstacle *to, size_t *to_count, field *to_field, float cell,
+                            float margin, const shoal_obstacles *from, shoal_error *err);
 /* The cell vector at p: rule_field_sample in sim/rules.h (both backends sample with it). */
 
 /* What one thread's force kernels found during a step: the first non-finite result (by

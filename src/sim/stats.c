@@ -13,6 +13,7 @@
  * can be farther or nearer) or the nominal cell geometry widened by a pad and a relative
  * margin far larger than the rounding errors, so they give the brute force's answer. */
 #include "shoal/stats.h"
+#include "core/check.h"
 
 #include "core/parallel.h"
 #include "sim/world.h"
@@ -839,10 +840,9 @@ static shoal_status stats_compute(const view *vw, size_t n, const shoal_stats_de
     if (isnan(desc.radius) || desc.radius < 0)
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "statistics radius %g (expected a number >= 0)", desc.radius);
-    if (desc.thread_count < 0 || desc.thread_count > 1024)
-        return shoal_error_set(err, SHOAL_ERR_INPUT,
-                               "statistics thread count %d (expected 0 to 1024)",
-                               desc.thread_count);
+    char why[160];
+    if (parallel_check_threads(desc.thread_count, why, sizeof why))
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "statistics: %s", why);
     if (n > (size_t)UINT32_MAX - 1)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "statistics of %zu boids (at most 4294967294)",
                                n);
@@ -1136,6 +1136,8 @@ done:
 shoal_status shoal_stats_compute(const float *rows, size_t count, const shoal_stats_desc *desc,
                                  shoal_stats *out, shoal_error *err)
 {
+    CHECK_ARRAY(rows, count, "rows", err);
+    CHECK_ARG(out, "out", err);
     static const float none[6];
     if (!rows || count == 0) /* no pointer arithmetic on NULL */
         rows = none, count = 0;
@@ -1147,6 +1149,15 @@ shoal_status shoal_stats_compute_soa(const float *const pos[3], const float *con
                                      size_t count, const shoal_stats_desc *desc, shoal_stats *out,
                                      shoal_error *err)
 {
+    CHECK_ARG(out, "out", err);
+    if (count > 0) {
+        CHECK_ARG(pos, "pos", err);
+        CHECK_ARG(vel, "vel", err);
+        for (int c = 0; c < 3; c++) {
+            CHECK_ARG(pos[c], "pos[c]", err);
+            CHECK_ARG(vel[c], "vel[c]", err);
+        }
+    }
     view vw = {.p = {pos[0], pos[1], pos[2]}, .v = {vel[0], vel[1], vel[2]}, .stride = 1};
     return stats_compute(&vw, count, desc, out, err);
 }
@@ -1182,6 +1193,7 @@ static void diff_columns(const float *a, const float *b, size_t n, int k, double
 shoal_status shoal_state_compare(const float *a, const float *b, size_t count,
                                  shoal_state_diff *out, shoal_error *err)
 {
+    CHECK_ARG(out, "out", err);
     if (count > 0 && (!a || !b))
         return shoal_error_set(err, SHOAL_ERR_INPUT, "compare: no rows (NULL) for %zu boids",
                                count);
