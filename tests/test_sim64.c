@@ -306,7 +306,7 @@ static void test_exact_and_near_ties(void **state)
             assert_true(tie == 0); /* exact: decided by d <= r */
         } else {
             assert_true(tie > 0);
-            assert_int_equal(ob[0].tie_term, REF_TERM_SEPARATION);
+            assert_int_equal(ob[0].tie_term, SHOAL_TERM_SEPARATION);
             assert_int_equal(ob[0].tie_cand, 2);
         }
         ref_grid_free(&g);
@@ -351,7 +351,7 @@ static void test_field_and_targets(void **state)
     for (double t = 0; t < 20; t += 4.5) {
         double t64[9 * 3];
         float t32[9 * 3];
-        sim64_heading_targets(&p, 77, t, t64);
+        sim64_targets(&p, (int)p.target_count, 77, t, t64);
         sc.desc.seed = 77;
         shoal_sim *h;
         assert_int_equal(shoal_sim_create(&sc.desc, &h, &e), SHOAL_OK);

@@ -12,13 +12,15 @@
  * same bits as the scalar kernel, for any thread count (threads only choose which rows
  * they take).
  *
- * The arithmetic of the rules (per candidate, per boid) is in sim/rules.h, which the CUDA
- * backend compiles too: this file is the CPU's walk over the candidates (lane groups,
- * steer's deferred separation list), loads, stores and finite checks.
+ * The arithmetic of the rules (per candidate, per boid) is each model's file, reached through
+ * its adapter (sim/rules.h), which every backend compiles: this file is the CPU's walker over
+ * the candidates (lane groups, the box filter, deferred late terms), generated for every
+ * model of sim/models.h, and its loads, stores and finite checks. It holds no intrinsic:
+ * every wide operation is a word of core/simd.h, so a new ISA is a new branch there.
  *
  * Exactness rules: no FMA (-ffp-contract=off), IEEE division and square root, sums added
  * in candidate order, dot products x + y + z left to right. The formulas are MODELS.md's;
- * where it leaves a choice, the choice is commented in rules.h. */
+ * where it leaves a choice, the choice is commented in the model's file. */
 
 #include "core/simd.h"
 #include "sim/models.h"
@@ -318,335 +320,128 @@ static inline void KFN(store_state)(const shoal_sim *s, const kgroup *g, vf3 p, 
     KFN(store_cells)(s, g, p);
 }
 
-/* steer's separation over the candidates the pair loop listed (in candidate order), after
- * each chunk. Equal to adding it inside the loop: sep is touched by nothing else, so the
- * order of its additions is unchanged. Returns 0. */
-static inline __attribute__((always_inline)) int KFN(steer_sep_flush)(float *const *in, vf3 p,
-                                                                      vf sep_r2,
-                                                                      const uint32_t *list,
-                                                                      int count, rule_sa *a)
-{
-    for (int k = 0; k < count; k++) {
-        uint32_t j = list[k];
-        rule_steer_sep(a, p, in[0][j], in[1][j], in[2][j], sep_r2);
-    }
-    return 0;
-}
+/* ---- the walker: one per model of the list, generated ---------------------------------- */
 
 /* The pair loops run over one chunk of the candidate list at a time, each in a function of
  * its own that takes the accumulators from a struct and puts them back: the loop then has
  * the vector registers to itself (with the filter in the same function, AVX2's 16 ymm
- * registers held the filter's constants and the accumulators went to memory). */
-
-/* steer and average: the pair loop's state across chunks. */
-typedef struct ksa {
-    vf3 p;
-    rule_sa a;
-    vf sep_r2, max_r2;
-    int sep_count;
-    uint32_t sep_list[KLIST_CAP + VW]; /* at most one chunk's candidates */
-} ksa;
-
-/* steer and average share the pair loop (rules.h rule_sa_pair); they differ in the
- * separation term. */
-static inline __attribute__((always_inline)) void
-KFN(sa_pairs)(const shoal_sim *s, ksa *k, const uint32_t *list, int n, int average, int shared_mask)
-{
-    const model_consts *mc = &s->mc;
-    float *const *in = s->cur;
-    const float *qx = in[0], *qy = in[1], *qz = in[2], *wx = in[3], *wy = in[4], *wz = in[5];
-    vf3 p = k->p;
-    vf max_r2 = k->max_r2;
-    rule_sa a = k->a;
-    int sep_count = k->sep_count;
-    for (int q = 0; q < n; q++) {
-        uint32_t j = list[q];
-        vm m_sep = rule_sa_pair(&a, p, qx[j], qy[j], qz[j], wx[j], wy[j], wz[j], mc, max_r2,
-                                average, shared_mask, 0);
-        if (!average) {
-            /* steer's term needs a division. Few candidates are that close (about one
-             * iteration in seven has any lane within sep_radius), and a branch on it
-             * mispredicts: remember the candidate without branching and add the terms
-             * after the loop, in the same candidate order. */
-            k->sep_list[sep_count] = j;
-            sep_count += vm_any(m_sep);
-        }
+ * registers held the filter's constants and the accumulators went to memory). For every
+ * model M of sim/models.h (rules.h: its adapter):
+ *   kst_M           the walk's state across chunks: the lanes' positions, M's accumulator,
+ *                   the candidates listed for M_late;
+ *   pairs_M_V       (noinline) the pair loop over one chunk in variant V: the difference
+ *                   and its square (rule_diff, v3_dot), M_near, a candidate no lane is near
+ *                   skipped where M_SKIP_FAR (its velocity never loaded), M_pair; where
+ *                   M_LATE, a candidate whose pair asks for M_late is listed without a
+ *                   branch;
+ *   walk_M_V        a group's walk: M_begin, the chunks (each followed by M_late over the
+ *                   listed candidates, in candidate order: the accumulator's terms are
+ *                   touched by nothing else in between, so the order of the additions is
+ *                   unchanged), the work counts, the extras, M_finish, the stores;
+ *   group_M         M_variant picks the variant (every variant gives the same bits). */
+#define KWALK_MODEL(id, M)                                                                         \
+    typedef struct KFN(kst_##M) {                                                                  \
+        vf3 p;                                                                                     \
+        vf reach2;                                                                                 \
+        M##_acc a;                                                                                 \
+        int late_n;                                                                                \
+        uint32_t late[KLIST_CAP + VW]; /* at most one chunk's candidates */                        \
+    } KFN(kst_##M);                                                                                \
+                                                                                                   \
+    static inline __attribute__((always_inline)) void KFN(pairs_##M)(                              \
+        const shoal_sim *s, KFN(kst_##M) * k, const uint32_t *list, int n, const int variant)      \
+    {                                                                                              \
+        const shoal_params *prm = &s->desc.params;                                                 \
+        const model_consts *mc = &s->mc;                                                           \
+        float *const *in = s->cur;                                                                 \
+        const float *qx = in[0], *qy = in[1], *qz = in[2], *wx = in[3], *wy = in[4], *wz = in[5];  \
+        vf3 p = k->p;                                                                              \
+        vf reach2 = k->reach2;                                                                     \
+        M##_acc a = k->a;                                                                          \
+        int late_n = k->late_n;                                                                    \
+        for (int q = 0; q < n; q++) {                                                              \
+            uint32_t j = list[q];                                                                  \
+            vf3 diff = rule_diff(p, qx[j], qy[j], qz[j]);                                          \
+            vf d2 = v3_dot(diff, diff);                                                            \
+            vm near = M##_near(d2, reach2);                                                        \
+            if (M##_SKIP_FAR && !vm_any(near))                                                     \
+                continue;                                                                          \
+            rule_cand c = {qx[j], qy[j], qz[j], wx[j], wy[j], wz[j], {0.0f, 0.0f, 0.0f}};          \
+            if (M##_USES_DIR)                                                                      \
+                rule_dir(c.vx, c.vy, c.vz, c.dir);                                                 \
+            vm late = M##_pair(&a, near, p, diff, d2, &c, prm, mc, variant);                       \
+            if (M##_LATE) {                                                                        \
+                k->late[late_n] = j;                                                               \
+                late_n += vm_any(late);                                                            \
+            }                                                                                      \
+        }                                                                                          \
+        k->a = a;                                                                                  \
+        k->late_n = late_n;                                                                        \
+    }                                                                                              \
+    static __attribute__((noinline)) void KFN(pairs_##M##_0)(const shoal_sim *s, KFN(kst_##M) * k, \
+                                                             const uint32_t *list, int n)          \
+    {                                                                                              \
+        KFN(pairs_##M)(s, k, list, n, 0);                                                          \
+    }                                                                                              \
+    static __attribute__((noinline)) void KFN(pairs_##M##_1)(const shoal_sim *s, KFN(kst_##M) * k, \
+                                                             const uint32_t *list, int n)          \
+    {                                                                                              \
+        KFN(pairs_##M)(s, k, list, n, M##_VARIANTS > 1);                                           \
+    }                                                                                              \
+                                                                                                   \
+    static inline __attribute__((always_inline)) void KFN(walk_##M)(                               \
+        const shoal_sim *s, const kgroup *g, sim_fault *f, const int variant)                      \
+    {                                                                                              \
+        const shoal_params *prm = &s->desc.params;                                                 \
+        const model_consts *mc = &s->mc;                                                           \
+        KFN(kst_##M) k;                                                                            \
+        k.p = KFN(load3)(s->cur, 0, g);                                                            \
+        vf3 v = KFN(load3)(s->cur, 3, g);                                                          \
+        k.reach2 = vf_set1(mc->reach2);                                                            \
+        M##_begin(&k.a, prm, mc, k.p, v);                                                          \
+        k.late_n = 0;                                                                              \
+        kwalk w;                                                                                   \
+        KFN(walk_init)(g, &w);                                                                     \
+        uint32_t list[KLIST_CAP + VW];                                                             \
+        int n;                                                                                     \
+        while ((n = KFN(walk_next)(s, g, &w, list)) > 0) {                                         \
+            f->lane_pairs += (uint64_t)n * VW;                                                     \
+            variant ? KFN(pairs_##M##_1)(s, &k, list, n) : KFN(pairs_##M##_0)(s, &k, list, n);     \
+            if (M##_LATE && k.late_n) {                                                            \
+                for (int q = 0; q < k.late_n; q++) {                                               \
+                    uint32_t j = k.late[q];                                                        \
+                    vf3 diff = rule_diff(k.p, s->cur[0][j], s->cur[1][j], s->cur[2][j]);           \
+                    M##_late(&k.a, diff, v3_dot(diff, diff), mc);                                  \
+                }                                                                                  \
+                k.late_n = 0;                                                                      \
+            }                                                                                      \
+        }                                                                                          \
+        f->useful += KFN(lane_sum)(g, M##_useful(&k.a, variant));                                  \
+        vf3 p = k.p;                                                                               \
+        rule_extras x;                                                                             \
+        KFN(extras)(s, g, p, &x);                                                                  \
+        M##_finish(&k.a, prm, mc, variant, &x, &p, &v);                                            \
+        KFN(store_state)(s, g, p, v, f);                                                           \
+    }                                                                                              \
+                                                                                                   \
+    static void KFN(group_##M)(const shoal_sim *s, const kgroup *g, sim_fault *f)                  \
+    {                                                                                              \
+        if (M##_VARIANTS > 1 && M##_variant(&s->mc))                                               \
+            KFN(walk_##M)(s, g, f, 1);                                                             \
+        else                                                                                       \
+            KFN(walk_##M)(s, g, f, 0);                                                             \
     }
-    k->a = a;
-    k->sep_count = sep_count;
-}
 
-static __attribute__((noinline)) void KFN(sa_pairs_00)(const shoal_sim *s, ksa *k,
-                                                       const uint32_t *list, int n)
-{
-    KFN(sa_pairs)(s, k, list, n, 0, 0);
-}
-static __attribute__((noinline)) void KFN(sa_pairs_01)(const shoal_sim *s, ksa *k,
-                                                       const uint32_t *list, int n)
-{
-    KFN(sa_pairs)(s, k, list, n, 0, 1);
-}
-static __attribute__((noinline)) void KFN(sa_pairs_10)(const shoal_sim *s, ksa *k,
-                                                       const uint32_t *list, int n)
-{
-    KFN(sa_pairs)(s, k, list, n, 1, 0);
-}
-static __attribute__((noinline)) void KFN(sa_pairs_11)(const shoal_sim *s, ksa *k,
-                                                       const uint32_t *list, int n)
-{
-    KFN(sa_pairs)(s, k, list, n, 1, 1);
-}
+SIM_MODELS(KWALK_MODEL)
+#undef KWALK_MODEL
 
-static inline __attribute__((always_inline)) void
-KFN(steer_average_impl)(const shoal_sim *s, const kgroup *g, int average, int shared_mask,
-                        sim_fault *f)
-{
-    const shoal_params *prm = &s->desc.params;
-    const model_consts *mc = &s->mc;
-    ksa k;
-    k.p = KFN(load3)(s->cur, 0, g);
-    vf3 v = KFN(load3)(s->cur, 3, g);
-    k.sep_r2 = vf_set1(mc->sep_r2);
-    float max_r2f = mc->sep_r2 > mc->ali_r2 ? mc->sep_r2 : mc->ali_r2;
-    max_r2f = mc->coh_r2 > max_r2f ? mc->coh_r2 : max_r2f;
-    k.max_r2 = vf_set1(max_r2f);
-    rule_sa_begin(&k.a);
-    k.sep_count = 0;
-
-    kwalk w;
-    KFN(walk_init)(g, &w);
-    uint32_t list[KLIST_CAP + VW];
-    int n;
-    while ((n = KFN(walk_next)(s, g, &w, list)) > 0) {
-        f->lane_pairs += (uint64_t)n * VW;
-        if (average) {
-            shared_mask ? KFN(sa_pairs_11)(s, &k, list, n) : KFN(sa_pairs_10)(s, &k, list, n);
-        } else {
-            shared_mask ? KFN(sa_pairs_01)(s, &k, list, n) : KFN(sa_pairs_00)(s, &k, list, n);
-            if (k.sep_count)
-                k.sep_count =
-                    KFN(steer_sep_flush)(s->cur, k.p, k.sep_r2, k.sep_list, k.sep_count, &k.a);
-        }
-    }
-    f->useful += KFN(lane_sum)(g, shared_mask ? k.a.ali_n : k.a.near_n);
-    rule_sa_end(&k.a, shared_mask);
-    vf3 p = k.p;
-    rule_extras x;
-    KFN(extras)(s, g, p, &x);
-    rule_sa_finish(&k.a, prm, mc, average, &x, &p, &v);
-    KFN(store_state)(s, g, p, v, f);
-}
-
-/* Dispatch to a variant where alignment and cohesion share one mask (the usual case:
- * ali_radius == coh_radius >= sep_radius), which saves two compares and a count per
- * candidate. Same masks, same sums: the same bits as the general variant. */
-static void KFN(group_steer)(const shoal_sim *s, const kgroup *g, sim_fault *f)
-{
-    const model_consts *mc = &s->mc;
-    if (mc->ali_r2 == mc->coh_r2 && mc->sep_r2 <= mc->ali_r2)
-        KFN(steer_average_impl)(s, g, 0, 1, f);
-    else
-        KFN(steer_average_impl)(s, g, 0, 0, f);
-}
-
-static void KFN(group_average)(const shoal_sim *s, const kgroup *g, sim_fault *f)
-{
-    const model_consts *mc = &s->mc;
-    if (mc->ali_r2 == mc->coh_r2 && mc->sep_r2 <= mc->ali_r2)
-        KFN(steer_average_impl)(s, g, 1, 1, f);
-    else
-        KFN(steer_average_impl)(s, g, 1, 0, f);
-}
-
-/* heading (seed 001): rules.h rule_heading_*. The pair loop over one chunk (see ksa). */
-typedef struct khd {
-    vf3 p;
-    rule_hd a;
-} khd;
-
-static __attribute__((noinline)) void KFN(hd_pairs)(const shoal_sim *s, khd *k,
-                                                    const uint32_t *list, int n)
-{
-    const model_consts *mc = &s->mc;
-    float *const *in = s->cur;
-    const float *qx = in[0], *qy = in[1], *qz = in[2], *wx = in[3], *wy = in[4], *wz = in[5];
-    vf3 p = k->p;
-    rule_hd a = k->a;
-    for (int q = 0; q < n; q++) {
-        uint32_t j = list[q];
-        vf3 diff;
-        vf d2;
-        vm m = rule_heading_test(p, qx[j], qy[j], qz[j], mc, &diff, &d2);
-        if (!vm_any(m))
-            continue;
-        /* dir_j: a property of the candidate, computed here when some lane needs it */
-        float dir[3];
-        rule_heading_dir(wx[j], wy[j], wz[j], dir);
-        rule_heading_add(&a, m, diff, d2, qx[j], qy[j], qz[j], dir, mc);
-    }
-    k->a = a;
-}
-
-static void KFN(group_heading)(const shoal_sim *s, const kgroup *g, sim_fault *f)
-{
-    const shoal_params *prm = &s->desc.params;
-    const model_consts *mc = &s->mc;
-    khd k;
-    k.p = KFN(load3)(s->cur, 0, g);
-    vf3 v = KFN(load3)(s->cur, 3, g);
-    rule_heading_begin(&k.a);
-    kwalk w;
-    KFN(walk_init)(g, &w);
-    uint32_t list[KLIST_CAP + VW];
-    int n;
-    while ((n = KFN(walk_next)(s, g, &w, list)) > 0) {
-        f->lane_pairs += (uint64_t)n * VW;
-        KFN(hd_pairs)(s, &k, list, n);
-    }
-    f->useful += KFN(lane_sum)(g, k.a.n);
-    vf3 p = k.p;
-    rule_extras x;
-    KFN(extras)(s, g, p, &x);
-    rule_heading_finish(&k.a, prm, mc, &x, &p, &v);
-    KFN(store_state)(s, g, p, v, f);
-}
-
-/* classic (seed 002): rules.h rule_classic_*. The pair loop over one chunk (see ksa): a
- * candidate no lane accepts is skipped before its velocity is loaded. */
-typedef struct kcl {
-    vf3 p;
-    rule_cl a;
-} kcl;
-
-static __attribute__((noinline)) void KFN(cl_pairs)(const shoal_sim *s, kcl *k,
-                                                    const uint32_t *list, int n)
-{
-    const shoal_params *prm = &s->desc.params;
-    const model_consts *mc = &s->mc;
-    float *const *in = s->cur;
-    const float *qx = in[0], *qy = in[1], *qz = in[2], *wx = in[3], *wy = in[4], *wz = in[5];
-    vf3 p = k->p;
-    rule_cl a = k->a;
-    for (int q = 0; q < n; q++) {
-        uint32_t j = list[q];
-        if (!vm_any(rule_classic_near(p, qx[j], qy[j], qz[j], mc)))
-            continue;
-        rule_classic_pair(&a, p, qx[j], qy[j], qz[j], wx[j], wy[j], wz[j], prm, mc);
-    }
-    k->a = a;
-}
-
-static void KFN(group_classic)(const shoal_sim *s, const kgroup *g, sim_fault *f)
-{
-    const shoal_params *prm = &s->desc.params;
-    const model_consts *mc = &s->mc;
-    kcl k;
-    k.p = KFN(load3)(s->cur, 0, g);
-    vf3 v = KFN(load3)(s->cur, 3, g);
-    rule_classic_begin(&k.a, prm, k.p);
-    kwalk w;
-    KFN(walk_init)(g, &w);
-    uint32_t list[KLIST_CAP + VW];
-    int n;
-    while ((n = KFN(walk_next)(s, g, &w, list)) > 0) {
-        f->lane_pairs += (uint64_t)n * VW;
-        KFN(cl_pairs)(s, &k, list, n);
-    }
-    f->useful += KFN(lane_sum)(g, k.a.n);
-    vf3 p = k.p;
-    rule_extras x;
-    KFN(extras)(s, g, p, &x);
-    rule_classic_finish(&k.a, prm, mc, &x, &p, &v);
-    KFN(store_state)(s, g, p, v, f);
-}
-
-/* fov (seed 004): rules.h rule_fov_*. The pair loop over one chunk (see ksa and kcl). */
-typedef struct kfv {
-    vf3 p;
-    vf max2;
-    rule_fv a;
-} kfv;
-
-static __attribute__((noinline)) void KFN(fv_pairs)(const shoal_sim *s, kfv *k,
-                                                    const uint32_t *list, int n)
-{
-    const shoal_params *prm = &s->desc.params;
-    const model_consts *mc = &s->mc;
-    float *const *in = s->cur;
-    const float *qx = in[0], *qy = in[1], *qz = in[2], *wx = in[3], *wy = in[4], *wz = in[5];
-    vf3 p = k->p;
-    vf max2 = k->max2;
-    rule_fv a = k->a;
-    for (int q = 0; q < n; q++) {
-        uint32_t j = list[q];
-        if (!vm_any(rule_fov_near(p, qx[j], qy[j], qz[j], max2)))
-            continue;
-        rule_fov_pair(&a, p, qx[j], qy[j], qz[j], wx[j], wy[j], wz[j], prm, mc, max2);
-    }
-    k->a = a;
-}
-
-static void KFN(group_fov)(const shoal_sim *s, const kgroup *g, sim_fault *f)
-{
-    const shoal_params *prm = &s->desc.params;
-    const model_consts *mc = &s->mc;
-    kfv k;
-    k.p = KFN(load3)(s->cur, 0, g);
-    vf3 v = KFN(load3)(s->cur, 3, g);
-    k.max2 = vf_set1(rule_fov_max2(prm));
-    rule_fov_begin(&k.a, v);
-    kwalk w;
-    KFN(walk_init)(g, &w);
-    uint32_t list[KLIST_CAP + VW];
-    int n;
-    while ((n = KFN(walk_next)(s, g, &w, list)) > 0) {
-        f->lane_pairs += (uint64_t)n * VW;
-        KFN(fv_pairs)(s, &k, list, n);
-    }
-    f->useful += KFN(lane_sum)(g, k.a.near_n);
-    vf3 p = k.p;
-    rule_extras x;
-    KFN(extras)(s, g, p, &x);
-    rule_fov_finish(&k.a, prm, mc, &x, &p, &v);
-    KFN(store_state)(s, g, p, v, f);
-}
-
-#if VW > 1
-/* The largest squared radius of the model's candidate tests (steer, average: the three
- * radii; heading: R; classic: fov; fov: the largest squared distance), as they compare it. */
-static float KFN(filter_r2)(const shoal_sim *s)
-{
-    const model_consts *mc = &s->mc;
-    switch (s->desc.model) {
-    case SHOAL_MODEL_STEER:
-    case SHOAL_MODEL_AVERAGE: {
-        float m = mc->sep_r2 > mc->ali_r2 ? mc->sep_r2 : mc->ali_r2;
-        return mc->coh_r2 > m ? mc->coh_r2 : m;
-    }
-    case SHOAL_MODEL_HEADING:
-    case SHOAL_MODEL_CLASSIC:
-        return mc->r2;
-    default:
-        return rule_fov_max2(&s->desc.params);
-    }
-}
-#endif
-
-/* The model's group walk: group_NAME for every model of sim/models.h (a model missing its
- * walk does not compile). */
-static inline void KFN(group)(const shoal_sim *s, const kgroup *g, sim_fault *f)
-{
-    switch (s->desc.model) {
-#define GROUP_CASE(id, name)                                                                       \
-    case id:                                                                                       \
-        KFN(group_##name)(s, g, f);                                                                \
-        break;
-        SIM_MODELS(GROUP_CASE)
-#undef GROUP_CASE
-    default:
-        break;
-    }
-}
+/* A group's walk in the sim's model: group_M for every model of the list, indexed by the
+ * enum (a model missing from the list or its walk does not compile). */
+typedef void (*KFN(group_fn))(const shoal_sim *s, const kgroup *g, sim_fault *f);
+#define KGROUP_ENTRY(id, M) [id] = KFN(group_##M),
+static const KFN(group_fn) KFN(groups)[] = {SIM_MODELS(KGROUP_ENTRY)};
+#undef KGROUP_ENTRY
+SIM_MODEL_TABLE_CHECK(KFN(groups));
 
 /* Worker threads: every group that starts in the sorted boid range [b0, b1). Groups are VW
  * consecutive boids of one grid row, starting at the row's first boid and every VW after
@@ -664,9 +459,10 @@ void KFN(forces_range)(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f)
     kgroup g;
     memset(&g, 0, sizeof g);
 #if VW > 1
-    g.filter_r2 = KFN(filter_r2)(s);
+    g.filter_r2 = s->mc.reach2; /* the model's largest squared radius, as its tests compare it */
     g.count = (uint32_t)s->count;
 #endif
+    const KFN(group_fn) group = KFN(groups)[s->desc.model];
     const uint32_t *cs = s->cell_start;
     /* The box test costs about a tenth of a pair iteration per candidate: where it keeps
      * nearly every candidate (a dense school, every boid near every other), the next groups
@@ -714,7 +510,7 @@ void KFN(forces_range)(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f)
             skip -= skip > 0;
             uint64_t kept = f->lane_pairs;
 #endif
-            KFN(group)(s, &g, f);
+            group(s, &g, f);
 #if VW > 1
             /* (summed after the group: right after grid_runs stored them, a vector load of
              * the runs waited for the stores) */

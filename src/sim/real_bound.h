@@ -196,4 +196,8 @@ SIMD_FN double vf_lane(vf v, int i)
     return v.v;
 }
 
+/* the ties of a value and of three (the models' NAME_ties) */
+#define REF_T3(a) ((a).x.t + (a).y.t + (a).z.t)
+#define REF_T1(a) ((a).t)
+
 #endif

@@ -12,82 +12,51 @@
 #define RFN(name) name##_bnd
 #include "sim/ref_kernel.h"
 
-/* |a - b| within the rounding float32 may make of numbers of these sizes */
-static int near(double a, double b, double size)
-{
-    return fabs(a - b) <= 4.0 * BOUND_RHO * (fabs(a) + fabs(b) + size);
-}
+/* Each model's own ties of the finish (NAME_finish_tie), indexed by the enum. */
+typedef int (*finish_tie_fn)(const params64 *p, const model_consts64 *mc, const double x[6]);
+#define FINISH_TIE_ENTRY(id, M) [id] = M##_finish_tie,
+static const finish_tie_fn finish_ties[] = {SIM_MODELS(FINISH_TIE_ENTRY)};
+#undef FINISH_TIE_ENTRY
+SIM_MODEL_TABLE_CHECK(finish_ties);
 
-/* A tie that no candidate made: which of the per-boid terms sits on its threshold. */
+/* A tie that no candidate made: which of the per-boid terms sits on its threshold (the
+ * model's own, then the spheres, the obstacle field, the predators). */
 static int finish_tie_term(const ref_env *env, const double in[6])
 {
     const params64 *p = &env->prm;
     const model_consts64 *mc = &env->mc;
     const double *x = in;
     double size = fabs(x[0]) + fabs(x[1]) + fabs(x[2]);
-    switch (env->model) {
-    case SHOAL_MODEL_STEER:
-    case SHOAL_MODEL_AVERAGE:
-        for (int c = 0; c < 3; c++)
-            if (near(x[c], p->wall_center[c] - p->wall_size[c] * 0.5, size) ||
-                near(x[c], p->wall_center[c] + p->wall_size[c] * 0.5, size))
-                return REF_TERM_WALLS;
-        break;
-    case SHOAL_MODEL_HEADING: {
-        double b1 = INFINITY, b2 = INFINITY;
-        for (int k = 0; k < mc->target_count; k++) {
-            double d2 = 0;
-            for (int c = 0; c < 3; c++)
-                d2 += (mc->targets[k][c] - x[c]) * (mc->targets[k][c] - x[c]);
-            if (d2 < b1) {
-                b2 = b1;
-                b1 = d2;
-            } else if (d2 < b2) {
-                b2 = d2;
-            }
-        }
-        if (isfinite(b2) && near(b1, b2, size * size))
-            return REF_TERM_TARGETS;
-        break;
-    }
-    case SHOAL_MODEL_FOV: {
-        double sq = 0;
-        for (int c = 0; c < 3; c++)
-            sq += (x[c] - p->boundary_center[c]) * (x[c] - p->boundary_center[c]);
-        if (near(sq, p->boundary_range2, size * size))
-            return REF_TERM_WALLS;
-        break;
-    }
-    default:
-        break;
-    }
+    int own = finish_ties[env->model](p, mc, x);
+    if (own != SHOAL_TERM_NONE)
+        return own;
     for (int k = 0; k < (int)p->sphere_count; k++) {
         double d2 = 0;
         for (int c = 0; c < 3; c++)
             d2 += (x[c] - p->spheres[k].center[c]) * (x[c] - p->spheres[k].center[c]);
-        if (near(sqrt(d2), 2.0 * p->spheres[k].radius, size))
-            return REF_TERM_OBSTACLES;
+        if (REF_NEAR(sqrt(d2), 2.0 * p->spheres[k].radius, size))
+            return SHOAL_TERM_OBSTACLES;
     }
     if (env->fld && env->fld->vec)
         for (int c = 0; c < 3; c++) {
             double u = (x[c] - env->fld->origin[c]) / env->fld->cell;
-            if (near(u, floor(u + 0.5), fabs(x[c]) / env->fld->cell + 1.0))
-                return REF_TERM_OBSTACLES;
+            if (REF_NEAR(u, floor(u + 0.5), fabs(x[c]) / env->fld->cell + 1.0))
+                return SHOAL_TERM_OBSTACLES;
         }
     for (int k = 0; k < mc->predator_count; k++) {
         double d2 = 0;
         for (int c = 0; c < 3; c++)
             d2 += (x[c] - mc->predators[k][c]) * (x[c] - mc->predators[k][c]);
-        if (near(d2, mc->flee_r2, size * size))
-            return REF_TERM_PREDATORS;
+        if (REF_NEAR(d2, mc->flee_r2, size * size))
+            return SHOAL_TERM_PREDATORS;
     }
-    return REF_TERM_INTEGRATION;
+    return SHOAL_TERM_INTEGRATION;
 }
 
 void refb_boid(const ref_env *env, const ref_cands *c, const double in[6], refb_out *out)
 {
     vf3 p = v3_set1(in[0], in[1], in[2]), v = v3_set1(in[3], in[4], in[5]);
-    tie_track_bnd tr = {0.0, -1, REF_TERM_NONE};
+    tie_track_bnd tr = {0.0, -1, SHOAL_TERM_NONE};
     boid_step_bnd(env, c, &p, &v, &tr);
     const vf r[6] = {p.x, p.y, p.z, v.x, v.y, v.z};
     double tie = 0;
@@ -99,6 +68,6 @@ void refb_boid(const ref_env *env, const ref_cands *c, const double in[6], refb_
     }
     out->tie_cand = tr.cand;
     out->tie_term = tr.term;
-    if (tie > 0 && tr.term == REF_TERM_NONE)
+    if (tie > 0 && tr.term == SHOAL_TERM_NONE)
         out->tie_term = finish_tie_term(env, in);
 }

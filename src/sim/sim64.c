@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The float64 reference (shoal/sim64.h): sim/rules.h compiled for double (sim/real64.h through
  * sim/ref_kernel.h), its grid, the obstacle field built in double (sim/field_build.h, the
- * template field.c uses), heading's targets and the predators in double, and the shoal_sim64
- * object. A boid's result depends on the state and its candidate order only (cell-major,
- * row-minor over a grid that is a function of the state), so the bits do not depend on
+ * template field.c uses), the step constants, the targets and the predators in double, and
+ * the shoal_sim64 object. A boid's result depends on the state and its candidate order only
+ * (cell-major, row-minor over a grid that is a function of the state), so the bits do not depend on
  * threads. Owns the reference's memory; shares no table with anything. */
 #include "core/alloc.h"
 #include "core/parallel.h"
@@ -81,23 +81,24 @@ void field_free64(field64 *f)
 #define FB_FABS fabs
 #include "sim/field_build.h"
 
-/* ---- heading's targets, step constants ----------------------------------------------- */
+/* ---- the step constants ------------------------------------------------------------- */
 
-void sim64_heading_targets(const params64 *p, uint64_t seed, double t_s, double *xyz)
+void sim64_targets(const params64 *p, int target_count, uint64_t seed, double t_s, double *xyz)
 {
-    /* init.c's sim_heading_targets: the epoch picks the stream, u has 24 bits (exact) */
-    double epoch_d = floor(t_s / p->target_period);
-    int64_t epoch = (int64_t)epoch_d;
-    rng r = rng_stream(seed ^ 0x7461726765747321ull, (uint64_t)epoch);
-    int n = (int)p->target_count;
-    for (int k = 0; k < n; k++)
-        for (int c = 0; c < 3; c++) {
-            double lo = p->bounds_center[c] - 0.5 * p->bounds_size[c];
-            double hi = p->bounds_center[c] + 0.5 * p->bounds_size[c];
-            double u = (double)(rng_next(&r) >> 40) * 0x1p-24;
-            xyz[k * 3 + c] = lo + (hi - lo) * u;
-        }
+    rule_targets(p, target_count, seed, t_s, xyz);
 }
+
+/* Each model's constants and largest squared radius in double (its NAME_consts and
+ * NAME_reach2, the functions the float sim runs, here on params64): the reference's table,
+ * indexed by the enum. */
+typedef struct ref_model {
+    void (*consts)(const params64 *p, model_consts64 *mc);
+    double (*reach2)(const params64 *p, const model_consts64 *mc);
+} ref_model;
+#define REF_MODEL_ENTRY(id, M) [id] = {M##_consts, M##_reach2},
+static const ref_model ref_models[] = {SIM_MODELS(REF_MODEL_ENTRY)};
+#undef REF_MODEL_ENTRY
+SIM_MODEL_TABLE_CHECK(ref_models);
 
 void consts64_prepare(ref_env *env, shoal_model model, double dt, double t_s, uint64_t seed,
                       const uint8_t *pinned, const double (*pin)[3], int predator_count,
@@ -108,37 +109,24 @@ void consts64_prepare(ref_env *env, shoal_model model, double dt, double t_s, ui
     memset(mc, 0, sizeof *mc);
     env->model = model;
     mc->dt = dt;
-    mc->sep_r2 = p->sep_radius * p->sep_radius;
-    mc->ali_r2 = p->ali_radius * p->ali_radius;
-    mc->coh_r2 = p->coh_radius * p->coh_radius;
-    switch (model) {
-    case SHOAL_MODEL_HEADING:
-        mc->r = p->neighbor_radius;
-        mc->r2 = p->neighbor_radius * p->neighbor_radius;
-        mc->inv_r = 1.0 / p->neighbor_radius;
-        mc->target_count = (int)p->target_count;
-        sim64_heading_targets(p, seed, t_s, &mc->targets[0][0]);
+    ref_models[model].consts(p, mc);
+    mc->reach2 = ref_models[model].reach2(p, mc);
+    if (mc->target_count > 0) {
+        sim64_targets(p, mc->target_count, seed, t_s, &mc->targets[0][0]);
         for (int k = 0; k < mc->target_count && pinned && pin; k++)
             if (pinned[k])
                 memcpy(mc->targets[k], pin[k], sizeof mc->targets[k]);
-        break;
-    case SHOAL_MODEL_CLASSIC:
-        mc->r = p->fov;
-        mc->r2 = p->fov * p->fov;
-        break;
-    case SHOAL_MODEL_FOV:
-        mc->cos_coh = cos(p->coh_angle);
-        mc->cos_sep = cos(p->sep_angle);
-        mc->cos_ali = cos(p->ali_angle);
-        break;
-    default:
-        break;
     }
     mc->predator_count = predator_count;
     mc->flee_r = p->flee_radius;
     mc->flee_r2 = p->flee_radius * p->flee_radius;
     if (predator_count > 0)
         memcpy(mc->predators, pred_p, (size_t)predator_count * sizeof mc->predators[0]);
+}
+
+void ref_env_refresh(ref_env *env)
+{
+    env->mc.reach2 = ref_models[env->model].reach2(&env->prm, &env->mc);
 }
 
 /* ---- one boid ------------------------------------------------------------------------- */
@@ -504,24 +492,9 @@ void shoal_sim64_get_state(const shoal_sim64 *s, double *rows)
     memcpy(rows, s->rows, s->count * 6 * sizeof(double));
 }
 
-/* The interaction radius the rules need the grid to cover (mc's radii: a hypothesis of
- * verify.c may have changed them). */
-double ref_env_radius(const ref_env *env)
-{
-    const model_consts64 *mc = &env->mc;
-    switch (env->model) {
-    case SHOAL_MODEL_STEER:
-    case SHOAL_MODEL_AVERAGE: {
-        double m = mc->sep_r2 > mc->ali_r2 ? mc->sep_r2 : mc->ali_r2;
-        return sqrt(mc->coh_r2 > m ? mc->coh_r2 : m);
-    }
-    case SHOAL_MODEL_HEADING:
-    case SHOAL_MODEL_CLASSIC:
-        return sqrt(mc->r2);
-    default:
-        return sqrt(rule_fov_max2(&env->prm));
-    }
-}
+/* The interaction radius the rules need the grid to cover (a hypothesis of verify.c may
+ * have changed it: ref_env_refresh). */
+double ref_env_radius(const ref_env *env) { return sqrt(env->mc.reach2); }
 
 shoal_status shoal_sim64_step(shoal_sim64 *s, int step_count, shoal_error *err)
 {

@@ -7,6 +7,7 @@
  * the predators it carries from step to step. */
 #include "shoal/verify.h"
 #include "core/alloc.h"
+#include "sim/models.h"
 #include "sim/sim64_internal.h"
 
 #include <float.h>
@@ -23,11 +24,6 @@ static const char *const verdict_names[SHOAL_VERDICT_COUNT] = {"agrees", "drift"
 static const char *const term_names[SHOAL_TERM_COUNT] = {
     "",        "separation", "alignment", "cohesion",    "walls",
     "targets", "obstacles",  "predators", "integration", "neighbours"};
-
-_Static_assert((int)SHOAL_TERM_COUNT == (int)REF_TERM_COUNT &&
-                   (int)SHOAL_TERM_NEIGHBORS == (int)REF_TERM_NEIGHBORS &&
-                   (int)SHOAL_TERM_WALLS == (int)REF_TERM_WALLS,
-               "shoal_term mirrors ref_term");
 
 const char *shoal_verdict_name(shoal_verdict v)
 {
@@ -52,82 +48,97 @@ shoal_verify_desc shoal_verify_desc_default(void)
 /* ---- hypotheses: one parameter changed ----------------------------------------------- */
 
 typedef enum hyp_kind {
-    HK_WEIGHT, /* a parameter by name, fitted as a continuous value (0: the term left out) */
+    HK_WEIGHT, /* a parameter, fitted as a continuous value (0: the term left out) */
     HK_DT,     /* the step length */
-    HK_R2,     /* a squared radius in the constants (which: below) */
-    HK_DIST2,  /* fov: a squared distance parameter */
-    HK_COS,    /* fov: a view cone, as its cosine in the constants */
-    HK_OFF     /* classic: no wall boids */
+    HK_R2,     /* a radius, as its square in the constants */
+    HK_DIST2,  /* a squared distance parameter */
+    HK_COS,    /* a view cone, as its cosine in the constants */
+    HK_OFF     /* a term's OFF parameters out of reach (classic: no wall boids) */
 } hyp_kind;
 
-enum { R2_SEP, R2_ALI, R2_COH, R2_HEADING, R2_CLASSIC, R2_FLEE };
-enum { COS_COH, COS_SEP, COS_ALI };
 enum { NEED_NONE, NEED_OBSTACLES, NEED_PREDATORS };
 
+/* A family of hypotheses: one parameter of the model's table (its sim_hyp column,
+ * sim/models/NAME.h), a term's OFF parameters together, or dt. */
 typedef struct hyp_family {
-    unsigned models; /* bit per shoal_model */
     shoal_term term;
-    const char *param;
+    const char *param; /* the parameter's name ("dt"; OFF: the term's name) */
     hyp_kind kind;
-    int which;  /* HK_R2: R2_*; HK_COS: COS_* */
-    int strict; /* the contract's threshold is strict (<; cos >) */
+    const shoal_param_info *info; /* the parameter's row (NULL: dt, OFF) */
+    int k2, k1;                   /* HK_R2: the constants of the square and the radius (-1: none);
+                                   * HK_COS: of the cosine */
+    int flee;                     /* HK_R2: the flee radius (the predators' distances) */
+    int term_weight;              /* HK_WEIGHT: the term's own weight (0 leaves it out) */
+    int strict;                   /* the contract's threshold is strict (<; cos >) */
     int need;
 } hyp_family;
 
-#define M_STEER (1u << SHOAL_MODEL_STEER)
-#define M_AVERAGE (1u << SHOAL_MODEL_AVERAGE)
-#define M_HEADING (1u << SHOAL_MODEL_HEADING)
-#define M_CLASSIC (1u << SHOAL_MODEL_CLASSIC)
-#define M_FOV (1u << SHOAL_MODEL_FOV)
-#define M_SA (M_STEER | M_AVERAGE)
-#define M_ALL (M_SA | M_HEADING | M_CLASSIC | M_FOV)
+/* at most every parameter, and dt */
+#define FAMILY_MAX (SIM_MODEL_MAX_PARAMS + 1)
 
-/* Every model's terms, each with the parameters a program could have got wrong. */
-static const hyp_family families[] = {
-    {M_SA, SHOAL_TERM_SEPARATION, "sep_weight", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_SA, SHOAL_TERM_SEPARATION, "sep_radius", HK_R2, R2_SEP, 0, NEED_NONE},
-    {M_SA, SHOAL_TERM_ALIGNMENT, "ali_weight", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_SA, SHOAL_TERM_ALIGNMENT, "ali_radius", HK_R2, R2_ALI, 0, NEED_NONE},
-    {M_SA, SHOAL_TERM_COHESION, "coh_weight", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_SA, SHOAL_TERM_COHESION, "coh_radius", HK_R2, R2_COH, 0, NEED_NONE},
-    {M_SA, SHOAL_TERM_WALLS, "wall_weight", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_SA, SHOAL_TERM_INTEGRATION, "max_speed", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_SA, SHOAL_TERM_INTEGRATION, "max_steer", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_HEADING, SHOAL_TERM_SEPARATION, "sep_weight", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_HEADING, SHOAL_TERM_ALIGNMENT, "ali_weight", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_HEADING, SHOAL_TERM_COHESION, "coh_weight", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_HEADING, SHOAL_TERM_NEIGHBORS, "neighbor_radius", HK_R2, R2_HEADING, 1, NEED_NONE},
-    {M_HEADING, SHOAL_TERM_TARGETS, "target_weight", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_HEADING, SHOAL_TERM_INTEGRATION, "rotate_speed", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_HEADING, SHOAL_TERM_INTEGRATION, "move_speed", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_CLASSIC, SHOAL_TERM_SEPARATION, "w1", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_CLASSIC, SHOAL_TERM_SEPARATION, "sep_strength", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_CLASSIC, SHOAL_TERM_ALIGNMENT, "w2", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_CLASSIC, SHOAL_TERM_COHESION, "w3", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_CLASSIC, SHOAL_TERM_NEIGHBORS, "fov", HK_R2, R2_CLASSIC, 0, NEED_NONE},
-    {M_CLASSIC, SHOAL_TERM_WALLS, "walls", HK_OFF, 0, 0, NEED_NONE},
-    {M_CLASSIC, SHOAL_TERM_INTEGRATION, "min_speed", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_CLASSIC, SHOAL_TERM_INTEGRATION, "max_speed", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_FOV, SHOAL_TERM_COHESION, "coh_force", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_FOV, SHOAL_TERM_COHESION, "coh_dist2", HK_DIST2, 0, 1, NEED_NONE},
-    {M_FOV, SHOAL_TERM_COHESION, "coh_angle", HK_COS, COS_COH, 1, NEED_NONE},
-    {M_FOV, SHOAL_TERM_SEPARATION, "sep_force", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_FOV, SHOAL_TERM_SEPARATION, "sep_dist2", HK_DIST2, 0, 1, NEED_NONE},
-    {M_FOV, SHOAL_TERM_SEPARATION, "sep_angle", HK_COS, COS_SEP, 1, NEED_NONE},
-    {M_FOV, SHOAL_TERM_ALIGNMENT, "ali_force", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_FOV, SHOAL_TERM_ALIGNMENT, "ali_dist2", HK_DIST2, 0, 1, NEED_NONE},
-    {M_FOV, SHOAL_TERM_ALIGNMENT, "ali_angle", HK_COS, COS_ALI, 1, NEED_NONE},
-    {M_FOV, SHOAL_TERM_WALLS, "boundary_force", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_FOV, SHOAL_TERM_WALLS, "boundary_range2", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_FOV, SHOAL_TERM_INTEGRATION, "max_force", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_FOV, SHOAL_TERM_INTEGRATION, "min_speed", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_FOV, SHOAL_TERM_INTEGRATION, "max_speed", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_ALL, SHOAL_TERM_OBSTACLES, "avoid_force", HK_WEIGHT, 0, 0, NEED_OBSTACLES},
-    {M_ALL, SHOAL_TERM_PREDATORS, "flee_weight", HK_WEIGHT, 0, 0, NEED_PREDATORS},
-    {M_ALL, SHOAL_TERM_PREDATORS, "flee_radius", HK_R2, R2_FLEE, 1, NEED_PREDATORS},
-    {M_ALL, SHOAL_TERM_INTEGRATION, "dt", HK_DT, 0, 0, NEED_NONE},
-};
-#define FAMILY_COUNT (sizeof families / sizeof families[0])
+/* The model's families, in its table's order, then dt: every row with a hypothesis column,
+ * the OFF rows of a term as one family. Returns how many. */
+static size_t families_build(shoal_model model, hyp_family *fam)
+{
+    const sim_model *m = sim_model_of(model);
+    size_t n = 0;
+    for (size_t i = 0; i < m->info.param_count; i++) {
+        const sim_hyp *h = &m->hyps[i];
+        hyp_family f;
+        memset(&f, 0, sizeof f);
+        f.term = h->term;
+        f.param = m->info.params[i].name;
+        f.info = &m->info.params[i];
+        f.k2 = h->k2;
+        f.k1 = h->k1;
+        f.strict = h->strict;
+        f.need = h->term == SHOAL_TERM_OBSTACLES   ? NEED_OBSTACLES
+                 : h->term == SHOAL_TERM_PREDATORS ? NEED_PREDATORS
+                                                   : NEED_NONE;
+        switch ((sim_hyp_kind)h->kind) {
+        case SIM_HYP_NONE:
+            continue;
+        case SIM_HYP_WEIGHT:
+        case SIM_HYP_FACTOR:
+            f.kind = HK_WEIGHT;
+            f.term_weight = h->kind == SIM_HYP_WEIGHT;
+            break;
+        case SIM_HYP_RADIUS:
+            f.kind = HK_R2;
+            break;
+        case SIM_HYP_FLEE:
+            f.kind = HK_R2;
+            f.flee = 1;
+            break;
+        case SIM_HYP_DIST2:
+            f.kind = HK_DIST2;
+            break;
+        case SIM_HYP_COS:
+            f.kind = HK_COS;
+            break;
+        case SIM_HYP_OFF: {
+            int seen = 0;
+            for (size_t k = 0; k < n; k++)
+                seen |= fam[k].kind == HK_OFF && fam[k].term == h->term;
+            if (seen)
+                continue;
+            f.kind = HK_OFF;
+            f.param = shoal_term_name(h->term);
+            f.info = NULL;
+            break;
+        }
+        }
+        fam[n++] = f;
+    }
+    hyp_family dt;
+    memset(&dt, 0, sizeof dt);
+    dt.term = SHOAL_TERM_INTEGRATION;
+    dt.param = "dt";
+    dt.kind = HK_DT;
+    dt.k2 = dt.k1 = -1;
+    fam[n++] = dt;
+    return n;
+}
 
 /* ---- the object --------------------------------------------------------------------- */
 
@@ -159,6 +170,8 @@ struct shoal_verify {
     double *ratio, *scratch;
     uint32_t *order;
     diag_boid diag[SHOAL_VERIFY_MAX_WORST];
+    hyp_family fam[FAMILY_MAX]; /* the model's hypotheses (families_build) */
+    size_t fam_count;
 };
 
 void shoal_verify_destroy(shoal_verify *v)
@@ -201,6 +214,7 @@ shoal_status shoal_verify_create(const shoal_verify_desc *desc, shoal_verify **o
         free(v);
         return st;
     }
+    v->fam_count = families_build(desc->sim.model, v->fam);
     params64_from(&desc->sim.params, &v->prm);
     size_t n = v->n;
     int ok = (v->rows32 = alloc_array(n * 6, sizeof(float), "verify state", err)) != NULL;
@@ -236,12 +250,13 @@ shoal_status shoal_verify_copy_obstacles(shoal_verify *v, const shoal_sim *from,
 shoal_status shoal_verify_set_targets(shoal_verify *v, const double *xyz, size_t count,
                                       shoal_error *err)
 {
-    if (v->desc.sim.model != SHOAL_MODEL_HEADING)
+    int targets = sim_model_target_count(v->desc.sim.model, &v->desc.sim.params);
+    if (targets == 0)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "targets: model %s has none",
                                shoal_model_name(v->desc.sim.model));
-    if (count > (size_t)v->desc.sim.params.target_count)
+    if (count > (size_t)targets)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "%zu targets given, the parameters say %d",
-                               count, (int)v->desc.sim.params.target_count);
+                               count, targets);
     for (size_t i = 0; i < 3 * count; i++)
         if (!isfinite(xyz[i]))
             return shoal_error_set(err, SHOAL_ERR_INPUT, "target %zu is not finite", i / 3);
@@ -287,16 +302,6 @@ static double median(double *a, size_t n)
 
 /* ---- evaluating a hypothesis on the diagnosed boids ---------------------------------- */
 
-static const shoal_param_info *param_info(shoal_model m, const char *name)
-{
-    size_t n;
-    const shoal_param_info *list = shoal_params_list(m, &n);
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(list[i].name, name) == 0)
-            return &list[i];
-    return NULL;
-}
-
 /* the contract's value of a family's parameter (radii: squared; cones: cosine) */
 static double family_value(const hyp_family *f, const ref_env *env)
 {
@@ -305,29 +310,19 @@ static double family_value(const hyp_family *f, const ref_env *env)
     case HK_DT:
         return mc->dt;
     case HK_R2:
-        switch (f->which) {
-        case R2_SEP:
-            return mc->sep_r2;
-        case R2_ALI:
-            return mc->ali_r2;
-        case R2_COH:
-            return mc->coh_r2;
-        case R2_FLEE:
-            return mc->flee_r2;
-        default:
-            return mc->r2;
-        }
+        return f->flee ? mc->flee_r2 : mc->k[f->k2];
     case HK_COS:
-        return f->which == COS_COH ? mc->cos_coh : f->which == COS_SEP ? mc->cos_sep : mc->cos_ali;
+        return mc->k[f->k2];
     case HK_OFF:
         return 0;
-    default: {
-        const shoal_param_info *info = param_info(env->model, f->param);
-        return info ? *params64_field((params64 *)&env->prm, info) : 0;
+    case HK_WEIGHT:
+    case HK_DIST2:
+        break;
     }
-    }
+    return *params64_field((params64 *)&env->prm, f->info);
 }
 
+/* env with the family's value x (then its largest radius again: ref_env_refresh) */
 static void family_apply(const hyp_family *f, ref_env *env, double x)
 {
     model_consts64 *mc = &env->mc;
@@ -336,52 +331,35 @@ static void family_apply(const hyp_family *f, ref_env *env, double x)
         mc->dt = x;
         break;
     case HK_R2:
-        switch (f->which) {
-        case R2_SEP:
-            mc->sep_r2 = x;
-            break;
-        case R2_ALI:
-            mc->ali_r2 = x;
-            break;
-        case R2_COH:
-            mc->coh_r2 = x;
-            break;
-        case R2_FLEE:
+        if (f->flee) {
             mc->flee_r2 = x;
             mc->flee_r = sqrt(x);
             break;
-        case R2_CLASSIC: /* fov: the neighbours' radius and the walls' reach */
-            mc->r2 = x;
-            mc->r = sqrt(x);
-            env->prm.fov = sqrt(x);
-            break;
-        default:
-            mc->r2 = x;
-            mc->r = sqrt(x);
-            break;
         }
+        /* the square the tests compare, the radius where the rules use it, and the parameter
+         * (classic's fov: the walls' reach too) */
+        mc->k[f->k2] = x;
+        if (f->k1 >= 0)
+            mc->k[f->k1] = sqrt(x);
+        *params64_field(&env->prm, f->info) = sqrt(x);
         break;
     case HK_COS:
-        if (f->which == COS_COH)
-            mc->cos_coh = x;
-        else if (f->which == COS_SEP)
-            mc->cos_sep = x;
-        else
-            mc->cos_ali = x;
+        mc->k[f->k2] = x;
         break;
-    case HK_OFF:
-        for (int c = 0; c < 3; c++) {
-            env->prm.box_min[c] = -1e300;
-            env->prm.box_max[c] = 1e300;
-        }
-        break;
-    default: {
-        const shoal_param_info *info = param_info(env->model, f->param);
-        if (info)
-            *params64_field(&env->prm, info) = x;
+    case HK_OFF: {
+        /* every OFF row of the term out of reach (its column says which way) */
+        const sim_model *m = sim_model_of(env->model);
+        for (size_t i = 0; i < m->info.param_count; i++)
+            if (m->hyps[i].kind == SIM_HYP_OFF && m->hyps[i].term == f->term)
+                *params64_field(&env->prm, &m->info.params[i]) = m->hyps[i].k2 * 1e300;
         break;
     }
+    case HK_WEIGHT:
+    case HK_DIST2:
+        *params64_field(&env->prm, f->info) = x;
+        break;
     }
+    ref_env_refresh(env);
 }
 
 /* boid d's step under env: its errors against the other program */
@@ -425,12 +403,15 @@ static int better(score a, score b)
     return a.explained > b.explained || (a.explained == b.explained && a.obj < b.obj);
 }
 
-/* The squared distance a view cone's neighbours must be within (fov: its term's). */
+/* The squared distance a view cone's neighbours must be within: its term's DIST2 parameter
+ * (fov's), or any distance. */
 static double cos_reach2(const hyp_family *f, const ref_env *env)
 {
-    return f->which == COS_COH   ? env->prm.coh_dist2
-           : f->which == COS_SEP ? env->prm.sep_dist2
-                                 : env->prm.ali_dist2;
+    const sim_model *m = sim_model_of(env->model);
+    for (size_t i = 0; i < m->info.param_count; i++)
+        if (m->hyps[i].kind == SIM_HYP_DIST2 && m->hyps[i].term == f->term)
+            return *params64_field((params64 *)&env->prm, &m->info.params[i]);
+    return INFINITY;
 }
 
 /* The values at which a threshold family can change boid d's result: each of its neighbours'
@@ -445,7 +426,7 @@ static double *boid_breaks(const hyp_family *f, const ref_env *env, const diag_b
         return NULL;
     const double *p = d->in;
     double vl = sqrt((p[3] * p[3] + p[4] * p[4]) + p[5] * p[5]);
-    if (f->kind == HK_R2 && f->which == R2_FLEE) {
+    if (f->kind == HK_R2 && f->flee) {
         for (int k = 0; k < env->mc.predator_count; k++) {
             const double *q = env->mc.predators[k];
             double e[3] = {p[0] - q[0], p[1] - q[1], p[2] - q[2]};
@@ -523,7 +504,8 @@ static size_t break_index(const double *b, size_t n, double x)
 static fit fit_threshold(const shoal_verify *v, const hyp_family *f, const ref_env *env, int count)
 {
     fit best = {{-1, INFINITY}, 0, 0, 0, 0};
-    int continuous = f->kind == HK_R2 && f->which == R2_HEADING;
+    /* a radius the rules also use as a length (heading's) */
+    int continuous = f->kind == HK_R2 && !f->flee && f->k1 >= 0;
     double c0 = family_value(f, env);
     if (f->kind == HK_COS)
         c0 = -c0; /* breaks are -cos: included while -c < -cos, as a squared distance is */
@@ -813,7 +795,7 @@ static void refine_threshold(shoal_verify *v, const hyp_family *f, const ref_env
                              const double *state, const double *next, const uint32_t *idx,
                              fit *best, shoal_error *err)
 {
-    if (best->strictness || (f->kind == HK_R2 && (f->which == R2_FLEE || f->which == R2_HEADING)))
+    if (best->strictness || (f->kind == HK_R2 && (f->flee || f->k1 >= 0)))
         return;
     int cosk = f->kind == HK_COS;
     double lo = cosk ? -best->hi : best->lo, hi = cosk ? -best->lo : best->hi;
@@ -922,8 +904,7 @@ static void refine_threshold(shoal_verify *v, const hyp_family *f, const ref_env
 
 static int family_applies(const shoal_verify *v, const hyp_family *f, const ref_env *env)
 {
-    if (!(f->models & (1u << env->model)))
-        return 0;
+    (void)env;
     if (f->need == NEED_OBSTACLES)
         return env->prm.sphere_count > 0 || v->fld.vec != NULL;
     if (f->need == NEED_PREDATORS)
@@ -979,10 +960,10 @@ static void size_ties(shoal_verify *v, const ref_env *env, const double *state, 
         const hyp_family *near[8];
         double xs[8];
         int group[8], nn = 0, groups = 0;
-        for (size_t k = 0; k < FAMILY_COUNT && nn < 8; k++) {
-            const hyp_family *f = &families[k];
+        for (size_t k = 0; k < v->fam_count && nn < 8; k++) {
+            const hyp_family *f = &v->fam[k];
             if (!family_applies(v, f, env) || f->kind == HK_WEIGHT || f->kind == HK_DT ||
-                f->kind == HK_OFF || (f->kind == HK_R2 && f->which == R2_FLEE))
+                f->kind == HK_OFF || (f->kind == HK_R2 && f->flee))
                 continue;
             double x = pair_value(f, p, q), c0 = family_value(f, env);
             if (f->kind == HK_COS)
@@ -1008,8 +989,9 @@ static void size_ties(shoal_verify *v, const ref_env *env, const double *state, 
                 double x = include ? (f->strict ? nextafter(xs[m], INFINITY) : xs[m])
                                    : (f->strict ? xs[m] : nextafter(xs[m], -INFINITY));
                 family_apply(f, &h, f->kind == HK_COS ? -x : x);
-                if (f->kind == HK_R2 && f->which == R2_CLASSIC)
-                    h.prm.fov = env->prm.fov; /* a neighbour's tie: the walls stay */
+                if (f->kind == HK_R2) /* a neighbour's tie: the parameter stays (classic's walls) */
+                    *params64_field(&h.prm, f->info) =
+                        *params64_field((params64 *)&env->prm, f->info);
             }
             /* that world's step and its own rounding bound */
             refb_out alt;
@@ -1198,10 +1180,10 @@ static void diagnose(shoal_verify *v, const ref_env *env, const double *state, c
     rep->diagnosed = (size_t)count;
     const hyp_family *best_f = NULL;
     fit best = {{-1, INFINITY}, 0, 0, 0, 0};
-    int explains[FAMILY_COUNT];
-    fit fits[FAMILY_COUNT];
-    for (size_t i = 0; i < FAMILY_COUNT; i++) {
-        const hyp_family *f = &families[i];
+    int explains[FAMILY_MAX];
+    fit fits[FAMILY_MAX];
+    for (size_t i = 0; i < v->fam_count; i++) {
+        const hyp_family *f = &v->fam[i];
         explains[i] = -1;
         if (!family_applies(v, f, env))
             continue;
@@ -1238,16 +1220,16 @@ static void diagnose(shoal_verify *v, const ref_env *env, const double *state, c
      * may not tell, say, heading's target weight doubled from its cohesion halved: for a boid
      * without neighbours the two turn it alike). Threshold fits are narrowed on the school
      * first. */
-    size_t best_after = SIZE_MAX, afters[FAMILY_COUNT];
+    size_t best_after = SIZE_MAX, afters[FAMILY_MAX];
     const hyp_family *chosen = NULL;
     fit chosen_fit = best;
-    for (size_t i = 0; i < FAMILY_COUNT; i++)
+    for (size_t i = 0; i < v->fam_count; i++)
         afters[i] = SIZE_MAX;
     int tried = 0;
-    for (size_t i = 0; i < FAMILY_COUNT && tried < 6; i++) {
+    for (size_t i = 0; i < v->fam_count && tried < 6; i++) {
         if (explains[i] != best.s.explained)
             continue;
-        const hyp_family *f = &families[i];
+        const hyp_family *f = &v->fam[i];
         fit r = fits[i];
         if (f->kind == HK_R2 || f->kind == HK_DIST2 || f->kind == HK_COS)
             refine_threshold(v, f, env, state, next, idx, &r, err);
@@ -1302,14 +1284,14 @@ static void diagnose(shoal_verify *v, const ref_env *env, const double *state, c
      * them (a lattice whose only close neighbours sit on the radius: leaving the ties out and
      * leaving the term out are the same there, and the school too may not tell) */
     int alt = 0;
-    for (size_t i = 0; i < FAMILY_COUNT; i++) {
-        if (&families[i] == best_f || explains[i] != best.s.explained)
+    for (size_t i = 0; i < v->fam_count; i++) {
+        if (&v->fam[i] == best_f || explains[i] != best.s.explained)
             continue;
         len = strlen(dt);
         if (len + 60 < ds)
             snprintf(dt + len, ds - len, "%s%s (%s%s",
-                     alt++ ? "; " : "; the worst boids fit too: ", families[i].param,
-                     term_names[families[i].term],
+                     alt++ ? "; " : "; the worst boids fit too: ", v->fam[i].param,
+                     term_names[v->fam[i].term],
                      afters[i] == SIZE_MAX     ? ")"
                      : afters[i] == best_after ? ", the school as well)"
                                                : ", not the school)");
@@ -1341,14 +1323,13 @@ static void term_parts(shoal_verify *v, const ref_env *env, const double *state,
     double base[6], ep, ev;
     diag_eval(env, &d, base, &ep, &ev);
     int done_term[SHOAL_TERM_COUNT] = {0};
-    for (size_t i = 0; i < FAMILY_COUNT; i++) {
-        const hyp_family *f = &families[i];
+    for (size_t i = 0; i < v->fam_count; i++) {
+        const hyp_family *f = &v->fam[i];
         if (done_term[f->term] || !family_applies(v, f, env) ||
             (f->kind != HK_WEIGHT && f->kind != HK_OFF) || f->term == SHOAL_TERM_INTEGRATION)
             continue;
-        if (f->kind == HK_WEIGHT &&
-            (strcmp(f->param, "sep_strength") == 0 || strcmp(f->param, "boundary_range2") == 0))
-            continue;
+        if (f->kind == HK_WEIGHT && !f->term_weight)
+            continue; /* another factor of the term: 0 does not leave the term out */
         done_term[f->term] = 1;
         ref_env h = *env;
         family_apply(f, &h, 0);
@@ -1498,7 +1479,7 @@ shoal_status shoal_verify_step(shoal_verify *v, const double *state, const doubl
         b->pos_tie = norm3(o->tie[0], o->tie[1], o->tie[2]);
         b->vel_tie = norm3(o->tie[3], o->tie[4], o->tie[5]);
         b->ratio = v->ratio[i];
-        b->tie_row = o->tie_term != REF_TERM_NONE ? o->tie_cand : -1;
+        b->tie_row = o->tie_term != SHOAL_TERM_NONE ? o->tie_cand : -1;
         b->tie_term = (shoal_term)o->tie_term;
         for (int c = 0; c < 3; c++)
             b->residual[c] =
