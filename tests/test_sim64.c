@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The float64 reference (shoal/sim64.h) and its rounding bound (src/sim/ref_bound.c): both are
+/* The float64 reference (shoal/sim64.h) and its rounding bound (src/verify/ref_bound.c): both are
  * sim/rules.h compiled for double, so the checks here are of what that instantiation adds.
  * - params64 mirrors every parameter of every model exactly;
  * - the float32 engine's step lies within the derived bound of the double step, boid by boid,
@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "shoal/shoal.h"
-#include "sim/sim64_internal.h"
+#include "verify/ref_internal.h"
 #include "tests/cli_harness.h"
 #include "tests/scenes.h"
 

@@ -27,7 +27,7 @@
 
 #if defined(SIMD_REAL_HEADER)
 /* Another scalar type (W = 1) with the same vocabulary, for the float64 reference of
- * src/sim (sim/real64.h: double; sim/real_bound.h: double with a rounding bound). The
+ * src/verify (verify/real64.h: double; verify/real_bound.h: double with a rounding bound). The
  * header defines vf, vm, the vf_* and vm_* functions, VW and SIMD_SCALAR. */
 #include SIMD_REAL_HEADER
 #elif defined(SIMD_AVX512)

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* The float64 reference with a rounding bound: sim/rules.h compiled against sim/real_bound.h
- * (through sim/ref_kernel.h), so the bound on the float32 rounding of each boid's step is
- * derived from the very operations the rules make (docs/VERIFY.md, "Tolerances"). Its values
- * are those of the double instantiation (sim64.c), bit for bit. Owns no state. */
-#include "sim/sim64_internal.h"
+/* The float64 reference with a rounding bound: sim/rules.h compiled against
+ * verify/real_bound.h (through verify/ref_kernel.h), so the bound on the float32 rounding of each
+ * boid's step is derived from the very operations the rules make (docs/VERIFY.md, "Tolerances").
+ * Its values are those of the double instantiation (ref64.c), bit for bit. Owns no state. */
+#include "verify/ref_internal.h"
 
 #include <math.h>
 #include <string.h>
 
-#define SIMD_REAL_HEADER "sim/real_bound.h"
+#define SIMD_REAL_HEADER "verify/real_bound.h"
 #define RFN(name) name##_bnd
-#include "sim/ref_kernel.h"
+#include "verify/ref_kernel.h"
 
 /* Each model's own ties of the finish (NAME_finish_tie), indexed by the enum. */
 typedef int (*finish_tie_fn)(const params64 *p, const model_consts64 *mc, const double x[6]);

@@ -3,8 +3,9 @@
  * model's adapter (sim/rules.h) in the order forces_kernel.h makes them (begin, near and pair
  * per candidate in the candidate order, late right after its pair, extras, finish), at W = 1,
  * generated for every model of sim/models.h. Written once against the wide type and
- * instantiated twice: sim64.c with sim/real64.h (double), ref_bound.c with sim/real_bound.h
- * (double with a float32 rounding bound). The includer has included sim/sim64_internal.h,
+ * instantiated twice: ref64.c with verify/real64.h (double), ref_bound.c with
+ * verify/real_bound.h (double with a float32 rounding bound). The includer has included
+ * verify/ref_internal.h,
  * defined SIMD_REAL_HEADER and RFN(name) (its names), and includes this file once. */
 
 #define RULE_PARAMS params64

@@ -1,14 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* shoal_verify (shoal/verify.h, docs/VERIFY.md): one reference step from another program's
- * state k, compared with its state k+1 against the rounding bound of ref_bound.c; where boids
- * are beyond it, hypotheses of one changed parameter each, evaluated with the double rules
- * (sim64.c) on the worst boids' own neighbours, name the term that differs. Owns its
- * references (a shoal_sim for float32; the double rules need no object), their scratch and
- * the predators it carries from step to step. */
-#include "shoal/verify.h"
-#include "core/alloc.h"
-#include "sim/models.h"
-#include "sim/sim64_internal.h"
+/* shoal verify's hypotheses (docs/VERIFY.md, "Diagnosis"): the families of one changed
+ * parameter each, built from the model's own parameter table (its hypothesis columns,
+ * sim/models/NAME.h), evaluated with the double rules on the worst boids' own neighbours,
+ * fitted (a weight by golden section, a threshold over the pieces its neighbours' distances
+ * cut), narrowed on the school and named; and the ties the rounding bound cannot size. Owns
+ * no state: it works on the verifier's (verify_internal.h). */
+#include "verify/verify_internal.h"
 
 #include <float.h>
 #include <math.h>
@@ -16,69 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* errors up to the bound taken at half precision (unit roundoff 2^-11) are drift */
-#define DRIFT_RATIO (0x1p-11 / BOUND_RHO)
-
-static const char *const verdict_names[SHOAL_VERDICT_COUNT] = {"agrees", "drift", "threshold tie",
-                                                               "rule differs"};
-static const char *const term_names[SHOAL_TERM_COUNT] = {
-    "",        "separation", "alignment", "cohesion",    "walls",
-    "targets", "obstacles",  "predators", "integration", "neighbours"};
-
-const char *shoal_verdict_name(shoal_verdict v)
-{
-    return (unsigned)v < SHOAL_VERDICT_COUNT ? verdict_names[v] : NULL;
-}
-
-const char *shoal_term_name(shoal_term t)
-{
-    return (unsigned)t < SHOAL_TERM_COUNT ? term_names[t] : NULL;
-}
-
-shoal_verify_desc shoal_verify_desc_default(void)
-{
-    shoal_verify_desc d;
-    memset(&d, 0, sizeof d);
-    d.sim = shoal_sim_desc_default();
-    d.reference = SHOAL_VERIFY_F32;
-    d.worst_count = 8;
-    return d;
-}
-
-/* ---- hypotheses: one parameter changed ----------------------------------------------- */
-
-typedef enum hyp_kind {
-    HK_WEIGHT, /* a parameter, fitted as a continuous value (0: the term left out) */
-    HK_DT,     /* the step length */
-    HK_R2,     /* a radius, as its square in the constants */
-    HK_DIST2,  /* a squared distance parameter */
-    HK_COS,    /* a view cone, as its cosine in the constants */
-    HK_OFF     /* a term's OFF parameters out of reach (classic: no wall boids) */
-} hyp_kind;
-
-enum { NEED_NONE, NEED_OBSTACLES, NEED_PREDATORS };
-
-/* A family of hypotheses: one parameter of the model's table (its sim_hyp column,
- * sim/models/NAME.h), a term's OFF parameters together, or dt. */
-typedef struct hyp_family {
-    shoal_term term;
-    const char *param; /* the parameter's name ("dt"; OFF: the term's name) */
-    hyp_kind kind;
-    const shoal_param_info *info; /* the parameter's row (NULL: dt, OFF) */
-    int k2, k1;                   /* HK_R2: the constants of the square and the radius (-1: none);
-                                   * HK_COS: of the cosine */
-    int flee;                     /* HK_R2: the flee radius (the predators' distances) */
-    int term_weight;              /* HK_WEIGHT: the term's own weight (0 leaves it out) */
-    int strict;                   /* the contract's threshold is strict (<; cos >) */
-    int need;
-} hyp_family;
-
-/* at most every parameter, and dt */
-#define FAMILY_MAX (SIM_MODEL_MAX_PARAMS + 1)
+/* ---- the families ---------------------------------------------------------------------- */
 
 /* The model's families, in its table's order, then dt: every row with a hypothesis column,
  * the OFF rows of a term as one family. Returns how many. */
-static size_t families_build(shoal_model model, hyp_family *fam)
+size_t families_build(shoal_model model, hyp_family *fam)
 {
     const sim_model *m = sim_model_of(model);
     size_t n = 0;
@@ -138,166 +77,6 @@ static size_t families_build(shoal_model model, hyp_family *fam)
     dt.k2 = dt.k1 = -1;
     fam[n++] = dt;
     return n;
-}
-
-/* ---- the object --------------------------------------------------------------------- */
-
-/* a diagnosed boid: its neighbourhood (wide enough for a radius twice the contract's) */
-typedef struct diag_boid {
-    uint32_t row;
-    double in[6], next[6];
-    double tol_p, tol_v, tie_p, tie_v, err0; /* err0: its error under the contract */
-    size_t cand_count;
-    double *x[6];
-    uint32_t rb[1], re[1];
-} diag_boid;
-
-struct shoal_verify {
-    shoal_verify_desc desc;
-    size_t n;
-    shoal_sim *f32; /* the float32 reference; also holds the obstacle meshes */
-    params64 prm;
-    field64 fld;
-    int pred_count;
-    double pred_p[SHOAL_MAX_PREDATORS][3], pred_v[SHOAL_MAX_PREDATORS][3];
-    uint8_t pinned[SHOAL_MAX_TARGETS];
-    double pin[SHOAL_MAX_TARGETS][3];
-    uint64_t k;
-    ref_grid grid, grid_h;
-    float *rows32;
-    double *ref, *alt;
-    refb_out *b;
-    double *ratio, *scratch;
-    uint32_t *order;
-    diag_boid diag[SHOAL_VERIFY_MAX_WORST];
-    hyp_family fam[FAMILY_MAX]; /* the model's hypotheses (families_build) */
-    size_t fam_count;
-};
-
-void shoal_verify_destroy(shoal_verify *v)
-{
-    if (!v)
-        return;
-    shoal_sim_destroy(v->f32);
-    field_free64(&v->fld);
-    ref_grid_free(&v->grid);
-    ref_grid_free(&v->grid_h);
-    alloc_free(v->rows32);
-    alloc_free(v->ref);
-    alloc_free(v->alt);
-    alloc_free(v->b);
-    alloc_free(v->ratio);
-    alloc_free(v->scratch);
-    alloc_free(v->order);
-    for (int i = 0; i < SHOAL_VERIFY_MAX_WORST; i++)
-        for (int k = 0; k < 6; k++)
-            free(v->diag[i].x[k]);
-    free(v);
-}
-
-shoal_status shoal_verify_create(const shoal_verify_desc *desc, shoal_verify **out,
-                                 shoal_error *err)
-{
-    *out = NULL;
-    if (desc->reference != SHOAL_VERIFY_F32 && desc->reference != SHOAL_VERIFY_F64)
-        return shoal_error_set(err, SHOAL_ERR_INPUT, "invalid reference %d", (int)desc->reference);
-    if (desc->worst_count < 1 || desc->worst_count > SHOAL_VERIFY_MAX_WORST)
-        return shoal_error_set(err, SHOAL_ERR_INPUT, "worst boids %d outside [1, %d]",
-                               desc->worst_count, SHOAL_VERIFY_MAX_WORST);
-    shoal_verify *v = calloc(1, sizeof *v);
-    if (!v)
-        return shoal_error_set(err, SHOAL_ERR_NOMEM, "out of memory for the verifier");
-    v->desc = *desc;
-    v->n = desc->sim.boid_count;
-    shoal_status st = shoal_sim_create(&desc->sim, &v->f32, err);
-    if (st) {
-        free(v);
-        return st;
-    }
-    v->fam_count = families_build(desc->sim.model, v->fam);
-    params64_from(&desc->sim.params, &v->prm);
-    size_t n = v->n;
-    int ok = (v->rows32 = alloc_array(n * 6, sizeof(float), "verify state", err)) != NULL;
-    ok = ok && (v->ref = alloc_array(n * 6, sizeof(double), "verify reference", err));
-    ok = ok && (v->alt = alloc_array(n * 6, sizeof(double), "verify reference", err));
-    ok = ok && (v->b = alloc_array(n, sizeof(refb_out), "verify bounds", err));
-    ok = ok && (v->ratio = alloc_array(n, sizeof(double), "verify errors", err));
-    ok = ok && (v->scratch = alloc_array(n, sizeof(double), "verify errors", err));
-    ok = ok && (v->order = alloc_array(n, sizeof(uint32_t), "verify errors", err));
-    if (!ok) {
-        shoal_verify_destroy(v);
-        return err ? err->status : SHOAL_ERR_NOMEM;
-    }
-    v->pred_count = (int)desc->sim.params.predator_count;
-    predators64_reset(&v->prm, v->pred_count, v->pred_p, v->pred_v);
-    *out = v;
-    return SHOAL_OK;
-}
-
-shoal_status shoal_verify_copy_obstacles(shoal_verify *v, const shoal_sim *from, shoal_error *err)
-{
-    for (size_t i = 0; i < from->obstacle_count; i++) {
-        const obstacle *o = &from->obstacles[i];
-        shoal_status st =
-            shoal_sim_add_obstacle(v->f32, o->pos, o->nrm, o->count, &o->xf, NULL, err);
-        if (st)
-            return st;
-    }
-    return field_build64(&v->fld, v->f32->obstacles, v->f32->obstacle_count,
-                         v->desc.sim.params.field_cell, v->desc.sim.params.field_margin, err);
-}
-
-shoal_status shoal_verify_set_targets(shoal_verify *v, const double *xyz, size_t count,
-                                      shoal_error *err)
-{
-    int targets = sim_model_target_count(v->desc.sim.model, &v->desc.sim.params);
-    if (targets == 0)
-        return shoal_error_set(err, SHOAL_ERR_INPUT, "targets: model %s has none",
-                               shoal_model_name(v->desc.sim.model));
-    if (count > (size_t)targets)
-        return shoal_error_set(err, SHOAL_ERR_INPUT, "%zu targets given, the parameters say %d",
-                               count, targets);
-    for (size_t i = 0; i < 3 * count; i++)
-        if (!isfinite(xyz[i]))
-            return shoal_error_set(err, SHOAL_ERR_INPUT, "target %zu is not finite", i / 3);
-    memset(v->pinned, 0, sizeof v->pinned);
-    for (size_t k = 0; k < count; k++) {
-        v->pinned[k] = 1;
-        memcpy(v->pin[k], xyz + 3 * k, sizeof v->pin[k]);
-    }
-    return SHOAL_OK;
-}
-
-/* ---- errors ------------------------------------------------------------------------- */
-
-static double norm3(double x, double y, double z) { return sqrt((x * x + y * y) + z * z); }
-
-static double ratio_of(double err, double tol)
-{
-    if (err == 0)
-        return 0;
-    return tol > 0 ? err / tol : INFINITY;
-}
-
-/* errors of a result `r` (6 values) against the other program's next row */
-static void errors6(const double *r, const double *next, double *ep, double *ev)
-{
-    *ep = norm3(r[0] - next[0], r[1] - next[1], r[2] - next[2]);
-    *ev = norm3(r[3] - next[3], r[4] - next[4], r[5] - next[5]);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y ? 1 : 0;
-}
-
-static double median(double *a, size_t n)
-{
-    if (n == 0)
-        return 0;
-    qsort(a, n, sizeof *a, cmp_double);
-    return n % 2 ? a[n / 2] : 0.5 * (a[n / 2 - 1] + a[n / 2]);
 }
 
 /* ---- evaluating a hypothesis on the diagnosed boids ---------------------------------- */
@@ -933,7 +712,7 @@ static double pair_value(const hyp_family *f, const double *p, const double *q)
  * the two worlds themselves: the boid stepped with the threshold moved just past the
  * neighbour each way (with that world's own rounding bound), the tie the largest distance
  * from the reference. For the boids beyond the rounding bound only. */
-static void size_ties(shoal_verify *v, const ref_env *env, const double *state, const double *next)
+void size_ties(shoal_verify *v, const ref_env *env, const double *state, const double *next)
 {
     const ref_grid *g = &v->grid;
     for (size_t i = 0; i < v->n; i++) {
@@ -1008,69 +787,7 @@ static void size_ties(shoal_verify *v, const ref_env *env, const double *state, 
     }
 }
 
-/* ---- one step ------------------------------------------------------------------------ */
-
-static shoal_status check_rows(const shoal_verify *v, const double *rows, const char *which,
-                               shoal_error *err)
-{
-    static const char *const names[6] = {"px", "py", "pz", "vx", "vy", "vz"};
-    for (size_t i = 0; i < v->n * 6; i++) {
-        double x = rows[i];
-        if (!isfinite(x))
-            return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: row %zu column %d (%s) is %s", which,
-                                   i / 6, (int)(i % 6), names[i % 6],
-                                   isnan(x) ? "nan"
-                                   : x > 0  ? "inf"
-                                            : "-inf");
-        if (v->desc.reference == SHOAL_VERIFY_F32 && (double)(float)x != x)
-            return shoal_error_set(err, SHOAL_ERR_INPUT,
-                                   "%s: row %zu column %d (%s) is %.17g, not a float32 value: the "
-                                   "float32 reference steps float32 states (use the float64 "
-                                   "reference)",
-                                   which, i / 6, (int)(i % 6), names[i % 6], x);
-    }
-    return SHOAL_OK;
-}
-
-/* The float32 reference's step from `state`: v->ref and the predators after it. */
-static shoal_status step_f32(shoal_verify *v, const double *state, double (*pp)[3], double (*pv)[3],
-                             shoal_error *err)
-{
-    for (size_t i = 0; i < v->n * 6; i++)
-        v->rows32[i] = (float)state[i];
-    shoal_status st = shoal_sim_set_state(v->f32, v->rows32, err);
-    shoal_sim_checkpoint ck;
-    memset(&ck, 0, sizeof ck);
-    ck.steps_done = v->k;
-    ck.predator_count = v->pred_count;
-    for (int k = 0; k < v->pred_count; k++)
-        for (int c = 0; c < 3; c++) {
-            ck.predator_pos[k][c] = (float)v->pred_p[k][c];
-            ck.predator_vel[k][c] = (float)v->pred_v[k][c];
-        }
-    for (int k = 0; k < SHOAL_MAX_TARGETS; k++) {
-        ck.target_pinned[k] = v->pinned[k];
-        for (int c = 0; c < 3; c++)
-            ck.target_pin[k][c] = (float)v->pin[k][c];
-    }
-    if (!st)
-        st = shoal_sim_set_checkpoint(v->f32, &ck, err);
-    if (!st)
-        st = shoal_sim_step(v->f32, 1, err);
-    if (st)
-        return st;
-    shoal_sim_get_state(v->f32, v->rows32);
-    for (size_t i = 0; i < v->n * 6; i++)
-        v->ref[i] = v->rows32[i];
-    float fp[SHOAL_MAX_PREDATORS * 3], fv[SHOAL_MAX_PREDATORS * 3];
-    size_t np = shoal_sim_predators(v->f32, fp, fv, SHOAL_MAX_PREDATORS);
-    for (size_t k = 0; k < np; k++)
-        for (int c = 0; c < 3; c++) {
-            pp[k][c] = fp[3 * k + (size_t)c];
-            pv[k][c] = fv[3 * k + (size_t)c];
-        }
-    return SHOAL_OK;
-}
+/* ---- the diagnosis --------------------------------------------------------------------- */
 
 /* The neighbourhood of a diagnosed boid: every boid within `reach`, in row order. */
 static shoal_status diag_gather(shoal_verify *v, diag_boid *d, const double *state, double reach,
@@ -1108,29 +825,6 @@ static shoal_status diag_gather(shoal_verify *v, diag_boid *d, const double *sta
     return SHOAL_OK;
 }
 
-/* sort indices by ratio, largest first (a small merge sort: qsort has no context in C11) */
-static void sort_by_ratio(uint32_t *idx, size_t n, const double *key, uint32_t *tmp)
-{
-    if (n < 2)
-        return;
-    size_t h = n / 2;
-    sort_by_ratio(idx, h, key, tmp);
-    sort_by_ratio(idx + h, n - h, key, tmp);
-    size_t i = 0, j = h, o = 0;
-    while (i < h && j < n) {
-        /* larger first; equal keys keep the lower row first (stable) */
-        if (key[idx[j]] > key[idx[i]])
-            tmp[o++] = idx[j++];
-        else
-            tmp[o++] = idx[i++];
-    }
-    while (i < h)
-        tmp[o++] = idx[i++];
-    while (j < n)
-        tmp[o++] = idx[j++];
-    memcpy(idx, tmp, n * sizeof *idx);
-}
-
 /* A radius-like value for people: squared thresholds as radii, cosines as angles. */
 static double family_show(const hyp_family *f, double x)
 {
@@ -1155,8 +849,8 @@ static size_t count_beyond(shoal_verify *v, const ref_env *env, const double *st
     return after;
 }
 
-static void diagnose(shoal_verify *v, const ref_env *env, const double *state, const double *next,
-                     const uint32_t *idx, size_t beyond, shoal_verify_report *rep, shoal_error *err)
+void diagnose(shoal_verify *v, const ref_env *env, const double *state, const double *next,
+              const uint32_t *idx, size_t beyond, shoal_verify_report *rep, shoal_error *err)
 {
     /* the worst boids beyond the bound, up to 32: the evidence every hypothesis is fitted to */
     int count = (int)(beyond < SHOAL_VERIFY_MAX_WORST ? beyond : SHOAL_VERIFY_MAX_WORST);
@@ -1210,7 +904,7 @@ static void diagnose(shoal_verify *v, const ref_env *env, const double *state, c
             rep->term = SHOAL_TERM_NONE;
             snprintf(rep->detail, sizeof rep->detail,
                      "no single parameter explains it; closest: %s (%s explains %d of %d)",
-                     term_names[best_f->term], best_f->param,
+                     shoal_term_name(best_f->term), best_f->param,
                      best.s.explained > 0 ? best.s.explained : 0, count);
         }
         return;
@@ -1265,7 +959,7 @@ static void diagnose(shoal_verify *v, const ref_env *env, const double *state, c
                  best.strictness > 0 ? "left out" : "counted",
                  best_f->strict ? "strictly inside only" : "inside or on it");
     } else if (best_f->kind == HK_OFF) {
-        snprintf(dt, ds, "the other program has no %s term", term_names[best_f->term]);
+        snprintf(dt, ds, "the other program has no %s term", shoal_term_name(best_f->term));
     } else if (best_f->kind == HK_WEIGHT && best.x == 0) {
         snprintf(dt, ds, "%s acts as 0: the term is missing (the contract: %.7g)", best_f->param,
                  c0);
@@ -1291,7 +985,7 @@ static void diagnose(shoal_verify *v, const ref_env *env, const double *state, c
         if (len + 60 < ds)
             snprintf(dt + len, ds - len, "%s%s (%s%s",
                      alt++ ? "; " : "; the worst boids fit too: ", v->fam[i].param,
-                     term_names[v->fam[i].term],
+                     shoal_term_name(v->fam[i].term),
                      afters[i] == SIZE_MAX     ? ")"
                      : afters[i] == best_after ? ", the school as well)"
                                                : ", not the school)");
@@ -1310,8 +1004,8 @@ static void diagnose(shoal_verify *v, const ref_env *env, const double *state, c
 
 /* How much each term moves the boid's velocity in the reference step: v_ref - v_ref with the
  * term's weight at 0 (classic's walls: none). */
-static void term_parts(shoal_verify *v, const ref_env *env, const double *state, uint32_t row,
-                       shoal_verify_boid *w)
+void term_parts(shoal_verify *v, const ref_env *env, const double *state, uint32_t row,
+                shoal_verify_boid *w)
 {
     double reach = ref_env_radius(env) * (1.0 + 1e-9);
     diag_boid d;
@@ -1341,183 +1035,4 @@ static void term_parts(shoal_verify *v, const ref_env *env, const double *state,
 done:
     for (int k = 0; k < 6; k++)
         free(d.x[k]);
-}
-
-shoal_status shoal_verify_step(shoal_verify *v, const double *state, const double *next,
-                               shoal_verify_report *rep, shoal_error *err)
-{
-    memset(rep, 0, sizeof *rep);
-    char which[64];
-    snprintf(which, sizeof which, "state %llu", (unsigned long long)v->k);
-    shoal_status st = check_rows(v, state, which, err);
-    snprintf(which, sizeof which, "state %llu", (unsigned long long)v->k + 1);
-    if (!st)
-        st = check_rows(v, next, which, err);
-    if (st)
-        return st;
-    const shoal_sim_desc *sd = &v->desc.sim;
-    double t = sd->t0_s + (double)v->k * sd->dt_s;
-    rep->step = v->k;
-    rep->t = t;
-    rep->count = v->n;
-    rep->beyond_after = SIZE_MAX;
-
-    /* the bound (and the double values) from the other program's state k */
-    ref_env env;
-    memset(&env, 0, sizeof env);
-    env.prm = v->prm;
-    consts64_prepare(&env, sd->model, sd->dt_s, t, sd->seed, v->pinned, (const double(*)[3])v->pin,
-                     v->pred_count, (const double(*)[3])v->pred_p);
-    env.fld = v->fld.vec ? &v->fld : NULL;
-    if ((st = ref_grid_build(&v->grid, state, v->n, ref_env_radius(&env), 0, err)))
-        return st;
-    ref_school_step(&env, &v->grid, state, NULL, v->b, sd->thread_count);
-
-    /* the reference's step and the predators after it */
-    double pp[SHOAL_MAX_PREDATORS][3], pv[SHOAL_MAX_PREDATORS][3];
-    memcpy(pp, v->pred_p, sizeof pp);
-    memcpy(pv, v->pred_v, sizeof pv);
-    /* the predators move by the float32 rules in both cases: they are part of the other
-     * program's state that its files do not carry, and a float32 program holds them as the
-     * float32 rules compute them */
-    if (v->desc.reference == SHOAL_VERIFY_F32 || v->pred_count > 0)
-        if ((st = step_f32(v, state, pp, pv, err)))
-            return st;
-    if (v->desc.reference == SHOAL_VERIFY_F64) {
-        for (size_t i = 0; i < v->n; i++) {
-            memcpy(v->ref + i * 6, v->b[i].value, 6 * sizeof(double));
-            for (int c = 0; c < 6; c++)
-                if (!isfinite(v->b[i].value[c]))
-                    return shoal_error_set(err, SHOAL_ERR_NONFINITE,
-                                           "the float64 reference step from state %llu gives a "
-                                           "non-finite value in row %zu",
-                                           (unsigned long long)v->k, i);
-        }
-    }
-
-    size_ties(v, &env, state, next);
-
-    /* errors against the bound */
-    double *ep_all = v->scratch;
-    size_t beyond = 0, ties = 0, unver = 0;
-    double pmax = 0, vmax = 0, rmax = 0;
-    for (size_t i = 0; i < v->n; i++) {
-        const refb_out *o = &v->b[i];
-        double ep, ev;
-        errors6(v->ref + i * 6, next + i * 6, &ep, &ev);
-        double tp = BOUND_RHO * norm3(o->err[0], o->err[1], o->err[2]);
-        double tv = BOUND_RHO * norm3(o->err[3], o->err[4], o->err[5]);
-        double xp = norm3(o->tie[0], o->tie[1], o->tie[2]);
-        double xv = norm3(o->tie[3], o->tie[4], o->tie[5]);
-        double r = fmax(ratio_of(ep, tp), ratio_of(ev, tv));
-        if (!(r == r))
-            r = INFINITY; /* an infinite bound and an infinite error */
-        v->ratio[i] = r;
-        ep_all[i] = ep;
-        pmax = ep > pmax ? ep : pmax;
-        vmax = ev > vmax ? ev : vmax;
-        if (isinf(tp) || isinf(tv))
-            unver++;
-        if (ep <= tp && ev <= tv)
-            continue;
-        if (ep <= tp + xp && ev <= tv + xv) {
-            ties++;
-            continue;
-        }
-        beyond++;
-        rmax = r > rmax ? r : rmax;
-    }
-    rep->pos_max = pmax;
-    rep->vel_max = vmax;
-    rep->pos_median = median(ep_all, v->n);
-    for (size_t i = 0; i < v->n; i++) {
-        double ep, ev;
-        errors6(v->ref + i * 6, next + i * 6, &ep, &ev);
-        ep_all[i] = ev;
-    }
-    rep->vel_median = median(ep_all, v->n);
-    memcpy(ep_all, v->ratio, v->n * sizeof(double));
-    double all_max = 0;
-    for (size_t i = 0; i < v->n; i++)
-        all_max = v->ratio[i] > all_max ? v->ratio[i] : all_max;
-    rep->ratio_median = median(ep_all, v->n);
-    rep->ratio_max = all_max;
-    rep->beyond = beyond;
-    rep->ties = ties;
-    rep->unverifiable = unver;
-
-    /* the worst boids: beyond the bound and its ties first, by ratio */
-    uint32_t *idx = v->order;
-    uint32_t *tmp = (uint32_t *)v->scratch; /* n doubles hold n indices */
-    for (size_t i = 0; i < v->n; i++) {
-        idx[i] = (uint32_t)i;
-        const refb_out *o = &v->b[i];
-        double ep, ev;
-        errors6(v->ref + i * 6, next + i * 6, &ep, &ev);
-        double tp = BOUND_RHO * norm3(o->err[0], o->err[1], o->err[2]) +
-                    norm3(o->tie[0], o->tie[1], o->tie[2]);
-        double tv = BOUND_RHO * norm3(o->err[3], o->err[4], o->err[5]) +
-                    norm3(o->tie[3], o->tie[4], o->tie[5]);
-        /* beyond tolerance + tie first, then the ties, then the rest, each by its ratio */
-        double r = fmax(ratio_of(ep, tp), ratio_of(ev, tv));
-        int tied = !(ep <= tp && ev <= tv) ? 0 : v->ratio[i] > 1;
-        v->alt[i] = !(ep <= tp && ev <= tv) ? 4.0 + atan(r)
-                    : tied                  ? 2.0 + atan(v->ratio[i])
-                                            : atan(v->ratio[i]);
-    }
-    sort_by_ratio(idx, v->n, v->alt, tmp);
-    int wc = v->desc.worst_count < (int)v->n ? v->desc.worst_count : (int)v->n;
-    rep->worst_count = wc;
-    for (int w = 0; w < wc; w++) {
-        uint32_t i = idx[w];
-        shoal_verify_boid *b = &rep->worst[w];
-        const refb_out *o = &v->b[i];
-        b->row = i;
-        errors6(v->ref + (size_t)i * 6, next + (size_t)i * 6, &b->pos_err, &b->vel_err);
-        b->pos_tol = BOUND_RHO * norm3(o->err[0], o->err[1], o->err[2]);
-        b->vel_tol = BOUND_RHO * norm3(o->err[3], o->err[4], o->err[5]);
-        b->pos_tie = norm3(o->tie[0], o->tie[1], o->tie[2]);
-        b->vel_tie = norm3(o->tie[3], o->tie[4], o->tie[5]);
-        b->ratio = v->ratio[i];
-        b->tie_row = o->tie_term != SHOAL_TERM_NONE ? o->tie_cand : -1;
-        b->tie_term = (shoal_term)o->tie_term;
-        for (int c = 0; c < 3; c++)
-            b->residual[c] =
-                next[(size_t)i * 6 + 3 + (size_t)c] - v->ref[(size_t)i * 6 + 3 + (size_t)c];
-        term_parts(v, &env, state, i, b);
-    }
-
-    if (beyond == 0) {
-        rep->verdict = ties ? SHOAL_VERDICT_TIE : SHOAL_VERDICT_AGREES;
-        if (ties) {
-            int per[SHOAL_TERM_COUNT] = {0};
-            for (size_t i = 0; i < v->n; i++) {
-                double ep, ev;
-                errors6(v->ref + i * 6, next + i * 6, &ep, &ev);
-                const refb_out *o = &v->b[i];
-                if (ep > BOUND_RHO * norm3(o->err[0], o->err[1], o->err[2]) ||
-                    ev > BOUND_RHO * norm3(o->err[3], o->err[4], o->err[5]))
-                    per[o->tie_term]++;
-            }
-            int top = 0;
-            for (int k = 1; k < SHOAL_TERM_COUNT; k++)
-                top = per[k] > per[top] ? k : top;
-            rep->term = (shoal_term)top;
-            snprintf(rep->detail, sizeof rep->detail,
-                     "%zu boids beyond the rounding bound, each within rounding of a threshold "
-                     "(most: %s, %d)",
-                     ties, term_names[top], per[top]);
-        } else {
-            snprintf(rep->detail, sizeof rep->detail, "%s",
-                     pmax == 0 && vmax == 0 ? "bit-identical to the reference"
-                                            : "every boid within the float32 rounding bound");
-        }
-    } else {
-        diagnose(v, &env, state, next, idx, beyond, rep, err);
-    }
-    /* next step */
-    v->k++;
-    memcpy(v->pred_p, pp, sizeof pp);
-    memcpy(v->pred_v, pv, sizeof pv);
-    return SHOAL_OK;
 }

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The float64 reference's private types, shared by sim64.c (the double instantiation of the
- * rules and the shoal_sim64 object), ref_bound.c (the rules with a rounding bound) and
- * verify.c: the double twins of the parameters, the per-step constants and the obstacle
- * field that sim/rules.h reads (its RULE_PARAMS, RULE_CONSTS, RULE_FIELD), the reference's
- * grid, and the per-boid entry points. Not installed. */
+/* The float64 reference's private types, shared by ref64.c (the double instantiation of the
+ * rules), ref_grid.c (its grid), sim64.c (the shoal_sim64 object), ref_bound.c (the rules with
+ * a rounding bound) and verify.c / verify_fit.c: the double twins of the parameters, the per-step
+ * constants and the obstacle field that sim/rules.h reads (its RULE_PARAMS, RULE_CONSTS,
+ * RULE_FIELD), the reference's grid, and the per-boid entry points. Not installed. */
 #ifndef SHOAL_SIM_SIM64_INTERNAL_H
 #define SHOAL_SIM_SIM64_INTERNAL_H
 
@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 /* shoal_params with every float a double, field for field (params64_from converts; the
- * static assertions in sim64.c keep the two layouts in step). */
+ * static assertions in ref64.c keep the two layouts in step). */
 typedef struct sphere64 {
     double center[3];
     double radius;
@@ -128,12 +128,12 @@ typedef struct ref_cands {
     int runs;
 } ref_cands;
 
-/* One boid's step in double (sim/ref_kernel.h instantiated in sim64.c): in = its row at the
+/* One boid's step in double (verify/ref_kernel.h instantiated in ref64.c): in = its row at the
  * start of the step, out = its row after. */
 void ref64_boid(const ref_env *env, const ref_cands *c, const double in[6], double out[6]);
 
 /* One boid's step with a first-order bound on the float32 rounding of every operation of its
- * path (ref_bound.c, sim/real_bound.h): value (bit for bit ref64_boid's), err (the bound, in
+ * path (ref_bound.c, verify/real_bound.h): value (bit for bit ref64_boid's), err (the bound, in
  * units of BOUND_RHO: the error of a float32 program that follows the rules is at most
  * BOUND_RHO * err per component) and tie (how far the result may move because a comparison
  * sits within that rounding of its threshold). tie_row: the candidate (as its index into the
