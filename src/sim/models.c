@@ -28,6 +28,8 @@
 static const sim_model *const models[] = {SIM_MODELS(MODEL_ENTRY)};
 #undef MODEL_ENTRY
 SIM_MODEL_TABLE_CHECK(models);
+_Static_assert(SIM_MODEL_DEFAULT == 0, "the default model is the first of the table (the "
+                                       "scripts take the first of shoal params --names)");
 /* each model's table: NAME_params with a hypothesis column NAME_hyps of one entry a row */
 #define MODEL_ROWS_CHECK(id, name)                                                                 \
     _Static_assert(COUNT_OF(name##_params) == COUNT_OF(name##_hyps) &&                             \

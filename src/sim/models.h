@@ -20,13 +20,17 @@ extern "C" {
 #endif
 
 /* Every rule model, in enum order: X(enum value, name). Its file sim/models/NAME.h is
- * included by sim/rules.h (the list of files there). */
+ * included at the end of this header (for sim/rules.h). */
 #define SIM_MODELS(X)                                                                              \
     X(SHOAL_MODEL_STEER, steer)                                                                    \
     X(SHOAL_MODEL_AVERAGE, average)                                                                \
     X(SHOAL_MODEL_HEADING, heading)                                                                \
     X(SHOAL_MODEL_CLASSIC, classic)                                                                \
     X(SHOAL_MODEL_FOV, fov)
+
+/* The default model (shoal_sim_desc_default; the program and the scripts take it from the
+ * library: shoal params --names lists it first). */
+#define SIM_MODEL_DEFAULT SHOAL_MODEL_STEER
 
 /* A table indexed by the model enum, t[] = {SIM_MODELS(ENTRY)} with ENTRY(id, name) giving
  * [id] = ...: this checks that the list names every model once and the table has an entry
@@ -118,4 +122,16 @@ int sim_model_target_count(shoal_model model, const shoal_params *p);
 }
 #endif
 
+#endif
+
+/* The model files, one per model of SIM_MODELS (steer and average share one): their rules and
+ * adapters for the backends, compiled where sim/rules.h is (which includes this file after its
+ * shared terms; each file is included once), their tables where SIM_MODEL_TABLE is defined
+ * (models.c). A model is its line in SIM_MODELS above and its #include here. */
+#if defined(SHOAL_SIM_RULES_H) && !defined(SHOAL_SIM_MODEL_FILES)
+#define SHOAL_SIM_MODEL_FILES
+#include "sim/models/steer_average.h" /* steer, average */
+#include "sim/models/heading.h"
+#include "sim/models/classic.h"
+#include "sim/models/fov.h"
 #endif

@@ -348,11 +348,10 @@ RULE_FN void rule_predator_move(const RULE_PARAMS *p, vreal q[3], vreal v[3], co
         name##_BEGIN_TERM = begin_term /* the term of the reference's ties made by begin */        \
     }
 
-/* ---- the models, one file each (the list: sim/models.h SIM_MODELS) --------------------- */
+/* ---- the models, one file each --------------------------------------------------------- */
 
-#include "sim/models/classic.h"
-#include "sim/models/fov.h"
-#include "sim/models/heading.h"
-#include "sim/models/steer_average.h"
+/* sim/models.h includes every model's file (its list: SIM_MODELS and the #include beside each
+ * line) once this file's shared terms are defined. */
+#include "sim/models.h"
 
 #endif

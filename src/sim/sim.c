@@ -19,7 +19,7 @@ shoal_sim_desc shoal_sim_desc_default(void)
 {
     shoal_sim_desc d;
     memset(&d, 0, sizeof d);
-    d.model = SHOAL_MODEL_STEER;
+    d.model = SIM_MODEL_DEFAULT;
     shoal_params_default(d.model, &d.params);
     d.boid_count = shoal_model_default_count(d.model);
     d.dt_s = 1.0 / 60.0;
