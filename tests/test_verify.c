@@ -231,13 +231,16 @@ static void test_planted(void **state)
 }
 
 /* A lattice where some neighbours sit exactly on the radius (exact arithmetic): the outside
- * program leaves them out (steer, <=) or counts them (heading, <); verify names the flip. */
+ * program leaves them out (steer, <=) or counts them (heading, <); verify names the flip.
+ * Third (issue 43): steer on a lattice of spacing sep_radius, where every separation
+ * neighbour sits on the radius, so that leaving them out leaves the whole term out: the
+ * radius test is still what is named (the smallest change), not sep_weight = 0. */
 static void test_strictness(void **state)
 {
     (void)state;
-    for (int m = 0; m < 2; m++) {
-        shoal_model model = m ? SHOAL_MODEL_HEADING : SHOAL_MODEL_STEER;
-        double spacing = m ? 1.0 : 0.5;
+    for (int m = 0; m < 3; m++) {
+        shoal_model model = m == 1 ? SHOAL_MODEL_HEADING : SHOAL_MODEL_STEER;
+        double spacing = m == 0 ? 0.5 : 1.0;
         size_t side = 8, n = 0;
         float *rows = malloc(side * side * side * 6 * sizeof(float));
         uint64_t x = 12345;
@@ -260,7 +263,7 @@ static void test_strictness(void **state)
         shoal_params_default(model, &d.params);
         d.boid_count = n;
         shoal_sim_desc od = d;
-        if (m)
+        if (m == 1)
             od.params.neighbor_radius = nextafterf(2.0f, 3.0f); /* counts d == 2 */
         else
             od.params.sep_radius = nextafterf(1.0f, 0.0f); /* leaves d == 1 out */
@@ -270,9 +273,10 @@ static void test_strictness(void **state)
         printf("%s lattice: %s: %s -- %s\n", shoal_model_name(model),
                shoal_verdict_name(rep.verdict), shoal_term_name(rep.term), rep.detail);
         assert_int_equal(rep.verdict, SHOAL_VERDICT_RULE);
-        assert_int_equal(rep.term, m ? SHOAL_TERM_NEIGHBORS : SHOAL_TERM_SEPARATION);
-        assert_int_equal(rep.strictness, m ? -1 : 1);
-        assert_non_null(strstr(rep.detail, m ? "is counted" : "is left out"));
+        assert_int_equal(rep.term, m == 1 ? SHOAL_TERM_NEIGHBORS : SHOAL_TERM_SEPARATION);
+        assert_int_equal(rep.strictness, m == 1 ? -1 : 1);
+        assert_string_equal(rep.param, m == 1 ? "neighbor_radius" : "sep_radius");
+        assert_non_null(strstr(rep.detail, m == 1 ? "is counted" : "is left out"));
         free(t);
         free(rows);
     }

@@ -902,10 +902,43 @@ void diagnose(shoal_verify *v, const ref_env *env, const double *state, const do
         } else {
             rep->verdict = SHOAL_VERDICT_RULE;
             rep->term = SHOAL_TERM_NONE;
+            /* The closest term: the family that lowers the error most. But a parameter of
+             * the integration (a speed limit, dt) acts on every term at once and so absorbs
+             * part of any one term's difference: a term's own family that explains as many
+             * and lowers the error at least half as much names the term instead (an
+             * un-normalised alignment vector is alignment's, though max_speed, which rescales
+             * it among the others, fits it better). */
+            const hyp_family *cf = best_f;
+            fit cfit = best;
+            if (best_f->term == SHOAL_TERM_INTEGRATION) {
+                const hyp_family *tf = NULL;
+                fit tfit = best;
+                for (size_t i = 0; i < v->fam_count; i++)
+                    if (explains[i] >= 0 && v->fam[i].term != SHOAL_TERM_INTEGRATION &&
+                        (!tf || better(fits[i].s, tfit.s))) {
+                        tf = &v->fam[i];
+                        tfit = fits[i];
+                    }
+                double gain = count - best.s.obj, tgain = tf ? count - tfit.s.obj : 0;
+                if (tf && tfit.s.explained >= best.s.explained && tgain > 0 && 2 * tgain >= gain) {
+                    cf = tf;
+                    cfit = tfit;
+                }
+            }
+            /* what is left of the error with the family's best value: the RMS of each boid's
+             * error relative to its error under the contract */
             snprintf(rep->detail, sizeof rep->detail,
-                     "no single parameter explains it; closest: %s (%s explains %d of %d)",
-                     shoal_term_name(best_f->term), best_f->param,
-                     best.s.explained > 0 ? best.s.explained : 0, count);
+                     "no single parameter explains it; closest: %s (%s explains %d of %d, "
+                     "leaves %.0f%% of the error)",
+                     shoal_term_name(cf->term), cf->param,
+                     cfit.s.explained > 0 ? cfit.s.explained : 0, count,
+                     100.0 * sqrt(fmax(cfit.s.obj, 0.0) / count));
+            size_t len = strlen(rep->detail);
+            if (cf != best_f && len + 1 < sizeof rep->detail)
+                snprintf(rep->detail + len, sizeof rep->detail - len,
+                         "; %s (%s) leaves %.0f%% but acts on every term", best_f->param,
+                         shoal_term_name(best_f->term),
+                         100.0 * sqrt(fmax(best.s.obj, 0.0) / count));
         }
         return;
     }
@@ -932,7 +965,12 @@ void diagnose(shoal_verify *v, const ref_env *env, const double *state, const do
         size_t after = count_beyond(v, &h, state, next, err);
         afters[i] = after;
         tried++;
-        if (!chosen || after < best_after) {
+        /* as few left beyond: a neighbour exactly on a threshold taken the other way (a
+         * strictness flip) is the smallest change, so it wins over a weight at 0 or a
+         * moved threshold that does the same on this school (a lattice whose only close
+         * neighbours sit on the radius: the radius test is the difference) */
+        if (!chosen || after < best_after ||
+            (after == best_after && r.strictness != 0 && chosen_fit.strictness == 0)) {
             chosen = f;
             chosen_fit = r;
             best_after = after;
