@@ -259,10 +259,13 @@ __global__ void __launch_bounds__(128)
         }
     }
     /* the obstacle field and the flee term (rules.h rule_extras), at the start position */
+    uint32_t row = row_sorted[i];
     rule_extras x;
     x.field_on = K->field_on;
     x.flee_on = K->mc.predator_count > 0;
     x.field = x.flee = v3_zero();
+    x.rows = &row;
+    x.lanes = 1;
     if (x.field_on) {
         float o[3];
         rule_field_sample(&K->fld, p.x, p.y, p.z, o);
@@ -271,7 +274,6 @@ __global__ void __launch_bounds__(128)
     if (x.flee_on)
         x.flee = rule_flee_term(&K->prm, &K->mc, pred->p, p);
     M::finish(&a, K, &x, p, v);
-    uint32_t row = row_sorted[i];
     bool ok = isfinite(p.x) && isfinite(p.y) && isfinite(p.z) && isfinite(v.x) && isfinite(v.y) &&
               isfinite(v.z);
     if (!ok) {
@@ -401,6 +403,7 @@ static void fill_consts(shoal_gpu_sim *s)
     }
     k->inv_cell = s->g.inv_cell;
     sim_model_consts(s->desc.model, p, s->desc.dt_s, mc);
+    mc->seed = s->desc.seed;
     mc->predator_count = (int)p->predator_count;
     k->pred_turn = rule_predator_turn(p, mc->dt);
 }
@@ -658,13 +661,13 @@ static shoal_status enqueue_step(shoal_gpu_sim *s, uint32_t step, int src, int d
     const bool atomic = s->order == SHOAL_GPU_ORDER_ATOMIC;
     const unsigned T = 256, B = blocks_for(n, T);
 
-    /* this step's targets where the model draws them (a function of seed and simulated time),
-     * by the CPU's own function. Each launch below copies s->k as it is made, so every step's
-     * kernels see that step's targets. */
-    if (targets) {
-        double t = s->desc.t0_s + (double)(s->steps_done + step) * s->desc.dt_s;
+    /* this step's index (the key of a model's noise) and its targets where the model draws
+     * them (a function of seed and simulated time), by the CPU's own functions. Each launch
+     * below copies s->k as it is made, so every step's kernels see that step's. */
+    double t = s->desc.t0_s + (double)(s->steps_done + step) * s->desc.dt_s;
+    s->k.mc.step = sim_step_index(t, s->desc.dt_s);
+    if (targets)
         sim_targets(&s->desc.params, s->k.mc.target_count, s->desc.seed, t, &s->k.mc.targets[0][0]);
-    }
     CK(cudaMemsetAsync(s->cell_count, 0, (cells + 1) * sizeof(uint32_t), 0), "clearing counts");
     if (atomic)
         k_assign<true><<<B, T>>>(s->k, s->pos[src], n, s->cell_of, s->local_of, s->cell_count);

@@ -275,6 +275,8 @@ static inline void KFN(extras)(const shoal_sim *s, const kgroup *g, vf3 p, rule_
     x->field_on = __builtin_expect(s->fld.vec != NULL, 0);
     x->flee_on = __builtin_expect(s->mc.predator_count > 0, 0);
     x->field = x->flee = v3_zero();
+    x->rows = s->row_cur + g->base; /* lane i's input row (MPI: its global row) */
+    x->lanes = g->n;
     if (x->field_on)
         x->field = KFN(field_avoid)(s, g, p);
     if (x->flee_on)

@@ -65,6 +65,12 @@ void sim_targets(const shoal_params *p, int target_count, uint64_t seed, double 
     rule_targets(p, target_count, seed, t_s, xyz);
 }
 
+uint64_t sim_step_index(double t_s, double dt_s)
+{
+    double k = floor(t_s / dt_s + 0.5);
+    return k > 0 && k < 1.8e19 ? (uint64_t)k : 0;
+}
+
 /* how many targets the model draws (its constants' target_count) */
 int sim_model_target_count(shoal_model model, const shoal_params *p)
 {

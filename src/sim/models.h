@@ -114,6 +114,11 @@ const sim_model *sim_model_of(shoal_model model);
 void sim_model_consts(shoal_model model, const shoal_params *p, double dt_s,
                       struct model_consts *mc);
 
+/* The index of the step that starts at simulated time t_s: round(t / dt) (0 for a negative t),
+ * the same for the same simulated time however a run is split over calls or files: what a
+ * model's counter-based noise is keyed by (model_consts.step), on every backend. */
+uint64_t sim_step_index(double t_s, double dt_s);
+
 /* How many targets the model draws each step (its constants' target_count: heading's), 0 for
  * a model without targets. */
 int sim_model_target_count(shoal_model model, const shoal_params *p);

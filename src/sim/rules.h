@@ -153,11 +153,16 @@ RULE_FN void rule_field_sample(const RULE_FIELD *f, vreal px, vreal py, vreal pz
 /* The per-boid terms every model adds after its own (neighbour sums, obstacle spheres):
  * f + field(p) * avoid_force + flee(p) * flee_weight, in that order; each only when on. The
  * backend fills `field` (the sampled cell vector, per lane) and `flee`, then the model's
- * finish adds them with rule_add_extras. */
+ * finish adds them with rule_add_extras. It also says who the lanes are: lane i (i < lanes)
+ * is the boid of input row rows[i], the identity a model's counter-based noise is keyed by
+ * with the step's constants' seed and step (a draw of lane i depends on (seed, step, rows[i],
+ * draw) alone, whatever walker, lane or thread computes it). */
 typedef struct rule_extras {
     int field_on, flee_on;
     vf3 field; /* field(p) * avoid_force */
     vf3 flee;  /* flee(p) * flee_weight */
+    const uint32_t *rows;
+    int lanes;
 } rule_extras;
 
 RULE_FN vf3 rule_field_term(const RULE_PARAMS *prm, vf3 cell_vec)
@@ -332,7 +337,9 @@ RULE_FN void rule_predator_move(const RULE_PARAMS *p, vreal q[3], vreal v[3], co
  *                            in the same candidate order (steer's separation: a division)
  *   NAME_useful(a, variant)  per lane, the candidates within reach (a work statistic)
  *   NAME_finish(a, prm, mc, variant, extras, &p, &v)
- *                            the per-boid rules and the integration
+ *                            the per-boid rules and the integration; a model's noise is drawn
+ *                            here, per lane, keyed by (mc->seed, mc->step, extras->rows[lane],
+ *                            draw): the same bits on every walker
  *   NAME_ties(a, t), NAME_finish_tie(prm, mc, row)
  *                            (the reference, RULE_REFERENCE) how far each term's sums may move
  *                            with a comparison within rounding, and which of the boid's own

@@ -379,6 +379,8 @@ static void prepare_consts(shoal_sim *s)
     const shoal_params *p = &s->desc.params;
     model_consts *mc = &s->mc;
     sim_model_consts(s->desc.model, p, s->desc.dt_s, mc);
+    mc->seed = s->desc.seed;
+    mc->step = sim_step_index(shoal_sim_time(s), s->desc.dt_s);
     if (mc->target_count > 0) {
         sim_targets(p, mc->target_count, s->desc.seed, shoal_sim_time(s), &mc->targets[0][0]);
         for (int k = 0; k < mc->target_count; k++)

@@ -61,6 +61,9 @@ typedef struct grid {
     T k[SIM_MODEL_CONSTS]; /* the model's own (sim/models/NAME.h names them) */                    \
     T reach2;              /* the largest squared radius its candidate tests compare */            \
     T dt;                                                                                          \
+    /* a model's counter-based noise is keyed by the run's seed and the step's index (round(t /    \
+     * dt): the same at the same simulated time when a run is split), with the boid's row */       \
+    uint64_t seed, step;                                                                           \
     int target_count; /* targets drawn this step (rules.h rule_targets; 0: none) */                \
     T targets[SHOAL_MAX_TARGETS][3];                                                               \
     int predator_count; /* predators at the start of the step (the flee term reads these) */       \

@@ -108,6 +108,8 @@ void consts64_prepare(ref_env *env, shoal_model model, double dt, double t_s, ui
     memset(mc, 0, sizeof *mc);
     env->model = model;
     mc->dt = dt;
+    mc->seed = seed;
+    mc->step = sim_step_index(t_s, dt);
     ref_models[model].consts(p, mc);
     mc->reach2 = ref_models[model].reach2(p, mc);
     if (mc->target_count > 0) {
@@ -130,10 +132,11 @@ void ref_env_refresh(ref_env *env)
 
 /* ---- one boid ------------------------------------------------------------------------- */
 
-void ref64_boid(const ref_env *env, const ref_cands *c, const double in[6], double out[6])
+void ref64_boid(const ref_env *env, const ref_cands *c, uint32_t row, const double in[6],
+                double out[6])
 {
     vf3 p = v3_set1(in[0], in[1], in[2]), v = v3_set1(in[3], in[4], in[5]);
-    boid_step_f64(env, c, &p, &v, NULL);
+    boid_step_f64(env, c, row, &p, &v, NULL);
     out[0] = p.x;
     out[1] = p.y;
     out[2] = p.z;
@@ -165,13 +168,13 @@ static void school_range(void *p, int64_t b, int64_t e, int thread_index)
         cands.runs = ref_grid_runs(g, in, rb, re);
         if (c->outb) {
             refb_out *o = &c->outb[i];
-            refb_boid(c->env, &cands, in, o);
+            refb_boid(c->env, &cands, (uint32_t)i, in, o);
             if (o->tie_cand >= 0)
                 o->tie_cand = g->row_of[o->tie_cand]; /* a slot: its input row */
             if (c->out)
                 memcpy(c->out + (size_t)i * 6, o->value, 6 * sizeof(double));
         } else {
-            ref64_boid(c->env, &cands, in, c->out + (size_t)i * 6);
+            ref64_boid(c->env, &cands, (uint32_t)i, in, c->out + (size_t)i * 6);
         }
     }
 }

@@ -53,11 +53,12 @@ static int finish_tie_term(const ref_env *env, const double in[6])
     return SHOAL_TERM_INTEGRATION;
 }
 
-void refb_boid(const ref_env *env, const ref_cands *c, const double in[6], refb_out *out)
+void refb_boid(const ref_env *env, const ref_cands *c, uint32_t row, const double in[6],
+               refb_out *out)
 {
     vf3 p = v3_set1(in[0], in[1], in[2]), v = v3_set1(in[3], in[4], in[5]);
     tie_track_bnd tr = {0.0, -1, SHOAL_TERM_NONE};
-    boid_step_bnd(env, c, &p, &v, &tr);
+    boid_step_bnd(env, c, row, &p, &v, &tr);
     const vf r[6] = {p.x, p.y, p.z, v.x, v.y, v.z};
     double tie = 0;
     for (int k = 0; k < 6; k++) {

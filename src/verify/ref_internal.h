@@ -129,8 +129,9 @@ typedef struct ref_cands {
 } ref_cands;
 
 /* One boid's step in double (verify/ref_kernel.h instantiated in ref64.c): in = its row at the
- * start of the step, out = its row after. */
-void ref64_boid(const ref_env *env, const ref_cands *c, const double in[6], double out[6]);
+ * start of the step, out = its row after; row = its input row (its noise's key). */
+void ref64_boid(const ref_env *env, const ref_cands *c, uint32_t row, const double in[6],
+                double out[6]);
 
 /* One boid's step with a first-order bound on the float32 rounding of every operation of its
  * path (ref_bound.c, verify/real_bound.h): value (bit for bit ref64_boid's), err (the bound, in
@@ -146,7 +147,8 @@ typedef struct refb_out {
     int64_t tie_cand;
     int tie_term;
 } refb_out;
-void refb_boid(const ref_env *env, const ref_cands *c, const double in[6], refb_out *out);
+void refb_boid(const ref_env *env, const ref_cands *c, uint32_t row, const double in[6],
+               refb_out *out);
 
 /* A whole school's step over a grid, in parallel over boids (each boid's sum in the grid's
  * candidate order, so the bits do not depend on threads). rows: input order; out: input

@@ -73,11 +73,13 @@ static vf3 RFN(field_vec)(const ref_env *env, vf3 p)
     return r;
 }
 
-static void RFN(extras)(const ref_env *env, vf3 p, rule_extras *x)
+static void RFN(extras)(const ref_env *env, vf3 p, const uint32_t *row, rule_extras *x)
 {
     x->field_on = env->fld != NULL && env->fld->vec != NULL;
     x->flee_on = env->mc.predator_count > 0;
     x->field = x->flee = v3_zero();
+    x->rows = row;
+    x->lanes = 1;
     if (x->field_on)
         x->field = rule_field_term(&env->prm, RFN(field_vec)(env, p));
     if (x->flee_on)
@@ -108,8 +110,8 @@ static double RFN(ties_sum)(const RFN(ties) * t)
  * records ties: boid_M for every model of the list. A candidate no lane is near is skipped
  * (the reference is one lane). */
 #define RWALK_MODEL(id, M)                                                                         \
-    static void RFN(boid_##M)(const ref_env *env, const ref_cands *c, vf3 *pp, vf3 *vp,            \
-                              RFN(tie_track) * tr)                                                 \
+    static void RFN(boid_##M)(const ref_env *env, const ref_cands *c, uint32_t row, vf3 *pp,       \
+                              vf3 *vp, RFN(tie_track) * tr)                                        \
     {                                                                                              \
         const params64 *prm = &env->prm;                                                           \
         const model_consts64 *mc = &env->mc;                                                       \
@@ -155,7 +157,7 @@ static double RFN(ties_sum)(const RFN(ties) * t)
                 }                                                                                  \
             }                                                                                      \
         rule_extras x;                                                                             \
-        RFN(extras)(env, p, &x);                                                                   \
+        RFN(extras)(env, p, &row, &x);                                                             \
         M##_finish(&a, prm, mc, 0, &x, &p, &v);                                                    \
         *pp = p;                                                                                   \
         *vp = v;                                                                                   \
@@ -163,16 +165,16 @@ static double RFN(ties_sum)(const RFN(ties) * t)
 SIM_MODELS(RWALK_MODEL)
 #undef RWALK_MODEL
 
-typedef void (*RFN(boid_fn))(const ref_env *env, const ref_cands *c, vf3 *pp, vf3 *vp,
+typedef void (*RFN(boid_fn))(const ref_env *env, const ref_cands *c, uint32_t row, vf3 *pp, vf3 *vp,
                              RFN(tie_track) * tr);
 #define RWALK_ENTRY(id, M) [id] = RFN(boid_##M),
 static const RFN(boid_fn) RFN(boids)[] = {SIM_MODELS(RWALK_ENTRY)};
 #undef RWALK_ENTRY
 SIM_MODEL_TABLE_CHECK(RFN(boids));
 
-/* The step of the boid at (*pp, *vp) in env's model. */
-static void RFN(boid_step)(const ref_env *env, const ref_cands *c, vf3 *pp, vf3 *vp,
+/* The step of the boid of input row `row` at (*pp, *vp) in env's model. */
+static void RFN(boid_step)(const ref_env *env, const ref_cands *c, uint32_t row, vf3 *pp, vf3 *vp,
                            RFN(tie_track) * tr)
 {
-    RFN(boids)[env->model](env, c, pp, vp, tr);
+    RFN(boids)[env->model](env, c, row, pp, vp, tr);
 }

@@ -145,7 +145,7 @@ static void family_apply(const hyp_family *f, ref_env *env, double x)
 static void diag_eval(const ref_env *env, const diag_boid *d, double out[6], double *ep, double *ev)
 {
     ref_cands c = {{d->x[0], d->x[1], d->x[2], d->x[3], d->x[4], d->x[5]}, d->rb, d->re, 1};
-    ref64_boid(env, &c, d->in, out);
+    ref64_boid(env, &c, d->row, d->in, out);
     errors6(out, d->next, ep, ev);
 }
 
@@ -632,7 +632,7 @@ static void refine_threshold(shoal_verify *v, const hyp_family *f, const ref_env
             ref_env h = *env;
             family_apply(f, &h, cosk ? -x : x);
             double out[6];
-            ref64_boid(&h, &c, p, out);
+            ref64_boid(&h, &c, row, p, out);
             fail = !dbuf_push(&okb, row_explained(v, row, out, next));
             evals++;
         }
@@ -774,7 +774,7 @@ void size_ties(shoal_verify *v, const ref_env *env, const double *state, const d
             }
             /* that world's step and its own rounding bound */
             refb_out alt;
-            refb_boid(&h, &c, p, &alt);
+            refb_boid(&h, &c, (uint32_t)i, p, &alt);
             for (int d = 0; d < 6; d++) {
                 double dd = fabs(alt.value[d] - o->value[d]) + BOUND_RHO * alt.err[d];
                 tie[d] = dd > tie[d] ? dd : tie[d];
