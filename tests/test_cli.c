@@ -63,15 +63,21 @@ static void test_help(void **state)
     assert_non_null(strstr(g_err, "frobnicate"));
     /* every command's --model names every model (app.h APP_MODEL_HELP), and a wrong one
      * is told all of them */
-    const char *with_model[] = {"init", "step", "run", "sweep", "diverge"};
+    const char *with_model[] = {"init",    "step",   "run",    "sweep",
+                                "diverge", "verify", "params", "compare"};
     for (size_t c = 0; c < sizeof with_model / sizeof with_model[0]; c++) {
         assert_int_equal(run("%s --help", with_model[c]), 0);
-        const char *line = strstr(g_out, "--model");
+        const char *line = strstr(g_out, "\n  --model"); /* its line of the options */
         assert_non_null(line);
-        for (int m = 0; m < SHOAL_MODEL_COUNT; m++)
-            if (!strstr(line, shoal_model_name((shoal_model)m)))
+        const char *eol = strchr(line + 1, '\n');
+        for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
+            const char *at = strstr(line, shoal_model_name((shoal_model)m));
+            if (!at || (eol && at > eol))
                 fail_msg("%s --help: --model does not name %s", with_model[c],
                          shoal_model_name((shoal_model)m));
+        }
+        /* the placeholders of the option tables are expanded (options.h) */
+        assert_null(strstr(g_out, "{model"));
     }
     assert_int_equal(run("init --model frob --out x.npy"), 2);
     for (int m = 0; m < SHOAL_MODEL_COUNT; m++)
@@ -567,7 +573,18 @@ static void test_params_and_doc(void **state)
     }
     json_free(&v);
     expect_bad("params --json --markdown", "one output format");
+    expect_bad("params --names --json", "one output format");
     expect_bad("params --model frob", "frob");
+    /* --names: the table's models, one a line, in enum order (what the scripts iterate) */
+    assert_int_equal(run("params --names"), 0);
+    char want_names[512] = "";
+    for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
+        strcat(want_names, shoal_model_name((shoal_model)m));
+        strcat(want_names, "\n");
+    }
+    assert_string_equal(g_out, want_names);
+    assert_int_equal(run("params --names --model %s", shoal_model_name(SHOAL_MODEL_COUNT - 1)), 0);
+    assert_int_equal(strcmp(g_out, want_names + strlen(want_names) - strlen(g_out)), 0);
     /* no file of the repository points outside it (the models' contract lives in docs/) */
     assert_int_equal(sh("cd %s && ! grep -rlI --exclude-dir='build*' --exclude-dir=.git "
                         "-e '[.][.]/shared/' -e '/work/[s]hared' .",

@@ -14,6 +14,7 @@
 #include "shoal/shoal.h"
 #include "tests/cli_harness.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,18 @@ static float *initial(shoal_sim_desc *d, uint64_t seed)
 }
 
 /* Uniform box of side `side` centred at 0, velocities in [-0.1, 0.1]^3 (xorshift). */
+/* The default of a model's parameter `name` (NAN when the model has none): the tests pick
+ * their settings by what a model's table has, not by its name. */
+static float param_default(shoal_model m, const char *name)
+{
+    size_t n;
+    const shoal_param_info *list = shoal_params_list(m, &n);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(list[i].name, name) == 0)
+            return list[i].default_value;
+    return NAN;
+}
+
 static float *uniform_box(size_t n, float side, uint64_t seed)
 {
     float *rows = malloc(n * 6 * sizeof(float));
@@ -127,7 +140,8 @@ static int model_case(shoal_model m, size_t n, int steps, float spread)
     shoal_params_default(m, &d.params);
     d.boid_count = n;
     d.seed = 11;
-    if (spread > 0 && m != SHOAL_MODEL_HEADING && m != SHOAL_MODEL_CLASSIC)
+    /* a model that starts in a smaller ball (steer's, average's): spread over `spread` */
+    if (spread > 0 && param_default(m, "init_pos_radius") < spread)
         d.params.init_pos_radius = spread;
     float *rows = initial(&d, 7 + n);
     char label[64];
@@ -203,20 +217,34 @@ static void test_brute_and_spheres(void **state)
     }
 }
 
-/* Every scene of assets/scenes (meshes, spheres, predators, heading targets), at its own
- * parameters and at most 8192 boids, 1000 steps. */
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every scene of assets/scenes (meshes, spheres, predators, heading targets: whatever the
+ * directory holds, in name order), at its own parameters and at most 8192 boids, 1000
+ * steps. */
 static void test_scenes(void **state)
 {
     (void)state;
-    static const char *const scenes[] = {
-        "average",    "average_bigwave", "average_diffuse", "average_suimi",   "classic",
-        "fov",        "fov_rock",        "heading",         "heading_targets", "steer",
-        "steer_100k", "steer_predator",  "steer_rock",      "steer_rock_mesh",
-    };
+    char dir[1024], *names[256];
+    size_t count = 0;
+    snprintf(dir, sizeof dir, "%s/assets/scenes", SHOAL_SOURCE_ROOT);
+    DIR *d0 = opendir(dir);
+    assert_non_null(d0);
+    for (struct dirent *de; (de = readdir(d0)) && count < 256;) {
+        size_t len = strlen(de->d_name);
+        if (len > 4 && strcmp(de->d_name + len - 4, ".ini") == 0)
+            names[count++] = strndup(de->d_name, len - 4);
+    }
+    closedir(d0);
+    qsort(names, count, sizeof names[0], cmp_name);
+    assert_true(count >= (size_t)SHOAL_MODEL_COUNT); /* a scene per model at least */
     int bad = 0;
-    for (size_t k = 0; k < sizeof scenes / sizeof scenes[0]; k++) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/assets/scenes/%s.ini", SHOAL_SOURCE_ROOT, scenes[k]);
+    for (size_t k = 0; k < count; k++) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s.ini", dir, names[k]);
         shoal_scene sc;
         shoal_error e;
         if (shoal_scene_load(path, &sc, &e))
@@ -225,9 +253,10 @@ static void test_scenes(void **state)
         if (d.boid_count > 8192)
             d.boid_count = 8192;
         float *rows = initial(&d, d.seed);
-        size_t same = parity_scene(scenes[k], &d, &sc, rows, 1000);
+        size_t same = parity_scene(names[k], &d, &sc, rows, 1000);
         bad += same != d.boid_count;
         free(rows);
+        free(names[k]);
     }
     assert_int_equal(bad, 0);
 }
@@ -495,7 +524,7 @@ static void test_verify_gpu_orders(void **state)
         shoal_error e;
         if (shoal_scene_parse(text, "verify", &sc, &e))
             fail_msg("%s", e.message);
-        if (m == SHOAL_MODEL_STEER || m == SHOAL_MODEL_AVERAGE)
+        if (param_default((shoal_model)m, "init_pos_radius") < 8.0f) /* steer's, average's */
             sc.desc.params.init_pos_radius = 8.0f;
         size_t n = sc.desc.boid_count;
         float *rows = initial(&sc.desc, 9);
@@ -593,28 +622,27 @@ static void test_run_backend(void **state)
     }
     assert_int_equal(cli_setup("gpu-run"), 0);
     const char *dir = g_dir;
-    const char *models[] = {"steer", "heading"};
-    for (int m = 0; m < 2; m++) {
+    /* every model of the table, in the window of each backend */
+    for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
+        const char *name = shoal_model_name((shoal_model)m);
         const char *backends[] = {"cpu", "cuda"};
         for (int b = 0; b < 2; b++) {
             char cmd[1024];
             snprintf(cmd, sizeof cmd,
                      "%s run --headless --model %s --count 3000 --frames 30 --size 320x180 "
                      "--threads 2 --hud off --backend %s --out %s/%s_%s > %s/%s_%s.txt 2>&1",
-                     exe, models[m], backends[b], dir, models[m], backends[b], dir, models[m],
-                     backends[b]);
+                     exe, name, backends[b], dir, name, backends[b], dir, name, backends[b]);
             if (system(cmd) != 0)
                 fail_msg("failed: %s", cmd);
         }
         int same = 0;
         for (int f = 0; f < 30; f++) {
             char a[512], c[512];
-            snprintf(a, sizeof a, "%s/%s_cpu/frame_%05d.png", dir, models[m], f);
-            snprintf(c, sizeof c, "%s/%s_cuda/frame_%05d.png", dir, models[m], f);
+            snprintf(a, sizeof a, "%s/%s_cpu/frame_%05d.png", dir, name, f);
+            snprintf(c, sizeof c, "%s/%s_cuda/frame_%05d.png", dir, name, f);
             same += files_equal(a, c);
         }
-        printf("run --backend cuda, %s: %d/30 frames identical to the CPU run's\n", models[m],
-               same);
+        printf("run --backend cuda, %s: %d/30 frames identical to the CPU run's\n", name, same);
         assert_int_equal(same, 30);
     }
     /* predators and an obstacle mesh: the GPU window draws what the CPU window draws (the

@@ -85,32 +85,38 @@ check_step() { # name model steps state [extra shoal args...]
   done
 }
 
-# states: each model's own start (clumped in a ball for steer and average, spread for the
-# others), a uniform one over a box of many cells, and two tight clumps
-for m in steer average heading classic fov; do
+# states: each model's own start (clumped in a ball for some, steer and average, spread for
+# the others), a uniform one over a box of many cells, and two tight clumps. The models are
+# the library's table (shoal params --names), not a list typed here.
+MODELS=$("$S" params --names)
+BALL_MODELS= # the models that start in a ball of positions and velocities (steer, average)
+for m in $MODELS; do
   "$S" init --count 2000 --model "$m" --seed 7 --out "init_$m.npy" 2>/dev/null ||
     fail "init $m"
+  "$S" params --model "$m" | grep -q '^  init_vel_radius ' && BALL_MODELS="$BALL_MODELS $m"
 done
-$PY - <<'EOF' || fail "python states"
+BALL_MODELS="$BALL_MODELS" $PY - $MODELS <<'EOF' || fail "python states"
+import os
+import sys
 import numpy as np
 rng = np.random.default_rng(17)
-for m in ["steer", "average", "heading", "classic", "fov"]:
+ball = os.environ["BALL_MODELS"].split()
+for m in sys.argv[1:]:
     a = np.load(f"init_{m}.npy").astype(np.float32)
     lo, hi = a[:, :3].min(0), a[:, :3].max(0)
     span = float(max(hi - lo))
-    # steer and average start in a ball a few cells wide: spread them over their walls
-    L = {"steer": 6.0, "average": 6.0}.get(m, span / 2)
+    # a start in a ball a few cells wide (steer's, average's): spread over +-6 of its walls
+    L = 6.0 if m in ball else span / 2
+    centre = (lo + hi) / 2 if np.abs((lo + hi) / 2).max() > 0.25 * L else 0  # classic's box
     u = a.copy()
     u[:, :3] = rng.uniform(-L, L, size=(len(a), 3)).astype(np.float32)
-    if m == "classic":
-        u[:, :3] += (lo + hi) / 2
+    u[:, :3] += centre
     np.save(f"uniform_{m}.npy", u)
     c = a.copy()
     half = len(a) // 2
     c[:half, :3] = (rng.normal(0, 0.05 * L, size=(half, 3)) - 0.5 * L).astype(np.float32)
     c[half:, :3] = (rng.normal(0, 0.05 * L, size=(len(a) - half, 3)) + 0.4 * L).astype(np.float32)
-    if m == "classic":
-        c[:, :3] += (lo + hi) / 2
+    c[:, :3] += centre
     np.save(f"clumped_{m}.npy", c)
 # a stream: every boid moves along z fast enough to change cell (and brick) every step
 s = np.zeros((1500, 6), np.float32)
@@ -127,16 +133,15 @@ m[1500:, :3] = rng.uniform(-8, 8, size=(1500, 3))
 np.save("mclump.npy", m)
 EOF
 
-check_step steer200 steer "$LONG" uniform_steer.npy
-check_step fov200 fov "$LONG" uniform_fov.npy
-for m in average heading classic; do
+for m in $MODELS; do
   check_step "uniform_$m" "$m" "$LONG" "uniform_$m.npy"
 done
-for m in steer average heading classic fov; do
+for m in $MODELS; do
   check_step "clumped_$m" "$m" 40 "clumped_$m.npy"
 done
-# steer and average's own start is a ball of a few cells: all boids in one rank's brick
-for m in steer average; do
+# a model whose own start is a ball of a few cells (steer's, average's): all boids in one
+# rank's brick
+for m in $BALL_MODELS; do
   check_step "oneBrick_$m" "$m" 20 "init_$m.npy"
 done
 # up to 8 ranks (rank grids 1x1x5, 1x2x3, 2x2x2)

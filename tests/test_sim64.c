@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The float64 reference (shoal/sim64.h) and its rounding bound (src/sim/ref_bound.c): both are
+/* The float64 reference (shoal/sim64.h) and its rounding bound (src/verify/ref_bound.c): both are
  * sim/rules.h compiled for double, so the checks here are of what that instantiation adds.
  * - params64 mirrors every parameter of every model exactly;
  * - the float32 engine's step lies within the derived bound of the double step, boid by boid,
@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "shoal/shoal.h"
-#include "sim/sim64_internal.h"
+#include "verify/ref_internal.h"
 #include "tests/cli_harness.h"
 #include "tests/scenes.h"
 
@@ -306,7 +306,7 @@ static void test_exact_and_near_ties(void **state)
             assert_true(tie == 0); /* exact: decided by d <= r */
         } else {
             assert_true(tie > 0);
-            assert_int_equal(ob[0].tie_term, REF_TERM_SEPARATION);
+            assert_int_equal(ob[0].tie_term, SHOAL_TERM_SEPARATION);
             assert_int_equal(ob[0].tie_cand, 2);
         }
         ref_grid_free(&g);
@@ -351,7 +351,7 @@ static void test_field_and_targets(void **state)
     for (double t = 0; t < 20; t += 4.5) {
         double t64[9 * 3];
         float t32[9 * 3];
-        sim64_heading_targets(&p, 77, t, t64);
+        sim64_targets(&p, (int)p.target_count, 77, t, t64);
         sc.desc.seed = 77;
         shoal_sim *h;
         assert_int_equal(shoal_sim_create(&sc.desc, &h, &e), SHOAL_OK);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* sim/world_kernel.h's wide wrap and minimum image over arrays, VW lanes at a time, compiled
  * once per ISA with its flags (WORLD_ISA = scalar, avx2, avx512) and once in double
- * (real64: sim/real64.h, the float64 reference's words), for test_world to compare with the
+ * (real64: verify/real64.h, the float64 reference's words), for test_world to compare with the
  * scalar functions of sim/world.h. */
 #if defined(WORLD_ISA_AVX512)
 #define SIMD_AVX512
@@ -10,7 +10,7 @@
 #define SIMD_AVX2
 #define WORLD_ISA(name) name##_avx2
 #elif defined(WORLD_ISA_REAL64)
-#define SIMD_REAL_HEADER "sim/real64.h"
+#define SIMD_REAL_HEADER "verify/real64.h"
 #define WORLD_ISA(name) name##_real64
 #else
 #define WORLD_ISA(name) name##_scalar

@@ -311,28 +311,37 @@ for n in 16384 131072 1048576 4194304; do
     SIDE[$n]=$(python3 tools/gen_box.py $n "$W/box_$n.npy" --density 0.5)
 done
 walls() { local s=${SIDE[$1]}; echo "--set wall_size=$s,$s,$s"; }
-# the model's bounds set to the box, so every model keeps the box state
+# the models of the library's table (shoal params --names; the first is the default)
+MODELS=$("$SHOAL" params --names)
+DEFAULT_MODEL=$(echo "$MODELS" | head -1)
+# the model's bounds set to the box, so every model keeps the box state: by the parameters
+# its table has (a wall box, a target box, a box's corners, a boundary sphere); a model with
+# none of these keeps its own world
 bounds() {
-    local m=$1 s=${SIDE[$2]} h
+    local m=$1 s=${SIDE[$2]} h p
     h=$(python3 -c "print($s/2)")
-    case $m in
-    steer | average) echo "--set wall_size=$s,$s,$s" ;;
-    heading) echo "--set bounds_size=$s,$s,$s" ;;
-    classic) echo "--set box_min=-$h,-$h,-$h --set box_max=$h,$h,$h" ;;
-    fov) echo "--set boundary_range2=$(python3 -c "print(($s/2)**2)")" ;;
-    esac
+    p=$("$SHOAL" params --model "$m" | awk 'NR > 2 {print $1}')
+    if grep -qx wall_size_x <<<"$p"; then
+        echo "--set wall_size=$s,$s,$s"
+    elif grep -qx bounds_size_x <<<"$p"; then
+        echo "--set bounds_size=$s,$s,$s"
+    elif grep -qx box_min_x <<<"$p"; then
+        echo "--set box_min=-$h,-$h,-$h --set box_max=$h,$h,$h"
+    elif grep -qx boundary_range2 <<<"$p"; then
+        echo "--set boundary_range2=$(python3 -c "print(($s/2)**2)")"
+    fi
 }
 
 # ---- 4. parity at scale and the atomic order's wander ----------------------------------
 if has parity; then
-stamp "parity at scale (shoal diverge, cpu vs cuda): every model 1000 steps at 131072, steer 1000 and the others 100 at 1048576"
-for m in steer average heading classic fov; do
+stamp "parity at scale (shoal diverge, cpu vs cuda): every model 1000 steps at 131072, $DEFAULT_MODEL 1000 and the others 100 at 1048576"
+for m in $MODELS; do
     timeout 150 "$SHOAL" diverge --model $m $(bounds $m 131072) --in "$W/box_131072.npy" --a cpu --b cuda \
         --steps 1000 --every 100 --stats-every 0 --csv "$W/par_$m.csv" 2>&1 | tee -a "$REPORT"
 done
-for m in steer average heading classic fov; do
+for m in $MODELS; do
     k=100
-    [ $m = steer ] && k=1000
+    [ "$m" = "$DEFAULT_MODEL" ] && k=1000
     timeout 150 "$SHOAL" diverge --model $m $(bounds $m 1048576) --in "$W/box_1048576.npy" --a cpu --b cuda \
         --steps $k --every 100 --stats-every 0 --csv "$W/par_1m_$m.csv" 2>&1 | tee -a "$REPORT"
 done
@@ -480,7 +489,7 @@ for o in "--out $W/hl_png --hud off" "--out - --hud off" ""; do
     grep -E "^shoal run|^  (sim|render|overlays|output|frame)|writer thread" "$W/hl.txt" | tee -a "$REPORT"
 done
 stamp "issue 26: init --count 1000000 + step --count 1000000 --steps 1, 2 cores"
-for m in steer average heading classic fov; do
+for m in $MODELS; do
     t0=$(date +%s.%N)
     taskset -c 0,1 "$SHOAL" init --model $m --count 1000000 --out "$W/big.npy" 2>/dev/null
     t1=$(date +%s.%N)

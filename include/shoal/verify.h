@@ -4,7 +4,7 @@
  * one reference step from its state k (shoal's float32 step, or the float64 reference of
  * shoal/sim64.h) and compares with its state k+1, boid by boid, against a tolerance derived
  * from the rules themselves: a first-order bound on the float32 rounding of every operation on
- * the boid's path (src/sim/real_bound.h), and how far a comparison sitting within that
+ * the boid's path (src/verify/real_bound.h), and how far a comparison sitting within that
  * rounding of its threshold may move the boid (a threshold tie). Where boids are beyond it,
  * the worst ones are diagnosed: each model's terms are re-evaluated with one parameter changed
  * (a weight, a radius, a threshold's strictness, a term left out, dt), and the change that

@@ -101,11 +101,13 @@ void app_print_scaled(const char *cmd, const app_scaled *sc, const shoal_sim_des
     fputc('\n', stderr);
 }
 
+shoal_model app_default_model(void) { return shoal_sim_desc_default().model; }
+
 int app_scene_model(const opt_values *o, shoal_scene *scene, shoal_model *model)
 {
     shoal_error e;
     memset(scene, 0, sizeof *scene);
-    *model = SHOAL_MODEL_STEER;
+    *model = app_default_model();
     int given = options_given(o, "model");
     if (given && shoal_model_parse(options_get(o, "model"), model, &e))
         return app_fail_status(o, &e);
@@ -115,11 +117,11 @@ int app_scene_model(const opt_values *o, shoal_scene *scene, shoal_model *model)
     if (shoal_scene_load(path, scene, &e))
         return app_fail_status(o, &e);
     if (given && *model != scene->desc.model)
-        return options_fail(o, "--model %s contradicts the scene file %s (model %s%s)",
+        return options_fail(o, "--model %s contradicts the scene file %s (model %s%s%s%s)",
                             shoal_model_name(*model), path, shoal_model_name(scene->desc.model),
-                            scene->has_model ? ""
-                                             : ": it names none, so steer; add model = to "
-                                               "its [scene]");
+                            scene->has_model ? "" : ": it names none, so ",
+                            scene->has_model ? "" : shoal_model_name(app_default_model()),
+                            scene->has_model ? "" : "; add model = to its [scene]");
     *model = scene->desc.model;
     return 0;
 }

@@ -57,15 +57,18 @@ void app_stage_done(const char *group, const char *name, uint64_t t0_ns);
 /* A profile's table on stderr under `title` (a line saying so when `p` is NULL). */
 void app_profile_print(const shoal_profile *p, const char *title, int per_thread);
 
-/* The help of every command's --model option: the models of the table (src/sim/models.h),
- * in enum order (test_cli checks that every model is named). */
-#define APP_MODEL_HELP "model: steer, average, heading, classic, fov"
+/* The help of every command's --model option: the models of the library's table, in enum
+ * order (options.h "{models}"; test_cli checks that every model is named). */
+#define APP_MODEL_HELP "model: {models}"
+
+/* The library's default model (shoal_sim_desc_default: the first of the table). */
+shoal_model app_default_model(void);
 
 /* --scene and --model, for every command that takes both (init, step, run, diverge): the
  * scene loaded into *scene (zeroed without --scene) and the model they name (--model, else
- * the scene's, else steer). A --model other than the scene's model (steer when the scene
- * names none) is refused with one line: "--model M contradicts the scene file F (model S)".
- * Returns 0, or the exit code (2) after printing. */
+ * the scene's, else the default model). A --model other than the scene's model (the default
+ * when the scene names none) is refused with one line: "--model M contradicts the scene file
+ * F (model S)". Returns 0, or the exit code (2) after printing. */
 int app_scene_model(const struct opt_values *o, shoal_scene *scene, shoal_model *model);
 
 /* What shoal_scene_set_count did to a scene (before -> scaled, factor s; s == 1: nothing). */

@@ -6,7 +6,7 @@
 #include "app/app.h"
 
 const opt_spec app_init_specs[] = {
-    {"model", OPT_VALUE, "M", "steer", APP_MODEL_HELP},
+    {"model", OPT_VALUE, "M", OPT_MODEL_DEFAULT, APP_MODEL_HELP},
     {"count", OPT_VALUE, "N", "the scene's (model's default)",
      "number of boids; walls and start region are scaled by cbrt(N / the scene's count) to "
      "keep the scene's density (--set wins)"},
@@ -23,7 +23,7 @@ const opt_spec app_init_specs[] = {
 const int app_init_spec_count = (int)(sizeof app_init_specs / sizeof app_init_specs[0]);
 
 const opt_spec app_step_specs[] = {
-    {"model", OPT_VALUE, "M", "steer", APP_MODEL_HELP},
+    {"model", OPT_VALUE, "M", OPT_MODEL_DEFAULT, APP_MODEL_HELP},
     {"in", OPT_VALUE, "A.npy", NULL, "input state file (required)"},
     {"out", OPT_VALUE, "B.npy", NULL,
      "output state file (required unless --out-dir or --checkpoint; '-': write nothing)"},

@@ -221,7 +221,8 @@ static void print_result(FILE *f, const compare_result *r)
 static const opt_spec compare_opts[] = {
     {"json", OPT_VALUE, "FILE", NULL, "also write the result as JSON"},
     {"format", OPT_VALUE, "auto|npy|unity", "auto", "state format (auto: .bin is Unity's)"},
-    {"model", OPT_VALUE, "M", "steer", "model whose interaction radius counts neighbours"},
+    {"model", OPT_VALUE, "M", OPT_MODEL_DEFAULT,
+     "model whose interaction radius counts neighbours ({models})"},
     {"radius", OPT_VALUE, "R", "model's", "radius for the neighbour count"},
     {"set", OPT_REPEAT, "NAME=VALUE", NULL,
      "a world parameter (periodic=1, world_size=Lx,Ly,Lz ...): statistics by circular means "
@@ -388,7 +389,7 @@ static const opt_spec diverge_opts[] = {
     {"stats-every", OPT_VALUE, "S", "10", "flock statistics every S steps (0: never)"},
     {"csv", OPT_VALUE, "FILE.csv", NULL, "per-step errors and statistics (required)"},
     {"format", OPT_VALUE, "auto|npy|unity", "auto", "input format"},
-    {"model", OPT_VALUE, "M", "steer", APP_MODEL_HELP},
+    {"model", OPT_VALUE, "M", OPT_MODEL_DEFAULT, APP_MODEL_HELP},
     {"scene", OPT_VALUE, "FILE.ini", NULL, "scene file: model and parameters"},
     {"set", OPT_REPEAT, "NAME=VALUE", NULL, "set a model parameter"},
     {"dt", OPT_VALUE, "DT", "1/60", "time step in seconds"},

@@ -2,7 +2,8 @@
 /* `shoal params`: every model's parameters as the library's table has them (name, meaning,
  * unit, default, range; shoal_model_get_info), then the world's (shoal_world_params_list),
  * as text, JSON or the Markdown rows of docs/MODELS.md and docs/WORLD.md (test_cli checks
- * that the document and this command agree). Numbers are
+ * that the document and this command agree), or the model names alone (--names: what
+ * scripts iterate instead of typing the list). Numbers are
  * written with the fewest digits that read back as the same float. */
 #include "app/app.h"
 #include "app/options.h"
@@ -18,6 +19,8 @@ static const opt_spec params_opts[] = {
     {"markdown", OPT_FLAG, NULL, NULL, "the rows of docs/MODELS.md's parameter tables"},
     {"world", OPT_FLAG, NULL, NULL,
      "only the world's parameters (every model's: dims, periodic, world_size, world_center)"},
+    {"names", OPT_FLAG, NULL, NULL,
+     "the model names only, one a line in the table's order (scripts iterate it)"},
 };
 
 /* The shortest %g of `v` that reads back as the same float ("0.1", not "0.100000001"). */
@@ -141,17 +144,18 @@ static void print_world(int json, int md)
 int cmd_params(int argc, char **argv)
 {
     opt_values o;
-    int rc = options_parse(&o, "params", "[--model M] [--json | --markdown]", params_opts,
+    int rc = options_parse(&o, "params", "[--model M] [--json | --markdown | --names]", params_opts,
                            (int)(sizeof params_opts / sizeof params_opts[0]), 0, argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;
     int json = options_given(&o, "json"), md = options_given(&o, "markdown");
-    if (json && md)
-        return options_fail(&o, "--json and --markdown: one output format at a time");
+    int names = options_given(&o, "names");
+    if (json + md + names > 1)
+        return options_fail(&o, "--json, --markdown and --names: one output format at a time");
     if (options_given(&o, "world")) {
-        if (options_given(&o, "model"))
+        if (options_given(&o, "model") || names)
             return options_fail(&o, "--world lists the world's parameters, the same for every "
-                                    "model: give --model or --world");
+                                    "model: give --model, --names or --world");
         if (json)
             printf("{");
         print_world(json, md);
@@ -166,6 +170,11 @@ int cmd_params(int argc, char **argv)
         if (shoal_model_parse(options_get(&o, "model"), &m, &e))
             return app_fail_status(&o, &e);
         first = last = (int)m;
+    }
+    if (names) {
+        for (int m = first; m <= last; m++)
+            printf("%s\n", shoal_model_name((shoal_model)m));
+        return 0;
     }
     if (json)
         printf("{\"models\": [");

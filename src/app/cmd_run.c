@@ -22,7 +22,7 @@
 static const opt_spec run_specs[] = {
     {"scene", OPT_VALUE, "FILE.ini", "assets/scenes/school.ini; with --model, MODEL.ini",
      "scene file: model, parameters, count, seed, camera, fish length"},
-    {"model", OPT_VALUE, "M", "the default scene's (steer)",
+    {"model", OPT_VALUE, "M", "the default scene's (" OPT_MODEL_DEFAULT ")",
      APP_MODEL_HELP " (its scene, assets/scenes/MODEL.ini)"},
     {"count", OPT_VALUE, "N", "the scene's (school: 4096)",
      "number of fish; walls, start region and camera are scaled by cbrt(N / the scene's "

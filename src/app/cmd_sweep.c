@@ -38,7 +38,7 @@
 #define SWEEP_MAX_MEMBERS SHOAL_SWEEP_MAX_MEMBERS
 
 static const opt_spec sweep_opts[] = {
-    {"model", OPT_VALUE, "M", "steer", APP_MODEL_HELP},
+    {"model", OPT_VALUE, "M", OPT_MODEL_DEFAULT, APP_MODEL_HELP},
     {"scene", OPT_VALUE, "FILE.ini", NULL, "scene file: model, parameters, count, obstacles"},
     {"set", OPT_REPEAT, "NAME=VALUE", NULL, "set a parameter for every member"},
     {"vary", OPT_REPEAT, "NAME=a:b:step|v1,v2,...", NULL,

@@ -19,8 +19,8 @@ static const opt_spec verify_opts[] = {
     {"trajectory", OPT_VALUE, "T", NULL,
      "the other program's states (required): a directory (shoal's trajectory with "
      "manifest.json, or numbered .npy or .bin files) or one .npy of shape (T, N, 6) or (T, N, 7)"},
-    {"model", OPT_VALUE, "M", "the manifest's, the scene's, else steer",
-     "model: steer, average, heading, classic, fov"},
+    {"model", OPT_VALUE, "M", "the manifest's, the scene's, else " OPT_MODEL_DEFAULT,
+     APP_MODEL_HELP},
     {"scene", OPT_VALUE, "FILE.ini", NULL, "scene file: model, parameters, obstacles"},
     {"set", OPT_REPEAT, "NAME=VALUE", NULL, "set a model parameter"},
     {"dt", OPT_VALUE, "DT", "the manifest's, the scene's, else 1/60", "time step in seconds"},

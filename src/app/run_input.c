@@ -386,7 +386,9 @@ void run_handle_event(app *a, const app_event *ev, int w, int h)
         a->drag_x = ev->x;
         a->drag_y = ev->y;
         a->mods = ev->mods;
-        if (ev->button == APP_BUTTON_LEFT && a->desc.model == SHOAL_MODEL_HEADING) {
+        float tg[SHOAL_MAX_TARGETS * 3];
+        if (ev->button == APP_BUTTON_LEFT &&
+            shoal_sim_targets(a->sim, run_sim_time(a), tg, SHOAL_MAX_TARGETS) > 0) {
             /* a marker under the pointer: drag it; ctrl+click elsewhere: place the next */
             shoal_camera c = run_orbit_camera(&a->cam);
             proj p = proj_make(&c, w > 0 ? w : 1, h > 0 ? h : 1);

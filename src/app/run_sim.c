@@ -225,7 +225,7 @@ shoal_status run_scene_default(scene_setup *s, shoal_error *e)
     char path[1024];
     shoal_scene sc;
     if (!shoal_io_asset_path("scenes/" RUN_DEFAULT_SCENE, path, sizeof path))
-        return run_scene_for_model(SHOAL_MODEL_STEER, s, e); /* an install without scenes */
+        return run_scene_for_model(app_default_model(), s, e); /* an install without scenes */
     if (shoal_scene_load(path, &sc, e))
         return e->status;
     setup_from_scene(s, &sc, path);

@@ -27,7 +27,7 @@
 
 #if defined(SIMD_REAL_HEADER)
 /* Another scalar type (W = 1) with the same vocabulary, for the float64 reference of
- * src/sim (sim/real64.h: double; sim/real_bound.h: double with a rounding bound). The
+ * src/verify (verify/real64.h: double; verify/real_bound.h: double with a rounding bound). The
  * header defines vf, vm, the vf_* and vm_* functions, VW and SIMD_SCALAR. */
 #include SIMD_REAL_HEADER
 #elif defined(SIMD_AVX512)
@@ -126,6 +126,17 @@ static inline vi vi_round(vf a) { return _mm512_cvtps_epi32(a); }
 static inline vi vi_trunc(vf a) { return _mm512_cvttps_epi32(a); }
 static inline int32_t vi_hmin(vi a) { return _mm512_reduce_min_epi32(a); }
 static inline int32_t vi_hmax(vi a) { return _mm512_reduce_max_epi32(a); }
+/* the wrapping sum of the lanes */
+static inline int32_t vi_hsum(vi a) { return _mm512_reduce_add_epi32(a); }
+/* the least / greatest lane (exact: any order of pairwise min / max gives it, the lanes being
+ * neither NaN nor zeros of both signs where the caller relies on the bits) */
+static inline float vf_hmin(vf a) { return _mm512_reduce_min_ps(a); }
+static inline float vf_hmax(vf a) { return _mm512_reduce_max_ps(a); }
+/* the first n lanes (0 <= n <= VW) stored at p, nothing past them */
+static inline void vi_store_n(int32_t *p, vi v, int n)
+{
+    _mm512_mask_storeu_epi32((void *)p, (__mmask16)((1u << n) - 1u), v);
+}
 /* Appending the lanes of a mask, in lane order, at p: vm_perm once per mask, then vi_append /
  * vf_append per column, which may store a whole vector (the caller leaves VW values of slack
  * after p: what lies past the selected lanes is overwritten), or vi_append_n, which writes
@@ -330,6 +341,29 @@ static inline int32_t vi_hmax(vi a)
     m = _mm_max_epi32(m, _mm_shuffle_epi32(m, 0x4E));
     m = _mm_max_epi32(m, _mm_shuffle_epi32(m, 0xB1));
     return _mm_cvtsi128_si32(m);
+}
+static inline int32_t vi_hsum(vi a)
+{
+    __m128i h = _mm_add_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
+    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1));
+    return _mm_cvtsi128_si32(h);
+}
+static inline float vf_hmin(vf a)
+{
+    a = _mm256_min_ps(a, _mm256_permute2f128_ps(a, a, 1));
+    a = _mm256_min_ps(a, _mm256_shuffle_ps(a, a, 0x4E));
+    return _mm256_cvtss_f32(_mm256_min_ps(a, _mm256_shuffle_ps(a, a, 0xB1)));
+}
+static inline float vf_hmax(vf a)
+{
+    a = _mm256_max_ps(a, _mm256_permute2f128_ps(a, a, 1));
+    a = _mm256_max_ps(a, _mm256_shuffle_ps(a, a, 0x4E));
+    return _mm256_cvtss_f32(_mm256_max_ps(a, _mm256_shuffle_ps(a, a, 0xB1)));
+}
+static inline void vi_store_n(int32_t *p, vi v, int n)
+{
+    _mm256_maskstore_epi32((int *)p, simd_lane_mask(n), v);
 }
 /* Appending by a permutation: entry m of the table lists the lanes of mask m in order, one
  * nibble each from the lowest; the whole permuted vector is stored (the lanes past the
@@ -1072,6 +1106,14 @@ static inline vi vi_trunc(vf a)
 }
 static inline int32_t vi_hmin(vi a) { return a; }
 static inline int32_t vi_hmax(vi a) { return a; }
+static inline int32_t vi_hsum(vi a) { return a; }
+static inline float vf_hmin(vf a) { return a; }
+static inline float vf_hmax(vf a) { return a; }
+static inline void vi_store_n(int32_t *p, vi v, int n)
+{
+    if (n > 0)
+        *p = v;
+}
 typedef vm vperm;
 static inline vperm vm_perm(vm m) { return m; }
 static inline void vi_append(int32_t *p, vperm m, vi v)

@@ -21,7 +21,7 @@ shoal_sim_desc shoal_sim_desc_default(void)
 {
     shoal_sim_desc d;
     memset(&d, 0, sizeof d);
-    d.model = SHOAL_MODEL_STEER;
+    d.model = SIM_MODEL_DEFAULT;
     shoal_params_default(d.model, &d.params);
     d.boid_count = shoal_model_default_count(d.model);
     d.dt_s = 1.0 / 60.0;
@@ -392,11 +392,12 @@ size_t shoal_sim_targets(const shoal_sim *s, double t_s, float *xyz, size_t max)
 {
     if (!s || (!xyz && max > 0))
         return 0;
-    if (s->desc.model != SHOAL_MODEL_HEADING)
+    int count = sim_model_target_count(s->desc.model, &s->desc.params);
+    if (count == 0)
         return 0;
     float tmp[SHOAL_MAX_TARGETS * 3];
-    sim_heading_targets(&s->desc.params, s->desc.seed, t_s, tmp);
-    size_t n = (size_t)s->desc.params.target_count;
+    sim_targets(&s->desc.params, count, s->desc.seed, t_s, tmp);
+    size_t n = (size_t)count;
     for (size_t k = 0; k < n; k++)
         if (s->target_pinned[k])
             memcpy(tmp + 3 * k, s->target_pin[k], 3 * sizeof(float));
@@ -410,12 +411,12 @@ shoal_status shoal_sim_set_target(shoal_sim *s, size_t index, const float xyz[3]
 {
     CHECK_ARG(s, "sim", err);
     CHECK_ARG(xyz, "xyz", err);
-    if (s->desc.model != SHOAL_MODEL_HEADING)
+    int count = sim_model_target_count(s->desc.model, &s->desc.params);
+    if (count == 0)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "targets: model %s has none",
                                shoal_model_name(s->desc.model));
-    if (index >= (size_t)s->desc.params.target_count)
-        return shoal_error_set(err, SHOAL_ERR_INPUT, "target %zu: there are %d", index,
-                               (int)s->desc.params.target_count);
+    if (index >= (size_t)count)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "target %zu: there are %d", index, count);
     if (!isfinite(xyz[0]) || !isfinite(xyz[1]) || !isfinite(xyz[2]))
         return shoal_error_set(err, SHOAL_ERR_INPUT, "target %zu: position is not finite", index);
     s->target_pinned[index] = 1;
@@ -433,15 +434,17 @@ void shoal_sim_clear_targets(shoal_sim *s)
 /* ---- the step --------------------------------------------------------------------- */
 
 /* The step's constants: those of the parameters (the model's own through its entry,
- * models.c), then heading's targets of this time (with the user's pins) and the predators
- * where they start the step. */
+ * sim/models/NAME.h), then the targets of this time where the model draws them (with the
+ * user's pins) and the predators where they start the step. */
 static void prepare_consts(shoal_sim *s)
 {
     const shoal_params *p = &s->desc.params;
     model_consts *mc = &s->mc;
     sim_model_consts(s->desc.model, p, s->desc.dt_s, mc);
-    if (s->desc.model == SHOAL_MODEL_HEADING) {
-        sim_heading_targets(p, s->desc.seed, shoal_sim_time(s), &mc->targets[0][0]);
+    mc->seed = s->desc.seed;
+    mc->step = sim_step_index(shoal_sim_time(s), s->desc.dt_s);
+    if (mc->target_count > 0) {
+        sim_targets(p, mc->target_count, s->desc.seed, shoal_sim_time(s), &mc->targets[0][0]);
         for (int k = 0; k < mc->target_count; k++)
             if (s->target_pinned[k])
                 memcpy(mc->targets[k], s->target_pin[k], sizeof mc->targets[k]);

@@ -11,7 +11,7 @@
 #include "core/simd.h"
 #include "sim/world.h"
 
-/* the scalar of this build's vf: float, or double under sim/real64.h */
+/* the scalar of this build's vf: float, or double under verify/real64.h */
 typedef SIMD_SCALAR world_real;
 
 WORLD_FN world_real world_wrap_far_s(world_real x, world_real lo, world_real L, world_real hi)
