@@ -3,7 +3,8 @@
 """What README.md and docs/ point at exists: every relative link ([text](path) and
 [text](path#anchor), the anchor a heading of the target), every repository path they cite
 (`src/sim/sim.c`, tools/device.sh, docs/results/..., a bare DESIGN.md), and no
-"(issue NN)" stands alone as the reason for something (the issues are not in the
+"(issue NN)" stands alone as the reason for something; a section cited by its title
+(docs/NAME.md "Title") is a heading of that document (the issues are not in the
 repository: say what the issue asked); every file of docs/results/ is linked from a
 document. Also: only tests/test_compat.c defines SHOAL_ALLOW_0_1 (the tree builds without
 the 0.1 names, docs/LIBRARY.md).
@@ -37,6 +38,25 @@ def slug(heading):
     h = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", h)
     h = re.sub(r"[^\w\- ]", "", h)
     return h.replace(" ", "-")
+
+
+def headings(path):
+    """the titles of a document's sections, without markup: its headings, and the bold or
+    plain words that open a paragraph or a list item ("**Images (`shoal render`).**")"""
+    out, in_code, prev = [], False, ""
+    for line in open(path, encoding="utf-8"):
+        if line.lstrip().startswith("```"):
+            in_code = not in_code
+            continue
+        if in_code:
+            continue
+        m = re.match(r"#{1,6}\s+(.*)", line)
+        if m:
+            out.append(re.sub(r"[`*]", "", m.group(1)).strip())
+        elif re.match(r"\s*(?:- |\d+\. )?\*\*", line) or (not prev.strip() and line.strip()):
+            out.append(re.sub(r"[`*]", "", re.sub(r"^\s*(?:- |\d+\. )", "", line)).strip())
+        prev = line
+    return out
 
 
 def anchors(path):
@@ -133,6 +153,15 @@ def check_document(doc, problems):
             if re.search(r"\((?:see )?issues? \d+(?:(?:, | and |-)\d+)*\)", line, re.I):
                 problems.append(f"{where}: a bare \"(issue NN)\": the issues are not in the "
                                 "repository; say what it asked")
+        # a section cited by its title: docs/NAME.md "Title" or NAME.md, "Title" (the quoted
+        # words start a heading of that document)
+        if not in_code:
+            for m in re.finditer(r"\b((?:docs/)?[A-Z][A-Z0-9_]*\.md),? \(?\"([^\"]+)\"", line):
+                name, title = m.group(1), re.sub(r"[`*]", "", m.group(2)).strip()
+                target = next((c for c in (os.path.join(here, name), name, os.path.join("docs", name))
+                               if os.path.isfile(os.path.join(ROOT, c))), None)
+                if target and not any(h.startswith(title) for h in headings(os.path.join(ROOT, target))):
+                    problems.append(f"{where}: cites {name}, \"{title}\": no such section there")
         # cited repository paths, in text and code alike
         for p in cited_paths(line):
             p = p.rstrip(".,;:")
