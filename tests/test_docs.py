@@ -28,7 +28,9 @@ PLACEHOLDER = re.compile(r"[*{}<>\[\]]|(?<![A-Za-z])(?:[A-Z][A-Z0-9_]*)(?![a-z])
 
 
 def documents():
-    docs = ["README.md"] + sorted(glob.glob(os.path.join("docs", "**", "*.md"), recursive=True))
+    docs = ["README.md"] + sorted(
+        os.path.relpath(d, ROOT)
+        for d in glob.glob(os.path.join(ROOT, "docs", "**", "*.md"), recursive=True))
     return [d for d in docs if os.path.exists(os.path.join(ROOT, d))]
 
 
