@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The C API's traps (issue 27), one test each: a state call without a length, a model
- * changed without its parameters, two seeds, a step before any state, init_state without a
- * status, no version or ABI check, no row-order render entry. Every test here failed on
- * 0.1 (most did not even compile). Built without SHOAL_ALLOW_0_1: only the 0.2 calls. */
-#undef SHOAL_ALLOW_0_1
+ * changed without its parameters, two seeds, a step before any state, no version or ABI
+ * check, no row-order render entry. Every test here failed on 0.1 (most did not even
+ * compile). Only the current calls (the 0.1 names: tests/test_compat.c). */
 #include "shoal/shoal.h"
 
 #include <stdarg.h>
@@ -149,22 +148,6 @@ static void test_step_needs_a_state(void **state)
     assert_int_equal(shoal_sim_has_state(s), 1);
     assert_int_equal(shoal_sim_step(s, 2, &e), SHOAL_OK);
     assert_true(shoal_sim_time(s) > 0);
-    shoal_sim_destroy(s);
-}
-
-/* shoal_sim_init_state returns a status (0.1: void), and the deprecated name still works. */
-static void test_init_state_status(void **state)
-{
-    (void)state;
-    shoal_sim_desc d = shoal_sim_desc_for(SHOAL_MODEL_STEER);
-    d.boid_count = 16;
-    shoal_sim *s = make(d);
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-    shoal_status st = shoal_sim_init_state(s, d.seed);
-#pragma GCC diagnostic pop
-    assert_int_equal(st, SHOAL_OK);
-    assert_int_equal(shoal_sim_has_state(s), 1);
     shoal_sim_destroy(s);
 }
 
@@ -336,7 +319,6 @@ int main(void)
         cmocka_unit_test(test_model_needs_its_parameters),
         cmocka_unit_test(test_one_seed),
         cmocka_unit_test(test_step_needs_a_state),
-        cmocka_unit_test(test_init_state_status),
         cmocka_unit_test(test_version_and_abi),
         cmocka_unit_test(test_render_rows),
         cmocka_unit_test(test_state_compare),

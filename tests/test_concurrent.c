@@ -51,7 +51,7 @@ static void *job_run(void *p)
         snprintf(j->error, sizeof j->error, "out of memory");
         return NULL;
     }
-    if (shoal_sim_create(&d, &s, &e) || shoal_sim_set_state(s, j->rows, &e))
+    if (shoal_sim_create(&d, &s, &e) || shoal_sim_set_rows(s, j->rows, j->count, &e))
         goto fail;
     shoal_render_desc rd = shoal_render_desc_default();
     rd.width = 160, rd.height = 96, rd.thread_count = j->render_threads;
@@ -66,9 +66,8 @@ static void *job_run(void *p)
     shoal_camera cam = shoal_camera_default();
     cam.eye[2] = 20.0f;
     for (int k = 0; k < j->rounds; k++) {
-        if (shoal_sim_step(s, 5, &e))
+        if (shoal_sim_step(s, 5, &e) || shoal_sim_get_rows(s, out, j->count, &e))
             goto fail;
-        shoal_sim_get_state(s, out);
         shoal_render_instances inst = {.count = j->count,
                                        .px = out,
                                        .py = out + 1,
@@ -181,12 +180,13 @@ static uint64_t cpu_hash(const shoal_sim_desc *d, const float *rows, int steps)
 {
     shoal_sim *s;
     shoal_error e;
-    if (shoal_sim_create(d, &s, &e) || shoal_sim_set_state(s, rows, &e) ||
+    if (shoal_sim_create(d, &s, &e) || shoal_sim_set_rows(s, rows, d->boid_count, &e) ||
         shoal_sim_step(s, steps, &e))
         fail_msg("cpu: %s", e.message);
     float *out = malloc(d->boid_count * 6 * sizeof *out);
     assert_non_null(out);
-    shoal_sim_get_state(s, out);
+    if (shoal_sim_get_rows(s, out, d->boid_count, &e))
+        fail_msg("cpu: %s", e.message);
     uint64_t h = state_hash(out, d->boid_count);
     free(out);
     shoal_sim_destroy(s);
@@ -198,7 +198,7 @@ static uint64_t gpu_hash(shoal_gpu_sim *g, size_t n)
     shoal_error e;
     float *out = malloc(n * 6 * sizeof *out);
     assert_non_null(out);
-    if (shoal_gpu_sim_get_state(g, out, &e))
+    if (shoal_gpu_sim_get_rows(g, out, n, &e))
         fail_msg("gpu: %s", e.message);
     uint64_t h = state_hash(out, n);
     free(out);
@@ -238,7 +238,7 @@ static void test_two_gpu_sims(void **state)
     for (int round = 0; round < 2; round++) {
         for (int i = 0; i < 2; i++) {
             if (shoal_gpu_sim_create(&jobs[i].d, SHOAL_GPU_ORDER_STABLE, &jobs[i].g, &e) ||
-                shoal_gpu_sim_set_state(jobs[i].g, rows, &e))
+                shoal_gpu_sim_set_rows(jobs[i].g, rows, n, &e))
                 fail_msg("gpu: %s", e.message);
             jobs[i].steps = steps;
         }
@@ -268,50 +268,11 @@ static void test_two_gpu_sims(void **state)
     free(rows);
 }
 
-/* The earlier public names still link and do what the new ones do (programs written
- * against them keep working; the compiler tells them the new name). */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-static void test_earlier_names(void **state)
-{
-    (void)state;
-    size_t n_old = 0, n_new = 0;
-    assert_ptr_equal(shoal_param_list(SHOAL_MODEL_STEER, &n_old),
-                     shoal_params_list(SHOAL_MODEL_STEER, &n_new));
-    assert_int_equal(n_old, n_new);
-    shoal_sim_desc d = shoal_sim_desc_default();
-    d.boid_count = 500;
-    d.thread_count = 1;
-    shoal_sim *s = NULL;
-    shoal_error e;
-    assert_int_equal(shoal_sim_create(&d, &s, &e), SHOAL_OK);
-    shoal_sim_init_state(s, 1);
-    assert_int_equal(shoal_sim_step(s, 2, &e), SHOAL_OK);
-    shoal_stage_stats a[8], b[8];
-    size_t na = shoal_sim_stats(s, a, 8), nb = shoal_sim_get_stats(s, b, 8);
-    assert_int_equal(na, nb);
-    assert_true(na > 0);
-    for (size_t k = 0; k < na; k++)
-        assert_int_equal(a[k].calls, b[k].calls);
-    shoal_sim_destroy(s);
-    shoal_render_desc rd = shoal_render_desc_default();
-    rd.width = 64;
-    rd.height = 48;
-    rd.thread_count = 1;
-    shoal_renderer *r = NULL;
-    /* the 0.1 create still finds shoal's meshes itself when the desc has none */
-    assert_int_equal(shoal_renderer_create(&rd, &r, &e), SHOAL_OK);
-    assert_non_null(r);
-    shoal_renderer_destroy(r);
-}
-#pragma GCC diagnostic pop
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_objects_in_two_threads),
         cmocka_unit_test(test_two_gpu_sims),
-        cmocka_unit_test(test_earlier_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

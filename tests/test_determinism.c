@@ -30,10 +30,10 @@ static uint64_t run_hash(shoal_model model, const float *rows, size_t n, int ste
     shoal_error e;
     if (shoal_sim_create(&d, &s, &e))
         fail_msg("%s", e.message);
-    assert_int_equal(shoal_sim_set_state(s, rows, NULL), SHOAL_OK);
+    assert_int_equal(shoal_sim_set_rows(s, rows, shoal_sim_count(s), NULL), SHOAL_OK);
     if (shoal_sim_step(s, steps, &e))
         fail_msg("%s", e.message);
-    shoal_sim_get_state(s, out);
+    assert_int_equal(shoal_sim_get_rows(s, out, shoal_sim_count(s), NULL), SHOAL_OK);
     shoal_sim_destroy(s);
     return state_hash(out, n);
 }
@@ -112,9 +112,9 @@ static void test_split_runs(void **state)
         d.seed = 9;
         shoal_sim *s;
         assert_int_equal(shoal_sim_create(&d, &s, NULL), SHOAL_OK);
-        shoal_sim_set_state(s, rows, NULL);
+        shoal_sim_set_rows(s, rows, shoal_sim_count(s), NULL);
         assert_int_equal(shoal_sim_step(s, 40, NULL), SHOAL_OK);
-        shoal_sim_get_state(s, a);
+        assert_int_equal(shoal_sim_get_rows(s, a, shoal_sim_count(s), NULL), SHOAL_OK);
         shoal_sim_destroy(s);
 
         const int cuts[] = {13, 27};
@@ -126,9 +126,9 @@ static void test_split_runs(void **state)
             d2.t0_s = d.t0_s + (double)done * d.dt_s;
             d2.thread_count = 1 + part;
             assert_int_equal(shoal_sim_create(&d2, &s, NULL), SHOAL_OK);
-            shoal_sim_set_state(s, b, NULL);
+            shoal_sim_set_rows(s, b, shoal_sim_count(s), NULL);
             assert_int_equal(shoal_sim_step(s, upto - done, NULL), SHOAL_OK);
-            shoal_sim_get_state(s, b);
+            assert_int_equal(shoal_sim_get_rows(s, b, shoal_sim_count(s), NULL), SHOAL_OK);
             shoal_sim_destroy(s);
             done = upto;
         }
@@ -141,22 +141,28 @@ static void test_split_runs(void **state)
     }
 }
 
+/* The initial state a sim of desc d with `seed` draws (shoal_sim_draw_state), into rows. */
+static void draw(shoal_sim_desc d, uint64_t seed, float *rows)
+{
+    d.seed = seed;
+    shoal_sim *s;
+    assert_int_equal(shoal_sim_create(&d, &s, NULL), SHOAL_OK);
+    assert_int_equal(shoal_sim_draw_state(s, NULL), SHOAL_OK);
+    assert_int_equal(shoal_sim_get_rows(s, rows, d.boid_count, NULL), SHOAL_OK);
+    shoal_sim_destroy(s);
+}
+
 /* The same initial state on every machine: a fixed hash for a fixed seed. */
 static void test_init_is_seeded(void **state)
 {
     (void)state;
     shoal_sim_desc d = shoal_sim_desc_default();
     d.boid_count = 1000;
-    shoal_sim *s;
     float *a = malloc(1000 * 6 * sizeof(float)), *b = malloc(1000 * 6 * sizeof(float));
-    assert_int_equal(shoal_sim_create(&d, &s, NULL), SHOAL_OK);
-    shoal_sim_init_state(s, 5);
-    shoal_sim_get_state(s, a);
-    shoal_sim_init_state(s, 5);
-    shoal_sim_get_state(s, b);
+    draw(d, 5, a);
+    draw(d, 5, b);
     assert_memory_equal(a, b, 1000 * 6 * sizeof(float));
-    shoal_sim_init_state(s, 6);
-    shoal_sim_get_state(s, b);
+    draw(d, 6, b);
     assert_true(memcmp(a, b, 1000 * 6 * sizeof(float)) != 0);
     /* steer: p in the unit ball, v in the ball of radius 0.1 */
     for (int i = 0; i < 1000; i++) {
@@ -164,12 +170,11 @@ static void test_init_is_seeded(void **state)
         assert_true(r[0] * r[0] + r[1] * r[1] + r[2] * r[2] <= 1.0f);
         assert_true(r[3] * r[3] + r[4] * r[4] + r[5] * r[5] <= 0.0100001f);
     }
-    shoal_sim_destroy(s);
     free(a);
     free(b);
 }
 
-/* shoal_sim_init_state draws every model's start with the bits of sim_init_rows: golden
+/* shoal_sim_draw_state draws every model's start with the bits of sim_init_rows: golden
  * hashes (FNV-1a of the rows, seed 5, 1000 boids). Also guards the path that once fell back,
  * on a failed allocation, to a state left at zero (init now needs no allocation at all). */
 static void test_init_golden(void **state)
@@ -189,11 +194,7 @@ static void test_init_golden(void **state)
         d.model = (shoal_model)m;
         shoal_params_default(d.model, &d.params);
         d.boid_count = 1000;
-        shoal_sim *s;
-        assert_int_equal(shoal_sim_create(&d, &s, NULL), SHOAL_OK);
-        shoal_sim_init_state(s, 5);
-        shoal_sim_get_state(s, rows);
-        shoal_sim_destroy(s);
+        draw(d, 5, rows);
         uint64_t h = state_hash(rows, 1000);
         if (h != want[m])
             fail_msg("init of %s: hash %016llx, want %016llx", shoal_model_name((shoal_model)m),

@@ -176,12 +176,13 @@ static void test_field_force(void **state)
             shoal_sim *s;
             shoal_error e;
             assert_int_equal(shoal_sim_create(&d, &s, &e), SHOAL_OK);
-            assert_int_equal(shoal_sim_set_state(s, rows, &e), SHOAL_OK);
+            assert_int_equal(shoal_sim_set_rows(s, rows, shoal_sim_count(s), &e), SHOAL_OK);
             if (k == 0)
                 assert_int_equal(shoal_sim_add_obstacle(s, tri_pos, tri_nrm, 2, NULL, NULL, &e),
                                  SHOAL_OK);
             assert_int_equal(shoal_sim_step(s, 1, &e), SHOAL_OK);
-            shoal_sim_get_state(s, k == 0 ? with : without);
+            assert_int_equal(
+                shoal_sim_get_rows(s, k == 0 ? with : without, shoal_sim_count(s), NULL), SHOAL_OK);
             shoal_sim_destroy(s);
         }
         /* the field vector at the boid is (0.6, 0.8, 0): x and y velocity grow */

@@ -28,11 +28,12 @@ static float *initial(shoal_sim_desc *d, uint64_t seed)
 {
     shoal_sim *s;
     shoal_error e;
-    if (shoal_sim_create(d, &s, &e))
+    shoal_sim_desc ds = *d;
+    ds.seed = seed; /* draws the rows (the caller's desc keeps its own seed) */
+    if (shoal_sim_create(&ds, &s, &e) || shoal_sim_draw_state(s, &e))
         fail_msg("%s", e.message);
-    shoal_sim_init_state(s, seed);
     float *rows = malloc(d->boid_count * 6 * sizeof(float));
-    shoal_sim_get_state(s, rows);
+    assert_int_equal(shoal_sim_get_rows(s, rows, shoal_sim_count(s), NULL), SHOAL_OK);
     shoal_sim_destroy(s);
     return rows;
 }
@@ -73,10 +74,10 @@ static size_t parity_scene(const char *label, shoal_sim_desc *d, const shoal_sce
     shoal_sim *cpu;
     shoal_gpu_sim *gpu;
     size_t n = d->boid_count;
-    if (shoal_sim_create(d, &cpu, &e) || shoal_sim_set_state(cpu, rows, &e))
+    if (shoal_sim_create(d, &cpu, &e) || shoal_sim_set_rows(cpu, rows, shoal_sim_count(cpu), &e))
         fail_msg("%s: cpu: %s", label, e.message);
     if (shoal_gpu_sim_create(d, SHOAL_GPU_ORDER_STABLE, &gpu, &e) ||
-        shoal_gpu_sim_set_state(gpu, rows, &e))
+        shoal_gpu_sim_set_rows(gpu, rows, shoal_gpu_sim_count(gpu), &e))
         fail_msg("%s: gpu: %s", label, e.message);
     if (scn && scn->mesh_count > 0 &&
         (shoal_scene_add_obstacles(scn, cpu, &e) || shoal_gpu_sim_copy_obstacles(gpu, cpu, &e)))
@@ -88,8 +89,8 @@ static size_t parity_scene(const char *label, shoal_sim_desc *d, const shoal_sce
         fail_msg("%s: cpu status %d (%s), gpu status %d (%s)", label, sc, sc ? e.message : "", sg,
                  sg ? eg.message : "");
     float *a = malloc(n * 6 * sizeof(float)), *b = malloc(n * 6 * sizeof(float));
-    shoal_sim_get_state(cpu, a);
-    if (shoal_gpu_sim_get_state(gpu, b, &e))
+    assert_int_equal(shoal_sim_get_rows(cpu, a, shoal_sim_count(cpu), NULL), SHOAL_OK);
+    if (shoal_gpu_sim_get_rows(gpu, b, shoal_gpu_sim_count(gpu), &e))
         fail_msg("%s: %s", label, e.message);
     size_t same = 0, first_diff = SIZE_MAX;
     for (size_t i = 0; i < n; i++) {
@@ -433,23 +434,23 @@ static void test_fault(void **state)
     shoal_sim *cpu;
     shoal_gpu_sim *gpu;
     assert_int_equal(shoal_sim_create(&d, &cpu, &ec), SHOAL_OK);
-    assert_int_equal(shoal_sim_set_state(cpu, rows, &ec), SHOAL_OK);
+    assert_int_equal(shoal_sim_set_rows(cpu, rows, shoal_sim_count(cpu), &ec), SHOAL_OK);
     assert_int_equal(shoal_gpu_sim_create(&d, SHOAL_GPU_ORDER_STABLE, &gpu, &eg), SHOAL_OK);
-    assert_int_equal(shoal_gpu_sim_set_state(gpu, rows, &eg), SHOAL_OK);
+    assert_int_equal(shoal_gpu_sim_set_rows(gpu, rows, shoal_gpu_sim_count(gpu), &eg), SHOAL_OK);
     shoal_status sc = shoal_sim_step(cpu, 3, &ec);
     shoal_status sg = shoal_gpu_sim_step(gpu, 3, &eg);
     assert_int_equal(sc, sg);
     float *a = malloc(50 * 6 * sizeof(float)), *b = malloc(50 * 6 * sizeof(float));
     assert_non_null(a);
     assert_non_null(b);
-    assert_int_equal(shoal_gpu_sim_get_state(gpu, b, &eg), SHOAL_OK);
+    assert_int_equal(shoal_gpu_sim_get_rows(gpu, b, shoal_gpu_sim_count(gpu), &eg), SHOAL_OK);
     if (sc == SHOAL_ERR_NONFINITE) {
         printf("cpu: %s\ngpu: %s\n", ec.message, eg.message);
         assert_string_equal(ec.message, eg.message);
         assert_memory_equal(b, rows, 50 * 6 * sizeof(float));
     } else {
         assert_int_equal(sc, SHOAL_OK);
-        shoal_sim_get_state(cpu, a);
+        assert_int_equal(shoal_sim_get_rows(cpu, a, shoal_sim_count(cpu), NULL), SHOAL_OK);
         for (int i = 0; i < 50 * 6; i++)
             assert_true(isfinite(a[i]));
         assert_memory_equal(a, b, 50 * 6 * sizeof(float));
@@ -475,13 +476,13 @@ static void test_atomic_order_runs(void **state)
     shoal_gpu_sim *g1, *g2;
     assert_int_equal(shoal_gpu_sim_create(&d, SHOAL_GPU_ORDER_ATOMIC, &g1, &e), SHOAL_OK);
     assert_int_equal(shoal_gpu_sim_create(&d, SHOAL_GPU_ORDER_ATOMIC, &g2, &e), SHOAL_OK);
-    assert_int_equal(shoal_gpu_sim_set_state(g1, rows, &e), SHOAL_OK);
-    assert_int_equal(shoal_gpu_sim_set_state(g2, rows, &e), SHOAL_OK);
+    assert_int_equal(shoal_gpu_sim_set_rows(g1, rows, shoal_gpu_sim_count(g1), &e), SHOAL_OK);
+    assert_int_equal(shoal_gpu_sim_set_rows(g2, rows, shoal_gpu_sim_count(g2), &e), SHOAL_OK);
     assert_int_equal(shoal_gpu_sim_step(g1, 300, &e), SHOAL_OK);
     assert_int_equal(shoal_gpu_sim_step(g2, 300, &e), SHOAL_OK);
     float *a = malloc(4000 * 6 * sizeof(float)), *b = malloc(4000 * 6 * sizeof(float));
-    assert_int_equal(shoal_gpu_sim_get_state(g1, a, &e), SHOAL_OK);
-    assert_int_equal(shoal_gpu_sim_get_state(g2, b, &e), SHOAL_OK);
+    assert_int_equal(shoal_gpu_sim_get_rows(g1, a, shoal_gpu_sim_count(g1), &e), SHOAL_OK);
+    assert_int_equal(shoal_gpu_sim_get_rows(g2, b, shoal_gpu_sim_count(g2), &e), SHOAL_OK);
     assert_int_equal(shoal_state_check_finite(a, 4000, "atomic run", &e), SHOAL_OK);
     size_t same = 0;
     double maxd = 0;
@@ -535,7 +536,7 @@ static void test_verify_gpu_orders(void **state)
             shoal_gpu_sim *g;
             shoal_gpu_order go = order ? SHOAL_GPU_ORDER_ATOMIC : SHOAL_GPU_ORDER_STABLE;
             assert_int_equal(shoal_gpu_sim_create(&sc.desc, go, &g, &e), SHOAL_OK);
-            assert_int_equal(shoal_gpu_sim_set_state(g, rows, &e), SHOAL_OK);
+            assert_int_equal(shoal_gpu_sim_set_rows(g, rows, shoal_gpu_sim_count(g), &e), SHOAL_OK);
             assert_int_equal(shoal_gpu_sim_copy_obstacles(g, holder, &e), SHOAL_OK);
             shoal_verify *v[2];
             for (int r = 0; r < 2; r++) {
@@ -552,7 +553,8 @@ static void test_verify_gpu_orders(void **state)
             int verdicts[2][SHOAL_VERDICT_COUNT] = {{0}};
             for (int k = 0; k < 6; k++) {
                 assert_int_equal(shoal_gpu_sim_step(g, 1, &e), SHOAL_OK);
-                assert_int_equal(shoal_gpu_sim_get_state(g, b, &e), SHOAL_OK);
+                assert_int_equal(shoal_gpu_sim_get_rows(g, b, shoal_gpu_sim_count(g), &e),
+                                 SHOAL_OK);
                 for (size_t i = 0; i < n * 6; i++) {
                     da[i] = a[i];
                     db[i] = b[i];

@@ -31,7 +31,7 @@ static void check_neighbor_sets(shoal_model model, float *rows, size_t n)
     d.thread_count = 2;
     shoal_sim *s;
     assert_int_equal(shoal_sim_create(&d, &s, NULL), SHOAL_OK);
-    assert_int_equal(shoal_sim_set_state(s, rows, NULL), SHOAL_OK);
+    assert_int_equal(shoal_sim_set_rows(s, rows, shoal_sim_count(s), NULL), SHOAL_OK);
     sim_sort_only(s);
     float radius = shoal_params_interaction_radius(model, &d.params);
     float r2 = radius * radius;
@@ -92,10 +92,10 @@ static void step_one(shoal_model model, shoal_neighbors nb, const float *rows, s
     d.thread_count = 2;
     shoal_sim *s;
     assert_int_equal(shoal_sim_create(&d, &s, NULL), SHOAL_OK);
-    assert_int_equal(shoal_sim_set_state(s, rows, NULL), SHOAL_OK);
+    assert_int_equal(shoal_sim_set_rows(s, rows, shoal_sim_count(s), NULL), SHOAL_OK);
     shoal_error e;
     assert_int_equal(shoal_sim_step(s, 1, &e), SHOAL_OK);
-    shoal_sim_get_state(s, out);
+    assert_int_equal(shoal_sim_get_rows(s, out, shoal_sim_count(s), NULL), SHOAL_OK);
     shoal_sim_destroy(s);
 }
 

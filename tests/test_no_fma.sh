@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# No fused multiply-add in the library (DESIGN.md: -ffp-contract=off): a fused a*b + c rounds
-# once where the scalar reference rounds twice, so one contracted expression in a kernel
-# moves bits on one ISA or architecture only. GCC contracts by default (-ffp-contract=fast
+# No fused multiply-add in the library (-ffp-contract=off; docs/ARCHITECTURE.md, "The
+# canonical summation order"): a fused a*b + c rounds once where the scalar reference rounds
+# twice, so one contracted expression in a kernel moves bits on one ISA or architecture only. GCC contracts by default (-ffp-contract=fast
 # for GNU C): into FMLA/FMADD on aarch64, into VFMADD wherever -mavx512f (which implies
 # FMA) or -mfma is on. Two checks, native and cross builds alike:
 #  1. every compile of the build (compile_commands.json) has -ffp-contract=off, and nothing

@@ -60,7 +60,7 @@ static void test_chase_nearest(void **state)
         rows[13] = 9.0f;
         shoal_sim *s = make(SHOAL_MODEL_STEER, 3, 1, SHOAL_ISA_AUTO, one_predator_at_origin);
         shoal_error e;
-        assert_int_equal(shoal_sim_set_state(s, rows, &e), SHOAL_OK);
+        assert_int_equal(shoal_sim_set_rows(s, rows, shoal_sim_count(s), &e), SHOAL_OK);
         float q[3], v[3];
         assert_int_equal(shoal_sim_predators(s, q, v, 1), 1);
         assert_true(q[0] == 0.0f && v[0] == 0.0f);
@@ -88,7 +88,7 @@ static void test_chase_centre(void **state)
     rows[7] = 8; /* (0, 8, 0): centre (0, 6, 0) */
     shoal_sim *s = make(SHOAL_MODEL_STEER, 2, 1, SHOAL_ISA_AUTO, chase_centre);
     shoal_error e;
-    assert_int_equal(shoal_sim_set_state(s, rows, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim_set_rows(s, rows, shoal_sim_count(s), &e), SHOAL_OK);
     assert_int_equal(shoal_sim_step(s, 1, &e), SHOAL_OK);
     float v[3];
     shoal_sim_predators(s, NULL, v, 1);
@@ -118,9 +118,10 @@ static void test_flee_direction(void **state)
                 assert_int_equal(shoal_sim_set_params(s, &p, NULL), SHOAL_OK);
             }
             shoal_error e;
-            assert_int_equal(shoal_sim_set_state(s, rows, &e), SHOAL_OK);
+            assert_int_equal(shoal_sim_set_rows(s, rows, shoal_sim_count(s), &e), SHOAL_OK);
             assert_int_equal(shoal_sim_step(s, 1, &e), SHOAL_OK);
-            shoal_sim_get_state(s, k == 0 ? with : without);
+            assert_int_equal(
+                shoal_sim_get_rows(s, k == 0 ? with : without, shoal_sim_count(s), NULL), SHOAL_OK);
             shoal_sim_destroy(s);
         }
         /* the velocity change points away from the predator, along (1, 2, 0) */
@@ -131,9 +132,9 @@ static void test_flee_direction(void **state)
         float far_rows[6] = {5, 0, 0, 0, 0, 0.5f}, a[6], b[6];
         for (int k = 0; k < 2; k++) {
             shoal_sim *s = make((shoal_model)m, 1, 1, SHOAL_ISA_AUTO, k ? NULL : still_predator);
-            assert_int_equal(shoal_sim_set_state(s, far_rows, NULL), SHOAL_OK);
+            assert_int_equal(shoal_sim_set_rows(s, far_rows, shoal_sim_count(s), NULL), SHOAL_OK);
             assert_int_equal(shoal_sim_step(s, 1, NULL), SHOAL_OK);
-            shoal_sim_get_state(s, k ? b : a);
+            assert_int_equal(shoal_sim_get_rows(s, k ? b : a, shoal_sim_count(s), NULL), SHOAL_OK);
             shoal_sim_destroy(s);
         }
         assert_memory_equal(a, b, sizeof a);
@@ -167,7 +168,7 @@ static uint64_t run_hash(shoal_model m, const float *rows, size_t n, int threads
     assert_int_equal(
         shoal_sim_add_obstacle(s, rock->positions, rock->normals, rock->vertex_count, &t, NULL, &e),
         SHOAL_OK);
-    assert_int_equal(shoal_sim_set_state(s, rows, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim_set_rows(s, rows, shoal_sim_count(s), &e), SHOAL_OK);
     if (shoal_sim_step(s, 10, &e))
         fail_msg("%s", e.message);
     /* moving the rock mid-run is part of the run */
@@ -175,7 +176,7 @@ static uint64_t run_hash(shoal_model m, const float *rows, size_t n, int threads
     assert_int_equal(shoal_sim_move_obstacle(s, 0, &t, &e), SHOAL_OK);
     if (shoal_sim_step(s, 10, &e))
         fail_msg("%s", e.message);
-    shoal_sim_get_state(s, out);
+    assert_int_equal(shoal_sim_get_rows(s, out, shoal_sim_count(s), NULL), SHOAL_OK);
     float pred[9];
     shoal_sim_predators(s, pred, NULL, 3);
     shoal_sim_destroy(s);

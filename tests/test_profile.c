@@ -276,8 +276,9 @@ static void test_enable_switch(void **state)
     d.thread_count = 2;
     shoal_sim *sim;
     shoal_error e;
+    d.seed = 3;
     assert_int_equal(shoal_sim_create(&d, &sim, &e), SHOAL_OK);
-    shoal_sim_init_state(sim, 3);
+    assert_int_equal(shoal_sim_draw_state(sim, &e), SHOAL_OK);
     prof *p = shoal_sim_get_profile(sim);
     prof_set_flags(p, 0);
     assert_int_equal(shoal_sim_step(sim, 3, &e), SHOAL_OK);
@@ -303,7 +304,7 @@ static void test_enable_switch(void **state)
 }
 
 /* Every simulation and renderer records into a profile of its own: steps of one sim are
- * not counted in another's, nor in the earlier names' process-wide profile. A profile
+ * not counted in another's (nor in the 0.1 names' process-wide one: tests/test_compat.c). A profile
  * lent to a sim and a renderer takes both (one table for a program that drives them in
  * one thread), and unsetting it goes back to the object's own. */
 static void test_profile_per_object(void **state)
@@ -315,9 +316,10 @@ static void test_profile_per_object(void **state)
     shoal_sim *a, *b;
     shoal_error e;
     assert_int_equal(shoal_sim_create(&d, &a, &e), SHOAL_OK);
+    d.seed = 2;
     assert_int_equal(shoal_sim_create(&d, &b, &e), SHOAL_OK);
-    shoal_sim_init_state(a, 1);
-    shoal_sim_init_state(b, 2);
+    assert_int_equal(shoal_sim_draw_state(a, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim_draw_state(b, &e), SHOAL_OK);
     shoal_profile *pa = shoal_sim_get_profile(a), *pb = shoal_sim_get_profile(b);
     assert_non_null(pa);
     assert_non_null(pb);
@@ -333,18 +335,6 @@ static void test_profile_per_object(void **state)
     assert_int_equal(n, 4);
     for (int k = 0; k < n; k++)
         assert_int_equal(s[k].calls, 5);
-        /* the earlier names' profile saw none of it */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-    shoal_profile_reset();
-    assert_int_equal(shoal_profile_summaries(s, SHOAL_PROFILE_MAX_STAGES), 0);
-    int legacy = shoal_profile_stage("app", "legacy");
-    assert_true(legacy >= 16);
-    shoal_profile_stage_call(legacy, 2000000);
-    assert_int_equal(shoal_profile_summaries(s, SHOAL_PROFILE_MAX_STAGES), 1);
-    assert_string_equal(s[0].name, "legacy");
-    shoal_profile_reset();
-#pragma GCC diagnostic pop
 
     /* one lent profile for a sim, a renderer and a stage of the program's own */
     shoal_profile *mine;
@@ -414,8 +404,9 @@ static void test_trace_library(void **state)
     d.thread_count = 2;
     shoal_sim *sim;
     shoal_error e;
+    d.seed = 9;
     assert_int_equal(shoal_sim_create(&d, &sim, &e), SHOAL_OK);
-    shoal_sim_init_state(sim, 9);
+    assert_int_equal(shoal_sim_draw_state(sim, &e), SHOAL_OK);
     prof *p = shoal_sim_get_profile(sim);
     assert_int_equal(prof_trace_open(p, 2, 64, &e), SHOAL_OK);
     assert_int_equal(shoal_sim_step(sim, 5, &e), SHOAL_OK);

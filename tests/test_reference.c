@@ -705,7 +705,7 @@ static const shoal_isa *const isas = test_isas;
 /* Read the engine's state (boids, predators, targets in force for the next step). */
 static void world_from_sim(world *w, shoal_sim *s, float *rows)
 {
-    shoal_sim_get_state(s, rows);
+    assert_int_equal(shoal_sim_get_rows(s, rows, shoal_sim_count(s), NULL), SHOAL_OK);
     for (int i = 0; i < w->n; i++) {
         w->p[i] = f3(rows + 6 * i);
         w->v[i] = f3(rows + 6 * i + 3);
@@ -827,7 +827,7 @@ static void run_and_check(world *w, const mesh_in *ms, int mesh_count, shoal_isa
         rows[6 * i + 4] = (float)w->v[i].y;
         rows[6 * i + 5] = (float)w->v[i].z;
     }
-    if (shoal_sim_set_state(s, rows, &e))
+    if (shoal_sim_set_rows(s, rows, shoal_sim_count(s), &e))
         fail_msg("%s: set_state: %s", what, e.message);
     /* the engine's dt is float: step with the value it uses */
     w->dt = (double)(float)w->dt;
@@ -845,7 +845,7 @@ static void run_and_check(world *w, const mesh_in *ms, int mesh_count, shoal_isa
         shoal_status st = shoal_sim_step(s, 1, &e);
         if (st)
             fail_msg("%s: step %d: %s", what, k, e.message);
-        shoal_sim_get_state(s, rows);
+        assert_int_equal(shoal_sim_get_rows(s, rows, shoal_sim_count(s), NULL), SHOAL_OK);
         float pp[3 * SHOAL_MAX_PREDATORS], pv[3 * SHOAL_MAX_PREDATORS];
         shoal_sim_predators(s, pp, pv, SHOAL_MAX_PREDATORS);
         char buf[200];
@@ -1362,9 +1362,9 @@ static void test_flee_size(void **st)
         if (shoal_sim_create(&d, &s, &e))
             fail_msg("%s", e.message);
         float rows[6] = {0, 0, 0, 0, 0, 0};
-        assert_int_equal(shoal_sim_set_state(s, rows, NULL), SHOAL_OK);
+        assert_int_equal(shoal_sim_set_rows(s, rows, shoal_sim_count(s), NULL), SHOAL_OK);
         assert_int_equal(shoal_sim_step(s, 1, NULL), SHOAL_OK);
-        shoal_sim_get_state(s, rows);
+        assert_int_equal(shoal_sim_get_rows(s, rows, shoal_sim_count(s), NULL), SHOAL_OK);
         float pp[3], pv[3];
         assert_int_equal(shoal_sim_predators(s, pp, pv, 1), 1);
         shoal_sim_destroy(s);
@@ -1385,9 +1385,9 @@ static void test_flee_size(void **st)
         if (shoal_sim_create(&d, &s, &e))
             fail_msg("%s", e.message);
         memset(rows, 0, sizeof rows);
-        assert_int_equal(shoal_sim_set_state(s, rows, NULL), SHOAL_OK);
+        assert_int_equal(shoal_sim_set_rows(s, rows, shoal_sim_count(s), NULL), SHOAL_OK);
         assert_int_equal(shoal_sim_step(s, 1, NULL), SHOAL_OK);
-        shoal_sim_get_state(s, rows);
+        assert_int_equal(shoal_sim_get_rows(s, rows, shoal_sim_count(s), NULL), SHOAL_OK);
         shoal_sim_destroy(s);
         /* dv = +y * 4 * 1.5 * 0.125 = 0.75 */
         if (fabs(rows[4] - 0.75) > 1e-5 || rows[3] != 0 || rows[5] != 0)

@@ -185,7 +185,7 @@ static shoal_status parse_scene(const char *name, const char *data, size_t size)
         d.thread_count = 1;
         shoal_sim *sim;
         if (shoal_sim_create(&d, &sim, &e) == SHOAL_OK) {
-            shoal_sim_init_state(sim, d.seed);
+            (void)shoal_sim_draw_state(sim, &e);
             (void)shoal_sim_step(sim, 2, &e);
             shoal_sim_destroy(sim);
         }

@@ -118,7 +118,7 @@ static void test_counting_sort(void **state)
             d.thread_count = threads[ti];
             shoal_sim *s;
             assert_int_equal(shoal_sim_create(&d, &s, NULL), SHOAL_OK);
-            assert_int_equal(shoal_sim_set_state(s, rows, NULL), SHOAL_OK);
+            assert_int_equal(shoal_sim_set_rows(s, rows, shoal_sim_count(s), NULL), SHOAL_OK);
             sim_sort_only(s);
             check_sorted(s);
             /* sorting an already sorted state (new order in, rows not ascending in
@@ -163,7 +163,7 @@ static void test_kernel_cells(void **state)
         for (size_t i = 10; i < 60; i++)
             for (int c = 0; c < 3; c++)
                 rows[i * 6 + (size_t)c] = g->origin[c] + g->cell_size * (float)(3 + (i % 7));
-        assert_int_equal(shoal_sim_set_state(s, rows, NULL), SHOAL_OK);
+        assert_int_equal(shoal_sim_set_rows(s, rows, shoal_sim_count(s), NULL), SHOAL_OK);
         assert_false(s->cells_valid);
         for (int step = 0; step < 3; step++) {
             assert_int_equal(shoal_sim_step(s, 1, NULL), SHOAL_OK);
@@ -196,9 +196,9 @@ static void test_sort_keeps_state(void **state)
     d.thread_count = 2;
     shoal_sim *s;
     assert_int_equal(shoal_sim_create(&d, &s, NULL), SHOAL_OK);
-    assert_int_equal(shoal_sim_set_state(s, rows, NULL), SHOAL_OK);
+    assert_int_equal(shoal_sim_set_rows(s, rows, shoal_sim_count(s), NULL), SHOAL_OK);
     shoal_sim_sort(s);
-    shoal_sim_get_state(s, out);
+    assert_int_equal(shoal_sim_get_rows(s, out, shoal_sim_count(s), NULL), SHOAL_OK);
     assert_memory_equal(out, rows, n * 6 * sizeof(float));
     /* the view is the same state: row_of maps every entry back to its row */
     shoal_boid_view v = shoal_sim_view(s);
@@ -208,9 +208,9 @@ static void test_sort_keeps_state(void **state)
         assert_true(v.vx[i] == r[3] && v.vy[i] == r[4] && v.vz[i] == r[5]);
     }
     assert_int_equal(shoal_sim_step(s, 2, NULL), SHOAL_OK);
-    shoal_sim_get_state(s, rows);
+    assert_int_equal(shoal_sim_get_rows(s, rows, shoal_sim_count(s), NULL), SHOAL_OK);
     shoal_sim_sort(s);
-    shoal_sim_get_state(s, out);
+    assert_int_equal(shoal_sim_get_rows(s, out, shoal_sim_count(s), NULL), SHOAL_OK);
     assert_memory_equal(out, rows, n * 6 * sizeof(float));
     shoal_sim_destroy(s);
 
@@ -229,13 +229,13 @@ static void test_sort_keeps_state(void **state)
     crows[300 * 6 + 0] = 1e-20f;
     crows[77 * 6 + 0] = 2e-20f; /* d^2 = 1e-40 underflows: the repulsion is infinite */
     assert_int_equal(shoal_sim_create(&d, &s, NULL), SHOAL_OK);
-    assert_int_equal(shoal_sim_set_state(s, crows, NULL), SHOAL_OK);
+    assert_int_equal(shoal_sim_set_rows(s, crows, shoal_sim_count(s), NULL), SHOAL_OK);
     shoal_error e;
     shoal_status st = shoal_sim_step(s, 1, &e);
     assert_int_equal(st, SHOAL_ERR_NONFINITE);
     float *cout = malloc(600 * 6 * sizeof(float));
     assert_non_null(cout);
-    shoal_sim_get_state(s, cout);
+    assert_int_equal(shoal_sim_get_rows(s, cout, shoal_sim_count(s), NULL), SHOAL_OK);
     assert_memory_equal(cout, crows, 600 * 6 * sizeof(float));
     shoal_sim_destroy(s);
     free(cout);

@@ -33,11 +33,12 @@ static float *initial(const shoal_sim_desc *d, uint64_t seed)
 {
     shoal_sim *s;
     shoal_error e;
-    if (shoal_sim_create(d, &s, &e))
+    shoal_sim_desc ds = *d;
+    ds.seed = seed; /* draws the rows (the caller's desc keeps its own seed) */
+    if (shoal_sim_create(&ds, &s, &e) || shoal_sim_draw_state(s, &e))
         fail_msg("%s", e.message);
-    shoal_sim_init_state(s, seed);
     float *rows = malloc(d->boid_count * 6 * sizeof(float));
-    shoal_sim_get_state(s, rows);
+    assert_int_equal(shoal_sim_get_rows(s, rows, shoal_sim_count(s), NULL), SHOAL_OK);
     shoal_sim_destroy(s);
     return rows;
 }
@@ -81,7 +82,7 @@ static void bound_check(const char *label, const shoal_sim_desc *d, const shoal_
     shoal_error e;
     shoal_sim *s;
     assert_int_equal(shoal_sim_create(d, &s, &e), SHOAL_OK);
-    assert_int_equal(shoal_sim_set_state(s, rows, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim_set_rows(s, rows, shoal_sim_count(s), &e), SHOAL_OK);
     if (sc)
         assert_int_equal(shoal_scene_add_obstacles(sc, s, &e), SHOAL_OK);
     size_t n = d->boid_count;
@@ -97,7 +98,7 @@ static void bound_check(const char *label, const shoal_sim_desc *d, const shoal_
     ref_grid g;
     memset(&g, 0, sizeof g);
     for (int k = 0; k < steps; k++) {
-        shoal_sim_get_state(s, a);
+        assert_int_equal(shoal_sim_get_rows(s, a, shoal_sim_count(s), NULL), SHOAL_OK);
         shoal_sim_checkpoint ck;
         shoal_sim_get_checkpoint(s, &ck);
         double pp[SHOAL_MAX_PREDATORS][3], tp[SHOAL_MAX_TARGETS][3];
@@ -118,7 +119,7 @@ static void bound_check(const char *label, const shoal_sim_desc *d, const shoal_
         assert_int_equal(ref_grid_build(&g, in, n, ref_env_radius(&env), 0, &e), SHOAL_OK);
         ref_school_step(&env, &g, in, NULL, ob, 0);
         assert_int_equal(shoal_sim_step(s, 1, &e), SHOAL_OK);
-        shoal_sim_get_state(s, b);
+        assert_int_equal(shoal_sim_get_rows(s, b, shoal_sim_count(s), NULL), SHOAL_OK);
         for (size_t i = 0; i < n; i++) {
             double r_u = 0, r_rho = 0;
             int inf = 0, tie = 0;
@@ -445,7 +446,7 @@ static void test_sim64_api(void **state)
      * rounding (the pinned target and the predators reach both) */
     shoal_sim *g;
     assert_int_equal(shoal_sim_create(&d, &g, &e), SHOAL_OK);
-    assert_int_equal(shoal_sim_set_state(g, f, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim_set_rows(g, f, shoal_sim_count(g), &e), SHOAL_OK);
     for (int k = 0; k < SHOAL_MAX_OBSTACLES; k++)
         assert_int_equal(shoal_sim_add_obstacle(g, pos, nrm, 2, NULL, NULL, &e), SHOAL_OK);
     for (int k = 0; k < 2; k++)
@@ -462,7 +463,7 @@ static void test_sim64_api(void **state)
     assert_int_equal(shoal_sim64_step(h, 1, &e), SHOAL_OK);
     assert_int_equal(shoal_sim_step(g, 1, &e), SHOAL_OK);
     shoal_sim64_get_state(h, rows);
-    shoal_sim_get_state(g, f);
+    assert_int_equal(shoal_sim_get_rows(g, f, shoal_sim_count(g), NULL), SHOAL_OK);
     double worst = 0;
     for (size_t i = 0; i < 300 * 6; i++) {
         /* not fmax: Debian 12's aarch64 gcc 12.2 ends vectorising fmax of a float-double

@@ -108,7 +108,7 @@ static void test_pin(void **state)
     sc.desc.boid_count = 100;
     shoal_sim *s;
     assert_int_equal(shoal_sim_create(&sc.desc, &s, &e), SHOAL_OK);
-    shoal_sim_init_state(s, 1);
+    assert_int_equal(shoal_sim_draw_state(s, &e), SHOAL_OK);
     float t0[12], t1[12];
     assert_int_equal(shoal_sim_targets(s, 0.0, t0, 4), 4);
     const float q[3] = {1, 2, 3};

@@ -11,6 +11,7 @@
 
 #include "core/parallel.h"
 #include "shoal/shoal.h"
+#include "support/peak.h"
 #include "tests/cli_harness.h"
 #include "tests/scenes.h"
 
@@ -131,6 +132,21 @@ static void test_system_thread_count(void **state)
     assert_int_equal(shoal_system_thread_count(), before);
     assert_true(h3 != 0);
     assert_true(h3 == school_hash(1, 3));
+}
+
+/* No shoal command writes the process default thread count: `shoal bench`'s probes run
+ * teams of their own (the copy probe set the default and then reset it to OpenMP's, so a
+ * program's shoal_system_set_thread_count was lost). */
+static void test_probes_keep_default(void **state)
+{
+    (void)state;
+    assert_int_equal(shoal_system_set_thread_count(3), SHOAL_OK);
+    int before = shoal_system_thread_count();
+    assert_true(peak_copy_gbs(2, 0.0) >= 0.0);
+    if (peak_kind_supported(PEAK_AVX2_ADDMUL))
+        assert_true(peak_gflops(PEAK_AVX2_ADDMUL, 2, 0.0) >= 0.0);
+    assert_int_equal(shoal_system_thread_count(), before);
+    assert_int_equal(shoal_system_set_thread_count(0), SHOAL_OK);
 }
 
 /* OMP_NUM_THREADS is the default the library reads: above the bound, objects made with
@@ -382,7 +398,7 @@ int main(void)
         cmocka_unit_test(test_thread_count_bound),   cmocka_unit_test(test_system_thread_count),
         cmocka_unit_test(test_omp_num_threads),      cmocka_unit_test(test_fork_after_teams),
         cmocka_unit_test(test_wait_policy_api),      cmocka_unit_test(test_wait_passive_sleeps),
-        cmocka_unit_test(test_wait_auto_under_load),
+        cmocka_unit_test(test_wait_auto_under_load), cmocka_unit_test(test_probes_keep_default),
     };
     return test_exit(cmocka_run_group_tests(tests, setup, teardown));
 }

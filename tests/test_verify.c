@@ -33,11 +33,12 @@ static float *initial(const shoal_sim_desc *d, uint64_t seed)
 {
     shoal_sim *s;
     shoal_error e;
-    if (shoal_sim_create(d, &s, &e))
+    shoal_sim_desc ds = *d;
+    ds.seed = seed; /* draws the rows (the caller's desc keeps its own seed) */
+    if (shoal_sim_create(&ds, &s, &e) || shoal_sim_draw_state(s, &e))
         fail_msg("%s", e.message);
-    shoal_sim_init_state(s, seed);
     float *rows = malloc(d->boid_count * 6 * sizeof(float));
-    shoal_sim_get_state(s, rows);
+    assert_int_equal(shoal_sim_get_rows(s, rows, shoal_sim_count(s), NULL), SHOAL_OK);
     shoal_sim_destroy(s);
     return rows;
 }
@@ -49,7 +50,7 @@ static double *engine_trajectory(const shoal_sim_desc *out, const shoal_scene *s
     shoal_error e;
     shoal_sim *s;
     assert_int_equal(shoal_sim_create(out, &s, &e), SHOAL_OK);
-    assert_int_equal(shoal_sim_set_state(s, rows, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim_set_rows(s, rows, shoal_sim_count(s), &e), SHOAL_OK);
     if (sc)
         assert_int_equal(shoal_scene_add_obstacles(sc, s, &e), SHOAL_OK);
     size_t n = out->boid_count;
@@ -58,7 +59,7 @@ static double *engine_trajectory(const shoal_sim_desc *out, const shoal_scene *s
     for (int k = 0; k <= steps; k++) {
         if (k)
             assert_int_equal(shoal_sim_step(s, 1, &e), SHOAL_OK);
-        shoal_sim_get_state(s, f);
+        assert_int_equal(shoal_sim_get_rows(s, f, shoal_sim_count(s), NULL), SHOAL_OK);
         for (size_t i = 0; i < n * 6; i++)
             t[(size_t)k * n * 6 + i] = f[i];
     }

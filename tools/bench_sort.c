@@ -125,7 +125,7 @@ int main(int argc, char **argv)
         /* counting sort: fresh (unsorted) state each repeat, as a step sees after motion */
         prof_reset(s->prof);
         for (int r = 0; r < repeat + 1; r++) {
-            shoal_sim_set_state(s, rows, &e);
+            shoal_sim_set_rows(s, rows, count, &e);
             uint64_t t0 = timer_now_ns();
             sim_sort_only(s);
             double t = (double)(timer_now_ns() - t0) * 1e-6;
@@ -146,7 +146,7 @@ int main(int argc, char **argv)
                    sum[k].min_ms, sum[k].max_ms);
 
         /* the keys of input order: cell_of after a sort of the fresh state */
-        shoal_sim_set_state(s, rows, &e);
+        shoal_sim_set_rows(s, rows, count, &e);
         sim_sort_only(s);
         for (size_t i = 0; i < count; i++)
             keys[i] = (uint64_t)s->cell_of[i] << 32 | (uint64_t)i;

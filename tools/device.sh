@@ -450,8 +450,8 @@ for sc in "--model steer" "--scene assets/scenes/steer_100k.ini" "--scene assets
 done
 timeout 120 "$BUILD/tools/bench_sort" --threads 1,2,$NCPU 2>&1 | tee -a "$REPORT"
 fi
-# issue 18's figures (docs/PERFORMANCE.md "Issue 18"): the 1M step with the baseline ratio,
-# LOD frames at 2 and all threads, and whole frames of `shoal run` (1M on all cores; 100k
+# the 1M frame's figures (docs/results/2026-11-24-frame-1m.md): the 1M step with the
+# baseline ratio, LOD frames at 2 and all threads, and whole frames of `shoal run` (1M on all cores; 100k
 # and the default 16k on 2 threads)
 if has frame; then
 stamp "issue 18: steer 1M + the baseline grid, avx512, 2 and $NCPU threads"
@@ -475,8 +475,8 @@ for spec in "$NCPU 90 --scene assets/scenes/steer_1m.ini" "$NCPU 600 --scene ass
 done
 fi
 if has headless; then
-# issue 26 (docs/PERFORMANCE.md "Headless output"): on 2 cores, the whole frame of `shoal run
-# --headless` with PNG frames (written by the writer thread), with none (--out -: the frame
+# first runs (docs/results/2026-11-25-headless-first-runs.md): on 2 cores, the whole frame
+# of `shoal run --headless` with PNG frames (written by the writer thread), with none (--out -: the frame
 # without output), and the default output (a video where ffmpeg is, else PNG frames); then
 # init --count 1000000 + one step, every model
 stamp "issue 26: headless output on 2 cores (taskset -c 0,1), 16384 fish, 1280x720"
@@ -500,8 +500,8 @@ for m in $MODELS; do
 done
 rm -f "$W/big.npy"
 fi
-# issue 28 (docs/PERFORMANCE.md "Issue 28"): the force kernel's lane-pairs and the sort's
-# bandwidth: FP peak and copy bandwidth, steer 1M on all cores and on 2 (AVX-512 and AVX2,
+# the force kernel (docs/PERFORMANCE.md "Where the time goes"): its lane-pairs and the
+# sort's bandwidth: FP peak and copy bandwidth, steer 1M on all cores and on 2 (AVX-512 and AVX2,
 # with the baseline grid), 1M and 4M stage medians, every model's lane-pairs per boid
 if has kernel; then
 stamp "issue 28: FP peak and copy bandwidth (tools/peak)"

@@ -239,12 +239,13 @@ int main(int argc, char **argv)
             for (int k = 3; k < 6; k++)
                 r[k] *= vmax;
         }
-        if (shoal_sim_set_state(sim, rows, &e)) {
+        if (shoal_sim_set_rows(sim, rows, n, &e)) {
             fprintf(stderr, "soak: %s\n", e.message);
             return 2;
         }
-    } else {
-        shoal_sim_init_state(sim, d.seed);
+    } else if (shoal_sim_draw_state(sim, &e)) {
+        fprintf(stderr, "soak: %s\n", e.message);
+        return 2;
     }
     walls w = model_walls(&d);
     printf("soak: model %s, %zu boids, %lld steps, check every %lld, dt %g s, isa %s, "
@@ -276,7 +277,11 @@ int main(int argc, char **argv)
         }
         done += k;
         line_steps += k;
-        shoal_sim_get_state(sim, rows);
+        if (shoal_sim_get_rows(sim, rows, n, &e)) {
+            printf("FAULT after step %lld: %s\n", done, e.message);
+            rc = 1;
+            break;
+        }
         size_t nonfinite = 0;
         double out = 0, speed = 0;
         for (size_t i = 0; i < n; i++) {

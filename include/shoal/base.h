@@ -35,9 +35,10 @@ extern "C" {
 #else
 #define SHOAL_DEPRECATED(use)
 #endif
-/** The 0.1 calls that 0.2 replaced with ones that are harder to misuse (state calls with no
- *  length, two seeds): deprecated, still exported and working. A program that defines
- *  SHOAL_ALLOW_0_1 before including a shoal header calls them without the warning. */
+/** The 0.1 names that 0.2 replaced (state calls with no length, two seeds, the process-wide
+ *  profile, names from before shoal_<module>_<verb>): deprecated, still exported and working
+ *  until 1.0 (docs/LIBRARY.md's table). A program that defines SHOAL_ALLOW_0_1 before
+ *  including a shoal header calls them without the warning. */
 #if defined(SHOAL_ALLOW_0_1)
 #define SHOAL_DEPRECATED_0_1(use)
 #else

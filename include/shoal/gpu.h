@@ -120,7 +120,7 @@ typedef struct shoal_gpu_stats {
 SHOAL_API shoal_gpu_stats shoal_gpu_sim_get_stats(const shoal_gpu_sim *sim);
 
 /* Earlier name (before shoal_<module>_<verb> throughout). */
-SHOAL_DEPRECATED("shoal_gpu_sim_get_stats")
+SHOAL_DEPRECATED_0_1("shoal_gpu_sim_get_stats")
 SHOAL_API shoal_gpu_stats shoal_gpu_sim_stats(const shoal_gpu_sim *sim);
 
 #ifdef __cplusplus

@@ -321,12 +321,13 @@ SHOAL_API uint64_t shoal_render_hash(shoal_framebuffer fb);
 /* Earlier names (before shoal_<module>_<verb> throughout). shoal_renderer_create is the create
  * of 0.1: without desc->mesh it loads shoal's fish.obj (and fish_lod1.obj for LOD) with
  * shoal_mesh_load_asset, as the renderer once did itself. */
-SHOAL_DEPRECATED("shoal_render_create")
+SHOAL_DEPRECATED_0_1("shoal_render_create")
 SHOAL_API shoal_status shoal_renderer_create(const shoal_render_desc *desc, shoal_renderer **out,
                                              shoal_error *err);
-SHOAL_DEPRECATED("shoal_io_asset_path")
+SHOAL_DEPRECATED_0_1("shoal_io_asset_path")
 SHOAL_API int shoal_render_asset_path(const char *name, char *out, size_t size);
-SHOAL_DEPRECATED("shoal_render_destroy") SHOAL_API void shoal_renderer_destroy(shoal_renderer *r);
+SHOAL_DEPRECATED_0_1("shoal_render_destroy")
+SHOAL_API void shoal_renderer_destroy(shoal_renderer *r);
 
 #ifdef __cplusplus
 }

@@ -494,9 +494,9 @@ SHOAL_API shoal_status shoal_state_check_finite(const float *rows, size_t count,
                                                 shoal_error *err);
 
 /* Earlier names (before shoal_<module>_<verb> throughout). */
-SHOAL_DEPRECATED("shoal_sim_get_stats")
+SHOAL_DEPRECATED_0_1("shoal_sim_get_stats")
 SHOAL_API size_t shoal_sim_stats(const shoal_sim *sim, shoal_stage_stats *out, size_t max);
-SHOAL_DEPRECATED("shoal_params_list")
+SHOAL_DEPRECATED_0_1("shoal_params_list")
 SHOAL_API const shoal_param_info *shoal_param_list(shoal_model model, size_t *count_out);
 
 #ifdef __cplusplus

@@ -25,8 +25,9 @@ SHOAL_API const char *shoal_system_cpu_model(void);
  *  thread_count 0 runs on, and what the stage profiler's trace sizes its tracks for. The
  *  value set by shoal_system_set_thread_count, else OpenMP's default (OMP_NUM_THREADS, else
  *  the CPUs), at most SHOAL_MAX_THREADS; 1 in a build without OpenMP. Results never depend
- *  on it (DESIGN.md: one canonical order). An OMP_NUM_THREADS above SHOAL_MAX_THREADS makes
- *  objects with thread_count 0 refuse to be created (SHOAL_ERR_INPUT, naming it). */
+ *  on it (one canonical order: docs/ARCHITECTURE.md). An OMP_NUM_THREADS above
+ *  SHOAL_MAX_THREADS makes objects with thread_count 0 refuse to be created
+ *  (SHOAL_ERR_INPUT, naming it). */
 SHOAL_API int shoal_system_thread_count(void);
 
 /** Set the process default thread count: 1..SHOAL_MAX_THREADS, or <= 0 to restore

@@ -290,7 +290,12 @@ static int get_scene(bench_ctx *b, const bench_case *c, const float **rows, shoa
             snprintf(err, err_size, "%s", e.message);
             return 1;
         }
-        shoal_sim_init_state(s, 1);
+        /* from the default desc's seed, 1 */
+        if (shoal_sim_draw_state(s, &e)) {
+            snprintf(err, err_size, "%s", e.message);
+            shoal_sim_destroy(s);
+            return 1;
+        }
         if (warm_steps) {
             fprintf(stderr, "bench: preparing %s (%d steps of %zu boids)...\n",
                     shoal_model_name(d.model), warm_steps, c->n);
@@ -301,8 +306,12 @@ static int get_scene(bench_ctx *b, const bench_case *c, const float **rows, shoa
             }
         }
         r = malloc(c->n * 6 * sizeof(float));
-        if (r)
-            shoal_sim_get_state(s, r);
+        if (r && shoal_sim_get_rows(s, r, c->n, &e)) {
+            snprintf(err, err_size, "%s", e.message);
+            shoal_sim_destroy(s);
+            free(r);
+            return 1;
+        }
         d.t0_s = shoal_sim_time(s);
         shoal_sim_destroy(s);
     }
@@ -350,7 +359,7 @@ static void run_sim_case(bench_ctx *b, bench_result *r)
     d.isa = c->isa;
     shoal_sim *s;
     shoal_error e;
-    if (shoal_sim_create(&d, &s, &e) || shoal_sim_set_state(s, rows, &e)) {
+    if (shoal_sim_create(&d, &s, &e) || shoal_sim_set_rows(s, rows, c->n, &e)) {
         snprintf(r->error, sizeof r->error, "%s", e.message);
         if (s)
             shoal_sim_destroy(s);
@@ -376,7 +385,7 @@ static void run_sim_case(bench_ctx *b, bench_result *r)
     shoal_profile_clear(prof); /* the warm-up steps are not counted */
     for (int k = 0; k < reps; k++) {
         /* every repeat times the same steps from the same state (a school keeps changing) */
-        shoal_sim_set_state(s, rows, &e);
+        shoal_sim_set_rows(s, rows, c->n, &e); /* rows that passed once */
         shoal_sim_sort(s); /* untimed: into cell order, as a running simulation is */
         t0 = shoal_profile_now_ns();
         if (shoal_sim_step(s, (int)per, &e)) {

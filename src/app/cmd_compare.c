@@ -339,7 +339,8 @@ static shoal_status runner_create(runner *r, const char *name, const shoal_sim_d
     r->name = name;
     shoal_status st;
     if (strcmp(name, "cpu") == 0) {
-        if ((st = shoal_sim_create(d, &r->cpu, e)) || (st = shoal_sim_set_state(r->cpu, rows, e)))
+        if ((st = shoal_sim_create(d, &r->cpu, e)) ||
+            (st = shoal_sim_set_rows(r->cpu, rows, d->boid_count, e)))
             return st;
         /* both CPU runs in one table (--stats): they step one after the other */
         shoal_sim_set_profile(r->cpu, app_profile());
@@ -355,7 +356,7 @@ static shoal_status runner_create(runner *r, const char *name, const shoal_sim_d
                                "unknown run '%s' (expected cpu, cuda, cuda-stable or cuda-atomic)",
                                name);
     if ((st = shoal_gpu_sim_create(d, order, &r->gpu, e)) ||
-        (st = shoal_gpu_sim_set_state(r->gpu, rows, e)))
+        (st = shoal_gpu_sim_set_rows(r->gpu, rows, d->boid_count, e)))
         return st;
     return app_gpu_add_obstacles(r->gpu, scene, e);
 }
@@ -367,11 +368,9 @@ static shoal_status runner_step(runner *r, int k, shoal_error *e)
 
 static shoal_status runner_get(runner *r, float *rows, shoal_error *e)
 {
-    if (r->cpu) {
-        shoal_sim_get_state(r->cpu, rows);
-        return SHOAL_OK;
-    }
-    return shoal_gpu_sim_get_state(r->gpu, rows, e);
+    if (r->cpu)
+        return shoal_sim_get_rows(r->cpu, rows, shoal_sim_count(r->cpu), e);
+    return shoal_gpu_sim_get_rows(r->gpu, rows, shoal_gpu_sim_count(r->gpu), e);
 }
 
 static void runner_destroy(runner *r)

@@ -43,7 +43,8 @@ static int step_gpu(const shoal_sim_desc *d, const shoal_scene *scene, const cha
     shoal_gpu_sim *g;
     if ((st = shoal_gpu_sim_create(d, order, &g, e)))
         return st;
-    if ((st = shoal_gpu_sim_set_state(g, rows, e)) || (st = app_gpu_add_obstacles(g, scene, e))) {
+    if ((st = shoal_gpu_sim_set_rows(g, rows, shoal_gpu_sim_count(g), e)) ||
+        (st = app_gpu_add_obstacles(g, scene, e))) {
         shoal_gpu_sim_destroy(g);
         return st;
     }
@@ -73,7 +74,7 @@ static int step_gpu(const shoal_sim_desc *d, const shoal_scene *scene, const cha
                 (unsigned long long)rest_steps, rest, rest_steps ? rest / (double)rest_steps : 0.0);
     }
     if (!st)
-        st = shoal_gpu_sim_get_state(g, rows, e);
+        st = shoal_gpu_sim_get_rows(g, rows, shoal_gpu_sim_count(g), e);
     shoal_gpu_sim_destroy(g);
     return st;
 }
@@ -379,13 +380,16 @@ int cmd_init(int argc, char **argv)
     uint64_t t0 = shoal_profile_now_ns();
     if (shoal_sim_create(&d, &sim, &e))
         return app_fail_status(&o, &e);
-    shoal_sim_init_state(sim, d.seed);
     float *rows = malloc(d.boid_count * 6 * sizeof(float));
     if (!rows) {
         shoal_sim_destroy(sim);
         return options_fail(&o, "out of memory for %zu boids", d.boid_count);
     }
-    shoal_sim_get_state(sim, rows);
+    if (shoal_sim_draw_state(sim, &e) || shoal_sim_get_rows(sim, rows, d.boid_count, &e)) {
+        shoal_sim_destroy(sim);
+        free(rows);
+        return app_fail_status(&o, &e);
+    }
     shoal_sim_destroy(sim);
     app_stage_done("init", "draw", t0);
     t0 = shoal_profile_now_ns();
@@ -571,8 +575,8 @@ int cmd_step(int argc, char **argv)
         free(rows);
         return app_fail_status(&o, &e);
     }
-    shoal_sim_set_state(sim, rows, &e);
-    if ((resume && shoal_sim_set_checkpoint(sim, &ck, &e)) ||
+    if (shoal_sim_set_rows(sim, rows, count, &e) ||
+        (resume && shoal_sim_set_checkpoint(sim, &ck, &e)) ||
         shoal_scene_add_obstacles(&scene, sim, &e)) {
         shoal_sim_destroy(sim);
         free(rows);
@@ -632,8 +636,9 @@ int cmd_step(int argc, char **argv)
     app_state_ctx out_ctx = {out, rows, count};
     if (!st && ckpt)
         st = app_stage_file(&staged[nstaged++], ckpt, app_write_checkpoint, sim, &e);
+    if (!st && out)
+        st = shoal_sim_get_rows(sim, rows, count, &e);
     if (!st && out) {
-        shoal_sim_get_state(sim, rows);
         st = app_stage_file(&staged[nstaged++], out, app_write_state, &out_ctx, &e);
     }
     if (!st && trace)

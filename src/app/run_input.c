@@ -61,6 +61,7 @@ static void reseed(app *a, size_t n, uint64_t seed)
     shoal_sim_desc old = a->desc;
     uint64_t old_seed = a->seed;
     a->desc.boid_count = n;
+    a->desc.seed = seed; /* one seed draws the school and heading's targets */
     a->seed = seed;
     if (a->count_override)
         a->count_override = n;

@@ -303,13 +303,14 @@ shoal_status run_gpu_open(app *a, shoal_error *e)
     }
     shoal_sim_desc d = a->desc;
     d.t0_s = run_sim_time(a);
-    shoal_sim_get_state(a->sim, a->gpu_rows);
-    shoal_gpu_sim *g;
-    shoal_status st = shoal_gpu_sim_create(&d, a->cfg.gpu_order, &g, e);
+    shoal_status st = shoal_sim_get_rows(a->sim, a->gpu_rows, n, e);
     if (st)
         return st;
+    shoal_gpu_sim *g;
+    if ((st = shoal_gpu_sim_create(&d, a->cfg.gpu_order, &g, e)))
+        return st;
     /* the obstacle meshes: the CPU mirror's field (its own build), uploaded */
-    if ((st = shoal_gpu_sim_set_state(g, a->gpu_rows, e)) ||
+    if ((st = shoal_gpu_sim_set_rows(g, a->gpu_rows, n, e)) ||
         (a->obs_count > 0 && (st = shoal_gpu_sim_copy_obstacles(g, a->sim, e)))) {
         shoal_gpu_sim_destroy(g);
         return st;
@@ -338,7 +339,9 @@ shoal_status run_sim_open(app *a, shoal_error *e)
         if ((st = shoal_sim_create(&a->desc, &a->sim, e)))
             return st;
         shoal_sim_set_profile(a->sim, a->prof);
-        shoal_sim_init_state(a->sim, a->seed);
+        /* a->desc.seed is a->seed (cmd_run, the model switch and reseed set both) */
+        if ((st = shoal_sim_draw_state(a->sim, e)))
+            return st;
     }
     for (int k = 0; k < a->obs_count; k++) {
         st = shoal_sim_add_obstacle(a->sim, a->obs_mesh[k].positions, a->obs_mesh[k].normals,
@@ -427,9 +430,9 @@ int run_sim_steps(app *a, int n)
     } else if (a->gpu) {
         st = shoal_gpu_sim_step(a->gpu, n, &e);
         if (!st)
-            st = shoal_gpu_sim_get_state(a->gpu, a->gpu_rows, &e);
+            st = shoal_gpu_sim_get_rows(a->gpu, a->gpu_rows, shoal_gpu_sim_count(a->gpu), &e);
         if (!st)
-            st = shoal_sim_set_state(a->sim, a->gpu_rows, &e);
+            st = shoal_sim_set_rows(a->sim, a->gpu_rows, shoal_sim_count(a->sim), &e);
     } else {
         st = shoal_sim_step(a->sim, n, &e);
     }

@@ -205,8 +205,9 @@ shoal_status traj_write(traj *t, const shoal_sim *sim, long long step, shoal_err
     if (t->write) {
         st = t->write(t->write_ctx, path, time, e);
     } else {
-        shoal_sim_get_state(sim, t->rows);
-        st = shoal_io_state_write(path, t->fmt->name, t->rows, t->count, time, e);
+        st = shoal_sim_get_rows(sim, t->rows, t->count, e);
+        if (!st)
+            st = shoal_io_state_write(path, t->fmt->name, t->rows, t->count, time, e);
     }
     if (st) {
         if (t->out.dir[0])

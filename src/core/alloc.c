@@ -8,7 +8,7 @@
 /* No huge-page advice: madvise(MADV_HUGEPAGE) on the sim's arrays was measured on the
  * device (16-core Xeon VM, THP "madvise"): 1M steer on 2 threads 117/88/126 ms per step with
  * it against 72/60/69 without and 74/83/91 before, 16 threads 14.1/12.6/14.1 against
- * 11.5/13.0/12.7 (docs/PERFORMANCE.md, "Issue 18"). The first step's page faults are paid
+ * 11.5/13.0/12.7 (docs/results/2026-11-24-frame-1m.md). The first step's page faults are paid
  * at create instead (sim.c, first_touch). */
 
 void *alloc_array(size_t count, size_t size, const char *what, shoal_error *err)

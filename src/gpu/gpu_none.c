@@ -2,6 +2,7 @@
 /* The CUDA backend's stand-in for builds without CUDA (meson found no nvcc, or
  * -Dcuda=disabled): every entry point says so with SHOAL_ERR_UNSUPPORTED, so a caller
  * (shoal step --backend cuda, test_gpu) fails or skips visibly instead of silently. */
+#include "gpu/gpu_backend.h"
 #include "shoal/gpu.h"
 
 #include <string.h>
@@ -25,14 +26,14 @@ shoal_status shoal_gpu_sim_create(const shoal_sim_desc *desc, shoal_gpu_order or
 
 void shoal_gpu_sim_destroy(shoal_gpu_sim *sim) { (void)sim; }
 
-shoal_status shoal_gpu_sim_set_state(shoal_gpu_sim *sim, const float *rows, shoal_error *err)
+shoal_status gpu_backend_set_state(shoal_gpu_sim *sim, const float *rows, shoal_error *err)
 {
     (void)sim;
     (void)rows;
     return shoal_error_set(err, SHOAL_ERR_UNSUPPORTED, NO_CUDA);
 }
 
-shoal_status shoal_gpu_sim_get_state(const shoal_gpu_sim *sim, float *rows, shoal_error *err)
+shoal_status gpu_backend_get_state(const shoal_gpu_sim *sim, float *rows, shoal_error *err)
 {
     (void)sim;
     (void)rows;

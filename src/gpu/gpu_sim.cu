@@ -47,6 +47,7 @@ extern "C" {
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu/gpu_backend.h"
 #include "gpu/gpu_models.h"
 
 #define FAULT_NONE 0xffffffffu
@@ -581,8 +582,7 @@ extern "C" shoal_status shoal_gpu_sim_create(const shoal_sim_desc *desc, shoal_g
     return SHOAL_OK;
 }
 
-extern "C" shoal_status shoal_gpu_sim_set_state(shoal_gpu_sim *s, const float *rows,
-                                                shoal_error *err)
+extern "C" shoal_status gpu_backend_set_state(shoal_gpu_sim *s, const float *rows, shoal_error *err)
 {
     shoal_status st = shoal_state_check_finite(rows, s->count, "state", err);
     if (st)
@@ -603,15 +603,14 @@ extern "C" shoal_status shoal_gpu_sim_set_state(shoal_gpu_sim *s, const float *r
     free(hp);
     if (e != cudaSuccess)
         return cuda_fail(err, e, "uploading the state");
-    /* a new state restarts the predators, as shoal_sim_set_state does */
+    /* a new state restarts the predators, as shoal_sim_set_rows does */
     st = reset_predators(s, err);
     if (!st)
         s->has_state = 1;
     return st;
 }
 
-extern "C" shoal_status shoal_gpu_sim_get_state(const shoal_gpu_sim *s, float *rows,
-                                                shoal_error *err)
+extern "C" shoal_status gpu_backend_get_state(const shoal_gpu_sim *s, float *rows, shoal_error *err)
 {
     size_t n = s->count;
     float4 *hp = (float4 *)malloc(n * sizeof(float4) * 2);

@@ -76,9 +76,10 @@ shoal_status shoal_io_checkpoint_write(const char *path, const shoal_sim *sim, s
     float *rows = malloc(n * 6 * sizeof(float));
     if (!rows)
         return shoal_error_set(err, SHOAL_ERR_NOMEM, "%s: out of memory for %zu boids", path, n);
-    shoal_sim_get_state(sim, rows);
-    rows_layout l;
-    shoal_status st = rows_layout_checkpoint(&l, d, &ck, n, path, err);
+    rows_layout l = {0};
+    shoal_status st = shoal_sim_get_rows(sim, rows, n, err);
+    if (!st)
+        st = rows_layout_checkpoint(&l, d, &ck, n, path, err);
     shoal_atomic_file af;
     if (!st)
         st = shoal_io_atomic_open(&af, path, err);

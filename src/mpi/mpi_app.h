@@ -65,7 +65,7 @@ shoal_status mpi_same(const void *data, size_t n, const char *what, shoal_error 
  * whole: desc, obstacles, predators, targets, time. */
 typedef struct mpi_school mpi_school;
 
-/* The initial state of d (row i from (d->seed, i), as shoal_sim_init_state draws it):
+/* The initial state of d (row i from (d->seed, i), as shoal_sim_draw_state draws it):
  * each rank draws its own rows. */
 shoal_status mpi_school_create(const shoal_sim_desc *d, mpi_school **out, shoal_error *e);
 /* The .npy state at `path` with desc d (its boid_count replaced by the file's). Rank 0

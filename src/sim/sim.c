@@ -271,10 +271,9 @@ shoal_status shoal_sim_set_params(shoal_sim *s, const shoal_params *params, shoa
     return SHOAL_OK;
 }
 
-shoal_status shoal_sim_set_state(shoal_sim *s, const float *rows, shoal_error *err)
+/* The state calls' work, shared by the current names and the 0.1 ones below. */
+static shoal_status load_rows(shoal_sim *s, const float *rows, shoal_error *err)
 {
-    CHECK_ARG(s, "sim", err);
-    CHECK_ARG(rows, "rows", err);
     shoal_status st = shoal_state_check_finite(rows, s->count, "state", err);
     if (st)
         return st;
@@ -289,6 +288,32 @@ shoal_status shoal_sim_set_state(shoal_sim *s, const float *rows, shoal_error *e
     return SHOAL_OK;
 }
 
+static void draw_rows(shoal_sim *s, uint64_t seed)
+{
+    /* A row at a time straight into the arrays: boid i's draws depend on (seed, i) alone, so
+     * this needs no scratch buffer and cannot fail (an earlier version allocated N rows and,
+     * when that failed, left the state zeroed). */
+    for (size_t i = 0; i < s->count; i++) {
+        float row[6];
+        sim_init_row(s->desc.model, &s->desc.params, seed, i, row);
+        for (int k = 0; k < 6; k++)
+            s->cur[k][i] = row[k];
+        s->row_cur[i] = (uint32_t)i;
+    }
+    s->cells_valid = 0;
+    predators_reset(s);
+    s->has_state = 1;
+}
+
+static void copy_rows(const shoal_sim *s, float *rows)
+{
+    for (size_t i = 0; i < s->count; i++) {
+        size_t r = s->row_cur[i];
+        for (int k = 0; k < 6; k++)
+            rows[r * 6 + (size_t)k] = s->cur[k][i];
+    }
+}
+
 shoal_status shoal_sim_set_rows(shoal_sim *s, const float *rows, size_t row_count, shoal_error *err)
 {
     CHECK_ARG(s, "sim", err);
@@ -299,7 +324,7 @@ shoal_status shoal_sim_set_rows(shoal_sim *s, const float *rows, size_t row_coun
                                s->count);
     if (!rows)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "state: no rows (NULL)");
-    return shoal_sim_set_state(s, rows, err);
+    return load_rows(s, rows, err);
 }
 
 shoal_status shoal_sim_get_rows(const shoal_sim *s, float *rows, size_t row_count, shoal_error *err)
@@ -316,7 +341,7 @@ shoal_status shoal_sim_get_rows(const shoal_sim *s, float *rows, size_t row_coun
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "state: the simulation has none yet (shoal_sim_set_rows or "
                                "shoal_sim_draw_state first)");
-    shoal_sim_get_state(s, rows);
+    copy_rows(s, rows);
     return SHOAL_OK;
 }
 
@@ -330,27 +355,24 @@ int shoal_sim_has_state(const shoal_sim *s)
 shoal_status shoal_sim_draw_state(shoal_sim *s, shoal_error *err)
 {
     CHECK_ARG(s, "sim", err);
-    (void)err;
-    return shoal_sim_init_state(s, s->desc.seed);
+    draw_rows(s, s->desc.seed);
+    return SHOAL_OK;
+}
+
+/* The 0.1 state calls (shoal/sim.h): exported for programs written against them until 1.0;
+ * nothing in the tree calls them but tests/test_compat.c. */
+shoal_status shoal_sim_set_state(shoal_sim *s, const float *rows, shoal_error *err)
+{
+    CHECK_ARG(s, "sim", err);
+    CHECK_ARG(rows, "rows", err);
+    return load_rows(s, rows, err);
 }
 
 shoal_status shoal_sim_init_state(shoal_sim *s, uint64_t seed)
 {
     if (!s)
         return SHOAL_ERR_INPUT;
-    /* A row at a time straight into the arrays: boid i's draws depend on (seed, i) alone, so
-     * this needs no scratch buffer and cannot fail (an earlier version allocated N rows and,
-     * when that failed, left the state zeroed). */
-    for (size_t i = 0; i < s->count; i++) {
-        float row[6];
-        sim_init_row(s->desc.model, &s->desc.params, seed, i, row);
-        for (int k = 0; k < 6; k++)
-            s->cur[k][i] = row[k];
-        s->row_cur[i] = (uint32_t)i;
-    }
-    s->cells_valid = 0;
-    predators_reset(s);
-    s->has_state = 1;
+    draw_rows(s, seed);
     return SHOAL_OK;
 }
 
@@ -358,11 +380,7 @@ void shoal_sim_get_state(const shoal_sim *s, float *rows)
 {
     if (!s || !rows)
         return;
-    for (size_t i = 0; i < s->count; i++) {
-        size_t r = s->row_cur[i];
-        for (int k = 0; k < 6; k++)
-            rows[r * 6 + (size_t)k] = s->cur[k][i];
-    }
+    copy_rows(s, rows);
 }
 
 shoal_boid_view shoal_sim_view(const shoal_sim *s)
@@ -667,7 +685,7 @@ void shoal_sim_set_profile(shoal_sim *s, shoal_profile *profile)
     s->prof = profile ? profile : s->prof_own;
 }
 
-/* A state's rows must be finite before a step reads them (shoal_sim_set_state, the
+/* A state's rows must be finite before a step reads them (shoal_sim_set_rows, the
  * readers in io). */
 shoal_status shoal_state_check_finite(const float *rows, size_t count, const char *what,
                                       shoal_error *err)

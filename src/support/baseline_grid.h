@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The baseline grid (baseline_grid.c): what `shoal bench` measures shoal's step against
- * (docs/PERFORMANCE.md, "The baseline"); tools/baseline_grid.c runs it on its own. */
+ * (docs/BENCH.md, "Baseline"); tools/baseline_grid.c runs it on its own. */
 #ifndef SHOAL_SUPPORT_BASELINE_GRID_H
 #define SHOAL_SUPPORT_BASELINE_GRID_H
 

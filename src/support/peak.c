@@ -287,11 +287,11 @@ double peak_copy_gbs(int threads, double seconds)
     c->dst = aligned_alloc(64, c->bytes);
     double best = 0;
     if (c->src && c->dst) {
-        parallel_set_threads(threads);
-        parallel_region(copy_touch, c);
+        /* its own team of `threads`: the process default thread count is not touched */
+        parallel_region_n(copy_touch, c, threads);
         uint64_t t_end = timer_now_ns() + (uint64_t)(seconds * 1e9);
         for (int rep = 0; rep < 20 && (rep < 3 || timer_now_ns() < t_end); rep++) {
-            parallel_region(copy_body, c);
+            parallel_region_n(copy_body, c, threads);
             int n = c->threads < PEAK_MAX_THREADS ? c->threads : PEAK_MAX_THREADS;
             uint64_t first = c->start[0], last = c->stop[0];
             for (int k = 1; k < n; k++) {
@@ -301,7 +301,6 @@ double peak_copy_gbs(int threads, double seconds)
             double gbs = 2.0 * (double)c->bytes / ((double)(last - first) * 1e-9) * 1e-9;
             best = gbs > best ? gbs : best;
         }
-        parallel_set_threads(0);
     }
     free(c->src);
     free(c->dst);

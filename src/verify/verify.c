@@ -180,7 +180,7 @@ static shoal_status step_f32(shoal_verify *v, const double *state, double (*pp)[
 {
     for (size_t i = 0; i < v->n * 6; i++)
         v->rows32[i] = (float)state[i];
-    shoal_status st = shoal_sim_set_state(v->f32, v->rows32, err);
+    shoal_status st = shoal_sim_set_rows(v->f32, v->rows32, v->n, err);
     shoal_sim_checkpoint ck;
     memset(&ck, 0, sizeof ck);
     ck.steps_done = v->k;
@@ -199,9 +199,10 @@ static shoal_status step_f32(shoal_verify *v, const double *state, double (*pp)[
         st = shoal_sim_set_checkpoint(v->f32, &ck, err);
     if (!st)
         st = shoal_sim_step(v->f32, 1, err);
+    if (!st)
+        st = shoal_sim_get_rows(v->f32, v->rows32, v->n, err);
     if (st)
         return st;
-    shoal_sim_get_state(v->f32, v->rows32);
     for (size_t i = 0; i < v->n * 6; i++)
         v->ref[i] = v->rows32[i];
     float fp[SHOAL_MAX_PREDATORS * 3], fv[SHOAL_MAX_PREDATORS * 3];

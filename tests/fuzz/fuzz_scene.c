@@ -43,12 +43,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     if (st != SHOAL_OK)
         abort(); /* a scene that parsed is one the simulation accepts */
-    shoal_sim_init_state(sim, d.seed);
+    if (shoal_sim_draw_state(sim, &e) != SHOAL_OK)
+        abort(); /* cannot fail */
     st = shoal_sim_step(sim, 2, &e);
     if (st != SHOAL_OK && st != SHOAL_ERR_NONFINITE)
         abort();
     float rows[24 * 6];
-    shoal_sim_get_state(sim, rows);
+    if (shoal_sim_get_rows(sim, rows, shoal_sim_count(sim), &e) != SHOAL_OK)
+        abort(); /* a stopped step keeps the state before it */
     shoal_sim_destroy(sim);
     return 0;
 }
