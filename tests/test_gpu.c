@@ -437,6 +437,14 @@ static void test_fault(void **state)
     assert_int_equal(shoal_sim_set_rows(cpu, rows, shoal_sim_count(cpu), &ec), SHOAL_OK);
     assert_int_equal(shoal_gpu_sim_create(&d, SHOAL_GPU_ORDER_STABLE, &gpu, &eg), SHOAL_OK);
     assert_int_equal(shoal_gpu_sim_set_rows(gpu, rows, shoal_gpu_sim_count(gpu), &eg), SHOAL_OK);
+    /* NULL arguments are refused, naming them (they crashed inside the backend) */
+    shoal_error en;
+    assert_int_equal(shoal_gpu_sim_set_rows(gpu, NULL, shoal_gpu_sim_count(gpu), &en),
+                     SHOAL_ERR_INPUT);
+    assert_non_null(strstr(en.message, "rows is NULL"));
+    assert_int_equal(shoal_gpu_sim_get_rows(gpu, NULL, shoal_gpu_sim_count(gpu), &en),
+                     SHOAL_ERR_INPUT);
+    assert_int_equal(shoal_gpu_sim_set_rows(NULL, rows, 50, &en) != SHOAL_OK, 1);
     shoal_status sc = shoal_sim_step(cpu, 3, &ec);
     shoal_status sg = shoal_gpu_sim_step(gpu, 3, &eg);
     assert_int_equal(sc, sg);

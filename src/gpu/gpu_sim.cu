@@ -584,6 +584,9 @@ extern "C" shoal_status shoal_gpu_sim_create(const shoal_sim_desc *desc, shoal_g
 
 extern "C" shoal_status gpu_backend_set_state(shoal_gpu_sim *s, const float *rows, shoal_error *err)
 {
+    if (!s || !rows)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "shoal_gpu_sim_set_rows: %s is NULL",
+                               !s ? "sim" : "rows");
     shoal_status st = shoal_state_check_finite(rows, s->count, "state", err);
     if (st)
         return st;
@@ -612,6 +615,9 @@ extern "C" shoal_status gpu_backend_set_state(shoal_gpu_sim *s, const float *row
 
 extern "C" shoal_status gpu_backend_get_state(const shoal_gpu_sim *s, float *rows, shoal_error *err)
 {
+    if (!s || !rows)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "shoal_gpu_sim_get_rows: %s is NULL",
+                               !s ? "sim" : "rows");
     size_t n = s->count;
     float4 *hp = (float4 *)malloc(n * sizeof(float4) * 2);
     if (!hp)
