@@ -367,7 +367,8 @@ shoal_status asset_mesh(const char *name, shoal_mesh *mesh, shoal_error *e)
 PyDoc_STRVAR(scene_path_doc,
              "scene_path(name)\n--\n\n"
              "The path of one of shoal's scenes: \"school\" (the default school, what `shoal run` "
-             "starts) or a model's (its name, as shoal.models() lists them; also \"school.ini\"), found in the "
+             "starts) or a model's (its name, as shoal.models() lists them; also \"school.ini\"), "
+             "found in the "
              "installed package, as `shoal run --model` finds them. For Simulation(scene=...). "
              "FileError when there is none of that name.");
 static PyObject *mod_scene_path(PyObject *m, PyObject *arg)
