@@ -99,9 +99,9 @@ static size_t check_sets(const shoal_sim_desc *d, const float *rows)
     shoal_error e;
     if (shoal_sim_create(d, &s, &e))
         fail_msg("%s", e.message);
-    assert_int_equal(shoal_sim_set_state(s, rows, NULL), SHOAL_OK);
+    assert_int_equal(shoal_sim_set_rows(s, rows, shoal_sim_count(s), NULL), SHOAL_OK);
     float *in = malloc(n * 6 * sizeof(float)); /* as the sim holds them: wrapped */
-    shoal_sim_get_state(s, in);
+    assert_int_equal(shoal_sim_get_rows(s, in, shoal_sim_count(s), NULL), SHOAL_OK);
     sim_sort_only(s);
     float radius = shoal_params_interaction_radius(d->model, &d->params);
     float r2 = radius * radius;
@@ -144,10 +144,10 @@ static double step_once(shoal_sim_desc d, shoal_neighbors nb, shoal_isa isa, int
     shoal_error e;
     if (shoal_sim_create(&d, &s, &e))
         fail_msg("%s", e.message);
-    assert_int_equal(shoal_sim_set_state(s, rows, NULL), SHOAL_OK);
+    assert_int_equal(shoal_sim_set_rows(s, rows, shoal_sim_count(s), NULL), SHOAL_OK);
     if (shoal_sim_step(s, 1, &e))
         fail_msg("%s", e.message);
-    shoal_sim_get_state(s, out);
+    assert_int_equal(shoal_sim_get_rows(s, out, shoal_sim_count(s), NULL), SHOAL_OK);
     double lanes, useful;
     shoal_sim_candidate_pairs(s, &lanes, &useful);
     shoal_sim_destroy(s);
@@ -378,15 +378,15 @@ static void test_plane_10000_steps(void **state)
             shoal_error e;
             if (shoal_sim_create(&d, &s, &e))
                 fail_msg("%s", e.message);
-            shoal_sim_init_state(s, 3);
+            assert_int_equal(shoal_sim_draw_state(s, NULL), SHOAL_OK);
             float *rows = malloc(n * 6 * sizeof(float));
-            shoal_sim_get_state(s, rows);
+            assert_int_equal(shoal_sim_get_rows(s, rows, shoal_sim_count(s), NULL), SHOAL_OK);
             for (size_t i = 0; i < n; i++)
                 assert_true(rows[i * 6 + 2] == 0.0f && rows[i * 6 + 5] == 0.0f);
             for (int step = 0; step < 10000; step += 500) {
                 if (shoal_sim_step(s, 500, &e))
                     fail_msg("%s: %s", shoal_model_name((shoal_model)m), e.message);
-                shoal_sim_get_state(s, rows);
+                assert_int_equal(shoal_sim_get_rows(s, rows, shoal_sim_count(s), NULL), SHOAL_OK);
                 for (size_t i = 0; i < n; i++) {
                     const float *q = rows + i * 6;
                     uint32_t zb, vzb;
@@ -424,10 +424,10 @@ static uint64_t run_world(const shoal_sim_desc *base, shoal_isa isa, int threads
     shoal_error e;
     if (shoal_sim_create(&d, &s, &e))
         fail_msg("%s", e.message);
-    shoal_sim_init_state(s, 21);
+    assert_int_equal(shoal_sim_draw_state(s, NULL), SHOAL_OK);
     if (shoal_sim_step(s, steps, &e))
         fail_msg("%s", e.message);
-    shoal_sim_get_state(s, out);
+    assert_int_equal(shoal_sim_get_rows(s, out, shoal_sim_count(s), NULL), SHOAL_OK);
     float pp[3 * 2];
     size_t np = shoal_sim_predators(s, pp, NULL, 2);
     shoal_sim_destroy(s);
@@ -528,9 +528,9 @@ static void test_state_wrapped_in(void **state)
                       0,     0,      0,     1e6f, 3.0f, -1e6f, 0,      0,    0};
     shoal_sim *s;
     assert_int_equal(shoal_sim_create(&d, &s, NULL), SHOAL_OK);
-    assert_int_equal(shoal_sim_set_state(s, rows, NULL), SHOAL_OK);
+    assert_int_equal(shoal_sim_set_rows(s, rows, shoal_sim_count(s), NULL), SHOAL_OK);
     float got[18];
-    shoal_sim_get_state(s, got);
+    assert_int_equal(shoal_sim_get_rows(s, got, shoal_sim_count(s), NULL), SHOAL_OK);
     const float want[9] = {-10.0f, -10.0f, -9.5f, -10.0f, 9.5f, -7.0f, 0.0f, 3.0f, 0.0f};
     for (int i = 0; i < 3; i++)
         for (int c = 0; c < 3; c++)
@@ -547,7 +547,7 @@ static void test_checkpoint_world(void **state)
     shoal_sim *a, *b;
     shoal_error e;
     assert_int_equal(shoal_sim_create(&d, &a, &e), SHOAL_OK);
-    shoal_sim_init_state(a, 4);
+    assert_int_equal(shoal_sim_draw_state(a, NULL), SHOAL_OK);
     assert_int_equal(shoal_sim_step(a, 5, &e), SHOAL_OK);
     assert_int_equal(shoal_io_checkpoint_write(ckpt, a, &e), SHOAL_OK);
     assert_int_equal(shoal_sim_step(a, 7, &e), SHOAL_OK);
@@ -559,12 +559,12 @@ static void test_checkpoint_world(void **state)
     assert_memory_equal(&rd.world, &d.world, sizeof d.world);
     rd.thread_count = 2;
     assert_int_equal(shoal_sim_create(&rd, &b, &e), SHOAL_OK);
-    assert_int_equal(shoal_sim_set_state(b, rows, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim_set_rows(b, rows, shoal_sim_count(b), &e), SHOAL_OK);
     assert_int_equal(shoal_sim_set_checkpoint(b, &ck, &e), SHOAL_OK);
     assert_int_equal(shoal_sim_step(b, 7, &e), SHOAL_OK);
     float *x = malloc(n * 6 * sizeof(float)), *y = malloc(n * 6 * sizeof(float));
-    shoal_sim_get_state(a, x);
-    shoal_sim_get_state(b, y);
+    assert_int_equal(shoal_sim_get_rows(a, x, shoal_sim_count(a), NULL), SHOAL_OK);
+    assert_int_equal(shoal_sim_get_rows(b, y, shoal_sim_count(b), NULL), SHOAL_OK);
     assert_memory_equal(x, y, n * 6 * sizeof(float));
     free(x);
     free(y);
@@ -575,7 +575,7 @@ static void test_checkpoint_world(void **state)
     d = shoal_sim_desc_for(SHOAL_MODEL_STEER);
     d.boid_count = 10;
     assert_int_equal(shoal_sim_create(&d, &a, &e), SHOAL_OK);
-    shoal_sim_init_state(a, 4);
+    assert_int_equal(shoal_sim_draw_state(a, NULL), SHOAL_OK);
     assert_int_equal(shoal_io_checkpoint_write(ckpt, a, &e), SHOAL_OK);
     FILE *f = fopen(ckpt, "rb");
     unsigned char h[12];
