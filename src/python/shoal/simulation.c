@@ -49,24 +49,20 @@ static void sim_dealloc(SimObject *s)
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
 
-/* The obstacle meshes of a scene onto the sim: the CPU sim directly; a GPU sim takes the
- * field the CPU builds (a one-boid CPU sim), so both backends sample the same bits. */
-static shoal_status add_obstacles(SimObject *s, const shoal_sim_desc *d, const shoal_scene *scene,
-                                  shoal_error *e)
+/* The obstacle meshes of a scene onto the sim, as the program puts them: the CPU sim loads
+ * them itself; a GPU sim is lent the scene's obstacle field (shoal_scene_make_obstacles,
+ * the CPU's build of the same meshes, so both backends sample the same bits). */
+static shoal_status add_obstacles(SimObject *s, const shoal_scene *scene, shoal_error *e)
 {
     if (!scene || scene->mesh_count == 0)
         return SHOAL_OK;
     if (!s->gpu)
         return shoal_scene_add_obstacles(scene, s->sim, e);
-    shoal_sim_desc one = *d;
-    one.boid_count = 1;
-    shoal_sim *c;
-    shoal_status st = shoal_sim_create(&one, &c, e);
-    if (st)
-        return st;
-    if (!(st = shoal_scene_add_obstacles(scene, c, e)))
-        st = shoal_gpu_sim_copy_obstacles(s->gpu, c, e);
-    shoal_sim_destroy(c);
+    shoal_obstacles *obs;
+    shoal_status st = shoal_scene_make_obstacles(scene, &obs, e);
+    if (!st)
+        st = shoal_gpu_sim_set_obstacles(s->gpu, obs, e);
+    shoal_obstacles_destroy(obs);
     return st;
 }
 
@@ -110,7 +106,7 @@ static int sim_open(SimObject *s, const shoal_sim_desc *d, const char *backend,
         return -1;
     }
     if (!st)
-        st = add_obstacles(s, d, scene, &e);
+        st = add_obstacles(s, scene, &e);
     if (st) {
         raise_status(&e);
         return -1;
