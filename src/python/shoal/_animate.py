@@ -158,22 +158,23 @@ class Animation:
             for s, f in zip(self.steps, self.frames):
                 write_png(os.path.join(path, f"frame_{int(s):06d}.png"), f)
             return
-        d = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=".shoal-anim-", suffix=ext, dir=d)
-        os.close(fd)
+        # a temporary beside it (made as any file is, under the umask), renamed when whole
+        tmp = os.path.join(os.path.dirname(os.path.abspath(path)),
+                           f".shoal-anim-{uuid.uuid4().hex}{ext}")
         try:
             if ext == ".html":
-                with open(tmp, "w", encoding="utf-8") as f:
-                    f.write("<!DOCTYPE html>\n<meta charset=\"utf-8\">\n" + self._repr_html_()
-                            + "\n")
+                text = "<!DOCTYPE html>\n<meta charset=\"utf-8\">\n" + self._repr_html_() + "\n"
+                with open(tmp, "x", encoding="utf-8") as f:
+                    f.write(text)
             elif ext == ".mp4" and self._mp4 is not None:
-                with open(tmp, "wb") as f:
+                with open(tmp, "xb") as f:
                     f.write(self._mp4)
             else:
                 self._encode(tmp, ext[1:])
             os.replace(tmp, path)
         except BaseException:
-            os.unlink(tmp)
+            if os.path.exists(tmp):
+                os.unlink(tmp)
             raise
 
 
