@@ -184,8 +184,10 @@ PyObject *sim_get_camera(SimObject *s, void *c)
     return d;
 }
 
-/* One record of the loop: fn(step, time, state, predators, stats, labels). */
-static int observe_one(SimObject *s, PyObject *fn, const shoal_stats_desc *sd, int want_labels)
+/* One record of the loop: fn(step, time, state, predators, stats, labels), the statistics
+ * and the labels (of desc sd) when asked for, else None. */
+static int observe_one(SimObject *s, PyObject *fn, const shoal_stats_desc *sd, int want_stats,
+                       int want_labels)
 {
     PyObject *rows = sim_rows_claimed(s), *pred = rows ? sim_predators_claimed(s) : NULL;
     PyObject *st = NULL, *labels = NULL;
@@ -194,7 +196,7 @@ static int observe_one(SimObject *s, PyObject *fn, const shoal_stats_desc *sd, i
         goto done;
     const float *r = PyArray_DATA((PyArrayObject *)rows);
     size_t n = (size_t)PyArray_DIM((PyArrayObject *)rows, 0);
-    if (sd) {
+    if (want_stats) {
         shoal_stats out;
         shoal_error e;
         if (stats_of(r, n, sd, &out, &e)) {
@@ -254,7 +256,7 @@ PyObject *sim_observe(SimObject *s, PyObject *args, PyObject *kw)
     int rc = sim_stats_desc(s, radius, threads, &sd);
     sd.skip = skip;
     for (long long done = 0; !rc;) {
-        if ((rc = observe_one(s, fn, want_stats || want_labels ? &sd : NULL, want_labels)))
+        if ((rc = observe_one(s, fn, &sd, want_stats, want_labels)))
             break;
         if (done >= steps)
             break;

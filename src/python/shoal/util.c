@@ -468,11 +468,12 @@ PyObject *per_boid_array(const float *rows, size_t n, const shoal_stats_desc *sd
 {
     npy_intp dims[1] = {(npy_intp)n};
     PyArrayObject *a = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_INT64);
+    if (!a)
+        return NULL;
     uint32_t *v = malloc((n ? n : 1) * sizeof *v);
-    if (!a || !v) {
-        Py_XDECREF(a);
-        free(v);
-        return v ? NULL : PyErr_NoMemory();
+    if (!v) {
+        Py_DECREF(a);
+        return PyErr_NoMemory();
     }
     shoal_error e;
     shoal_status st;
