@@ -275,7 +275,7 @@ int desc_args(PyObject *model_obj, PyObject *scene_obj, Py_ssize_t count, int ke
               PyObject *params, shoal_sim_desc *d, shoal_scene *scene)
 {
     shoal_error e;
-    shoal_model m = SHOAL_MODEL_STEER;
+    shoal_model m = shoal_sim_desc_default().model;
     if (model_arg(model_obj, &m))
         return -1;
     memset(scene, 0, sizeof *scene);
@@ -447,7 +447,7 @@ int stats_desc_args(PyObject *radius, PyObject *model_obj, int threads, shoal_st
         sd->radius = PyFloat_AsDouble(radius);
         return sd->radius == -1.0 && PyErr_Occurred() ? -1 : 0;
     }
-    shoal_model m = SHOAL_MODEL_STEER;
+    shoal_model m = shoal_sim_desc_default().model;
     if (model_arg(model_obj, &m))
         return -1;
     shoal_params p;
