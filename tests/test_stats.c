@@ -734,6 +734,193 @@ static void test_periodic_inputs(void **state)
     assert_true(st.centroid[0] == 0);
 }
 
+/* ---- per boid: neighbour counts and group labels --------------------------------------------- */
+
+/* Brute force over the finite rows (minimum image on the periodic axes of a 64-box, axes a
+ * bit mask): per row its count (SHOAL_STATS_NONE for a non-finite row) and its component
+ * (the smallest row in it). */
+static void per_boid_brute(const float *r, size_t n, double radius, int axes, uint32_t *cnt,
+                           uint32_t *comp)
+{
+    double *w = malloc(n * 3 * sizeof *w);
+    int *ok = malloc(n * sizeof *ok);
+    for (size_t i = 0; i < n; i++) {
+        ok[i] = 1;
+        for (int c = 0; c < 6; c++)
+            ok[i] &= isfinite(r[i * 6 + c]) != 0;
+        for (int c = 0; c < 3; c++) {
+            double x = r[i * 6 + c];
+            if ((axes >> c) & 1)
+                x = x >= 32 ? x - 64 : x < -32 ? x + 64 : x;
+            w[i * 3 + c] = x;
+        }
+        cnt[i] = ok[i] ? 0 : SHOAL_STATS_NONE;
+        comp[i] = (uint32_t)i;
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; ok[i] && j < n; j++) {
+            if (j == i || !ok[j])
+                continue;
+            double dd[3];
+            for (int c = 0; c < 3; c++) {
+                double a = w[i * 3 + c], b = w[j * 3 + c];
+                dd[c] = a - b;
+                if ((axes >> c) & 1) {
+                    double up = a - (b + 64), down = a - (b - 64);
+                    dd[c] = fabs(up) < fabs(dd[c]) ? up : dd[c];
+                    dd[c] = fabs(down) < fabs(dd[c]) ? down : dd[c];
+                }
+            }
+            if ((dd[0] * dd[0] + dd[1] * dd[1]) + dd[2] * dd[2] <= radius * radius) {
+                cnt[i]++;
+                uint32_t a = (uint32_t)i, b = (uint32_t)j;
+                while (comp[a] != a)
+                    a = comp[a];
+                while (comp[b] != b)
+                    b = comp[b];
+                if (a != b)
+                    comp[a > b ? a : b] = a < b ? a : b;
+            }
+        }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t a = (uint32_t)i;
+        while (comp[a] != a)
+            a = comp[a];
+        comp[i] = a;
+    }
+    free(w);
+    free(ok);
+}
+
+/* The per-boid arrays against the brute force and against shoal_stats_compute's figures:
+ * counts equal, labels the same partition numbered by size (ties by first row), their mean,
+ * group count and largest group the struct's; the same bits for 1 and 3 threads. */
+static void check_per_boid(const char *what, const float *rows, size_t n, double radius, int axes)
+{
+    shoal_stats_desc d = axes ? periodic_desc(radius, axes) : shoal_stats_desc_default();
+    d.radius = radius;
+    uint32_t *cnt = malloc(n * sizeof *cnt), *lab = malloc(n * sizeof *lab);
+    uint32_t *bc = malloc(n * sizeof *bc), *bg = malloc(n * sizeof *bg);
+    uint32_t *other = malloc(n * sizeof *other);
+    shoal_error e;
+    uint64_t groups = 0;
+    assert_int_equal(shoal_stats_neighbor_counts(rows, n, &d, cnt, &e), SHOAL_OK);
+    assert_int_equal(shoal_stats_group_labels(rows, n, &d, lab, &groups, &e), SHOAL_OK);
+    shoal_stats s;
+    assert_int_equal(shoal_stats_compute(rows, n, &d, &s, &e), SHOAL_OK);
+    per_boid_brute(rows, n, radius, axes, bc, bg);
+    size_t m = n - s.nonfinite;
+    uint64_t total = 0;
+    uint32_t *size = calloc(groups + 1, sizeof *size), *first = malloc((groups + 1) * 4);
+    uint32_t *of_comp = malloc(n * sizeof *of_comp);
+    for (size_t i = 0; i < n; i++)
+        of_comp[i] = SHOAL_STATS_NONE;
+    for (size_t i = 0; i < n; i++) {
+        if (cnt[i] != bc[i])
+            fail_msg("%s, radius %g: row %zu has %u neighbours, brute force %u", what, radius, i,
+                     cnt[i], bc[i]);
+        if (bc[i] == SHOAL_STATS_NONE) {
+            assert_true(lab[i] == SHOAL_STATS_NONE);
+            continue;
+        }
+        total += cnt[i];
+        if (lab[i] >= groups)
+            fail_msg("%s: row %zu label %u of %llu groups", what, i, lab[i],
+                     (unsigned long long)groups);
+        /* one label per component and one component per label */
+        if (of_comp[bg[i]] == SHOAL_STATS_NONE)
+            of_comp[bg[i]] = lab[i];
+        if (of_comp[bg[i]] != lab[i])
+            fail_msg("%s, radius %g: rows %u and %zu are one group, labels %u and %u", what, radius,
+                     bg[i], i, of_comp[bg[i]], lab[i]);
+        if (size[lab[i]]++ == 0)
+            first[lab[i]] = (uint32_t)i;
+        else if (bg[first[lab[i]]] != bg[i])
+            fail_msg("%s, radius %g: rows %u and %zu apart, both label %u", what, radius,
+                     first[lab[i]], i, lab[i]);
+    }
+    assert_true(groups == s.group_count);
+    for (uint64_t q = 0; q < groups; q++) {
+        assert_true(size[q] > 0);
+        if (q > 0)
+            assert_true(size[q] < size[q - 1] ||
+                        (size[q] == size[q - 1] && first[q] > first[q - 1]));
+    }
+    if (m > 0) {
+        NEAR((double)total / (double)m, s.mean_neighbors, 0);
+        NEAR((double)size[0] / (double)m, s.largest_group_fraction, 0);
+    }
+    for (int t = 1; t <= 3; t += 2) {
+        d.thread_count = t;
+        assert_int_equal(shoal_stats_neighbor_counts(rows, n, &d, other, &e), SHOAL_OK);
+        assert_memory_equal(other, cnt, n * sizeof *cnt);
+        assert_int_equal(shoal_stats_group_labels(rows, n, &d, other, NULL, &e), SHOAL_OK);
+        assert_memory_equal(other, lab, n * sizeof *lab);
+    }
+    free(cnt);
+    free(lab);
+    free(bc);
+    free(bg);
+    free(other);
+    free(size);
+    free(first);
+    free(of_comp);
+}
+
+static void test_per_boid(void **state)
+{
+    (void)state;
+    enum { N = 1200 };
+    /* clusters in a 64-box (some across its seams), outliers, duplicated rows, NaN rows */
+    float *c = scene_clustered(N, 9, 1.5f, 30.0f, 1.0f, 21);
+    scene_add_outliers(c, N, 22);
+    memcpy(c + 100 * 6, c + 300 * 6, 40 * 6 * sizeof(float));
+    for (size_t i = 0; i < N; i++)
+        for (int k = 0; k < 3; k++)
+            if (!isfinite(c[i * 6 + k]) || fabsf(c[i * 6 + k]) >= 32)
+                c[i * 6 + k] = fmodf(isfinite(c[i * 6 + k]) ? c[i * 6 + k] : 0.0f, 32.0f);
+    c[7 * 6 + 4] = NAN;
+    c[500 * 6] = INFINITY;
+    c[5 * 6] = 32; /* on a seam */
+    const double radii[] = {0, 0.3, 1, 2.5, 9};
+    for (int k = 0; k < 5; k++) {
+        check_per_boid("clusters", c, N, radii[k], 0);
+        check_per_boid("clusters, periodic x", c, N, radii[k], 1);
+        check_per_boid("clusters, periodic xyz", c, N, radii[k], 7);
+    }
+    check_per_boid("clusters, every boid in reach", c, N, 1e30, 0);
+    check_per_boid("one boid", c, 1, 1, 0);
+    float one_point[3 * 6] = {1, 2, 3, 1, 0, 0, 1, 2, 3, 0, 1, 0, 1, 2, 3, 0, 0, 1};
+    check_per_boid("one point", one_point, 3, 0, 0);
+
+    /* ties by first row; the errors of shoal_stats_compute; NULL arrays; nothing of 0 rows */
+    float pairs[4 * 6] = {0,    0, 0, 1, 0, 0, 10,    0, 0, 1, 0, 0,
+                          0.5f, 0, 0, 1, 0, 0, 10.5f, 0, 0, 1, 0, 0};
+    uint32_t lab[4], cnt[4];
+    uint64_t groups;
+    shoal_error e;
+    shoal_stats_desc d = shoal_stats_desc_default();
+    assert_int_equal(shoal_stats_group_labels(pairs, 4, &d, lab, &groups, &e), SHOAL_OK);
+    assert_true(groups == 2 && lab[0] == 0 && lab[2] == 0 && lab[1] == 1 && lab[3] == 1);
+    d.radius = -1;
+    cnt[0] = 77;
+    assert_int_equal(shoal_stats_neighbor_counts(pairs, 4, &d, cnt, &e), SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "radius"));
+    assert_true(cnt[0] == 77); /* written on success only */
+    assert_int_equal(shoal_stats_group_labels(pairs, 4, &d, lab, NULL, &e), SHOAL_ERR_INPUT);
+    d = periodic_desc(40, 1);
+    assert_int_equal(shoal_stats_neighbor_counts(pairs, 4, &d, cnt, &e), SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "below half the box"));
+    d = shoal_stats_desc_default();
+    assert_int_equal(shoal_stats_neighbor_counts(pairs, 4, &d, NULL, &e), SHOAL_ERR_INPUT);
+    assert_int_equal(shoal_stats_group_labels(NULL, 4, &d, lab, NULL, &e), SHOAL_ERR_INPUT);
+    groups = 5;
+    assert_int_equal(shoal_stats_group_labels(NULL, 0, NULL, NULL, &groups, &e), SHOAL_OK);
+    assert_true(groups == 0);
+    assert_int_equal(shoal_stats_neighbor_counts(NULL, 0, NULL, NULL, &e), SHOAL_OK);
+    free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -753,6 +940,7 @@ int main(void)
         cmocka_unit_test(test_periodic_school_across_seam),
         cmocka_unit_test(test_periodic_brute_force),
         cmocka_unit_test(test_periodic_inputs),
+        cmocka_unit_test(test_per_boid),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

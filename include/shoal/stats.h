@@ -103,6 +103,34 @@ SHOAL_API shoal_status shoal_stats_compute_soa(const float *const pos[3], const 
                                                size_t count, const shoal_stats_desc *desc,
                                                shoal_stats *out, shoal_error *err);
 
+/** The value the per-boid arrays below hold for a row with a NaN or an infinity (left out
+ *  of every statistic, as in shoal_stats_compute). */
+#define SHOAL_STATS_NONE UINT32_MAX
+
+/** Per boid, the neighbour count that shoal_stats_compute averages into mean_neighbors:
+ *  counts[i] = #{j != i : d2(i, j) <= radius^2} for row i, j over the finite rows, with
+ *  desc's radius and world (a periodic world: the minimum image; desc.skip is not read), so
+ *  the mean of counts over the finite rows is mean_neighbors exactly. `counts` has `count`
+ *  entries; a non-finite row gets SHOAL_STATS_NONE. `desc` may be NULL (the defaults).
+ *  Errors as shoal_stats_compute's; `counts` is written on success only. Does not depend on
+ *  the thread count. Thread-safe (the rows are only read). */
+SHOAL_API shoal_status shoal_stats_neighbor_counts(const float *rows, size_t count,
+                                                   const shoal_stats_desc *desc, uint32_t *counts,
+                                                   shoal_error *err);
+
+/** Per boid, its group among the groups shoal_stats_compute counts (connected components of
+ *  "neighbours within radius", desc's radius and world as there; desc.skip is not read):
+ *  labels[i] in [0, group_count) for a finite row i, SHOAL_STATS_NONE for a non-finite one.
+ *  Label 0 is the largest group, 1 the next, and so on; groups of one size are in the order
+ *  of their first row. A function of the state and desc alone (not of the thread count),
+ *  but the labels of a school at two times need not follow its groups across time.
+ *  `*group_count` (may be NULL) receives group_count; the largest group's size / the finite
+ *  rows is largest_group_fraction. Errors as shoal_stats_compute's; written on success only.
+ *  Thread-safe. */
+SHOAL_API shoal_status shoal_stats_group_labels(const float *rows, size_t count,
+                                                const shoal_stats_desc *desc, uint32_t *labels,
+                                                uint64_t *group_count, shoal_error *err);
+
 /** How far two states of the same boids are apart, row i of one against row i of the other
  *  (`shoal compare`, `shoal diverge` and the Python module's shoal.compare). */
 typedef struct shoal_state_diff {

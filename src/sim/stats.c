@@ -1162,6 +1162,316 @@ shoal_status shoal_stats_compute_soa(const float *const pos[3], const float *con
     return stats_compute(&vw, count, desc, out, err);
 }
 
+/* ---- per boid: neighbour counts and group labels ------------------------------------------ */
+
+/* What both per-boid queries share with stats_compute: the desc checked with its words, the
+ * finite rows (idx, m), their bounding box, and in a periodic world the wrapped positions
+ * and the points with their images within the radius (the grids' input, as there). */
+typedef struct per_boid {
+    shoal_stats_desc desc;
+    view vw;
+    size_t n;
+    uint32_t *idx;
+    size_t m;
+    double lo[3], hi[3], ext[3];
+    world_axes wa;
+    images im;
+    view iv;
+    const view *gv; /* what the grids sort: vw, or iv in a periodic world */
+    size_t gm;      /* its point count */
+    const double *glo, *gext;
+} per_boid;
+
+static void per_boid_free(per_boid *pb)
+{
+    free(pb->idx);
+    images_free_points(&pb->im);
+    for (int c = 0; c < 3; c++)
+        free(pb->im.w[c]);
+}
+
+static shoal_status per_boid_nomem(per_boid *pb, shoal_error *err)
+{
+    size_t n = pb->n;
+    per_boid_free(pb);
+    return shoal_error_set(err, SHOAL_ERR_NOMEM, "out of memory for the statistics of %zu boids",
+                           n);
+}
+
+static shoal_status per_boid_prepare(const float *rows, size_t n, const shoal_stats_desc *desc_in,
+                                     per_boid *pb, shoal_error *err)
+{
+    memset(pb, 0, sizeof *pb);
+    pb->desc = desc_in ? *desc_in : shoal_stats_desc_default();
+    const shoal_stats_desc *d = &pb->desc;
+    if (isnan(d->radius) || d->radius < 0)
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "statistics radius %g (expected a number >= 0)", d->radius);
+    char why[160];
+    if (parallel_check_threads(d->thread_count, why, sizeof why))
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "statistics: %s", why);
+    if (n > (size_t)UINT32_MAX - 1)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "statistics of %zu boids (at most 4294967294)",
+                               n);
+    shoal_status wst = shoal_world_validate(&d->world, 0.0f, err);
+    if (wst)
+        return wst;
+    world_axes_make(&d->world, &pb->wa);
+    double lmax = 0;
+    for (int c = 0; c < 3; c++) {
+        if (!pb->wa.periodic[c])
+            continue;
+        lmax = fmax(lmax, (double)pb->wa.size[c]);
+        if (!(d->radius < 0.5 * (double)pb->wa.size[c]))
+            return shoal_error_set(err, SHOAL_ERR_INPUT,
+                                   "statistics radius %g: in a periodic world it must be below "
+                                   "half the box (world_size_%c %g)",
+                                   d->radius, "xyz"[c], (double)pb -> wa.size[c]);
+    }
+    static const float none[6];
+    if (!rows || n == 0)
+        rows = none, n = 0;
+    pb->vw =
+        (view){.p = {rows, rows + 1, rows + 2}, .v = {rows + 3, rows + 4, rows + 5}, .stride = 6};
+    pb->n = n;
+    if (!(pb->idx = malloc((n ? n : 1) * sizeof *pb->idx)))
+        return per_boid_nomem(pb, err);
+    for (int c = 0; c < 3; c++) {
+        pb->lo[c] = INFINITY;
+        pb->hi[c] = -INFINITY;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!row_finite(&pb->vw, i))
+            continue;
+        pb->idx[pb->m++] = (uint32_t)i;
+        for (int c = 0; c < 3; c++) {
+            double x = pb->vw.p[c][i * 6];
+            pb->lo[c] = x < pb->lo[c] ? x : pb->lo[c];
+            pb->hi[c] = x > pb->hi[c] ? x : pb->hi[c];
+        }
+    }
+    for (int c = 0; c < 3; c++)
+        pb->ext[c] = pb->m ? pb->hi[c] - pb->lo[c] : 0;
+    pb->gv = &pb->vw;
+    pb->gm = pb->m;
+    pb->glo = pb->lo;
+    pb->gext = pb->ext;
+    if (!pb->wa.any_periodic || pb->m == 0)
+        return SHOAL_OK;
+    /* as stats_compute: wrapped positions, then images within the radius's margin */
+    pb->im.wa = &pb->wa;
+    pb->im.m = pb->m;
+    for (int c = 0; c < 3; c++)
+        if (!(pb->im.w[c] = malloc(pb->m * sizeof *pb->im.w[c])))
+            return per_boid_nomem(pb, err);
+    for (size_t k = 0; k < pb->m; k++)
+        for (int c = 0; c < 3; c++) {
+            float x = pb->vw.p[c][(size_t)pb->idx[k] * 6];
+            pb->im.w[c][k] = pb->wa.periodic[c]
+                                 ? world_wrap_f(x, pb->wa.lo[c], pb->wa.size[c], pb->wa.hi[c])
+                                 : x;
+        }
+    if (images_build(&pb->im, d->radius * (1 + 1e-6) + 1e-7 * lmax) < 0)
+        return per_boid_nomem(pb, err);
+    pb->iv = images_view(&pb->im);
+    pb->gv = &pb->iv;
+    pb->gm = pb->im.n;
+    pb->glo = pb->im.lo;
+    pb->gext = pb->im.ext;
+    return SHOAL_OK;
+}
+
+/* Every finite boid within the radius of every other: no grid needed (without a world, as
+ * stats_compute's shortcut; a periodic world always takes the grid). */
+static int per_boid_all_near(const per_boid *pb)
+{
+    const double *x = pb->ext, r = pb->desc.radius;
+    return !pb->wa.any_periodic && (x[0] * x[0] + x[1] * x[1]) + x[2] * x[2] <= r * r;
+}
+
+/* Per slot of g, the index k of its boid among the finite ones (idx[k] its row): grid_build's
+ * counting sort replayed (a periodic world's grid keeps it in g->orig, images included). */
+static int per_boid_slots(const per_boid *pb, const sgrid *g, uint32_t *kof)
+{
+    if (g->orig) {
+        memcpy(kof, g->orig, g->m * sizeof *kof);
+        return 0;
+    }
+    uint32_t *fill = malloc((g->cells ? g->cells : 1) * sizeof *fill);
+    if (!fill)
+        return -1;
+    memcpy(fill, g->start, g->cells * sizeof *fill);
+    for (size_t k = 0; k < pb->m; k++) {
+        size_t i = (size_t)pb->idx[k] * 6;
+        int64_t cx = grid_coord(g, pb->vw.p[0][i], 0), cy = grid_coord(g, pb->vw.p[1][i], 1),
+                cz = grid_coord(g, pb->vw.p[2][i], 2);
+        kof[fill[(size_t)(cx + g->dims[0] * (cy + g->dims[1] * cz))]++] = (uint32_t)k;
+    }
+    free(fill);
+    return 0;
+}
+
+shoal_status shoal_stats_neighbor_counts(const float *rows, size_t count,
+                                         const shoal_stats_desc *desc, uint32_t *counts,
+                                         shoal_error *err)
+{
+    CHECK_ARRAY(rows, count, "rows", err);
+    CHECK_ARRAY(counts, count, "counts", err);
+    per_boid pb;
+    shoal_status st = per_boid_prepare(rows, count, desc, &pb, err);
+    if (st)
+        return st;
+    const double r = pb.desc.radius;
+    uint64_t *cnt = NULL;
+    uint32_t *kof = NULL;
+    sgrid g;
+    memset(&g, 0, sizeof g);
+    if (pb.m > 0 && !per_boid_all_near(&pb)) {
+        cnt = malloc(pb.gm * sizeof *cnt);
+        kof = malloc(pb.gm * sizeof *kof);
+        if (!cnt || !kof ||
+            grid_build(&g, pb.gv, pb.idx, pb.gm, pb.glo, pb.gext, 0.5, r / STATS_KMAX) < 0) {
+            free(cnt);
+            free(kof);
+            return per_boid_nomem(&pb, err);
+        }
+        count_ctx k = {.g = &g,
+                       .r2 = r * r,
+                       .r_lo = r * (1 - STATS_MARGIN),
+                       .r_hi = r * (1 + STATS_MARGIN),
+                       .cnt = cnt};
+        for (int c = 0; c < 3; c++) {
+            k.bb_lo[c] = pb.wa.any_periodic ? -INFINITY : pb.lo[c];
+            k.bb_hi[c] = pb.wa.any_periodic ? INFINITY : pb.hi[c];
+        }
+        parallel_for_n((int64_t)g.cells, 16, count_range, &k, pb.desc.thread_count);
+        if (per_boid_slots(&pb, &g, kof) < 0) {
+            free(cnt);
+            free(kof);
+            grid_free(&g);
+            return per_boid_nomem(&pb, err);
+        }
+    }
+    /* every allocation made: the output now */
+    for (size_t i = 0; i < count; i++)
+        counts[i] = SHOAL_STATS_NONE;
+    if (cnt) {
+        for (size_t s = 0; s < pb.gm; s++)
+            if (!g.is_orig || g.is_orig[s])
+                counts[pb.idx[kof[s]]] = (uint32_t)cnt[s];
+    } else {
+        for (size_t k = 0; k < pb.m; k++)
+            counts[pb.idx[k]] = (uint32_t)(pb.m - 1);
+    }
+    free(cnt);
+    free(kof);
+    grid_free(&g);
+    per_boid_free(&pb);
+    return SHOAL_OK;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+shoal_status shoal_stats_group_labels(const float *rows, size_t count, const shoal_stats_desc *desc,
+                                      uint32_t *labels, uint64_t *group_count, shoal_error *err)
+{
+    CHECK_ARRAY(rows, count, "rows", err);
+    CHECK_ARRAY(labels, count, "labels", err);
+    per_boid pb;
+    shoal_status st = per_boid_prepare(rows, count, desc, &pb, err);
+    if (st)
+        return st;
+    size_t m = pb.m;
+    /* per finite boid k its group's provisional id (its first boid's rank among the groups) */
+    uint32_t *pid = malloc((m ? m : 1) * sizeof *pid);
+    uint64_t *key = malloc((m ? m : 1) * sizeof *key);
+    if (!pid || !key) {
+        free(pid);
+        free(key);
+        return per_boid_nomem(&pb, err);
+    }
+    size_t groups = 0;
+    if (m > 0 && per_boid_all_near(&pb)) {
+        for (size_t k = 0; k < m; k++)
+            pid[k] = 0;
+        groups = 1;
+    } else if (m > 0) {
+        sgrid g;
+        uint32_t *parent = malloc(pb.gm * sizeof *parent), *kof = malloc(pb.gm * sizeof *kof);
+        uint32_t *slot = malloc(m * sizeof *slot), *first = NULL;
+        /* cells a little under r / sqrt(3) wide, as stats_compute's */
+        if (!parent || !kof || !slot ||
+            grid_build(&g, pb.gv, pb.idx, pb.gm, pb.glo, pb.gext, 2.0, pb.desc.radius * 0.57) < 0) {
+            free(parent);
+            free(kof);
+            free(slot);
+            free(pid);
+            free(key);
+            return per_boid_nomem(&pb, err);
+        }
+        uint64_t gc, largest;
+        groups_compute(&g, pb.desc.radius, parent, &gc, &largest);
+        if (gc == UINT64_MAX || per_boid_slots(&pb, &g, kof) < 0 ||
+            !(first = malloc(pb.gm * sizeof *first))) {
+            free(parent);
+            free(kof);
+            free(slot);
+            free(pid);
+            free(key);
+            grid_free(&g);
+            return per_boid_nomem(&pb, err);
+        }
+        for (size_t s = 0; s < pb.gm; s++) {
+            first[s] = UINT32_MAX;
+            if (!g.is_orig || g.is_orig[s])
+                slot[kof[s]] = (uint32_t)s;
+        }
+        /* groups numbered by their first row (idx ascends) */
+        for (size_t k = 0; k < m; k++) {
+            uint32_t root = uf_find(parent, slot[k]);
+            if (first[root] == UINT32_MAX)
+                first[root] = (uint32_t)groups++;
+            pid[k] = first[root];
+        }
+        free(parent);
+        free(kof);
+        free(slot);
+        free(first);
+        grid_free(&g);
+    }
+    /* sizes, then the order: larger first, then by first row */
+    for (size_t q = 0; q < groups; q++)
+        key[q] = 0;
+    for (size_t k = 0; k < m; k++)
+        key[pid[k]]++;
+    for (size_t q = 0; q < groups; q++)
+        key[q] = (uint64_t)(UINT32_MAX - (uint32_t)key[q]) << 32 | (uint64_t)q;
+    qsort(key, groups, sizeof *key, u64_cmp);
+    uint32_t *rank = malloc((groups ? groups : 1) * sizeof *rank);
+    if (!rank) {
+        free(pid);
+        free(key);
+        return per_boid_nomem(&pb, err);
+    }
+    for (size_t q = 0; q < groups; q++)
+        rank[key[q] & 0xffffffffu] = (uint32_t)q;
+    for (size_t i = 0; i < count; i++)
+        labels[i] = SHOAL_STATS_NONE;
+    for (size_t k = 0; k < m; k++)
+        labels[pb.idx[k]] = rank[pid[k]];
+    if (group_count)
+        *group_count = groups;
+    free(rank);
+    free(pid);
+    free(key);
+    per_boid_free(&pb);
+    return SHOAL_OK;
+}
+
 /* ---- two states: the errors of `shoal compare` ----------------------------------------- */
 
 /* Per-row error of a 3-vector (columns k..k+2): absolute |a - b| and relative

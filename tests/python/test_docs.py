@@ -21,9 +21,12 @@ def test_tutorial_runs(tmp_path, monkeypatch, capsys):
         if "shoal.sweep(" in code:
             pytest.importorskip("pandas")
         exec(compile(code, "docs/PYTHON.md", "exec"), env)
-    for f in ("polarisation.png", "frame.png", "side.png"):
+    for f in ("polarisation.png", "frame.png", "side.png", "groups.png", "school.html"):
         assert (tmp_path / f).stat().st_size > 1000, f
     out = capsys.readouterr().out
     assert "refused: parameter max_speed of model steer" in out
+    assert "<shoal.Animation 31 frames 480x270" in out and "groups, the largest" in out
+    history = env["history"]  # the collector's rows: steps 0, 60, ... 600
+    assert list(history["step"]) == list(range(0, 601, 60))
     # what the page says of the plot: weak separation aligns, the default does not
     assert env["polarisation"][1.0][-1] > 0.9 and env["polarisation"][3.0][-1] < 0.3

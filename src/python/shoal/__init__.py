@@ -12,7 +12,9 @@ thread count, and shoal.render and shoal.sweep give the bytes of `shoal render` 
     sim = shoal.Simulation(count=4096, seed=1)   # the default model
     sim.step(600)                      # the GIL is released while it runs
     print(sim.time, sim.stats()["polarization"])
-    img = shoal.render(sim.state, size=(640, 360))   # (360, 640, 3) uint8
+    img = shoal.render(sim, size=(640, 360))   # (360, 640, 3) uint8, predators too
+    table = sim.collect(600, every=60)   # statistics every second (a DataFrame)
+    shoal.animate(sim, steps=300)        # a notebook shows it as a video
 
 Errors are exceptions carrying the library's one-line message: InputError (a ValueError),
 FileError (an OSError), NonFiniteError, UnsupportedError, NoMemoryError, all shoal.Error.
@@ -32,10 +34,13 @@ from ._shoal import (  # noqa: F401
     __version__,
     compare,
     default_params,
+    frame_camera,
     gpu_available,
+    group_labels,
     header_version,
     load,
     models,
+    neighbor_counts,
     render,
     scene_path,
     save,
@@ -43,6 +48,8 @@ from ._shoal import (  # noqa: F401
     write_png,
 )
 from . import _shoal
+from ._animate import Animation, animate  # noqa: F401
+from ._collect import COLLECT_STATS, collect as _collect, make_table as _make_table  # noqa: F401
 
 import operator
 import os as _os
@@ -69,21 +76,21 @@ class Stats(dict):
 
 
 _shoal._set_stats_class(Stats)
+_shoal._set_collect(_collect)
 # the meshes and scenes installed with the package (shoal/assets): an installed package needs
 # no checkout; a build tree's has none and the library finds the source tree's
 _shoal._set_assets(_os.path.join(_os.path.dirname(__file__), "assets"))
 
 __all__ = [
     "Error", "FileError", "InputError", "NoMemoryError", "NonFiniteError", "UnsupportedError",
-    "Params", "Renderer", "Simulation", "Stats", "compare", "default_params", "gpu_available",
-    "load", "models", "render", "save", "scene_path", "stats", "sweep", "verify", "write_png",
-    "__version__",
+    "Animation", "Params", "Renderer", "Simulation", "Stats", "COLLECT_STATS", "animate",
+    "compare", "default_params", "frame_camera", "gpu_available", "group_labels", "load",
+    "models", "neighbor_counts", "render", "save", "scene_path", "stats", "sweep", "verify",
+    "write_png", "__version__",
 ]
 
 # columns of the sweep table that hold whole numbers (the rest are float64)
 _INTEGER_COLUMNS = ("member", "seed", "step", "group_count")
-# the other spelling of a column, as Stats reads it
-_TITLES = {"polarization": "polarisation"}
 
 
 def _vary_spec(name, values):
@@ -138,21 +145,11 @@ def sweep(model=None, vary=None, seeds=(1, 1), steps=600, every=None, count=None
         model, scene, 0 if count is None else int(count), bool(keep_geometry), params, specs,
         first, last, int(steps), 0 if every is None else int(every), dt, radius, int(threads))
     names = header.split(",")
+    cells = [line.split(",") for line in lines]
     # "polarisation" is a title of the "polarization" field: both spellings index the array
-    dtype = [((_TITLES[n], n) if n in _TITLES else n,
-              np.int64 if n in _INTEGER_COLUMNS else np.float64) for n in names]
-    table = np.array([tuple(int(x) if n in _INTEGER_COLUMNS else float(x)
-                            for n, x in zip(names, line.split(",")))
-                      for line in lines], dtype=dtype)
-    if frame is False:
-        return table
-    try:
-        import pandas
-    except ImportError:
-        if frame:
-            raise
-        return table
-    return pandas.DataFrame(table)
+    return _make_table([(n, np.int64, [int(c[k]) for c in cells]) if n in _INTEGER_COLUMNS
+                        else (n, np.float64, [float(c[k]) for c in cells])
+                        for k, n in enumerate(names)], frame)
 
 
 

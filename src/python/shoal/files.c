@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* shoal.load, shoal.save (state files through the library's readers and writers),
- * shoal.stats and shoal.compare (the library's statistics and state comparison). */
+ * shoal.stats, shoal.neighbor_counts, shoal.group_labels and shoal.compare (the library's
+ * statistics and state comparison). */
 #include "module.h"
 
 #include <math.h>
@@ -110,6 +111,61 @@ static PyObject *mod_stats(PyObject *m, PyObject *args, PyObject *kw)
     return stats_dict(&out);
 }
 
+/* state= for the per-boid functions: (N, 6), non-finite rows allowed (they read -1) */
+static PyArrayObject *rows_any(PyObject *state)
+{
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(
+        state, NPY_FLOAT32, 2, 2, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST);
+    if (a && PyArray_DIM(a, 1) != SHOAL_STATE_COLUMNS) {
+        Py_DECREF(a);
+        PyErr_SetString(PyExc_ValueError, "state: expected shape (N, 6)");
+        return NULL;
+    }
+    return a;
+}
+
+static PyObject *per_boid(PyObject *args, PyObject *kw, int labels)
+{
+    static char *kwlist[] = {"state", "radius", "model", "threads", NULL};
+    PyObject *state, *radius = Py_None, *model = Py_None;
+    int threads = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OOi", kwlist, &state, &radius, &model, &threads))
+        return NULL;
+    shoal_stats_desc sd;
+    if (stats_desc_args(radius, model, threads, &sd))
+        return NULL;
+    PyArrayObject *a = rows_any(state);
+    if (!a)
+        return NULL;
+    PyObject *out = per_boid_array(PyArray_DATA(a), (size_t)PyArray_DIM(a, 0), &sd, labels);
+    Py_DECREF(a);
+    return out;
+}
+
+PyDoc_STRVAR(neighbor_counts_doc,
+             "neighbor_counts(state, radius=None, model=None, threads=0)\n--\n\n"
+             "Per row of an (N, 6) state, the number of other boids within radius (the library's "
+             "shoal_stats_neighbor_counts; radius as stats() takes it), as an (N,) int64 array; "
+             "-1 for a row with a NaN or an infinity. Its mean over the finite rows is "
+             "stats()[\"mean_neighbors\"].");
+static PyObject *mod_neighbor_counts(PyObject *m, PyObject *args, PyObject *kw)
+{
+    (void)m;
+    return per_boid(args, kw, 0);
+}
+
+PyDoc_STRVAR(group_labels_doc,
+             "group_labels(state, radius=None, model=None, threads=0)\n--\n\n"
+             "Per row of an (N, 6) state, its group among the groups stats() counts (the "
+             "library's shoal_stats_group_labels), as an (N,) int64 array: 0 the largest group, "
+             "then by size, groups of one size in the order of their first row; -1 for a row "
+             "with a NaN or an infinity.");
+static PyObject *mod_group_labels(PyObject *m, PyObject *args, PyObject *kw)
+{
+    (void)m;
+    return per_boid(args, kw, 1);
+}
+
 static PyObject *diff_part(double max_abs, double rms_abs, double max_rel, double rms_rel)
 {
     return Py_BuildValue("{s:d,s:d,s:d,s:d}", "max_abs", max_abs, "rms_abs", rms_abs, "max_rel",
@@ -181,5 +237,9 @@ PyMethodDef files_functions[] = {
     {"stats", (PyCFunction)(void (*)(void))mod_stats, METH_VARARGS | METH_KEYWORDS, stats_doc},
     {"compare", (PyCFunction)(void (*)(void))mod_compare, METH_VARARGS | METH_KEYWORDS,
      compare_doc},
+    {"neighbor_counts", (PyCFunction)(void (*)(void))mod_neighbor_counts,
+     METH_VARARGS | METH_KEYWORDS, neighbor_counts_doc},
+    {"group_labels", (PyCFunction)(void (*)(void))mod_group_labels, METH_VARARGS | METH_KEYWORDS,
+     group_labels_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -100,8 +100,9 @@ PyMODINIT_FUNC PyInit__shoal(void)
                                        "This machine or build lacks what was asked (an ISA, "
                                        "CUDA), or the ABI differs.")))
         goto fail;
-    PyMethodDef *tables[] = {files_functions, params_functions, renderer_functions,
-                             sweep_functions, util_functions,   verify_functions};
+    PyMethodDef *tables[] = {files_functions,    observe_functions, params_functions,
+                             renderer_functions, sweep_functions,   util_functions,
+                             verify_functions};
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
         if (PyModule_AddFunctions(m, tables[i]))
             goto fail;

@@ -2,9 +2,11 @@
 /* shoal._shoal's private header: what the extension's files share (CPython's Modules/_sqlite
  * layout). module.c makes the module (its exceptions, types and functions); util.c converts
  * between Python and the library (errors, states, parameters, descs, statistics);
- * simulation.c, params.c and renderer.c are the three types; files.c, sweep.c and verify.c
- * the module functions of their name. Every file is a client of the public C API only
- * (shoal/shoal.h): every rule, file format and statistic is the library's. Not installed. */
+ * simulation.c, params.c and renderer.c are the three types (observe.c the Simulation's
+ * statistics, per-boid arrays, predators and the loop under collect and animate); files.c,
+ * sweep.c and verify.c the module functions of their name. Every file is a client of the public C
+ * API only (shoal/shoal.h): every rule, file format and statistic is the library's. Not installed.
+ */
 #ifndef SHOAL_PY_MODULE_H
 #define SHOAL_PY_MODULE_H
 
@@ -54,6 +56,8 @@ int vec3_arg(PyObject *obj, const char *what, float out[3]);
  * line's init, run and sweep build it. */
 int desc_args(PyObject *model_obj, PyObject *scene_obj, Py_ssize_t count, int keep_geometry,
               PyObject *params, shoal_sim_desc *d, shoal_scene *scene);
+/* A float32 as the shortest Python float that rounds back to it (0.6f reads 0.6). */
+PyObject *float32_obj(float v);
 /* A seed: an integer in [0, 2^63 - 1] (sweep.c). 0, or -1 with an exception. */
 int seed_arg(PyObject *obj, const char *what, unsigned long long *out);
 /* A path (str, bytes, os.PathLike) as a new bytes object. 0, or -1 with an exception. */
@@ -69,6 +73,13 @@ shoal_status asset_mesh(const char *name, shoal_mesh *mesh, shoal_error *e);
 
 /* ---- statistics (util.c) ----------------------------------------------------------------- */
 
+/* Per boid, shoal_stats_neighbor_counts (labels 0) or shoal_stats_group_labels (labels 1) of
+ * n rows as a new (n,) int64 array, -1 for a non-finite row; the GIL released meanwhile. */
+PyObject *per_boid_array(const float *rows, size_t n, const shoal_stats_desc *sd, int labels);
+/* The python package's helpers the C methods call (shoal._collect: the table of
+ * Simulation.collect), registered by the package on import */
+extern PyObject *collect_impl;
+
 PyObject *stats_dict(const shoal_stats *s);
 int stats_desc_args(PyObject *radius, PyObject *model_obj, int threads, shoal_stats_desc *sd);
 /* shoal_stats_compute with the GIL released */
@@ -77,11 +88,20 @@ shoal_status stats_of(const float *rows, size_t n, const shoal_stats_desc *sd, s
 
 /* ---- the types ------------------------------------------------------------------------- */
 
+/* A scene file's [camera] (scaled with the count as shoal_scene_set_count scales it): what
+ * shoal.animate starts from, as `shoal run` does */
+typedef struct {
+    int has_eye; /* eye and target given */
+    float eye[3], target[3], fov_deg, fish_length;
+    int follow;
+} SimCamera;
+
 typedef struct {
     PyObject_HEAD shoal_sim *sim;
     shoal_gpu_sim *gpu;
     shoal_sim_desc desc; /* what the sim was created with (the GPU sim's only record) */
     int busy;            /* a step runs (GIL released): no other call may touch the sim */
+    SimCamera camera;
 } SimObject;
 
 typedef struct {
@@ -98,6 +118,29 @@ int sim_check(const SimObject *s);
 int sim_claim(SimObject *s);
 void sim_release(SimObject *s);
 const shoal_sim_desc *sim_desc(const SimObject *s);
+/* With the sim claimed: n steps in chunks that see Ctrl-C (0, or -1 with the exception:
+ * KeyboardInterrupt, or the library's error); the state as a new (N, 6) array; the predators
+ * as a new (K, 6) array; the steps done since the state was drawn or loaded with its time. */
+int sim_step_claimed(SimObject *s, long long n);
+PyObject *sim_rows_claimed(SimObject *s);
+PyObject *sim_predators_claimed(SimObject *s);
+unsigned long long sim_steps_done(const SimObject *s);
+/* The statistics desc of the sim's school: radius (None: the model's interaction radius),
+ * threads, and the sim's world (minimum image in a periodic one). 0, or -1 with an
+ * exception. */
+int sim_stats_desc(const SimObject *s, PyObject *radius, int threads, shoal_stats_desc *sd);
+/* observe.c: the methods on the school beyond its state (stats, per-boid arrays, predators,
+ * the observation loop under collect and animate) */
+PyObject *sim_stats(SimObject *s, PyObject *args, PyObject *kw);
+PyObject *sim_neighbor_counts(SimObject *s, PyObject *args, PyObject *kw);
+PyObject *sim_group_labels(SimObject *s, PyObject *args, PyObject *kw);
+PyObject *sim_observe(SimObject *s, PyObject *args, PyObject *kw);
+PyObject *sim_collect(SimObject *s, PyObject *args, PyObject *kw);
+PyObject *sim_get_predators(SimObject *s, void *c);
+PyObject *sim_get_steps_done(SimObject *s, void *c);
+PyObject *sim_get_camera(SimObject *s, void *c);
+extern const char sim_stats_doc[], sim_neighbor_counts_doc[], sim_group_labels_doc[],
+    sim_observe_doc[], sim_collect_doc[];
 /* params.c */
 PyObject *params_update(ParamsObject *p, PyObject *args, PyObject *kw);
 
@@ -115,7 +158,7 @@ int cancel_end(const volatile int *flag);
 
 /* ---- the module's functions, one table per file (module.c adds them) -------------------- */
 
-extern PyMethodDef files_functions[], params_functions[], renderer_functions[], sweep_functions[],
-    util_functions[], verify_functions[];
+extern PyMethodDef files_functions[], observe_functions[], params_functions[], renderer_functions[],
+    sweep_functions[], util_functions[], verify_functions[];
 
 #endif

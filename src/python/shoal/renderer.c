@@ -210,27 +210,114 @@ static int group_arg(PyObject *obj, size_t n, PyArrayObject **out)
     return 0;
 }
 
+/* Predators as the program's window draws them (src/app/run_draw.c, with_predators): fish
+ * twice as long, red, after the boids (instance ids N + k). */
+#define PREDATOR_SCALE 2.0f
+#define PREDATOR_ARGB 0xFFE02828u
+
+/* The state to draw and its predators: from a Simulation (its state, and its predators
+ * unless predators= is given or False), or from arrays. *rows and *preds (NULL: none) are
+ * new references. */
+static int state_and_predators(PyObject *state, PyObject *predators, PyArrayObject **rows,
+                               PyArrayObject **preds)
+{
+    *rows = *preds = NULL;
+    int from_sim = PyObject_TypeCheck(state, &SimType);
+    if (from_sim) {
+        SimObject *so = (SimObject *)state;
+        if (sim_claim(so))
+            return -1;
+        *rows = (PyArrayObject *)sim_rows_claimed(so);
+        if (*rows && (!predators || predators == Py_None))
+            *preds = (PyArrayObject *)sim_predators_claimed(so);
+        sim_release(so);
+        if (!*rows || (!*preds && PyErr_Occurred()))
+            goto fail;
+    } else if (!(*rows = state_arg(state, "state", 1))) {
+        return -1;
+    }
+    if (predators && predators != Py_None && predators != Py_False &&
+        !(*preds = state_arg(predators, "predators", 1)))
+        goto fail;
+    return 0;
+fail:
+    Py_CLEAR(*rows);
+    Py_CLEAR(*preds);
+    return -1;
+}
+
 static PyObject *render_claimed(RendererObject *self, PyObject *state, PyObject *eye,
-                                PyObject *target, PyObject *color, PyObject *group, double fov_deg);
+                                PyObject *target, PyObject *color, PyObject *group, double fov_deg,
+                                PyObject *predators);
 
 /* Draw `state` and return the image as a new (h, w, 3) uint8 array. */
 static PyObject *render_state(RendererObject *self, PyObject *state, PyObject *eye,
-                              PyObject *target, PyObject *color, PyObject *group, double fov_deg)
+                              PyObject *target, PyObject *color, PyObject *group, double fov_deg,
+                              PyObject *predators)
 {
     if (renderer_claim(self)) /* before the conversions: NumPy's copy may release the GIL */
         return NULL;
-    PyObject *img = render_claimed(self, state, eye, target, color, group, fov_deg);
+    PyObject *img = render_claimed(self, state, eye, target, color, group, fov_deg, predators);
     self->busy = 0;
     return img;
 }
 
-static PyObject *render_claimed(RendererObject *self, PyObject *state, PyObject *eye,
-                                PyObject *target, PyObject *color, PyObject *group, double fov_deg)
+/* The boids and the predators as the instances of one frame (columns; boids first, with
+ * their group and colour, then the predators red and twice as long): the pixels of
+ * shoal_render_frame_rows for the boids alone when there are no predators. */
+static shoal_status frame_with_predators(RendererObject *self, const float *rows, size_t n,
+                                         const float *pred, size_t np, const uint8_t *groups,
+                                         const uint32_t *colors, const shoal_camera *cam,
+                                         shoal_error *e)
 {
-    PyArrayObject *rows = state_arg(state, "state", 1);
-    if (!rows)
+    size_t total = n + np;
+    float *col = malloc(total * 6 * sizeof *col + total * sizeof(float));
+    uint32_t *argb = malloc(total * sizeof *argb);
+    uint8_t *grp = groups ? malloc(total) : NULL;
+    if (!col || !argb || (groups && !grp)) {
+        free(col);
+        free(argb);
+        free(grp);
+        return shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for %zu fish", total);
+    }
+    float *scale = col + total * 6;
+    for (size_t i = 0; i < total; i++) {
+        const float *r = i < n ? rows + 6 * i : pred + 6 * (i - n);
+        for (int k = 0; k < 6; k++)
+            col[(size_t)k * total + i] = r[k];
+        scale[i] = i < n ? 1.0f : PREDATOR_SCALE;
+        argb[i] = i < n ? (colors ? colors[i] : 0u) : PREDATOR_ARGB;
+        if (grp)
+            grp[i] = i < n ? groups[i] : 0;
+    }
+    shoal_render_instances in;
+    memset(&in, 0, sizeof in);
+    in.count = total;
+    in.px = col;
+    in.py = col + total;
+    in.pz = col + 2 * total;
+    in.vx = col + 3 * total;
+    in.vy = col + 4 * total;
+    in.vz = col + 5 * total;
+    in.group = grp;
+    in.scale = scale;
+    in.color = argb;
+    shoal_status st = shoal_render_frame(self->r, &in, cam, e);
+    free(col);
+    free(argb);
+    free(grp);
+    return st;
+}
+
+static PyObject *render_claimed(RendererObject *self, PyObject *state, PyObject *eye,
+                                PyObject *target, PyObject *color, PyObject *group, double fov_deg,
+                                PyObject *predators)
+{
+    PyArrayObject *rows, *preds;
+    if (state_and_predators(state, predators, &rows, &preds))
         return NULL;
     size_t n = (size_t)PyArray_DIM(rows, 0);
+    size_t np = preds ? (size_t)PyArray_DIM(preds, 0) : 0;
     shoal_camera cam = shoal_camera_default();
     cam.fov_deg = (float)fov_deg;
     shoal_framebuffer fb0 = shoal_render_framebuffer(self->r);
@@ -265,9 +352,11 @@ static PyObject *render_claimed(RendererObject *self, PyObject *state, PyObject 
         goto done;
     shoal_error e;
     shoal_status st;
-    Py_BEGIN_ALLOW_THREADS st = shoal_render_frame_rows(
-        self->r, PyArray_DATA(rows), n, groups ? (const uint8_t *)PyArray_DATA(groups) : NULL,
-        colors, &cam, &e);
+    const uint8_t *g = groups ? (const uint8_t *)PyArray_DATA(groups) : NULL;
+    const float *pr = np ? (const float *)PyArray_DATA(preds) : NULL;
+    Py_BEGIN_ALLOW_THREADS st =
+        np ? frame_with_predators(self, PyArray_DATA(rows), n, pr, np, g, colors, &cam, &e)
+           : shoal_render_frame_rows(self->r, PyArray_DATA(rows), n, g, colors, &cam, &e);
     Py_END_ALLOW_THREADS if (st)
     {
         raise_status(&e);
@@ -291,25 +380,32 @@ done:
     free(colors);
     Py_XDECREF(groups);
     Py_DECREF(rows);
+    Py_XDECREF(preds);
     return img;
 }
 
 PyDoc_STRVAR(renderer_frame_doc,
-             "frame(state, eye=None, target=None, color=None, group=None, fov_deg=60)\n--\n\n"
-             "Draw an (N, 6) state and return the image as a new (h, w, 3) uint8 RGB array, "
-             "row 0 at the top. eye and target (x, y, z) place the camera (up is +Y); neither "
-             "frames the whole school as `shoal render` does. color: per-fish (N,) 0xRRGGBB "
-             "or (N, 3) RGB; group: per-fish (N,) integers coloured from an 8-colour palette. "
-             "The GIL is released while the frame is drawn.");
+             "frame(state, eye=None, target=None, color=None, group=None, fov_deg=60, "
+             "predators=None)\n--\n\n"
+             "Draw an (N, 6) state, or a Simulation's school, and return the image as a new "
+             "(h, w, 3) uint8 RGB array, row 0 at the top. eye and target (x, y, z) place the "
+             "camera (up is +Y); neither frames the school (not the predators) as `shoal "
+             "render` does. color: per-fish (N,) 0xRRGGBB or (N, 3) RGB; group: per-fish (N,) "
+             "integers coloured from an 8-colour palette (group_labels() shows the 8 largest "
+             "groups apart). predators: a (K, 6) array drawn as the program's window draws "
+             "them, red fish twice as long; a Simulation's own are drawn unless predators is "
+             "given (False: none). The GIL is released while the frame is drawn.");
 static PyObject *renderer_frame(RendererObject *self, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"state", "eye", "target", "color", "group", "fov_deg", NULL};
-    PyObject *state, *eye = Py_None, *target = Py_None, *color = Py_None, *group = Py_None;
+    static char *kwlist[] = {"state", "eye",     "target",    "color",
+                             "group", "fov_deg", "predators", NULL};
+    PyObject *state, *eye = Py_None, *target = Py_None, *color = Py_None, *group = Py_None,
+                     *predators = Py_None;
     double fov = 60.0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OOOOd", kwlist, &state, &eye, &target, &color,
-                                     &group, &fov))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OOOOdO", kwlist, &state, &eye, &target, &color,
+                                     &group, &fov, &predators))
         return NULL;
-    return render_state(self, state, eye, target, color, group, fov);
+    return render_state(self, state, eye, target, color, group, fov, predators);
 }
 
 static PyObject *renderer_stats(RendererObject *self, PyObject *unused)
@@ -400,22 +496,26 @@ PyTypeObject RendererType = {
 
 PyDoc_STRVAR(render_doc,
              "render(state, size=(1280, 720), eye=None, target=None, color=None, group=None, "
-             "fish_length=1.0, fov_deg=60, shade=\"lit\", lod=True, threads=0)\n--\n\n"
-             "Draw one (N, 6) state and return an (h, w, 3) uint8 RGB array, the pixels "
-             "`shoal render` writes for the same options (no eye/target: the school is "
-             "framed as it frames it). For many frames keep a Renderer.");
+             "fish_length=1.0, fov_deg=60, shade=\"lit\", lod=True, threads=0, "
+             "predators=None)\n--\n\n"
+             "Draw one (N, 6) state, or a Simulation's school with its predators, and return "
+             "an (h, w, 3) uint8 RGB array, the pixels `shoal render` writes for the same "
+             "options (no eye/target: the school is framed as it frames it). predators: as "
+             "Renderer.frame. For many frames keep a Renderer.");
 static PyObject *mod_render(PyObject *m, PyObject *args, PyObject *kw)
 {
     (void)m;
-    static char *kwlist[] = {"state",       "size",    "eye",   "target", "color",   "group",
-                             "fish_length", "fov_deg", "shade", "lod",    "threads", NULL};
+    static char *kwlist[] = {"state",   "size",        "eye",     "target", "color",
+                             "group",   "fish_length", "fov_deg", "shade",  "lod",
+                             "threads", "predators",   NULL};
     PyObject *state, *size = Py_None, *eye = Py_None, *target = Py_None, *color = Py_None,
-                     *group = Py_None;
+                     *group = Py_None, *predators = Py_None;
     double fish_length = 1.0, fov = 60.0;
     const char *shade = "lit";
     int lod = 1, threads = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OOOOOddspi", kwlist, &state, &size, &eye, &target,
-                                     &color, &group, &fish_length, &fov, &shade, &lod, &threads))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OOOOOddspiO", kwlist, &state, &size, &eye,
+                                     &target, &color, &group, &fish_length, &fov, &shade, &lod,
+                                     &threads, &predators))
         return NULL;
     PyObject *rkw =
         Py_BuildValue("{s:O,s:d,s:s,s:O,s:i}", "size", size, "fish_length", fish_length, "shade",
@@ -426,7 +526,8 @@ static PyObject *mod_render(PyObject *m, PyObject *args, PyObject *kw)
     Py_XDECREF(noargs);
     if (!r)
         return NULL;
-    PyObject *img = render_state((RendererObject *)r, state, eye, target, color, group, fov);
+    PyObject *img =
+        render_state((RendererObject *)r, state, eye, target, color, group, fov, predators);
     Py_DECREF(r);
     return img;
 }
@@ -474,7 +575,62 @@ static PyObject *mod_write_png(PyObject *m, PyObject *args)
     Py_RETURN_NONE;
 }
 
+PyDoc_STRVAR(frame_camera_doc,
+             "frame_camera(state, size=(1280, 720), fish_length=1.0, fov_deg=60)\n--\n\n"
+             "The camera that render and Renderer.frame pick for a state when given no eye and "
+             "target, as (eye, target): the school's bounding box framed for an image of that "
+             "size, from its +Z side, fish_length of margin (shoal_render_camera_frame). To "
+             "keep one camera over many frames, as `shoal render --in DIR` does.");
+static PyObject *mod_frame_camera(PyObject *m, PyObject *args, PyObject *kw)
+{
+    (void)m;
+    static char *kwlist[] = {"state", "size", "fish_length", "fov_deg", NULL};
+    PyObject *state, *size = Py_None;
+    double fish_length = 1.0, fov = 60.0;
+    int w = 1280, h = 720;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|Odd", kwlist, &state, &size, &fish_length, &fov))
+        return NULL;
+    if (size_arg(size, &w, &h))
+        return NULL;
+    if (!(fish_length >= 0) || !isfinite(fish_length) || !(fov > 0 && fov < 180)) {
+        PyErr_SetString(PyExc_ValueError, !(fov > 0 && fov < 180)
+                                              ? "fov_deg: expected a value in (0, 180)"
+                                              : "fish_length: expected a finite value >= 0");
+        return NULL;
+    }
+    PyArrayObject *rows = state_arg(state, "state", 1);
+    if (!rows)
+        return NULL;
+    size_t n = (size_t)PyArray_DIM(rows, 0);
+    float *xyz = malloc((n ? n : 1) * 3 * sizeof(float));
+    if (!xyz) {
+        Py_DECREF(rows);
+        return PyErr_NoMemory();
+    }
+    const float *r = PyArray_DATA(rows);
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++)
+            xyz[(size_t)k * n + i] = r[6 * i + (size_t)k];
+    shoal_camera cam = shoal_camera_default();
+    cam.fov_deg = (float)fov;
+    shoal_render_camera_frame(xyz, xyz + n, xyz + 2 * n, n, (float)fish_length, (float)w / (float)h,
+                              &cam);
+    free(xyz);
+    Py_DECREF(rows);
+    PyObject *v[6];
+    for (int k = 0; k < 6; k++)
+        v[k] = float32_obj(k < 3 ? cam.eye[k] : cam.target[k - 3]);
+    PyObject *out = NULL;
+    if (v[0] && v[1] && v[2] && v[3] && v[4] && v[5])
+        out = Py_BuildValue("((OOO)(OOO))", v[0], v[1], v[2], v[3], v[4], v[5]);
+    for (int k = 0; k < 6; k++)
+        Py_XDECREF(v[k]);
+    return out;
+}
+
 PyMethodDef renderer_functions[] = {
+    {"frame_camera", (PyCFunction)(void (*)(void))mod_frame_camera, METH_VARARGS | METH_KEYWORDS,
+     frame_camera_doc},
     {"render", (PyCFunction)(void (*)(void))mod_render, METH_VARARGS | METH_KEYWORDS, render_doc},
     {"write_png", (PyCFunction)mod_write_png, METH_VARARGS, write_png_doc},
     {NULL, NULL, 0, NULL},

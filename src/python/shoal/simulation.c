@@ -49,25 +49,37 @@ static void sim_dealloc(SimObject *s)
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
 
-/* The obstacle meshes of a scene onto the sim: the CPU sim directly; a GPU sim takes the
- * field the CPU builds (a one-boid CPU sim), so both backends sample the same bits. */
-static shoal_status add_obstacles(SimObject *s, const shoal_sim_desc *d, const shoal_scene *scene,
-                                  shoal_error *e)
+/* The obstacle meshes of a scene onto the sim, as the program puts them: the CPU sim loads
+ * them itself; a GPU sim is lent the scene's obstacle field (shoal_scene_make_obstacles,
+ * the CPU's build of the same meshes, so both backends sample the same bits). */
+static shoal_status add_obstacles(SimObject *s, const shoal_scene *scene, shoal_error *e)
 {
     if (!scene || scene->mesh_count == 0)
         return SHOAL_OK;
     if (!s->gpu)
         return shoal_scene_add_obstacles(scene, s->sim, e);
-    shoal_sim_desc one = *d;
-    one.boid_count = 1;
-    shoal_sim *c;
-    shoal_status st = shoal_sim_create(&one, &c, e);
-    if (st)
-        return st;
-    if (!(st = shoal_scene_add_obstacles(scene, c, e)))
-        st = shoal_gpu_sim_copy_obstacles(s->gpu, c, e);
-    shoal_sim_destroy(c);
+    shoal_obstacles *obs;
+    shoal_status st = shoal_scene_make_obstacles(scene, &obs, e);
+    if (!st)
+        st = shoal_gpu_sim_set_obstacles(s->gpu, obs, e);
+    shoal_obstacles_destroy(obs);
     return st;
+}
+
+/* The scene's [camera] (none without a scene file: the school is framed) */
+static void camera_from(SimObject *s, const shoal_scene *sc)
+{
+    SimCamera *c = &s->camera;
+    memset(c, 0, sizeof *c);
+    c->has_eye = sc && sc->has_eye && sc->has_target;
+    if (c->has_eye)
+        for (int k = 0; k < 3; k++) {
+            c->eye[k] = sc->eye[k];
+            c->target[k] = sc->target[k];
+        }
+    c->fov_deg = sc && sc->has_fov ? sc->fov_deg : 60.0f;
+    c->fish_length = sc && sc->has_fish_length ? sc->fish_length : SHOAL_FISH_LENGTH;
+    c->follow = sc ? sc->follow : 0;
 }
 
 /* Create the backend's sim for d and give it `rows` (or draw the state from d.seed). */
@@ -110,11 +122,12 @@ static int sim_open(SimObject *s, const shoal_sim_desc *d, const char *backend,
         return -1;
     }
     if (!st)
-        st = add_obstacles(s, d, scene, &e);
+        st = add_obstacles(s, scene, &e);
     if (st) {
         raise_status(&e);
         return -1;
     }
+    camera_from(s, scene);
     return 0;
 }
 
@@ -235,6 +248,15 @@ static PyObject *sim_step(SimObject *s, PyObject *args, PyObject *kw)
     }
     if (sim_claim(s))
         return NULL;
+    int rc = sim_step_claimed(s, n);
+    sim_release(s);
+    if (rc)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+int sim_step_claimed(SimObject *s, long long n)
+{
     shoal_error e;
     shoal_status st = SHOAL_OK;
     /* In chunks that grow while they take under 20 ms, each a call of its own: Ctrl-C (the
@@ -257,16 +279,15 @@ static PyObject *sim_step(SimObject *s, PyObject *args, PyObject *kw)
         Py_END_ALLOW_THREADS int c = cancel_end(cancel);
         interrupted = c < 0; /* KeyboardInterrupt (or the handler's exception) is raised */
     }
-    sim_release(s);
     if (interrupted)
-        return NULL;
+        return -1;
     if (st)
-        return raise_status(&e);
-    Py_RETURN_NONE;
+        return raise_status(&e), -1;
+    return 0;
 }
 
 /* The state as a new array; the caller has claimed the sim. */
-static PyObject *rows_claimed(SimObject *s)
+PyObject *sim_rows_claimed(SimObject *s)
 {
     size_t n = sim_count(s);
     PyArrayObject *a = new_rows(n);
@@ -286,7 +307,7 @@ static PyObject *sim_rows(SimObject *s)
 {
     if (sim_claim(s))
         return NULL;
-    PyObject *a = rows_claimed(s);
+    PyObject *a = sim_rows_claimed(s);
     sim_release(s);
     return a;
 }
@@ -412,43 +433,6 @@ static PyObject *sim_get_device(SimObject *s, void *c)
     return PyUnicode_FromFormat("cpu (%s kernels)", shoal_sim_isa_name(s->sim));
 }
 
-PyDoc_STRVAR(sim_stats_doc,
-             "stats(radius=None, threads=0)\n--\n\n"
-             "The flock statistics of the current state as a dict (polarization, milling, "
-             "mean_speed, mean_nn_distance, mean_neighbors, group_count, "
-             "largest_group_fraction, centroid, extent, bbox_min, bbox_max, "
-             "radius_of_gyration, count, nonfinite, radius). radius (neighbours and groups) "
-             "defaults to the model's interaction radius.");
-static PyObject *sim_stats(SimObject *s, PyObject *args, PyObject *kw)
-{
-    static char *kwlist[] = {"radius", "threads", NULL};
-    PyObject *radius = Py_None;
-    int threads = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|Oi", kwlist, &radius, &threads))
-        return NULL;
-    if (sim_claim(s))
-        return NULL;
-    PyArrayObject *rows = (PyArrayObject *)rows_claimed(s);
-    shoal_stats_desc sd = shoal_stats_desc_default();
-    sd.thread_count = threads;
-    const shoal_sim_desc *d = sim_desc(s);
-    sd.radius = shoal_params_interaction_radius(d->model, &d->params);
-    int bad = !rows || (radius != Py_None && (sd.radius = PyFloat_AsDouble(radius)) == -1.0 &&
-                        PyErr_Occurred());
-    sim_release(s); /* the statistics are of the copy */
-    if (bad) {
-        Py_XDECREF(rows);
-        return NULL;
-    }
-    shoal_stats out;
-    shoal_error e;
-    shoal_status st = stats_of(PyArray_DATA(rows), (size_t)PyArray_DIM(rows, 0), &sd, &out, &e);
-    Py_DECREF(rows);
-    if (st)
-        return raise_status(&e);
-    return stats_dict(&out);
-}
-
 PyDoc_STRVAR(sim_checkpoint_doc,
              "checkpoint(path)\n--\n\n"
              "Write a checkpoint file (the format of `shoal step --checkpoint`): the boids, the "
@@ -520,7 +504,7 @@ static PyObject *sim_resume(PyObject *cls, PyObject *args, PyObject *kw)
             goto fail;
         }
     }
-    if (sim_open(s, &d, "cpu", "stable", rows, sc))
+    if (sim_open(s, &d, "cpu", "stable", rows, scene_obj != Py_None ? sc : NULL))
         goto fail;
     if (shoal_sim_set_checkpoint(s->sim, &ck, &e)) {
         raise_status(&e);
@@ -633,6 +617,17 @@ static PyGetSetDef sim_getset[] = {
     {"backend", (getter)sim_get_backend, NULL, "\"cpu\" or \"cuda\".", NULL},
     {"device", (getter)sim_get_device, NULL, "What runs the steps (kernels or the GPU's name).",
      NULL},
+    {"predators", (getter)sim_get_predators, NULL,
+     "The predators now as a new (K, 6) float32 array (px py pz vx vy vz, K = predator_count; "
+     "(0, 6) without predators).",
+     NULL},
+    {"steps_done", (getter)sim_get_steps_done, NULL,
+     "Steps done since the school was drawn, loaded or resumed (time = t0 + steps_done * dt).",
+     NULL},
+    {"camera", (getter)sim_get_camera, NULL,
+     "The scene file's [camera] as a dict (eye, target: None when the scene gives none, "
+     "fov_deg, fish_length, follow), what shoal.animate starts from.",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -640,6 +635,14 @@ static PyMethodDef sim_methods[] = {
     {"step", (PyCFunction)(void (*)(void))sim_step, METH_VARARGS | METH_KEYWORDS, sim_step_doc},
     {"set_state", (PyCFunction)sim_set_state, METH_O, sim_set_state_doc},
     {"stats", (PyCFunction)(void (*)(void))sim_stats, METH_VARARGS | METH_KEYWORDS, sim_stats_doc},
+    {"neighbor_counts", (PyCFunction)(void (*)(void))sim_neighbor_counts,
+     METH_VARARGS | METH_KEYWORDS, sim_neighbor_counts_doc},
+    {"group_labels", (PyCFunction)(void (*)(void))sim_group_labels, METH_VARARGS | METH_KEYWORDS,
+     sim_group_labels_doc},
+    {"collect", (PyCFunction)(void (*)(void))sim_collect, METH_VARARGS | METH_KEYWORDS,
+     sim_collect_doc},
+    {"_observe", (PyCFunction)(void (*)(void))sim_observe, METH_VARARGS | METH_KEYWORDS,
+     sim_observe_doc},
     {"checkpoint", (PyCFunction)sim_checkpoint, METH_O, sim_checkpoint_doc},
     {"resume", (PyCFunction)(void (*)(void))sim_resume, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
      sim_resume_doc},

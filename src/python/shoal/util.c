@@ -464,3 +464,42 @@ shoal_status stats_of(const float *rows, size_t n, const shoal_stats_desc *sd, s
     Py_BEGIN_ALLOW_THREADS st = shoal_stats_compute(rows, n, sd, out, e);
     Py_END_ALLOW_THREADS return st;
 }
+
+PyObject *per_boid_array(const float *rows, size_t n, const shoal_stats_desc *sd, int labels)
+{
+    npy_intp dims[1] = {(npy_intp)n};
+    PyArrayObject *a = (PyArrayObject *)PyArray_SimpleNew(1, dims, NPY_INT64);
+    if (!a)
+        return NULL;
+    uint32_t *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v) {
+        Py_DECREF(a);
+        return PyErr_NoMemory();
+    }
+    shoal_error e;
+    shoal_status st;
+    Py_BEGIN_ALLOW_THREADS st = labels ? shoal_stats_group_labels(rows, n, sd, v, NULL, &e)
+                                       : shoal_stats_neighbor_counts(rows, n, sd, v, &e);
+    Py_END_ALLOW_THREADS if (st)
+    {
+        free(v);
+        Py_DECREF(a);
+        return raise_status(&e);
+    }
+    int64_t *o = PyArray_DATA(a);
+    for (size_t i = 0; i < n; i++)
+        o[i] = v[i] == SHOAL_STATS_NONE ? -1 : (int64_t)v[i];
+    free(v);
+    return (PyObject *)a;
+}
+
+PyObject *float32_obj(float v)
+{
+    char buf[48];
+    for (int p = 1; p <= 9; p++) {
+        snprintf(buf, sizeof buf, "%.*g", p, (double)v);
+        if (strtof(buf, NULL) == v)
+            return PyFloat_FromDouble(strtod(buf, NULL));
+    }
+    return PyFloat_FromDouble((double)v);
+}
