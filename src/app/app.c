@@ -101,6 +101,120 @@ void app_print_scaled(const char *cmd, const app_scaled *sc, const shoal_sim_des
     fputc('\n', stderr);
 }
 
+/* The region a model keeps its boids in, from its parameters: a box (lo, hi) or a sphere
+ * (centre c, radius r), and the parameters that set it. */
+typedef struct world_region {
+    int sphere;
+    double lo[3], hi[3], c[3], r;
+    const char *what, *params;
+} world_region;
+
+static world_region world_region_of(const shoal_sim_desc *d)
+{
+    world_region w;
+    memset(&w, 0, sizeof w);
+    const shoal_params *p = &d->params;
+    const float *c = NULL, *size = NULL;
+    switch (d->model) {
+    case SHOAL_MODEL_STEER:
+    case SHOAL_MODEL_AVERAGE:
+        c = p->wall_center;
+        size = p->wall_size;
+        w.what = "walls";
+        w.params = "wall_center, wall_size";
+        break;
+    case SHOAL_MODEL_HEADING:
+        c = p->bounds_center;
+        size = p->bounds_size;
+        w.what = "target box";
+        w.params = "bounds_center, bounds_size";
+        break;
+    case SHOAL_MODEL_CLASSIC:
+        for (int k = 0; k < 3; k++) {
+            w.lo[k] = p->box_min[k];
+            w.hi[k] = p->box_max[k];
+        }
+        w.what = "box";
+        w.params = "box_min, box_max";
+        break;
+    case SHOAL_MODEL_FOV:
+        w.sphere = 1;
+        for (int k = 0; k < 3; k++)
+            w.c[k] = p->boundary_center[k];
+        w.r = sqrt((double)p->boundary_range2);
+        w.what = "boundary sphere";
+        w.params = "boundary_center, boundary_range2";
+        break;
+    case SHOAL_MODEL_COUNT:
+        break;
+    }
+    if (c)
+        for (int k = 0; k < 3; k++) {
+            w.lo[k] = (double)c[k] - 0.5 * (double)size[k];
+            w.hi[k] = (double)c[k] + 0.5 * (double)size[k];
+        }
+    return w;
+}
+
+size_t app_outside_count(const shoal_sim_desc *d, const float *px, const float *py, const float *pz,
+                         size_t stride, size_t n)
+{
+    world_region w = world_region_of(d);
+    if (!w.what)
+        return 0;
+    /* a boid counts when it is past the region by more than an eighth of its size: walls
+     * are soft, and a school that turns at them overshoots a little */
+    double lo[3], hi[3], r2 = 1.125 * 1.125 * w.r * w.r;
+    for (int k = 0; k < 3; k++) {
+        double m = (w.hi[k] - w.lo[k]) / 8;
+        lo[k] = w.lo[k] - m;
+        hi[k] = w.hi[k] + m;
+    }
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+        double x = px[i * stride], y = py[i * stride], z = pz[i * stride];
+        if (w.sphere) {
+            double dx = x - w.c[0], dy = y - w.c[1], dz = z - w.c[2];
+            out += dx * dx + dy * dy + dz * dz > r2;
+        } else {
+            out += x < lo[0] || x > hi[0] || y < lo[1] || y > hi[1] || z < lo[2] || z > hi[2];
+        }
+    }
+    return out;
+}
+
+void app_fit_note(const char *cmd, const shoal_sim_desc *d, size_t scene_count, int can_count,
+                  const char *in, size_t outside, size_t n)
+{
+    if (n == 0 || outside * 100 < n) /* fewer than 1 in 100: strays, not a misfit */
+        return;
+    world_region w = world_region_of(d);
+    char where[160];
+    if (w.sphere)
+        snprintf(where, sizeof where, "radius %.4g about %.4g,%.4g,%.4g", w.r, w.c[0], w.c[1],
+                 w.c[2]);
+    else
+        snprintf(where, sizeof where, "%.4g x %.4g x %.4g about %.4g,%.4g,%.4g", w.hi[0] - w.lo[0],
+                 w.hi[1] - w.lo[1], w.hi[2] - w.lo[2], 0.5 * (w.lo[0] + w.hi[0]),
+                 0.5 * (w.lo[1] + w.hi[1]), 0.5 * (w.lo[2] + w.hi[2]));
+    char esc[600];
+    shoal_error_escape(esc, sizeof esc, in);
+    fprintf(stderr,
+            "shoal %s: warning: %zu of the %zu boids of %s are outside the %s they are "
+            "stepped in (%s's %s: %s)",
+            cmd, outside, n, esc, w.what, shoal_model_name(d->model), w.params, where);
+    if (scene_count != n && can_count)
+        fprintf(stderr,
+                ", made for %zu boids: --count %zu gives the %s `init --count %zu` "
+                "gave\n",
+                scene_count, n, w.what, n);
+    else if (scene_count != n)
+        fprintf(stderr, ", made for %zu boids: give the %s `init --count %zu` printed with --set\n",
+                scene_count, w.what, n);
+    else
+        fprintf(stderr, ": give the %s the state was made in with --scene or --set\n", w.what);
+}
+
 int app_scene_model(const opt_values *o, shoal_scene *scene, shoal_model *model)
 {
     shoal_error e;
