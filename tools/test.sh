@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The test command: install what is missing, build with gcc (warnings are errors), run the
-# whole suite; then the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
-# (clang); test_concurrent under ThreadSanitizer (clang, libomp + Archer); then the line
-# and branch coverage (gcovr) of the suite of the smallest build.
+# whole suite; then, on x86-64, the aarch64 cross build and its bits under qemu-user (the
+# same bytes as x86's: tools/arm_check.sh); the same suite under AddressSanitizer +
+# UndefinedBehaviorSanitizer (clang); test_concurrent under ThreadSanitizer (clang, libomp +
+# Archer); test_threads and test_profile on GNU libgomp (the runtime where libomp is
+# missing); the smallest build's suite; the Python package through pip; the parsers fuzzed;
+# then the line and branch coverage (gcovr) of the smallest build's suite.
 # Usage: tools/test.sh [--quick]  (--quick: the gcc build and suite only). Each phase's wall
 # and CPU time is printed at the end.
 set -euo pipefail
@@ -58,6 +61,14 @@ gcc_suite() {
   meson test -C build-test --print-errorlogs --num-processes "$jobs"
 }
 
+# ARM: the aarch64 cross build (library, program, suite; kept in build-arm between runs),
+# its NEON cases and the no-FMA check under qemu-user, and every output of
+# tools/bits_set.sh compared byte for byte with the gcc build's (tools/arm_check.sh,
+# docs/ARM.md). An aarch64 host runs its NEON cases in the suite above instead.
+arm_check() {
+  tools/arm_check.sh build-test/src/app/shoal build-arm
+}
+
 # Sanitizers: clang with ASan + UBSan, leak checking on; libomp's own team bookkeeping
 # is suppressed (tests/lsan.supp).
 asan_build() {
@@ -95,6 +106,18 @@ tsan() {
     OMP_TOOL_LIBRARIES="$archer" build-tsan/tests/test_concurrent
 }
 
+# GNU libgomp instead of LLVM's libomp (-Dopenmp_runtime=gnu: where libomp is missing): the
+# library's threads there (bounds, a child of fork() stepping, the wait policy it cannot
+# set, the program's start-time choice); only what differs by runtime is built and run.
+gnu_omp() {
+  meson setup build-gnu --buildtype=debugoptimized -Dwerror=true -Dopenmp_runtime=gnu \
+    -Dcuda=disabled -Dsdl=disabled -Dmpi=disabled -Dpython=disabled --wipe >/dev/null 2>&1 ||
+    meson setup build-gnu --buildtype=debugoptimized -Dwerror=true -Dopenmp_runtime=gnu \
+      -Dcuda=disabled -Dsdl=disabled -Dmpi=disabled -Dpython=disabled
+  ninja -C build-gnu src/app/shoal tests/test_threads tests/test_profile
+  meson test -C build-gnu --no-rebuild --print-errorlogs test_threads test_profile
+}
+
 # The smallest build: no OpenMP, no SDL2 window, no CUDA, no MPI. Everything must build and the
 # suite pass (tests of threads or of the window report SKIP there).
 # It is also the coverage build (-Db_coverage: gcov counters on the same -O2 code; meson
@@ -112,27 +135,23 @@ min_suite() {
   meson test -C build-min --print-errorlogs --num-processes "$jobs"
 }
 
-# The Python package through pip and meson-python, offline (docs/PYTHON.md): a fresh venv
-# that sees Debian's numpy, `pip install --no-build-isolation .`, then import and step.
-pip_install() {
-  venv=$(mktemp -d /tmp/shoal-venv-XXXXXX)
-  /usr/bin/python3 -m venv --system-site-packages "$venv"
-  "$venv/bin/pip" install --no-build-isolation --no-index --quiet .
-  (cd "$venv" && "$venv/bin/python" -c "import shoal; s = shoal.Simulation(count=64); s.step(2); print('pip install .: shoal', shoal.__version__, 'from', shoal.__file__)")
-  rm -rf "$venv"
-}
-
 phase "deps (tools/deps.sh test)" tools/deps.sh test
 phase "clang-format check" format_check
 phase "gcc build" gcc_build
 phase "gcc suite" gcc_suite
 [ $quick -eq 1 ] && exit 0
+if [ "$(uname -m)" = x86_64 ]; then
+  phase "arm: cross build + qemu bits" arm_check
+fi
 phase "asan+ubsan build" asan_build
 phase "asan+ubsan suite" asan_suite
 phase "tsan build + test_concurrent" tsan
+phase "libgomp build + thread tests" gnu_omp
 phase "min build (coverage)" min_build
 phase "min suite" min_suite
-phase "pip install ." pip_install
+# The Python package through pip and meson-python, offline, as a user installs it
+# (tools/pip_check.sh, docs/PYTHON.md).
+phase "pip install . (tools/pip_check.sh)" tools/pip_check.sh
 # Fuzz every parser (.npy, scene, OBJ, Unity buffer, command line) for 30 s each with
 # libFuzzer + ASan + UBSan; a crash fails the run (tools/fuzz.sh, docs/ROBUSTNESS.md).
 phase "fuzz (build + 30 s a parser)" tools/fuzz.sh 30

@@ -5,6 +5,7 @@
  * over it) is a function of the state alone: not of the thread count, not of the order
  * the previous step left, not of how a run was split over state files. */
 #include "sim/models.h"
+#include "core/check.h"
 #include "sim/sim_internal.h"
 
 #include <math.h>
@@ -111,19 +112,40 @@ __attribute__((noinline)) void grid_assign(shoal_sim *s, int thread_index)
                 lo = c < lo ? c : lo;
                 hi = c > hi ? c : hi;
             }
-        } else {
+        } else if (!s->part_mode) {
             for (int64_t i = begin; i < end; i++) {
                 uint32_t c = s->cell_of[i];
                 lo = c < lo ? c : lo;
                 hi = c > hi ? c : hi;
+            }
+        } else { /* a part: slots marked SIM_CELL_NONE are dropped (part.c) */
+            for (int64_t i = begin; i < end; i++) {
+                uint32_t c = s->cell_of[i];
+                if (c == SIM_CELL_NONE)
+                    continue;
+                lo = c < lo ? c : lo;
+                hi = c > hi ? c : hi;
+            }
+            if (lo > hi) { /* every slot of the block dropped */
+                s->block_lo[blk] = 1;
+                s->block_hi[blk] = 0;
+                continue;
             }
         }
         s->block_lo[blk] = lo;
         s->block_hi[blk] = hi;
         uint32_t *h = s->hist + blk * s->g.cell_count;
         memset(h + lo, 0, (size_t)(hi - lo + 1) * sizeof *h);
-        for (int64_t i = begin; i < end; i++)
-            h[s->cell_of[i]]++;
+        if (!s->part_mode) {
+            for (int64_t i = begin; i < end; i++)
+                h[s->cell_of[i]]++;
+        } else {
+            for (int64_t i = begin; i < end; i++) {
+                uint32_t c = s->cell_of[i];
+                if (c != SIM_CELL_NONE)
+                    h[c]++;
+            }
+        }
     }
 }
 
@@ -233,6 +255,7 @@ __attribute__((noinline)) void grid_scatter(shoal_sim *s, int thread_index, int 
     float *wx = s->nxt[3], *wy = s->nxt[4], *wz = s->nxt[5];
     const uint32_t *cell_of = s->cell_of, *row_cur = s->row_cur;
     uint32_t *row_nxt = s->row_nxt;
+    const int part = s->part_mode;
     while (parallel_dynamic_next(&s->ctr_scatter, s->block_count, 1, &b0, &b1)) {
         int64_t blk = b0;
         int64_t begin = blk * s->block_size;
@@ -241,6 +264,8 @@ __attribute__((noinline)) void grid_scatter(shoal_sim *s, int thread_index, int 
             end = (int64_t)s->count;
         uint32_t *h = s->hist + blk * cells;
         for (int64_t i = begin; i < end; i++) {
+            if (part && cell_of[i] == SIM_CELL_NONE)
+                continue; /* a slot a part drops */
             uint32_t slot = h[cell_of[i]]++;
             GRID_STORE(row_nxt + slot, row_cur[i]);
             GRID_STOREF(qx + slot, px[i]);
@@ -296,6 +321,13 @@ int grid_runs(const shoal_sim *s, int32_t x_lo, int32_t x_hi, int32_t y, int32_t
 /* The force kernels' own count of the last step (sim.c sums the threads' counters). */
 void shoal_sim_candidate_pairs(const shoal_sim *s, double *lane_pairs, double *useful_pairs)
 {
+    if (!s) {
+        if (lane_pairs)
+            *lane_pairs = 0;
+        if (useful_pairs)
+            *useful_pairs = 0;
+        return;
+    }
     *lane_pairs = (double)s->work.lane_pairs;
     *useful_pairs = (double)s->work.useful;
 }

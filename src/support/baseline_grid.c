@@ -19,7 +19,9 @@
 #include "core/timer.h"
 #include "shoal/profile.h"
 
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -157,6 +159,7 @@ static void pass_scalar(bl_grid *g, int64_t b, int64_t e)
     }
 }
 
+#if defined(__x86_64__)
 __attribute__((target("avx2"))) static float hsum8(__m256 v)
 {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -207,6 +210,8 @@ __attribute__((target("avx2"))) static void pass_avx2(bl_grid *g, int64_t b, int
     }
 }
 
+#endif
+
 static void pass_region(void *ctx, int t, int nt)
 {
     (void)t;
@@ -214,10 +219,13 @@ static void pass_region(void *ctx, int t, int nt)
     bl_grid *g = ctx;
     int64_t b, e;
     while (parallel_dynamic_next(&g->counter, (int64_t)g->n, 1024, &b, &e)) {
-        if (g->avx2)
+#if defined(__x86_64__)
+        if (g->avx2) {
             pass_avx2(g, b, e);
-        else
-            pass_scalar(g, b, e);
+            continue;
+        }
+#endif
+        pass_scalar(g, b, e);
     }
 }
 
