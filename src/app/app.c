@@ -102,57 +102,62 @@ void app_print_scaled(const char *cmd, const app_scaled *sc, const shoal_sim_des
 }
 
 /* The region a model keeps its boids in, from its parameters: a box (lo, hi) or a sphere
- * (centre c, radius r), and the parameters that set it. */
+ * (centre c, radius r), and the parameters that set it. Found by the parameters' names, not
+ * by model (a model is named in its own file only: tools/check_models.py): walls (centre and
+ * size), a target box (the same), a box (corners) or a boundary sphere (centre and squared
+ * radius); a model with none of them has no region (what = NULL). */
 typedef struct world_region {
     int sphere;
     double lo[3], hi[3], c[3], r;
     const char *what, *params;
 } world_region;
 
+static int region_param(const shoal_sim_desc *d, const char *name, double *v, size_t want)
+{
+    size_t got = 0;
+    shoal_error e;
+    return shoal_params_find(d->model, name, NULL, &e) &&
+           shoal_params_get(d->model, &d->params, name, v, 3, &got, &e) == SHOAL_OK && got == want;
+}
+
 static world_region world_region_of(const shoal_sim_desc *d)
 {
+    static const struct {
+        const char *a, *b, *what, *params;
+        int kind; /* 0: centre and size, 1: corners, 2: centre and squared radius */
+    } kinds[] = {
+        {"wall_center", "wall_size", "walls", "wall_center, wall_size", 0},
+        {"bounds_center", "bounds_size", "target box", "bounds_center, bounds_size", 0},
+        {"box_min", "box_max", "box", "box_min, box_max", 1},
+        {"boundary_center", "boundary_range2", "boundary sphere",
+         "boundary_center, boundary_range2", 2},
+    };
     world_region w;
     memset(&w, 0, sizeof w);
-    const shoal_params *p = &d->params;
-    const float *c = NULL, *size = NULL;
-    switch (d->model) {
-    case SHOAL_MODEL_STEER:
-    case SHOAL_MODEL_AVERAGE:
-        c = p->wall_center;
-        size = p->wall_size;
-        w.what = "walls";
-        w.params = "wall_center, wall_size";
-        break;
-    case SHOAL_MODEL_HEADING:
-        c = p->bounds_center;
-        size = p->bounds_size;
-        w.what = "target box";
-        w.params = "bounds_center, bounds_size";
-        break;
-    case SHOAL_MODEL_CLASSIC:
-        for (int k = 0; k < 3; k++) {
-            w.lo[k] = p->box_min[k];
-            w.hi[k] = p->box_max[k];
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        double a[3], b[3];
+        if (!region_param(d, kinds[k].a, a, 3) ||
+            !region_param(d, kinds[k].b, b, kinds[k].kind == 2 ? 1 : 3))
+            continue;
+        w.what = kinds[k].what;
+        w.params = kinds[k].params;
+        for (int i = 0; i < 3; i++) {
+            if (kinds[k].kind == 0) {
+                w.lo[i] = a[i] - 0.5 * b[i];
+                w.hi[i] = a[i] + 0.5 * b[i];
+            } else if (kinds[k].kind == 1) {
+                w.lo[i] = a[i];
+                w.hi[i] = b[i];
+            } else {
+                w.c[i] = a[i];
+            }
         }
-        w.what = "box";
-        w.params = "box_min, box_max";
-        break;
-    case SHOAL_MODEL_FOV:
-        w.sphere = 1;
-        for (int k = 0; k < 3; k++)
-            w.c[k] = p->boundary_center[k];
-        w.r = sqrt((double)p->boundary_range2);
-        w.what = "boundary sphere";
-        w.params = "boundary_center, boundary_range2";
-        break;
-    case SHOAL_MODEL_COUNT:
+        if (kinds[k].kind == 2) {
+            w.sphere = 1;
+            w.r = sqrt(b[0]);
+        }
         break;
     }
-    if (c)
-        for (int k = 0; k < 3; k++) {
-            w.lo[k] = (double)c[k] - 0.5 * (double)size[k];
-            w.hi[k] = (double)c[k] + 0.5 * (double)size[k];
-        }
     return w;
 }
 
