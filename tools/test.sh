@@ -42,6 +42,22 @@ report() {
 start=$(date +%s)
 trap report EXIT
 
+# meson setup DIR ARGS...: a build directory set up afresh (--wipe where one is there); its
+# output without meson's progress bars (tqdm redraws them with carriage returns: in a log
+# they are one long line each).
+setup() {
+  local log rc=0
+  log=$(mktemp /tmp/shoal-setup.XXXXXX)
+  if [ -f "$1/build.ninja" ]; then
+    meson setup "$@" --wipe >"$log" 2>&1 || rc=$?
+  else
+    meson setup "$@" >"$log" 2>&1 || rc=$?
+  fi
+  sed 's/.*\r//' "$log"
+  rm -f "$log"
+  return $rc
+}
+
 # The tree is clang-formatted (.clang-format at the root): a file that is not fails here.
 format_check() {
   if ! clang-format --dry-run --Werror $(git ls-files '*.c' '*.h' '*.cu') 2>/tmp/shoal-format.$$; then
@@ -53,8 +69,7 @@ format_check() {
 }
 
 gcc_build() {
-  meson setup build-test --buildtype=debugoptimized -Dwerror=true --wipe >/dev/null 2>&1 ||
-    meson setup build-test --buildtype=debugoptimized -Dwerror=true
+  setup build-test --buildtype=debugoptimized -Dwerror=true
   ninja -C build-test
 }
 gcc_suite() {
@@ -72,10 +87,8 @@ arm_check() {
 # Sanitizers: clang with ASan + UBSan, leak checking on; libomp's own team bookkeeping
 # is suppressed (tests/lsan.supp).
 asan_build() {
-  CC=clang CXX=clang++ meson setup build-asan --buildtype=debug -Doptimization=1 -Dcuda=disabled \
-    -Db_sanitize=address,undefined -Db_lundef=false --wipe >/dev/null 2>&1 ||
-    CC=clang CXX=clang++ meson setup build-asan --buildtype=debug -Doptimization=1 -Dcuda=disabled \
-      -Db_sanitize=address,undefined -Db_lundef=false
+  CC=clang CXX=clang++ setup build-asan --buildtype=debug -Doptimization=1 -Dcuda=disabled \
+    -Db_sanitize=address,undefined -Db_lundef=false
   ninja -C build-asan
 }
 asan_suite() {
@@ -97,10 +110,8 @@ asan_suite() {
 tsan() {
   archer=/usr/lib/llvm-$(clang -dumpversion | cut -d. -f1)/lib/libarcher.so
   [ -f "$archer" ] || { echo "tools/test.sh: $archer is missing (libomp-dev)" >&2; exit 1; }
-  CC=clang CXX=clang++ meson setup build-tsan --buildtype=debug -Doptimization=1 -Dcuda=disabled \
-    -Dmpi=disabled -Dsdl=disabled -Db_sanitize=thread -Db_lundef=false --wipe >/dev/null 2>&1 ||
-    CC=clang CXX=clang++ meson setup build-tsan --buildtype=debug -Doptimization=1 -Dcuda=disabled \
-      -Dmpi=disabled -Dsdl=disabled -Db_sanitize=thread -Db_lundef=false
+  CC=clang CXX=clang++ setup build-tsan --buildtype=debug -Doptimization=1 -Dcuda=disabled \
+    -Dmpi=disabled -Dsdl=disabled -Db_sanitize=thread -Db_lundef=false
   ninja -C build-tsan tests/test_concurrent
   TSAN_OPTIONS="halt_on_error=1 ignore_noninstrumented_modules=1 second_deadlock_stack=1" \
     OMP_TOOL_LIBRARIES="$archer" build-tsan/tests/test_concurrent
@@ -110,10 +121,8 @@ tsan() {
 # library's threads there (bounds, a child of fork() stepping, the wait policy it cannot
 # set, the program's start-time choice); only what differs by runtime is built and run.
 gnu_omp() {
-  meson setup build-gnu --buildtype=debugoptimized -Dwerror=true -Dopenmp_runtime=gnu \
-    -Dcuda=disabled -Dsdl=disabled -Dmpi=disabled -Dpython=disabled --wipe >/dev/null 2>&1 ||
-    meson setup build-gnu --buildtype=debugoptimized -Dwerror=true -Dopenmp_runtime=gnu \
-      -Dcuda=disabled -Dsdl=disabled -Dmpi=disabled -Dpython=disabled
+  setup build-gnu --buildtype=debugoptimized -Dwerror=true -Dopenmp_runtime=gnu \
+    -Dcuda=disabled -Dsdl=disabled -Dmpi=disabled -Dpython=disabled
   ninja -C build-gnu src/app/shoal tests/test_threads tests/test_profile
   meson test -C build-gnu --no-rebuild --print-errorlogs test_threads test_profile
 }
@@ -124,10 +133,8 @@ gnu_omp() {
 # cannot instrument a build with CUDA, and this one has none), so coverage costs no
 # extra build or run; tools/coverage.sh prints it at the end.
 min_build() {
-  meson setup build-min --buildtype=debugoptimized -Dwerror=true -Dopenmp=disabled \
-    -Dsdl=disabled -Dcuda=disabled -Dmpi=disabled -Db_coverage=true --wipe >/dev/null 2>&1 ||
-    meson setup build-min --buildtype=debugoptimized -Dwerror=true -Dopenmp=disabled \
-      -Dsdl=disabled -Dcuda=disabled -Dmpi=disabled -Db_coverage=true
+  setup build-min --buildtype=debugoptimized -Dwerror=true -Dopenmp=disabled \
+    -Dsdl=disabled -Dcuda=disabled -Dmpi=disabled -Db_coverage=true
   ninja -C build-min
 }
 min_suite() {
