@@ -483,22 +483,29 @@ static void test_step_overflow(void **state)
         rows[i * 6 + 3] = 3.0e38f;
     }
     write_rows("ovf.npy", rows, 10);
+    /* each model's walls made to hold the state (x up to 90), so that the one line is the
+     * fault's and not also step's warning of a state outside its walls */
     const char *models[] = {"steer", "average", "classic"};
+    const char *fit[] = {"--set wall_size=200,200,200", "--set wall_size=200,200,200",
+                         "--set box_min=-100,-100,-100 --set box_max=100,100,100"};
     for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
         char args[256];
-        snprintf(args, sizeof args, "step --model %s --in ovf.npy --out out.npy --steps 3",
-                 models[m]);
+        snprintf(args, sizeof args, "step --model %s --in ovf.npy --out out.npy --steps 3 %s",
+                 models[m], fit[m]);
         expect_fail(1, "out.npy", args, "boid 5", "step 1", NULL);
     }
-    expect_fail(1, "out.npy", "step --in ovf.npy --out out.npy --neighbors brute --threads 1",
+    expect_fail(1, "out.npy",
+                "step --in ovf.npy --out out.npy --neighbors brute --threads 1 --set "
+                "wall_size=200,200,200",
                 "boid 5", "step 1", NULL);
     /* rows shuffled: the message follows the input row, not the engine's order */
     float shuffled[10 * 6];
     for (int i = 0; i < 10; i++)
         memcpy(shuffled + 6 * i, rows + 6 * (9 - i), 6 * sizeof(float));
     write_rows("ovf_rev.npy", shuffled, 10);
-    expect_fail(1, "out.npy", "step --in ovf_rev.npy --out out.npy --steps 2", "boid 2", "step 1",
-                NULL);
+    expect_fail(1, "out.npy",
+                "step --in ovf_rev.npy --out out.npy --steps 2 --set wall_size=200,200,200",
+                "boid 2", "step 1", NULL);
     if (g_has_trace) {
         /* a trace is an output too: nothing is written when the step fails */
         unlink(path("t.json"));

@@ -124,6 +124,28 @@ static void test_step_count(void **state)
                          "wall_size=64,64,64 --set init_pos_radius=24"),
                      0);
     assert_int_equal(sh("cmp b.npy c.npy"), 0);
+    /* without --count, the state does not fit the scene's 32-unit walls: one warning line
+     * naming the option (issue 43), and the step runs */
+    assert_int_equal(run("step --model average --in a.npy --out - --steps 1"), 0);
+    assert_non_null(strstr(g_err, "shoal step: warning: "));
+    assert_non_null(strstr(g_err, " of the 32768 boids of a.npy are outside the walls they are "
+                                  "stepped in (average's wall_center, wall_size: 32 x 32 x 32 "
+                                  "about 0,0,0), made for 4096 boids: --count 32768 gives"));
+    assert_null(strchr(strchr(g_err, '\n') + 1, '\n')); /* one line */
+    /* with it, or a state of the scene's own count stepped for 10 s: no warning */
+    assert_int_equal(run("step --model average --count 32768 --in a.npy --out - --steps 1"), 0);
+    assert_null(strstr(g_err, "warning"));
+    assert_int_equal(run("init --model average --out a0.npy"), 0);
+    assert_int_equal(run("step --model average --in a0.npy --out a1.npy --steps 600 --quiet"), 0);
+    assert_int_equal(run("step --model average --in a1.npy --out - --steps 1"), 0);
+    assert_string_equal(g_err, "");
+    /* the right count in walls moved away: --scene or --set */
+    assert_int_equal(run("step --model average --in a1.npy --out - --steps 1 --set "
+                         "wall_center=100,0,0"),
+                     0);
+    assert_non_null(strstr(g_err, "4096 of the 4096 boids of a1.npy are outside the walls"));
+    assert_non_null(strstr(g_err, "32 x 32 x 32 about 100,0,0): give the walls the state was "
+                                  "made in with --scene or --set\n"));
     /* another count than the state's: refused */
     assert_int_equal(run("step --model average --count 1000 --in a.npy --out x.npy"), 2);
     assert_non_null(strstr(g_err, "--count 1000, but a.npy holds 32768 boids"));

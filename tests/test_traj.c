@@ -351,6 +351,9 @@ static void test_replay(void **state)
     assert_true(exists("fol/frame_000040.png"));
     if (sh("ffmpeg -version") == 0) {
         assert_int_equal(sh("$S render --in rp --video r.mp4 %s --fps 10", cam), 0);
+        /* the video says how fast it plays the simulation: states 20 steps (1/3 s) apart */
+        assert_non_null(strstr(g_err, "3 frames at 10 fps (0.3 s) play 0.6667 s of simulation, "
+                                      "3.33x real time (--fps real: 3 fps)"));
         if (sh("command -v ffprobe") == 0) {
             assert_int_equal(sh("ffprobe -v error -count_frames -select_streams v:0 -show_entries "
                                 "stream=nb_read_frames -of csv=p=0 r.mp4 > nf.txt"),
@@ -359,7 +362,23 @@ static void test_replay(void **state)
             assert_int_equal(atoi(nf), 3);
             free(nf);
         }
+        /* --fps real: one state a frame at the simulation's rate */
+        assert_int_equal(sh("$S render --in rp --video real.mp4 %s --fps real", cam), 0);
+        assert_non_null(strstr(g_err, "3 frames at 3 fps (1 s), the simulation's own rate"));
+        if (sh("command -v ffprobe") == 0) {
+            assert_int_equal(sh("ffprobe -v error -show_entries format=duration -of csv=p=0 "
+                                "real.mp4 > dur.txt"),
+                             0);
+            char *d = slurp("dur.txt", NULL);
+            assert_true(fabs(atof(d) - 1.0) < 0.05);
+            free(d);
+        }
     }
+    /* --fps real needs the time between states: the manifest's dt, two states or more */
+    assert_int_equal(sh("mkdir -p nomf && cp rp/state_*.npy nomf/ && "
+                        "$S render --in nomf --out - --fps real"),
+                     2);
+    assert_non_null(strstr(g_err, "no manifest.json with the time step"));
     /* bad input */
     assert_int_equal(sh("mkdir -p empty && $S render --in empty --out e2"), 2);
     assert_non_null(strstr(g_err, "state_NNNNNN.npy"));

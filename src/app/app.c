@@ -101,6 +101,125 @@ void app_print_scaled(const char *cmd, const app_scaled *sc, const shoal_sim_des
     fputc('\n', stderr);
 }
 
+/* The region a model keeps its boids in, from its parameters: a box (lo, hi) or a sphere
+ * (centre c, radius r), and the parameters that set it. Found by the parameters' names, not
+ * by model (a model is named in its own file only: tools/check_models.py): walls (centre and
+ * size), a target box (the same), a box (corners) or a boundary sphere (centre and squared
+ * radius); a model with none of them has no region (what = NULL). */
+typedef struct world_region {
+    int sphere;
+    double lo[3], hi[3], c[3], r;
+    const char *what, *params;
+} world_region;
+
+static int region_param(const shoal_sim_desc *d, const char *name, double *v, size_t want)
+{
+    size_t got = 0;
+    shoal_error e;
+    return shoal_params_find(d->model, name, NULL, &e) &&
+           shoal_params_get(d->model, &d->params, name, v, 3, &got, &e) == SHOAL_OK && got == want;
+}
+
+static world_region world_region_of(const shoal_sim_desc *d)
+{
+    static const struct {
+        const char *a, *b, *what, *params;
+        int kind; /* 0: centre and size, 1: corners, 2: centre and squared radius */
+    } kinds[] = {
+        {"wall_center", "wall_size", "walls", "wall_center, wall_size", 0},
+        {"bounds_center", "bounds_size", "target box", "bounds_center, bounds_size", 0},
+        {"box_min", "box_max", "box", "box_min, box_max", 1},
+        {"boundary_center", "boundary_range2", "boundary sphere",
+         "boundary_center, boundary_range2", 2},
+    };
+    world_region w;
+    memset(&w, 0, sizeof w);
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        double a[3], b[3];
+        if (!region_param(d, kinds[k].a, a, 3) ||
+            !region_param(d, kinds[k].b, b, kinds[k].kind == 2 ? 1 : 3))
+            continue;
+        w.what = kinds[k].what;
+        w.params = kinds[k].params;
+        for (int i = 0; i < 3; i++) {
+            if (kinds[k].kind == 0) {
+                w.lo[i] = a[i] - 0.5 * b[i];
+                w.hi[i] = a[i] + 0.5 * b[i];
+            } else if (kinds[k].kind == 1) {
+                w.lo[i] = a[i];
+                w.hi[i] = b[i];
+            } else {
+                w.c[i] = a[i];
+            }
+        }
+        if (kinds[k].kind == 2) {
+            w.sphere = 1;
+            w.r = sqrt(b[0]);
+        }
+        break;
+    }
+    return w;
+}
+
+size_t app_outside_count(const shoal_sim_desc *d, const float *px, const float *py, const float *pz,
+                         size_t stride, size_t n)
+{
+    world_region w = world_region_of(d);
+    if (!w.what)
+        return 0;
+    /* a boid counts when it is past the region by more than an eighth of its size: walls
+     * are soft, and a school that turns at them overshoots a little */
+    double lo[3], hi[3], r2 = 1.125 * 1.125 * w.r * w.r;
+    for (int k = 0; k < 3; k++) {
+        double m = (w.hi[k] - w.lo[k]) / 8;
+        lo[k] = w.lo[k] - m;
+        hi[k] = w.hi[k] + m;
+    }
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+        double x = px[i * stride], y = py[i * stride], z = pz[i * stride];
+        if (w.sphere) {
+            double dx = x - w.c[0], dy = y - w.c[1], dz = z - w.c[2];
+            out += dx * dx + dy * dy + dz * dz > r2;
+        } else {
+            out += x < lo[0] || x > hi[0] || y < lo[1] || y > hi[1] || z < lo[2] || z > hi[2];
+        }
+    }
+    return out;
+}
+
+void app_fit_note(const char *cmd, const shoal_sim_desc *d, size_t scene_count, int can_count,
+                  const char *in, size_t outside, size_t n)
+{
+    if (n == 0 || outside * 100 < n) /* fewer than 1 in 100: strays, not a misfit */
+        return;
+    world_region w = world_region_of(d);
+    char where[160];
+    if (w.sphere)
+        snprintf(where, sizeof where, "radius %.4g about %.4g,%.4g,%.4g", w.r, w.c[0], w.c[1],
+                 w.c[2]);
+    else
+        snprintf(where, sizeof where, "%.4g x %.4g x %.4g about %.4g,%.4g,%.4g", w.hi[0] - w.lo[0],
+                 w.hi[1] - w.lo[1], w.hi[2] - w.lo[2], 0.5 * (w.lo[0] + w.hi[0]),
+                 0.5 * (w.lo[1] + w.hi[1]), 0.5 * (w.lo[2] + w.hi[2]));
+    char esc[600];
+    shoal_error_escape(esc, sizeof esc, in);
+    fprintf(stderr,
+            "shoal %s: warning: %zu of the %zu boids of %s are outside the %s they are "
+            "stepped in (%s's %s: %s)",
+            cmd, outside, n, esc, w.what, shoal_model_name(d->model), w.params, where);
+    if (scene_count != n && can_count)
+        fprintf(stderr,
+                ", made for %zu boids: --count %zu gives the %s `init --count %zu` "
+                "gave\n",
+                scene_count, n, w.what, n);
+    else if (scene_count != n)
+        fprintf(stderr, ", made for %zu boids: give the %s `init --count %zu` printed with --set\n",
+                scene_count, w.what, n);
+    else
+        fprintf(stderr, ": give the %s the state was made in with --scene or --set\n", w.what);
+}
+
 shoal_model app_default_model(void) { return shoal_sim_desc_default().model; }
 
 int app_scene_model(const opt_values *o, shoal_scene *scene, shoal_model *model)

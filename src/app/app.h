@@ -111,6 +111,18 @@ shoal_status app_render_create(const struct shoal_render_desc *desc, const char 
  * stays the one line on stderr. */
 void app_print_scaled(const char *cmd, const app_scaled *sc, const shoal_sim_desc *after);
 
+/* A state that does not fit the world it is stepped in (issue 43): how many of the n
+ * boids (positions px[i * stride] ...) lie outside the model's walls (steer, average), target
+ * box (heading), box (classic) or boundary sphere (fov) by more than an eighth of its size.
+ * app_fit_note prints one warning line on stderr when that is 1 in 100 or more: the region,
+ * and the option that fixes it: when the state's N is not the scene's count `scene_count`,
+ * --count N (can_count: the command takes it here) or --set with the values `init --count N`
+ * printed; else --scene or --set. Collective nowhere: under MPI sum the counts first. */
+size_t app_outside_count(const shoal_sim_desc *d, const float *px, const float *py, const float *pz,
+                         size_t stride, size_t n);
+void app_fit_note(const char *cmd, const shoal_sim_desc *d, size_t scene_count, int can_count,
+                  const char *in, size_t outside, size_t n);
+
 /* State files by format: the library's table (shoal_io_state_read / _write, shoal/io.h). */
 shoal_status app_state_read(const char *path, const char *format, float **rows, size_t *count,
                             shoal_error *e);

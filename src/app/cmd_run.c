@@ -376,6 +376,8 @@ int cmd_run(int argc, char **argv)
         a->count_override = s.desc.boid_count;
     a->keep_geometry = options_given(&o, "keep-geometry");
     a->hud = c->hud;
+    const char *zt = getenv("SHOAL_HUD_TIMES"); /* a test hook (run_app.h) */
+    a->hud_zero_times = zt && strcmp(zt, "0") == 0;
     a->grid = c->grid;
     a->trails = c->trails;
     a->follow = c->follow || s.follow;

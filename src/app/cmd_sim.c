@@ -155,13 +155,35 @@ static shoal_status step_mpi_trace(shoal_profile *p, const char *trace, app_stag
     return st;
 }
 
+/* app_fit_note over the ranks: the boids outside the world summed (collective). */
+static void step_mpi_fit_note(mpi_school *m, const shoal_sim_desc *d, size_t scene_count,
+                              const char *in)
+{
+    size_t n = mpi_school_local_count(m), outside = 0;
+    float *soa[6] = {NULL};
+    uint32_t *row = malloc((n ? n : 1) * sizeof *row);
+    int ok = row != NULL;
+    for (int k = 0; k < 6; k++)
+        ok = ok && (soa[k] = malloc((n ? n : 1) * sizeof(float))) != NULL;
+    if (ok) {
+        mpi_school_local(m, soa, row);
+        outside = app_outside_count(d, soa[0], soa[1], soa[2], 1, n);
+    }
+    for (int k = 0; k < 6; k++)
+        free(soa[k]);
+    free(row);
+    /* (a rank without the memory for its copy counts none: a warning, not a result) */
+    outside = (size_t)mpi_sum((long long)outside);
+    app_fit_note("step", d, scene_count, 0, in, outside, mpi_school_count(m));
+}
+
 /* `shoal step` over the ranks (docs/ARCHITECTURE.md, "MPI"): the school read (or resumed)
  * by rows, stepped, its trajectory frames and outputs written at row offsets; rank 0 makes
  * the --out-dir directory and its manifest, every rank writes its rows of each frame. The
  * bytes of one process. Returns the exit code. */
 static int step_mpi(const opt_values *o, shoal_sim_desc *d, const shoal_scene *scene,
-                    const char *in, const char *resume, const char *out, const char *ckpt,
-                    const char *out_dir, long long every, long long steps)
+                    size_t scene_count, const char *in, const char *resume, const char *out,
+                    const char *ckpt, const char *out_dir, long long every, long long steps)
 {
     shoal_error e;
     mpi_school *m;
@@ -169,6 +191,8 @@ static int step_mpi(const opt_values *o, shoal_sim_desc *d, const shoal_scene *s
         resume ? mpi_school_resume(d, resume, &m, &e) : mpi_school_read(d, in, &m, &e);
     if (st)
         return app_fail_status(o, &e);
+    if (!resume) /* each rank counts its rows outside the world; rank 0 says it */
+        step_mpi_fit_note(m, d, scene_count, in);
     if (options_given(o, "stats"))
         mpi_school_want_stats(m);
     st = mpi_agree(shoal_scene_add_obstacles(scene, mpi_school_sim(m), &e), &e);
@@ -430,6 +454,7 @@ int cmd_step(int argc, char **argv)
     app_scaled scaled;
     if ((rc = app_sim_desc(&o, &d, &scene, (size_t)count_geo, 0, &scaled)))
         return rc;
+    const size_t scene_count = d.boid_count; /* what the walls are made for */
     const char *in = options_get(&o, "in"), *out = options_out(&o);
     const char *out_dir = options_get(&o, "out-dir"), *ckpt = options_get(&o, "checkpoint");
     const char *resume = options_get(&o, "resume");
@@ -528,7 +553,7 @@ int cmd_step(int argc, char **argv)
         if (strcmp(options_get(&o, "backend"), "cpu") != 0)
             return options_fail(&o, "--backend %s: under MPI only the cpu backend runs",
                                 options_get(&o, "backend"));
-        return step_mpi(&o, &d, &scene, in, resume, out, ckpt, out_dir, every, steps);
+        return step_mpi(&o, &d, &scene, scene_count, in, resume, out, ckpt, out_dir, every, steps);
     }
 
     float *rows;
@@ -558,6 +583,9 @@ int cmd_step(int argc, char **argv)
         free(rows);
         return app_fail_status(&o, &e);
     }
+    if (!resume) /* a state of another count in the scene's walls: said before the steps */
+        app_fit_note("step", &d, scene_count, 1, in,
+                     app_outside_count(&d, rows, rows + 1, rows + 2, 6, count), count);
     const char *backend = options_get(&o, "backend");
     if (strcmp(backend, "cpu") != 0 && (out_dir || ckpt || resume)) {
         free(rows);

@@ -35,10 +35,23 @@ static int frame_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* What a trajectory's manifest says besides its frames: the boid count (0 without a
+ * manifest) and the time step (0: not known), which time the frames' step numbers. */
+typedef struct replay_info {
+    long long count;
+    double dt;
+} replay_info;
+
+static int ll_cmp(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return x < y ? -1 : x > y;
+}
+
 /* The frames DIR/manifest.json lists (list_frames): each entry's file must be the name step
  * gives its step, and be there. */
 static long list_manifest(const opt_values *o, const char *dir, const char *mpath,
-                          replay_frame **out, long long *count)
+                          replay_frame **out, replay_info *info)
 {
     json_value m;
     char err[4400];
@@ -47,7 +60,7 @@ static long list_manifest(const opt_values *o, const char *dir, const char *mpat
         return -1;
     }
     const json_value *fmt = json_get(&m, "format"), *frames = json_get(&m, "frames");
-    const json_value *cnt = json_get(&m, "count");
+    const json_value *cnt = json_get(&m, "count"), *dt = json_get(&m, "dt");
     const char *why = NULL;
     if (!frames || frames->type != JSON_ARRAY || !cnt || cnt->type != JSON_NUMBER ||
         !(cnt->num >= 1) || cnt->num != floor(cnt->num) || cnt->num > 1e12 || !fmt ||
@@ -101,7 +114,10 @@ static long list_manifest(const opt_values *o, const char *dir, const char *mpat
         json_free(&m);
         return -1;
     }
-    *count = (long long)cnt->num;
+    info->count = (long long)cnt->num;
+    /* the time step (step --out-dir writes it); one that is not a positive number is not
+     * used (--fps real then says it is not known) */
+    info->dt = dt && dt->type == JSON_NUMBER && dt->num > 0 && isfinite(dt->num) ? dt->num : 0;
     json_free(&m);
     *out = v;
     return (long)n;
@@ -110,17 +126,18 @@ static long list_manifest(const opt_values *o, const char *dir, const char *mpat
 /* The frames of a trajectory directory: the manifest's list when DIR/manifest.json exists
  * (step --out-dir writes it last, naming exactly the frames of its run: a frame it does not
  * list is another run's), else the files named state_NNNNNN.npy exactly as step names them
- * (state_5.npy or state_+10.npy are not frames). *count is the manifest's boid count (0
+ * (state_5.npy or state_+10.npy are not frames). *info is what the manifest says (zeros
  * without one). Returns the frame count, or -1 after printing the problem. */
-static long list_frames(const opt_values *o, const char *dir, replay_frame **out, long long *count)
+static long list_frames(const opt_values *o, const char *dir, replay_frame **out, replay_info *info)
 {
     *out = NULL;
-    *count = 0;
+    info->count = 0;
+    info->dt = 0;
     char mpath[4200];
     snprintf(mpath, sizeof mpath, "%s/manifest.json", dir);
     struct stat mst;
     if (stat(mpath, &mst) == 0)
-        return list_manifest(o, dir, mpath, out, count);
+        return list_manifest(o, dir, mpath, out, info);
     DIR *d = opendir(dir);
     if (!d) {
         options_fail(o, "--in %s: cannot read the directory: %s", dir, strerror(errno));
@@ -234,7 +251,8 @@ int app_render_replay(const opt_values *o, const shoal_render_desc *desc, shoal_
                                         desc->fish_length);
         have_camera = 1;
     }
-    if (options_given(o, "fps") && (rc = options_double(o, "fps", 1e-3, 1000, &fps)))
+    int fps_real = options_given(o, "fps") && strcmp(options_get(o, "fps"), "real") == 0;
+    if (options_given(o, "fps") && !fps_real && (rc = options_double(o, "fps", 1e-3, 1000, &fps)))
         return rc;
     if (video) {
         size_t n = strlen(video);
@@ -242,8 +260,9 @@ int app_render_replay(const opt_values *o, const shoal_render_desc *desc, shoal_
             return options_fail(o, "--video: '%s' must end in .mp4", video);
     }
     replay_frame *frames;
-    long long manifest_count;
-    long nf = list_frames(o, dir, &frames, &manifest_count);
+    replay_info info;
+    long nf = list_frames(o, dir, &frames, &info);
+    long long manifest_count = info.count;
     if (nf < 0)
         return 2;
     if (nf == 0) {
@@ -252,6 +271,36 @@ int app_render_replay(const opt_values *o, const shoal_render_desc *desc, shoal_
                             "--in %s: no state_NNNNNN.npy files (shoal step --out-dir "
                             "writes them)",
                             dir);
+    }
+    /* the simulated time the frames span, and the rate that plays it in that time: one frame
+     * per stored state, the states `every` steps apart (the median gap: the last one may be
+     * shorter) */
+    double span_s = info.dt * (double)(frames[nf - 1].step - frames[0].step), real_fps = 0;
+    if (info.dt > 0 && nf > 1) {
+        long long *gap = malloc((size_t)(nf - 1) * sizeof *gap);
+        if (gap) {
+            for (long f = 1; f < nf; f++)
+                gap[f - 1] = frames[f].step - frames[f - 1].step;
+            qsort(gap, (size_t)(nf - 1), sizeof *gap, ll_cmp);
+            real_fps = 1.0 / (info.dt * (double)gap[(nf - 1) / 2]);
+            free(gap);
+        }
+    }
+    if (fps_real) {
+        const char *why = nf < 2        ? "one state: no time between states"
+                          : info.dt > 0 ? NULL
+                                        : "no manifest.json with the time step (step --out-dir "
+                                          "writes one)";
+        if (why || !(real_fps >= 1e-3 && real_fps <= 1000)) {
+            free(frames);
+            if (why)
+                return options_fail(o, "--fps real: %s has %s; give --fps F", dir, why);
+            return options_fail(o,
+                                "--fps real: the states of %s are %.4g s of simulation apart: "
+                                "%.4g frames a second is outside 0.001..1000; give --fps F",
+                                dir, 1.0 / real_fps, real_fps);
+        }
+        fps = real_fps;
     }
     shoal_error e;
     /* the video first: a missing ffmpeg is refused before --out's directory is made */
@@ -377,6 +426,27 @@ int app_render_replay(const opt_values *o, const shoal_render_desc *desc, shoal_
         if (!rc && app_outdir_commit(&od, NULL, &e))
             rc = app_fail_status(o, &e);
         app_outdir_close(&od, rc != 0);
+    }
+    /* a video plays one stored state a frame: say how fast that is against the simulation,
+     * which the default 30 fps of states 10 steps apart plays 5x faster than it ran */
+    if (!rc && video) {
+        char esc[600];
+        shoal_error_escape(esc, sizeof esc, video);
+        if (fps_real)
+            fprintf(stderr,
+                    "shoal render: %s: %ld frames at %.4g fps (%.4g s), the simulation's own rate "
+                    "(its states %.4g s apart)\n",
+                    esc, nf, fps, (double)nf / fps, 1.0 / fps);
+        else if (real_fps > 0)
+            fprintf(stderr,
+                    "shoal render: %s: %ld frames at %.4g fps (%.4g s) play %.4g s of simulation, "
+                    "%.3gx real time (--fps real: %.4g fps)\n",
+                    esc, nf, fps, (double)nf / fps, span_s, fps / real_fps, real_fps);
+        else
+            fprintf(stderr,
+                    "shoal render: %s: %ld frames at %.4g fps (%.4g s); the simulated time "
+                    "between the states is not known (no manifest.json)\n",
+                    esc, nf, fps, (double)nf / fps);
     }
     free(soa);
     free(frames);

@@ -167,7 +167,14 @@ typedef struct app {
     double sim_stage_prev[SIM_STAGES];
     uint64_t sim_steps_prev;
     double hud_stage_ms[SIM_STAGES];
+    /* under MPI: the slowest rank's stage totals (the sim's, then the renderer's last
+     * frame: instance, setup, raster, resolve), agreed every frame, and the drawn counts
+     * summed over the ranks into rstats, so that the HUD shows the whole school's figures */
+    double mpi_stage_ms[SIM_STAGES + 4];
     double hud_fps;
+    /* SHOAL_HUD_TIMES=0 (a test hook): every measured time and rate on the HUD is 0, so
+     * that HUD-on frames repeat byte for byte (tests/test_mpi.sh) */
+    int hud_zero_times;
     double t_start;
     uint64_t steps_total;
     int log_input;

@@ -195,9 +195,20 @@ static void draw_hud(app *a, canvas *cv)
         if (len < sizeof buf)                                                                      \
             len += (size_t)snprintf(buf + len, sizeof buf - len, __VA_ARGS__);                     \
     } while (0)
-    const timings *h = &a->hud_t;
+    /* the measured figures (SHOAL_HUD_TIMES=0: all 0) */
+    timings h0 = a->hud_t;
+    double fps = a->hud_fps, stage_ms[SIM_STAGES];
+    memcpy(stage_ms, a->hud_stage_ms, sizeof stage_ms);
+    if (a->hud_zero_times) { /* (the window's steps and frames too: when it rolls is timed) */
+        memset(&h0, 0, sizeof h0);
+        memset(stage_ms, 0, sizeof stage_ms);
+        fps = 0;
+    }
+    const timings *h = &h0;
     double fr = h->frames ? (double)h->frames : 1.0;
     double steps = h->steps ? (double)h->steps : 1.0;
+    /* the whole school's count (under MPI this rank's sim holds its share) */
+    size_t n_all = a->school ? mpi_school_count(a->school) : shoal_sim_count(a->sim);
     const char *isa_s = a->gpu ? "cuda" : shoal_sim_isa_name(a->sim),
                *isa_r = a->rstats.isa ? a->rstats.isa : "-";
     const shoal_param_info *plist[RUN_EDITABLE_COUNT];
@@ -207,8 +218,8 @@ static void draw_hud(app *a, canvas *cv)
     double show_ms = (a->win ? h->ms[T_PRESENT] : h->ms[T_OUTPUT]) / fr;
     if (cv->w < 100 * a->winfo.char_w) {
         /* a small window: the few numbers that matter */
-        OUT("%.1f fps  %.1f ms  N %zu  %s%s\n", a->hud_fps, h->ms[T_FRAME] / fr,
-            shoal_sim_count(a->sim), shoal_model_name(a->desc.model), a->paused ? "  PAUSED" : "");
+        OUT("%.1f fps  %.1f ms  N %zu  %s%s\n", fps, h->ms[T_FRAME] / fr, n_all,
+            shoal_model_name(a->desc.model), a->paused ? "  PAUSED" : "");
         OUT("sim %.1f  render %.1f  %s %.1f ms\n", h->ms[T_SIM] / fr, h->ms[T_RENDER] / fr, show,
             show_ms);
         if (pn) {
@@ -219,8 +230,8 @@ static void draw_hud(app *a, canvas *cv)
         hud_text_block(a, cv, 10, 8, buf, 0xFFE8F4FF, 1);
         return;
     }
-    OUT("shoal %6.1f fps (%.2f ms)   N %zu   model %s   %dx%d\n", a->hud_fps, h->ms[T_FRAME] / fr,
-        shoal_sim_count(a->sim), shoal_model_name(a->desc.model), cv->w, cv->h);
+    OUT("shoal %6.1f fps (%.2f ms)   N %zu   model %s   %dx%d\n", fps, h->ms[T_FRAME] / fr, n_all,
+        shoal_model_name(a->desc.model), cv->w, cv->h);
     if (strcmp(isa_s, isa_r) == 0)
         OUT("threads %d   ISA %s   ", run_thread_count(a), isa_s);
     else
@@ -236,7 +247,7 @@ static void draw_hud(app *a, canvas *cv)
     size_t ns = shoal_sim_get_stats(a->sim, st, SIM_STAGES);
     for (size_t k = 0; k < ns && k < SIM_STAGES; k++) {
         const char *nm = strncmp(st[k].name, "grid_", 5) == 0 ? st[k].name + 5 : st[k].name;
-        OUT(" %s %.2f", nm, a->hud_stage_ms[k]);
+        OUT(" %s %.2f", nm, stage_ms[k]);
     }
     OUT("\n");
     OUT("render  %6.2f ms: instance %.2f setup %.2f raster %.2f resolve %.2f\n",
@@ -366,6 +377,11 @@ static size_t app_predators(const app *a, float *pos, float *vel)
 static int with_predators(app *a, shoal_render_instances *in)
 {
     float pp[SHOAL_MAX_PREDATORS * 3], pv[SHOAL_MAX_PREDATORS * 3];
+    /* under MPI rank 0 draws them (in the composite they cover what they cover in one
+     * process's image; they do not set the fish's colour scale), so that each is counted
+     * once on the HUD */
+    if (a->ranks > 1 && mpi_rank() != 0)
+        return 0;
     size_t np = app_predators(a, pp, pv);
     if (np == 0)
         return 0;
@@ -517,6 +533,39 @@ void run_camera_update(app *a, double frame_s)
         a->cam.target[k] += (ctr[k] - a->cam.target[k]) * fe;
 }
 
+/* Under MPI (collective, every frame): the figures the HUD shows for the whole school, as
+ * one process would show them. The drawn counts are summed over the ranks (each fish is
+ * drawn by one rank, the predators by rank 0 alone); the renderer's stages of this frame
+ * and the sim's stage totals become the slowest rank's. */
+static void mpi_whole_school_figures(app *a)
+{
+    int64_t c[6] = {(int64_t)a->rstats.instances,        (int64_t)a->rstats.instances_visible,
+                    (int64_t)a->rstats.instances_full,   (int64_t)a->rstats.instances_reduced,
+                    (int64_t)a->rstats.instances_coarse, (int64_t)a->rstats.instances_splat};
+    mpi_sum_i64(c, 6);
+    a->rstats.instances = (uint64_t)c[0];
+    a->rstats.instances_visible = (uint64_t)c[1];
+    a->rstats.instances_full = (uint64_t)c[2];
+    a->rstats.instances_reduced = (uint64_t)c[3];
+    a->rstats.instances_coarse = (uint64_t)c[4];
+    a->rstats.instances_splat = (uint64_t)c[5];
+    double *m = a->mpi_stage_ms;
+    memset(m, 0, sizeof a->mpi_stage_ms);
+    shoal_stage_stats st[SIM_STAGES];
+    size_t ns = shoal_sim_get_stats(a->sim, st, SIM_STAGES);
+    for (size_t k = 0; k < ns && k < SIM_STAGES; k++)
+        m[k] = st[k].total_ms;
+    m[SIM_STAGES] = a->rstats.instance_ms;
+    m[SIM_STAGES + 1] = a->rstats.setup_ms;
+    m[SIM_STAGES + 2] = a->rstats.raster_ms;
+    m[SIM_STAGES + 3] = a->rstats.resolve_ms;
+    mpi_max_f64(m, SIM_STAGES + 4);
+    a->rstats.instance_ms = m[SIM_STAGES];
+    a->rstats.setup_ms = m[SIM_STAGES + 1];
+    a->rstats.raster_ms = m[SIM_STAGES + 2];
+    a->rstats.resolve_ms = m[SIM_STAGES + 3];
+}
+
 /* Draw the current state into `cv` (renderer image + overlays). Returns 0 or an exit code. */
 int run_draw_frame(app *a, canvas *cv, int sampled_trails)
 {
@@ -592,6 +641,8 @@ int run_draw_frame(app *a, canvas *cv, int sampled_trails)
     }
     double t2 = run_now_s();
     a->rstats = shoal_render_get_stats(a->ren);
+    if (a->ranks > 1)
+        mpi_whole_school_figures(a);
     run_time_add(&a->win_t, T_RENDER, (t2 - t1) * 1e3);
     run_time_add(&a->win_t, T_INSTANCE, a->rstats.instance_ms);
     run_time_add(&a->win_t, T_SETUP, a->rstats.setup_ms);

@@ -462,8 +462,10 @@ void run_stats_roll(app *a, int force)
     uint64_t calls = ns ? st[0].calls : 0;
     uint64_t dc = calls - a->sim_steps_prev;
     for (size_t k = 0; k < ns && k < SIM_STAGES; k++) {
-        a->hud_stage_ms[k] = dc ? (st[k].total_ms - a->sim_stage_prev[k]) / (double)dc : 0;
-        a->sim_stage_prev[k] = st[k].total_ms;
+        /* under MPI the slowest rank's totals (agreed at the last frame) */
+        double total = a->ranks > 1 ? a->mpi_stage_ms[k] : st[k].total_ms;
+        a->hud_stage_ms[k] = dc ? (total - a->sim_stage_prev[k]) / (double)dc : 0;
+        a->sim_stage_prev[k] = total;
     }
     a->sim_steps_prev = calls;
     for (int k = 0; k < T_COUNT; k++) {

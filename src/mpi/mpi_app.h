@@ -170,5 +170,7 @@ shoal_status mpi_trace_merge(const char *local, char **merged, size_t *len, shoa
 
 /* Collective: v[0..n) summed over the ranks, in place (integers: exact for any split). */
 void mpi_sum_i64(int64_t *v, int n);
+/* Collective: v[0..n) replaced by its largest value over the ranks, in place. */
+void mpi_max_f64(double *v, int n);
 
 #endif

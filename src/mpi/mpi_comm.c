@@ -108,6 +108,12 @@ void mpi_sum_i64(int64_t *v, int n)
         MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
 }
 
+void mpi_max_f64(double *v, int n)
+{
+    if (g_size > 1 && n > 0)
+        MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+}
+
 long long mpi_max(long long v)
 {
     long long all = v;
