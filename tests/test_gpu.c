@@ -415,8 +415,11 @@ static void test_set_params_and_obstacles(void **state)
         snprintf(label, sizeof label, "%s after a new field_cell", scenes[k]);
         bad += same_now(label, cpu, gpu) != d.boid_count;
         /* a bad value: refused, nothing changed */
-        shoal_params q = p;
-        q.max_speed = -1;
+        shoal_params q = p; /* a speed of the scene's model below its range */
+        if (d.model == SHOAL_MODEL_HEADING)
+            q.move_speed = -1;
+        else
+            q.max_speed = -1;
         assert_int_equal(shoal_gpu_sim_set_params(gpu, &q, &e), SHOAL_ERR_INPUT);
         /* a field taken from a CPU sim has no meshes to build again from */
         assert_int_equal(shoal_gpu_sim_copy_obstacles(gpu, cpu, &e), SHOAL_OK);

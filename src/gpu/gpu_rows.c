@@ -10,6 +10,8 @@ shoal_status shoal_gpu_sim_set_rows(shoal_gpu_sim *sim, const float *rows, size_
 {
     if (!sim)
         return gpu_backend_set_state(sim, rows, err); /* no backend: its own message */
+    if (!rows)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "shoal_gpu_sim_set_rows: rows is NULL");
     if (row_count != shoal_gpu_sim_count(sim))
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "state: %zu rows given, the GPU simulation has %zu boids", row_count,
@@ -24,6 +26,8 @@ shoal_status shoal_gpu_sim_get_rows(const shoal_gpu_sim *sim, float *rows, size_
 {
     if (!sim)
         return gpu_backend_get_state(sim, rows, err);
+    if (!rows)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "shoal_gpu_sim_get_rows: rows is NULL");
     if (row_count != shoal_gpu_sim_count(sim))
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "state: room for %zu rows given, the GPU simulation has %zu boids",
