@@ -241,6 +241,22 @@ if command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -ge 2 ]; then
   ! grep -q "oversubscribe" ov2.err || fail "a core per rank: a warning: $(cat ov2.err)"
 fi
 
+# OpenMP binding its threads (OMP_PROC_BIND, OMP_PLACES) puts the initial thread on the first
+# place: the check counts the places, not that one CPU. Two ranks on the same two CPUs, each
+# binding: their threads meet on the same core (one line); each rank a place of its own: none
+if command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -ge 2 ]; then
+  taskset -c 0,1 mpirun --oversubscribe -np 2 -x OMP_PROC_BIND=close -x OMP_PLACES=cores "$S" \
+    step --in uniform_fov.npy --out ovb.npy --model fov --steps 2 --threads 1 2>ovb.err >/dev/null
+  [ "$(grep -c "ranks sharing cores while OpenMP binds their threads" ovb.err)" = 1 ] ||
+    fail "ranks binding threads on shared cores: not one warning: $(cat ovb.err)"
+  taskset -c 0,1 mpirun --oversubscribe -np 1 env OMP_PROC_BIND=close "OMP_PLACES={0}" "$S" \
+    step --in uniform_fov.npy --out ovp.npy --model fov --steps 2 --threads 1 : \
+    -np 1 env OMP_PROC_BIND=close "OMP_PLACES={1}" "$S" \
+    step --in uniform_fov.npy --out ovp.npy --model fov --steps 2 --threads 1 2>ovp.err >/dev/null &&
+    cmp -s ov.npy ovp.npy || fail "a place per rank: other bytes: $(cat ovp.err)"
+  ! grep -q "oversubscribe" ovp.err || fail "a place per rank: a warning: $(cat ovp.err)"
+fi
+
 # re-cuts (imbalance max/mean above 1.2 and grown 5%) move the bricks: still the same bytes
 RANKS="2 4" check_step recut steer 150 mclump.npy --stats
 for r in 2 4; do
