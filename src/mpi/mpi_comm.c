@@ -188,6 +188,19 @@ int comm_fail_here(const char *what)
     return rank == mpi_rank() && ++*count == nth;
 }
 
+/* The test hook SHOAL_MPI_COST=RANK:FACTOR: that rank reports FACTOR times its work to the
+ * time balance (a slower core, made up); 1 on the others and without the variable. */
+double comm_cost_factor(void)
+{
+    const char *v = getenv("SHOAL_MPI_COST");
+    if (!v)
+        return 1.0;
+    char *end;
+    long rank = strtol(v, &end, 10);
+    double f = *end == ':' ? strtod(end + 1, NULL) : 1.0;
+    return rank == mpi_rank() && f > 0 && f < 1e6 ? f : 1.0;
+}
+
 void comm_message(int code, char *buf, size_t size)
 {
     char s[MPI_MAX_ERROR_STRING];

@@ -65,10 +65,7 @@ static void cell_pass_range(void *p, int64_t b0, int64_t b1, int t)
         }
         int32_t cc[3];
         part_cell_of(c->s, c->b[i].s, cc);
-        int k[3];
-        for (int a = 0; a < 3; a++)
-            k[a] = decomp_owner(d->cut[a], d->P[a], cc[a]);
-        int r = d->rank_at[k[0] + d->P[0] * (k[1] + d->P[1] * k[2])];
+        int r = decomp_rank_of(d, cc);
         c->dest[i] = r;
         if (c->leavers && r != mpi_rank())
             c->leavers[__atomic_fetch_add(&c->nleave, 1, __ATOMIC_RELAXED)] = (size_t)i;
