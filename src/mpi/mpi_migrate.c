@@ -119,7 +119,16 @@ shoal_status migrate_boids(const decomp *d, const shoal_sim *s, boid_buf *own, b
             for (size_t i = 0; i < own->n; i++)
                 scount[dest[i]]++;
         } else {
-            qsort(leave, nleave, sizeof *leave, size_cmp); /* the threads found them in any order */
+            /* the threads found them in any order: in index order, by a sort when they are
+             * few, else by one pass over dest (a re-cut moves a good part of the boids) */
+            if (nleave < own->n / 64) {
+                qsort(leave, nleave, sizeof *leave, size_cmp);
+            } else {
+                size_t k = 0;
+                for (size_t i = 0; i < own->n; i++)
+                    if (dest[i] != mpi_rank())
+                        leave[k++] = i;
+            }
             for (size_t k = 0; k < nleave; k++)
                 scount[dest[leave[k]]]++;
         }
