@@ -241,6 +241,51 @@ if command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -ge 2 ]; then
   ! grep -q "oversubscribe" ov2.err || fail "a core per rank: a warning: $(cat ov2.err)"
 fi
 
+# OpenMP binding its threads (OMP_PROC_BIND, OMP_PLACES) puts the initial thread on the first
+# place: the check counts the places, not that one CPU. Two ranks on the same two CPUs, each
+# binding: their threads meet on the same core (one line); each rank a place of its own: none
+if command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -ge 2 ]; then
+  taskset -c 0,1 mpirun --oversubscribe -np 2 -x OMP_PROC_BIND=close -x OMP_PLACES=cores "$S" \
+    step --in uniform_fov.npy --out ovb.npy --model fov --steps 2 --threads 1 2>ovb.err >/dev/null
+  [ "$(grep -c "ranks sharing cores while OpenMP binds their threads" ovb.err)" = 1 ] ||
+    fail "ranks binding threads on shared cores: not one warning: $(cat ovb.err)"
+  taskset -c 0,1 mpirun --oversubscribe -np 1 env OMP_PROC_BIND=close "OMP_PLACES={0}" "$S" \
+    step --in uniform_fov.npy --out ovp.npy --model fov --steps 2 --threads 1 : \
+    -np 1 env OMP_PROC_BIND=close "OMP_PLACES={1}" "$S" \
+    step --in uniform_fov.npy --out ovp.npy --model fov --steps 2 --threads 1 2>ovp.err >/dev/null &&
+    cmp -s ov.npy ovp.npy || fail "a place per rank: other bytes: $(cat ovp.err)"
+  ! grep -q "oversubscribe" ovp.err || fail "a place per rank: a warning: $(cat ovp.err)"
+fi
+
+# the time balance (docs/SCALING.md, "Balance"): a rank reported 3 times slower (the test hook
+# SHOAL_MPI_COST=RANK:FACTOR) gets a smaller brick, cut hierarchically by the ranks' time:
+# the same bytes, re-cuts for time, and rank 1 holds fewer boids than the mean; with
+# SHOAL_MPI_BALANCE=count none for time
+"$S" step --in uniform_steer.npy --out bal.ref.npy --model steer --steps 40 2>/dev/null
+for r in 3 4; do
+  if ! SHOAL_MPI_COST=1:3 mpi "$r" step --in uniform_steer.npy --out "bal.$r.npy" --model steer \
+    --steps 40 --stats 2>"bal.$r.err" || ! cmp -s bal.ref.npy "bal.$r.npy"; then
+    fail "time balance: $r ranks failed or differ: $(tail -5 "bal.$r.err")"
+    continue
+  fi
+  grep -Eq "re-cuts \([1-9][0-9]* for the ranks' time\)" "bal.$r.err" ||
+    fail "time balance: $r ranks: no re-cut for time: $(grep re-cuts "bal.$r.err")"
+  $PY - "bal.$r.err" <<'EOF' || fail "time balance: $r ranks: the slow rank's brick"
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+i = next(k for k, l in enumerate(lines) if l.split()[:1] == ["rank"])
+head = lines[i].split()
+rows = [l.split() for l in lines[i + 1:] if len(l.split()) == len(head) and l.split()[0].isdigit()]
+b = [float(x[head.index("boids")]) for x in rows]
+assert b[1] < sum(b) / len(b), b
+EOF
+  echo "ok: time balance, $r ranks"
+done
+SHOAL_MPI_BALANCE=count SHOAL_MPI_COST=1:3 mpi 3 step --in uniform_steer.npy --out bal.c.npy \
+  --model steer --steps 40 --stats 2>bal.c.err && cmp -s bal.ref.npy bal.c.npy &&
+  grep -q "(0 for the ranks' time)" bal.c.err && grep -q "time balance: off" bal.c.err &&
+  echo "ok: SHOAL_MPI_BALANCE=count" || fail "SHOAL_MPI_BALANCE=count: $(grep -E "re-cuts|balance" bal.c.err)"
+
 # re-cuts (imbalance max/mean above 1.2 and grown 5%) move the bricks: still the same bytes
 RANKS="2 4" check_step recut steer 150 mclump.npy --stats
 for r in 2 4; do

@@ -38,9 +38,10 @@ OUT=${OUT:-$ROOT/out/device}
 # CUDA=disabled skips nvcc when only mpi runs), mpirun (run --headless under MPI at 1M:
 # identical frames, fps per ranks x threads split, the composite's wait / encode / compare /
 # transfer and bytes per frame), mpi42 (issue 42: 4M steer as 1x16, 2x8, 4x4, 16x1 bound to
-# cores, each split's stages against one process of N/R boids on T cores, 1M frames as
-# 1x16, 2x8, 4x4, weak scaling 256k per rank against threads of one process; medians of
-# REPS=3 runs, CUDA=disabled MPI=enabled: docs/SCALING.md), headless (issue 26:
+# cores, 16x1 with SHOAL_MPI_BALANCE=count and the floor of 16 independent processes, each
+# split's stages against one process of N/R boids on T cores, 1M frames as 1x16, 2x8, 4x4,
+# weak scaling 256k per rank against threads of one process and the floor; per-step
+# medians, REPS=5 interleaved runs, CUDA=disabled MPI=enabled: docs/SCALING.md), headless (issue 26:
 # run's per-frame output cost on 2 cores with PNG frames, none and the default output;
 # init --count 1000000 + one step per model on 2 cores), render (issue 29: render
 # --bench setup/raster by threads, the llvmpipe ratio on 2 threads, the LOD image error),
@@ -168,14 +169,22 @@ for r in 1 2 4 8 16; do mpi_case weak $((262144 * r)) $r 1 $MSTEPS; done
 fi
 
 # ---- issue 42: MPI ranks against threads, the issue's table redone (medians) -------------
+# The yardstick (2026-11-28): every case is timed by the median of its steps (one process:
+# the sum of its stages' medians; under mpirun: rank 0's median step, which ends in the
+# step's reduction), so neither side counts the first step's first-touch faults, which one
+# process pays inside its loop and the ranks before theirs; the cases run interleaved, rep
+# by rep, so that a slow minute of the machine falls on all of them; and the machine's own
+# floor is measured: R independent one-process runs of N/R boids at once, one per core (no
+# MPI at all), whose slowest is what any static split of the work can reach on these cores.
 if has mpi42; then
-stamp "issue 42: ranks x threads against one process, bound to cores; medians of ${REPS:-3} runs"
+stamp "issue 42: ranks x threads against one process, bound to cores; medians of ${REPS:-5} interleaved runs"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpirun --version 2>&1 | head -1 | tee -a "$REPORT"
-REPS=${REPS:-3} K42=${K42:-20}
+lscpu 2>/dev/null | grep -E "^(Model name|CPU\(s\)|Thread|Core|Socket|NUMA node|Hypervisor|L3)" | tee -a "$REPORT"
+REPS=${REPS:-5} K42=${K42:-20}
 C42=$OUT/mpi42.csv
 echo "table,case,N,ranks,threads,rep,value,unit,identical" >"$C42"
-declare -A S42
+declare -A S42 V42 M42 SAME42
 for n in 262144 524288 1048576 2097152 4194304; do
     S42[$n]=$(python3 tools/gen_box.py $n "$W/b42_$n.npy" --density 0.5)
 done
@@ -183,68 +192,135 @@ done
 bind42() { # ranks threads -> mpirun's placement and binding
     if [ "$2" = 1 ]; then echo "--map-by core --bind-to core"; else echo "--map-by slot:PE=$2 --bind-to core"; fi
 }
-# one run of `step`: prints its wall ms per step (the slowest rank's loop, or one process's
-# sim stages) and leaves the state in $W/o42_$tag.npy and the stats in $W/o42_$tag.txt
+# the per-step median of one run's --stats: a process's sum of stage medians, or the ranks'
+# median step
+med42() { # stats file
+    if grep -q "median step:" "$1"; then
+        awk '/median step:/ {printf "%.3f", $3; exit}' "$1"
+    else
+        awk '$1 == "sim" {printf "%.3f", $3; exit}' "$1"
+    fi
+}
+# one run of `step` (20 steps of the box of N): leaves the state in $W/o42_$tag.npy and the
+# stats in $W/o42_$tag.txt. ranks: 0 = one process on cores 0..t-1; -1 = `ranks` (t
+# given as ranks) independent one-thread processes at once, core i each (the floor); else
+# mpirun. ENV42: extra environment for mpirun (-x NAME=VALUE ...)
 step42() { # tag N ranks threads
     local tag=$1 n=$2 r=$3 t=$4 s=${S42[$2]}
     local args=(step --in "$W/b42_$n.npy" --out "$W/o42_$tag.npy" --steps "$K42" --threads "$t"
         --set "wall_size=$s,$s,$s" --stats)
-    if [ "$r" = 0 ]; then # one process on cores 0..t-1
+    if [ "$r" = 0 ]; then
         OMP_PROC_BIND=close OMP_PLACES=cores OMP_WAIT_POLICY=active timeout 300 \
             taskset -c "0-$((t - 1))" "$SHOAL" "${args[@]}" 2>"$W/o42_$tag.txt" >/dev/null
-        awk -v k="$K42" '$1 == "sim" {printf "%.3f", $2 / k}' "$W/o42_$tag.txt"
+    elif [ "$r" = -1 ]; then
+        local i
+        for i in $(seq 0 $((t - 1))); do
+            OMP_PROC_BIND=close OMP_PLACES=cores OMP_WAIT_POLICY=active timeout 300 taskset -c "$i" \
+                "$SHOAL" step --in "$W/b42_$n.npy" --out - --steps "$K42" --threads 1 \
+                --set "wall_size=$s,$s,$s" --stats 2>"$W/o42_${tag}_p$i.txt" >/dev/null &
+        done
+        wait
+        for i in $(seq 0 $((t - 1))); do med42 "$W/o42_${tag}_p$i.txt"; echo; done >"$W/o42_$tag.each"
+        for i in $(seq 0 $((t - 1))); do mean42 "$W/o42_${tag}_p$i.txt"; echo; done >"$W/o42_$tag.means"
+        { echo "independent processes, per-step medians (ms) by core:"; tr '\n' ' ' <"$W/o42_$tag.each"; echo; } >"$W/o42_$tag.txt"
     else
-        # shellcheck disable=SC2046
+        # shellcheck disable=SC2046,SC2086
         timeout 300 mpirun $(bind42 "$r" "$t") -np "$r" -x OMP_PROC_BIND=close -x OMP_PLACES=cores \
-            -x OMP_WAIT_POLICY=active "$SHOAL" "${args[@]}" 2>"$W/o42_$tag.txt" >/dev/null
-        awk '/wall per step:/ {printf "%.3f", $4}' "$W/o42_$tag.txt"
+            -x OMP_WAIT_POLICY=active ${ENV42:-} "$SHOAL" "${args[@]}" 2>"$W/o42_$tag.txt" >/dev/null
+    fi
+}
+# the mean per step: the ranks' loop / steps (wall per step), a process's stage totals / steps
+mean42() { # stats file
+    if grep -q "wall per step:" "$1"; then
+        awk '/wall per step:/ {printf "%.3f", $4; exit}' "$1"
+    else
+        awk -v k="$K42" '$1 == "sim" {printf "%.3f", $2 / k; exit}' "$1"
     fi
 }
 median42() { sort -g | awk '{v[NR] = $1} END {if (NR) printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-# runs `step42` REPS times; logs the median and whether the bytes are the reference's
-case42() { # table label N ranks threads [reference state]
-    local tb=$1 lab=$2 n=$3 r=$4 t=$5 ref=${6:-} vals="" same=yes
-    for q in $(seq 1 "$REPS"); do
-        local v
-        v=$(step42 "${lab}_$q" "$n" "$r" "$t")
-        vals="$vals$v"$'\n'
-        [ -n "$ref" ] && ! cmp -s "$W/o42_${lab}_$q.npy" "$ref" && same=no
-        echo "$tb,$lab,$n,$r,$t,$q,$v,ms/step,$same" >>"$C42"
-        { echo "== $tb $lab N=$n $r x $t, run $q: $v ms/step"; cat "$W/o42_${lab}_$q.txt"; } >>"$REPORT"
-    done
-    M42=$(printf "%s" "$vals" | median42)
-    SAME42=$same
+range42() { sort -g | awk 'NR == 1 {a = $1} {b = $1} END {printf "%s-%s", a, b}'; }
+# one run of a case: its per-step median (the floor's: the slowest process) into V42[label]
+# (a list), its mean per step (wall per step, or total / steps) and bytes into the CSV
+run42() { # table label N ranks threads rep [reference state]
+    local tb=$1 lab=$2 n=$3 r=$4 t=$5 q=$6 ref=${7:-} v mean same=-
+    step42 "${lab}_$q" "$n" "$r" "$t"
+    if [ "$r" = -1 ]; then
+        v=$(sort -g "$W/o42_${lab}_$q.each" | tail -1)
+        mean=$(sort -g "$W/o42_${lab}_$q.means" | tail -1)
+    else
+        v=$(med42 "$W/o42_${lab}_$q.txt")
+        mean=$(mean42 "$W/o42_${lab}_$q.txt")
+        if [ -n "$ref" ]; then
+            same=yes
+            cmp -s "$W/o42_${lab}_$q.npy" "$ref" || same=no
+            [ "${SAME42[$lab]:-yes}" = no ] && same=no
+            SAME42[$lab]=$same
+        fi
+    fi
+    V42[$lab]="${V42[$lab]:-}$v"$'\n'
+    M42[$lab]="${M42[$lab]:-}$mean"$'\n'
+    echo "$tb,$lab,$n,$r,$t,$q,$v,ms/step median,$same" >>"$C42"
+    echo "$tb,$lab,$n,$r,$t,$q,$mean,ms/step mean,$same" >>"$C42"
+    { echo "== $tb $lab N=$n $r x $t, run $q: median $v ms/step (mean $mean)"; cat "$W/o42_${lab}_$q.txt"; } >>"$REPORT"
 }
-log ""
-log "4M steer, density 0.5, $K42 steps (ms per step, median of $REPS; MPI: the slowest rank's loop)"
-log "| split | binding | ms/step | / 1x16 | same bytes |"
-log "| --- | --- | --- | --- | --- |"
-case42 step4m 1x16 4194304 0 16
-base=$M42
-cp "$W/o42_1x16_1.npy" "$W/ref42_4m.npy"
-log "| 1 process x 16 threads | OMP_PROC_BIND=close, OMP_PLACES=cores | $base | 1.00 | - |"
-for rt in 2x8 4x4 16x1; do
-    case42 step4m "$rt" 4194304 "${rt%x*}" "${rt#*x}" "$W/ref42_4m.npy"
-    log "| $rt | $(bind42 "${rt%x*}" "${rt#*x}") | $M42 | $(awk -v a="$M42" -v b="$base" 'BEGIN {printf "%.2f", a / b}') | $SAME42 |"
+med_of() { printf "%s" "${V42[$1]:-}" | median42; }
+mean_of() { printf "%s" "${M42[$1]:-}" | median42; }
+rng_of() { printf "%s" "${V42[$1]:-}" | range42; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
+# 4M steer: interleaved reps of every case (the reference state: one process's first run)
+for q in $(seq 1 "$REPS"); do
+    run42 step4m 1x16 4194304 0 16 "$q"
+    [ "$q" = 1 ] && cp "$W/o42_1x16_1.npy" "$W/ref42_4m.npy"
+    run42 step4m 1r16 4194304 1 16 "$q" "$W/ref42_4m.npy"
+    for rt in 2x8 4x4 16x1; do run42 step4m "$rt" 4194304 "${rt%x*}" "${rt#*x}" "$q" "$W/ref42_4m.npy"; done
+    ENV42="-x SHOAL_MPI_BALANCE=count" run42 step4m 16x1c 4194304 16 1 "$q" "$W/ref42_4m.npy"
+    run42 step4m floor16 262144 -1 16 "$q"
 done
+base=$(med_of 1x16) mbase=$(mean_of 1x16)
+log ""
+log "4M steer, density 0.5, $K42 steps: ms per step, median of $REPS interleaved runs of: the median step [their range], and the mean step (the loop / steps: re-cuts and the first step's faults included)"
+log "| split | binding | median step | range | / 1x16 | mean step | / 1x16 | same bytes |"
+log "| --- | --- | --- | --- | --- | --- | --- | --- |"
+row42() { # label split binding
+    log "| $2 | $3 | $(med_of "$1") | $(rng_of "$1") | $(ratio "$(med_of "$1")" "$base") | $(mean_of "$1") | $(ratio "$(mean_of "$1")" "$mbase") | ${SAME42[$1]:--} |"
+}
+row42 1x16 "1 process x 16 threads" "OMP_PROC_BIND=close, OMP_PLACES=cores"
+row42 1r16 "1 rank x 16 (mpirun)" "--map-by slot:PE=16 --bind-to core"
+for rt in 2x8 4x4 16x1; do row42 "$rt" "$rt" "$(bind42 "${rt%x*}" "${rt#*x}")"; done
+row42 16x1c "16x1, SHOAL_MPI_BALANCE=count" "--map-by core --bind-to core"
+row42 floor16 "floor: 16 processes x 262144 boids, no MPI" "taskset -c i each"
+log "(floor: the slowest of 16 independent one-thread processes at once; the per-core medians of each run are in device_report.txt)"
+grep -h "time balance\|re-cuts" "$W/o42_16x1_1.txt" | tee -a "$REPORT"
 # where a rank's step goes: its stages against one process stepping the same work (N/R boids
 # on T cores, alone on the machine), from the first run of each split
 for rt in 2x8 4x4 16x1; do
     r=${rt%x*} t=${rt#*x} n=$((4194304 / ${rt%x*}))
-    step42 "brick_$rt" "$n" 0 "$t" >/dev/null
+    step42 "brick_$rt" "$n" 0 "$t"
     log ""
     python3 tools/mpi_stages.py "$W/o42_${rt}_1.txt" "$W/o42_brick_$rt.txt" "$K42" \
         --label "4M as $rt against one process of $n boids x $t threads" 2>&1 | tee -a "$REPORT"
 done
-# frames: run --headless of the 1M scene, 40 frames (fps, median of REPS)
-log ""
-log "1M frames (run --headless --scene assets/scenes/steer_1m.ini --frames 40; fps, median of $REPS)"
-log "| split | fps | / 1x16 | frames = 1x16 | composite ms/frame |"
-log "| --- | --- | --- | --- | --- |"
-fbase=
+# frames: run --headless of the 1M scene, 40 frames (fps), interleaved
+declare -A F42
 for rt in 1x16 2x8 4x4; do
-    r=${rt%x*} t=${rt#*x} vals="" same=yes comp=-
-    for q in $(seq 1 "$REPS"); do
+    r=${rt%x*} t=${rt#*x}
+    if [ "$r" = 1 ]; then
+        launch=(env OMP_PROC_BIND=close OMP_PLACES=cores OMP_WAIT_POLICY=active "$SHOAL")
+    else
+        # shellcheck disable=SC2046,SC2207
+        launch=(timeout 300 mpirun $(bind42 "$r" "$t") -np "$r" -x OMP_PROC_BIND=close
+            -x OMP_PLACES=cores -x OMP_WAIT_POLICY=active "$SHOAL")
+    fi
+    rm -rf "$W/f42_$rt" # 3 frames to PNG: one process's bytes
+    "${launch[@]}" run --headless --scene assets/scenes/steer_1m.ini --frames 3 --threads "$t" \
+        --steps-per-frame 1 --hud off --out "$W/f42_$rt" >/dev/null 2>&1
+    same=yes
+    for f in "$W"/f42_1x16/*.png; do cmp -s "$f" "$W/f42_$rt/${f##*/}" || same=no; done
+    F42[$rt.same]=$same
+done
+for q in $(seq 1 "$REPS"); do
+    for rt in 1x16 2x8 4x4; do
+        r=${rt%x*} t=${rt#*x}
         if [ "$r" = 1 ]; then
             launch=(env OMP_PROC_BIND=close OMP_PLACES=cores OMP_WAIT_POLICY=active "$SHOAL")
         else
@@ -252,37 +328,45 @@ for rt in 1x16 2x8 4x4; do
             launch=(timeout 300 mpirun $(bind42 "$r" "$t") -np "$r" -x OMP_PROC_BIND=close
                 -x OMP_PLACES=cores -x OMP_WAIT_POLICY=active "$SHOAL")
         fi
-        if [ "$q" = 1 ]; then # 3 frames to PNG: one process's bytes
-            rm -rf "$W/f42_$rt"
-            "${launch[@]}" run --headless --scene assets/scenes/steer_1m.ini --frames 3 --threads "$t" \
-                --steps-per-frame 1 --hud off --out "$W/f42_$rt" >/dev/null 2>&1
-            for f in "$W"/f42_1x16/*.png; do cmp -s "$f" "$W/f42_$rt/${f##*/}" || same=no; done
-        fi
         "${launch[@]}" run --headless --scene assets/scenes/steer_1m.ini --frames 40 --threads "$t" \
             --steps-per-frame 1 --out - --stats >"$W/f42_$rt.$q.txt" 2>&1
         v=$(grep -m1 'headless:' "$W/f42_$rt.$q.txt" | grep -oE '[0-9.]+ fps' | cut -d' ' -f1)
-        vals="$vals$v"$'\n'
+        F42[$rt]="${F42[$rt]:-}$v"$'\n'
         c=$(grep -m1 -E '^ *composite' "$W/f42_$rt.$q.txt" | awk '{print $(NF)}')
-        [ -n "$c" ] && comp=$c
-        echo "frames,$rt,1048576,$r,$t,$q,$v,fps,$same" >>"$C42"
+        [ -n "$c" ] && F42[$rt.comp]="${F42[$rt.comp]:-}$c"$'\n'
+        echo "frames,$rt,1048576,$r,$t,$q,$v,fps,${F42[$rt.same]}" >>"$C42"
         { echo "== frames $rt run $q"; cat "$W/f42_$rt.$q.txt"; } >>"$REPORT"
     done
-    m=$(printf "%s" "$vals" | median42)
-    [ -z "$fbase" ] && fbase=$m
-    log "| $rt | $m | $(awk -v a="$m" -v b="$fbase" 'BEGIN {printf "%.2f", b / a}') | $same | $comp |"
 done
-# weak scaling: 256k boids per rank, R ranks x 1 thread against one process of R threads
 log ""
-log "weak scaling: 256k boids per worker, $K42 steps (ms per step, median of $REPS)"
-log "| workers | N | R ranks x 1 | 1 process x R threads | ranks / threads | same bytes |"
+log "1M frames (run --headless --scene assets/scenes/steer_1m.ini --frames 40; fps, median [range] of $REPS interleaved runs)"
+log "| split | fps | range | / 1x16 | frames = 1x16 | composite ms/frame |"
 log "| --- | --- | --- | --- | --- | --- |"
+fbase=$(printf "%s" "${F42[1x16]}" | median42)
+for rt in 1x16 2x8 4x4; do
+    m=$(printf "%s" "${F42[$rt]}" | median42)
+    comp=$(printf "%s" "${F42[$rt.comp]:-}" | median42)
+    log "| $rt | $m | $(printf "%s" "${F42[$rt]}" | range42) | $(ratio "$fbase" "$m") | ${F42[$rt.same]} | ${comp:--} |"
+done
+# weak scaling: 256k boids per worker, R ranks x 1 thread against one process of R threads
+# and against the floor (R independent processes of 256k boids, one per core)
+for q in $(seq 1 "$REPS"); do
+    for r in 1 2 4 8 16; do
+        n=$((262144 * r))
+        run42 weak "thr$r" "$n" 0 "$r" "$q"
+        [ "$q" = 1 ] && cp "$W/o42_thr${r}_1.npy" "$W/ref42_w$r.npy"
+        run42 weak "rk$r" "$n" "$r" 1 "$q" "$W/ref42_w$r.npy"
+        [ "$r" = 1 ] || run42 weak "fl$r" 262144 -1 "$r" "$q"
+    done
+done
+log ""
+log "weak scaling: 256k boids per worker, $K42 steps (ms per step: median of $REPS interleaved runs of the median step; the mean step in brackets)"
+log "| workers | N | R ranks x 1 | 1 process x R threads | ranks / threads | floor: R processes, no MPI | ranks / floor | same bytes |"
+log "| --- | --- | --- | --- | --- | --- | --- | --- |"
 for r in 1 2 4 8 16; do
-    n=$((262144 * r))
-    case42 weak "thr$r" "$n" 0 "$r"
-    th=$M42
-    cp "$W/o42_thr${r}_1.npy" "$W/ref42_w$r.npy"
-    case42 weak "rk$r" "$n" "$r" 1 "$W/ref42_w$r.npy"
-    log "| $r | $n | $M42 | $th | $(awk -v a="$M42" -v b="$th" 'BEGIN {printf "%.2f", a / b}') | $SAME42 |"
+    rk=$(med_of "rk$r") th=$(med_of "thr$r") fl=$(med_of "fl$r") flm=$(mean_of "fl$r")
+    if [ "$r" = 1 ]; then fl=$th flm=$(mean_of "thr$r"); fi
+    log "| $r | $((262144 * r)) | $rk ($(mean_of "rk$r")) | $th ($(mean_of "thr$r")) | $(ratio "$rk" "$th") ($(ratio "$(mean_of "rk$r")" "$(mean_of "thr$r")")) | $fl ($flm) | $(ratio "$rk" "$fl") | ${SAME42[rk$r]} |"
 done
 log "(CSV: $C42; every run's --stats in device_report.txt)"
 fi

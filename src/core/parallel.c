@@ -38,6 +38,32 @@ int parallel_cpu_count(void)
 #endif
 }
 
+int parallel_place_cpus(int *ids, int cap)
+{
+#ifdef _OPENMP
+    int places = omp_get_num_places();
+    if (omp_get_proc_bind() == omp_proc_bind_false || places <= 0)
+        return -1;
+    int n = 0;
+    for (int p = 0; p < places; p++) {
+        int k = omp_get_place_num_procs(p);
+        int *tmp = k > 0 ? malloc((size_t)k * sizeof *tmp) : NULL;
+        if (!tmp)
+            continue;
+        omp_get_place_proc_ids(p, tmp);
+        for (int i = 0; i < k; i++, n++)
+            if (n < cap)
+                ids[n] = tmp[i];
+        free(tmp);
+    }
+    return n;
+#else
+    (void)ids;
+    (void)cap;
+    return -1;
+#endif
+}
+
 int parallel_thread_count_raw(void)
 {
 #ifdef _OPENMP

@@ -54,6 +54,13 @@ int parallel_team_starting(void);
 int parallel_fork_serial(void);
 /** Logical CPUs available to this process. */
 int parallel_cpu_count(void);
+/** Where the OpenMP runtime puts this process's threads, when it binds them to places
+ *  (OMP_PLACES, OMP_PROC_BIND): the logical CPU ids of all its places into ids (at most
+ *  cap; a CPU in two places twice), returning how many there are; -1 when it does not bind
+ *  (then the threads run where the process's affinity mask lets them). The process's mask
+ *  is no answer once the runtime binds: it binds the initial thread to the first place when
+ *  it loads. */
+int parallel_place_cpus(int *ids, int cap);
 
 /** Exit code of the process when the OpenMP runtime cannot start a team's threads (it
  *  ends the process itself; see parallel.c): 2, as for any allocation that fails. */

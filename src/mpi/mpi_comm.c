@@ -8,6 +8,8 @@
 #define _GNU_SOURCE /* sched_getaffinity, CPU_* */
 #include "mpi_internal.h"
 
+#include "core/parallel.h"
+
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,6 +194,19 @@ int comm_fail_here(const char *what)
     return rank == mpi_rank() && ++*count == nth;
 }
 
+/* The test hook SHOAL_MPI_COST=RANK:FACTOR: that rank reports FACTOR times its work to the
+ * time balance (a slower core, made up); 1 on the others and without the variable. */
+double comm_cost_factor(void)
+{
+    const char *v = getenv("SHOAL_MPI_COST");
+    if (!v)
+        return 1.0;
+    char *end;
+    long rank = strtol(v, &end, 10);
+    double f = *end == ':' ? strtod(end + 1, NULL) : 1.0;
+    return rank == mpi_rank() && f > 0 && f < 1e6 ? f : 1.0;
+}
+
 void comm_message(int code, char *buf, size_t size)
 {
     char s[MPI_MAX_ERROR_STRING];
@@ -225,10 +240,21 @@ void comm_check_cores(int threads)
     if (checked || g_size < 2)
         return;
     checked = 1;
-    /* the CPUs this rank may run on (mpirun's binding, taskset, a batch system's cgroup) */
+    /* the CPUs this rank's threads run on: the OpenMP runtime's places when it binds them
+     * (it has bound this thread to the first place by now, so the affinity mask would say
+     * one CPU), else the affinity mask (mpirun's binding, taskset, a batch system's cgroup) */
     cpu_set_t mine;
     CPU_ZERO(&mine);
-    int known = sched_getaffinity(0, sizeof mine, &mine) == 0;
+    int ids[CPU_SETSIZE];
+    int np = parallel_place_cpus(ids, CPU_SETSIZE), bound = np >= 0, known = 1;
+    if (bound) {
+        for (int i = 0; i < np && i < CPU_SETSIZE; i++)
+            if (ids[i] >= 0 && ids[i] < CPU_SETSIZE)
+                CPU_SET(ids[i], &mine);
+        known = np > 0;
+    } else {
+        known = sched_getaffinity(0, sizeof mine, &mine) == 0;
+    }
     MPI_Comm node;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     int nr = 1;
@@ -236,7 +262,7 @@ void comm_check_cores(int threads)
     cpu_set_t *all = malloc((size_t)nr * sizeof *all);
     int ok = known && all != NULL, all_ok = 0;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, node);
-    long long v[2] = {threads, 0}, sum[2] = {0, 0};
+    long long v[3] = {threads, 0, bound}, sum[3] = {0, 0, 0};
     if (all_ok) {
         MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, node);
         cpu_set_t un;
@@ -245,8 +271,17 @@ void comm_check_cores(int threads)
             CPU_OR(&un, &un, &all[r]);
         /* this rank's threads beyond its own CPUs, or the node's beyond their union */
         v[1] = threads > CPU_COUNT(&mine);
-        MPI_Allreduce(v, sum, 2, MPI_LONG_LONG, MPI_SUM, node);
-        int over = sum[0] > CPU_COUNT(&un) || sum[1] > 0, any = 0;
+        MPI_Allreduce(v, sum, 3, MPI_LONG_LONG, MPI_SUM, node);
+        /* ranks whose threads OpenMP binds, on CPUs they share: each binds from its first
+         * place, so their threads meet on the same cores */
+        int shared = 0;
+        for (int r = 0; sum[2] > 0 && r < nr && !shared; r++)
+            for (int q = r + 1; q < nr && !shared; q++) {
+                cpu_set_t both;
+                CPU_AND(&both, &all[r], &all[q]);
+                shared = CPU_COUNT(&both) > 0;
+            }
+        int over = sum[0] > CPU_COUNT(&un) || sum[1] > 0 || shared, any = 0;
         MPI_Allreduce(&over, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         if (any && g_rank == 0) {
             if (over)
@@ -256,7 +291,11 @@ void comm_check_cores(int threads)
                         "docs/SCALING.md, \"Running it\")\n",
                         nr, threads, threads == 1 ? "" : "s", CPU_COUNT(&un),
                         CPU_COUNT(&un) == 1 ? "" : "s",
-                        sum[1] > 0 ? ", some rank bound to fewer cores than its threads" : "");
+                        sum[1] > 0 ? ", some rank bound to fewer cores than its threads"
+                        : shared && sum[0] <= CPU_COUNT(&un)
+                            ? ", ranks sharing cores while OpenMP binds their threads "
+                              "(OMP_PROC_BIND, OMP_PLACES)"
+                            : "");
             else
                 fprintf(stderr, "shoal: warning: on some node the ranks' threads oversubscribe the "
                                 "cores they were given (docs/SCALING.md, \"Running it\")\n");

@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Message tags: the neighbour in direction k sends in its direction 26 - k. */
+/* The exchange's message tag: each neighbour sends each other one message a step (MPI keeps
+ * the order of messages between two ranks). */
 #define XCHG_TAG 200
 
 void xchg_free(xchg *x)
@@ -22,6 +23,12 @@ void xchg_free(xchg *x)
         free(x->list[t].e);
         free(x->far[t].e);
     }
+    free(x->scount);
+    free(x->sdisp);
+    free(x->rcount);
+    free(x->at);
+    free(x->req);
+    free(x->msg);
     boid_buf_free(&x->out);
     boid_buf_free(&x->in);
     boid_buf_free(&x->far_out);
@@ -45,55 +52,86 @@ static void list_push(xchg_list *l, uint64_t e)
     l->e[l->n++] = e;
 }
 
-/* The rank coordinate along one axis that owns cell plane c: mine when it is in my brick
- * (the common case), else a search of the cuts. */
-static inline int owner_on(const decomp *d, int a, int32_t c)
+/* The bricks [*k0, *k1] of one level's cuts that own cell planes c - 1 .. c + 1 (clipped to
+ * the grid). `mine` >= 0: the range of my brick on this level is cut[mine] .. cut[mine + 1]
+ * (its slab or column is mine), and plane c inside it needs no search. */
+static inline void owners_near(const int32_t *cut, int P, int32_t n, int mine, int32_t c, int *k0,
+                               int *k1)
 {
-    if (c >= d->lo[a] && c < d->hi[a])
-        return d->me[a];
-    return decomp_owner(d->cut[a], d->P[a], c);
+    if (mine >= 0 && c >= cut[mine] && c < cut[mine + 1]) {
+        *k0 = mine - (c == cut[mine] && c > 0);
+        *k1 = mine + (c == cut[mine + 1] - 1 && c < n - 1);
+        return;
+    }
+    *k0 = decomp_owner(cut, P, c > 0 ? c - 1 : 0);
+    *k1 = decomp_owner(cut, P, c < n - 1 ? c + 1 : n - 1);
 }
 
 /* part_edge_fn (worker threads; writes thread t's lists and counters only): every rank
  * whose brick or halo holds whole-grid cell c, but this one, gets the boid at slot. Those
- * are the owners of the cells within one of c: per axis the owners of c - 1 .. c + 1 (a
- * brick is a product of ranges of planes). A periodic world would wrap c - 1 and c + 1 here
- * and in part_set_box's halo, nothing else. */
+ * are the owners of the cells within one of c: the z slabs of planes c - 1 .. c + 1, in
+ * each of them the columns of those y planes, in each column the bricks of those x planes
+ * (every brick is a box). A periodic world would wrap c - 1 and c + 1 here and in
+ * part_set_box's halo, nothing else. */
 static void xchg_edge(void *p, int t, uint32_t slot, const int32_t c[3])
 {
     xchg *x = p;
     const decomp *d = x->d;
-    int k0[3], k1[3], own[3];
-    for (int a = 0; a < 3; a++) {
-        if (c[a] >= d->lo[a] && c[a] < d->hi[a]) { /* in my brick along a: the neighbours */
-            own[a] = d->me[a];
-            k0[a] = own[a] - (c[a] == d->lo[a] && d->lo[a] > 0);
-            k1[a] = own[a] + (c[a] == d->hi[a] - 1 && d->hi[a] < d->gd[a]);
-            continue;
-        }
-        k0[a] = owner_on(d, a, c[a] > 0 ? c[a] - 1 : 0);
-        k1[a] = owner_on(d, a, c[a] < d->gd[a] - 1 ? c[a] + 1 : d->gd[a] - 1);
-        own[a] = owner_on(d, a, c[a]);
-    }
-    for (int qz = k0[2]; qz <= k1[2]; qz++)
-        for (int qy = k0[1]; qy <= k1[1]; qy++)
-            for (int qx = k0[0]; qx <= k1[0]; qx++) {
-                int dq[3] = {qx - d->me[0], qy - d->me[1], qz - d->me[2]};
-                if (!dq[0] && !dq[1] && !dq[2])
+    const int me = d->rank;
+    int inside = 1;
+    for (int a = 0; a < 3; a++)
+        inside &= c[a] >= d->lo[a] && c[a] < d->hi[a];
+    const int owner = inside ? me : decomp_rank_of(d, c);
+    int z0, z1;
+    owners_near(decomp_cuts(d, 2, 0, 0), d->P[2], d->gd[2], d->me[2], c[2], &z0, &z1);
+    for (int kz = z0; kz <= z1; kz++) {
+        int y0, y1;
+        owners_near(decomp_cuts(d, 1, kz, 0), d->P[1], d->gd[1], kz == d->me[2] ? d->me[1] : -1,
+                    c[1], &y0, &y1);
+        for (int ky = y0; ky <= y1; ky++) {
+            int x0, x1;
+            owners_near(decomp_cuts(d, 0, kz, ky), d->P[0], d->gd[0],
+                        kz == d->me[2] && ky == d->me[1] ? d->me[0] : -1, c[0], &x0, &x1);
+            for (int kx = x0; kx <= x1; kx++) {
+                int r = d->rank_at[kx + d->P[0] * (ky + d->P[1] * kz)];
+                if (r == me)
                     continue; /* mine: part_classify keeps it when its cell is in my sub-box */
-                if (qx == own[0] && qy == own[1] && qz == own[2])
+                if (r == owner)
                     x->list[t].migrated++;
                 else
                     x->list[t].halo++;
-                if (dq[0] >= -1 && dq[0] <= 1 && dq[1] >= -1 && dq[1] <= 1 && dq[2] >= -1 &&
-                    dq[2] <= 1) {
-                    int k = (dq[0] + 1) + 3 * (dq[1] + 1) + 9 * (dq[2] + 1);
-                    list_push(&x->list[t], (uint64_t)slot << 8 | (uint64_t)k);
-                } else {
-                    int r = d->rank_at[qx + d->P[0] * (qy + d->P[1] * qz)];
+                int k = d->nbr_of[r];
+                if (k >= 0)
+                    list_push(&x->list[t], (uint64_t)slot << 16 | (uint64_t)k);
+                else
                     list_push(&x->far[t], (uint64_t)slot << 32 | (uint64_t)r);
-                }
             }
+        }
+    }
+}
+
+/* Room in the per-neighbour arrays for d->nn neighbours and `threads` threads. */
+static int xchg_room(xchg *x, const decomp *d, int threads)
+{
+    int need = d->nn > 0 ? d->nn : 1;
+    if (need <= x->cap && threads <= x->cap_threads)
+        return 1;
+    free(x->scount);
+    free(x->sdisp);
+    free(x->rcount);
+    free(x->at);
+    free(x->req);
+    free(x->msg);
+    x->scount = malloc((size_t)need * sizeof(int));
+    x->sdisp = malloc((size_t)need * sizeof(int));
+    x->rcount = malloc((size_t)need * sizeof(int));
+    x->at = malloc((size_t)need * (size_t)threads * sizeof(int));
+    x->req = malloc((size_t)need * sizeof(MPI_Request));
+    x->msg = malloc((size_t)need * sizeof(MPI_Message));
+    int ok = x->scount && x->sdisp && x->rcount && x->at && x->req && x->msg;
+    x->cap = ok ? need : 0;
+    x->cap_threads = ok ? threads : 0;
+    return ok;
 }
 
 shoal_status xchg_classify(xchg *x, const decomp *d, shoal_sim *s, int next, int *far,
@@ -101,6 +139,10 @@ shoal_status xchg_classify(xchg *x, const decomp *d, shoal_sim *s, int next, int
 {
     x->d = d;
     x->threads = part_thread_count(s);
+    *far = 0;
+    *halo = *migrated = 0;
+    if (!xchg_room(x, d, x->threads))
+        return SHOAL_ERR_NOMEM;
     for (int t = 0; t < x->threads; t++) {
         x->list[t].n = x->far[t].n = 0;
         x->list[t].oom = x->far[t].oom = 0;
@@ -108,8 +150,6 @@ shoal_status xchg_classify(xchg *x, const decomp *d, shoal_sim *s, int next, int
     }
     part_classify(s, next, xchg_edge, x);
     int oom = 0;
-    *far = 0;
-    *halo = *migrated = 0;
     for (int t = 0; t < x->threads; t++) {
         oom |= x->list[t].oom | x->far[t].oom;
         *far |= x->far[t].n > 0;
@@ -122,7 +162,6 @@ shoal_status xchg_classify(xchg *x, const decomp *d, shoal_sim *s, int next, int
 typedef struct pack_ctx {
     xchg *x;
     const shoal_sim *s;
-    int (*at)[27]; /* per thread, per direction: where its next boid goes */
 } pack_ctx;
 
 /* Every thread of the region packs its own list (in list order) at its offsets. */
@@ -133,40 +172,39 @@ static void pack_thread(void *p, int t, int nt)
     if (t >= c->x->threads)
         return;
     const xchg_list *l = &c->x->list[t];
+    int *at = c->x->at + (size_t)t * (size_t)c->x->d->nn;
     for (size_t i = 0; i < l->n; i++) {
-        uint32_t slot = (uint32_t)(l->e[i] >> 8);
-        int k = (int)(l->e[i] & 0xff);
-        part_gather(c->s, &slot, 1, &c->x->out.b[c->at[t][k]++]);
+        uint32_t slot = (uint32_t)(l->e[i] >> 16);
+        int k = (int)(l->e[i] & 0xffff);
+        part_gather(c->s, &slot, 1, &c->x->out.b[at[k]++]);
     }
 }
 
 shoal_status xchg_pack(xchg *x, const shoal_sim *s, shoal_error *e)
 {
-    int(*at)[27] = calloc((size_t)x->threads, sizeof *at);
-    if (!at)
-        return shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for the halo");
+    const int nn = x->d->nn;
+    int *at = x->at;
+    memset(at, 0, (size_t)x->threads * (size_t)nn * sizeof *at);
     for (int t = 0; t < x->threads; t++)
         for (size_t i = 0; i < x->list[t].n; i++)
-            at[t][x->list[t].e[i] & 0xff]++;
+            at[(size_t)t * (size_t)nn + (x->list[t].e[i] & 0xffff)]++;
     size_t n = 0;
-    for (int k = 0; k < 27; k++) {
+    for (int k = 0; k < nn; k++) {
         x->sdisp[k] = (int)n;
         for (int t = 0; t < x->threads; t++) {
-            int c = at[t][k];
-            at[t][k] = (int)n;
+            int c = at[(size_t)t * (size_t)nn + (size_t)k];
+            at[(size_t)t * (size_t)nn + (size_t)k] = (int)n;
             n += (size_t)c;
         }
         x->scount[k] = (int)n - x->sdisp[k];
     }
     if (!boid_buf_reserve(&x->out, n)) {
-        free(at);
-        memset(x->scount, 0, sizeof x->scount);
+        memset(x->scount, 0, (size_t)nn * sizeof *x->scount);
         return shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for %zu halo boids", n);
     }
     x->out.n = n;
-    pack_ctx c = {.x = x, .s = s, .at = at};
+    pack_ctx c = {.x = x, .s = s};
     parallel_region_n(pack_thread, &c, x->threads);
-    free(at);
     return SHOAL_OK;
 }
 
@@ -219,40 +257,32 @@ static shoal_status xchg_far(xchg *x, const shoal_sim *s, shoal_error *e)
 shoal_status xchg_run(xchg *x, const shoal_sim *s, int any_far, shoal_error *e)
 {
     const decomp *d = x->d;
-    MPI_Request req[27];
-    MPI_Message msg[27];
-    int nr = 0, rcount[27];
+    const int nn = d->nn;
     /* one message to every neighbour, empty or not, so that each receiver knows how many
      * to wait for without a round of counts; the receiver learns the size by probing */
-    for (int k = 0; k < 27; k++)
-        if (d->nbr[k] != MPI_PROC_NULL)
-            MPI_Isend(x->out.b + x->sdisp[k], x->scount[k], comm_boid_type(), d->nbr[k],
-                      XCHG_TAG + k, d->cart, &req[nr++]);
+    for (int k = 0; k < nn; k++)
+        MPI_Isend(x->out.b + x->sdisp[k], x->scount[k], comm_boid_type(), d->nbr[k], XCHG_TAG,
+                  d->cart, &x->req[k]);
     size_t rn = 0;
-    for (int k = 0; k < 27; k++) {
-        rcount[k] = 0;
-        if (d->nbr[k] == MPI_PROC_NULL)
-            continue;
+    for (int k = 0; k < nn; k++) {
         MPI_Status stt;
-        MPI_Mprobe(d->nbr[k], XCHG_TAG + 26 - k, d->cart, &msg[k], &stt);
-        MPI_Get_count(&stt, comm_boid_type(), &rcount[k]);
-        rn += (size_t)rcount[k];
+        MPI_Mprobe(d->nbr[k], XCHG_TAG, d->cart, &x->msg[k], &stt);
+        MPI_Get_count(&stt, comm_boid_type(), &x->rcount[k]);
+        rn += (size_t)x->rcount[k];
     }
     shoal_status st = SHOAL_OK;
     int room = boid_buf_reserve(&x->in, rn);
     if (!room)
         st = shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for %zu arriving boids", rn);
     size_t at = 0;
-    for (int k = 0; k < 27; k++) {
-        if (d->nbr[k] == MPI_PROC_NULL)
-            continue;
+    for (int k = 0; k < nn; k++) {
         /* without room the message is still taken (truncated to nothing): the failure is
          * agreed after, and no rank is left waiting */
-        MPI_Mrecv(room ? x->in.b + at : NULL, room ? rcount[k] : 0, comm_boid_type(), &msg[k],
+        MPI_Mrecv(room ? x->in.b + at : NULL, room ? x->rcount[k] : 0, comm_boid_type(), &x->msg[k],
                   MPI_STATUS_IGNORE);
-        at += room ? (size_t)rcount[k] : 0;
+        at += room ? (size_t)x->rcount[k] : 0;
     }
-    MPI_Waitall(nr, req, MPI_STATUSES_IGNORE);
+    MPI_Waitall(nn, x->req, MPI_STATUSES_IGNORE);
     x->in.n = at;
     /* a failure so far is this rank's alone (the step's reduction makes it every rank's);
      * the fallback agrees its own (x->agreed) */

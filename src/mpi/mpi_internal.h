@@ -41,6 +41,9 @@ shoal_status comm_same_as_rank0(uint64_t h, const char *what, shoal_error *e);
 /* The test hook SHOAL_MPI_FAIL=WHAT:RANK[:NTH]: 1 when this rank is to fail at WHAT now
  * ("open", "write", "short"; see mpi_comm.c). */
 int comm_fail_here(const char *what);
+/* The test hook SHOAL_MPI_COST=RANK:FACTOR: FACTOR on that rank (its work as the time
+ * balance sees it), else 1. */
+double comm_cost_factor(void);
 /* MPI's text for an error code. */
 void comm_message(int code, char *buf, size_t size);
 /* The first of rows [N k / R, N (k+1) / R) that rank k holds in files (k = R: N). */
@@ -64,25 +67,67 @@ void boid_buf_free(boid_buf *b);
 
 /* ---- mpi_decomp.c ----------------------------------------------------------------------- */
 
+/* Bricks cut hierarchically (a staggered grid): the z axis into P2 slabs, each slab's y
+ * range into P1 columns of its own, each column's x range into P0 bricks of its own. Brick
+ * (x, y, z) owns the box of whole cell planes those cuts give it; unlike three global 1-D
+ * cuts, every brick can be sized on its own (a rank on a slower core, a clump in a corner). */
 typedef struct decomp {
     MPI_Comm cart;
     int P[3], me[3];
+    int rank; /* mine */
     int32_t gd[3];
-    int32_t *cut[3]; /* P[a] + 1 cell planes: rank coordinate k owns [cut[k], cut[k+1]) */
+    /* cell planes: cut[2][kz] (P2 + 1); cut[1][kz (P1 + 1) + ky] (per z slab kz);
+     * cut[0][(kz P1 + ky) (P0 + 1) + kx] (per column): range k is [cut[k], cut[k + 1]) */
+    int32_t *cut[3];
     int32_t lo[3], hi[3];
-    int nbr[27];  /* rank in direction (dx, dy, dz): index (dx+1) + 3 (dy+1) + 9 (dz+1) */
     int *rank_at; /* rank of the brick at coordinates (x, y, z), x fastest */
+    int nn;       /* neighbours: the ranks whose bricks come within DECOMP_REACH cells of mine */
+    int *nbr;     /* their ranks, ascending */
+    int *nbr_of;  /* per rank: its index in nbr, or -1 */
 } decomp;
+
+/* How near (cells, per axis) a brick comes to mine to be a neighbour: 2, so that the halo
+ * of a boid that left my brick by a cell goes to neighbours only. */
+#define DECOMP_REACH 2
 
 /* The rank grid for a grid of gd cells, cut evenly until the first decomp_recut. More
  * ranks along an axis than its cells: SHOAL_ERR_INPUT ("run with fewer ranks"). Not
  * agreed (every rank gets the same answer). */
 shoal_status decomp_create(decomp *d, const int32_t gd[3], shoal_error *e);
 void decomp_free(decomp *d);
-/* The rank coordinate along one axis that owns cell plane c. */
-int decomp_owner(const int32_t *cut, int P, int32_t c);
-/* New cuts from the boids per cell plane of the whole school. Collective. */
-void decomp_recut(decomp *d, const shoal_sim *s, const boid_buf *own);
+/* The index (0..P-1) of the range of cut[0..P] that holds cell plane c. */
+static inline int decomp_owner(const int32_t *cut, int P, int32_t c)
+{
+    int lo = 0, hi = P - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (cut[mid] <= c)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+/* The cuts of axis a: z's (kz, ky ignored), y's in slab kz, x's in column (kz, ky). */
+static inline const int32_t *decomp_cuts(const decomp *d, int a, int kz, int ky)
+{
+    if (a == 2)
+        return d->cut[2];
+    if (a == 1)
+        return d->cut[1] + (size_t)kz * (size_t)(d->P[1] + 1);
+    return d->cut[0] + ((size_t)kz * (size_t)d->P[1] + (size_t)ky) * (size_t)(d->P[0] + 1);
+}
+/* How many planes cut[a] holds: P2 + 1 for z, P2 (P1 + 1) for y, P2 P1 (P0 + 1) for x. */
+size_t decomp_cut_count(const decomp *d, int a);
+/* The rank that owns whole-grid cell c. */
+int decomp_rank_of(const decomp *d, const int32_t c[3]);
+/* New cuts: the rank's boids `own`, each of weight w (1 balances boids; the rank's time per
+ * boid, in integer units common to all ranks, balances time), summed per cell plane over
+ * the school: z first, then y in each new slab, then x in each new column; then the
+ * neighbours. Integer sums, so that every rank gets the same cuts (a reduction of floats
+ * may round differently on different ranks). Collective. Returns 0 (and every rank keeps
+ * the old cuts) when some rank is out of memory. */
+int decomp_recut(decomp *d, const shoal_sim *s, const boid_buf *own, uint64_t w);
 /* Max / mean boids per rank. Collective. */
 double decomp_imbalance(size_t n_own, size_t total);
 
@@ -95,7 +140,7 @@ shoal_status migrate_boids(const decomp *d, const shoal_sim *s, boid_buf *own, b
 
 /* ---- mpi_halo.c: the step's one exchange ------------------------------------------------ */
 
-/* One thread's finds: entries (slot << 8 | direction) of the boids for the neighbours, or in
+/* One thread's finds: entries (slot << 16 | neighbour index) of the boids for the neighbours, or in
  * `far` (slot << 32 | rank) for ranks beyond them; how many sends were halo and migrants. */
 typedef struct xchg_list {
     _Alignas(64) uint64_t *e; /* (a cache line per thread: written by one thread each) */
@@ -108,7 +153,12 @@ typedef struct xchg {
     const decomp *d;
     int threads;
     xchg_list list[SHOAL_MAX_THREADS], far[SHOAL_MAX_THREADS];
-    int scount[27], sdisp[27];
+    int cap, cap_threads; /* room in the arrays below: neighbours (d->nn), threads */
+    int *scount, *sdisp;  /* per neighbour: boids sent, where they start in out */
+    int *rcount;          /* per neighbour: boids received */
+    int *at;              /* per thread and neighbour: where its next boid is packed */
+    MPI_Request *req;
+    MPI_Message *msg;
     boid_buf out, in, far_out;
     int *far_cnt; /* 5 R ints: the fallback's counts and offsets */
     int agreed;   /* xchg_run's failure was agreed (the fallback's) */

@@ -65,10 +65,7 @@ static void cell_pass_range(void *p, int64_t b0, int64_t b1, int t)
         }
         int32_t cc[3];
         part_cell_of(c->s, c->b[i].s, cc);
-        int k[3];
-        for (int a = 0; a < 3; a++)
-            k[a] = decomp_owner(d->cut[a], d->P[a], cc[a]);
-        int r = d->rank_at[k[0] + d->P[0] * (k[1] + d->P[1] * k[2])];
+        int r = decomp_rank_of(d, cc);
         c->dest[i] = r;
         if (c->leavers && r != mpi_rank())
             c->leavers[__atomic_fetch_add(&c->nleave, 1, __ATOMIC_RELAXED)] = (size_t)i;
@@ -122,7 +119,16 @@ shoal_status migrate_boids(const decomp *d, const shoal_sim *s, boid_buf *own, b
             for (size_t i = 0; i < own->n; i++)
                 scount[dest[i]]++;
         } else {
-            qsort(leave, nleave, sizeof *leave, size_cmp); /* the threads found them in any order */
+            /* the threads found them in any order: in index order, by a sort when they are
+             * few, else by one pass over dest (a re-cut moves a good part of the boids) */
+            if (nleave < own->n / 64) {
+                qsort(leave, nleave, sizeof *leave, size_cmp);
+            } else {
+                size_t k = 0;
+                for (size_t i = 0; i < own->n; i++)
+                    if (dest[i] != mpi_rank())
+                        leave[k++] = i;
+            }
             for (size_t k = 0; k < nleave; k++)
                 scount[dest[leave[k]]]++;
         }

@@ -23,6 +23,22 @@
 #define RECUT_IMBALANCE 1.2
 #define RECUT_GROWTH 1.05
 
+/* Balancing the ranks' time (docs/SCALING.md, "Balance"): equal boids are not equal time
+ * when cores differ in speed (a virtual machine's cores shared with other guests, SMT
+ * siblings, turbo) or boids differ in cost (dense clumps). Every BAL_WINDOW steps the
+ * ranks share their work per step (the step without the waits: exchange, reduction,
+ * predators) and their boids; when the slowest rank's work is BAL_TOL above the mean and
+ * the time that would save over BAL_HORIZON steps exceeds a re-cut's (the last one's, else
+ * a step), the bricks are re-cut with each boid weighted by its rank's time per boid.
+ * SHOAL_MPI_BALANCE=count keeps to boid counts. */
+#define BAL_WINDOW 4
+#define BAL_TOL 0.05
+#define BAL_HORIZON 8
+#define BAL_UNIT 1024.0 /* a boid's weight: its rank's work per boid, 1024 = the mean */
+
+/* --stats keeps the times of the first STEP_LOG steps (for their median) */
+#define STEP_LOG (1u << 16)
+
 /* The stages of a step beyond the sim's own (grid_assign, grid_scan, grid_scatter, forces:
  * the names one process shows), recorded into the part's profile (--stats, --trace) and
  * summed per rank. classify: finding the boids that others need and the next sort's keys
@@ -49,8 +65,11 @@ static const char *const st_names[ST_COUNT] = {"classify", "halo_pack", "exchang
 
 typedef struct run_stats {
     uint64_t halo_boids, migrated, recuts, steps;
-    uint64_t steps_migrating; /* steps in which some boid changed rank */
-    uint64_t steps_far;       /* steps in which some boid jumped past the neighbours */
+    uint64_t recuts_time;              /* re-cuts for the ranks' time */
+    uint64_t windows;                  /* balance windows measured */
+    double work_imb_sum, work_imb_max; /* max / mean work per step over the ranks, per window */
+    uint64_t steps_migrating;          /* steps in which some boid changed rank */
+    uint64_t steps_far;                /* steps in which some boid jumped past the neighbours */
     double imbalance_sum, imbalance_max;
     uint64_t ns_loop;
     uint64_t ns_stage[ST_COUNT];
@@ -109,6 +128,18 @@ struct mpi_school {
     int started, preds, stats;
     uint64_t ns_io; /* reading its file, writing its outputs */
     double base;    /* the imbalance after the last cut */
+    /* balancing the ranks' time (BAL_*) */
+    int bal_time;         /* 0: by boid counts only (SHOAL_MPI_BALANCE=count) */
+    double cost_factor;   /* the test hook SHOAL_MPI_COST=RANK:FACTOR: this rank's work x */
+    uint64_t win_work_ns; /* this window: work (ns) and owned boids summed over its steps */
+    double win_boids;
+    int win_steps;
+    int want_cut;         /* the last window asked for a re-cut by time */
+    uint64_t weight;      /* this rank's work per boid in 1/BAL_UNIT of the ranks' mean */
+    int have_weight;      /* every rank has its weight (after the first window) */
+    uint64_t last_cut_ns; /* this rank's time in the last re-cut (0: none yet) */
+    uint64_t *step_ns;    /* --stats: each step's time on this rank (the first STEP_LOG) */
+    size_t step_n;
     long long steps_done;
     run_stats rs;
     shoal_profile *prof; /* where the stage ids below are */
@@ -142,6 +173,12 @@ static void sim_stage_ms(const shoal_sim *s, double ms[SIM_STAGES])
     size_t n = shoal_sim_get_stats(s, st, SIM_STAGES);
     for (size_t k = 0; k < SIM_STAGES; k++)
         ms[k] = k < n ? st[k].total_ms : 0.0;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
 }
 
 /* --stats: the decomposition's numbers (slowest rank, sums over ranks) and a profile of
@@ -206,9 +243,19 @@ static void school_print_stats(const char *cmd, mpi_school *m, long long steps)
     fprintf(stderr,
             "  boids that jumped past the neighbouring bricks (sent all to all) in %llu steps\n",
             (unsigned long long)rs->steps_far);
-    fprintf(stderr, "  imbalance (max/mean boids per rank): mean %.3f, max %.3f; %llu re-cuts\n",
+    fprintf(stderr,
+            "  imbalance (max/mean boids per rank): mean %.3f, max %.3f; %llu re-cuts (%llu for "
+            "the ranks' time)\n",
             rs->steps ? rs->imbalance_sum / (double)rs->steps : 1.0, rs->imbalance_max,
-            (unsigned long long)rs->recuts);
+            (unsigned long long)rs->recuts, (unsigned long long)rs->recuts_time);
+    if (rs->windows)
+        fprintf(stderr,
+                "  time balance: work (the step without its waits) max/mean over the ranks, "
+                "windows of %d steps: mean %.3f, max %.3f (%llu windows)\n",
+                BAL_WINDOW, rs->work_imb_sum / (double)rs->windows, rs->work_imb_max,
+                (unsigned long long)rs->windows);
+    else if (R > 1 && !m->bal_time)
+        fprintf(stderr, "  time balance: off (SHOAL_MPI_BALANCE=count)\n");
     fprintf(stderr,
             "  time per step: compute %.3f ms (slowest rank), communication %.3f ms (slowest "
             "rank); communication share %.1f%% (mean over ranks); file I/O %.1f ms in all\n",
@@ -216,6 +263,16 @@ static void school_print_stats(const char *cmd, mpi_school *m, long long steps)
             comm_sum + comp_sum > 0 ? 100.0 * comm_sum / (comm_sum + comp_sum) : 0.0, io_max);
     fprintf(stderr, "  wall per step: %.3f ms (the slowest rank's loop over the steps / steps)\n",
             loop_max / k);
+    if (m->step_n > 0) {
+        qsort(m->step_ns, m->step_n, sizeof *m->step_ns, u64_cmp);
+        size_t h = m->step_n / 2;
+        double med = m->step_n % 2 ? (double)m->step_ns[h]
+                                   : 0.5 * ((double)m->step_ns[h - 1] + (double)m->step_ns[h]);
+        fprintf(stderr,
+                "  median step: %.3f ms (rank 0's %zu steps; each ends in the step's reduction, "
+                "so the slowest rank's)\n",
+                med * 1e-6, m->step_n);
+    }
     /* the profile of every rank: what one process shows (the sim's stages), then MPI's */
     fprintf(stderr, "  per rank, ms per step (compute: the sim's stages; communication: MPI's):\n");
     fprintf(stderr, "  %4s", "rank");
@@ -255,6 +312,9 @@ static shoal_status school_create(const shoal_sim_desc *d, part_boid *b, size_t 
         m->total = d->boid_count;
         m->dd.cart = MPI_COMM_NULL;
         m->base = m->imb = 1.0;
+        const char *bal = getenv("SHOAL_MPI_BALANCE");
+        m->bal_time = !(bal && strcmp(bal, "count") == 0);
+        m->cost_factor = comm_cost_factor();
         m->preds = d->params.predator_count > 0;
         m->own.b = b;
         m->own.n = m->own.cap = n;
@@ -305,7 +365,7 @@ static shoal_status school_classify_current(mpi_school *m, shoal_error *e)
 /* Cut the bricks from the boids per cell plane, send every boid (m->own, or the part's
  * with `from_part`) to the rank owning its cell and load them into the part: the state of a
  * step's start, with no halo yet. Collective; agreed. */
-static shoal_status school_cut(mpi_school *m, int from_part, shoal_error *e)
+static shoal_status school_cut(mpi_school *m, int from_part, uint64_t w, shoal_error *e)
 {
     uint64_t t0 = shoal_profile_now_ns(), moved = 0;
     boid_buf *own = from_part ? school_own(m) : &m->own;
@@ -313,8 +373,15 @@ static shoal_status school_cut(mpi_school *m, int from_part, shoal_error *e)
         own ? SHOAL_OK : shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for the boids"), e);
     if (st)
         return st;
-    decomp_recut(&m->dd, m->s, own);
-    st = migrate_boids(&m->dd, m->s, own, &m->tmp, 0, m->total, &moved, e);
+    decomp_recut(&m->dd, m->s, own, w);
+    /* every rank must hold the same cuts (they come from integer sums): checked, since a
+     * rank that differed would wait for messages that never come */
+    uint64_t h = COMM_HASH_SEED;
+    for (int a = 0; a < 3; a++)
+        h = comm_hash(h, m->dd.cut[a], decomp_cut_count(&m->dd, a) * sizeof(int32_t));
+    st = comm_same_as_rank0(h, "internal: the ranks' cuts of the bricks differ", e);
+    if (!st)
+        st = migrate_boids(&m->dd, m->s, own, &m->tmp, 0, m->total, &moved, e);
     if (!st) {
         m->rs.migrated += m->started ? moved : 0;
         st = part_set_box(m->s, m->dd.lo, m->dd.hi, e);
@@ -325,11 +392,14 @@ static shoal_status school_cut(mpi_school *m, int from_part, shoal_error *e)
     if (!st)
         m->base = m->imb = decomp_imbalance(own->n, m->total);
     m->pending = 0;
-    school_stage(m, ST_MIGRATE, t0, shoal_profile_now_ns());
+    uint64_t t1 = shoal_profile_now_ns();
+    if (from_part)
+        m->last_cut_ns = t1 - t0;
+    school_stage(m, ST_MIGRATE, t0, t1);
     if (!st && mpi_size() > 1) {
-        uint64_t t1 = shoal_profile_now_ns();
+        uint64_t t2 = shoal_profile_now_ns();
         st = school_classify_current(m, e);
-        school_stage(m, ST_CLASSIFY, t1, shoal_profile_now_ns());
+        school_stage(m, ST_CLASSIFY, t2, shoal_profile_now_ns());
     }
     return st;
 }
@@ -345,11 +415,13 @@ static shoal_status school_start(mpi_school *m, shoal_error *e)
     if (st)
         return st;
     comm_check_cores(part_thread_count(m->s));
+    int bal = m->bal_time; /* (every rank balances, or none: the windows are collective) */
+    MPI_Allreduce(&bal, &m->bal_time, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     int32_t gd[3] = {1, 1, 1};
     part_grid_dims(m->s, gd);
     st = comm_agree(decomp_create(&m->dd, gd, e), e);
     if (!st)
-        st = school_cut(m, 0, e);
+        st = school_cut(m, 0, 1, e);
     m->started = !st;
     return st;
 }
@@ -358,6 +430,57 @@ static shoal_status school_start(mpi_school *m, shoal_error *e)
  * UINT32_MAX - row), a jump past the neighbours, the owned count (the imbalance), a
  * migrant, a failure. */
 enum { RD_BAD, RD_FAR, RD_OWN, RD_MOVED, RD_FAIL, RD_COUNT };
+
+/* The end of a balance window (every rank at once): the ranks' work per step and boids to
+ * every rank, and the decision, the same on every rank, whether the next step re-cuts by
+ * time. Collective. */
+static void school_balance(mpi_school *m)
+{
+    int R = mpi_size();
+    double k = (double)m->win_steps;
+    double v[3] = {(double)m->win_work_ns * m->cost_factor / k, m->win_boids / k,
+                   (double)m->last_cut_ns};
+    m->win_work_ns = 0;
+    m->win_boids = 0;
+    m->win_steps = 0;
+    double *all = malloc(3 * (size_t)R * sizeof *all);
+    int ok = all != NULL, all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all_ok) { /* no balance this window: only slower */
+        free(all);
+        return;
+    }
+    MPI_Allgather(v, 3, MPI_DOUBLE, all, 3, MPI_DOUBLE, MPI_COMM_WORLD);
+    double sum = 0, most = 0, cut = 0;
+    for (int r = 0; r < R; r++) {
+        sum += all[3 * r];
+        most = all[3 * r] > most ? all[3 * r] : most;
+        cut = all[3 * r + 2] > cut ? all[3 * r + 2] : cut;
+    }
+    double mean = sum / R;
+    if (!(mean > 0)) { /* (the same on every rank: it depends on the gathered numbers only) */
+        free(all);
+        return;
+    }
+    run_stats *rs = &m->rs;
+    rs->windows++;
+    rs->work_imb_sum += most / mean;
+    rs->work_imb_max = most / mean > rs->work_imb_max ? most / mean : rs->work_imb_max;
+    /* every rank's weight is known from here on (each rank its own): its work per boid
+     * against the mean over the ranks (every rank sums the same gathered numbers in the
+     * same order, so the units agree), as an integer for exact histograms */
+    double per = 0;
+    for (int r = 0; r < R; r++)
+        per += all[3 * r + 1] > 0 ? all[3 * r] / all[3 * r + 1] : 0;
+    per /= R;
+    double q = per > 0 && v[1] > 0 ? BAL_UNIT * (v[0] / v[1]) / per : BAL_UNIT;
+    m->weight = q < 1 ? 1 : q > 1e6 * BAL_UNIT ? (uint64_t)(1e6 * BAL_UNIT) : (uint64_t)(q + 0.5);
+    m->have_weight = 1;
+    /* a re-cut costs about its last time (else a step) and saves most - mean per step */
+    free(all);
+    m->want_cut =
+        most > mean * (1.0 + BAL_TOL) && (most - mean) * BAL_HORIZON > (cut > 0 ? cut : mean);
+}
 
 static shoal_status school_step(mpi_school *m, long long steps, shoal_error *e)
 {
@@ -372,11 +495,17 @@ static shoal_status school_step(mpi_school *m, long long steps, shoal_error *e)
     for (long long k = 0; k < steps && !st; k++) {
         shoal_status lst = SHOAL_OK; /* this rank's failure, agreed by the reduction */
         shoal_error le;
-        if (R > 1 && m->imb > RECUT_IMBALANCE && m->imb > m->base * RECUT_GROWTH) {
-            if ((st = school_cut(m, 1, e)))
+        uint64_t t_iter = shoal_profile_now_ns();
+        int by_time = m->want_cut;
+        if (R > 1 && (by_time || (m->imb > RECUT_IMBALANCE && m->imb > m->base * RECUT_GROWTH))) {
+            /* (the weights are every rank's or none's: have_weight is agreed) */
+            if ((st = school_cut(m, 1, m->have_weight ? m->weight : 1, e)))
                 break;
             rs->recuts++;
+            rs->recuts_time += (uint64_t)by_time;
+            m->want_cut = 0;
         }
+        uint64_t t_step = shoal_profile_now_ns(), t_wait = 0;
         if (R > 1 && !m->pending) {
             uint64_t t0 = shoal_profile_now_ns();
             st = school_classify_current(m, e);
@@ -394,6 +523,7 @@ static shoal_status school_step(mpi_school *m, long long steps, shoal_error *e)
             shoal_status xst = xchg_run(&m->x, m->s, m->far, &xe);
             uint64_t t2 = shoal_profile_now_ns();
             school_stage(m, ST_EXCHANGE, t1, t2);
+            t_wait += t2 - t1;
             if (xst && m->x.agreed) {
                 *e = xe;
                 st = xst;
@@ -430,7 +560,9 @@ static shoal_status school_step(mpi_school *m, long long steps, shoal_error *e)
             } else {
                 preds_nearest(m->s, m->tgt);
             }
-            school_stage(m, ST_PREDATORS, t0, shoal_profile_now_ns());
+            uint64_t t1 = shoal_profile_now_ns();
+            school_stage(m, ST_PREDATORS, t0, t1);
+            t_wait += t1 - t0;
         }
         uint32_t bad_all = bad;
         if (R > 1) {
@@ -444,6 +576,8 @@ static shoal_status school_step(mpi_school *m, long long steps, shoal_error *e)
                 lst = shoal_error_set(&le, SHOAL_ERR_NOMEM, "out of memory finding the halo");
             uint64_t t1 = shoal_profile_now_ns();
             school_stage(m, ST_CLASSIFY, t0, t1);
+            m->win_work_ns += t1 - t_step - t_wait;
+            m->win_boids += (double)part_owned_count(m->s);
             uint64_t v[RD_COUNT] = {UINT32_MAX - (uint64_t)bad, (uint64_t)far,
                                     (uint64_t)part_owned_count(m->s), migrated > 0, lst != 0},
                      w[RD_COUNT];
@@ -479,6 +613,14 @@ static shoal_status school_step(mpi_school *m, long long steps, shoal_error *e)
         rs->imbalance_max = m->imb > rs->imbalance_max ? m->imb : rs->imbalance_max;
         rs->steps++;
         m->steps_done++;
+        if (R > 1 && m->bal_time && ++m->win_steps == BAL_WINDOW)
+            school_balance(m);
+        if (m->stats && m->step_n < STEP_LOG) {
+            if (!m->step_ns)
+                m->step_ns = malloc(STEP_LOG * sizeof *m->step_ns);
+            if (m->step_ns)
+                m->step_ns[m->step_n++] = shoal_profile_now_ns() - t_iter;
+        }
     }
     rs->ns_loop += shoal_profile_now_ns() - t_loop;
     sim_stage_ms(m->s, sim1);
@@ -540,6 +682,7 @@ void mpi_school_destroy(mpi_school *m)
     if (!m)
         return;
     school_abort_outputs(m);
+    free(m->step_ns);
     boid_buf_free(&m->own);
     boid_buf_free(&m->tmp);
     xchg_free(&m->x);

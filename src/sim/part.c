@@ -289,6 +289,37 @@ static inline int32_t coord_nb(float v, float origin, float inv, float top)
     return (int32_t)f;
 }
 
+/* The grid in locals for the batches (their stores cannot alias it). */
+typedef struct classify_grid {
+    float o[3], inv, top[3];
+    int32_t off[3], lo[3], hi[3];
+    uint32_t dim[3];
+} classify_grid;
+
+/* n boids at px, py, pz: the sort key of each into k, its whole-grid cell into cx, cy, cz
+ * and whether others need it into edge. Branch-free, so that the compiler vectorises it
+ * (called with n = CLASSIFY_BATCH, a constant, for every full batch). */
+static inline void classify_batch(const classify_grid *k0, const float *px, const float *py,
+                                  const float *pz, uint32_t *k, int32_t *cx, int32_t *cy,
+                                  int32_t *cz, unsigned char *edge, uint32_t n)
+{
+    for (uint32_t j = 0; j < n; j++) {
+        int32_t x = coord_nb(px[j], k0->o[0], k0->inv, k0->top[0]);
+        int32_t y = coord_nb(py[j], k0->o[1], k0->inv, k0->top[1]);
+        int32_t z = coord_nb(pz[j], k0->o[2], k0->inv, k0->top[2]);
+        int32_t lx = x - k0->off[0], ly = y - k0->off[1], lz = z - k0->off[2];
+        int in =
+            ((uint32_t)lx < k0->dim[0]) & ((uint32_t)ly < k0->dim[1]) & ((uint32_t)lz < k0->dim[2]);
+        k[j] = in ? (uint32_t)lx + k0->dim[0] * ((uint32_t)ly + k0->dim[1] * (uint32_t)lz)
+                  : SIM_CELL_NONE;
+        cx[j] = x;
+        cy[j] = y;
+        cz[j] = z;
+        edge[j] = (unsigned char)((x < k0->lo[0]) | (x >= k0->hi[0]) | (y < k0->lo[1]) |
+                                  (y >= k0->hi[1]) | (z < k0->lo[2]) | (z >= k0->hi[2]));
+    }
+}
+
 /* Worker threads: rows [r0, r1) of the sub-box (r = y + ny z): the sort key of each slot,
  * and edge() for the owned boids others may need. Writes cell_of of those rows' slots. */
 static void classify_rows(void *p, int64_t r0, int64_t r1, int t)
@@ -299,11 +330,7 @@ static void classify_rows(void *p, int64_t r0, int64_t r1, int t)
     const int64_t nx = g->dims[0], ny = g->dims[1];
     const uint32_t *cs = s->cell_start;
     uint32_t *key = s->cell_of;
-    struct { /* the grid in locals: the key stores cannot alias them */
-        float o[3], inv, top[3];
-        int32_t off[3], lo[3], hi[3];
-        uint32_t dim[3];
-    } k0;
+    classify_grid k0;
     for (int a = 0; a < 3; a++) {
         k0.o[a] = g->origin[a];
         k0.top[a] = c->top[a];
@@ -330,24 +357,15 @@ static void classify_rows(void *p, int64_t r0, int64_t r1, int t)
         for (uint32_t i0 = ob; i0 < oe; i0 += CLASSIFY_BATCH) {
             uint32_t n = oe - i0 < CLASSIFY_BATCH ? oe - i0 : CLASSIFY_BATCH;
             unsigned char edge[CLASSIFY_BATCH];
+            int32_t cx[CLASSIFY_BATCH], cy[CLASSIFY_BATCH], cz[CLASSIFY_BATCH];
             const float *px = c->p[0] + i0, *py = c->p[1] + i0, *pz = c->p[2] + i0;
-            uint32_t *k = key + i0;
-            for (uint32_t j = 0; j < n; j++) {
-                int32_t cx = coord_nb(px[j], k0.o[0], k0.inv, k0.top[0]);
-                int32_t cy = coord_nb(py[j], k0.o[1], k0.inv, k0.top[1]);
-                int32_t cz = coord_nb(pz[j], k0.o[2], k0.inv, k0.top[2]);
-                int32_t lx = cx - k0.off[0], ly = cy - k0.off[1], lz = cz - k0.off[2];
-                int in = ((uint32_t)lx < k0.dim[0]) & ((uint32_t)ly < k0.dim[1]) &
-                         ((uint32_t)lz < k0.dim[2]);
-                k[j] = in ? (uint32_t)lx + k0.dim[0] * ((uint32_t)ly + k0.dim[1] * (uint32_t)lz)
-                          : SIM_CELL_NONE;
-                edge[j] = (unsigned char)((cx < k0.lo[0]) | (cx >= k0.hi[0]) | (cy < k0.lo[1]) |
-                                          (cy >= k0.hi[1]) | (cz < k0.lo[2]) | (cz >= k0.hi[2]));
-            }
+            if (n == CLASSIFY_BATCH)
+                classify_batch(&k0, px, py, pz, key + i0, cx, cy, cz, edge, CLASSIFY_BATCH);
+            else
+                classify_batch(&k0, px, py, pz, key + i0, cx, cy, cz, edge, n);
             for (uint32_t j = 0; j < n; j++)
                 if (edge[j]) {
-                    int32_t cc[3];
-                    whole_cell(g, px[j], py[j], pz[j], cc);
+                    int32_t cc[3] = {cx[j], cy[j], cz[j]};
                     c->edge(c->ctx, t, i0 + j, cc);
                 }
         }
