@@ -66,3 +66,13 @@ render scene rock_mesh "--scene assets/scenes/steer_rock_mesh.ini --fish-length 
 # the program's frames: simulation and drawing together, predators and targets shown
 run run_predator "--scene assets/scenes/steer_predator.ini --count 800 --fish-length 0.6"
 run run_targets "--scene assets/scenes/heading_targets.ini --count 800"
+
+# worlds (docs/WORLD.md): every model in a 3D torus and in a 2D torus (a plane drawn in it),
+# the 2D state's image from above with the box
+W2="--set dims=2 --set periodic=1 --set world_size=24,24,0"
+input plane "--model steer --count 1000 --seed 11 --set init_pos_radius=8 --set init_vel_radius=2 $W2"
+for m in steer average heading classic fov; do
+    step "$m+torus" "$m" "--model $m --set periodic=1 --set world_size=16,16,16"
+    step "$m+2d" plane "--model $m $W2"
+done
+render plane2d plane "$W2"
