@@ -336,10 +336,10 @@ void parallel_barrier(void)
  * that cannot be done (fork from inside a region), the child runs its regions on one
  * thread: slower, the same results. libomp handles fork itself. */
 static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
-static atomic_int g_fork_paused; /* the prepare handler released the pool */
-static int g_child_serial;       /* set in a child whose runtime cannot start a team */
+static int g_child_serial; /* set in a child whose runtime cannot start a team */
 
 #ifdef _OPENMP
+static atomic_int g_fork_paused; /* the prepare handler released the pool */
 static void fork_prepare(void)
 {
     int ok = runtime_adjustable() /* libomp: its own fork handlers start it afresh */
