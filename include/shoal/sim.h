@@ -24,6 +24,9 @@ typedef enum shoal_model {
     SHOAL_MODEL_HEADING,   /**< seed 001, compute-shader grid + counting-sort article */
     SHOAL_MODEL_CLASSIC,   /**< seed 002, Unity CPU Boids article, virtual wall boids */
     SHOAL_MODEL_FOV,       /**< seed 004, vector-field avoidance post: view cones, sphere */
+    SHOAL_MODEL_VICSEK,    /**< Vicsek et al., PRL 75, 1226 (1995): headings and noise */
+    SHOAL_MODEL_COUZIN,    /**< Couzin et al., J. Theor. Biol. 218, 1 (2002): three zones */
+    SHOAL_MODEL_FLOCKERS,  /**< the ABMFrameworksComparison "Flocking" declaration */
     SHOAL_MODEL_COUNT
 } shoal_model;
 
@@ -82,6 +85,12 @@ typedef struct shoal_params {
     float predator_start[3], predator_spread;
     /* initial state */
     float init_pos_radius, init_vel_radius;
+    /* the models of the literature (docs/SCIENCE.md; they also use move_speed, neighbor_radius,
+     * the sep/ali/coh radii and weights, bounds_center/size): vicsek's eta and couzin's sigma,
+     * radians; vicsek's position update (integer valued: 0 with v(t), 1 with v(t+1)); couzin's
+     * field of perception and turning rate, degrees and degrees per second. Last, so that a
+     * checkpoint written before them is a prefix (io/checkpoint.c reads it). */
+    float noise, update_order, perception_deg, turn_rate_deg;
     /** Not a parameter: the model whose defaults these values started from, plus 1, set by
      *  shoal_params_default (0: unknown, as in a zeroed struct, and then not checked).
      *  shoal_params_validate, and so shoal_sim_create and shoal_sim_set_params, refuse

@@ -13,13 +13,14 @@ import pytest
 
 import shoal
 
-MODELS = ["steer", "average", "heading", "classic", "fov"]
+MODELS = shoal.models()  # every model of the library's list (the program's, below)
 
 
-def test_version_and_abi():
+def test_version_and_abi(cli):
     # importing ran shoal_abi_check; the library and the headers agree
     assert shoal.__version__ == shoal.header_version == "0.2.0"
-    assert shoal.models() == MODELS
+    assert MODELS[0] == "steer" and len(MODELS) == len(set(MODELS)) >= 5
+    assert MODELS == cli("params", "--names").stdout.split()
 
 
 @pytest.mark.parametrize("model", MODELS)
