@@ -618,10 +618,27 @@ static void test_world_options(void **state)
     expect_bad("init --count 10 --set periodic=1 --set world_size=1,1,1 --out out.npy",
                "smaller than twice the interaction radius");
     expect_bad("init --count 10 --set world_size=1,2 --out out.npy", "is not x,y,z");
-    /* valid, but the step does not run periodic worlds yet: refused, nothing written */
-    rc = run("init --count 10 --set periodic=1 --set world_size=40,40,40 --out out.npy");
-    assert_true(rc != 0);
-    assert_non_null(strstr(g_err, "not stepped yet"));
+    /* periodic and 2D worlds run end to end (test_periodic checks the bits): init draws in
+     * the box, step keeps the boids in it; a 2D state off the plane is refused naming the
+     * file, nothing written */
+    const char *w3 = "--set periodic=1 --set world_size=30,20,25 --set world_center=5,0,0";
+    assert_int_equal(run("init --count 300 %s --out wp.npy", w3), 0);
+    assert_int_equal(run("step --in wp.npy --out wq.npy --steps 5 %s", w3), 0);
+    size_t len = 0;
+    char *q = read_all(path("wq.npy"), &len);
+    assert_non_null(q);
+    assert_true(len >= 300 * 24);
+    const float *r = (const float *)(q + len - 300 * 24);
+    for (size_t i = 0; i < 300; i++) {
+        assert_true(r[i * 6] >= -10.0f && r[i * 6] < 20.0f);
+        assert_true(r[i * 6 + 1] >= -10.0f && r[i * 6 + 1] < 10.0f);
+        assert_true(r[i * 6 + 2] >= -12.5f && r[i * 6 + 2] < 12.5f);
+    }
+    free(q);
+    assert_int_equal(run("step --in w2d.npy --out w2o.npy --steps 3 %s", w2), 0);
+    rc = run("step --in w2dz.npy --out out.npy --steps 3 %s", w2);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(g_err, "w2dz.npy: row 1 has z = 0.25 in a 2D world"));
     assert_false(exists("out.npy"));
     /* a scene's [world] */
     const char *wini = "[world]\ndims = 2\nperiodic = 1\nsize = 20, 10, 0\n";

@@ -194,6 +194,55 @@ static void test_uniform_box(void **state)
     }
 }
 
+/* Periodic and 2D worlds (issue 38): every model, all axes periodic (a box that is not a
+ * multiple of the cell, off centre), x and z periodic with the y walls, the plane and the
+ * periodic plane, with two predators (chasing the centre in the torus in one case), N = 1,
+ * 2 and 1200, 1000 steps; and the all-pairs walk in a torus. The same worlds as
+ * test_periodic's golden hashes. */
+static void test_worlds(void **state)
+{
+    (void)state;
+    static const int per[4][3] = {{1, 1, 1}, {1, 0, 1}, {0, 0, 0}, {1, 1, 0}};
+    static const int dims[4] = {3, 3, 2, 2};
+    static const char *const names[4] = {"torus", "periodic x z", "2D", "2D torus"};
+    static const size_t sizes[] = {1, 2, 1200};
+    int bad = 0;
+    for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
+        for (int w = 0; w < 4; w++) {
+            for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+                shoal_sim_desc d = shoal_sim_desc_default();
+                d.model = (shoal_model)m;
+                shoal_params_default(d.model, &d.params);
+                float r = shoal_params_interaction_radius(d.model, &d.params);
+                d.boid_count = sizes[k];
+                d.seed = 7;
+                d.world.dims = dims[w];
+                for (int c = 0; c < 3; c++) {
+                    d.world.periodic[c] = per[w][c];
+                    d.world.size[c] = (7.3f - 1.2f * (float)c) * r;
+                }
+                d.world.center[0] = 0.5f * r;
+                d.world.center[1] = -0.25f * r;
+                d.params.predator_count = 2;
+                d.params.flee_radius = 1.5f * r;
+                d.params.flee_weight = 3.0f;
+                d.params.predator_chase = w == 1 ? 1.0f : 0.0f;
+                float *rows = initial(&d, 21);
+                char label[64];
+                snprintf(label, sizeof label, "%s %s", shoal_model_name(d.model), names[w]);
+                bad += parity(label, &d, rows, 1000) != d.boid_count;
+                if (k == 2 && w == 0) {
+                    d.neighbors = SHOAL_NEIGHBORS_BRUTE;
+                    snprintf(label, sizeof label, "%s torus brute", shoal_model_name(d.model));
+                    bad += parity(label, &d, rows, 100) != d.boid_count;
+                }
+                free(rows);
+            }
+        }
+    }
+    assert_int_equal(bad, 0);
+}
+
 static void test_brute_and_spheres(void **state)
 {
     (void)state;
@@ -688,6 +737,7 @@ int main(void)
         cmocka_unit_test(test_models_spread),
         cmocka_unit_test(test_uniform_box),
         cmocka_unit_test(test_brute_and_spheres),
+        cmocka_unit_test(test_worlds),
         cmocka_unit_test(test_scenes),
         cmocka_unit_test(test_mesh_predators_every_model),
         cmocka_unit_test(test_fault),

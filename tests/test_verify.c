@@ -506,6 +506,42 @@ static void test_cli_formats(void **state)
     free(all);
 }
 
+/* periodic and 2D worlds (issue 38): the manifest carries the world, verify steps in it and
+ * compares positions by the minimum image; a boid crossing the seam is no error. Told the
+ * wrong world (walls where the run wrapped), verify says the rule differs. */
+static void test_cli_worlds(void **state)
+{
+    (void)state;
+    /* a box of 12 for a school of radius 12: hundreds of boids on and across the seams */
+    const char *w = "--set periodic=1 --set world_size=12,10,11 --set world_center=1,0,0";
+    assert_int_equal(run("init --model steer --count 600 --seed 4 --set init_pos_radius=12 "
+                         "--set init_vel_radius=3 %s --out wp.npy",
+                         w),
+                     0);
+    assert_int_equal(run("step --model steer --in wp.npy --steps 3 --every 1 --out-dir wtr %s "
+                         "--quiet",
+                         w),
+                     0);
+    char *man = read_all(path("wtr/manifest.json"), NULL);
+    assert_non_null(man);
+    assert_non_null(strstr(man, "\"world\": {\"dims\": 3, \"periodic\": [1, 1, 1]"));
+    free(man);
+    assert_int_equal(run("verify --trajectory wtr --quiet"), 0);
+    assert_non_null(strstr(g_out, "bit-identical to the reference"));
+    assert_non_null(strstr(g_out, "verdict: agrees"));
+    assert_int_equal(run("verify --trajectory wtr --reference f64 --quiet"), 0);
+    assert_non_null(strstr(g_out, "verdict: agrees"));
+    assert_int_equal(run("verify --trajectory wtr --set periodic=0 --quiet"), 1);
+    assert_null(strstr(g_out, "verdict: agrees"));
+    /* the plane */
+    const char *p2 = "--set dims=2 --set periodic=1 --set world_size=14,9,0";
+    assert_int_equal(run("init --model fov --count 400 --seed 2 %s --out w2.npy", p2), 0);
+    assert_int_equal(
+        run("step --model fov --in w2.npy --steps 3 --every 1 --out-dir w2tr %s --quiet", p2), 0);
+    assert_int_equal(run("verify --trajectory w2tr --reference f64 --quiet"), 0);
+    assert_non_null(strstr(g_out, "verdict: agrees"));
+}
+
 static void test_cli_refusals(void **state)
 {
     (void)state;
@@ -603,7 +639,7 @@ int main(void)
         cmocka_unit_test(test_engine_orders), cmocka_unit_test(test_planted),
         cmocka_unit_test(test_strictness),    cmocka_unit_test(test_threshold_tie),
         cmocka_unit_test(test_api_errors),    cmocka_unit_test(test_cli_formats),
-        cmocka_unit_test(test_cli_refusals),
+        cmocka_unit_test(test_cli_refusals),  cmocka_unit_test(test_cli_worlds),
     };
     return test_exit(cmocka_run_group_tests(tests, setup, teardown));
 }

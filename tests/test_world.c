@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The world's contract (shoal/world.h, sim/world.h, docs/WORLD.md): parameters by name
- * (--set and scenes' [world]), validation and its messages, the 2D check of states, the
- * refusal of worlds the step does not run yet, scene scaling; and the arithmetic the step
- * will call: wrap into the box and the minimum image, scalar float and double against
- * their definitions (boxes that are not multiples of a cell, points exactly on the seam,
+ * (--set and scenes' [world]), validation and its messages, the 2D check of states, every
+ * backend taking periodic and 2D worlds (test_periodic steps them), scene scaling; and the
+ * arithmetic the step calls: wrap into the box and the minimum image, scalar float and double
+ * against their definitions (boxes that are not multiples of a cell, points exactly on the seam,
  * far away, NaN), and the wide versions of every ISA and of the float64 reference equal to
  * the scalar ones bit for bit. */
 #include <setjmp.h>
@@ -155,26 +155,32 @@ static void test_check_rows_2d(void **state)
 
 /* Until the step runs them, every backend refuses a periodic or 2D world (never a walled 3D
  * run in its place); a box alone (drawn, not periodic) is today's world. */
-static void test_backends_refuse(void **state)
+/* every backend of this build takes periodic and 2D worlds (issue 38: they step them) */
+static void test_backends_take(void **state)
 {
     (void)state;
     shoal_error e;
     shoal_sim *sim = NULL;
+    shoal_sim64 *s64 = NULL;
     shoal_sim_desc d = shoal_sim_desc_default();
     d.boid_count = 16;
     d.world.size[0] = d.world.size[1] = d.world.size[2] = 50;
     assert_int_equal(shoal_sim_create(&d, &sim, &e), SHOAL_OK);
     shoal_sim_destroy(sim);
     d.world.periodic[0] = 1;
-    assert_int_equal(shoal_sim_create(&d, &sim, &e), SHOAL_ERR_UNSUPPORTED);
-    assert_non_null(strstr(e.message, "not stepped yet"));
+    assert_int_equal(shoal_sim_create(&d, &sim, &e), SHOAL_OK);
+    shoal_sim_destroy(sim);
+    assert_int_equal(shoal_sim64_create(&d, &s64, &e), SHOAL_OK);
+    shoal_sim64_destroy(s64);
     d.world.periodic[0] = 0;
     d.world.dims = 2;
-    assert_int_equal(shoal_sim_create(&d, &sim, &e), SHOAL_ERR_UNSUPPORTED);
-    shoal_sim64 *s64 = NULL;
-    assert_int_equal(shoal_sim64_create(&d, &s64, &e), SHOAL_ERR_UNSUPPORTED);
+    assert_int_equal(shoal_sim_create(&d, &sim, &e), SHOAL_OK);
+    shoal_sim_destroy(sim);
+    assert_int_equal(shoal_sim64_create(&d, &s64, &e), SHOAL_OK);
+    shoal_sim64_destroy(s64);
     d.world.dims = 5;
     assert_int_equal(shoal_sim_create(&d, &sim, &e), SHOAL_ERR_INPUT);
+    assert_int_equal(shoal_sim64_create(&d, &s64, &e), SHOAL_ERR_INPUT);
 }
 
 static void test_scene_world(void **state)
@@ -418,7 +424,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),           cmocka_unit_test(test_set_by_name),
         cmocka_unit_test(test_validate),           cmocka_unit_test(test_check_rows_2d),
-        cmocka_unit_test(test_backends_refuse),    cmocka_unit_test(test_scene_world),
+        cmocka_unit_test(test_backends_take),      cmocka_unit_test(test_scene_world),
         cmocka_unit_test(test_wrap_seam),          cmocka_unit_test(test_min_image),
         cmocka_unit_test(test_wide_equals_scalar),
     };

@@ -51,7 +51,10 @@ OUT=${OUT:-$ROOT/out/device}
 # with numpy, pytest and Python.h), kernel (issue 28: peak and copy bandwidth, steer 1M/4M
 # stages, lane-pairs per boid of every model), wait (issue 43: the OpenMP runtime and the
 # library's wait policy on many idle cores and with a busy loop per core; test_threads and
-# test_gpu's set_params parity)
+# test_gpu's set_params parity), worlds (issue 38: periodic and 2D worlds on the GPU:
+# test_gpu's test_worlds parity, test_noise's GPU draws, test_periodic's golden bytes; every
+# model cpu vs cuda in a torus and a 2D torus at 131072 boids, 1000 steps; steer periodic
+# against walled at 1M on the GPU and the CPU)
 PARTS=${PARTS:-test parity time bench}
 NCPU=$(nproc)
 SUITE="not run" GPU_TEST="not run"
@@ -684,6 +687,44 @@ print(f"python atomic order, 100000 boids, 200 steps: {c['identical']} identical
       f"polarisation cpu {c['stats_a']['polarisation']:.4f} atomic {c['stats_b']['polarisation']:.4f}")
 PYEOF
 fi
+fi
+# ---- issue 38: periodic and 2D worlds ----------------------------------------------------
+if has worlds; then
+stamp "issue 38: periodic and 2D worlds: test_gpu (test_worlds: every model in a torus, x-z periodic, 2D, 2D torus, N 1/2/1200, 1000 steps, and all pairs), test_noise (the GPU's draws), test_periodic (the CPU's golden bytes)"
+timeout 500 meson test -C "$BUILD" --no-rebuild --print-errorlogs test_gpu test_noise \
+    test_periodic >"$W/worlds_test.log" 2>&1
+log "meson test test_gpu test_noise test_periodic: exit $?"
+grep -E "^ *[0-9]+/[0-9]+ " "$W/worlds_test.log" | tee -a "$REPORT"
+grep -E "^(parity .*(torus|periodic|2D)|  first|    +gpu)" "$BUILD/meson-logs/testlog.txt" \
+    >"$W/worlds_parity.log"
+cat "$W/worlds_parity.log" >>"$REPORT"
+awk '/^parity/ {ok += ($0 !~ /DIFFERENT/); n++} END {print "world parity cases identical: " ok "/" n}' \
+    "$W/worlds_parity.log" | tee -a "$REPORT"
+stamp "issue 38: cpu vs cuda at 131072 boids, 1000 steps: every model in a torus and a 2D torus"
+S3=${SIDE[131072]}
+S2=$(python3 tools/gen_box.py 131072 "$W/plane_131072.npy" --dims 2)
+for m in $MODELS; do
+    timeout 150 "$SHOAL" diverge --model $m $(bounds $m 131072) --in "$W/box_131072.npy" \
+        --set periodic=1 --set world_size=$S3,$S3,$S3 --a cpu --b cuda --steps 1000 \
+        --every 100 --stats-every 0 --csv "$W/wpar_$m.csv" 2>&1 | tee -a "$REPORT"
+    log "parity $m torus 131072 1000 steps: $(awk -F, 'NR>1 {l=$0} END {split(l, f, ","); print f[3] " identical at step " f[1]}' "$W/wpar_$m.csv")"
+    timeout 150 "$SHOAL" diverge --model $m $(bounds $m 131072) --in "$W/plane_131072.npy" \
+        --set dims=2 --set periodic=1 --set world_size=$S2,$S2,0 --a cpu --b cuda --steps 1000 \
+        --every 100 --stats-every 0 --csv "$W/wpar2_$m.csv" 2>&1 | tee -a "$REPORT"
+    log "parity $m 2D torus 131072 1000 steps: $(awk -F, 'NR>1 {l=$0} END {split(l, f, ","); print f[3] " identical at step " f[1]}' "$W/wpar2_$m.csv")"
+done
+stamp "issue 38: steer at 1M, periodic against walled (GPU stable order: device ms/step of 200 steps; CPU all cores: mean ms/step of 20)"
+S1=${SIDE[1048576]}
+P1="--set periodic=1 --set world_size=$S1,$S1,$S1"
+for w in walled periodic; do
+    a=$(walls 1048576)
+    [ $w = periodic ] && a="$a $P1"
+    "$SHOAL" step --backend cuda --in "$W/box_1048576.npy" --out "$W/o.npy" --steps 200 $a \
+        --stats 2>"$W/wg_$w.txt" >/dev/null
+    "$SHOAL" step --in "$W/box_1048576.npy" --out "$W/o.npy" --steps 20 --threads 0 $a \
+        --stats 2>"$W/wc_$w.txt" >/dev/null
+    log "steer 1M $w: gpu $(awk '$1=="step" && /cuda/ {printf "%.4f", $4}' "$W/wg_$w.txt") ms/step, cpu $(awk '$1=="sim" {printf "%.3f", $2 / 20}' "$W/wc_$w.txt") ms/step"
+done
 fi
 stamp "done"
 {

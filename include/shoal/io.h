@@ -244,14 +244,17 @@ SHOAL_API shoal_status shoal_io_unity_write(const char *path, const float *rows,
  *  i32 predator count, u64 boid count, u64 seed, u64 steps done, f64 dt_s, f64 t0_s, then the
  *  shoal_params floats, predator positions and velocities (64 x 3 float32 each), pinned flags
  *  (256 bytes), pinned positions (256 x 3 float32) and the N x 6 float32 rows (as in .npy).
+ *  Version 2 (written when the world is not today's default: shoal/world.h) has the world
+ *  between the pinned positions and the rows: i32 dims, i32 periodic x y z, f32 size x y z,
+ *  f32 center x y z (40 bytes); version 1 files read as today's world.
  *  New parameters are appended to shoal_params (before its tag), so the reader also takes a
  *  checkpoint of an earlier version back to 0.2's first layout (fewer parameter floats: the
  *  missing ones get the model's defaults); a later version's (more floats) is refused.
  *
  *  shoal_io_checkpoint_write: atomic (shoal_io_atomic_open/commit). shoal_io_checkpoint_read:
- *  fills `desc` (model, params, boid_count, dt_s, t0_s, seed; the rest defaults), `*rows_out`
- *  (malloc'ed N x 6, caller frees) and `ck`. A short, long or malformed file, values out of
- *  range or not finite: SHOAL_ERR_INPUT naming the file; unreadable: SHOAL_ERR_IO. */
+ *  fills `desc` (model, params, world, boid_count, dt_s, t0_s, seed; the rest defaults),
+ * `*rows_out` (malloc'ed N x 6, caller frees) and `ck`. A short, long or malformed file, values out
+ * of range or not finite: SHOAL_ERR_INPUT naming the file; unreadable: SHOAL_ERR_IO. */
 SHOAL_API shoal_status shoal_io_checkpoint_write(const char *path, const shoal_sim *sim,
                                                  shoal_error *err);
 SHOAL_API shoal_status shoal_io_checkpoint_read(const char *path, shoal_sim_desc *desc,

@@ -17,7 +17,8 @@ const opt_spec app_init_specs[] = {
     {"scene", OPT_VALUE, "FILE.ini", NULL,
      "scene file: model, parameters, count, seed (without it: the model's scene, as "
      "assets/scenes/MODEL.ini)"},
-    {"set", OPT_REPEAT, "NAME=VALUE", NULL, "set a model parameter (init radii, walls)"},
+    {"set", OPT_REPEAT, "NAME=VALUE", NULL,
+     "set a model or world parameter (init radii, walls, periodic=1, dims=2)"},
     {"stats", OPT_FLAG, NULL, NULL, "print the time of each stage (draw, write)"},
 };
 const int app_init_spec_count = (int)(sizeof app_init_specs / sizeof app_init_specs[0]);
@@ -35,7 +36,8 @@ const opt_spec app_step_specs[] = {
     {"neighbors", OPT_VALUE, "grid|brute", "grid", "neighbour search (brute: O(N^2) reference)"},
     {"simd", OPT_VALUE, "ISA", "auto",
      "force kernel: auto, scalar, avx2, avx512, neon (or $SHOAL_SIMD)"},
-    {"set", OPT_REPEAT, "NAME=VALUE", NULL, "set a model parameter"},
+    {"set", OPT_REPEAT, "NAME=VALUE", NULL,
+     "set a model or world parameter (periodic=1, world_size=Lx,Ly,Lz, dims=2: docs/WORLD.md)"},
     {"scene", OPT_VALUE, "FILE.ini", NULL, "scene file: model and parameters"},
     {"stats", OPT_FLAG, NULL, NULL,
      "print per-stage timings to stderr (calls, total, mean, median, max, per thread)"},

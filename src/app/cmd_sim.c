@@ -549,6 +549,11 @@ int cmd_step(int argc, char **argv)
         }
     }
     d.boid_count = count;
+    /* a 2D world takes states in its plane: the file named, nothing written */
+    if (shoal_world_check_rows(&d.world, rows, count, in, &e)) {
+        free(rows);
+        return app_fail_status(&o, &e);
+    }
     const char *backend = options_get(&o, "backend");
     if (strcmp(backend, "cpu") != 0 && (out_dir || ckpt || resume)) {
         free(rows);
@@ -571,8 +576,7 @@ int cmd_step(int argc, char **argv)
         free(rows);
         return app_fail_status(&o, &e);
     }
-    shoal_sim_set_state(sim, rows, &e);
-    if ((resume && shoal_sim_set_checkpoint(sim, &ck, &e)) ||
+    if (shoal_sim_set_state(sim, rows, &e) || (resume && shoal_sim_set_checkpoint(sim, &ck, &e)) ||
         shoal_scene_add_obstacles(&scene, sim, &e)) {
         shoal_sim_destroy(sim);
         free(rows);

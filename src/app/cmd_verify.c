@@ -22,7 +22,8 @@ static const opt_spec verify_opts[] = {
     {"model", OPT_VALUE, "M", "the manifest's, the scene's, else " OPT_MODEL_DEFAULT,
      APP_MODEL_HELP},
     {"scene", OPT_VALUE, "FILE.ini", NULL, "scene file: model, parameters, obstacles"},
-    {"set", OPT_REPEAT, "NAME=VALUE", NULL, "set a model parameter"},
+    {"set", OPT_REPEAT, "NAME=VALUE", NULL,
+     "set a model or world parameter (periodic=1, world_size=Lx,Ly,Lz, dims=2: docs/WORLD.md)"},
     {"dt", OPT_VALUE, "DT", "the manifest's, the scene's, else 1/60", "time step in seconds"},
     {"t0", OPT_VALUE, "SECONDS", "the manifest's, the scene's, else 0",
      "simulated time of the first state (heading's targets)"},
@@ -202,7 +203,7 @@ int cmd_verify(int argc, char **argv)
          (rc = options_int(&o, "worst", 1, SHOAL_VERIFY_MAX_WORST, &worst))) ||
         (options_given(&o, "first") && (rc = options_int(&o, "first", 0, 1000000000LL, &first))) ||
         (options_given(&o, "steps") && (rc = options_int(&o, "steps", 1, 1000000000LL, &steps))) ||
-        (options_given(&o, "threads") && 
+        (options_given(&o, "threads") &&
          (rc = options_int(&o, "threads", 0, SHOAL_MAX_THREADS, &threads))))
         return rc;
 
@@ -247,7 +248,8 @@ int cmd_verify(int argc, char **argv)
         if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
             char name[4200];
             for (size_t k = 0; !rc && k < shoal_traj_frame_count(t); k++)
-                rc = app_output_not_input(&o, reports, shoal_traj_frame_name(t, k, name, sizeof name),
+                rc = app_output_not_input(&o, reports,
+                                          shoal_traj_frame_name(t, k, name, sizeof name),
                                           "a frame of the trajectory");
         }
     }

@@ -264,6 +264,15 @@ shoal_status traj_close(traj *t, const shoal_sim *sim, long long steps, int ok, 
                     "  \"steps\": %lld,\n  \"every\": %lld,\n  \"parameters\": ",
                     t->count, (unsigned long long)d->seed, d->dt_s, t0, steps, t->every);
             app_json_params(f, d->model, &d->params);
+            if (!shoal_world_is_default(&d->world)) { /* the world verify steps in */
+                const shoal_world *w = &d->world;
+                fprintf(f,
+                        ",\n  \"world\": {\"dims\": %d, \"periodic\": [%d, %d, %d], "
+                        "\"size\": [%.9g, %.9g, %.9g], \"center\": [%.9g, %.9g, %.9g]}",
+                        shoal_world_dims(w), w->periodic[0], w->periodic[1], w->periodic[2],
+                        (double)w->size[0], (double)w->size[1], (double)w->size[2],
+                        (double)w->center[0], (double)w->center[1], (double)w->center[2]);
+            }
             fprintf(f, ",\n  \"frames\": [");
             for (size_t i = 0; i < t->frame_count; i++) {
                 char name[64];

@@ -27,9 +27,10 @@ struct gpu_consts {
     shoal_params prm;
     model_consts mc; /* sim.c prepare_consts' values; the predators are in device memory */
     float origin[3];
-    float inv_cell;
+    float inv[3]; /* per axis (grid.c: 1 / cell, or dims / L where the world wraps) */
     int32_t dims[3];
-    int field_on; /* an obstacle field: fld.vec is device memory */
+    int32_t wrap[3]; /* the axis wraps (a periodic world): its cells too */
+    int field_on;    /* an obstacle field: fld.vec is device memory */
     field fld;
     float pred_turn; /* predators: rule_predator_turn */
 };
@@ -41,6 +42,7 @@ struct gpu_predators {
     float v[SHOAL_MAX_PREDATORS][3];
     unsigned long long key[SHOAL_MAX_PREDATORS];
     double centre[3];
+    float tgt[SHOAL_MAX_PREDATORS][3]; /* chase = centre: each predator's target this step */
 };
 
 /* Every model's adapter for the GPU's thread-per-boid walk (gpu_sim.cu k_forces<M>): the

@@ -144,9 +144,9 @@ __global__ void __launch_bounds__(256)
         return;
     float4 p = pos[i];
     /* grid.c's own grid_coord (sim_internal.h, compiled for the device too) */
-    int32_t cx = grid_coord(p.x, K->origin[0], K->inv_cell, K->dims[0]);
-    int32_t cy = grid_coord(p.y, K->origin[1], K->inv_cell, K->dims[1]);
-    int32_t cz = grid_coord(p.z, K->origin[2], K->inv_cell, K->dims[2]);
+    int32_t cx = grid_coord(p.x, K->origin[0], K->inv[0], K->dims[0]);
+    int32_t cy = grid_coord(p.y, K->origin[1], K->inv[1], K->dims[1]);
+    int32_t cz = grid_coord(p.z, K->origin[2], K->inv[2], K->dims[2]);
     uint32_t c = (uint32_t)(cx + K->dims[0] * (cy + K->dims[1] * cz));
     cell_of[i] = c;
     uint32_t r = atomicAdd(&counts[c], 1u);
@@ -207,13 +207,59 @@ __global__ void __launch_bounds__(256)
 
 static __device__ __forceinline__ vf3 v3_of(float4 a) { return v3_set1(a.x, a.y, a.z); }
 
+/* The cells of axis c around cell k, ascending: k-1..k+1 clipped, or where the world wraps
+ * each cell once after wrapping (grid.c grid_axis_cells, the canonical order). */
+static __device__ __forceinline__ int axis_cells(const gpu_consts *K, int c, int32_t k,
+                                                 int32_t out[3])
+{
+    const int32_t n = K->dims[c];
+    int m = 0;
+    if (!K->wrap[c]) {
+        for (int32_t j = k - 1; j <= k + 1; j++)
+            if (j >= 0 && j < n)
+                out[m++] = j;
+        return m;
+    }
+    if (n <= 3) {
+        for (int32_t j = 0; j < n; j++)
+            out[m++] = j;
+        return m;
+    }
+    if (k == 0) {
+        out[0] = 0, out[1] = 1, out[2] = n - 1;
+    } else if (k == n - 1) {
+        out[0] = 0, out[1] = n - 2, out[2] = n - 1;
+    } else {
+        out[0] = k - 1, out[1] = k, out[2] = k + 1;
+    }
+    return 3;
+}
+
+/* The new state placed in the world (forces_kernel.h world_place): wrapped into the box on
+ * each periodic axis (world_wrap_f), in 2D z = vz = 0. */
+static __device__ __forceinline__ void world_place(const model_consts *mc, vf3 &p, vf3 &v)
+{
+    if (mc->periodic[0])
+        p.x = world_wrap_f(p.x, mc->wlo[0], mc->wsize[0], mc->whi[0]);
+    if (mc->periodic[1])
+        p.y = world_wrap_f(p.y, mc->wlo[1], mc->wsize[1], mc->whi[1]);
+    if (mc->periodic[2])
+        p.z = world_wrap_f(p.z, mc->wlo[2], mc->wsize[2], mc->whi[2]);
+    if (mc->world_dims == 2) {
+        p.z = 0.0f;
+        v.z = 0.0f;
+    }
+}
+
 /* The force kernel. Lane (thread) i = sorted slot i, one boid; consecutive threads are
  * consecutive boids of one cell, so a warp mostly walks the same candidates (broadcast
  * loads). The candidate order is the scalar CPU kernel's: for zz = z-1..z+1, yy = y-1..y+1
  * (each skipped when outside the grid), the slots of cells max(x-1, 0)..min(x+1, nx-1)
  * of grid row (yy, zz), which are contiguous in sorted order; inside, slot order (in
- * STABLE order: input row order). Must equal forces_kernel.h at W = 1 bit for bit: both
- * run rules.h. */
+ * STABLE order: input row order). In a periodic world the cells of each axis wrap, each
+ * once, ascending (axis_cells; the x cells as runs of consecutive cells), every pair's
+ * difference is the minimum image (rules.h rule_image) and the new position wraps. Must
+ * equal forces_kernel.h at W = 1 bit for bit: both run rules.h. */
 template <class M>
 __global__ void __launch_bounds__(128)
     k_forces(const __grid_constant__ gpu_consts k_, uint32_t n, uint32_t step,
@@ -230,39 +276,46 @@ __global__ void __launch_bounds__(128)
     /* A fault in an earlier step of this batch: leave that step's input untouched. */
     if (*(volatile uint32_t *)&fault->step < step)
         return;
-    const int32_t nx = K->dims[0], ny = K->dims[1], nz = K->dims[2];
+    const int32_t nx = K->dims[0], ny = K->dims[1];
     uint32_t c = cell_sorted[i];
     int32_t cx = (int32_t)(c % (uint32_t)nx);
     int32_t cy = (int32_t)((c / (uint32_t)nx) % (uint32_t)ny);
     int32_t cz = (int32_t)(c / ((uint32_t)nx * (uint32_t)ny));
-    int32_t x_lo = cx - 1 < 0 ? 0 : cx - 1;
-    int32_t x_hi = cx + 1 > nx - 1 ? nx - 1 : cx + 1;
+    int32_t xs[3], ys[3], zs[3];
+    const int nxs = axis_cells(K, 0, cx, xs), nys = axis_cells(K, 1, cy, ys),
+              nzs = axis_cells(K, 2, cz, zs);
+    const bool wrap = K->mc.world_on && (K->mc.periodic[0] | K->mc.periodic[1] | K->mc.periodic[2]);
     vf3 p = v3_of(spos[i]), v = v3_of(svel[i]);
     typename M::acc a;
     M::begin(&a, K, p, v);
     const vf reach2 = K->mc.reach2;
-    for (int32_t zz = cz - 1; zz <= cz + 1; zz++) {
-        if (zz < 0 || zz >= nz)
-            continue;
-        for (int32_t yy = cy - 1; yy <= cy + 1; yy++) {
-            if (yy < 0 || yy >= ny)
-                continue;
-            uint32_t row0 = (uint32_t)nx * ((uint32_t)yy + (uint32_t)ny * (uint32_t)zz);
-            uint32_t rb = cell_start[row0 + (uint32_t)x_lo];
-            uint32_t re = cell_start[row0 + (uint32_t)x_hi + 1];
-            for (uint32_t j = rb; j < re; j++) {
-                float4 pj = __ldg(&spos[j]);
-                float4 vj = __ldg(&svel[j]);
-                float4 dj = M::DIRS ? __ldg(&sdir[j]) : make_float4(0.f, 0.f, 0.f, 0.f);
-                vf3 diff = rule_diff(p, pj.x, pj.y, pj.z);
-                vf d2 = v3_dot(diff, diff);
-                vm near = M::near(d2, reach2);
-                if (!near) /* one lane: a candidate it is not near adds nothing */
-                    continue;
-                rule_cand c = {pj.x, pj.y, pj.z, vj.x, vj.y, vj.z, {dj.x, dj.y, dj.z}};
-                vm late = M::pair(&a, near, p, diff, d2, &c, K);
-                if (M::LATE && late) /* the CPU adds these after its chunk, in the same order */
-                    M::late(&a, diff, d2, K);
+    for (int iz = 0; iz < nzs; iz++) {
+        for (int iy = 0; iy < nys; iy++) {
+            uint32_t row0 = (uint32_t)nx * ((uint32_t)ys[iy] + (uint32_t)ny * (uint32_t)zs[iz]);
+            for (int r0 = 0; r0 < nxs;) {
+                int r1 = r0;
+                while (r1 + 1 < nxs && xs[r1 + 1] == xs[r1] + 1)
+                    r1++;
+                uint32_t rb = cell_start[row0 + (uint32_t)xs[r0]];
+                uint32_t re = cell_start[row0 + (uint32_t)xs[r1] + 1];
+                r0 = r1 + 1;
+                for (uint32_t j = rb; j < re; j++) {
+                    float4 pj = __ldg(&spos[j]);
+                    float4 vj = __ldg(&svel[j]);
+                    float4 dj = M::DIRS ? __ldg(&sdir[j]) : make_float4(0.f, 0.f, 0.f, 0.f);
+                    vf3 diff = rule_diff(p, pj.x, pj.y, pj.z);
+                    vf3 pos = v3_set1(pj.x, pj.y, pj.z);
+                    if (wrap)
+                        rule_image(&K->mc, &diff, &pos);
+                    vf d2 = v3_dot(diff, diff);
+                    vm near = M::near(d2, reach2);
+                    if (!near) /* one lane: a candidate it is not near adds nothing */
+                        continue;
+                    rule_cand c = {pos, vj.x, vj.y, vj.z, {dj.x, dj.y, dj.z}};
+                    vm late = M::pair(&a, near, p, diff, d2, &c, K);
+                    if (M::LATE && late) /* the CPU adds these after its chunk, in order */
+                        M::late(&a, diff, d2, K);
+                }
             }
         }
     }
@@ -278,10 +331,14 @@ __global__ void __launch_bounds__(128)
         float o[3];
         rule_field_sample(&K->fld, p.x, p.y, p.z, o);
         x.field = rule_field_term(&K->prm, v3_set1(o[0], o[1], o[2]));
+        if (K->mc.world_on && K->mc.world_dims == 2)
+            x.field.z = 0.0f; /* the plane */
     }
     if (x.flee_on)
         x.flee = rule_flee_term(&K->prm, &K->mc, pred->p, p);
     M::finish(&a, K, &x, p, v);
+    if (K->mc.world_on)
+        world_place(&K->mc, p, v);
     bool ok = isfinite(p.x) && isfinite(p.y) && isfinite(p.z) && isfinite(v.x) && isfinite(v.y) &&
               isfinite(v.z);
     if (!ok) {
@@ -326,7 +383,7 @@ __global__ void __launch_bounds__(256)
     for (int k = 0; k < np; k++) {
         unsigned long long key = ~0ull;
         if (i < n) {
-            float d2 = rule_predator_d2(b.x, b.y, b.z, pred->p[k]);
+            float d2 = rule_predator_d2(&K->mc, b.x, b.y, b.z, pred->p[k]);
             if (d2 == d2)
                 key = ((unsigned long long)__float_as_uint(d2) << 32) | i;
         }
@@ -342,12 +399,32 @@ __global__ void __launch_bounds__(256)
 
 /* The school's centre (chase = centre), as predators.c sums it: double sums in the sorted
  * (cell) order, one thread, so the same bits (an O(N) serial pass per step: fine at the
- * sizes a window shows, slow at a million). */
-__global__ void k_pred_centre(const float4 *__restrict__ spos, uint32_t n, uint32_t step,
+ * sizes a window shows, slow at a million). In a periodic world each predator's own: its
+ * position plus the mean of the boids' images nearest to it (predators.c). */
+__global__ void k_pred_centre(const __grid_constant__ gpu_consts k_,
+                              const float4 *__restrict__ spos, uint32_t n, uint32_t step,
                               const gpu_fault *fault, gpu_predators *pred)
 {
+    const gpu_consts *K = &k_;
     if (*(volatile const uint32_t *)&fault->step <= step)
         return;
+    const model_consts *mc = &K->mc;
+    if (mc->world_on && (mc->periodic[0] | mc->periodic[1] | mc->periodic[2])) {
+        for (int k = 0; k < mc->predator_count; k++) {
+            const float *q = pred->p[k];
+            double c0 = 0, c1 = 0, c2 = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                float4 b = spos[i];
+                c0 += rule_world_delta_s(mc, 0, b.x - q[0]);
+                c1 += rule_world_delta_s(mc, 1, b.y - q[1]);
+                c2 += rule_world_delta_s(mc, 2, b.z - q[2]);
+            }
+            pred->tgt[k][0] = (float)((double)q[0] + c0 / (double)n);
+            pred->tgt[k][1] = (float)((double)q[1] + c1 / (double)n);
+            pred->tgt[k][2] = (float)((double)q[2] + c2 / (double)n);
+        }
+        return;
+    }
     double c0 = 0, c1 = 0, c2 = 0;
     for (uint32_t i = 0; i < n; i++) {
         float4 q = spos[i];
@@ -358,6 +435,9 @@ __global__ void k_pred_centre(const float4 *__restrict__ spos, uint32_t n, uint3
     pred->centre[0] = c0 / (double)n;
     pred->centre[1] = c1 / (double)n;
     pred->centre[2] = c2 / (double)n;
+    for (int k = 0; k < mc->predator_count; k++)
+        for (int c = 0; c < 3; c++)
+            pred->tgt[k][c] = (float)pred->centre[c];
 }
 
 /* Move every predator toward its target (one thread, predator order, rules.h), then clear
@@ -373,7 +453,7 @@ __global__ void k_pred_move(const __grid_constant__ gpu_consts k_, const float4 
         float tgt[3];
         if (centre) {
             for (int c = 0; c < 3; c++)
-                tgt[c] = (float)pred->centre[c];
+                tgt[c] = pred->tgt[k][c];
         } else {
             unsigned long long key = pred->key[k];
             /* no candidate (only NaN distances): predators.c falls back to its first
@@ -383,7 +463,8 @@ __global__ void k_pred_move(const __grid_constant__ gpu_consts k_, const float4 
             tgt[1] = b.y;
             tgt[2] = b.z;
         }
-        rule_predator_move(&K->prm, pred->p[k], pred->v[k], tgt, K->pred_turn, K->mc.dt);
+        rule_predator_move(&K->prm, &K->mc, pred->p[k], pred->v[k], tgt, K->pred_turn, K->mc.dt);
+        rule_predator_place(&K->mc, pred->p[k], pred->v[k]);
         pred->key[k] = ~0ull;
     }
 }
@@ -408,10 +489,12 @@ static void fill_consts(shoal_gpu_sim *s)
     for (int c = 0; c < 3; c++) {
         k->origin[c] = s->g.origin[c];
         k->dims[c] = s->g.dims[c];
+        k->inv[c] = s->g.inv[c];
+        k->wrap[c] = s->g.wrap[c];
     }
-    k->inv_cell = s->g.inv_cell;
     sim_model_consts(s->desc.model, p, s->desc.dt_s, mc);
     mc->seed = s->desc.seed;
+    WORLD_CONSTS_SET(mc, &s->desc.world);
     mc->predator_count = (int)p->predator_count;
     k->pred_turn = rule_predator_turn(p, mc->dt);
 }
@@ -545,8 +628,10 @@ static shoal_status reset_predators(shoal_gpu_sim *s, shoal_error *err)
     gpu_predators h;
     memset(&h, 0, sizeof h);
     int n = (int)s->desc.params.predator_count;
-    for (int k = 0; k < n; k++)
+    for (int k = 0; k < n; k++) {
         rule_predator_start(&s->desc.params, k, n, h.p[k]);
+        rule_predator_place(&s->k.mc, h.p[k], h.v[k]);
+    }
     for (int k = 0; k < SHOAL_MAX_PREDATORS; k++)
         h.key[k] = ~0ull;
     CK(cudaMemcpy(s->pred, &h, sizeof h, cudaMemcpyHostToDevice), "uploading the predators");
@@ -571,7 +656,7 @@ extern "C" shoal_status shoal_gpu_sim_create(const shoal_sim_desc *desc, shoal_g
     s->order = order;
     s->count = desc->boid_count;
     /* The CPU's geometry, by the CPU's function. */
-    grid_setup(&s->g, desc->model, &desc->params, desc->neighbors, s->count);
+    grid_setup(&s->g, desc->model, &desc->params, &desc->world, desc->neighbors, s->count);
     fill_consts(s);
     if ((st = create_impl(s, err)) || (st = reset_predators(s, err))) {
         shoal_gpu_sim_destroy(s);
@@ -585,6 +670,8 @@ extern "C" shoal_status shoal_gpu_sim_set_state(shoal_gpu_sim *s, const float *r
                                                 shoal_error *err)
 {
     shoal_status st = shoal_state_check_finite(rows, s->count, "state", err);
+    if (!st) /* 2D: z and vz exactly 0 (shoal_sim_set_state's check) */
+        st = shoal_world_check_rows(&s->desc.world, rows, s->count, "state", err);
     if (st)
         return st;
     size_t n = s->count;
@@ -592,9 +679,15 @@ extern "C" shoal_status shoal_gpu_sim_set_state(shoal_gpu_sim *s, const float *r
     if (!hp)
         return shoal_error_set(err, SHOAL_ERR_NOMEM, "out of memory staging %zu boids", n);
     float4 *hv = hp + n;
+    world_axes wa; /* positions wrapped into a periodic box, as the CPU does */
+    world_axes_make(&s->desc.world, &wa);
     for (size_t i = 0; i < n; i++) {
         const float *r = rows + i * 6;
-        hp[i] = make_float4(r[0], r[1], r[2], 0.0f);
+        float q[3] = {r[0], r[1], r[2]};
+        for (int c = 0; c < 3; c++)
+            if (wa.periodic[c])
+                q[c] = world_wrap_f(q[c], wa.lo[c], wa.size[c], wa.hi[c]);
+        hp[i] = make_float4(q[0], q[1], q[2], 0.0f);
         hv[i] = make_float4(r[3], r[4], r[5], 0.0f);
     }
     cudaError_t e = cudaMemcpy(s->pos[s->cur], hp, n * sizeof(float4), cudaMemcpyHostToDevice);
@@ -721,7 +814,7 @@ static shoal_status enqueue_step(shoal_gpu_sim *s, uint32_t step, int src, int d
     if (s->desc.params.predator_count > 0) {
         const bool centre = s->desc.params.predator_chase >= 1.0f;
         if (centre)
-            k_pred_centre<<<1, 1>>>(s->spos, n, step, s->fault, s->pred);
+            k_pred_centre<<<1, 1>>>(s->k, s->spos, n, step, s->fault, s->pred);
         else
             k_pred_nearest<<<B, T>>>(s->k, s->pos[src], n, step, s->fault, s->pred);
         CK(cudaGetLastError(), "predators");
@@ -918,7 +1011,7 @@ extern "C" shoal_status shoal_gpu_sim_set_params(shoal_gpu_sim *s, const shoal_p
     float r_new = shoal_params_interaction_radius(s->desc.model, params);
     if (r_new != r_old && s->desc.neighbors == SHOAL_NEIGHBORS_GRID) {
         grid g;
-        grid_setup(&g, s->desc.model, params, s->desc.neighbors, s->count);
+        grid_setup(&g, s->desc.model, params, &s->desc.world, s->desc.neighbors, s->count);
         if ((st = grid_resize(s, &g, err))) {
             field_free(&nf);
             return st;

@@ -16,6 +16,8 @@
 
 #define CKPT_MAGIC "SHOALCKP"
 #define CKPT_VERSION 1u
+#define CKPT_VERSION_WORLD 2u /* the world's block after the extra (shoal/io.h) */
+#define CKPT_WORLD 40         /* i32 dims, i32 periodic[3], f32 size[3], f32 center[3] */
 /* the float parameters: shoal_params up to its defaults_of tag (not stored; set on read) */
 #define CKPT_PARAM_FLOATS (offsetof(shoal_params, defaults_of) / sizeof(float))
 /* New parameters are added at the end of shoal_params (before the tag), so a checkpoint of an
@@ -33,18 +35,31 @@
 
 _Static_assert(offsetof(shoal_params, defaults_of) % sizeof(float) == 0,
                "shoal_params is floats up to its tag");
+_Static_assert(sizeof(shoal_world) == CKPT_WORLD, "the checkpoint's world block is shoal_world");
+
+/* A world other than today's default in any field (a box set only for drawing included): the
+ * checkpoint carries it (version 2); today's world writes version 1, byte for byte as before
+ * worlds existed. */
+static int world_stored(const shoal_world *w)
+{
+    shoal_world d = shoal_world_default(), x = *w;
+    if (x.dims == 0)
+        x.dims = 3;
+    return memcmp(&d, &x, sizeof d) != 0;
+}
 
 shoal_status rows_layout_checkpoint(rows_layout *l, const shoal_sim_desc *d,
                                     const shoal_sim_checkpoint *ck, size_t n, const char *name,
                                     shoal_error *err)
 {
     memset(l, 0, sizeof *l);
-    const size_t head = CKPT_HEADER + CKPT_EXTRA;
+    const int with_world = world_stored(&d->world);
+    const size_t head = CKPT_HEADER + CKPT_EXTRA + (with_world ? CKPT_WORLD : 0);
     l->bytes = malloc(head);
     if (!l->bytes)
         return shoal_error_set(err, SHOAL_ERR_NOMEM, "%s: out of memory for its header", name);
-    uint32_t u32[4] = {CKPT_VERSION, (uint32_t)CKPT_PARAM_FLOATS, (uint32_t)d->model,
-                       (uint32_t)ck->predator_count};
+    uint32_t u32[4] = {with_world ? CKPT_VERSION_WORLD : CKPT_VERSION, (uint32_t)CKPT_PARAM_FLOATS,
+                       (uint32_t)d->model, (uint32_t)ck->predator_count};
     uint64_t u64[3] = {(uint64_t)n, d->seed, ck->steps_done};
     double f64[2] = {d->dt_s, d->t0_s};
     unsigned char *p = l->bytes;
@@ -62,6 +77,13 @@ shoal_status rows_layout_checkpoint(rows_layout *l, const shoal_sim_desc *d,
     CKPT_PUT(ck->predator_vel, sizeof ck->predator_vel);
     CKPT_PUT(ck->target_pinned, sizeof ck->target_pinned);
     CKPT_PUT(ck->target_pin, sizeof ck->target_pin);
+    if (with_world) {
+        int32_t wi[4] = {shoal_world_dims(&d->world), d->world.periodic[0], d->world.periodic[1],
+                         d->world.periodic[2]};
+        CKPT_PUT(wi, sizeof wi);
+        CKPT_PUT(d->world.size, sizeof d->world.size);
+        CKPT_PUT(d->world.center, sizeof d->world.center);
+    }
 #undef CKPT_PUT
     l->count = n;
     l->piece_count = 1;
@@ -148,7 +170,8 @@ shoal_status shoal_io_checkpoint_read(const char *path, shoal_sim_desc *desc, fl
     memcpy(u64, h + 24, sizeof u64);
     memcpy(f64, h + 48, sizeof f64);
     shoal_status st = SHOAL_OK;
-    if (u32[0] != CKPT_VERSION)
+    const int with_world = u32[0] == CKPT_VERSION_WORLD;
+    if (u32[0] != CKPT_VERSION && !with_world)
         st = bad(err, path, "unknown version");
     else if (u32[1] < CKPT_PARAM_FLOATS_MIN || u32[1] > CKPT_PARAM_FLOATS)
         st = shoal_error_set(err, SHOAL_ERR_INPUT,
@@ -180,7 +203,9 @@ shoal_status shoal_io_checkpoint_read(const char *path, shoal_sim_desc *desc, fl
     }
     long end = ftell(f);
     size_t floats = u32[1];
-    if (end < 0 || (uint64_t)(end - here) != CKPT_EXTRA_OF(floats) + (uint64_t)n * 24 ||
+    if (end < 0 ||
+        (uint64_t)(end - here) !=
+            CKPT_EXTRA_OF(floats) + (with_world ? CKPT_WORLD : 0) + (uint64_t)n * 24 ||
         fseek(f, here, SEEK_SET) != 0) {
         fclose(f);
         return bad(err, path, "its size does not match its boid count");
@@ -206,8 +231,17 @@ shoal_status shoal_io_checkpoint_read(const char *path, shoal_sim_desc *desc, fl
              fread(ck->predator_pos, sizeof ck->predator_pos, 1, f) == 1 &&
              fread(ck->predator_vel, sizeof ck->predator_vel, 1, f) == 1 &&
              fread(ck->target_pinned, sizeof ck->target_pinned, 1, f) == 1 &&
-             fread(ck->target_pin, sizeof ck->target_pin, 1, f) == 1 &&
-             fread(rows, sizeof(float) * 6, n, f) == n;
+             fread(ck->target_pin, sizeof ck->target_pin, 1, f) == 1;
+    if (ok && with_world) {
+        int32_t wi[4] = {0, 0, 0, 0};
+        ok = fread(wi, sizeof wi, 1, f) == 1 &&
+             fread(d.world.size, sizeof d.world.size, 1, f) == 1 &&
+             fread(d.world.center, sizeof d.world.center, 1, f) == 1;
+        d.world.dims = wi[0];
+        for (int c = 0; c < 3; c++)
+            d.world.periodic[c] = wi[1 + c];
+    }
+    ok = ok && fread(rows, sizeof(float) * 6, n, f) == n;
     int rerr = ferror(f);
     fclose(f);
     if (!ok) {
@@ -227,7 +261,9 @@ shoal_status shoal_io_checkpoint_read(const char *path, shoal_sim_desc *desc, fl
         return bad(err, path, "its predator count contradicts its parameters");
     }
     if (shoal_params_validate(d.model, &d.params, &pe) ||
-        shoal_state_check_finite(rows, n, path, &pe) || checkpoint_values(ck, &pe)) {
+        shoal_world_validate(&d.world, shoal_params_interaction_radius(d.model, &d.params), &pe) ||
+        shoal_state_check_finite(rows, n, path, &pe) ||
+        shoal_world_check_rows(&d.world, rows, n, path, &pe) || checkpoint_values(ck, &pe)) {
         free(rows);
         return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: bad checkpoint: %s", path, pe.message);
     }

@@ -47,7 +47,8 @@ struct shoal_traj {
     shoal_params m_params;
     double m_dt, m_t0;
     uint64_t m_seed;
-    size_t m_count; /* 0: not given */
+    size_t m_count;      /* 0: not given */
+    shoal_world m_world; /* the manifest's "world" (today's when it has none) */
     /* ids given apart (shoal_traj_set_ids) */
     double *given;
     size_t given_rows, given_n;
@@ -252,8 +253,57 @@ static shoal_status manifest_params(shoal_traj *t, const char *mpath, const json
     return SHOAL_OK;
 }
 
+/* The manifest's world ("world": {"dims": 2, "periodic": [1, 1, 0], "size": [...],
+ * "center": [...]}; written when the run's world is not today's): each field by the world's
+ * own names and checks (shoal_world_set), then shoal_world_validate. */
+static shoal_status manifest_world(shoal_traj *t, const char *mpath, const json_value *w,
+                                   shoal_error *e)
+{
+    t->m_world = shoal_world_default();
+    if (!w)
+        return SHOAL_OK;
+    if (w->type != JSON_OBJECT)
+        return shoal_error_set(e, SHOAL_ERR_INPUT, "%s: world: expected an object", mpath);
+    static const char *const keys[4][2] = {{"dims", "dims"},
+                                           {"periodic", "periodic"},
+                                           {"size", "world_size"},
+                                           {"center", "world_center"}};
+    for (int i = 0; i < w->count; i++) {
+        const json_value *val = &w->items[i];
+        const char *name = NULL;
+        for (int k = 0; k < 4; k++)
+            if (strcmp(w->keys[i], keys[k][0]) == 0)
+                name = keys[k][1];
+        char text[160];
+        int ok = name != NULL;
+        if (ok && val->type == JSON_NUMBER && strcmp(name, "dims") == 0) {
+            snprintf(text, sizeof text, "%.17g", val->num);
+        } else if (ok && val->type == JSON_ARRAY && val->count == 3 && strcmp(name, "dims")) {
+            for (int c = 0; ok && c < 3; c++)
+                ok = val->items[c].type == JSON_NUMBER;
+            if (ok)
+                snprintf(text, sizeof text, "%.17g,%.17g,%.17g", val->items[0].num,
+                         val->items[1].num, val->items[2].num);
+        } else {
+            ok = 0;
+        }
+        if (!ok)
+            return shoal_error_set(e, SHOAL_ERR_INPUT,
+                                   "%s: world: '%s' is not dims (a number), periodic, size or "
+                                   "center (3 numbers each)",
+                                   mpath, w->keys[i]);
+        shoal_error we;
+        if (shoal_world_set(&t->m_world, name, text, &we))
+            return shoal_error_set(e, SHOAL_ERR_INPUT, "%s: %s", mpath, we.message);
+    }
+    shoal_error we;
+    if (shoal_world_validate(&t->m_world, 0.0f, &we))
+        return shoal_error_set(e, SHOAL_ERR_INPUT, "%s: %s", mpath, we.message);
+    return SHOAL_OK;
+}
+
 /* shoal's trajectory directory: manifest.json names the frames, their steps and times, and
- * the run's model, dt, t0, seed and parameters. Every field is checked. */
+ * the run's model, dt, t0, seed, parameters and world. Every field is checked. */
 static shoal_status open_manifest(shoal_traj *t, const char *dir, const char *mpath, shoal_error *e)
 {
     json_value m;
@@ -290,6 +340,8 @@ static shoal_status open_manifest(shoal_traj *t, const char *dir, const char *mp
         st = shoal_error_set(e, SHOAL_ERR_INPUT, "%s: count: expected a whole number >= 1", mpath);
     if (!st)
         st = manifest_params(t, mpath, json_get(&m, "parameters"), e);
+    if (!st)
+        st = manifest_world(t, mpath, json_get(&m, "world"), e);
     if (!st) {
         shoal_sim_desc def = shoal_sim_desc_default();
         t->m_dt = dt ? dt->num : def.dt_s;
@@ -751,6 +803,7 @@ shoal_status shoal_traj_verify_desc(const shoal_traj *t, const shoal_scene *scen
         out->params = t->m_params;
         out->dt_s = t->m_dt;
         out->seed = t->m_seed;
+        out->world = t->m_world;
     }
     if (t->manifest) /* the time of its first frame: t0 is the time of state 0 */
         out->t0_s = t->times[0];

@@ -26,6 +26,7 @@
 #include "sim/models.h"
 #include "sim/rules.h"
 #include "sim/sim_internal.h"
+#include "sim/world_kernel.h"
 
 #include <string.h>
 
@@ -46,7 +47,7 @@ typedef struct kgroup {
     uint32_t base;
     int n;
     int runs;
-    uint32_t rb[9], re[9];
+    uint32_t rb[GRID_RUNS_MAX], re[GRID_RUNS_MAX];
     float box[6];
     float filter_r2; /* the model's largest squared radius, as its tests compare it */
     int filter;      /* 0: walk every candidate (the box test would keep nearly all) */
@@ -59,11 +60,12 @@ typedef struct kwalk {
     uint32_t j;
 #if VW > 1
     vf box[6], r2;  /* the group's box and filter_r2, in every lane */
+    vf period[3];   /* a periodic world: each axis's period, +inf where it does not wrap */
     uint32_t limit; /* the boid count: a vector load below it stays in the arrays */
 #endif
 } kwalk;
 
-static inline void KFN(walk_init)(const kgroup *g, kwalk *w)
+static inline void KFN(walk_init)(const shoal_sim *s, const kgroup *g, kwalk *w)
 {
     w->r = 0;
     w->j = g->runs > 0 ? g->rb[0] : 0;
@@ -72,6 +74,10 @@ static inline void KFN(walk_init)(const kgroup *g, kwalk *w)
         w->box[k] = vf_set1(g->box[k]);
     w->r2 = vf_set1(g->filter_r2);
     w->limit = g->count;
+    for (int k = 0; k < 3; k++)
+        w->period[k] = vf_set1(s->mc.periodic[k] ? s->mc.wsize[k] : __builtin_inff());
+#else
+    (void)s;
 #endif
 }
 
@@ -91,19 +97,31 @@ static inline int KFN(all_run)(uint32_t *jp, uint32_t re, uint32_t *list, int n)
     return n;
 }
 
+/* The box filter's distance on an axis of a periodic world, at least every lane's |minimum
+ * image| (rules.h rule_image): a lane whose difference d keeps its image has |d| >= e, the
+ * direct distance to the box; one that takes the other image has |d - L| = L - |d| (rounded
+ * once, and the negation is exact) >= L - M, M the larger difference to the box's far face
+ * (rounding is monotonic). So the smaller of the two is a lower bound for every lane; on an
+ * axis that does not wrap L = +inf leaves e. */
+static inline __attribute__((always_inline)) vf KFN(filter_wrap)(vf e, vf q, vf lo, vf hi, vf L)
+{
+    vf far = vf_max(vf_sub(hi, q), vf_sub(q, lo));
+    return vf_min(e, vf_max(vf_sub(L, far), vf_zero()));
+}
+
 /* The box test of one vector of candidates, slots j .. j + VW - 1: the lanes whose squared
  * distance to the group's box is at most filter_r2. `tail` (1 to VW - 1, or 0 for a whole
  * vector) lanes are candidates; the others are masked out of the test, and their positions
  * are loaded only where the vector stays in the arrays (masked loads cost several times a
  * plain load on some cores). The distance is formed as the lanes form theirs (per axis the
- * float difference to the nearer face, 0 inside; (x^2 + y^2) + z^2). Rounding is monotonic,
- * so each lane's d^2 to the candidate is at least this: a candidate whose box d^2 exceeds
- * filter_r2 fails every lane's radius test and adds exactly nothing (the filter is exact, not
- * a heuristic). */
+ * float difference to the nearer face, 0 inside; (x^2 + y^2) + z^2; in a periodic world the
+ * smaller of that and the wrapped bound, filter_wrap). Rounding is monotonic, so each lane's
+ * d^2 to the candidate is at least this: a candidate whose box d^2 exceeds filter_r2 fails
+ * every lane's radius test and adds exactly nothing (the filter is exact, not a heuristic). */
 static inline __attribute__((always_inline)) vm KFN(filter_keep)(const float *px, const float *py,
                                                                  const float *pz, uint32_t j,
                                                                  int tail, int whole,
-                                                                 const kwalk *w)
+                                                                 const kwalk *w, const int wrap)
 {
     vf zero = vf_zero();
     vf qx = whole ? vf_load(px + j) : vf_load_n(px + j, tail);
@@ -112,6 +130,11 @@ static inline __attribute__((always_inline)) vm KFN(filter_keep)(const float *px
     vf ex = vf_max(vf_max(vf_sub(w->box[0], qx), vf_sub(qx, w->box[3])), zero);
     vf ey = vf_max(vf_max(vf_sub(w->box[1], qy), vf_sub(qy, w->box[4])), zero);
     vf ez = vf_max(vf_max(vf_sub(w->box[2], qz), vf_sub(qz, w->box[5])), zero);
+    if (wrap) {
+        ex = KFN(filter_wrap)(ex, qx, w->box[0], w->box[3], w->period[0]);
+        ey = KFN(filter_wrap)(ey, qy, w->box[1], w->box[4], w->period[1]);
+        ez = KFN(filter_wrap)(ez, qz, w->box[2], w->box[5], w->period[2]);
+    }
     vf d2 = vf_add(vf_add(vf_mul(ex, ex), vf_mul(ey, ey)), vf_mul(ez, ez));
     vm keep = vf_le(d2, w->r2);
     return tail ? vm_and(keep, vm_first(tail)) : keep;
@@ -121,20 +144,21 @@ static inline __attribute__((always_inline)) vm KFN(filter_keep)(const float *px
  * until the run ends or the list holds KLIST_CAP (writes up to VW - 1 entries beyond what it
  * counts); returns the new n and advances *j. */
 static inline int KFN(filter_run)(const float *px, const float *py, const float *pz, uint32_t *jp,
-                                  uint32_t re, const kwalk *w, uint32_t *list, int n)
+                                  uint32_t re, const kwalk *w, uint32_t *list, int n,
+                                  const int wrap)
 {
     uint32_t j = *jp;
     vi idx = vi_add(vi_set1((int32_t)j), vi_lanes());
     const vi step = vi_set1(VW);
     while (re - j >= VW && n < KLIST_CAP) {
-        vm keep = KFN(filter_keep)(px, py, pz, j, 0, 1, w);
+        vm keep = KFN(filter_keep)(px, py, pz, j, 0, 1, w, wrap);
         vi_append((int32_t *)(list + n), vm_perm(keep), idx);
         n += vm_count(keep);
         j += VW;
         idx = vi_add(idx, step);
     }
     if (j < re && n < KLIST_CAP) {
-        vm keep = KFN(filter_keep)(px, py, pz, j, (int)(re - j), j + VW <= w->limit, w);
+        vm keep = KFN(filter_keep)(px, py, pz, j, (int)(re - j), j + VW <= w->limit, w, wrap);
         vi_append((int32_t *)(list + n), vm_perm(keep), idx);
         n += vm_count(keep);
         j = re;
@@ -161,9 +185,10 @@ static inline void KFN(lane_box)(kgroup *g, vf3 p)
 
 /* The next chunk of the group's candidates (slots, in the canonical order) into list;
  * returns how many (0: none left). */
-static inline __attribute__((always_inline)) int KFN(walk_next)(const shoal_sim *s, const kgroup *g,
-                                                                kwalk *w, uint32_t *list)
+static inline __attribute__((always_inline)) int
+KFN(walk_next)(const shoal_sim *s, const kgroup *g, kwalk *w, uint32_t *list, const int wrap)
 {
+    (void)wrap;
     int n = 0;
 #if VW > 1
     const float *px = s->cur[0], *py = s->cur[1], *pz = s->cur[2];
@@ -174,7 +199,7 @@ static inline __attribute__((always_inline)) int KFN(walk_next)(const shoal_sim 
         uint32_t re = g->re[w->r];
 #if VW > 1
         if (g->filter)
-            n = KFN(filter_run)(px, py, pz, &w->j, re, w, list, n);
+            n = KFN(filter_run)(px, py, pz, &w->j, re, w, list, n, wrap);
         else
             n = KFN(all_run)(&w->j, re, list, n);
 #else
@@ -277,10 +302,32 @@ static inline void KFN(extras)(const shoal_sim *s, const kgroup *g, vf3 p, rule_
     x->field = x->flee = v3_zero();
     x->rows = s->row_cur + g->base; /* lane i's input row (MPI: its global row) */
     x->lanes = g->n;
-    if (x->field_on)
+    if (x->field_on) {
         x->field = KFN(field_avoid)(s, g, p);
+        if (s->mc.world_on && s->mc.world_dims == 2)
+            x->field.z = vf_zero(); /* the plane: the field's z does not act */
+    }
     if (x->flee_on)
         x->flee = KFN(flee_weighted)(s, p);
+}
+
+/* The new state placed in the world (docs/WORLD.md): positions wrapped into the box on each
+ * periodic axis (world_wrap_v: world_wrap_f lane by lane), and in 2D z = vz = 0 exactly (the
+ * rules' z terms are all +-0 there, so the plane's arithmetic is the 2D one; this makes the
+ * zeros positive). Out of line: today's world never calls it. */
+static __attribute__((noinline)) void KFN(world_place)(const shoal_sim *s, vf3 *p, vf3 *v)
+{
+    const model_consts *mc = &s->mc;
+    if (mc->periodic[0])
+        p->x = world_wrap_v(p->x, mc->wlo[0], mc->wsize[0], mc->whi[0]);
+    if (mc->periodic[1])
+        p->y = world_wrap_v(p->y, mc->wlo[1], mc->wsize[1], mc->whi[1]);
+    if (mc->periodic[2])
+        p->z = world_wrap_v(p->z, mc->wlo[2], mc->wsize[2], mc->whi[2]);
+    if (mc->world_dims == 2) {
+        p->z = vf_zero();
+        v->z = vf_zero();
+    }
 }
 
 /* The cells of the new positions p (grid.c cell_index lane by lane: grid_coord against the
@@ -290,7 +337,7 @@ static inline void KFN(extras)(const shoal_sim *s, const kgroup *g, vf3 p, rule_
  * it (the conversion of a value that large is masked out). */
 static inline vi KFN(coord)(vf v, const grid *gr, int c)
 {
-    vf f = vf_mul(vf_sub(v, vf_set1(gr->origin[c])), vf_set1(gr->inv_cell));
+    vf f = vf_mul(vf_sub(v, vf_set1(gr->origin[c])), vf_set1(gr->inv[c]));
     vm in = vf_ge(f, vf_zero()); /* not NaN, >= 0 */
     vm top = vf_ge(f, vf_set1((float)(gr->gdims[c] - 1)));
     vi k = vi_select(top, vi_set1(gr->gdims[c] - 1), vi_trunc(f));
@@ -351,7 +398,8 @@ static inline void KFN(store_state)(const shoal_sim *s, const kgroup *g, vf3 p, 
     } KFN(kst_##M);                                                                                \
                                                                                                    \
     static inline __attribute__((always_inline)) void KFN(pairs_##M)(                              \
-        const shoal_sim *s, KFN(kst_##M) * k, const uint32_t *list, int n, const int variant)      \
+        const shoal_sim *s, KFN(kst_##M) * k, const uint32_t *list, int n, const int variant,      \
+        const int wrap)                                                                            \
     {                                                                                              \
         const shoal_params *prm = &s->desc.params;                                                 \
         const model_consts *mc = &s->mc;                                                           \
@@ -364,11 +412,14 @@ static inline void KFN(store_state)(const shoal_sim *s, const kgroup *g, vf3 p, 
         for (int q = 0; q < n; q++) {                                                              \
             uint32_t j = list[q];                                                                  \
             vf3 diff = rule_diff(p, qx[j], qy[j], qz[j]);                                          \
+            vf3 pos = v3_set1(qx[j], qy[j], qz[j]);                                                \
+            if (wrap)                                                                              \
+                rule_image(mc, &diff, &pos);                                                       \
             vf d2 = v3_dot(diff, diff);                                                            \
             vm near = M##_near(d2, reach2);                                                        \
             if (M##_SKIP_FAR && !vm_any(near))                                                     \
                 continue;                                                                          \
-            rule_cand c = {qx[j], qy[j], qz[j], wx[j], wy[j], wz[j], {0.0f, 0.0f, 0.0f}};          \
+            rule_cand c = {pos, wx[j], wy[j], wz[j], {0.0f, 0.0f, 0.0f}};                          \
             if (M##_USES_DIR)                                                                      \
                 rule_dir(c.vx, c.vy, c.vz, c.dir);                                                 \
             vm late = M##_pair(&a, near, p, diff, d2, &c, prm, mc, variant);                       \
@@ -380,19 +431,31 @@ static inline void KFN(store_state)(const shoal_sim *s, const kgroup *g, vf3 p, 
         k->a = a;                                                                                  \
         k->late_n = late_n;                                                                        \
     }                                                                                              \
-    static __attribute__((noinline)) void KFN(pairs_##M##_0)(const shoal_sim *s, KFN(kst_##M) * k, \
-                                                             const uint32_t *list, int n)          \
+    /* the four compiled pair loops: variant 0 or 1 (M's), in a world with a periodic axis         \
+     * or not (the minimum image per candidate) */                                                 \
+    static __attribute__((noinline)) void KFN(pairs_##M##_00)(                                     \
+        const shoal_sim *s, KFN(kst_##M) * k, const uint32_t *list, int n)                         \
     {                                                                                              \
-        KFN(pairs_##M)(s, k, list, n, 0);                                                          \
+        KFN(pairs_##M)(s, k, list, n, 0, 0);                                                       \
     }                                                                                              \
-    static __attribute__((noinline)) void KFN(pairs_##M##_1)(const shoal_sim *s, KFN(kst_##M) * k, \
-                                                             const uint32_t *list, int n)          \
+    static __attribute__((noinline)) void KFN(pairs_##M##_10)(                                     \
+        const shoal_sim *s, KFN(kst_##M) * k, const uint32_t *list, int n)                         \
     {                                                                                              \
-        KFN(pairs_##M)(s, k, list, n, M##_VARIANTS > 1);                                           \
+        KFN(pairs_##M)(s, k, list, n, M##_VARIANTS > 1, 0);                                        \
+    }                                                                                              \
+    static __attribute__((noinline)) void KFN(pairs_##M##_01)(                                     \
+        const shoal_sim *s, KFN(kst_##M) * k, const uint32_t *list, int n)                         \
+    {                                                                                              \
+        KFN(pairs_##M)(s, k, list, n, 0, 1);                                                       \
+    }                                                                                              \
+    static __attribute__((noinline)) void KFN(pairs_##M##_11)(                                     \
+        const shoal_sim *s, KFN(kst_##M) * k, const uint32_t *list, int n)                         \
+    {                                                                                              \
+        KFN(pairs_##M)(s, k, list, n, M##_VARIANTS > 1, 1);                                        \
     }                                                                                              \
                                                                                                    \
     static inline __attribute__((always_inline)) void KFN(walk_##M)(                               \
-        const shoal_sim *s, const kgroup *g, sim_fault *f, const int variant)                      \
+        const shoal_sim *s, const kgroup *g, sim_fault *f, const int variant, const int wrap)      \
     {                                                                                              \
         const shoal_params *prm = &s->desc.params;                                                 \
         const model_consts *mc = &s->mc;                                                           \
@@ -403,16 +466,25 @@ static inline void KFN(store_state)(const shoal_sim *s, const kgroup *g, vf3 p, 
         M##_begin(&k.a, prm, mc, k.p, v);                                                          \
         k.late_n = 0;                                                                              \
         kwalk w;                                                                                   \
-        KFN(walk_init)(g, &w);                                                                     \
+        KFN(walk_init)(s, g, &w);                                                                  \
         uint32_t list[KLIST_CAP + VW];                                                             \
         int n;                                                                                     \
-        while ((n = KFN(walk_next)(s, g, &w, list)) > 0) {                                         \
+        while ((n = KFN(walk_next)(s, g, &w, list, wrap)) > 0) {                                   \
             f->lane_pairs += (uint64_t)n * VW;                                                     \
-            variant ? KFN(pairs_##M##_1)(s, &k, list, n) : KFN(pairs_##M##_0)(s, &k, list, n);     \
+            if (wrap)                                                                              \
+                variant ? KFN(pairs_##M##_11)(s, &k, list, n)                                      \
+                        : KFN(pairs_##M##_01)(s, &k, list, n);                                     \
+            else                                                                                   \
+                variant ? KFN(pairs_##M##_10)(s, &k, list, n)                                      \
+                        : KFN(pairs_##M##_00)(s, &k, list, n);                                     \
             if (M##_LATE && k.late_n) {                                                            \
                 for (int q = 0; q < k.late_n; q++) {                                               \
                     uint32_t j = k.late[q];                                                        \
                     vf3 diff = rule_diff(k.p, s->cur[0][j], s->cur[1][j], s->cur[2][j]);           \
+                    if (wrap) {                                                                    \
+                        vf3 pos = v3_set1(s->cur[0][j], s->cur[1][j], s->cur[2][j]);               \
+                        rule_image(mc, &diff, &pos);                                               \
+                    }                                                                              \
                     M##_late(&k.a, diff, v3_dot(diff, diff), mc);                                  \
                 }                                                                                  \
                 k.late_n = 0;                                                                      \
@@ -423,15 +495,20 @@ static inline void KFN(store_state)(const shoal_sim *s, const kgroup *g, vf3 p, 
         rule_extras x;                                                                             \
         KFN(extras)(s, g, p, &x);                                                                  \
         M##_finish(&k.a, prm, mc, variant, &x, &p, &v);                                            \
+        if (mc->world_on)                                                                          \
+            KFN(world_place)(s, &p, &v);                                                           \
         KFN(store_state)(s, g, p, v, f);                                                           \
     }                                                                                              \
                                                                                                    \
     static void KFN(group_##M)(const shoal_sim *s, const kgroup *g, sim_fault *f)                  \
     {                                                                                              \
-        if (M##_VARIANTS > 1 && M##_variant(&s->mc))                                               \
-            KFN(walk_##M)(s, g, f, 1);                                                             \
+        const int variant = M##_VARIANTS > 1 && M##_variant(&s->mc);                               \
+        const int wrap =                                                                           \
+            s->mc.world_on && (s->mc.periodic[0] | s->mc.periodic[1] | s->mc.periodic[2]);         \
+        if (wrap)                                                                                  \
+            variant ? KFN(walk_##M)(s, g, f, 1, 1) : KFN(walk_##M)(s, g, f, 0, 1);                 \
         else                                                                                       \
-            KFN(walk_##M)(s, g, f, 0);                                                             \
+            variant ? KFN(walk_##M)(s, g, f, 1, 0) : KFN(walk_##M)(s, g, f, 0, 0);                 \
     }
 
 SIM_MODELS(KWALK_MODEL)
@@ -502,10 +579,8 @@ void KFN(forces_range)(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f)
 #else
             float xlo = s->cur[0][g0], xhi = xlo;
 #endif
-            int32_t x_first =
-                grid_coord(xlo, gr->origin[0], gr->inv_cell, gr->gdims[0]) - gr->off[0];
-            int32_t x_last =
-                grid_coord(xhi, gr->origin[0], gr->inv_cell, gr->gdims[0]) - gr->off[0];
+            int32_t x_first = grid_coord(xlo, gr->origin[0], gr->inv[0], gr->gdims[0]) - gr->off[0];
+            int32_t x_last = grid_coord(xhi, gr->origin[0], gr->inv[0], gr->gdims[0]) - gr->off[0];
             g.runs = grid_runs(s, x_first - 1, x_last + 1, y, z, g.rb, g.re);
 #if VW > 1
             g.filter = skip == 0;

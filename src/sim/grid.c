@@ -7,6 +7,7 @@
 #include "sim/models.h"
 #include "core/check.h"
 #include "sim/sim_internal.h"
+#include "sim/world.h"
 
 #include <math.h>
 #include <string.h>
@@ -19,12 +20,14 @@ const char *shoal_sim_stage_name(shoal_sim_stage stage)
     return (unsigned)stage < STAGE_COUNT ? sim_stage_names[stage] : NULL;
 }
 
-void grid_setup(grid *g, shoal_model model, const shoal_params *p, shoal_neighbors nb, size_t count)
+void grid_setup(grid *g, shoal_model model, const shoal_params *p, const shoal_world *w,
+                shoal_neighbors nb, size_t count)
 {
     memset(g, 0, sizeof *g);
     if (nb == SHOAL_NEIGHBORS_BRUTE) {
         /* All pairs: one cell holding every boid in row order; its one candidate run is
-         * then [0, N) in row order, the O(N^2) reference. */
+         * then [0, N) in row order, the O(N^2) reference (in a periodic world the walkers
+         * take every pair's minimum image: the brute force of the torus). */
         g->cell_size = INFINITY;
         g->inv_cell = 0.0f;
         g->dims[0] = g->dims[1] = g->dims[2] = 1;
@@ -36,6 +39,11 @@ void grid_setup(grid *g, shoal_model model, const shoal_params *p, shoal_neighbo
         }
         return;
     }
+    shoal_world wd = w ? *w : shoal_world_default();
+    const int plane = shoal_world_dims(&wd) == 2;
+    int wrap[3];
+    for (int c = 0; c < 3; c++)
+        wrap[c] = shoal_world_axis_periodic(&wd, c);
     float lo[3], hi[3];
     sim_model_of(model)->bounds(p, lo, hi);
     /* Inflate the radius a little so rounding in d^2 <= r^2 or in the cell coordinate can
@@ -49,23 +57,45 @@ void grid_setup(grid *g, shoal_model model, const shoal_params *p, shoal_neighbo
         g->origin[c] = (float)(lo[c] - margin);
         ext[c] = (double)hi[c] - lo[c] + 2 * margin;
     }
+    /* A periodic axis: the world's box exactly, in floor(L / cell) cells of L / dims (at
+     * least the cell, so at least the radius); positions live in [lo, hi) (wrapped after
+     * every step). 2D: one layer of cells in z (every boid has z = 0). */
+    world_axes wa;
+    world_axes_make(&wd, &wa);
     /* Keep the cell count O(N): large boxes with few boids get bigger cells (still exact,
      * just more candidates). */
     double max_cells = fmax(4.0 * (double)count, 32768.0);
     if (max_cells > 64.0 * 1024 * 1024)
         max_cells = 64.0 * 1024 * 1024;
+    double nd[3];
     for (;;) {
         double n = 1;
-        for (int c = 0; c < 3; c++)
-            n *= fmax(1.0, ceil(ext[c] / cell));
+        for (int c = 0; c < 3; c++) {
+            if (wrap[c])
+                nd[c] = fmax(1.0, floor((double)wa.size[c] / (double)cell));
+            else if (c == 2 && plane)
+                nd[c] = 1.0;
+            else
+                nd[c] = fmax(1.0, ceil(ext[c] / cell));
+            n *= nd[c];
+        }
         if (n <= max_cells)
             break;
         cell *= 1.25f;
     }
     g->cell_size = cell;
     g->inv_cell = 1.0f / cell;
-    for (int c = 0; c < 3; c++)
-        g->dims[c] = (int32_t)fmax(1.0, ceil(ext[c] / cell));
+    for (int c = 0; c < 3; c++) {
+        g->dims[c] = (int32_t)nd[c];
+        g->inv[c] = g->inv_cell;
+        g->wrap[c] = wrap[c];
+        if (wrap[c]) {
+            g->origin[c] = wa.lo[c];
+            g->inv[c] = (float)g->dims[c] / wa.size[c];
+        } else if (c == 2 && plane) {
+            g->origin[c] = -0.5f * cell; /* z = 0 is inside the one layer */
+        }
+    }
     g->cell_count = (int64_t)g->dims[0] * g->dims[1] * g->dims[2];
     g->row_count = (int64_t)g->dims[1] * g->dims[2];
     for (int c = 0; c < 3; c++) {
@@ -77,9 +107,9 @@ void grid_setup(grid *g, shoal_model model, const shoal_params *p, shoal_neighbo
 static inline uint32_t cell_index(const grid *g, float x, float y, float z)
 {
     /* the whole grid's cell (clamped to its edges), then its place in this sub-box */
-    int32_t cx = grid_coord(x, g->origin[0], g->inv_cell, g->gdims[0]) - g->off[0];
-    int32_t cy = grid_coord(y, g->origin[1], g->inv_cell, g->gdims[1]) - g->off[1];
-    int32_t cz = grid_coord(z, g->origin[2], g->inv_cell, g->gdims[2]) - g->off[2];
+    int32_t cx = grid_coord(x, g->origin[0], g->inv[0], g->gdims[0]) - g->off[0];
+    int32_t cy = grid_coord(y, g->origin[1], g->inv[1], g->gdims[1]) - g->off[1];
+    int32_t cz = grid_coord(z, g->origin[2], g->inv[2], g->gdims[2]) - g->off[2];
     return (uint32_t)(cx + g->dims[0] * (cy + g->dims[1] * cz));
 }
 
@@ -291,27 +321,73 @@ __attribute__((noinline)) void grid_scatter(shoal_sim *s, int thread_index, int 
     }
 }
 
+int grid_axis_cells(const grid *g, int c, int32_t k, int32_t out[3])
+{
+    const int32_t n = g->dims[c];
+    int m = 0;
+    if (!g->wrap[c]) {
+        for (int32_t j = k - 1; j <= k + 1; j++)
+            if (j >= 0 && j < n)
+                out[m++] = j;
+        return m;
+    }
+    if (n <= 3) { /* every cell of the axis, each once */
+        for (int32_t j = 0; j < n; j++)
+            out[m++] = j;
+        return m;
+    }
+    int32_t a = k - 1 < 0 ? n - 1 : k - 1, b = k + 1 >= n ? 0 : k + 1;
+    /* ascending: the wrapped one moves to its place */
+    if (k == 0) {
+        out[0] = 0, out[1] = 1, out[2] = n - 1;
+    } else if (k == n - 1) {
+        out[0] = 0, out[1] = n - 2, out[2] = n - 1;
+    } else {
+        out[0] = a, out[1] = k, out[2] = b;
+    }
+    return 3;
+}
+
 int grid_runs(const shoal_sim *s, int32_t x_lo, int32_t x_hi, int32_t y, int32_t z,
-              uint32_t run_begin[9], uint32_t run_end[9])
+              uint32_t run_begin[GRID_RUNS_MAX], uint32_t run_end[GRID_RUNS_MAX])
 {
     const grid *g = &s->g;
-    if (x_lo < 0)
-        x_lo = 0;
-    if (x_hi > g->dims[0] - 1)
-        x_hi = g->dims[0] - 1;
+    const int32_t nx = g->dims[0];
+    /* the x ranges, ascending: [x_lo, x_hi] clipped, or on a periodic axis wrapped (the
+     * whole row when it covers it, else up to two ranges) */
+    int32_t xa[2], xb[2];
+    int xr = 1;
+    if (!g->wrap[0]) {
+        xa[0] = x_lo < 0 ? 0 : x_lo;
+        xb[0] = x_hi > nx - 1 ? nx - 1 : x_hi;
+    } else if (x_hi - x_lo + 1 >= nx) {
+        xa[0] = 0;
+        xb[0] = nx - 1;
+    } else if (x_lo < 0) {
+        xa[0] = 0, xb[0] = x_hi;
+        xa[1] = x_lo + nx, xb[1] = nx - 1;
+        xr = 2;
+    } else if (x_hi >= nx) {
+        xa[0] = 0, xb[0] = x_hi - nx;
+        xa[1] = x_lo, xb[1] = nx - 1;
+        xr = 2;
+    } else {
+        xa[0] = x_lo;
+        xb[0] = x_hi;
+    }
+    int32_t zs[3], ys[3];
+    int nz = grid_axis_cells(g, 2, z, zs), ny = grid_axis_cells(g, 1, y, ys);
     int n = 0;
-    for (int32_t zz = z - 1; zz <= z + 1; zz++) {
-        if (zz < 0 || zz >= g->dims[2])
-            continue;
-        for (int32_t yy = y - 1; yy <= y + 1; yy++) {
-            if (yy < 0 || yy >= g->dims[1])
-                continue;
-            int64_t row = (int64_t)g->dims[0] * (yy + (int64_t)g->dims[1] * zz);
-            uint32_t rb = s->cell_start[row + x_lo], re = s->cell_start[row + x_hi + 1];
-            if (rb < re) {
-                run_begin[n] = rb;
-                run_end[n] = re;
-                n++;
+    for (int iz = 0; iz < nz; iz++) {
+        for (int iy = 0; iy < ny; iy++) {
+            int64_t row = (int64_t)nx * (ys[iy] + (int64_t)g->dims[1] * zs[iz]);
+            for (int r = 0; r < xr; r++) {
+                uint32_t rb = s->cell_start[row + xa[r]], re = s->cell_start[row + xb[r] + 1];
+                if (rb < re) {
+                    run_begin[n] = rb;
+                    run_end[n] = re;
+                    n++;
+                }
             }
         }
     }
@@ -345,16 +421,21 @@ size_t sim_grid_neighbors(shoal_sim *s, uint32_t row, float radius, uint32_t *ou
     int32_t cx = (int32_t)(c % (uint32_t)g->dims[0]);
     int32_t cy = (int32_t)((c / (uint32_t)g->dims[0]) % (uint32_t)g->dims[1]);
     int32_t cz = (int32_t)(c / ((uint32_t)g->dims[0] * (uint32_t)g->dims[1]));
-    uint32_t rb[9], re[9];
+    uint32_t rb[GRID_RUNS_MAX], re[GRID_RUNS_MAX];
     int n = grid_runs(s, cx - 1, cx + 1, cy, cz, rb, re);
+    world_axes wa;
+    world_axes_make(&s->desc.world, &wa);
     float r2 = radius * radius;
     size_t k = 0;
     for (int r = 0; r < n; r++) {
         for (uint32_t j = rb[r]; j < re[r]; j++) {
-            float dx = s->cur[0][slot] - s->cur[0][j];
-            float dy = s->cur[1][slot] - s->cur[1][j];
-            float dz = s->cur[2][slot] - s->cur[2][j];
-            float d2 = dx * dx + dy * dy + dz * dz;
+            float d[3];
+            for (int a = 0; a < 3; a++) {
+                d[a] = s->cur[a][slot] - s->cur[a][j];
+                if (wa.periodic[a])
+                    d[a] = world_min_image_f(d[a], wa.size[a], wa.half[a]);
+            }
+            float d2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
             if (d2 > 0.0f && d2 <= r2 && k < max)
                 out[k++] = s->row_cur[j];
         }

@@ -6,23 +6,29 @@
 #include "core/rng.h"
 #include "sim/models.h"
 #include "sim/sim_internal.h"
+#include "sim/world.h"
 
-void sim_init_row(shoal_model model, const shoal_params *p, uint64_t seed, size_t i, float row[6])
+/* The model's start, then placed in the world (world_place_init_row: in 2D on the plane with
+ * its speed kept, on a periodic axis wrapped into the box). */
+void sim_init_row(shoal_model model, const shoal_params *p, const shoal_world *w, uint64_t seed,
+                  size_t i, float row[6])
 {
     rng r = rng_stream(seed, (uint64_t)i);
     sim_model_of(model)->start(p, &r, row); /* the model's own start (models.c) */
+    if (w)
+        world_place_init_row(w, row);
 }
 
-void sim_init_rows(shoal_model model, const shoal_params *p, uint64_t seed, size_t count,
-                   float *rows)
+void sim_init_rows(shoal_model model, const shoal_params *p, const shoal_world *w, uint64_t seed,
+                   size_t count, float *rows)
 {
     for (size_t i = 0; i < count; i++)
-        sim_init_row(model, p, seed, i, rows + i * 6);
+        sim_init_row(model, p, w, seed, i, rows + i * 6);
 }
 
-void sim_init_rows_range(shoal_model model, const shoal_params *p, uint64_t seed, size_t first,
-                         size_t count, float *rows)
+void sim_init_rows_range(shoal_model model, const shoal_params *p, const shoal_world *w,
+                         uint64_t seed, size_t first, size_t count, float *rows)
 {
     for (size_t i = 0; i < count; i++)
-        sim_init_row(model, p, seed, first + i, rows + i * 6);
+        sim_init_row(model, p, w, seed, first + i, rows + i * 6);
 }

@@ -18,6 +18,10 @@
 
 shoal_status part_create(const shoal_sim_desc *d, shoal_sim **out, shoal_error *err)
 {
+    if (!shoal_world_is_default(&d->world))
+        return shoal_error_set(err, SHOAL_ERR_UNSUPPORTED,
+                               "MPI: periodic and 2D worlds are not split over ranks yet (run them "
+                               "in one process: every thread count and ISA gives the same bytes)");
     shoal_sim_desc one = *d;
     one.boid_count = 1;
     shoal_sim *s;
@@ -30,7 +34,7 @@ shoal_status part_create(const shoal_sim_desc *d, shoal_sim **out, shoal_error *
     s->part_cells = (size_t)s->g.cell_count;
     s->part_hist = (size_t)s->g.cell_count * (size_t)s->block_count;
     s->part_mode = 1;
-    grid_setup(&s->g, d->model, &d->params, d->neighbors, d->boid_count);
+    grid_setup(&s->g, d->model, &d->params, &d->world, d->neighbors, d->boid_count);
     *out = s;
     return SHOAL_OK;
 }
@@ -473,5 +477,5 @@ void part_predator_targets(const shoal_sim *s, float tgt[][3]) { predators_targe
 
 void part_init_rows(const shoal_sim_desc *d, size_t first, size_t count, float *rows)
 {
-    sim_init_rows_range(d->model, &d->params, d->seed, first, count, rows);
+    sim_init_rows_range(d->model, &d->params, &d->world, d->seed, first, count, rows);
 }

@@ -7,6 +7,7 @@
 #include "sim/rules.h"
 #include "core/check.h"
 #include "sim/sim_internal.h"
+#include "sim/world.h"
 
 #include <math.h>
 #include <string.h>
@@ -16,9 +17,13 @@ void predators_reset(shoal_sim *s)
     const shoal_params *p = &s->desc.params;
     int n = (int)p->predator_count;
     s->predator_count = n;
+    model_consts wm; /* the world's part of the constants (rule_predator_place) */
+    memset(&wm, 0, sizeof wm);
+    WORLD_CONSTS_SET(&wm, &s->desc.world);
     for (int k = 0; k < n; k++) {
         rule_predator_start(p, k, n, s->pred_p[k]);
         s->pred_v[k][0] = s->pred_v[k][1] = s->pred_v[k][2] = 0.0f;
+        rule_predator_place(&wm, s->pred_p[k], s->pred_v[k]);
     }
 }
 
@@ -35,9 +40,28 @@ void predators_step(shoal_sim *s)
 void predators_targets(const shoal_sim *s, float tgt_out[][3])
 {
     const shoal_params *p = &s->desc.params;
+    const model_consts *mc = &s->mc;
     const int n = s->predator_count;
     const float *X = s->cur[0], *Y = s->cur[1], *Z = s->cur[2];
     float centre[3] = {0, 0, 0};
+    if (p->predator_chase >= 1.0f && mc->world_on &&
+        (mc->periodic[0] | mc->periodic[1] | mc->periodic[2])) {
+        /* a torus has no one centre: each predator chases the mean of the boids' images
+         * nearest to it, q + mean(min_image(x_i - q)) (double sums in the engine's cell
+         * order, as below) */
+        for (int k = 0; k < n; k++) {
+            const float *q = s->pred_p[k];
+            double c[3] = {0, 0, 0};
+            for (size_t i = 0; i < s->count; i++) {
+                c[0] += rule_world_delta_s(mc, 0, X[i] - q[0]);
+                c[1] += rule_world_delta_s(mc, 1, Y[i] - q[1]);
+                c[2] += rule_world_delta_s(mc, 2, Z[i] - q[2]);
+            }
+            for (int a = 0; a < 3; a++)
+                tgt_out[k][a] = (float)((double)q[a] + c[a] / (double)s->count);
+        }
+        return;
+    }
     if (p->predator_chase >= 1.0f) {
         /* sums in the engine's (deterministic) cell order */
         double c[3] = {0, 0, 0};
@@ -60,7 +84,7 @@ void predators_targets(const shoal_sim *s, float tgt_out[][3])
             uint32_t best_row = UINT32_MAX;
             size_t best_i = 0;
             for (size_t i = 0; i < s->count; i++) {
-                float d2 = rule_predator_d2(X[i], Y[i], Z[i], q);
+                float d2 = rule_predator_d2(mc, X[i], Y[i], Z[i], q);
                 uint32_t row = s->row_cur[i];
                 if (d2 < best || (d2 == best && row < best_row)) {
                     best = d2;
@@ -80,8 +104,10 @@ void predators_advance(shoal_sim *s, const float tgt[][3])
     const shoal_params *p = &s->desc.params;
     const float dt = (float)s->desc.dt_s;
     float turn = rule_predator_turn(p, dt);
-    for (int k = 0; k < s->predator_count; k++)
-        rule_predator_move(p, s->pred_p[k], s->pred_v[k], tgt[k], turn, dt);
+    for (int k = 0; k < s->predator_count; k++) {
+        rule_predator_move(p, &s->mc, s->pred_p[k], s->pred_v[k], tgt[k], turn, dt);
+        rule_predator_place(&s->mc, s->pred_p[k], s->pred_v[k]);
+    }
 }
 
 size_t shoal_sim_predators(const shoal_sim *s, float *pos, float *vel, size_t max)

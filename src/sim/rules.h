@@ -86,18 +86,86 @@
 #define RF_COS(a) cosf(a)
 #endif
 
+/* ---- the world (docs/WORLD.md) ---------------------------------------------------------- */
+
+/* A difference d = a - b of two points in the box on an axis of period L (half = L / 2; +inf
+ * where the axis does not wrap, which leaves d as it is) as the minimum image: sim/world.h's
+ * world_min_image_f, on any vf (the wide types, the GPU's float, the reference's double and
+ * its bounded double): d - L above half, d + L below -half, else d. */
+RULE_FN vf rule_min_image(vf d, vreal L, vreal half)
+{
+    return vf_select(vf_gt(d, vf_set1(half)), vf_sub(d, vf_set1(L)),
+                     vf_select(vf_lt(d, vf_set1(-half)), vf_add(d, vf_set1(L)), d));
+}
+
+/* The same on a scalar (the predators' scalar rules). */
+RULE_FN vreal rule_min_image_s(vreal d, vreal L, vreal half)
+{
+    return d > half ? d - L : (d < -half ? d + L : d);
+}
+
+/* The difference p - c of a boid and a point of the world (an obstacle sphere's centre, a
+ * predator, a target, a model's boundary centre) as the world sees it: the minimum image on
+ * every periodic axis, and in 2D no z (the plane: a point's z counts as 0, so every term stays
+ * in the plane). Today's world (world_on 0): d as it is. */
+RULE_FN vf3 rule_world_delta(const RULE_CONSTS *mc, vf3 d)
+{
+    if (!mc->world_on)
+        return d;
+    if (mc->periodic[0])
+        d.x = rule_min_image(d.x, mc->wsize[0], mc->whalf[0]);
+    if (mc->periodic[1])
+        d.y = rule_min_image(d.y, mc->wsize[1], mc->whalf[1]);
+    if (mc->periodic[2])
+        d.z = rule_min_image(d.z, mc->wsize[2], mc->whalf[2]);
+    if (mc->world_dims == 2)
+        d.z = vf_zero();
+    return d;
+}
+
+/* One axis of rule_image: d (p - p_j) to its minimum image and q (p_j) moved by the same
+ * whole period. */
+RULE_FN void rule_image_axis(vf *d, vf *q, vreal L, vreal half)
+{
+    vm up = vf_gt(*d, vf_set1(half)), down = vf_lt(*d, vf_set1(-half));
+    vf l = vf_set1(L);
+    *d = vf_select(up, vf_sub(*d, l), vf_select(down, vf_add(*d, l), *d));
+    *q = vf_select(up, vf_add(*q, l), vf_select(down, vf_sub(*q, l), *q));
+}
+
+/* A candidate seen from the boid in a world with a periodic axis (every walker calls it
+ * there, right after rule_diff): diff = p - p_j becomes the minimum image on each periodic
+ * axis and pos (p_j) the candidate's image nearest the boid, lane by lane (p_j plus or minus
+ * the period: exactly p_j where the direct difference is already the nearest). */
+RULE_FN void rule_image(const RULE_CONSTS *mc, vf3 *diff, vf3 *pos)
+{
+    if (mc->periodic[0])
+        rule_image_axis(&diff->x, &pos->x, mc->wsize[0], mc->whalf[0]);
+    if (mc->periodic[1])
+        rule_image_axis(&diff->y, &pos->y, mc->wsize[1], mc->whalf[1]);
+    if (mc->periodic[2])
+        rule_image_axis(&diff->z, &pos->z, mc->wsize[2], mc->whalf[2]);
+}
+
+/* Whether a model's own walls or boundary act on axis a (0 x, 1 y, 2 z): always in today's
+ * world; not on a periodic axis, nor on z in 2D (WORLD_CONSTS_SET's wall_on). */
+#define RULE_WALL_ON(mc, a) (!(mc)->world_on || (mc)->wall_on[a])
+
 /* ---- terms every model shares ----------------------------------------------------------- */
 
 /* Obstacle spheres (every model): for each sphere with centre c and radius r, a boid
  * closer than 2r to c is pushed along (p - c) / |p - c| with strength (2r - |p - c|) / r
- * (1 at the surface, 0 at 2r). Summed in sphere order; returns the unweighted sum. */
-RULE_FN vf3 rule_sphere_avoid(const RULE_PARAMS *prm, vf3 p)
+ * (1 at the surface, 0 at 2r). Summed in sphere order; returns the unweighted sum. In a
+ * periodic world p - c is the minimum image (a sphere repeats with the box), in 2D its
+ * centre's z counts as 0 (rule_world_delta). */
+RULE_FN vf3 rule_sphere_avoid(const RULE_PARAMS *prm, const RULE_CONSTS *mc, vf3 p)
 {
     vf3 acc = v3_zero();
     int count = (int)prm->sphere_count;
     for (int k = 0; k < count; k++) {
         const RULE_SPHERE *sp = &prm->spheres[k];
-        vf3 q = v3_sub(p, v3_set1(sp->center[0], sp->center[1], sp->center[2]));
+        vf3 q =
+            rule_world_delta(mc, v3_sub(p, v3_set1(sp->center[0], sp->center[1], sp->center[2])));
         vf d2 = v3_dot(q, q);
         vreal reach = 2.0f * sp->radius;
         vm in = vm_and(vf_lt(d2, vf_set1(reach * reach)), vf_gt(d2, vf_zero()));
@@ -112,13 +180,14 @@ RULE_FN vf3 rule_sphere_avoid(const RULE_PARAMS *prm, vf3 p)
 
 /* Flee (every model): for each predator q (in predator order), a boid closer than
  * flee_radius R is pushed along (p - q) / |p - q| with strength (R - |p - q|) / R (1 at the
- * predator, 0 at R). Returns the unweighted sum. */
-RULE_FN vf3 rule_flee(const vreal (*pred)[3], int pred_count, vreal flee_r, vreal flee_r2, vf3 p)
+ * predator, 0 at R). Returns the unweighted sum. p - q through the world (rule_world_delta). */
+RULE_FN vf3 rule_flee(const RULE_CONSTS *mc, const vreal (*pred)[3], int pred_count, vreal flee_r,
+                      vreal flee_r2, vf3 p)
 {
     vf3 acc = v3_zero();
     vf r = vf_set1(flee_r), r2 = vf_set1(flee_r2);
     for (int k = 0; k < pred_count; k++) {
-        vf3 q = v3_sub(p, v3_set1(pred[k][0], pred[k][1], pred[k][2]));
+        vf3 q = rule_world_delta(mc, v3_sub(p, v3_set1(pred[k][0], pred[k][1], pred[k][2])));
         vf d2 = v3_dot(q, q);
         vm in = vm_and(vf_lt(d2, r2), vf_gt(d2, vf_zero()));
         if (!vm_any(in))
@@ -174,7 +243,7 @@ RULE_FN vf3 rule_field_term(const RULE_PARAMS *prm, vf3 cell_vec)
 RULE_FN vf3 rule_flee_term(const RULE_PARAMS *prm, const RULE_CONSTS *mc, const vreal (*pred)[3],
                            vf3 p)
 {
-    return v3_mul(rule_flee(pred, mc->predator_count, mc->flee_r, mc->flee_r2, p),
+    return v3_mul(rule_flee(mc, pred, mc->predator_count, mc->flee_r, mc->flee_r2, p),
                   vf_set1(prm->flee_weight));
 }
 
@@ -189,13 +258,15 @@ RULE_FN vf3 rule_add_extras(vf3 f, const rule_extras *x)
 
 /* ---- what a walker hands a model ------------------------------------------------------ */
 
-/* One candidate j of a boid: its position (the image nearest the boid where a world wraps),
- * its velocity and, for a model whose NAME_USES_DIR is 1, its unit heading dir_j =
- * rule_dir(v_j) (the CPU and the reference compute it per candidate, the GPU once per boid in
- * its gather: the same function, so the same bits). Scalars: every lane of a group walks the
- * same candidate. */
+/* One candidate j of a boid: its position per lane (pos: p_j in every lane, or in a periodic
+ * world the image of p_j nearest each lane, rule_image), its velocity and, for a model whose
+ * NAME_USES_DIR is 1, its unit heading dir_j = rule_dir(v_j) (the CPU and the reference
+ * compute it per candidate, the GPU once per boid in its gather: the same function, so the
+ * same bits). The velocity and heading are scalars: every lane of a group walks the same
+ * candidate, and a velocity is the same in every image. */
 typedef struct rule_cand {
-    vreal px, py, pz, vx, vy, vz;
+    vf3 pos;
+    vreal vx, vy, vz;
     vreal dir[3];
 } rule_cand;
 
@@ -259,11 +330,7 @@ RULE_FN noise_key rule_noise_key(const RULE_CONSTS *mc)
 
 /* 1 when the world is the plane (a 2D world: z = vz = 0), where a model's noise is a plane
  * rotation rather than a draw on the sphere. */
-RULE_FN int rule_plane(const RULE_CONSTS *mc)
-{
-    (void)mc;
-    return 0; /* TODO(worlds): the step's world */
-}
+RULE_FN int rule_plane(const RULE_CONSTS *mc) { return mc->world_on && mc->world_dims == 2; }
 
 /* noise_basis (Duff et al. 2017) in the wide type: an orthonormal pair (e1, e2) perpendicular to
  * the unit n, the same operations in the same order (the sign of n.z by a comparison: -0 counts
@@ -304,7 +371,8 @@ RULE_FN vf3 rule_turn2(vf3 h, vf c, vf s)
 
 /* ---- predators (MODELS.md "Predators"), scalar --------------------------------------- */
 
-/* Predator k of n at the start: spread along x around predator_start. */
+/* Predator k of n at the start: spread along x around predator_start (in 2D at z = 0; in
+ * a periodic world wrapped into the box: rule_predator_place). */
 RULE_FN void rule_predator_start(const RULE_PARAMS *p, int k, int n, vreal q[3])
 {
     vreal off = ((vreal)k - 0.5f * (vreal)(n - 1)) * p->predator_spread;
@@ -313,10 +381,22 @@ RULE_FN void rule_predator_start(const RULE_PARAMS *p, int k, int n, vreal q[3])
     q[2] = p->predator_start[2];
 }
 
-/* The squared distance the nearest-boid search compares (ties: lowest input row). */
-RULE_FN vreal rule_predator_d2(vreal x, vreal y, vreal z, const vreal q[3])
+/* A difference of two points of the world, scalar (rule_world_delta's rule, one axis). */
+RULE_FN vreal rule_world_delta_s(const RULE_CONSTS *mc, int c, vreal d)
 {
-    vreal dx = x - q[0], dy = y - q[1], dz = z - q[2];
+    if (!mc->world_on)
+        return d;
+    if (c == 2 && mc->world_dims == 2)
+        return 0.0f;
+    return mc->periodic[c] ? rule_min_image_s(d, mc->wsize[c], mc->whalf[c]) : d;
+}
+
+/* The squared distance the nearest-boid search compares (ties: lowest input row); in a
+ * periodic world the minimum image's. */
+RULE_FN vreal rule_predator_d2(const RULE_CONSTS *mc, vreal x, vreal y, vreal z, const vreal q[3])
+{
+    vreal dx = rule_world_delta_s(mc, 0, x - q[0]), dy = rule_world_delta_s(mc, 1, y - q[1]),
+          dz = rule_world_delta_s(mc, 2, z - q[2]);
     return (dx * dx + dy * dy) + dz * dz;
 }
 
@@ -333,11 +413,14 @@ RULE_FN vreal rule_len3(const vreal v[3])
 }
 
 /* One predator's step toward its target tgt: turn the heading toward it by lerp(dir, want,
- * turn), normalised, then move at predator_speed. */
-RULE_FN void rule_predator_move(const RULE_PARAMS *p, vreal q[3], vreal v[3], const vreal tgt[3],
-                                vreal turn, vreal dt)
+ * turn), normalised, then move at predator_speed. In a periodic world it turns toward the
+ * target's nearest image; in 2D it stays in the plane (rule_predator_place wraps it). */
+RULE_FN void rule_predator_move(const RULE_PARAMS *p, const RULE_CONSTS *mc, vreal q[3], vreal v[3],
+                                const vreal tgt[3], vreal turn, vreal dt)
 {
-    vreal want[3] = {tgt[0] - q[0], tgt[1] - q[1], tgt[2] - q[2]};
+    vreal want[3] = {rule_world_delta_s(mc, 0, tgt[0] - q[0]),
+                     rule_world_delta_s(mc, 1, tgt[1] - q[1]),
+                     rule_world_delta_s(mc, 2, tgt[2] - q[2])};
     vreal wl = rule_len3(want), vl = rule_len3(v);
     vreal dir[3];
     if (wl > 0.0f) {
@@ -369,6 +452,37 @@ RULE_FN void rule_predator_move(const RULE_PARAMS *p, vreal q[3], vreal v[3], co
     for (int c = 0; c < 3; c++) {
         v[c] = dir[c] * p->predator_speed;
         q[c] += v[c] * dt;
+    }
+}
+
+/* x wrapped into [lo, hi) on an axis of period L: sim/world.h's world_wrap_f (or _d in
+ * double), the same operations in the same order, on a scalar of any backend. */
+RULE_FN vreal rule_wrap_s(vreal x, vreal lo, vreal L, vreal hi)
+{
+    vreal y = x < lo ? x + L : (hi <= x ? x - L : x);
+    if (!(lo <= y && y < hi)) {
+        vreal r = x - lo;
+        vreal n = (vreal)floor((double)RF_DIV(r, L));
+        y = lo + (r - n * L);
+        if (y < lo || hi <= y)
+            y = lo;
+    }
+    return y;
+}
+
+/* A predator (its position q, velocity v) placed in the world after its start or a move:
+ * wrapped into the box on each periodic axis, and in 2D at z = 0 with no vz. Today's world:
+ * nothing. */
+RULE_FN void rule_predator_place(const RULE_CONSTS *mc, vreal q[3], vreal v[3])
+{
+    if (!mc->world_on)
+        return;
+    for (int c = 0; c < 3; c++)
+        if (mc->periodic[c])
+            q[c] = rule_wrap_s(q[c], mc->wlo[c], mc->wsize[c], mc->whi[c]);
+    if (mc->world_dims == 2) {
+        q[2] = 0.0f;
+        v[2] = 0.0f;
     }
 }
 

@@ -166,7 +166,7 @@ shoal_status shoal_sim_create(const shoal_sim_desc *desc, shoal_sim **sim_out, s
         return st;
     }
     s->prof = s->prof_own;
-    grid_setup(&s->g, desc->model, &desc->params, desc->neighbors, s->count);
+    grid_setup(&s->g, desc->model, &desc->params, &desc->world, desc->neighbors, s->count);
 
     /* Blocks: a function of N alone (never of the thread count). */
     int64_t n = (int64_t)s->count;
@@ -246,7 +246,7 @@ shoal_status shoal_sim_set_params(shoal_sim *s, const shoal_params *params, shoa
     int reset_predators = params->predator_count != s->desc.params.predator_count;
     if (r_new != r_old && s->desc.neighbors == SHOAL_NEIGHBORS_GRID) {
         grid g;
-        grid_setup(&g, d.model, params, d.neighbors, s->count);
+        grid_setup(&g, d.model, params, &d.world, d.neighbors, s->count);
         if (g.cell_count > s->g.cell_count) {
             uint32_t *cs =
                 alloc_array((size_t)g.cell_count + 1, sizeof(uint32_t), "grid cell table", err);
@@ -276,6 +276,8 @@ shoal_status shoal_sim_set_state(shoal_sim *s, const float *rows, shoal_error *e
     CHECK_ARG(s, "sim", err);
     CHECK_ARG(rows, "rows", err);
     shoal_status st = shoal_state_check_finite(rows, s->count, "state", err);
+    if (!st) /* 2D: z and vz exactly 0 (nothing changes otherwise) */
+        st = shoal_world_check_rows(&s->desc.world, rows, s->count, "state", err);
     if (st)
         return st;
     for (size_t i = 0; i < s->count; i++) {
@@ -283,6 +285,13 @@ shoal_status shoal_sim_set_state(shoal_sim *s, const float *rows, shoal_error *e
             s->cur[k][i] = rows[i * 6 + (size_t)k];
         s->row_cur[i] = (uint32_t)i;
     }
+    /* positions outside a periodic box come in wrapped (world_wrap_f) */
+    world_axes wa;
+    world_axes_make(&s->desc.world, &wa);
+    for (int k = 0; k < 3; k++)
+        if (wa.periodic[k])
+            for (size_t i = 0; i < s->count; i++)
+                s->cur[k][i] = world_wrap_f(s->cur[k][i], wa.lo[k], wa.size[k], wa.hi[k]);
     s->cells_valid = 0;
     predators_reset(s);
     s->has_state = 1;
@@ -343,7 +352,7 @@ shoal_status shoal_sim_init_state(shoal_sim *s, uint64_t seed)
      * when that failed, left the state zeroed). */
     for (size_t i = 0; i < s->count; i++) {
         float row[6];
-        sim_init_row(s->desc.model, &s->desc.params, seed, i, row);
+        sim_init_row(s->desc.model, &s->desc.params, &s->desc.world, seed, i, row);
         for (int k = 0; k < 6; k++)
             s->cur[k][i] = row[k];
         s->row_cur[i] = (uint32_t)i;
@@ -443,6 +452,7 @@ static void prepare_consts(shoal_sim *s)
     sim_model_consts(s->desc.model, p, s->desc.dt_s, mc);
     mc->seed = s->desc.seed;
     mc->step = sim_step_index(shoal_sim_time(s), s->desc.dt_s);
+    WORLD_CONSTS_SET(mc, &s->desc.world);
     if (mc->target_count > 0) {
         sim_targets(p, mc->target_count, s->desc.seed, shoal_sim_time(s), &mc->targets[0][0]);
         for (int k = 0; k < mc->target_count; k++)

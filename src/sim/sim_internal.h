@@ -35,10 +35,15 @@ extern const char *const sim_stage_names[STAGE_COUNT];
 #define SIM_BLOCK_MAX_COUNT 16
 
 /* The uniform grid: cell size >= the largest interaction radius, so every neighbour of a
- * boid lies in its 27 cells. Cells are numbered x + nx*(y + ny*z); a row is a fixed (y, z). */
+ * boid lies in its 27 cells. Cells are numbered x + nx*(y + ny*z); a row is a fixed (y, z).
+ * In a periodic world (docs/WORLD.md) the cells of a periodic axis tile the world's box
+ * exactly (dims = floor(L / cell), each L / dims wide, >= the radius) and wrap: cell 0 and
+ * cell dims - 1 are neighbours. In 2D the z axis has one cell. */
 typedef struct grid {
     float origin[3];
-    float cell_size, inv_cell;
+    float cell_size, inv_cell; /* the cell of the axes that do not wrap */
+    float inv[3];              /* per axis: 1 / cell (inv_cell), or dims / L where it wraps */
+    int32_t wrap[3];           /* per axis: 1 where the world wraps (its cells wrap) */
     int32_t dims[3];
     int64_t cell_count; /* nx*ny*nz */
     int64_t row_count;  /* ny*nz */
@@ -71,7 +76,15 @@ typedef struct grid {
     T targets[SHOAL_MAX_TARGETS][3];                                                               \
     int predator_count; /* predators at the start of the step (the flee term reads these) */       \
     T flee_r, flee_r2;                                                                             \
-    T predators[SHOAL_MAX_PREDATORS][3];
+    T predators[SHOAL_MAX_PREDATORS][3];                                                           \
+    /* the world (docs/WORLD.md; sim/world.h WORLD_CONSTS_SET): world_on 0 in today's world,       \
+     * where nothing below is read. Per axis: periodic, its period wsize and half whalf (+inf      \
+     * where it does not wrap: the minimum image leaves that axis alone), the box [wlo, whi), and  \
+     * wall_on, whether the model's own walls and boundary act on it (not on a periodic axis, nor  \
+     * on z in 2D) */                                                                              \
+    int world_on, world_dims;                                                                      \
+    int periodic[3], wall_on[3];                                                                   \
+    T wsize[3], whalf[3], wlo[3], whi[3];
 typedef struct model_consts {
     MODEL_CONSTS_FIELDS(float)
 } model_consts;
@@ -181,9 +194,9 @@ struct shoal_sim {
     uint64_t thread_busy_ns[STAGE_COUNT][SIM_MAX_THREADS];
 };
 
-/* grid.c */
-void grid_setup(grid *g, shoal_model model, const shoal_params *p, shoal_neighbors nb,
-                size_t count);
+/* grid.c: the grid of a school of `count` boids of `model` in world `w` (NULL: today's). */
+void grid_setup(grid *g, shoal_model model, const shoal_params *p, const shoal_world *w,
+                shoal_neighbors nb, size_t count);
 /* A boid's cell along one axis; compiled for the GPU too (gpu_sim.cu k_assign), so both
  * backends place every boid in the same cell. */
 #if defined(__CUDACC__)
@@ -205,10 +218,16 @@ static inline SIM_HOST_DEVICE int32_t grid_coord(float v, float origin, float in
 void grid_assign(shoal_sim *s, int thread_index);
 void grid_scan(shoal_sim *s, int thread_index, int thread_count);
 void grid_scatter(shoal_sim *s, int thread_index, int thread_count);
-/* The 9 candidate runs of the cells with x in [x_lo, x_hi] around row (y, z): writes
- * begin/end slot pairs in scalar order (z-1..z+1 outer, y-1..y+1 inner), returns count. */
+/* The candidate runs of the cells with x in [x_lo, x_hi] around row (y, z): writes
+ * begin/end slot pairs in the canonical order (z-1..z+1 outer, y-1..y+1 inner, x ascending;
+ * on a periodic axis the cells after wrapping, each once, in ascending cell order, so the x
+ * range may be two runs), returns count (at most GRID_RUNS_MAX). */
+#define GRID_RUNS_MAX 18
 int grid_runs(const shoal_sim *s, int32_t x_lo, int32_t x_hi, int32_t y, int32_t z,
-              uint32_t run_begin[9], uint32_t run_end[9]);
+              uint32_t run_begin[GRID_RUNS_MAX], uint32_t run_end[GRID_RUNS_MAX]);
+/* The cells of axis c around cell k (k-1, k, k+1: clipped to the grid, or wrapped and each
+ * once where the axis wraps), ascending; returns how many (1 to 3). */
+int grid_axis_cells(const grid *g, int c, int32_t k, int32_t out[3]);
 /* The cell holding sorted slot `slot` (< count) after a sort: the last cell whose first
  * slot is <= slot and which is not empty (binary search in cell_start). */
 static inline uint32_t grid_cell_of_slot(const shoal_sim *s, uint32_t slot)
@@ -260,12 +279,13 @@ void predators_advance(shoal_sim *s, const float tgt[][3]);
 
 /* init.c: boid i's initial row (px py pz vx vy vz), a function of (model, params, seed, i)
  * alone; sim_init_rows draws rows [0, count). */
-void sim_init_row(shoal_model model, const shoal_params *p, uint64_t seed, size_t i, float row[6]);
-void sim_init_rows(shoal_model model, const shoal_params *p, uint64_t seed, size_t count,
-                   float *rows);
+void sim_init_row(shoal_model model, const shoal_params *p, const shoal_world *w, uint64_t seed,
+                  size_t i, float row[6]);
+void sim_init_rows(shoal_model model, const shoal_params *p, const shoal_world *w, uint64_t seed,
+                   size_t count, float *rows);
 /* Rows [first, first + count) of the same state (row i's draws depend on (seed, i) only). */
-void sim_init_rows_range(shoal_model model, const shoal_params *p, uint64_t seed, size_t first,
-                         size_t count, float *rows);
+void sim_init_rows_range(shoal_model model, const shoal_params *p, const shoal_world *w,
+                         uint64_t seed, size_t first, size_t count, float *rows);
 /* The targets of time t_s (rules.h rule_targets, float), target_count of them. */
 void sim_targets(const shoal_params *p, int target_count, uint64_t seed, double t_s, float *xyz);
 

@@ -297,15 +297,43 @@ void world_wrap_rows(const world_axes *a, float *rows, size_t row_count)
 
 shoal_status world_check_desc(const shoal_sim_desc *d, const char *backend, shoal_error *err)
 {
-    shoal_status st =
-        shoal_world_validate(&d->world, shoal_params_interaction_radius(d->model, &d->params), err);
+    (void)backend;
+    return shoal_world_validate(&d->world, shoal_params_interaction_radius(d->model, &d->params),
+                                err);
+}
+
+shoal_status world_place_rows(const shoal_world *w, float *rows, size_t row_count, const char *name,
+                              shoal_error *err)
+{
+    if (shoal_world_is_default(w))
+        return SHOAL_OK;
+    shoal_status st = shoal_world_check_rows(w, rows, row_count, name, err);
     if (st)
         return st;
-    if (!shoal_world_is_default(&d->world))
-        return shoal_error_set(err, SHOAL_ERR_UNSUPPORTED,
-                               "%s: periodic and 2D worlds are not stepped yet (issue 38: the "
-                               "walkers' minimum image, the grid's wrapping cells and 2D rules "
-                               "come next); the renderer and the statistics take them already",
-                               backend);
+    world_axes a;
+    world_axes_make(w, &a);
+    world_wrap_rows(&a, rows, row_count);
     return SHOAL_OK;
+}
+
+void world_place_init_row(const shoal_world *w, float row[6])
+{
+    if (shoal_world_is_default(w))
+        return;
+    world_axes a;
+    world_axes_make(w, &a);
+    if (a.dims == 2) {
+        float s3 = sqrtf((row[3] * row[3] + row[4] * row[4]) + row[5] * row[5]);
+        float s2 = sqrtf(row[3] * row[3] + row[4] * row[4]);
+        if (s2 > 0.0f) {
+            row[3] = row[3] / s2 * s3;
+            row[4] = row[4] / s2 * s3;
+        } else {
+            row[3] = s3;
+            row[4] = 0.0f;
+        }
+        row[2] = 0.0f;
+        row[5] = 0.0f;
+    }
+    world_wrap_rows(&a, row, 1);
 }

@@ -96,10 +96,42 @@ WORLD_FN double world_min_image_d(double d, double L, double half)
  *  it is loaded). Velocities and non-periodic axes are untouched. */
 void world_wrap_rows(const world_axes *a, float *rows, size_t row_count);
 
-/** The validation every backend's create runs on desc->world (shoal_world_validate with the
- *  model's interaction radius), plus, until the backends step such worlds, a refusal of any
- *  world but today's (SHOAL_ERR_UNSUPPORTED naming `backend`): a periodic or 2D desc never
- *  runs silently as a walled 3D one. */
+/** The validation every backend's create runs on desc->world: shoal_world_validate with the
+ *  model's interaction radius (`backend` is not named: the world's own messages say what is
+ *  wrong). Every backend steps every valid world. */
 shoal_status world_check_desc(const shoal_sim_desc *d, const char *backend, shoal_error *err);
+
+/** The world's fields of a step's constants (sim_internal.h MODEL_CONSTS_FIELDS: model_consts,
+ *  or the float64 reference's double twin), from the world `w`: world_on 0 for today's world;
+ *  on each axis periodic, the period and its half (+inf where the axis does not wrap), the
+ *  box, and wall_on (the model's walls act on the axis: not periodic, not z in 2D). */
+#define WORLD_CONSTS_SET(mc, w)                                                                    \
+    do {                                                                                           \
+        world_axes wc_a;                                                                           \
+        world_axes_make((w), &wc_a);                                                               \
+        (mc)->world_on = !shoal_world_is_default(w);                                               \
+        (mc)->world_dims = wc_a.dims;                                                              \
+        for (int wc_k = 0; wc_k < 3; wc_k++) {                                                     \
+            (mc)->periodic[wc_k] = wc_a.periodic[wc_k];                                            \
+            (mc)->wall_on[wc_k] = !wc_a.periodic[wc_k] && !(wc_k == 2 && wc_a.dims == 2);          \
+            (mc)->wsize[wc_k] = wc_a.periodic[wc_k] ? wc_a.size[wc_k] : 0.0f;                      \
+            (mc)->whalf[wc_k] = wc_a.periodic[wc_k] ? wc_a.half[wc_k] : INFINITY;                  \
+            (mc)->wlo[wc_k] = wc_a.lo[wc_k];                                                       \
+            (mc)->whi[wc_k] = wc_a.hi[wc_k];                                                       \
+        }                                                                                          \
+    } while (0)
+
+/** A state's rows placed in the world as it is loaded (the backends that take rows): the 2D
+ *  check (shoal_world_check_rows: z and vz exactly 0, else SHOAL_ERR_INPUT naming the row)
+ *  and the positions wrapped into the box on every periodic axis (world_wrap_rows; `rows` is
+ *  changed). Today's world: nothing. */
+shoal_status world_place_rows(const shoal_world *w, float *rows, size_t row_count, const char *name,
+                              shoal_error *err);
+
+/** A drawn initial row placed in the world (sim_init_row): in 2D z = 0 and the velocity
+ *  turned into the plane with its speed kept (vx, vy scaled by |v| / |v_xy|; along x when
+ *  the draw had no in-plane part), vz = 0; on a periodic axis the position wrapped into the
+ *  box. Today's world: nothing. */
+void world_place_init_row(const shoal_world *w, float row[6]);
 
 #endif

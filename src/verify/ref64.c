@@ -8,6 +8,7 @@
 #include "core/alloc.h"
 #include "core/parallel.h"
 #include "verify/ref_internal.h"
+#include "sim/world.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -118,6 +119,7 @@ void consts64_prepare(ref_env *env, shoal_model model, double dt, double t_s, ui
             if (pinned[k])
                 memcpy(mc->targets[k], pin[k], sizeof mc->targets[k]);
     }
+    WORLD_CONSTS_SET(mc, &env->world);
     mc->predator_count = predator_count;
     mc->flee_r = p->flee_radius;
     mc->flee_r2 = p->flee_radius * p->flee_radius;
@@ -167,7 +169,7 @@ static void school_range(void *p, int64_t b, int64_t e, int thread_index)
         return; /* cancelled: the caller drops the step */
     for (int64_t i = b; i < e; i++) {
         const double *in = c->rows + (size_t)i * 6;
-        uint32_t rb[9], re[9];
+        uint32_t rb[GRID_RUNS_MAX], re[GRID_RUNS_MAX];
         ref_cands cands = {{g->x[0], g->x[1], g->x[2], g->x[3], g->x[4], g->x[5]}, rb, re, 0};
         cands.runs = ref_grid_runs(g, in, rb, re);
         if (c->outb) {
@@ -192,22 +194,50 @@ void ref_school_step(const ref_env *env, const ref_grid *g, const double *rows, 
 
 /* ---- predators in double ---------------------------------------------------------------- */
 
-void predators64_reset(const params64 *p, int count, double (*pos)[3], double (*vel)[3])
+void rows64_wrap(const shoal_world *w, double *rows, size_t n)
 {
+    world_axes a;
+    world_axes_make(w, &a);
+    for (int c = 0; c < 3; c++)
+        if (a.periodic[c])
+            for (size_t i = 0; i < n; i++)
+                rows[i * 6 + (size_t)c] =
+                    world_wrap_d(rows[i * 6 + (size_t)c], a.lo[c], a.size[c], a.hi[c]);
+}
+
+void predators64_reset(const params64 *p, const shoal_world *w, int count, double (*pos)[3],
+                       double (*vel)[3])
+{
+    model_consts64 wm;
+    memset(&wm, 0, sizeof wm);
+    if (w)
+        WORLD_CONSTS_SET(&wm, w);
     for (int k = 0; k < count; k++) {
         rule_predator_start(p, k, count, pos[k]);
         vel[k][0] = vel[k][1] = vel[k][2] = 0.0;
+        rule_predator_place(&wm, pos[k], vel[k]);
     }
 }
 
-void predators64_step(const params64 *p, int count, double (*pos)[3], double (*vel)[3],
-                      const double *rows, size_t n, double dt)
+void predators64_step(const params64 *p, const model_consts64 *mc, int count, double (*pos)[3],
+                      double (*vel)[3], const double *rows, size_t n, double dt)
 {
     if (count <= 0 || n == 0)
         return;
     double tgt[SHOAL_MAX_PREDATORS][3];
     double centre[3] = {0, 0, 0};
-    if (p->predator_chase >= 1.0) {
+    int torus = mc->world_on && (mc->periodic[0] | mc->periodic[1] | mc->periodic[2]);
+    if (p->predator_chase >= 1.0 && torus) {
+        /* predators.c: q + the mean of the boids' images nearest to q */
+        for (int k = 0; k < count; k++) {
+            double c[3] = {0, 0, 0};
+            for (size_t i = 0; i < n; i++)
+                for (int a = 0; a < 3; a++)
+                    c[a] += rule_world_delta_s(mc, a, rows[i * 6 + (size_t)a] - pos[k][a]);
+            for (int a = 0; a < 3; a++)
+                tgt[k][a] = pos[k][a] + c[a] / (double)n;
+        }
+    } else if (p->predator_chase >= 1.0) {
         for (size_t i = 0; i < n; i++)
             for (int c = 0; c < 3; c++)
                 centre[c] += rows[i * 6 + (size_t)c];
@@ -216,7 +246,8 @@ void predators64_step(const params64 *p, int count, double (*pos)[3], double (*v
     }
     for (int k = 0; k < count; k++) {
         if (p->predator_chase >= 1.0) {
-            memcpy(tgt[k], centre, sizeof centre);
+            if (!torus)
+                memcpy(tgt[k], centre, sizeof centre);
             continue;
         }
         /* the nearest boid; ties go to the lowest input row (rows are in row order) */
@@ -224,7 +255,7 @@ void predators64_step(const params64 *p, int count, double (*pos)[3], double (*v
         size_t bi = 0;
         for (size_t i = 0; i < n; i++) {
             const double *r = rows + i * 6;
-            double d2 = rule_predator_d2(r[0], r[1], r[2], pos[k]);
+            double d2 = rule_predator_d2(mc, r[0], r[1], r[2], pos[k]);
             if (d2 < best) {
                 best = d2;
                 bi = i;
@@ -233,6 +264,8 @@ void predators64_step(const params64 *p, int count, double (*pos)[3], double (*v
         memcpy(tgt[k], rows + bi * 6, 3 * sizeof(double));
     }
     double turn = rule_predator_turn(p, dt);
-    for (int k = 0; k < count; k++)
-        rule_predator_move(p, pos[k], vel[k], tgt[k], turn, dt);
+    for (int k = 0; k < count; k++) {
+        rule_predator_move(p, mc, pos[k], vel[k], tgt[k], turn, dt);
+        rule_predator_place(mc, pos[k], vel[k]);
+    }
 }

@@ -5,6 +5,7 @@
  * A function of the state alone. Owns the memory of its ref_grid. */
 #include "core/alloc.h"
 #include "verify/ref_internal.h"
+#include "sim/world.h"
 
 #include <math.h>
 #include <string.h>
@@ -23,7 +24,7 @@ void ref_grid_free(ref_grid *g)
 
 static int32_t ref_cell_coord(const ref_grid *g, double x, int c)
 {
-    double f = floor((x - g->origin[c]) / g->cell);
+    double f = floor((x - g->origin[c]) / g->cell_axis[c]);
     if (!(f >= 0))
         return 0;
     if (f >= (double)(g->dims[c] - 1))
@@ -39,12 +40,27 @@ static size_t ref_cell_index(const ref_grid *g, int32_t x, int32_t y, int32_t z)
 shoal_status ref_grid_build(ref_grid *g, const double *rows, size_t n, double radius, int brute,
                             shoal_error *err)
 {
+    return ref_grid_build_world(g, rows, n, radius, brute, NULL, err);
+}
+
+shoal_status ref_grid_build_world(ref_grid *g, const double *rows, size_t n, double radius,
+                                  int brute, const shoal_world *w, shoal_error *err)
+{
+    shoal_world wd = w ? *w : shoal_world_default();
+    world_axes wa;
+    world_axes_make(&wd, &wa);
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     for (size_t i = 0; i < n; i++)
         for (int c = 0; c < 3; c++) {
             double x = rows[i * 6 + (size_t)c];
             lo[c] = x < lo[c] ? x : lo[c];
             hi[c] = x > hi[c] ? x : hi[c];
+        }
+    /* a periodic axis: its box (the rows are in it), in cells that tile it and wrap */
+    for (int c = 0; c < 3; c++)
+        if (wa.periodic[c]) {
+            lo[c] = wa.lo[c];
+            hi[c] = wa.hi[c];
         }
     /* a little over the radius, so that the rounding of the cell coordinates can never put
      * two boids within the radius two cells apart */
@@ -55,7 +71,8 @@ shoal_status ref_grid_build(ref_grid *g, const double *rows, size_t n, double ra
     for (int pass = 0; !one && pass < 2100; pass++) {
         cells = 1;
         for (int c = 0; c < 3; c++) {
-            double d = floor((hi[c] - lo[c]) / cell) + 1.0;
+            double d = wa.periodic[c] ? fmax(1.0, floor((double)wa.size[c] / cell))
+                                      : floor((hi[c] - lo[c]) / cell) + 1.0;
             dims[c] = d < 2e9 ? (int32_t)d : 2000000000;
             cells *= d;
         }
@@ -94,6 +111,8 @@ shoal_status ref_grid_build(ref_grid *g, const double *rows, size_t n, double ra
     for (int c = 0; c < 3; c++) {
         g->origin[c] = isfinite(lo[c]) ? lo[c] : 0.0;
         g->dims[c] = dims[c];
+        g->wrap[c] = wa.periodic[c] && isfinite(cell);
+        g->cell_axis[c] = g->wrap[c] ? (double)wa.size[c] / dims[c] : cell;
     }
     g->cell = cell;
     g->cell_count = cell_count;
@@ -126,7 +145,34 @@ shoal_status ref_grid_build(ref_grid *g, const double *rows, size_t n, double ra
     return SHOAL_OK;
 }
 
-int ref_grid_runs(const ref_grid *g, const double p[3], uint32_t rb[9], uint32_t re[9])
+/* The cells of axis c around cell k, ascending (grid.c grid_axis_cells). */
+static int ref_axis_cells(const ref_grid *g, int c, int32_t k, int32_t out[3])
+{
+    const int32_t n = g->dims[c];
+    int m = 0;
+    if (!g->wrap[c]) {
+        for (int32_t j = k - 1; j <= k + 1; j++)
+            if (j >= 0 && j < n)
+                out[m++] = j;
+        return m;
+    }
+    if (n <= 3) {
+        for (int32_t j = 0; j < n; j++)
+            out[m++] = j;
+        return m;
+    }
+    if (k == 0) {
+        out[0] = 0, out[1] = 1, out[2] = n - 1;
+    } else if (k == n - 1) {
+        out[0] = 0, out[1] = n - 2, out[2] = n - 1;
+    } else {
+        out[0] = k - 1, out[1] = k, out[2] = k + 1;
+    }
+    return 3;
+}
+
+int ref_grid_runs(const ref_grid *g, const double p[3], uint32_t rb[GRID_RUNS_MAX],
+                  uint32_t re[GRID_RUNS_MAX])
 {
     if (g->cell_count == 1) {
         rb[0] = 0;
@@ -135,22 +181,27 @@ int ref_grid_runs(const ref_grid *g, const double p[3], uint32_t rb[9], uint32_t
     }
     int32_t cx = ref_cell_coord(g, p[0], 0), cy = ref_cell_coord(g, p[1], 1),
             cz = ref_cell_coord(g, p[2], 2);
-    int32_t x0 = cx > 0 ? cx - 1 : 0, x1 = cx + 1 < g->dims[0] ? cx + 1 : g->dims[0] - 1;
+    int32_t xs[3], ys[3], zs[3];
+    int nx = ref_axis_cells(g, 0, cx, xs), ny = ref_axis_cells(g, 1, cy, ys),
+        nz = ref_axis_cells(g, 2, cz, zs);
     int runs = 0;
-    for (int32_t z = cz - 1; z <= cz + 1; z++) {
-        if (z < 0 || z >= g->dims[2])
-            continue;
-        for (int32_t y = cy - 1; y <= cy + 1; y++) {
-            if (y < 0 || y >= g->dims[1])
-                continue;
-            uint32_t b = g->cell_start[ref_cell_index(g, x0, y, z)];
-            uint32_t e = g->cell_start[ref_cell_index(g, x1, y, z) + 1];
-            if (e > b) {
-                rb[runs] = b;
-                re[runs] = e;
-                runs++;
+    for (int iz = 0; iz < nz; iz++)
+        for (int iy = 0; iy < ny; iy++) {
+            /* the x cells as runs of consecutive cells, ascending */
+            int i = 0;
+            while (i < nx) {
+                int j = i;
+                while (j + 1 < nx && xs[j + 1] == xs[j] + 1)
+                    j++;
+                uint32_t b = g->cell_start[ref_cell_index(g, xs[i], ys[iy], zs[iz])];
+                uint32_t e = g->cell_start[ref_cell_index(g, xs[j], ys[iy], zs[iz]) + 1];
+                if (e > b) {
+                    rb[runs] = b;
+                    re[runs] = e;
+                    runs++;
+                }
+                i = j + 1;
             }
         }
-    }
     return runs;
 }

@@ -83,6 +83,8 @@ void sim64_targets(const params64 *p, int target_count, uint64_t seed, double t_
 typedef struct ref_env {
     shoal_model model;
     params64 prm;
+    /* the world (consts64_prepare puts it in mc; zeroed: today's) */
+    shoal_world world;
     model_consts64 mc;
     const field64 *fld; /* NULL or vec NULL: no obstacle field */
     /* shoal_verify_set_cancel's flag (NULL: none): a school step stops early while it is set
@@ -92,7 +94,8 @@ typedef struct ref_env {
 
 /* The step constants: the model's own (NAME_consts in double), its largest squared radius,
  * dt, the targets of time t where the model draws them (pinned ones from `pinned`/`pin`, may
- * be NULL), the predators (count, positions) the flee term reads. */
+ * be NULL), the predators (count, positions) the flee term reads, and env->world's part
+ * (WORLD_CONSTS_SET). */
 void consts64_prepare(ref_env *env, shoal_model model, double dt, double t_s, uint64_t seed,
                       const uint8_t *pinned, const double (*pin)[3], int predator_count,
                       const double (*pred_p)[3]);
@@ -110,9 +113,12 @@ double ref_env_radius(const ref_env *env);
 
 /* A uniform grid over double positions, cell >= the interaction radius (grown when the
  * school is so spread out that the cells would outnumber 8 N + 64), boids in cell-major,
- * input-row-minor order. brute: one cell. */
+ * input-row-minor order. brute: one cell. In a periodic world the cells of a periodic axis
+ * tile its box (positions must be in it) and wrap, as the CPU's grid's do; 2D: one layer. */
 typedef struct ref_grid {
     double origin[3], cell;
+    double cell_axis[3]; /* per axis: cell, or L / dims where the axis wraps */
+    int wrap[3];
     int32_t dims[3];
     size_t cell_count, count;
     uint32_t *cell_start; /* cell_count + 1 */
@@ -124,10 +130,15 @@ typedef struct ref_grid {
 
 shoal_status ref_grid_build(ref_grid *g, const double *rows, size_t count, double radius, int brute,
                             shoal_error *err);
+/* The same in world `w` (NULL: today's). */
+shoal_status ref_grid_build_world(ref_grid *g, const double *rows, size_t count, double radius,
+                                  int brute, const shoal_world *w, shoal_error *err);
 void ref_grid_free(ref_grid *g);
-/* The candidate runs of the boid at p: up to 9 slot ranges [b, e) (z outer, y inner, the x
- * run of 3 cells), in the candidate order. Returns how many. */
-int ref_grid_runs(const ref_grid *g, const double p[3], uint32_t rb[9], uint32_t re[9]);
+/* The candidate runs of the boid at p: up to GRID_RUNS_MAX slot ranges [b, e) (z outer, y
+ * inner, the x run of 3 cells; wrapped cells ascending, as grid_runs), in the candidate
+ * order. Returns how many. */
+int ref_grid_runs(const ref_grid *g, const double p[3], uint32_t rb[GRID_RUNS_MAX],
+                  uint32_t re[GRID_RUNS_MAX]);
 
 /* Candidates as six arrays and slot runs into them. */
 typedef struct ref_cands {
@@ -167,8 +178,13 @@ void ref_school_step(const ref_env *env, const ref_grid *g, const double *rows, 
 /* Predators in double (predators.c's rules): the target of each predator from the boids
  * (rows, input order; nearest boid with the lowest row on ties, or their mean), then the move
  * of one step. */
-void predators64_step(const params64 *p, int count, double (*pos)[3], double (*vel)[3],
-                      const double *rows, size_t n, double dt);
-void predators64_reset(const params64 *p, int count, double (*pos)[3], double (*vel)[3]);
+void predators64_step(const params64 *p, const model_consts64 *mc, int count, double (*pos)[3],
+                      double (*vel)[3], const double *rows, size_t n, double dt);
+void predators64_reset(const params64 *p, const shoal_world *w, int count, double (*pos)[3],
+                       double (*vel)[3]);
+
+/* Rows (N, 6) in double placed in world `w` as the CPU places a state it is given: positions
+ * wrapped into the box on every periodic axis (world_wrap_d). */
+void rows64_wrap(const shoal_world *w, double *rows, size_t n);
 
 #endif

@@ -19,6 +19,7 @@
 #include "core/simd.h"
 #include "sim/models.h"
 #include "sim/rules.h"
+#include "sim/world.h"
 
 /* The accumulators' tie so far, per term (real_bound.h only): how much each term's sums may
  * still move because a comparison sat within rounding of its threshold. */
@@ -80,8 +81,11 @@ static void RFN(extras)(const ref_env *env, vf3 p, const uint32_t *row, rule_ext
     x->field = x->flee = v3_zero();
     x->rows = row;
     x->lanes = 1;
-    if (x->field_on)
+    if (x->field_on) {
         x->field = rule_field_term(&env->prm, RFN(field_vec)(env, p));
+        if (env->mc.world_on && env->mc.world_dims == 2)
+            x->field.z = vf_zero(); /* the plane (forces_kernel.h extras) */
+    }
     if (x->flee_on)
         x->flee = rule_flee_term(&env->prm, &env->mc, (const double(*)[3])env->mc.predators, p);
 }
@@ -89,12 +93,49 @@ static void RFN(extras)(const ref_env *env, vf3 p, const uint32_t *row, rule_ext
 /* Candidate j is so far beyond every threshold of the model (reach2: its largest squared
  * radius) that its pair adds nothing and no comparison of it can be a tie: the pair is
  * skipped before any rule arithmetic (a plain double test with a margin far above the
- * rounding bound). Skipping a pair that adds nothing changes no bit. */
-static int RFN(far)(const double *p, const double *X, const double *Y, const double *Z, uint32_t j,
-                    double reach2)
+ * rounding bound; the minimum image in a periodic world). Skipping a pair that adds nothing
+ * changes no bit. */
+static int RFN(far)(const model_consts64 *mc, const double *p, const double *X, const double *Y,
+                    const double *Z, uint32_t j, double reach2)
 {
     double dx = p[0] - X[j], dy = p[1] - Y[j], dz = p[2] - Z[j];
+    if (mc->world_on) {
+        dx = world_min_image_d(dx, mc->periodic[0] ? mc->wsize[0] : 0.0, mc->whalf[0]);
+        dy = world_min_image_d(dy, mc->periodic[1] ? mc->wsize[1] : 0.0, mc->whalf[1]);
+        dz = world_min_image_d(dz, mc->periodic[2] ? mc->wsize[2] : 0.0, mc->whalf[2]);
+    }
     return (dx * dx + dy * dy) + dz * dz > reach2 * (1.0 + 1e-4);
+}
+
+/* The new state placed in the world as every backend places it (forces_kernel.h
+ * world_place): wrapped into the box on each periodic axis (world_wrap_d on the value; in
+ * the bound build the wrap's one float32 rounding joins the bound), 2D: z = vz = 0. */
+static vf RFN(wrap)(vf x, double lo, double L, double hi)
+{
+    double v = vf_lane(x, 0), y = world_wrap_d(v, lo, L, hi);
+#if defined(REF_BOUND)
+    if (y != v) {
+        x.e = bnd_e(x) + __builtin_fabs(y);
+        x.v = y;
+    }
+    return x;
+#else
+    return y;
+#endif
+}
+
+static void RFN(place)(const model_consts64 *mc, vf3 *p, vf3 *v)
+{
+    if (mc->periodic[0])
+        p->x = RFN(wrap)(p->x, mc->wlo[0], mc->wsize[0], mc->whi[0]);
+    if (mc->periodic[1])
+        p->y = RFN(wrap)(p->y, mc->wlo[1], mc->wsize[1], mc->whi[1]);
+    if (mc->periodic[2])
+        p->z = RFN(wrap)(p->z, mc->wlo[2], mc->wsize[2], mc->whi[2]);
+    if (mc->world_dims == 2) {
+        p->z = vf_zero();
+        v->z = vf_zero();
+    }
 }
 
 /* The sum of a model's ties over its terms */
@@ -136,16 +177,19 @@ static double RFN(ties_sum)(const RFN(ties) * t)
         vf reach2 = vf_set1(mc->reach2);                                                           \
         for (int r = 0; r < c->runs; r++)                                                          \
             for (uint32_t j = c->rb[r]; j < c->re[r]; j++) {                                       \
-                if (RFN(far)(p0, X, Y, Z, j, mc->reach2))                                          \
+                if (RFN(far)(mc, p0, X, Y, Z, j, mc->reach2))                                      \
                     continue;                                                                      \
                 vf3 diff = rule_diff(p, X[j], Y[j], Z[j]);                                         \
+                vf3 pos = v3_set1(X[j], Y[j], Z[j]);                                               \
+                if (mc->world_on)                                                                  \
+                    rule_image(mc, &diff, &pos);                                                   \
                 vf d2 = v3_dot(diff, diff);                                                        \
                 vm near = M##_near(d2, reach2);                                                    \
                 if (!vm_any(near))                                                                 \
                     continue;                                                                      \
                 if (tr)                                                                            \
                     M##_ties(&a, before.t);                                                        \
-                rule_cand cd = {X[j], Y[j], Z[j], U[j], V[j], W[j], {0.0, 0.0, 0.0}};              \
+                rule_cand cd = {pos, U[j], V[j], W[j], {0.0, 0.0, 0.0}};                           \
                 if (M##_USES_DIR)                                                                  \
                     rule_dir(cd.vx, cd.vy, cd.vz, cd.dir);                                         \
                 vm late = M##_pair(&a, near, p, diff, d2, &cd, prm, mc, 0);                        \
@@ -159,6 +203,8 @@ static double RFN(ties_sum)(const RFN(ties) * t)
         rule_extras x;                                                                             \
         RFN(extras)(env, p, &row, &x);                                                             \
         M##_finish(&a, prm, mc, 0, &x, &p, &v);                                                    \
+        if (mc->world_on)                                                                          \
+            RFN(place)(mc, &p, &v);                                                                \
         *pp = p;                                                                                   \
         *vp = v;                                                                                   \
     }

@@ -77,6 +77,7 @@ shoal_status shoal_sim64_create(const shoal_sim_desc *desc, shoal_sim64 **out, s
     s->desc = *desc;
     s->count = desc->boid_count;
     params64_from(&desc->params, &s->env.prm);
+    s->env.world = desc->world;
     s->rows = alloc_array_zero(s->count * 6, sizeof(double), "boid state", err);
     s->next = s->rows ? alloc_array_zero(s->count * 6, sizeof(double), "boid state", err) : NULL;
     if (!s->next) {
@@ -84,7 +85,7 @@ shoal_status shoal_sim64_create(const shoal_sim_desc *desc, shoal_sim64 **out, s
         return err ? err->status : SHOAL_ERR_NOMEM;
     }
     s->predator_count = (int)desc->params.predator_count;
-    predators64_reset(&s->env.prm, s->predator_count, s->pred_p, s->pred_v);
+    predators64_reset(&s->env.prm, &s->desc.world, s->predator_count, s->pred_p, s->pred_v);
     *out = s;
     return SHOAL_OK;
 }
@@ -106,19 +107,31 @@ shoal_status shoal_sim64_set_state(shoal_sim64 *s, const double *rows, shoal_err
                                    isnan(rows[i]) ? "nan"
                                    : rows[i] > 0  ? "inf"
                                                   : "-inf");
+    if (shoal_world_dims(&s->desc.world) == 2)
+        for (size_t i = 0; i < s->count; i++)
+            if (rows[i * 6 + 2] != 0.0 || rows[i * 6 + 5] != 0.0)
+                return shoal_error_set(err, SHOAL_ERR_INPUT,
+                                       "state: row %zu has %s = %g in a 2D world (dims=2: every z "
+                                       "and vz must be 0)",
+                                       i, rows[i * 6 + 2] != 0.0 ? "z" : "vz",
+                                       rows[i * 6 + 2] != 0.0 ? rows[i * 6 + 2] : rows[i * 6 + 5]);
     memcpy(s->rows, rows, s->count * 6 * sizeof(double));
-    predators64_reset(&s->env.prm, s->predator_count, s->pred_p, s->pred_v);
+    rows64_wrap(&s->desc.world, s->rows, s->count);
+    predators64_reset(&s->env.prm, &s->desc.world, s->predator_count, s->pred_p, s->pred_v);
     return SHOAL_OK;
 }
 
 shoal_status shoal_sim64_set_state_f32(shoal_sim64 *s, const float *rows, shoal_error *err)
 {
     shoal_status st = shoal_state_check_finite(rows, s->count, "state", err);
+    if (!st)
+        st = shoal_world_check_rows(&s->desc.world, rows, s->count, "state", err);
     if (st)
         return st;
     for (size_t i = 0; i < s->count * 6; i++)
         s->rows[i] = rows[i];
-    predators64_reset(&s->env.prm, s->predator_count, s->pred_p, s->pred_v);
+    rows64_wrap(&s->desc.world, s->rows, s->count);
+    predators64_reset(&s->env.prm, &s->desc.world, s->predator_count, s->pred_p, s->pred_v);
     return SHOAL_OK;
 }
 
@@ -138,8 +151,9 @@ shoal_status shoal_sim64_step(shoal_sim64 *s, int step_count, shoal_error *err)
                          s->target_pinned, (const double(*)[3])s->target_pin, s->predator_count,
                          (const double(*)[3])s->pred_p);
         s->env.fld = s->fld.vec ? &s->fld : NULL;
-        shoal_status st = ref_grid_build(&s->grid, s->rows, s->count, ref_env_radius(&s->env),
-                                         s->desc.neighbors == SHOAL_NEIGHBORS_BRUTE, err);
+        shoal_status st =
+            ref_grid_build_world(&s->grid, s->rows, s->count, ref_env_radius(&s->env),
+                                 s->desc.neighbors == SHOAL_NEIGHBORS_BRUTE, &s->desc.world, err);
         if (st)
             return st;
         ref_school_step(&s->env, &s->grid, s->rows, s->next, NULL, s->desc.thread_count);
@@ -150,8 +164,8 @@ shoal_status shoal_sim64_step(shoal_sim64 *s, int step_count, shoal_error *err)
                                        "(t = %.6f s); state left as before that step",
                                        i / 6, (unsigned long long)s->steps_done + 1,
                                        shoal_sim64_time(s));
-        predators64_step(&s->env.prm, s->predator_count, s->pred_p, s->pred_v, s->rows, s->count,
-                         s->desc.dt_s);
+        predators64_step(&s->env.prm, &s->env.mc, s->predator_count, s->pred_p, s->pred_v, s->rows,
+                         s->count, s->desc.dt_s);
         double *t = s->rows;
         s->rows = s->next;
         s->next = t;

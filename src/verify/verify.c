@@ -71,6 +71,7 @@ void shoal_verify_destroy(shoal_verify *v)
     alloc_free(v->ratio);
     alloc_free(v->scratch);
     alloc_free(v->order);
+    alloc_free(v->state_w);
     for (int i = 0; i < SHOAL_VERIFY_MAX_WORST; i++)
         for (int k = 0; k < 6; k++)
             free(v->diag[i].x[k]);
@@ -98,6 +99,7 @@ shoal_status shoal_verify_create(const shoal_verify_desc *desc, shoal_verify **o
     }
     v->fam_count = families_build(desc->sim.model, v->fam);
     params64_from(&desc->sim.params, &v->prm);
+    WORLD_CONSTS_SET(&v->wmc, &desc->sim.world);
     size_t n = v->n;
     int ok = (v->rows32 = alloc_array(n * 6, sizeof(float), "verify state", err)) != NULL;
     ok = ok && (v->ref = alloc_array(n * 6, sizeof(double), "verify reference", err));
@@ -106,12 +108,13 @@ shoal_status shoal_verify_create(const shoal_verify_desc *desc, shoal_verify **o
     ok = ok && (v->ratio = alloc_array(n, sizeof(double), "verify errors", err));
     ok = ok && (v->scratch = alloc_array(n, sizeof(double), "verify errors", err));
     ok = ok && (v->order = alloc_array(n, sizeof(uint32_t), "verify errors", err));
+    ok = ok && (v->state_w = alloc_array(n * 6, sizeof(double), "verify state", err));
     if (!ok) {
         shoal_verify_destroy(v);
         return err ? err->status : SHOAL_ERR_NOMEM;
     }
     v->pred_count = (int)desc->sim.params.predator_count;
-    predators64_reset(&v->prm, v->pred_count, v->pred_p, v->pred_v);
+    predators64_reset(&v->prm, &desc->sim.world, v->pred_count, v->pred_p, v->pred_v);
     *out = v;
     return SHOAL_OK;
 }
@@ -250,6 +253,23 @@ shoal_status shoal_verify_step(shoal_verify *v, const double *state, const doubl
     if (st)
         return st;
     const shoal_sim_desc *sd = &v->desc.sim;
+    if (!shoal_world_is_default(&sd->world)) {
+        /* the world: a 2D state in the plane; positions wrapped into a periodic box as every
+         * backend wraps a state it is given (the other program's next state is compared by
+         * the minimum image, errors6) */
+        if (shoal_world_dims(&sd->world) == 2)
+            for (size_t i = 0; i < v->n; i++)
+                if (state[i * 6 + 2] != 0.0 || state[i * 6 + 5] != 0.0)
+                    return shoal_error_set(
+                        err, SHOAL_ERR_INPUT,
+                        "state %llu: row %zu has %s = %g in a 2D world (dims=2: "
+                        "every z and vz must be 0)",
+                        (unsigned long long)v->k, i, state[i * 6 + 2] != 0.0 ? "z" : "vz",
+                        state[i * 6 + 2] != 0.0 ? state[i * 6 + 2] : state[i * 6 + 5]);
+        memcpy(v->state_w, state, v->n * 6 * sizeof(double));
+        rows64_wrap(&sd->world, v->state_w, v->n);
+        state = v->state_w;
+    }
     double t = sd->t0_s + (double)v->k * sd->dt_s;
     rep->step = v->k;
     rep->t = t;
@@ -260,11 +280,13 @@ shoal_status shoal_verify_step(shoal_verify *v, const double *state, const doubl
     ref_env env;
     memset(&env, 0, sizeof env);
     env.prm = v->prm;
+    env.world = sd->world;
     consts64_prepare(&env, sd->model, sd->dt_s, t, sd->seed, v->pinned, (const double(*)[3])v->pin,
                      v->pred_count, (const double(*)[3])v->pred_p);
     env.fld = v->fld.vec ? &v->fld : NULL;
     env.cancel = v->cancel;
-    if ((st = ref_grid_build(&v->grid, state, v->n, ref_env_radius(&env), 0, err)))
+    if ((st =
+             ref_grid_build_world(&v->grid, state, v->n, ref_env_radius(&env), 0, &sd->world, err)))
         return st;
     ref_school_step(&env, &v->grid, state, NULL, v->b, sd->thread_count);
     if ((st = cancelled(v, err)))
@@ -301,7 +323,7 @@ shoal_status shoal_verify_step(shoal_verify *v, const double *state, const doubl
     for (size_t i = 0; i < v->n; i++) {
         const refb_out *o = &v->b[i];
         double ep, ev;
-        errors6(v->ref + i * 6, next + i * 6, &ep, &ev);
+        errors6(&v->wmc, v->ref + i * 6, next + i * 6, &ep, &ev);
         double tp = BOUND_RHO * norm3(o->err[0], o->err[1], o->err[2]);
         double tv = BOUND_RHO * norm3(o->err[3], o->err[4], o->err[5]);
         double xp = norm3(o->tie[0], o->tie[1], o->tie[2]);
@@ -329,7 +351,7 @@ shoal_status shoal_verify_step(shoal_verify *v, const double *state, const doubl
     rep->pos_median = median(ep_all, v->n);
     for (size_t i = 0; i < v->n; i++) {
         double ep, ev;
-        errors6(v->ref + i * 6, next + i * 6, &ep, &ev);
+        errors6(&v->wmc, v->ref + i * 6, next + i * 6, &ep, &ev);
         ep_all[i] = ev;
     }
     rep->vel_median = median(ep_all, v->n);
@@ -350,7 +372,7 @@ shoal_status shoal_verify_step(shoal_verify *v, const double *state, const doubl
         idx[i] = (uint32_t)i;
         const refb_out *o = &v->b[i];
         double ep, ev;
-        errors6(v->ref + i * 6, next + i * 6, &ep, &ev);
+        errors6(&v->wmc, v->ref + i * 6, next + i * 6, &ep, &ev);
         double tp = BOUND_RHO * norm3(o->err[0], o->err[1], o->err[2]) +
                     norm3(o->tie[0], o->tie[1], o->tie[2]);
         double tv = BOUND_RHO * norm3(o->err[3], o->err[4], o->err[5]) +
@@ -370,7 +392,7 @@ shoal_status shoal_verify_step(shoal_verify *v, const double *state, const doubl
         shoal_verify_boid *b = &rep->worst[w];
         const refb_out *o = &v->b[i];
         b->row = i;
-        errors6(v->ref + (size_t)i * 6, next + (size_t)i * 6, &b->pos_err, &b->vel_err);
+        errors6(&v->wmc, v->ref + (size_t)i * 6, next + (size_t)i * 6, &b->pos_err, &b->vel_err);
         b->pos_tol = BOUND_RHO * norm3(o->err[0], o->err[1], o->err[2]);
         b->vel_tol = BOUND_RHO * norm3(o->err[3], o->err[4], o->err[5]);
         b->pos_tie = norm3(o->tie[0], o->tie[1], o->tie[2]);
@@ -390,7 +412,7 @@ shoal_status shoal_verify_step(shoal_verify *v, const double *state, const doubl
             int per[SHOAL_TERM_COUNT] = {0};
             for (size_t i = 0; i < v->n; i++) {
                 double ep, ev;
-                errors6(v->ref + i * 6, next + i * 6, &ep, &ev);
+                errors6(&v->wmc, v->ref + i * 6, next + i * 6, &ep, &ev);
                 const refb_out *o = &v->b[i];
                 if (ep > BOUND_RHO * norm3(o->err[0], o->err[1], o->err[2]) ||
                     ev > BOUND_RHO * norm3(o->err[3], o->err[4], o->err[5]))

@@ -149,7 +149,7 @@ static void diag_eval(const ref_env *env, const diag_boid *d, double out[6], dou
 {
     ref_cands c = {{d->x[0], d->x[1], d->x[2], d->x[3], d->x[4], d->x[5]}, d->rb, d->re, 1};
     ref64_boid(env, &c, d->row, d->in, out);
-    errors6(out, d->next, ep, ev);
+    errors6(&env->mc, out, d->next, ep, ev);
 }
 
 static int diag_explained(const diag_boid *d, double ep, double ev)
@@ -212,6 +212,7 @@ static double *boid_breaks(const hyp_family *f, const ref_env *env, const diag_b
         for (int k = 0; k < env->mc.predator_count; k++) {
             const double *q = env->mc.predators[k];
             double e[3] = {p[0] - q[0], p[1] - q[1], p[2] - q[2]};
+            world_delta3(&env->mc, e);
             double d2 = (e[0] * e[0] + e[1] * e[1]) + e[2] * e[2];
             if (d2 >= c0 * 0.25 && d2 <= c0 * 4.0)
                 b[n++] = d2;
@@ -220,6 +221,7 @@ static double *boid_breaks(const hyp_family *f, const ref_env *env, const diag_b
         for (size_t j = 0; j < d->cand_count; j++) {
             /* the rules' own arithmetic: diff, d^2 = (x^2 + y^2) + z^2 */
             double e[3] = {p[0] - d->x[0][j], p[1] - d->x[1][j], p[2] - d->x[2][j]};
+            world_delta3(&env->mc, e);
             double d2 = (e[0] * e[0] + e[1] * e[1]) + e[2] * e[2];
             if (d2 == 0)
                 continue;
@@ -527,7 +529,7 @@ static int row_explained(const shoal_verify *v, uint32_t row, const double out[6
 {
     const refb_out *o = &v->b[row];
     double ep, ev;
-    errors6(out, next + (size_t)row * 6, &ep, &ev);
+    errors6(&v->wmc, out, next + (size_t)row * 6, &ep, &ev);
     return ep <= BOUND_RHO * norm3(o->err[0], o->err[1], o->err[2]) +
                      norm3(o->tie[0], o->tie[1], o->tie[2]) &&
            ev <= BOUND_RHO * norm3(o->err[3], o->err[4], o->err[5]) +
@@ -585,7 +587,8 @@ static void refine_threshold(shoal_verify *v, const hyp_family *f, const ref_env
         return;
     ref_env wide = *env;
     family_apply(f, &wide, cosk ? family_value(f, env) : hi);
-    if (ref_grid_build(&v->grid_h, state, v->n, ref_env_radius(&wide), 0, err))
+    if (ref_grid_build_world(&v->grid_h, state, v->n, ref_env_radius(&wide), 0, &v->desc.sim.world,
+                             err))
         return;
     const ref_grid *g = &v->grid_h;
     double reach2 = cosk ? cos_reach2(f, env) : INFINITY;
@@ -597,7 +600,7 @@ static void refine_threshold(shoal_verify *v, const hyp_family *f, const ref_env
     for (size_t i = 0; i < v->n && !fail && evals < 400000; i++) {
         uint32_t row = idx[i];
         const double *p = state + (size_t)row * 6;
-        uint32_t rb[9], re[9];
+        uint32_t rb[GRID_RUNS_MAX], re[GRID_RUNS_MAX];
         ref_cands c = {{g->x[0], g->x[1], g->x[2], g->x[3], g->x[4], g->x[5]}, rb, re, 0};
         c.runs = ref_grid_runs(g, p, rb, re);
         double vl = sqrt((p[3] * p[3] + p[4] * p[4]) + p[5] * p[5]);
@@ -605,6 +608,7 @@ static void refine_threshold(shoal_verify *v, const hyp_family *f, const ref_env
         for (int r = 0; r < c.runs && !fail; r++)
             for (uint32_t j = rb[r]; j < re[r] && !fail; j++) {
                 double e[3] = {p[0] - g->x[0][j], p[1] - g->x[1][j], p[2] - g->x[2][j]};
+                world_delta3(&v->wmc, e);
                 double d2 = (e[0] * e[0] + e[1] * e[1]) + e[2] * e[2];
                 if (d2 == 0 || !(d2 < reach2))
                     continue;
@@ -698,9 +702,11 @@ static int family_applies(const shoal_verify *v, const hyp_family *f, const ref_
 
 /* The value a threshold family compares for the pair (p, q): the squared distance, or minus
  * the view cone's cosine (as boid_breaks computes them). */
-static double pair_value(const hyp_family *f, const double *p, const double *q)
+static double pair_value(const model_consts64 *w, const hyp_family *f, const double *p,
+                         const double *q)
 {
     double e[3] = {p[0] - q[0], p[1] - q[1], p[2] - q[2]};
+    world_delta3(w, e);
     double d2 = (e[0] * e[0] + e[1] * e[1]) + e[2] * e[2];
     if (f->kind != HK_COS)
         return d2;
@@ -726,12 +732,12 @@ void size_ties(shoal_verify *v, const ref_env *env, const double *state, const d
         if (!unbounded || o->tie_cand < 0)
             continue;
         double ep, ev;
-        errors6(v->ref + i * 6, next + i * 6, &ep, &ev);
+        errors6(&v->wmc, v->ref + i * 6, next + i * 6, &ep, &ev);
         if (ep <= BOUND_RHO * norm3(o->err[0], o->err[1], o->err[2]) &&
             ev <= BOUND_RHO * norm3(o->err[3], o->err[4], o->err[5]))
             continue;
         const double *p = state + i * 6, *q = state + (size_t)o->tie_cand * 6;
-        uint32_t rb[9], re[9];
+        uint32_t rb[GRID_RUNS_MAX], re[GRID_RUNS_MAX];
         ref_cands c = {{g->x[0], g->x[1], g->x[2], g->x[3], g->x[4], g->x[5]}, rb, re, 0};
         c.runs = ref_grid_runs(g, p, rb, re);
         double tie[6] = {0, 0, 0, 0, 0, 0};
@@ -747,7 +753,7 @@ void size_ties(shoal_verify *v, const ref_env *env, const double *state, const d
             if (!family_applies(v, f, env) || f->kind == HK_WEIGHT || f->kind == HK_DT ||
                 f->kind == HK_OFF || (f->kind == HK_R2 && f->flee))
                 continue;
-            double x = pair_value(f, p, q), c0 = family_value(f, env);
+            double x = pair_value(&v->wmc, f, p, q), c0 = family_value(f, env);
             if (f->kind == HK_COS)
                 c0 = -c0;
             if (!(x == x) || !(fabs(x - c0) <= 1e-5 * (fabs(c0) + 1e-30)))
@@ -843,7 +849,8 @@ static double family_show(const hyp_family *f, double x)
 static size_t count_beyond(shoal_verify *v, const ref_env *env, const double *state,
                            const double *next, shoal_error *err)
 {
-    if (ref_grid_build(&v->grid_h, state, v->n, ref_env_radius(env), 0, err))
+    if (ref_grid_build_world(&v->grid_h, state, v->n, ref_env_radius(env), 0, &v->desc.sim.world,
+                             err))
         return SIZE_MAX;
     ref_school_step(env, &v->grid_h, state, v->alt, NULL, v->desc.sim.thread_count);
     size_t after = 0;

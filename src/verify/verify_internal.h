@@ -9,6 +9,7 @@
 #include "shoal/verify.h"
 #include "sim/models.h"
 #include "verify/ref_internal.h"
+#include "sim/world.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -80,6 +81,8 @@ struct shoal_verify {
     const volatile int *cancel; /* shoal_verify_set_cancel */
     hyp_family fam[FAMILY_MAX]; /* the model's hypotheses (families_build) */
     size_t fam_count;
+    model_consts64 wmc; /* the world's part of the constants (WORLD_CONSTS_SET) */
+    double *state_w;    /* a state placed in the world (positions wrapped) */
 };
 
 /* ---- errors ---- */
@@ -93,10 +96,25 @@ static inline double ratio_of(double err, double tol)
     return tol > 0 ? err / tol : INFINITY;
 }
 
-/* errors of a result `r` (6 values) against the other program's next row */
-static inline void errors6(const double *r, const double *next, double *ep, double *ev)
+/* A difference of two positions as the world `w` sees it (its constants' world part): the
+ * minimum image on every periodic axis (sim/world.h world_min_image_d). */
+static inline void world_delta3(const model_consts64 *w, double e[3])
 {
-    *ep = norm3(r[0] - next[0], r[1] - next[1], r[2] - next[2]);
+    if (!w->world_on)
+        return;
+    for (int c = 0; c < 3; c++)
+        if (w->periodic[c])
+            e[c] = world_min_image_d(e[c], w->wsize[c], w->whalf[c]);
+}
+
+/* errors of a result `r` (6 values) against the other program's next row; positions on a
+ * periodic axis by the minimum image (a boid on the seam may be at either end) */
+static inline void errors6(const model_consts64 *w, const double *r, const double *next, double *ep,
+                           double *ev)
+{
+    double e[3] = {r[0] - next[0], r[1] - next[1], r[2] - next[2]};
+    world_delta3(w, e);
+    *ep = norm3(e[0], e[1], e[2]);
     *ev = norm3(r[3] - next[3], r[4] - next[4], r[5] - next[5]);
 }
 

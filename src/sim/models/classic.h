@@ -56,25 +56,32 @@ RULE_FN void rule_classic_wall(rule_cl *a, vf3 p, vf sd, vreal nx, vreal ny, vre
 }
 
 /* The virtual wall boids first (Up, Down, Left, Right, Forward, Back, as the seed adds
- * them), then the real neighbours (rule_classic_pair), in one mean for rule1. */
-RULE_FN void rule_classic_begin(rule_cl *a, const RULE_PARAMS *prm, vf3 p)
+ * them), then the real neighbours (rule_classic_pair), in one mean for rule1. No wall boids
+ * on a periodic axis, nor in z in 2D (RULE_WALL_ON). */
+RULE_FN void rule_classic_begin(rule_cl *a, const RULE_PARAMS *prm, const RULE_CONSTS *mc, vf3 p)
 {
     vf fov = vf_set1(prm->fov), k = vf_set1(prm->sep_strength);
     a->r1 = a->vsum = a->psum = v3_zero();
     a->n1 = a->n = vf_zero();
-    rule_classic_wall(a, p, vf_sub(vf_set1(prm->box_max[1]), p.y), 0, -1, 0, fov, k);
-    rule_classic_wall(a, p, vf_sub(p.y, vf_set1(prm->box_min[1])), 0, 1, 0, fov, k);
-    rule_classic_wall(a, p, vf_sub(p.x, vf_set1(prm->box_min[0])), 1, 0, 0, fov, k);
-    rule_classic_wall(a, p, vf_sub(vf_set1(prm->box_max[0]), p.x), -1, 0, 0, fov, k);
-    rule_classic_wall(a, p, vf_sub(vf_set1(prm->box_max[2]), p.z), 0, 0, -1, fov, k);
-    rule_classic_wall(a, p, vf_sub(p.z, vf_set1(prm->box_min[2])), 0, 0, 1, fov, k);
+    if (RULE_WALL_ON(mc, 1)) {
+        rule_classic_wall(a, p, vf_sub(vf_set1(prm->box_max[1]), p.y), 0, -1, 0, fov, k);
+        rule_classic_wall(a, p, vf_sub(p.y, vf_set1(prm->box_min[1])), 0, 1, 0, fov, k);
+    }
+    if (RULE_WALL_ON(mc, 0)) {
+        rule_classic_wall(a, p, vf_sub(p.x, vf_set1(prm->box_min[0])), 1, 0, 0, fov, k);
+        rule_classic_wall(a, p, vf_sub(vf_set1(prm->box_max[0]), p.x), -1, 0, 0, fov, k);
+    }
+    if (RULE_WALL_ON(mc, 2)) {
+        rule_classic_wall(a, p, vf_sub(vf_set1(prm->box_max[2]), p.z), 0, 0, -1, fov, k);
+        rule_classic_wall(a, p, vf_sub(p.z, vf_set1(prm->box_min[2])), 0, 0, 1, fov, k);
+    }
 }
 
 /* The terms of a candidate that passed classic_near in some lane (m). */
 RULE_FN void rule_classic_add(rule_cl *a, vm m, vf3 p, vf d2, const rule_cand *c,
                               const RULE_PARAMS *prm)
 {
-    vf3 pj = v3_set1(c->px, c->py, c->pz);
+    vf3 pj = c->pos;
     vf3 e = v3_sub(pj, p); /* the seed's diff = other - me */
     vf one = vf_set1(1.0f);
     vf d = vf_sqrt(d2);
@@ -101,7 +108,7 @@ RULE_FN void rule_classic_finish(const rule_cl *a, const RULE_PARAMS *prm, const
     vreal wsum = prm->w1 + prm->w2 + prm->w3;
     acc = wsum != 0.0f ? v3_div(acc, vf_set1(wsum)) : v3_zero();
     if (prm->sphere_count > 0)
-        acc = v3_add(acc, v3_mul(rule_sphere_avoid(prm, p), vf_set1(prm->avoid_force)));
+        acc = v3_add(acc, v3_mul(rule_sphere_avoid(prm, mc, p), vf_set1(prm->avoid_force)));
     acc = rule_add_extras(acc, x);
     /* p += v dt + a dt^2 / 2; v += a dt; |v| clamped to [min_speed, max_speed] */
     vf dt = vf_set1(mc->dt), half_dt2 = vf_set1(mc->dt * mc->dt * 0.5f);
@@ -127,8 +134,8 @@ RULE_FN int classic_variant(const RULE_CONSTS *mc)
 
 RULE_FN void classic_begin(rule_cl *a, const RULE_PARAMS *prm, const RULE_CONSTS *mc, vf3 p, vf3 v)
 {
-    (void)mc, (void)v;
-    rule_classic_begin(a, prm, p);
+    (void)v;
+    rule_classic_begin(a, prm, mc, p);
 }
 
 /* 0 < d^2 <= fov^2 */

@@ -95,7 +95,7 @@ RULE_FN void rule_couzin_finish(const rule_cz *a, const RULE_PARAMS *prm, const 
     if (prm->sphere_count > 0 || x->field_on || x->flee_on) {
         vf3 e = v3_zero();
         if (prm->sphere_count > 0)
-            e = v3_mul(rule_sphere_avoid(prm, p), vf_set1(prm->avoid_force));
+            e = v3_mul(rule_sphere_avoid(prm, mc, p), vf_set1(prm->avoid_force));
         want = v3_normalize(v3_add(want, rule_add_extras(e, x)));
     }
     /* the noise: draw 0 of the lane's row, a wrapped-normal angle sigma z */
@@ -247,7 +247,7 @@ static inline int couzin_finish_tie(const RULE_PARAMS *p, const RULE_CONSTS *mc,
         P3("box_center", bounds_center, "units", -BIG, BIG, 0, 0, 0,                               \
            "centre of the start ball and of the grid's box", H_NONE),                              \
         P3("box_size", bounds_size, "units", 1e-4f, BIG, 300, 300, 300,                            \
-           "the grid's box (no walls: a periodic world's box replaces it)", H_NONE),               \
+           "the grid's box where the world has none (no walls)", H_NONE),                          \
         P("init_pos_radius", init_pos_radius, "units", 0, BIG, 5,                                  \
           "initial positions: ball radius", H_NONE),                                               \
         OBSTACLE_ROWS(P, PI, P3)

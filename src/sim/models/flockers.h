@@ -62,7 +62,7 @@ RULE_FN void rule_flockers_finish(const rule_fl *a, const RULE_PARAMS *prm, cons
     if (prm->sphere_count > 0 || x->field_on || x->flee_on) {
         vf3 e = v3_zero();
         if (prm->sphere_count > 0)
-            e = v3_mul(rule_sphere_avoid(prm, p), vf_set1(prm->avoid_force));
+            e = v3_mul(rule_sphere_avoid(prm, mc, p), vf_set1(prm->avoid_force));
         w = v3_add(w, rule_add_extras(e, x));
     }
     /* a direction of length 0 keeps vel's */
@@ -161,10 +161,11 @@ static inline int flockers_finish_tie(const RULE_PARAMS *p, const RULE_CONSTS *m
           H_WEIGHT(SEPARATION)),                                                                   \
         P("match_factor", ali_weight, "-", -BIG, BIG, 0.05f, "weight of alignment",                \
           H_WEIGHT(ALIGNMENT)),                                                                    \
-        P3("box_center", bounds_center, "units", -BIG, BIG, 0, 0, 0,                               \
-           "centre of the start box (a periodic world's box replaces it)", H_NONE),                \
+        P3("box_center", bounds_center, "units", -BIG, BIG, 0, 0, 0, "centre of the start box",    \
+           H_NONE),                                                                                \
         P3("box_size", bounds_size, "units", 1e-4f, BIG, 150, 150, 150,                            \
-           "start box: positions uniform in it (no walls)", H_NONE),                               \
+           "start box: positions uniform in it, then wrapped into a periodic world (no walls)",    \
+           H_NONE),                                                                                \
         OBSTACLE_ROWS(P, PI, P3)
 
 static const shoal_param_info flockers_params[] = {FLOCKERS_ROWS(ROW_INFO, ROW_INFO_I, ROW_INFO_3)};

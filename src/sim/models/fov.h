@@ -49,7 +49,7 @@ RULE_FN void rule_fov_begin(rule_fv *a, vf3 v)
 RULE_FN void rule_fov_add(rule_fv *a, vm near, vf3 p, vf3 diff, vf d2, const rule_cand *c,
                           const RULE_PARAMS *prm, const RULE_CONSTS *mc)
 {
-    vf3 pj = v3_set1(c->px, c->py, c->pz);
+    vf3 pj = c->pos;
     vf3 e = v3_sub(pj, p); /* p_j - p_i */
     vf one = vf_set1(1.0f);
     a->near_n = vf_add_masked(a->near_n, near, one);
@@ -75,11 +75,14 @@ RULE_FN void rule_fov_add(rule_fv *a, vm near, vf3 p, vf3 diff, vf d2, const rul
  * result is not finite): p - c in float as the float path forms it, the rest in double (no
  * contraction on either backend: -ffp-contract=off, -fmad=false; double division is IEEE on
  * both), rounded once to float. Finite whenever bf |p - c| is below FLT_MAX. */
-RULE_FN void rule_fov_boundary_far(const RULE_PARAMS *prm, vreal px, vreal py, vreal pz,
-                                   vreal out[3])
+RULE_FN void rule_fov_boundary_far(const RULE_PARAMS *prm, const RULE_CONSTS *mc, vreal px,
+                                   vreal py, vreal pz, vreal out[3])
 {
     vreal pc[3] = {px - prm->boundary_center[0], py - prm->boundary_center[1],
                    pz - prm->boundary_center[2]};
+    for (int c = 0; c < 3; c++)
+        if (!RULE_WALL_ON(mc, c))
+            pc[c] = 0.0f;
     double q[3] = {pc[0], pc[1], pc[2]};
     double sq = (q[0] * q[0] + q[1] * q[1]) + q[2] * q[2];
     double f = (sq - (double)prm->boundary_range2) / sq;
@@ -90,7 +93,8 @@ RULE_FN void rule_fov_boundary_far(const RULE_PARAMS *prm, vreal px, vreal py, v
 
 /* rule_fov_boundary_far for the lanes in `far`, lane by lane, so every ISA (and the GPU, one
  * lane) gives the same bits; the other lanes keep b. */
-RULE_FN vf3 rule_fov_boundary_far_lanes(const RULE_PARAMS *prm, vf3 p, vm far, vf3 b)
+RULE_FN vf3 rule_fov_boundary_far_lanes(const RULE_PARAMS *prm, const RULE_CONSTS *mc, vf3 p,
+                                        vm far, vf3 b)
 {
     vreal x[VW], y[VW], z[VW], bx[VW], by[VW], bz[VW];
     vf_store_n(x, p.x, VW);
@@ -104,7 +108,7 @@ RULE_FN vf3 rule_fov_boundary_far_lanes(const RULE_PARAMS *prm, vf3 p, vm far, v
         if (!(bits & (1u << i)))
             continue;
         vreal o[3];
-        rule_fov_boundary_far(prm, x[i], y[i], z[i], o);
+        rule_fov_boundary_far(prm, mc, x[i], y[i], z[i], o);
         bx[i] = o[0];
         by[i] = o[1];
         bz[i] = o[2];
@@ -125,12 +129,22 @@ RULE_FN void rule_fov_finish(const rule_fv *a, const RULE_PARAMS *prm, const RUL
         v3_select(vf_gt(a->ali_n, zero),
                   v3_mul(v3_sub(v3_div(a->ali, a->ali_n), v), vf_set1(prm->ali_force)), v3_zero());
     vf3 sepf = v3_mul(a->sep, vf_set1(prm->sep_force));
-    /* boundary sphere: -bf * (p - c) * (|p - c|^2 - R^2) / |p - c|^2 outside it */
+    /* boundary sphere: -bf * (p - c) * (|p - c|^2 - R^2) / |p - c|^2 outside it; in a world
+     * with a periodic axis (or in 2D, z) that axis's part of p - c is 0: the sphere becomes
+     * a cylinder (or a slab) around the axes that keep their boundary */
     vf3 c3 = v3_set1(prm->boundary_center[0], prm->boundary_center[1], prm->boundary_center[2]);
     vf3 cp = v3_sub(c3, p);
+    vf3 pc = v3_sub(p, c3);
+    if (mc->world_on) {
+        if (!mc->wall_on[0])
+            cp.x = pc.x = vf_zero();
+        if (!mc->wall_on[1])
+            cp.y = pc.y = vf_zero();
+        if (!mc->wall_on[2])
+            cp.z = pc.z = vf_zero();
+    }
     vf sq = v3_dot(cp, cp);
     vf R2 = vf_set1(prm->boundary_range2);
-    vf3 pc = v3_sub(p, c3);
     vf excess = vf_sub(sq, R2);
     vf nbf = vf_set1(-prm->boundary_force);
     vf3 b = {vf_div(vf_mul(vf_mul(nbf, pc.x), excess), sq),
@@ -145,14 +159,14 @@ RULE_FN void rule_fov_finish(const rule_fv *a, const RULE_PARAMS *prm, const RUL
                          vf_eq(vf_sub(b.z, b.z), zero));
     vm far = vm_andnot(outside, finite_b);
     if (vm_any(far))
-        b = rule_fov_boundary_far_lanes(prm, p, far, b);
+        b = rule_fov_boundary_far_lanes(prm, mc, p, far, b);
     vf maxf = vf_set1(prm->max_force);
     cohf = v3_limit(cohf, maxf);
     sepf = v3_limit(sepf, maxf);
     alif = v3_limit(alif, maxf);
     vf3 avoid = v3_zero();
     if (prm->sphere_count > 0)
-        avoid = v3_mul(rule_sphere_avoid(prm, p), vf_set1(prm->avoid_force));
+        avoid = v3_mul(rule_sphere_avoid(prm, mc, p), vf_set1(prm->avoid_force));
     vf3 sum = v3_add(v3_add(v3_add(v3_add(cohf, sepf), alif), b), avoid);
     sum = rule_add_extras(sum, x);
     v = v3_add(v, v3_mul(sum, vf_set1(mc->dt)));
@@ -222,11 +236,11 @@ static inline void fov_ties(const rule_fv *a, double t[SHOAL_TERM_COUNT])
 /* A tie no candidate made: the boid within rounding of the boundary sphere. */
 static inline int fov_finish_tie(const RULE_PARAMS *p, const RULE_CONSTS *mc, const double x[6])
 {
-    (void)mc;
     double size = fabs(x[0]) + fabs(x[1]) + fabs(x[2]);
     double sq = 0;
     for (int c = 0; c < 3; c++)
-        sq += (x[c] - p->boundary_center[c]) * (x[c] - p->boundary_center[c]);
+        if (RULE_WALL_ON(mc, c))
+            sq += (x[c] - p->boundary_center[c]) * (x[c] - p->boundary_center[c]);
     if (REF_NEAR(sq, p->boundary_range2, size * size))
         return SHOAL_TERM_WALLS;
     return SHOAL_TERM_NONE;

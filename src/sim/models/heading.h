@@ -32,8 +32,8 @@ typedef struct rule_hd {
 } rule_hd;
 
 /* The terms of a candidate that passed heading_near in some lane (dir: its dir_j). */
-RULE_FN void rule_heading_add(rule_hd *a, vm m, vf3 diff, vf d2, vreal pjx, vreal pjy, vreal pjz,
-                              const vreal dir[3], const RULE_CONSTS *mc)
+RULE_FN void rule_heading_add(rule_hd *a, vm m, vf3 diff, vf d2, vf3 pj, const vreal dir[3],
+                              const RULE_CONSTS *mc)
 {
     vf R = vf_set1(mc->k[HD_R]);
     vf d = vf_sqrt(d2);
@@ -42,7 +42,7 @@ RULE_FN void rule_heading_add(rule_hd *a, vm m, vf3 diff, vf d2, vreal pjx, vrea
     vf w = vf_div(vf_sub(R, d), vf_mul(R, d));
     a->sep = v3_add_masked(a->sep, m, v3_mul(diff, w));
     a->ali = v3_add_masked(a->ali, m, v3_set1(dir[0], dir[1], dir[2]));
-    a->coh = v3_add_masked(a->coh, m, v3_set1(pjx, pjy, pjz));
+    a->coh = v3_add_masked(a->coh, m, pj);
     a->n = vf_add_masked(a->n, m, vf_set1(1.0f));
 }
 
@@ -58,21 +58,22 @@ RULE_FN void rule_heading_finish(const rule_hd *a, const RULE_PARAMS *prm, const
     vf3 coh = v3_mul(v3_sub(v3_mul(a->coh, an), p),
                      vf_set1(prm->coh_weight)); /* quirk: n = 0 pulls to 0 */
 
-    /* nearest target (first on ties) */
+    /* nearest target (first on ties): tgt_d is target - p (0 - p before any), in a periodic
+     * world the nearest image's (rule_world_delta) */
     vf best_d2 = vf_set1(RF_INF);
-    vf3 tgt = v3_zero();
+    vf3 tgt_d = v3_sub(v3_zero(), p);
     for (int k = 0; k < mc->target_count; k++) {
         vf3 t = v3_set1(mc->targets[k][0], mc->targets[k][1], mc->targets[k][2]);
-        vf3 dt3 = v3_sub(t, p);
+        vf3 dt3 = rule_world_delta(mc, v3_sub(t, p));
         vf td2 = v3_dot(dt3, dt3);
         vm closer = vf_lt(td2, best_d2);
         best_d2 = vf_select(closer, td2, best_d2);
-        tgt = v3_select(closer, t, tgt);
+        tgt_d = v3_select(closer, dt3, tgt_d);
     }
-    vf3 fsum = v3_mul(v3_sub(tgt, p), vf_set1(prm->target_weight));
+    vf3 fsum = v3_mul(tgt_d, vf_set1(prm->target_weight));
     fsum = v3_add(v3_add(v3_add(fsum, sep), ali), coh);
     if (prm->sphere_count > 0)
-        fsum = v3_add(fsum, v3_mul(rule_sphere_avoid(prm, p), vf_set1(prm->avoid_force)));
+        fsum = v3_add(fsum, v3_mul(rule_sphere_avoid(prm, mc, p), vf_set1(prm->avoid_force)));
     fsum = rule_add_extras(fsum, x);
     vf3 fdir = v3_normalize(fsum);
     vf3 dir = v3_normalize(v);
@@ -119,7 +120,7 @@ RULE_FN vm heading_pair(rule_hd *a, vm near, vf3 p, vf3 diff, vf d2, const rule_
                         const RULE_PARAMS *prm, const RULE_CONSTS *mc, int variant)
 {
     (void)p, (void)prm, (void)variant;
-    rule_heading_add(a, near, diff, d2, c->px, c->py, c->pz, c->dir, mc);
+    rule_heading_add(a, near, diff, d2, c->pos, c->dir, mc);
     return near;
 }
 
@@ -158,8 +159,10 @@ static inline int heading_finish_tie(const RULE_PARAMS *p, const RULE_CONSTS *mc
     double b1 = INFINITY, b2 = INFINITY;
     for (int k = 0; k < mc->target_count; k++) {
         double d2 = 0;
-        for (int c = 0; c < 3; c++)
-            d2 += (mc->targets[k][c] - x[c]) * (mc->targets[k][c] - x[c]);
+        for (int c = 0; c < 3; c++) {
+            double d = rule_world_delta_s(mc, c, mc->targets[k][c] - x[c]);
+            d2 += d * d;
+        }
         if (d2 < b1) {
             b2 = b1;
             b1 = d2;

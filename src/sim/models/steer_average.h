@@ -37,15 +37,19 @@ RULE_FN vf rule_wall_axis(vf p, vreal lo, vreal hi)
     return acc;
 }
 
-RULE_FN vf3 rule_wall(const RULE_PARAMS *prm, vf3 p)
+/* off on a periodic axis and on z in 2D (RULE_WALL_ON) */
+RULE_FN vf3 rule_wall(const RULE_PARAMS *prm, const RULE_CONSTS *mc, vf3 p)
 {
-    vf3 w;
-    w.x = rule_wall_axis(p.x, prm->wall_center[0] - prm->wall_size[0] * 0.5f,
-                         prm->wall_center[0] + prm->wall_size[0] * 0.5f);
-    w.y = rule_wall_axis(p.y, prm->wall_center[1] - prm->wall_size[1] * 0.5f,
-                         prm->wall_center[1] + prm->wall_size[1] * 0.5f);
-    w.z = rule_wall_axis(p.z, prm->wall_center[2] - prm->wall_size[2] * 0.5f,
-                         prm->wall_center[2] + prm->wall_size[2] * 0.5f);
+    vf3 w = v3_zero();
+    if (RULE_WALL_ON(mc, 0))
+        w.x = rule_wall_axis(p.x, prm->wall_center[0] - prm->wall_size[0] * 0.5f,
+                             prm->wall_center[0] + prm->wall_size[0] * 0.5f);
+    if (RULE_WALL_ON(mc, 1))
+        w.y = rule_wall_axis(p.y, prm->wall_center[1] - prm->wall_size[1] * 0.5f,
+                             prm->wall_center[1] + prm->wall_size[1] * 0.5f);
+    if (RULE_WALL_ON(mc, 2))
+        w.z = rule_wall_axis(p.z, prm->wall_center[2] - prm->wall_size[2] * 0.5f,
+                             prm->wall_center[2] + prm->wall_size[2] * 0.5f);
     return w;
 }
 
@@ -94,7 +98,7 @@ RULE_FN vm rule_sa_pair(rule_sa *a, vm near, vf3 diff, vf d2, const rule_cand *c
     }
     a->ali = v3_add_masked(a->ali, m_ali, v3_set1(c->vx, c->vy, c->vz));
     a->ali_n = vf_add_masked(a->ali_n, m_ali, one);
-    a->coh = v3_add_masked(a->coh, m_coh, v3_set1(c->px, c->py, c->pz));
+    a->coh = v3_add_masked(a->coh, m_coh, c->pos);
     if (!shared_mask)
         a->coh_n = vf_add_masked(a->coh_n, m_coh, one);
     return m_sep;
@@ -154,9 +158,9 @@ RULE_FN void rule_sa_finish(const rule_sa *a, const RULE_PARAMS *prm, const RULE
 
     /* integrate (seed 003 IntegrateCS): walls, obstacles, speed limit, Euler */
     vf dt = vf_set1(mc->dt);
-    force = v3_add(force, v3_mul(rule_wall(prm, p), vf_set1(prm->wall_weight)));
+    force = v3_add(force, v3_mul(rule_wall(prm, mc, p), vf_set1(prm->wall_weight)));
     if (prm->sphere_count > 0)
-        force = v3_add(force, v3_mul(rule_sphere_avoid(prm, p), vf_set1(prm->avoid_force)));
+        force = v3_add(force, v3_mul(rule_sphere_avoid(prm, mc, p), vf_set1(prm->avoid_force)));
     force = rule_add_extras(force, x);
     v = v3_limit(v3_add(v, v3_mul(force, dt)), vf_set1(prm->max_speed));
     p = v3_add(p, v3_mul(v, dt));
@@ -251,11 +255,11 @@ static inline void sa_ties(const rule_sa *a, double t[SHOAL_TERM_COUNT])
 /* A tie no candidate made, of the boid's own terms (x: its row): the walls. */
 static inline int sa_finish_tie(const RULE_PARAMS *p, const RULE_CONSTS *mc, const double x[6])
 {
-    (void)mc;
     double size = fabs(x[0]) + fabs(x[1]) + fabs(x[2]);
     for (int c = 0; c < 3; c++)
-        if (REF_NEAR(x[c], p->wall_center[c] - p->wall_size[c] * 0.5, size) ||
-            REF_NEAR(x[c], p->wall_center[c] + p->wall_size[c] * 0.5, size))
+        if (RULE_WALL_ON(mc, c) &&
+            (REF_NEAR(x[c], p->wall_center[c] - p->wall_size[c] * 0.5, size) ||
+             REF_NEAR(x[c], p->wall_center[c] + p->wall_size[c] * 0.5, size)))
             return SHOAL_TERM_WALLS;
     return SHOAL_TERM_NONE;
 }

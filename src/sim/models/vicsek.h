@@ -51,7 +51,7 @@ RULE_FN void rule_vicsek_finish(const rule_vk *a, const RULE_PARAMS *prm, const 
     if (prm->sphere_count > 0 || x->field_on || x->flee_on) {
         vf3 e = v3_zero();
         if (prm->sphere_count > 0)
-            e = v3_mul(rule_sphere_avoid(prm, p), vf_set1(prm->avoid_force));
+            e = v3_mul(rule_sphere_avoid(prm, mc, p), vf_set1(prm->avoid_force));
         s = v3_add(s, rule_add_extras(e, x));
     }
     vf len = vf_sqrt(v3_dot(s, s));
@@ -170,10 +170,11 @@ static inline int vicsek_finish_tie(const RULE_PARAMS *p, const RULE_CONSTS *mc,
         PI("update_order", update_order, "-", 0, 1, 0,                                             \
            "position update: 0 p += v(t) dt (the paper's eq. 1), 1 p += v(t+1) dt",                \
            H_FACTOR(INTEGRATION)),                                                                 \
-        P3("box_center", bounds_center, "units", -BIG, BIG, 0, 0, 0,                               \
-           "centre of the start box (a periodic world's box replaces it)", H_NONE),                \
+        P3("box_center", bounds_center, "units", -BIG, BIG, 0, 0, 0, "centre of the start box",    \
+           H_NONE),                                                                                \
         P3("box_size", bounds_size, "units", 1e-4f, BIG, 31.6f, 31.6f, 31.6f,                      \
-           "start box: positions uniform in it (no walls)", H_NONE),                               \
+           "start box: positions uniform in it, then wrapped into a periodic world (no walls)",    \
+           H_NONE),                                                                                \
         OBSTACLE_ROWS(P, PI, P3)
 
 static const shoal_param_info vicsek_params[] = {VICSEK_ROWS(ROW_INFO, ROW_INFO_I, ROW_INFO_3)};
