@@ -593,12 +593,15 @@ static void test_reference_cases(void **state)
 
 /* ---- the models of the literature (docs/SCIENCE.md): literal cases, limits, bad input ---- */
 
-/* One step of `model` with `q` and dt from `in` (n rows) into out; the seed keys the noise. */
-static void step_rows(shoal_model model, const shoal_params *q, double dt, const float *in, int n,
-                      int steps, float *out)
+/* `steps` steps of `model` with `q` and dt from `in` (n rows) into out, in the world `w` (NULL:
+ * today's); the seed keys the noise. */
+static void step_rows_in(shoal_model model, const shoal_params *q, const shoal_world *w, double dt,
+                         const float *in, int n, int steps, float *out)
 {
     shoal_sim_desc d = shoal_sim_desc_for(model);
     d.params = *q;
+    if (w)
+        d.world = *w;
     d.boid_count = (size_t)n;
     d.dt_s = dt;
     d.seed = 11;
@@ -611,6 +614,26 @@ static void step_rows(shoal_model model, const shoal_params *q, double dt, const
         fail_msg("%s", e.message);
     assert_int_equal(shoal_sim_get_rows(s, out, (size_t)n, NULL), SHOAL_OK);
     shoal_sim_destroy(s);
+}
+
+static void step_rows(shoal_model model, const shoal_params *q, double dt, const float *in, int n,
+                      int steps, float *out)
+{
+    step_rows_in(model, q, NULL, dt, in, n, steps, out);
+}
+
+/* the periodic plane [0, L)^2 (docs/WORLD.md) */
+static shoal_world plane_world(float L)
+{
+    shoal_world w = shoal_world_default();
+    char size[64], centre[64];
+    snprintf(size, sizeof size, "%.9g,%.9g,0", (double)L, (double)L);
+    snprintf(centre, sizeof centre, "%.9g,%.9g,0", (double)L / 2, (double)L / 2);
+    assert_int_equal(shoal_world_set(&w, "dims", "2", NULL), SHOAL_OK);
+    assert_int_equal(shoal_world_set(&w, "periodic", "1", NULL), SHOAL_OK);
+    assert_int_equal(shoal_world_set(&w, "world_size", size, NULL), SHOAL_OK);
+    assert_int_equal(shoal_world_set(&w, "world_center", centre, NULL), SHOAL_OK);
+    return w;
 }
 
 static void expect_row(const float *got, const double want[6], double tol, const char *what)
@@ -691,6 +714,47 @@ static void test_vicsek_noise_cap(void **state)
         fail_msg("vicsek noise: mean cos %.6g, want %.6g (5 sd %.3g)", sum_c / N, mean, 5 * sd);
     for (int c = 0; c < 3; c++)
         assert_true(fabs(turn[c] / N) < 0.02);
+}
+
+/* vicsek's noise in the plane (the paper's): isolated boids turn by an angle uniform in
+ * [-eta/2, eta/2] (mean 0, variance eta^2 / 12), z and vz stay 0, the speed is v. */
+static void test_vicsek_noise_plane(void **state)
+{
+    (void)state;
+    enum { N = 4096 };
+    static float in[N * 6], out[N * 6];
+    shoal_params q;
+    shoal_params_default(SHOAL_MODEL_VICSEK, &q);
+    q.neighbor_radius = 0.01f;
+    q.noise = 1.2f;
+    shoal_world w = plane_world(128);
+    rng r = rng_stream(6, 0);
+    for (int i = 0; i < N; i++) {
+        double a = rng_range(&r, -3.14159f, 3.14159f);
+        in[6 * i] = (float)(i % 64) * 2 + 0.5f;
+        in[6 * i + 1] = (float)(i / 64) * 2 + 0.5f;
+        in[6 * i + 2] = in[6 * i + 5] = 0;
+        in[6 * i + 3] = (float)(cos(a) * 0.03);
+        in[6 * i + 4] = (float)(sin(a) * 0.03);
+    }
+    step_rows_in(SHOAL_MODEL_VICSEK, &q, &w, 1.0, in, N, 1, out);
+    double sum = 0, sum2 = 0, amax = 0;
+    for (int i = 0; i < N; i++) {
+        const float *a = in + 6 * i + 3, *b = out + 6 * i + 3;
+        double turn = atan2((double)a[0] * b[1] - (double)a[1] * b[0],
+                            (double)a[0] * b[0] + (double)a[1] * b[1]);
+        assert_true(out[6 * i + 2] == 0 && b[2] == 0);
+        assert_float_equal(sqrt((double)b[0] * b[0] + (double)b[1] * b[1]), 0.03, 1e-8);
+        sum += turn;
+        sum2 += turn * turn;
+        amax = fabs(turn) > amax ? fabs(turn) : amax;
+    }
+    double var = 0.36 / 3, sd_mean = sqrt(var / N);
+    if (!(amax <= 0.6 + 1e-6 && amax > 0.59 && fabs(sum / N) < 5 * sd_mean &&
+          fabs(sum2 / N - var) < 0.1 * var))
+        fail_msg("vicsek plane noise: max |turn| %.6g (eta/2 0.6), mean %.3g, variance %.4g "
+                 "(want %.4g)",
+                 amax, sum / N, sum2 / N, var);
 }
 
 /* vicsek at eta = 0 orders completely (the paper's limit): a school within a few radii, every
@@ -774,6 +838,14 @@ static void test_couzin_literal(void **state)
     d3 u = normalize(mk(near[6], near[7], near[8]));
     const double a4[6] = {0.3 * u.x, 0.3 * u.y, 0, 3 * u.x, 3 * u.y, 0};
     expect_row(out, a4, 2e-6, "couzin: within the turn limit");
+    /* the plane (a periodic 2D world): repelled straight back, A turns left by the limit; the
+     * pair is placed across the seam, so the minimum image finds it (positions near 100: the
+     * float rounding of the box) */
+    shoal_world w = plane_world(100);
+    const float seam[2 * 6] = {99.8f, 50, 0, 3, 0, 0, 0.3f, 50, 0, 3, 0, 0};
+    step_rows_in(SHOAL_MODEL_COUZIN, &q, &w, 0.1, seam, 2, 1, out);
+    const double a5[6] = {99.8 + 0.3 * ct - 100, 50 + 0.3 * st, 0, 3 * ct, 3 * st, 0};
+    expect_row(out, a5, 1e-5, "couzin in the plane: back across the seam, turned left");
 }
 
 /* couzin with only repulsion (r_r = r_o = r_a, no noise) disperses: a tight ball spreads until
@@ -991,6 +1063,7 @@ int main(void)
         cmocka_unit_test(test_reference_cases),
         cmocka_unit_test(test_model_table),
         cmocka_unit_test(test_vicsek_literal),
+        cmocka_unit_test(test_vicsek_noise_plane),
         cmocka_unit_test(test_vicsek_noise_cap),
         cmocka_unit_test(test_vicsek_orders_without_noise),
         cmocka_unit_test(test_couzin_literal),

@@ -223,6 +223,89 @@ int apply_params(shoal_model model, shoal_params *p, PyObject *params)
     return rc;
 }
 
+/* A world parameter (shoal_world_has_param: dims, periodic, world_size, world_center and their
+ * components) from params=: its value as the text `--set` takes (a str as it is, a number, or a
+ * sequence of numbers as "x,y,z"), set by shoal_world_set (all or nothing). */
+static int world_set_obj(shoal_world *w, const char *name, PyObject *v)
+{
+    PyObject *text = NULL;
+    if (PyUnicode_Check(v)) {
+        Py_INCREF(v);
+        text = v;
+    } else if (PyBool_Check(v)) {
+        text = PyUnicode_FromString(v == Py_True ? "1" : "0");
+    } else if (PyNumber_Check(v) && !PySequence_Check(v)) {
+        PyObject *f = PyNumber_Float(v); /* the shortest text that reads back the same double */
+        text = f ? PyObject_Repr(f) : NULL;
+        Py_XDECREF(f);
+    } else if (PySequence_Check(v) && !PyBytes_Check(v) && !PyByteArray_Check(v)) {
+        PyObject *seq = PySequence_Tuple(v), *parts = seq ? PyList_New(0) : NULL;
+        for (Py_ssize_t i = 0; parts && i < PyTuple_GET_SIZE(seq); i++) {
+            PyObject *x = PyTuple_GET_ITEM(seq, i), *f = NULL, *t = NULL;
+            if (PyNumber_Check(x) && !PySequence_Check(x))
+                f = PyNumber_Float(x);
+            else
+                PyErr_Format(PyExc_TypeError, "world parameter %s: each value is a number", name);
+            t = f ? PyObject_Repr(f) : NULL;
+            if (!t || PyList_Append(parts, t)) {
+                Py_CLEAR(parts);
+            }
+            Py_XDECREF(f);
+            Py_XDECREF(t);
+        }
+        if (parts) {
+            PyObject *comma = PyUnicode_FromString(",");
+            text = comma ? PyUnicode_Join(comma, parts) : NULL;
+            Py_XDECREF(comma);
+        }
+        Py_XDECREF(parts);
+        Py_XDECREF(seq);
+    } else {
+        PyErr_Format(PyExc_TypeError, "world parameter %s: a number, a string or (x, y, z)", name);
+    }
+    if (!text)
+        return -1;
+    PyObject *keep;
+    const char *c = c_text(text, &keep);
+    Py_DECREF(text);
+    if (!c)
+        return -1;
+    shoal_error e;
+    shoal_status st = shoal_world_set(w, name, c, &e);
+    Py_DECREF(keep);
+    return st ? (raise_status(&e), -1) : 0;
+}
+
+/* params= of a desc: a world parameter's name goes to the desc's world (docs/WORLD.md: the
+ * names of `--set` and scene files' [world]), any other to the model (apply_params). */
+static int apply_desc_params(shoal_sim_desc *d, PyObject *params)
+{
+    if (!params || params == Py_None)
+        return 0;
+    if (!PyDict_Check(params)) {
+        PyErr_SetString(PyExc_TypeError, "params: expected a dict {name: value}");
+        return -1;
+    }
+    PyObject *items = PyDict_Items(params);
+    if (!items)
+        return -1;
+    int rc = 0;
+    for (Py_ssize_t i = 0; !rc && i < PyList_GET_SIZE(items); i++) {
+        PyObject *kv = PyList_GET_ITEM(items, i), *key = PyTuple_GET_ITEM(kv, 0), *keep = NULL;
+        /* (c_text: a NUL inside a name is spelled out, so it names no world parameter) */
+        const char *name = PyUnicode_Check(key) ? c_text(key, &keep) : NULL;
+        if (PyUnicode_Check(key) && !name)
+            rc = -1;
+        else if (name && shoal_world_has_param(name))
+            rc = world_set_obj(&d->world, name, PyTuple_GET_ITEM(kv, 1));
+        else
+            rc = param_set_obj(d->model, &d->params, key, PyTuple_GET_ITEM(kv, 1));
+        Py_XDECREF(keep);
+    }
+    Py_DECREF(items);
+    return rc;
+}
+
 int model_arg(PyObject *obj, shoal_model *m)
 {
     if (!obj || obj == Py_None)
@@ -304,7 +387,7 @@ int desc_args(PyObject *model_obj, PyObject *scene_obj, Py_ssize_t count, int ke
     if (count > 0)
         shoal_scene_set_count(scene, (size_t)count, keep_geometry);
     *d = scene->desc;
-    if (apply_params(d->model, &d->params, params))
+    if (apply_desc_params(d, params))
         return -1;
     if (shoal_params_validate(d->model, &d->params, &e)) {
         raise_status(&e);
