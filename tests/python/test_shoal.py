@@ -63,6 +63,43 @@ def test_drawn_school_steps_as_the_program(cli, tmp_path):
     assert sim.state.tobytes() == shoal.load(tmp_path / "end.npy").tobytes()
 
 
+@pytest.mark.parametrize("model", MODELS)
+def test_worlds_same_bits_as_shoal_step(cli, tmp_path, model):
+    """Periodic and 2D worlds (issue 38) by name in params=, as --set takes them: the same
+    bits as `shoal init` and `shoal step`; a 2D state in the plane, positions in the box;
+    a checkpoint carries the world."""
+    worlds = [({"periodic": 1, "world_size": (31.5, 28, 26), "world_center": (1, 0, -2)},
+               ["periodic=1", "world_size=31.5,28,26", "world_center=1,0,-2"]),
+              ({"dims": 2, "periodic": (1, 1, 0), "world_size": "40,33,0"},
+               ["dims=2", "periodic=1,1,0", "world_size=40,33,0"])]
+    for params, sets in worlds:
+        args = [a for kv in sets for a in ("--set", kv)]
+        start, end = tmp_path / "start.npy", tmp_path / "end.npy"
+        cli("init", "--model", model, "--count", 1500, "--seed", 6, *args, "--out", start)
+        sim = shoal.Simulation(model=model, count=1500, seed=6, params=params, threads=2)
+        assert sim.state.tobytes() == shoal.load(start).tobytes()
+        scaled = [a for n, v in sim.params.items() for a in ("--set", f"{n}={v!r}")]
+        cli("step", "--model", model, "--in", start, "--out", end, "--steps", 30, "--seed", 6,
+            *args, *scaled)
+        sim.step(30)
+        st = sim.state
+        assert st.tobytes() == shoal.load(end).tobytes()
+        if params.get("dims") == 2:
+            assert not st[:, 2].any() and not st[:, 5].any()
+        else:
+            lo = np.array([1 - 15.75, -14, -2 - 13], np.float32)
+            assert (st[:, :3] >= lo).all() and (st[:, :3] < lo + [31.5, 28, 26]).all()
+        sim.checkpoint(tmp_path / "w.ckpt")
+        back = shoal.Simulation.resume(tmp_path / "w.ckpt")
+        sim.step(5)
+        back.step(5)
+        assert back.state.tobytes() == sim.state.tobytes()
+    with pytest.raises(shoal.InputError, match="smaller than twice the interaction radius"):
+        shoal.Simulation(model=model, count=10, params={"periodic": 1, "world_size": (1, 1, 1)})
+    with pytest.raises(shoal.InputError, match="row 0 has z = 1 in a 2D world"):
+        shoal.Simulation(model=model, params={"dims": 2}, state=np.ones((4, 6), np.float32))
+
+
 def test_positions_velocities_row_order():
     sim = shoal.Simulation(model="steer", count=500, seed=2)
     sim.step(5)
