@@ -240,8 +240,13 @@ static int world_text(PyObject *v, char *out, size_t size)
             char one[64];
             if ((rc = world_text(x, one, sizeof one)))
                 break;
-            used += (size_t)snprintf(out + used, used < size ? size - used : 0, "%s%s",
-                                     i ? "," : "", one);
+            int w = snprintf(out + used, size - used, "%s%s", i ? "," : "", one);
+            if (w < 0 || (size_t)w >= size - used) {
+                PyErr_SetString(PyExc_ValueError, "a world parameter's value is too long");
+                rc = -1;
+                break;
+            }
+            used += (size_t)w;
         }
         Py_DECREF(seq);
         return rc;
