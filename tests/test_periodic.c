@@ -612,6 +612,15 @@ static void test_bad_worlds(void **state)
     d.world.dims = 4;
     assert_int_equal(shoal_sim_create(&d, &s, &e), SHOAL_ERR_INPUT);
     assert_non_null(strstr(e.message, "dims"));
+    /* a radius grown past half the box by set_params: refused, the sim as it was */
+    d.world.dims = 3;
+    assert_int_equal(shoal_sim_create(&d, &s, &e), SHOAL_OK);
+    shoal_params p = d.params;
+    p.coh_radius = 11;
+    assert_int_equal(shoal_sim_set_params(s, &p, &e), SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "smaller than twice the interaction radius 11"));
+    assert_true(shoal_sim_get_desc(s)->params.coh_radius == d.params.coh_radius);
+    shoal_sim_destroy(s);
     /* a 2D state off the plane: the row named, the sim's state as it was */
     d = world_desc(SHOAL_MODEL_STEER, 4, 2, none, size, NULL);
     assert_int_equal(shoal_sim_create(&d, &s, &e), SHOAL_OK);

@@ -147,6 +147,19 @@ RULE_FN void rule_image(const RULE_CONSTS *mc, vf3 *diff, vf3 *pos)
         rule_image_axis(&diff->z, &pos->z, mc->wsize[2], mc->whalf[2]);
 }
 
+/* rule_image on the periodic axes in `axes` (bit a: axis a) only: a walker that knows the
+ * other axes cannot wrap for any candidate its lanes are near (their cells do not touch the
+ * seam there: forces_kernel.h) gives the same bits with less work. */
+RULE_FN void rule_image_axes(const RULE_CONSTS *mc, vf3 *diff, vf3 *pos, int axes)
+{
+    if (axes & 1)
+        rule_image_axis(&diff->x, &pos->x, mc->wsize[0], mc->whalf[0]);
+    if (axes & 2)
+        rule_image_axis(&diff->y, &pos->y, mc->wsize[1], mc->whalf[1]);
+    if (axes & 4)
+        rule_image_axis(&diff->z, &pos->z, mc->wsize[2], mc->whalf[2]);
+}
+
 /* Whether a model's own walls or boundary act on axis a (0 x, 1 y, 2 z): always in today's
  * world; not on a periodic axis, nor on z in 2D (WORLD_CONSTS_SET's wall_on). */
 #define RULE_WALL_ON(mc, a) (!(mc)->world_on || (mc)->wall_on[a])
