@@ -284,6 +284,65 @@ static void test_checkpoint_keeps_model(void **state)
     shoal_sim_destroy(t);
 }
 
+/* A checkpoint written before the parameters of the literature's models (issue 39) were
+ * appended to shoal_params holds a prefix of today's floats: it is read, the missing ones at
+ * the model's defaults; one with more floats than this version knows is refused. */
+static void test_checkpoint_earlier_layout(void **state)
+{
+    (void)state;
+    shoal_error e;
+    shoal_sim_desc d = shoal_sim_desc_for(SHOAL_MODEL_HEADING);
+    d.boid_count = 30;
+    d.params.move_speed = 3.5f;
+    shoal_sim *s = make(d);
+    assert_int_equal(shoal_sim_draw_state(s, &e), SHOAL_OK);
+    char path[] = "/tmp/shoal-test-api-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(shoal_io_checkpoint_write(path, s, &e), SHOAL_OK);
+    shoal_sim_destroy(s);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static unsigned char buf[1 << 16];
+    size_t len = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    assert_true(len > 64 && len < sizeof buf);
+    /* the header's float count (offset 12) and the floats (from offset 64): drop the last
+     * four, the fields that came after 0.2's first layout */
+    uint32_t floats;
+    memcpy(&floats, buf + 12, 4);
+    const size_t old_floats = offsetof(shoal_params, noise) / sizeof(float);
+    assert_int_equal(floats, old_floats + 4);
+    uint32_t k = (uint32_t)old_floats;
+    memcpy(buf + 12, &k, 4);
+    size_t cut = 64 + old_floats * 4;
+    memmove(buf + cut, buf + cut + 16, len - cut - 16);
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(buf, 1, len - 16, f), len - 16);
+    fclose(f);
+    shoal_sim_desc r;
+    float *rows = NULL;
+    shoal_sim_checkpoint ck;
+    if (shoal_io_checkpoint_read(path, &r, &rows, &ck, &e))
+        fail_msg("%s", e.message);
+    assert_int_equal(r.model, SHOAL_MODEL_HEADING);
+    assert_float_equal(r.params.move_speed, 3.5f, 0);
+    assert_memory_equal(&r.params, &d.params, sizeof d.params);
+    free(rows);
+    /* more floats than this version has: refused, saying so */
+    k = (uint32_t)(old_floats + 5);
+    memcpy(buf + 12, &k, 4);
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(buf, 1, len - 16, f), len - 16);
+    fclose(f);
+    assert_int_equal(shoal_io_checkpoint_read(path, &r, &rows, &ck, &e), SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "another shoal version"));
+    unlink(path);
+}
+
 /* The GPU backend has the same lengths and the same refusal of a step before any state
  * (runs on the device: tools/device.sh; skipped without a GPU). */
 static void test_gpu_rows(void **state)
@@ -323,6 +382,7 @@ int main(void)
         cmocka_unit_test(test_render_rows),
         cmocka_unit_test(test_state_compare),
         cmocka_unit_test(test_checkpoint_keeps_model),
+        cmocka_unit_test(test_checkpoint_earlier_layout),
         cmocka_unit_test(test_gpu_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

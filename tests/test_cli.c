@@ -640,6 +640,31 @@ static void test_world_options(void **state)
     assert_int_equal(rc, 2);
     assert_non_null(strstr(g_err, "w2dz.npy: row 1 has z = 0.25 in a 2D world"));
     assert_false(exists("out.npy"));
+    /* the window's loop headless in a torus and in the plane (its box framed, fish across the
+     * seams), and a sweep that records its world: --resume in another world is refused */
+    assert_int_equal(run("run --headless --model steer --count 300 %s --frames 2 --size 160x90 "
+                         "--follow --out rw",
+                         w3),
+                     0);
+    assert_true(exists("rw/frame_00001.png"));
+    assert_int_equal(run("run --headless --model fov --count 300 %s --frames 2 --size 160x90 "
+                         "--out rw2",
+                         w2),
+                     0);
+    assert_true(exists("rw2/frame_00001.png"));
+    assert_int_equal(run("sweep --model steer --count 200 %s --vary ali_weight=1,2 --steps 4 "
+                         "--every 2 --out sw --quiet",
+                         w3),
+                     0);
+    q = read_all(path("sw/manifest.json"), NULL);
+    assert_non_null(q);
+    assert_non_null(strstr(q, "\"world\": {\"dims\": 3, \"periodic\": [1, 1, 1]"));
+    free(q);
+    assert_int_equal(run("sweep --model steer --count 200 --set periodic=1 --set "
+                         "world_size=31,20,25 --vary ali_weight=1,2 --steps 4 --every 2 --out sw "
+                         "--quiet --resume"),
+                     2);
+    assert_non_null(strstr(g_err, "holds a different sweep"));
     /* a scene's [world] */
     const char *wini = "[world]\ndims = 2\nperiodic = 1\nsize = 20, 10, 0\n";
     write_bytes("w.ini", wini, strlen(wini));

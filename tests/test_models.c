@@ -188,7 +188,7 @@ static world ref_step(shoal_model model, const shoal_params *q, const world *w, 
                          : mk(0, 0, 0);
             o.p[i] = add(pi, add(mul(vi, dt), mul(acc, dt * dt / 2)));
             o.v[i] = clamp_speed(add(vi, mul(acc, dt)), q->min_speed, q->max_speed);
-        } else {
+        } else if (model == SHOAL_MODEL_FOV) {
             d3 cs = mk(0, 0, 0), sep = cs, as = cs;
             int cn = 0, an = 0;
             for (int j = 0; j < w->n; j++) {
@@ -223,6 +223,8 @@ static world ref_step(shoal_model model, const shoal_params *q, const world *w, 
             v = clamp_speed(v, q->min_speed, q->max_speed);
             o.v[i] = v;
             o.p[i] = add(pi, v);
+        } else {
+            fail_msg("no transcription of %s here", shoal_model_name(model));
         }
     }
     return o;
@@ -563,6 +565,8 @@ static void test_reference_cases(void **state)
         {-9.5, 1, 0, 3, 0, 0}, {-8, 2, 1, 0, 3, 0}, {-6, 0.5, -2, 1, 1, 1}};
     world w;
     for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
+        if (m == SHOAL_MODEL_VICSEK || m == SHOAL_MODEL_COUZIN || m == SHOAL_MODEL_FLOCKERS)
+            continue; /* their own literal cases below (and test_reference's references) */
         shoal_params q;
         shoal_params_default((shoal_model)m, &q);
         if (m == SHOAL_MODEL_FOV) {
@@ -588,6 +592,365 @@ static void test_reference_cases(void **state)
     }
 }
 
+/* ---- the models of the literature (docs/SCIENCE.md): literal cases, limits, bad input ---- */
+
+/* `steps` steps of `model` with `q` and dt from `in` (n rows) into out, in the world `w` (NULL:
+ * today's); the seed keys the noise. */
+static void step_rows_in(shoal_model model, const shoal_params *q, const shoal_world *w, double dt,
+                         const float *in, int n, int steps, float *out)
+{
+    shoal_sim_desc d = shoal_sim_desc_for(model);
+    d.params = *q;
+    if (w)
+        d.world = *w;
+    d.boid_count = (size_t)n;
+    d.dt_s = dt;
+    d.seed = 11;
+    shoal_sim *s;
+    shoal_error e;
+    if (shoal_sim_create(&d, &s, &e))
+        fail_msg("%s", e.message);
+    assert_int_equal(shoal_sim_set_rows(s, in, (size_t)n, NULL), SHOAL_OK);
+    if (shoal_sim_step(s, steps, &e))
+        fail_msg("%s", e.message);
+    assert_int_equal(shoal_sim_get_rows(s, out, (size_t)n, NULL), SHOAL_OK);
+    shoal_sim_destroy(s);
+}
+
+static void step_rows(shoal_model model, const shoal_params *q, double dt, const float *in, int n,
+                      int steps, float *out)
+{
+    step_rows_in(model, q, NULL, dt, in, n, steps, out);
+}
+
+/* the periodic plane [0, L)^2 (docs/WORLD.md) */
+static shoal_world plane_world(float L)
+{
+    shoal_world w = shoal_world_default();
+    char size[64], centre[64];
+    snprintf(size, sizeof size, "%.9g,%.9g,0", (double)L, (double)L);
+    snprintf(centre, sizeof centre, "%.9g,%.9g,0", (double)L / 2, (double)L / 2);
+    assert_int_equal(shoal_world_set(&w, "dims", "2", NULL), SHOAL_OK);
+    assert_int_equal(shoal_world_set(&w, "periodic", "1", NULL), SHOAL_OK);
+    assert_int_equal(shoal_world_set(&w, "world_size", size, NULL), SHOAL_OK);
+    assert_int_equal(shoal_world_set(&w, "world_center", centre, NULL), SHOAL_OK);
+    return w;
+}
+
+static void expect_row(const float *got, const double want[6], double tol, const char *what)
+{
+    for (int k = 0; k < 6; k++)
+        if (!(fabs(got[k] - want[k]) <= tol * (fabs(want[k]) > 1 ? fabs(want[k]) : 1)))
+            fail_msg("%s: column %d: %.9g, want %.9g", what, k, (double)got[k], want[k]);
+}
+
+/* vicsek at eta = 0 (no noise): the direction of the sum of the unit headings within r,
+ * itself included; the position moves with v(t) (update_order 0) or v(t+1) (1); a sum of
+ * length 0 keeps the heading. */
+static void test_vicsek_literal(void **state)
+{
+    (void)state;
+    shoal_params q;
+    shoal_params_default(SHOAL_MODEL_VICSEK, &q);
+    q.noise = 0;
+    /* 0 and 1 see each other (d = 0.5), 2 alone; 3 and 4 head-on within r */
+    const float in[5 * 6] = {0, 0, 0,      0.03f, 0, 0, 0.5f,  0, 0, 0,     0.06f, 0, 3,      0, 0,
+                             0, 0, -0.03f, 10,    0, 0, 0.03f, 0, 0, 10.5f, 0,     0, -0.03f, 0, 0};
+    float out[5 * 6];
+    const double s = 0.03 / sqrt(2.0);
+    for (int u = 0; u < 2; u++) {
+        q.update_order = (float)u;
+        step_rows(SHOAL_MODEL_VICSEK, &q, 1.0, in, 5, 1, out);
+        const double w0[6] = {u ? s : 0.03, u ? s : 0, 0, s, s, 0};
+        const double w1[6] = {0.5 + (u ? s : 0), u ? s : 0.06, 0, s, s, 0};
+        const double w2[6] = {3, 0, -0.03, 0, 0, -0.03};
+        const double w3[6] = {10.03, 0, 0, 0.03, 0, 0};
+        const double w4[6] = {10.47, 0, 0, -0.03, 0, 0};
+        expect_row(out, w0, 1e-7, "vicsek: boid 0 takes the mean of (1,0,0) and (0,1,0)");
+        expect_row(out + 6, w1, 1e-7, "vicsek: boid 1 (its own speed 0.06 moves it first)");
+        expect_row(out + 12, w2, 1e-7, "vicsek: a boid alone keeps its heading");
+        expect_row(out + 18, w3, 1e-7, "vicsek: headings that cancel keep their own");
+        expect_row(out + 24, w4, 1e-7, "vicsek: headings that cancel keep their own");
+    }
+}
+
+/* vicsek's noise in 3D: isolated boids (radius tiny) keep their heading turned onto the cap of
+ * half-angle eta/2: every new heading within eta/2 of the old, cos of the angle uniform on
+ * [cos(eta/2), 1] (mean (1 + cos(eta/2)) / 2), azimuths uniform (the mean turn ~ 0). */
+static void test_vicsek_noise_cap(void **state)
+{
+    (void)state;
+    enum { N = 4000 };
+    static float in[N * 6], out[N * 6];
+    shoal_params q;
+    shoal_params_default(SHOAL_MODEL_VICSEK, &q);
+    q.neighbor_radius = 1e-3f;
+    q.noise = 1.2f;
+    rng r = rng_stream(5, 0);
+    for (int i = 0; i < N; i++) {
+        float dir[3];
+        in[6 * i] = (float)(i % 64) * 2;
+        in[6 * i + 1] = (float)(i / 64) * 2;
+        in[6 * i + 2] = 0;
+        rng_direction(&r, dir);
+        for (int c = 0; c < 3; c++)
+            in[6 * i + 3 + c] = dir[c] * q.move_speed;
+    }
+    step_rows(SHOAL_MODEL_VICSEK, &q, 1.0, in, N, 1, out);
+    double cos_a = cos(0.6), sum_c = 0, turn[3] = {0, 0, 0};
+    for (int i = 0; i < N; i++) {
+        d3 a = normalize(mk(in[6 * i + 3], in[6 * i + 4], in[6 * i + 5]));
+        d3 b = normalize(mk(out[6 * i + 3], out[6 * i + 4], out[6 * i + 5]));
+        double c = dot(a, b);
+        if (c < cos_a - 1e-6)
+            fail_msg("vicsek noise: boid %d turned by %.6g rad, more than eta/2 = 0.6", i, acos(c));
+        assert_float_equal(len(mk(out[6 * i + 3], out[6 * i + 4], out[6 * i + 5])), 0.03, 1e-8);
+        sum_c += c;
+        d3 t = sub(b, mul(a, c)); /* the turn's direction, perpendicular to a */
+        turn[0] += t.x, turn[1] += t.y, turn[2] += t.z;
+    }
+    /* uniform cos on [cos a, 1]: sd (1 - cos a) / sqrt(12) per boid */
+    double mean = (1 + cos_a) / 2, sd = (1 - cos_a) / sqrt(12.0) / sqrt((double)N);
+    if (fabs(sum_c / N - mean) > 5 * sd)
+        fail_msg("vicsek noise: mean cos %.6g, want %.6g (5 sd %.3g)", sum_c / N, mean, 5 * sd);
+    for (int c = 0; c < 3; c++)
+        assert_true(fabs(turn[c] / N) < 0.02);
+}
+
+/* vicsek's noise in the plane (the paper's): isolated boids turn by an angle uniform in
+ * [-eta/2, eta/2] (mean 0, variance eta^2 / 12), z and vz stay 0, the speed is v. */
+static void test_vicsek_noise_plane(void **state)
+{
+    (void)state;
+    enum { N = 4096 };
+    static float in[N * 6], out[N * 6];
+    shoal_params q;
+    shoal_params_default(SHOAL_MODEL_VICSEK, &q);
+    q.neighbor_radius = 0.01f;
+    q.noise = 1.2f;
+    shoal_world w = plane_world(128);
+    rng r = rng_stream(6, 0);
+    for (int i = 0; i < N; i++) {
+        double a = rng_range(&r, -3.14159f, 3.14159f);
+        in[6 * i] = (float)(i % 64) * 2 + 0.5f;
+        in[6 * i + 1] = (float)(i / 64) * 2 + 0.5f;
+        in[6 * i + 2] = in[6 * i + 5] = 0;
+        in[6 * i + 3] = (float)(cos(a) * 0.03);
+        in[6 * i + 4] = (float)(sin(a) * 0.03);
+    }
+    step_rows_in(SHOAL_MODEL_VICSEK, &q, &w, 1.0, in, N, 1, out);
+    double sum = 0, sum2 = 0, amax = 0;
+    for (int i = 0; i < N; i++) {
+        const float *a = in + 6 * i + 3, *b = out + 6 * i + 3;
+        double turn = atan2((double)a[0] * b[1] - (double)a[1] * b[0],
+                            (double)a[0] * b[0] + (double)a[1] * b[1]);
+        assert_true(out[6 * i + 2] == 0 && b[2] == 0);
+        assert_float_equal(sqrt((double)b[0] * b[0] + (double)b[1] * b[1]), 0.03, 1e-8);
+        sum += turn;
+        sum2 += turn * turn;
+        amax = fabs(turn) > amax ? fabs(turn) : amax;
+    }
+    double var = 0.36 / 3, sd_mean = sqrt(var / N);
+    if (!(amax <= 0.6 + 1e-6 && amax > 0.59 && fabs(sum / N) < 5 * sd_mean &&
+          fabs(sum2 / N - var) < 0.1 * var))
+        fail_msg("vicsek plane noise: max |turn| %.6g (eta/2 0.6), mean %.3g, variance %.4g "
+                 "(want %.4g)",
+                 amax, sum / N, sum2 / N, var);
+}
+
+/* vicsek at eta = 0 orders completely (the paper's limit): a school within a few radii, every
+ * boid connected, all headings one after a while (polarisation 1 to rounding). */
+static void test_vicsek_orders_without_noise(void **state)
+{
+    (void)state;
+    enum { N = 300 };
+    static float in[N * 6], out[N * 6];
+    shoal_params q;
+    shoal_params_default(SHOAL_MODEL_VICSEK, &q);
+    q.noise = 0;
+    rng r = rng_stream(9, 0);
+    for (int i = 0; i < N; i++) {
+        float dir[3];
+        for (int c = 0; c < 3; c++)
+            in[6 * i + c] = rng_range(&r, 0, 2.5f);
+        rng_direction(&r, dir);
+        for (int c = 0; c < 3; c++)
+            in[6 * i + 3 + c] = dir[c] * q.move_speed;
+    }
+    double pol[2];
+    for (int k = 0; k < 2; k++) {
+        const float *rows = k ? out : in;
+        if (k)
+            step_rows(SHOAL_MODEL_VICSEK, &q, 1.0, in, N, 100, out);
+        d3 sum = mk(0, 0, 0);
+        for (int i = 0; i < N; i++)
+            sum = add(sum, normalize(mk(rows[6 * i + 3], rows[6 * i + 4], rows[6 * i + 5])));
+        pol[k] = len(sum) / N;
+    }
+    if (!(pol[0] < 0.2 && pol[1] > 1 - 1e-6))
+        fail_msg("vicsek at eta = 0: polarisation %.9g -> %.9g, want -> 1", pol[0], pol[1]);
+}
+
+/* couzin without noise (dt 0.1, s 3, theta 40 deg/s: at most 4 degrees a step). */
+static void test_couzin_literal(void **state)
+{
+    (void)state;
+    shoal_params q;
+    shoal_params_default(SHOAL_MODEL_COUZIN, &q);
+    q.noise = 0;
+    const double t = 4 * 3.14159265358979323846 / 180, ct = cos(t), st = sin(t);
+    float out[3 * 6];
+    /* B in front of A within r_r: A's desired direction is straight back, so it turns by the
+     * limit toward e1 of its frame ((1,0,0): e1 = (0, 0, -1)); A is behind B, in its blind
+     * volume but within r_r, which sees all around: B is repelled along its own heading and
+     * goes straight */
+    const float two[2 * 6] = {0, 0, 0, 3, 0, 0, 0.5f, 0, 0, 3, 0, 0};
+    step_rows(SHOAL_MODEL_COUZIN, &q, 0.1, two, 2, 1, out);
+    const double a[6] = {0.3 * ct, 0, -0.3 * st, 3 * ct, 0, -3 * st};
+    const double b[6] = {0.8, 0, 0, 3, 0, 0};
+    expect_row(out, a, 2e-6, "couzin: repelled straight back, the turn limit");
+    expect_row(out + 6, b, 2e-6, "couzin: repelled by a neighbour behind");
+    /* C behind A (about 174 degrees off its heading) in its zone of attraction: blind, A goes
+     * straight; with a field of perception of 360 degrees A turns toward C by the limit (to
+     * C's side: +y) */
+    const float behind[2 * 6] = {0, 0, 0, 3, 0, 0, -5, 0.5f, 0, 3, 0, 0};
+    step_rows(SHOAL_MODEL_COUZIN, &q, 0.1, behind, 2, 1, out);
+    const double a_blind[6] = {0.3, 0, 0, 3, 0, 0};
+    expect_row(out, a_blind, 2e-6, "couzin: a neighbour in the blind volume is not seen");
+    q.perception_deg = 360;
+    step_rows(SHOAL_MODEL_COUZIN, &q, 0.1, behind, 2, 1, out);
+    const double a_seen[6] = {0.3 * ct, 0.3 * st, 0, 3 * ct, 3 * st, 0};
+    expect_row(out, a_seen, 2e-6, "couzin 360: the neighbour behind is seen");
+    q.perception_deg = 270;
+    /* B in A's zone of orientation heading +y, C in its zone of attraction along +z: A's
+     * desired direction unit((0,1,0) + (0,0,1)); B and C far from each other's zones matter
+     * not: only A is checked */
+    const float three[3 * 6] = {0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 3, 0, 0, 0, 5, 3, 0, 0};
+    step_rows(SHOAL_MODEL_COUZIN, &q, 0.1, three, 3, 1, out);
+    const double r2 = sqrt(0.5);
+    const double a3[6] = {0.3 * ct, 0.3 * st * r2, 0.3 * st * r2, 3 * ct, 3 * st * r2, 3 * st * r2};
+    expect_row(out, a3, 2e-6, "couzin: the mean of orientation and attraction");
+    /* a desired direction within the limit is taken as it is: C alone in A's zone of
+     * attraction, 3 degrees off A's heading */
+    const double c3 = 3 * 3.14159265358979323846 / 180;
+    const float near[2 * 6] = {0, 0, 0, 3, 0, 0, (float)(10 * cos(c3)), (float)(10 * sin(c3)),
+                               0, 3, 0, 0};
+    step_rows(SHOAL_MODEL_COUZIN, &q, 0.1, near, 2, 1, out);
+    d3 u = normalize(mk(near[6], near[7], near[8]));
+    const double a4[6] = {0.3 * u.x, 0.3 * u.y, 0, 3 * u.x, 3 * u.y, 0};
+    expect_row(out, a4, 2e-6, "couzin: within the turn limit");
+    /* the plane (a periodic 2D world): repelled straight back, A turns left by the limit; the
+     * pair is placed across the seam, so the minimum image finds it (positions near 100: the
+     * float rounding of the box) */
+    shoal_world w = plane_world(100);
+    const float seam[2 * 6] = {99.8f, 50, 0, 3, 0, 0, 0.3f, 50, 0, 3, 0, 0};
+    step_rows_in(SHOAL_MODEL_COUZIN, &q, &w, 0.1, seam, 2, 1, out);
+    const double a5[6] = {99.8 + 0.3 * ct - 100, 50 + 0.3 * st, 0, 3 * ct, 3 * st, 0};
+    expect_row(out, a5, 1e-5, "couzin in the plane: back across the seam, turned left");
+}
+
+/* couzin with only repulsion (r_r = r_o = r_a, no noise) disperses: a tight ball spreads until
+ * (almost) nobody has a neighbour within r_r. */
+static void test_couzin_repulsion_disperses(void **state)
+{
+    (void)state;
+    enum { N = 60 };
+    static float in[N * 6], out[N * 6];
+    shoal_params q;
+    shoal_params_default(SHOAL_MODEL_COUZIN, &q);
+    q.noise = 0;
+    q.sep_radius = q.ali_radius = q.coh_radius = 1;
+    q.perception_deg = 360;
+    rng r = rng_stream(3, 0);
+    for (int i = 0; i < N; i++) {
+        float dir[3];
+        rng_in_ball(&r, 0.7f, in + 6 * i);
+        rng_direction(&r, dir);
+        for (int c = 0; c < 3; c++)
+            in[6 * i + 3 + c] = dir[c] * 3;
+    }
+    step_rows(SHOAL_MODEL_COUZIN, &q, 0.1, in, N, 300, out);
+    int crowded[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        const float *rows = k ? out : in;
+        for (int i = 0; i < N; i++)
+            for (int j = 0; j < N; j++)
+                if (i != j && len(sub(mk(rows[6 * i], rows[6 * i + 1], rows[6 * i + 2]),
+                                      mk(rows[6 * j], rows[6 * j + 1], rows[6 * j + 2]))) < 1) {
+                    crowded[k]++;
+                    break;
+                }
+    }
+    if (!(crowded[0] == N && crowded[1] <= N / 20))
+        fail_msg("couzin, repulsion only: %d of %d boids had a neighbour within r_r, %d after "
+                 "300 steps (want <= %d)",
+                 crowded[0], N, crowded[1], N / 20);
+}
+
+/* flockers (the declaration's values): literal. */
+static void test_flockers_literal(void **state)
+{
+    (void)state;
+    shoal_params q;
+    shoal_params_default(SHOAL_MODEL_FLOCKERS, &q);
+    float out[4 * 6];
+    /* A and B see each other (d = 0.5 < separation 1); C alone with a vel that is not unit;
+     * D at exactly the separation from nobody: alone too (far away) */
+    const float in[3 * 6] = {0, 0, 0, 1, 0, 0, 0.5f, 0, 0, 0, 1, 0, 100, 0, 0, 0.3f, 0.4f, 0};
+    step_rows(SHOAL_MODEL_FLOCKERS, &q, 1.0, in, 3, 1, out);
+    /* A: cohere (0.5,0,0), separate (-0.5,0,0), match (0,1,0), n 1 */
+    d3 va = normalize(mk(1 + 0.5 * 0.03 - 0.5 * 0.015, 0.05, 0));
+    d3 vb = normalize(mk(-0.5 * 0.03 + 0.5 * 0.015 + 0.05, 1, 0));
+    const double a[6] = {va.x, va.y, 0, va.x, va.y, 0};
+    const double b[6] = {0.5 + vb.x, vb.y, 0, vb.x, vb.y, 0};
+    const double c[6] = {100.6, 0.8, 0, 0.6, 0.8, 0};
+    expect_row(out, a, 1e-6, "flockers: A");
+    expect_row(out + 6, b, 1e-6, "flockers: B");
+    expect_row(out + 12, c, 1e-6, "flockers: a bird alone normalises its direction");
+    /* at exactly the separation distance there is no separation (d < separation) */
+    const float at[2 * 6] = {0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1, 0};
+    step_rows(SHOAL_MODEL_FLOCKERS, &q, 1.0, at, 2, 1, out);
+    va = normalize(mk(1 + 1 * 0.03, 0.05, 0));
+    const double a2[6] = {va.x, va.y, 0, va.x, va.y, 0};
+    expect_row(out, a2, 1e-6, "flockers: at the separation distance");
+}
+
+/* Bad input (issue 39): zones out of order, a field of perception outside (0, 360], noise
+ * below 0: a clear error naming the parameter, at validation and at creation. */
+static void test_literature_bad_input(void **state)
+{
+    (void)state;
+    struct {
+        shoal_model model;
+        const char *name, *value, *says;
+    } bad[] = {
+        {SHOAL_MODEL_COUZIN, "repulsion_radius", "5", "repulsion_radius (5)"},
+        {SHOAL_MODEL_COUZIN, "orientation_radius", "20", "orientation_radius (20)"},
+        {SHOAL_MODEL_COUZIN, "orientation_radius", "0.5", "zones must nest"},
+        {SHOAL_MODEL_COUZIN, "perception_deg", "0", "perception_deg 0 is outside (0, 360]"},
+        {SHOAL_MODEL_COUZIN, "perception_deg", "361", "perception_deg"},
+        {SHOAL_MODEL_COUZIN, "noise", "-0.1", "noise"},
+        {SHOAL_MODEL_VICSEK, "noise", "-1", "noise"},
+        {SHOAL_MODEL_VICSEK, "update_order", "0.5", "update_order"},
+        {SHOAL_MODEL_FLOCKERS, "visual_distance", "0", "visual_distance"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        shoal_sim_desc d = shoal_sim_desc_for(bad[k].model);
+        shoal_error e;
+        shoal_status st = shoal_params_set(bad[k].model, &d.params, bad[k].name, bad[k].value, &e);
+        if (st == SHOAL_OK) { /* in range alone: the cross-parameter rules refuse it */
+            assert_int_equal(shoal_params_validate(bad[k].model, &d.params, &e), SHOAL_ERR_INPUT);
+            shoal_sim *s = NULL;
+            assert_int_equal(shoal_sim_create(&d, &s, NULL), SHOAL_ERR_INPUT);
+            assert_null(s);
+        }
+        assert_int_equal(st == SHOAL_OK ? SHOAL_ERR_INPUT : st, SHOAL_ERR_INPUT);
+        if (!strstr(e.message, bad[k].says))
+            fail_msg("%s=%s: '%s' does not say '%s'", bad[k].name, bad[k].value, e.message,
+                     bad[k].says);
+    }
+}
+
 /* The model table (sim/models.h) has every model, complete: each shoal_model has its entry,
  * whose parameters are well formed, whose keys name its own parameters, whose functions
  * answer, and whose scene file ships. A model added to the enum and missed in any of
@@ -604,9 +967,9 @@ static void test_model_table(void **state)
     assert_string_equal(shoal_model_name(id), #name);
     SIM_MODELS(MARK)
 #undef MARK
-    static const char *const units[] = {"units",        "units/s", "units/step", "units/s^2",
-                                        "units/step/s", "units^2", "rad",        "s",
-                                        "1/s",          "count",   "-"};
+    static const char *const units[] = {
+        "units", "units/s", "units/step", "units/s^2", "units/step/s", "units^2", "rad",
+        "deg",   "deg/s",   "s",          "1/s",       "count",        "-"};
     assert_true(SHOAL_MODEL_COUNT <= 9); /* the window's keys 1-9 pick the models */
     assert_null(shoal_model_get_info(SHOAL_MODEL_COUNT));
     assert_null(sim_model_of(SHOAL_MODEL_COUNT));
@@ -692,10 +1055,22 @@ static void test_model_table(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_steer_literal),      cmocka_unit_test(test_classic_literal),
-        cmocka_unit_test(test_classic_weight_sum), cmocka_unit_test(test_classic_start),
-        cmocka_unit_test(test_fov_start),          cmocka_unit_test(test_far_boids_pulled_back),
-        cmocka_unit_test(test_reference_cases),    cmocka_unit_test(test_model_table),
+        cmocka_unit_test(test_steer_literal),
+        cmocka_unit_test(test_classic_literal),
+        cmocka_unit_test(test_classic_weight_sum),
+        cmocka_unit_test(test_classic_start),
+        cmocka_unit_test(test_fov_start),
+        cmocka_unit_test(test_far_boids_pulled_back),
+        cmocka_unit_test(test_reference_cases),
+        cmocka_unit_test(test_model_table),
+        cmocka_unit_test(test_vicsek_literal),
+        cmocka_unit_test(test_vicsek_noise_plane),
+        cmocka_unit_test(test_vicsek_noise_cap),
+        cmocka_unit_test(test_vicsek_orders_without_noise),
+        cmocka_unit_test(test_couzin_literal),
+        cmocka_unit_test(test_couzin_repulsion_disperses),
+        cmocka_unit_test(test_flockers_literal),
+        cmocka_unit_test(test_literature_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -484,6 +484,12 @@ static void test_threads_isas_golden(void **state)
                                  0x5e6d72be48a72133ull, 0xf568f64b65659733ull},
         [SHOAL_MODEL_FOV] = {0x0ff36e60f268c259ull, 0x65ec375c0e6cc4e4ull, 0x5e8643bc78e0f1c5ull,
                              0x097281f28bfec93bull},
+        [SHOAL_MODEL_VICSEK] = {0x7e8863caefcc4d8full, 0x116c7c88e24bd7dfull, 0x8f5eab22aa5763dfull,
+                                0x70fb89d0aec63645ull},
+        [SHOAL_MODEL_COUZIN] = {0xadd18482010bc7d8ull, 0x42d5361e989a05a1ull, 0x6b376ec947cb2e8dull,
+                                0x4dbdd5d4ec24349eull},
+        [SHOAL_MODEL_FLOCKERS] = {0x005418f46a7e07f3ull, 0x7400a0eb7562c39eull,
+                                  0x165eb223186c30a4ull, 0x3e1be5d424c692daull},
     };
     const int threads[] = {1, 2, 16};
     int bad = 0;
@@ -618,6 +624,15 @@ static void test_bad_worlds(void **state)
     d.world.dims = 4;
     assert_int_equal(shoal_sim_create(&d, &s, &e), SHOAL_ERR_INPUT);
     assert_non_null(strstr(e.message, "dims"));
+    /* a radius grown past half the box by set_params: refused, the sim as it was */
+    d.world.dims = 3;
+    assert_int_equal(shoal_sim_create(&d, &s, &e), SHOAL_OK);
+    shoal_params p = d.params;
+    p.coh_radius = 11;
+    assert_int_equal(shoal_sim_set_params(s, &p, &e), SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "smaller than twice the interaction radius 11"));
+    assert_true(shoal_sim_get_desc(s)->params.coh_radius == d.params.coh_radius);
+    shoal_sim_destroy(s);
     /* a 2D state off the plane: the row named, the sim's state as it was */
     d = world_desc(SHOAL_MODEL_STEER, 4, 2, none, size, NULL);
     assert_int_equal(shoal_sim_create(&d, &s, &e), SHOAL_OK);

@@ -31,6 +31,7 @@
 #include <cmocka.h>
 
 #include "shoal/shoal.h"
+#include "core/noise.h" /* the draws (test_noise checks them); what a model does with them is here */
 #include "sim/models.h"
 #include "tests/scenes.h"
 
@@ -140,6 +141,7 @@ typedef struct world {
     int pc;
     d3 pred_p[SHOAL_MAX_PREDATORS], pred_v[SHOAL_MAX_PREDATORS];
     field_ref fld;
+    uint64_t seed, step; /* the noise's key: the sim's seed and the step's index */
 } world;
 
 typedef struct out {
@@ -618,6 +620,218 @@ static void step_fov(const world *w, int i, out *o)
     o->p[i] = add(pi, v);
 }
 
+/* ---- the models of the literature (docs/SCIENCE.md), in double from their papers ----
+ * Their noise is an input: the draws of core/noise.h (docs/NOISE.md: draw 0 of the boid's
+ * input row, key (seed, step)), whose distributions test_noise checks; what the models do with
+ * the draws (the frame around a heading, the turns) is written out here. */
+
+/* Duff et al.'s frame around the unit n (its sign taken from n.z < 0); a boid whose n.z is
+ * within rounding of 0 but not 0 could take the other sign in float: undecidable (an exact 0,
+ * a heading in the plane or none, is 0 in float too) */
+static void frame(d3 n, d3 *e1, d3 *e2, book *b)
+{
+    if (n.z != 0)
+        near_edge(b, n.z, 1, 1e-5);
+    double sign = n.z < 0 ? -1 : 1, a = -1 / (sign + n.z), c = n.x * n.y * a;
+    *e1 = mk(1 + sign * n.x * n.x * a, sign * c, -sign * n.x);
+    *e2 = mk(c, sign + n.y * n.y * a, -n.y);
+}
+
+static d3 unit_or0(d3 x)
+{
+    double l = len(x);
+    return l > 0 ? mul(x, 1 / l) : mk(0, 0, 0);
+}
+
+/* obstacles and predators for the kinematic models: the sum of their weighted terms (zero
+ * when none is on), added to the model's direction before it is normalised */
+static d3 extras_dir(const world *w, d3 p, book *b)
+{
+    return add(sphere_force(w, p, b), extra_forces(w, p, b));
+}
+
+/* Vicsek et al. 1995, in 3D: the direction of the sum of the unit headings within r (itself
+ * included) drawn on the cap of half-angle eta/2 around it; v = speed * heading; the position
+ * with (1 - u) v(t) + u v(t+1), u = update_order. */
+static void step_vicsek(const world *w, int i, out *o)
+{
+    const shoal_params *q = &w->q;
+    book *b = &o->b[i];
+    d3 pi = w->p[i], vi = w->v[i];
+    double r2 = (float)(q->neighbor_radius * q->neighbor_radius);
+    d3 s = mk(0, 0, 0);
+    double s_abs = 0;
+    for (int j = 0; j < w->n; j++) {
+        d3 e = sub(w->p[j], pi);
+        double d2 = dot(e, e);
+        near_edge(b, d2 - r2, 1e-5 * (dot(pi, pi) + dot(w->p[j], w->p[j]) + d2), 1);
+        if (d2 <= r2) {
+            d3 u = unit_or0(w->v[j]);
+            s = add(s, u);
+            s_abs += len(u);
+        }
+    }
+    d3 ex = extras_dir(w, pi, b);
+    s = add(s, ex);
+    s_abs += len(ex);
+    d3 m = len(s) > 0 ? nrm(s, s_abs, b) : unit_or0(vi);
+    noise_bits nb = noise_draw(noise_key_make(w->seed, w->step), (uint32_t)i, 0);
+    float c[4];
+    noise_cap_parts(nb, (float)cos((double)q->noise * 0.5), c);
+    d3 e1, e2;
+    frame(m, &e1, &e2, b);
+    d3 h = add(mul(m, c[0]), mul(add(mul(e1, c[2]), mul(e2, c[3])), c[1]));
+    d3 v = mul(nrm(h, len(m) * c[0] + c[1], b), q->move_speed);
+    double u = q->update_order;
+    o->v[i] = v;
+    o->p[i] = add(pi, mul(add(mul(vi, 1 - u), mul(v, u)), w->dt));
+}
+
+/* Couzin et al. 2002, in 3D: zones of repulsion (d < r_r), orientation (< r_o), attraction
+ * (< r_a), a blind cone behind (perception) hiding neighbours from the last two, repulsion
+ * first, the desired direction turned by
+ * a wrapped normal angle, then the heading turned toward it by at most turn_rate * dt. */
+static void step_couzin(const world *w, int i, out *o)
+{
+    const shoal_params *q = &w->q;
+    book *b = &o->b[i];
+    d3 pi = w->p[i], vi = w->v[i];
+    const double deg = 3.14159265358979323846 / 180;
+    double rr2 = (float)(q->sep_radius * q->sep_radius);
+    double ro2 = (float)(q->ali_radius * q->ali_radius);
+    double ra2 = (float)(q->coh_radius * q->coh_radius);
+    int blind = q->perception_deg < 360;
+    double cos_see = cos(q->perception_deg * 0.5 * deg);
+    d3 h = unit_or0(vi), dr = mk(0, 0, 0), dor = dr, da = dr;
+    double dr_abs = 0, do_abs = 0, da_abs = 0;
+    int nr = 0, no = 0, na = 0;
+    for (int j = 0; j < w->n; j++) {
+        d3 e = sub(w->p[j], pi);
+        double d2 = dot(e, e);
+        if (d2 == 0)
+            continue;
+        double sc = 1e-5 * (dot(pi, pi) + dot(w->p[j], w->p[j]) + d2);
+        near_edge(b, d2 - rr2, sc, 1);
+        near_edge(b, d2 - ro2, sc, 1);
+        near_edge(b, d2 - ra2, sc, 1);
+        if (!(d2 < ra2 * (1 + 1e-4)))
+            continue;
+        d3 u = mul(e, 1 / sqrt(d2));
+        double cs = dot(h, u);
+        if (blind && d2 >= rr2) { /* repulsion sees behind: the paper's "at all times" */
+            /* the cosine of a difference of float positions: its rounding scales with them */
+            near_edge(b, cs - cos_see, 1 + sqrt((dot(pi, pi) + dot(w->p[j], w->p[j])) / d2), 1e-5);
+            if (!(cs >= cos_see))
+                continue;
+        }
+        if (d2 < rr2) {
+            dr = sub(dr, u);
+            dr_abs += 1;
+            nr++;
+        } else if (d2 < ro2) {
+            d3 hj = unit_or0(w->v[j]);
+            dor = add(dor, hj);
+            do_abs += len(hj);
+            no++;
+        } else if (d2 < ra2) {
+            da = add(da, u);
+            da_abs += 1;
+            na++;
+        }
+    }
+    d3 want = mk(0, 0, 0);
+    if (nr)
+        want = nrm(dr, dr_abs, b);
+    else if (no && na)
+        want = nrm(add(nrm(dor, do_abs, b), nrm(da, da_abs, b)), 2, b);
+    else if (no)
+        want = nrm(dor, do_abs, b);
+    else if (na)
+        want = nrm(da, da_abs, b);
+    if (len(want) == 0)
+        want = h;
+    d3 ex = extras_dir(w, pi, b);
+    if (len(ex) > 0)
+        want = nrm(add(want, ex), len(want) + len(ex), b);
+    noise_bits nb = noise_draw(noise_key_make(w->seed, w->step), (uint32_t)i, 0);
+    float g[4];
+    noise_sphere_gauss_parts(nb, (float)q->noise, g);
+    d3 e1, e2;
+    frame(want, &e1, &e2, b);
+    d3 dn = add(mul(want, g[0]), mul(add(mul(e1, g[2]), mul(e2, g[3])), g[1]));
+    dn = nrm(dn, len(want) * fabs(g[0]) + fabs(g[1]), b);
+    double turn = (double)q->turn_rate_deg * deg * w->dt;
+    double cos_t = turn >= 3.14159265358979323846 ? -2 : cos(turn), sin_t = sin(turn);
+    double c = dot(h, dn);
+    d3 nh = dn;
+    if (cos_t > -2)
+        near_edge(b, c - cos_t, 1, 1e-5);
+    if (!(c >= cos_t)) {
+        d3 wv = sub(dn, mul(h, c));
+        d3 wd;
+        if (len(wv) > 0) {
+            wd = nrm(wv, 1 + fabs(c), b);
+        } else {
+            d3 f2;
+            frame(h, &wd, &f2, b);
+        }
+        nh = nrm(add(mul(h, cos_t), mul(wd, sin_t)), 1, b);
+    }
+    o->v[i] = mul(nh, q->move_speed);
+    o->p[i] = add(pi, mul(o->v[i], w->dt));
+}
+
+/* The ABMFrameworksComparison flocking declaration, synchronous: vel = v / speed; over the
+ * birds within visual_distance (itself excluded) cohere += p_j - p_i, separate -= p_j - p_i
+ * closer than separation, match += vel_j; vel' = unit(vel + (cohere cf + separate sf +
+ * match mf) / max(n, 1)); p += speed vel' dt. */
+static void step_flockers(const world *w, int i, out *o)
+{
+    const shoal_params *q = &w->q;
+    book *b = &o->b[i];
+    d3 pi = w->p[i];
+    double speed = q->move_speed;
+    d3 vel = mul(w->v[i], 1 / speed);
+    double r2 = (float)(q->neighbor_radius * q->neighbor_radius);
+    double s2 = (float)(q->sep_radius * q->sep_radius);
+    d3 coh = mk(0, 0, 0), sep = coh, match = coh;
+    double coh_abs = 0, sep_abs = 0, match_abs = 0;
+    int n = 0;
+    for (int j = 0; j < w->n; j++) {
+        d3 e = sub(w->p[j], pi);
+        double d2 = dot(e, e);
+        if (d2 == 0)
+            continue;
+        double sc = 1e-5 * (dot(pi, pi) + dot(w->p[j], w->p[j]) + d2);
+        near_edge(b, d2 - r2, sc, 1);
+        near_edge(b, d2 - s2, sc, 1);
+        if (!(d2 <= r2))
+            continue;
+        /* each difference is one float rounding of the positions' size */
+        double ea = len(e) + len(pi) + len(w->p[j]);
+        coh = add(coh, e);
+        coh_abs += ea;
+        if (d2 < s2) {
+            sep = sub(sep, e);
+            sep_abs += ea;
+        }
+        match = add(match, mul(w->v[j], 1 / speed));
+        match_abs += len(w->v[j]) / speed;
+        n++;
+    }
+    double nn = n > 1 ? n : 1;
+    d3 f = add(add(mul(coh, q->coh_weight), mul(sep, q->sep_weight)), mul(match, q->ali_weight));
+    double f_abs = fabs(q->coh_weight) * coh_abs + fabs(q->sep_weight) * sep_abs +
+                   fabs(q->ali_weight) * match_abs;
+    d3 wv = add(vel, mul(f, 1 / nn));
+    d3 ex = extras_dir(w, pi, b);
+    wv = add(wv, ex);
+    double w_abs = len(vel) + f_abs / nn + len(ex);
+    d3 nv = len(wv) > 0 ? nrm(wv, w_abs, b) : unit_or0(vel);
+    o->v[i] = mul(nv, speed);
+    o->p[i] = add(pi, mul(o->v[i], w->dt));
+}
+
 /* predators (docs/MODELS.md "Predators"): one step from the start-of-step boids */
 static void step_predators(const world *w, out *o)
 {
@@ -679,6 +893,9 @@ typedef void (*ref_boid_fn)(const world *w, int i, out *o);
 #define ref_heading step_heading
 #define ref_classic step_classic
 #define ref_fov step_fov
+#define ref_vicsek step_vicsek
+#define ref_couzin step_couzin
+#define ref_flockers step_flockers
 #define REF_ENTRY(id, name) [id] = ref_##name,
 static const ref_boid_fn ref_models[SHOAL_MODEL_COUNT] = {SIM_MODELS(REF_ENTRY)};
 #undef REF_ENTRY
@@ -835,6 +1052,8 @@ static void run_and_check(world *w, const mesh_in *ms, int mesh_count, shoal_isa
     for (int k = 0; k < steps; k++) {
         world_from_sim(w, s, rows);
         double tnow = shoal_sim_time(s);
+        w->seed = seed;
+        w->step = tnow > 0 ? (uint64_t)floor(tnow / w->dt + 0.5) : 0;
         if (w->model == SHOAL_MODEL_HEADING) {
             float tg[3 * SHOAL_MAX_TARGETS];
             w->tc = ref_targets(&w->q, seed, tnow, tg);
@@ -968,6 +1187,32 @@ static double random_params(world *w)
         for (int c = 0; c < 3; c++)
             q->boundary_center[c] = (float)runi(-1, 1);
         R = sqrt(fmax(q->coh_dist2, fmax(q->sep_dist2, q->ali_dist2)));
+        break;
+    case SHOAL_MODEL_VICSEK:
+        q->neighbor_radius = (float)runi(0.3, 3);
+        q->noise = (float)pick(0, 6.2831853, 0, 6.2831853);
+        q->move_speed = (float)pick(0.01, 5, 0, 100);
+        q->update_order = (float)rint_(0, 1);
+        R = q->neighbor_radius;
+        break;
+    case SHOAL_MODEL_COUZIN:
+        q->sep_radius = (float)pick(0, 1.5, 0, 0);
+        q->ali_radius = q->sep_radius + (float)pick(0, 2, 0, 0);
+        q->coh_radius = q->ali_radius + (float)runi(0.1, 3);
+        q->perception_deg = (float)pick(30, 360, 360, 1);
+        q->turn_rate_deg = (float)pick(0, 400, 1, 1e5);
+        q->move_speed = (float)pick(0.1, 10, 0, 1e3);
+        q->noise = (float)pick(0, 1, 0, 10);
+        R = q->coh_radius;
+        break;
+    case SHOAL_MODEL_FLOCKERS:
+        q->neighbor_radius = (float)runi(0.3, 3);
+        q->sep_radius = (float)runi(0, 1.5 * q->neighbor_radius);
+        q->coh_weight = (float)weight();
+        q->sep_weight = (float)weight();
+        q->ali_weight = (float)weight();
+        q->move_speed = (float)pick(0.1, 5, 1e-3, 1e3);
+        R = q->neighbor_radius;
         break;
     default:
         fail_msg("no random parameters for model %s: add its case", shoal_model_name(w->model));
@@ -1330,8 +1575,9 @@ static void test_flee_size(void **st)
 {
     (void)st;
     for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
-        if (m == SHOAL_MODEL_HEADING)
-            continue; /* heading normalises its force: checked by the reference sets */
+        if (m == SHOAL_MODEL_HEADING || m == SHOAL_MODEL_VICSEK || m == SHOAL_MODEL_COUZIN ||
+            m == SHOAL_MODEL_FLOCKERS)
+            continue; /* these normalise their direction: checked by the reference sets */
         shoal_params q;
         shoal_params_default((shoal_model)m, &q);
         q.sep_weight = q.ali_weight = q.coh_weight = 0;

@@ -67,12 +67,16 @@ render scene rock_mesh "--scene assets/scenes/steer_rock_mesh.ini --fish-length 
 run run_predator "--scene assets/scenes/steer_predator.ini --count 800 --fish-length 0.6"
 run run_targets "--scene assets/scenes/heading_targets.ini --count 800"
 
-# worlds (docs/WORLD.md): every model in a 3D torus and in a 2D torus (a plane drawn in it),
-# the 2D state's image from above with the box
-W2="--set dims=2 --set periodic=1 --set world_size=24,24,0"
-input plane "--model steer --count 1000 --seed 11 --set init_pos_radius=8 --set init_vel_radius=2 $W2"
+# periodic and 2D worlds (issue 38, docs/WORLD.md): every model in a torus whose box is not a
+# multiple of the cell (with predators chasing the centre) and in a periodic plane; a
+# checkpoint carrying the world; the window's frames of a 2D torus
+TOR="--set periodic=1 --set world_size=13.7,12.1,11.3 --set world_center=0.5,0,0"
+PL="--set dims=2 --set periodic=1 --set world_size=23.3,19.1,0"
 for m in steer average heading classic fov; do
-    step "$m+torus" "$m" "--model $m --set periodic=1 --set world_size=16,16,16"
-    step "$m+2d" plane "--model $m $W2"
+    input "$m-torus" "--model $m --count 600 --seed 11 $TOR"
+    input "$m-plane" "--model $m --count 600 --seed 12 $PL"
+    step "$m-torus" "$m-torus" "--model $m $TOR $PRED --set predator_chase=1"
+    step "$m-plane" "$m-plane" "--model $m $PL $PRED"
 done
-render plane2d plane "$W2"
+ckpt torus_ckpt steer-torus "--model steer $TOR"
+run run_plane "--model fov --count 600 $PL"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* shoal: the CUDA backend. A shoal_gpu_sim runs the same five models as shoal_sim on an
+/* shoal: the CUDA backend. A shoal_gpu_sim runs the same models as shoal_sim on an
  * NVIDIA GPU with the same rules (src/sim/rules.h, compiled by both backends), obstacle
  * spheres and meshes, predators and heading targets included, in the same order: a stable sort by
  * cell (order inside a cell by input row), one thread per boid walking the same candidate list, no

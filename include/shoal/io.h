@@ -141,7 +141,7 @@ SHOAL_API void shoal_io_atomic_remove_temps(void);
 
 /** A scene file (INI, parsed with inih):
  *
- *     [scene]            model = steer|average|heading|classic|fov, count = N, seed = S,
+ *     [scene]            model = a name of shoal_model_name, count = N, seed = S,
  *                        dt = seconds, t0 = seconds
  *     [params]           any parameter of the model by name (shoal_params_list), vectors as
  *                        x,y,z
@@ -247,7 +247,9 @@ SHOAL_API shoal_status shoal_io_unity_write(const char *path, const float *rows,
  *  Version 2 (written when the world is not today's default: shoal/world.h) has the world
  *  between the pinned positions and the rows: i32 dims, i32 periodic x y z, f32 size x y z,
  *  f32 center x y z (40 bytes); version 1 files read as today's world.
- *  A checkpoint is tied to the shoal_params layout of the version that wrote it.
+ *  New parameters are appended to shoal_params (before its tag), so the reader also takes a
+ *  checkpoint of an earlier version back to 0.2's first layout (fewer parameter floats: the
+ *  missing ones get the model's defaults); a later version's (more floats) is refused.
  *
  *  shoal_io_checkpoint_write: atomic (shoal_io_atomic_open/commit). shoal_io_checkpoint_read:
  *  fills `desc` (model, params, world, boid_count, dt_s, t0_s, seed; the rest defaults),

@@ -24,6 +24,9 @@ typedef enum shoal_model {
     SHOAL_MODEL_HEADING,   /**< seed 001, compute-shader grid + counting-sort article */
     SHOAL_MODEL_CLASSIC,   /**< seed 002, Unity CPU Boids article, virtual wall boids */
     SHOAL_MODEL_FOV,       /**< seed 004, vector-field avoidance post: view cones, sphere */
+    SHOAL_MODEL_VICSEK,    /**< Vicsek et al., PRL 75, 1226 (1995): headings and noise */
+    SHOAL_MODEL_COUZIN,    /**< Couzin et al., J. Theor. Biol. 218, 1 (2002): three zones */
+    SHOAL_MODEL_FLOCKERS,  /**< the ABMFrameworksComparison "Flocking" declaration */
     SHOAL_MODEL_COUNT
 } shoal_model;
 
@@ -82,6 +85,12 @@ typedef struct shoal_params {
     float predator_start[3], predator_spread;
     /* initial state */
     float init_pos_radius, init_vel_radius;
+    /* the models of the literature (docs/SCIENCE.md; they also use move_speed, neighbor_radius,
+     * the sep/ali/coh radii and weights, bounds_center/size): vicsek's eta and couzin's sigma,
+     * radians; vicsek's position update (integer valued: 0 with v(t), 1 with v(t+1)); couzin's
+     * field of perception and turning rate, degrees and degrees per second. Last, so that a
+     * checkpoint written before them is a prefix (io/checkpoint.c reads it). */
+    float noise, update_order, perception_deg, turn_rate_deg;
     /** Not a parameter: the model whose defaults these values started from, plus 1, set by
      *  shoal_params_default (0: unknown, as in a zeroed struct, and then not checked).
      *  shoal_params_validate, and so shoal_sim_create and shoal_sim_set_params, refuse
@@ -246,8 +255,9 @@ SHOAL_API void shoal_sim_destroy(shoal_sim *sim);
 /** Load the state: `row_count` rows of SHOAL_STATE_COLUMNS floats (px py pz vx vy vz),
  *  row-major. Row i stays boid i in shoal_sim_get_rows whatever the engine reorders.
  *  row_count must equal shoal_sim_count (else SHOAL_ERR_INPUT naming both, nothing read)
- *  and every value be finite (SHOAL_ERR_INPUT naming row and column); the predators restart.
- *  On failure the sim is unchanged. */
+ *  and every value be finite (SHOAL_ERR_INPUT naming row and column); in a 2D world every z
+ *  and vz exactly 0 (SHOAL_ERR_INPUT naming the row); positions outside a periodic box are
+ *  wrapped into it (docs/WORLD.md); the predators restart. On failure the sim is unchanged. */
 SHOAL_API shoal_status shoal_sim_set_rows(shoal_sim *sim, const float *rows, size_t row_count,
                                           shoal_error *err);
 /** Copy the state out as `row_count` rows in input row order (row_count must equal
@@ -256,8 +266,9 @@ SHOAL_API shoal_status shoal_sim_set_rows(shoal_sim *sim, const float *rows, siz
 SHOAL_API shoal_status shoal_sim_get_rows(const shoal_sim *sim, float *rows, size_t row_count,
                                           shoal_error *err);
 /** Draw the model's initial state from desc.seed (boid i from (seed, i) alone: the same bits
- *  on every machine and thread count; MODELS.md gives each model's start) and restart the
- *  predators. Cannot fail today; returns a status so that it may. */
+ *  on every machine and thread count; MODELS.md gives each model's start; placed in the
+ *  world: in 2D on the plane with its speed kept, wrapped into a periodic box) and restart
+ *  the predators. Cannot fail today; returns a status so that it may. */
 SHOAL_API shoal_status shoal_sim_draw_state(shoal_sim *sim, shoal_error *err);
 /** 1 once the sim has a state (set_rows, draw_state, or the 0.1 calls below), else 0. */
 SHOAL_API int shoal_sim_has_state(const shoal_sim *sim);

@@ -294,7 +294,7 @@ static int draw_scene(const opt_values *o, const shoal_camera *cam, shoal_render
                        OVERLAY_MESH_RGB, 90);
     shoal_sim_desc d = sc.desc;
     d.boid_count = 1;
-    /* the targets only: they do not depend on the world (which the step refuses for now) */
+    /* the targets only: they do not depend on the world (a box drawn, a small sim for them) */
     d.world = shoal_world_default();
     shoal_sim *sim;
     if (shoal_sim_create(&d, &sim, &e))

@@ -428,7 +428,8 @@ int cmd_run(int argc, char **argv)
     }
     if (c->has_view) {
         run_orbit_from_eye(&a->cam_home, c->eye, c->target, s.fov_deg);
-    } else if (s.has_camera) {
+    } else if (s.has_camera && !app_world_drawn(&a->desc.world)) {
+        /* (a periodic or 2D world frames its box: the scene's camera was for its walls) */
         run_orbit_from_eye(&a->cam_home, s.eye, s.target, s.fov_deg);
     } else if (run_camera_home(a, &e)) {
         rc = app_exit_code(e.status);

@@ -192,6 +192,15 @@ static char *sweep_spec(const sweep *sw, const char *scene_path, size_t *len)
     }
     fprintf(f, "}, \"base_parameters\": ");
     app_json_params(f, sw->base.model, &sw->base.params);
+    if (!shoal_world_is_default(&sw->base.world)) { /* a sweep in another world is another */
+        const shoal_world *w = &sw->base.world;
+        fprintf(f,
+                ", \"world\": {\"dims\": %d, \"periodic\": [%d, %d, %d], \"size\": [%.9g, %.9g, "
+                "%.9g], \"center\": [%.9g, %.9g, %.9g]}",
+                shoal_world_dims(w), w->periodic[0], w->periodic[1], w->periodic[2],
+                (double)w->size[0], (double)w->size[1], (double)w->size[2], (double)w->center[0],
+                (double)w->center[1], (double)w->center[2]);
+    }
     fprintf(f, "}\n");
     if (fclose(f) != 0) {
         free(buf);

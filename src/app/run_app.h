@@ -50,6 +50,7 @@ typedef struct orbit {
     float target[3];
     float yaw, pitch, dist, dist_goal;
     float fov_deg;
+    float ortho_k; /* > 0: orthographic, ortho_k * dist high (a 2D world's map); 0 perspective */
 } orbit;
 
 /* Timing: the stages of a frame, summed per window of frames and over the run. */

@@ -529,8 +529,19 @@ void run_camera_update(app *a, double frame_s)
         run_school_centre(a, &v, ctr);
     }
     float fe = 1.0f - expf(-(float)frame_s * 3.0f);
-    for (int k = 0; k < 3; k++)
-        a->cam.target[k] += (ctr[k] - a->cam.target[k]) * fe;
+    for (int k = 0; k < 3; k++) {
+        float d = ctr[k] - a->cam.target[k];
+        if (shoal_world_axis_periodic(&a->desc.world, k)) {
+            /* a torus: toward the nearest image of the centre, the target kept in the box
+             * (the renderer draws the period window around the target) */
+            float L = a->desc.world.size[k], lo = a->desc.world.center[k] - 0.5f * L;
+            d -= L * floorf(d / L + 0.5f);
+            float t = a->cam.target[k] + d * fe;
+            a->cam.target[k] = t - L * floorf((t - lo) / L);
+            continue;
+        }
+        a->cam.target[k] += d * fe;
+    }
 }
 
 /* Under MPI (collective, every frame): the figures the HUD shows for the whole school, as
@@ -657,7 +668,10 @@ int run_draw_frame(app *a, canvas *cv, int sampled_trails)
     for (int y = 0; y < ch; y++)
         memcpy(cv->px + (size_t)y * (size_t)cv->stride, fb.argb + (size_t)y * (size_t)fb.stride_px,
                (size_t)cw * 4);
-    proj p = proj_make(&cam, cv->w, cv->h);
+    proj p = proj_make_world(&cam, cv->w, cv->h, &a->desc.world);
+    const shoal_world *w = &a->desc.world;
+    if (w->size[0] > 0 || w->size[1] > 0 || w->size[2] > 0)
+        overlay_world_box(cv, &p, w, OVERLAY_BOX_RGB, 200); /* the world's box */
     draw_scene_overlays(a, cv, &p);
     if (a->trails)
         trails_draw(a, cv, &p);

@@ -29,7 +29,8 @@ static void switch_model(app *a, shoal_model m)
     shoal_sim_desc old = a->desc;
     for (int k = 0; k < a->obs_count; k++)
         shoal_mesh_free(&a->obs_mesh[k]);
-    a->obs_count = 0; /* the model scenes have no meshes */
+    a->obs_count = 0;         /* the model scenes have no meshes */
+    s.desc.world = old.world; /* the world is not the model's: it stays */
     a->desc = s.desc;
     a->seed = s.desc.seed;
     a->scene_params = s.desc.params;
@@ -43,7 +44,7 @@ static void switch_model(app *a, shoal_model m)
     float fl = s.fish_length > 0 ? s.fish_length : APP_FISH_LENGTH;
     if (run_renderer_open(a, fl, &e))
         run_set_status(a, "renderer: %s", e.message);
-    if (s.has_camera)
+    if (s.has_camera && !app_world_drawn(&a->desc.world))
         run_orbit_from_eye(&a->cam_home, s.eye, s.target, s.fov_deg);
     else
         run_camera_home(a, &se);

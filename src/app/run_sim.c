@@ -40,6 +40,7 @@ void run_orbit_from_eye(orbit *o, const float eye[3], const float target[3], flo
     o->pitch = asinf(fmaxf(-1.0f, fminf(1.0f, d[1] / r)));
     o->yaw = atan2f(d[0], d[2]);
     o->fov_deg = fov;
+    o->ortho_k = 0;
 }
 
 shoal_camera run_orbit_camera(const orbit *o)
@@ -53,6 +54,7 @@ shoal_camera run_orbit_camera(const orbit *o)
     c.fov_deg = o->fov_deg;
     c.near = fmaxf(0.01f, o->dist * 0.002f);
     c.far = fmaxf(2000.0f, o->dist * 8.0f);
+    c.ortho_height = o->ortho_k * o->dist; /* the wheel zooms a map too */
     return c;
 }
 
@@ -148,6 +150,12 @@ void run_pick_default(app *a)
  * bytes for any rank count. */
 void run_school_centre(const app *a, const shoal_boid_view *v, float c[3])
 {
+    if (shoal_world_any_periodic(&a->desc.world)) {
+        /* a torus: circular means on the periodic axes (one process: MPI runs no torus) */
+        const float *const p[3] = {v->px, v->py, v->pz};
+        app_world_centre(&a->desc.world, p, v->count, c);
+        return;
+    }
     int64_t s[4] = {0, 0, 0, (int64_t)v->count};
     const float *p[3] = {v->px, v->py, v->pz};
     for (int k = 0; k < 3; k++)
@@ -380,11 +388,16 @@ shoal_status run_camera_home(app *a, shoal_error *e)
         shoal_status st = mpi_school_frame(a->school, a->rdesc.fish_length, aspect, &c, e);
         if (st)
             return st;
+    } else if (app_world_drawn(&a->desc.world)) {
+        /* a periodic or 2D world: its box frames the view (2D: a map from above) */
+        c = shoal_render_camera_world(&a->desc.world, aspect, a->rdesc.fish_length);
     } else {
         shoal_boid_view v = shoal_sim_view(a->sim);
         shoal_render_camera_frame(v.px, v.py, v.pz, v.count, a->rdesc.fish_length, aspect, &c);
     }
     run_orbit_from_eye(&a->cam_home, c.eye, c.target, c.fov_deg);
+    if (c.ortho_height > 0)
+        a->cam_home.ortho_k = c.ortho_height / a->cam_home.dist;
     return SHOAL_OK;
 }
 
@@ -398,6 +411,8 @@ shoal_status run_renderer_open(app *a, float fish_length, shoal_error *e)
     a->rdesc.height = h;
     shoal_renderer *r = NULL;
     shoal_status st = app_render_create(&a->rdesc, NULL, NULL, &r, e);
+    if (!st) /* fish across a periodic seam on both sides, a 2D world from above */
+        st = shoal_render_set_world(r, &a->desc.world, e);
     if (!st && a->ranks > 1)
         st = shoal_render_keep_depth(r, 1, e);
     if (a->ranks > 1)

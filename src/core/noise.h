@@ -268,6 +268,19 @@ NOISE_FN void noise_tilt(const float h[3], float c, float s, float cp, float sp,
         out[i] = c * h[i] + s * (cp * e1[i] + sp * e2[i]);
 }
 
+/** The numbers of noise_cap's draw, which depend on the bits alone (not on h): q = (cos theta,
+ *  sin theta, cos phi, sin phi), theta the angle from h, phi the azimuth; the direction is
+ *  cos(theta) h + sin(theta) (cos(phi) e1 + sin(phi) e2). A model computes these per lane and
+ *  applies them in its own (wide) arithmetic (sim/rules.h rule_tilt). */
+NOISE_FN void noise_cap_parts(noise_bits b, float cos_alpha, float q[4])
+{
+    float one_minus = 1.0f - cos_alpha;      /* in [0, 2] */
+    float d = noise_u01(b.w[0]) * one_minus; /* 1 - cos(theta), in [0, 1 - cos_alpha) */
+    q[0] = 1.0f - d;
+    q[1] = NOISE_SQRT(d * (2.0f - d)); /* sin(theta), accurate near theta = 0 */
+    noise_sincos_turn(b.w[1], &q[3], &q[2]);
+}
+
 /** A direction uniform on the spherical cap of unit vectors within angle alpha of the unit
  *  vector h (Vicsek's 3D noise: alpha = eta/2), given cos_alpha = cos(alpha) (compute it
  *  once per run on the host, noise_cap_cos, and pass the float in the step's constants:
@@ -276,19 +289,25 @@ NOISE_FN void noise_tilt(const float h[3], float c, float s, float cp, float sp,
  *  cos_alpha = -1: the whole sphere. The result is unit up to rounding. */
 NOISE_FN void noise_cap(noise_bits b, const float h[3], float cos_alpha, float out[3])
 {
-    float one_minus = 1.0f - cos_alpha;      /* in [0, 2] */
-    float d = noise_u01(b.w[0]) * one_minus; /* 1 - cos(theta), in [0, 1 - cos_alpha) */
-    float c = 1.0f - d;
-    float s = NOISE_SQRT(d * (2.0f - d)); /* sin(theta), accurate near theta = 0 */
-    float sp, cp;
-    noise_sincos_turn(b.w[1], &sp, &cp);
-    noise_tilt(h, c, s, cp, sp, out);
+    float q[4];
+    noise_cap_parts(b, cos_alpha, q);
+    noise_tilt(h, q[0], q[1], q[2], q[3], out);
 }
 
 /** cos(alpha) for noise_cap, on the host (libm's double cos, rounded to float): the one
  *  place a library function is used, so it is called once and its float passed to every
  *  backend, never evaluated per boid on the device. */
 static inline float noise_cap_cos(double alpha) { return (float)cos(alpha); }
+
+/** The numbers of noise_sphere_gauss's draw (the bits alone): q = (cos theta, sin theta,
+ *  cos phi, sin phi), theta = sigma z (z from w0, w1), phi the axis' azimuth (w2). */
+NOISE_FN void noise_sphere_gauss_parts(noise_bits b, float sigma, float q[4])
+{
+    float z[2];
+    noise_gauss2(b.w[0], b.w[1], z);
+    noise_sincos(sigma * z[0], &q[1], &q[0]);
+    noise_sincos_turn(b.w[2], &q[3], &q[2]);
+}
 
 /** h turned by a wrapped-normal angle (Couzin et al. 2002's noise on the sphere): the
  *  angle theta = sigma z for a standard normal z (from w0, w1), about an axis uniform on the
@@ -297,12 +316,9 @@ static inline float noise_cap_cos(double alpha) { return (float)cos(alpha); }
  *  wrapped normal does. sigma in [0, 1000] (radians). */
 NOISE_FN void noise_sphere_gauss(noise_bits b, const float h[3], float sigma, float out[3])
 {
-    float z[2];
-    noise_gauss2(b.w[0], b.w[1], z);
-    float st, ct, sp, cp;
-    noise_sincos(sigma * z[0], &st, &ct);
-    noise_sincos_turn(b.w[2], &sp, &cp);
-    noise_tilt(h, ct, st, cp, sp, out);
+    float q[4];
+    noise_sphere_gauss_parts(b, sigma, q);
+    noise_tilt(h, q[0], q[1], q[2], q[3], out);
 }
 
 /** The plane's version (2D worlds): (hx, hy) turned by the angle theta: out = R(theta) h. */

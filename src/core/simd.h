@@ -758,6 +758,18 @@ SIMD_NEON_FN vi vi_load(const int32_t *p)
     return r;
 }
 SIMD_NEON_FN void vi_store(int32_t *p, vi v) { SIMD_FOR(vst1q_s32(p + 4 * k, v.w[k])); }
+/* the first n lanes to p; writes p[0 .. n) only */
+SIMD_NEON_FN void vi_store_n(int32_t *p, vi v, int n)
+{
+    if (n >= VW) {
+        vi_store(p, v);
+        return;
+    }
+    int32_t t[VW];
+    vi_store(t, v);
+    for (int i = 0; i < n; i++)
+        p[i] = t[i];
+}
 SIMD_NEON_FN vi vi_add(vi a, vi b)
 {
     vi r;
@@ -901,6 +913,8 @@ SIMD_NEON_FN int32_t vi_hmax(vi a)
     SIMD_FOR(if (k > 0) m = vmaxq_s32(m, a.w[k]));
     return vmaxvq_s32(m);
 }
+/* the word's sum (integer adds wrap as the other branches'), least and greatest lane: the
+ * force kernel's lane counts and its group's box (forces_kernel.h lane_sum, lane_box) */
 SIMD_NEON_FN int32_t vi_hsum(vi a)
 {
     int32x4_t m = a.w[0];
@@ -919,14 +933,6 @@ SIMD_NEON_FN float vf_hmax(vf a)
     float32x4_t m = a.w[0];
     SIMD_FOR(if (k > 0) m = vmaxq_f32(m, a.w[k]));
     return vmaxvq_f32(m);
-}
-/* lanes 0 .. n - 1 of v to p (n in 0 .. VW) */
-SIMD_NEON_FN void vi_store_n(int32_t *p, vi v, int n)
-{
-    int32_t t[VW];
-    vi_store(t, v);
-    for (int i = 0; i < n; i++)
-        p[i] = t[i];
 }
 /* Appending by a permutation: per word, the byte indices (TBL) that pack its selected lanes
  * to the front, and how many there are; vi_append stores each packed word at the running

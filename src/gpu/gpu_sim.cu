@@ -285,7 +285,11 @@ __global__ void __launch_bounds__(128)
     int32_t xs[3], ys[3], zs[3];
     const int nxs = axis_cells(K, 0, cx, xs), nys = axis_cells(K, 1, cy, ys),
               nzs = axis_cells(K, 2, cz, zs);
-    const bool wrap = K->mc.world_on && (K->mc.periodic[0] | K->mc.periodic[1] | K->mc.periodic[2]);
+    /* the minimum image on the axes where this boid's cells wrap (forces_kernel.h: on the
+     * others it is the identity for every candidate the boid is near; the same bits) */
+    const int axes = (K->wrap[0] && (cx < 1 || cx > nx - 2)) |
+                     ((K->wrap[1] && (cy < 1 || cy > ny - 2)) << 1) |
+                     ((K->wrap[2] && (cz < 1 || cz > K->dims[2] - 2)) << 2);
     vf3 p = v3_of(spos[i]), v = v3_of(svel[i]);
     typename M::acc a;
     M::begin(&a, K, p, v);
@@ -306,8 +310,8 @@ __global__ void __launch_bounds__(128)
                     float4 dj = M::DIRS ? __ldg(&sdir[j]) : make_float4(0.f, 0.f, 0.f, 0.f);
                     vf3 diff = rule_diff(p, pj.x, pj.y, pj.z);
                     vf3 pos = v3_set1(pj.x, pj.y, pj.z);
-                    if (wrap)
-                        rule_image(&K->mc, &diff, &pos);
+                    if (axes)
+                        rule_image_axes(&K->mc, &diff, &pos, axes);
                     vf d2 = v3_dot(diff, diff);
                     vm near = M::near(d2, reach2);
                     if (!near) /* one lane: a candidate it is not near adds nothing */
@@ -993,6 +997,9 @@ extern "C" shoal_status shoal_gpu_sim_set_params(shoal_gpu_sim *s, const shoal_p
         return shoal_error_set(err, SHOAL_ERR_INPUT, "shoal_gpu_sim_set_params: %s is NULL",
                                s ? "params" : "sim");
     shoal_status st = shoal_params_validate(s->desc.model, params, err);
+    if (!st) /* a periodic box must stay at least twice the (new) interaction radius */
+        st = shoal_world_validate(&s->desc.world,
+                                  shoal_params_interaction_radius(s->desc.model, params), err);
     if (st)
         return st;
     const shoal_params *old = &s->desc.params;

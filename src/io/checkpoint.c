@@ -20,11 +20,18 @@
 #define CKPT_WORLD 40         /* i32 dims, i32 periodic[3], f32 size[3], f32 center[3] */
 /* the float parameters: shoal_params up to its defaults_of tag (not stored; set on read) */
 #define CKPT_PARAM_FLOATS (offsetof(shoal_params, defaults_of) / sizeof(float))
+/* New parameters are added at the end of shoal_params (before the tag), so a checkpoint of an
+ * earlier version holds a prefix of them: the reader takes any count from the first layout's
+ * (before the literature models' fields, shoal 0.2 until issue 39) to this one's and gives
+ * the rest the model's defaults. */
+#define CKPT_PARAM_FLOATS_MIN (offsetof(shoal_params, noise) / sizeof(float))
 /* magic, version, param floats, model, predator count, boids, seed, steps, dt, t0 */
 #define CKPT_HEADER (8 + 4 * 4 + 8 * 5)
-#define CKPT_EXTRA                                                                                 \
-    (CKPT_PARAM_FLOATS * 4 + (size_t)SHOAL_MAX_PREDATORS * 24 + SHOAL_MAX_TARGETS +                \
+/* what follows the header, for a file of `floats` parameter floats */
+#define CKPT_EXTRA_OF(floats)                                                                      \
+    ((size_t)(floats)*4 + (size_t)SHOAL_MAX_PREDATORS * 24 + SHOAL_MAX_TARGETS +                   \
      (size_t)SHOAL_MAX_TARGETS * 12)
+#define CKPT_EXTRA CKPT_EXTRA_OF(CKPT_PARAM_FLOATS)
 
 _Static_assert(offsetof(shoal_params, defaults_of) % sizeof(float) == 0,
                "shoal_params is floats up to its tag");
@@ -167,11 +174,12 @@ shoal_status shoal_io_checkpoint_read(const char *path, shoal_sim_desc *desc, fl
     const int with_world = u32[0] == CKPT_VERSION_WORLD;
     if (u32[0] != CKPT_VERSION && !with_world)
         st = bad(err, path, "unknown version");
-    else if (u32[1] != CKPT_PARAM_FLOATS)
+    else if (u32[1] < CKPT_PARAM_FLOATS_MIN || u32[1] > CKPT_PARAM_FLOATS)
         st = shoal_error_set(err, SHOAL_ERR_INPUT,
                              "%s: checkpoint of another shoal version (%u parameter floats, this "
-                             "one has %u)",
-                             path, (unsigned)u32[1], (unsigned)CKPT_PARAM_FLOATS);
+                             "one reads %u to %u)",
+                             path, (unsigned)u32[1], (unsigned)CKPT_PARAM_FLOATS_MIN,
+                             (unsigned)CKPT_PARAM_FLOATS);
     else if (u32[2] >= SHOAL_MODEL_COUNT)
         st = bad(err, path, "unknown model");
     else if (u32[3] > SHOAL_MAX_PREDATORS)
@@ -195,8 +203,10 @@ shoal_status shoal_io_checkpoint_read(const char *path, shoal_sim_desc *desc, fl
         return shoal_error_set(err, SHOAL_ERR_IO, "%s: cannot seek: %s", path, strerror(errno));
     }
     long end = ftell(f);
+    size_t floats = u32[1];
     if (end < 0 ||
-        (uint64_t)(end - here) != CKPT_EXTRA + (with_world ? CKPT_WORLD : 0) + (uint64_t)n * 24 ||
+        (uint64_t)(end - here) !=
+            CKPT_EXTRA_OF(floats) + (with_world ? CKPT_WORLD : 0) + (uint64_t)n * 24 ||
         fseek(f, here, SEEK_SET) != 0) {
         fclose(f);
         return bad(err, path, "its size does not match its boid count");
@@ -215,8 +225,10 @@ shoal_status shoal_io_checkpoint_read(const char *path, shoal_sim_desc *desc, fl
         fclose(f);
         return shoal_error_set(err, SHOAL_ERR_NOMEM, "%s: out of memory for %zu boids", path, n);
     }
-    d.params.defaults_of = (int32_t)d.model + 1; /* a whole parameter set of that model */
-    int ok = fread(&d.params, CKPT_PARAM_FLOATS * sizeof(float), 1, f) == 1 &&
+    /* a whole parameter set of that model: the file's floats over its defaults (an earlier
+     * version's file lacks the last ones) */
+    shoal_params_default(d.model, &d.params);
+    int ok = fread(&d.params, floats * sizeof(float), 1, f) == 1 &&
              fread(ck->predator_pos, sizeof ck->predator_pos, 1, f) == 1 &&
              fread(ck->predator_vel, sizeof ck->predator_vel, 1, f) == 1 &&
              fread(ck->target_pinned, sizeof ck->target_pinned, 1, f) == 1 &&

@@ -51,6 +51,7 @@ typedef struct kgroup {
     float box[6];
     float filter_r2; /* the model's largest squared radius, as its tests compare it */
     int filter;      /* 0: walk every candidate (the box test would keep nearly all) */
+    int wrap;        /* bit a: its cells wrap on periodic axis a (take the minimum image there) */
     uint32_t count;  /* boids in the arrays */
 } kgroup;
 
@@ -394,6 +395,7 @@ static inline void KFN(store_state)(const shoal_sim *s, const kgroup *g, vf3 p, 
         vf reach2;                                                                                 \
         M##_acc a;                                                                                 \
         int late_n;                                                                                \
+        int axes; /* the axes whose minimum image the group takes (kgroup.wrap) */                 \
         uint32_t late[KLIST_CAP + VW]; /* at most one chunk's candidates */                        \
     } KFN(kst_##M);                                                                                \
                                                                                                    \
@@ -414,7 +416,7 @@ static inline void KFN(store_state)(const shoal_sim *s, const kgroup *g, vf3 p, 
             vf3 diff = rule_diff(p, qx[j], qy[j], qz[j]);                                          \
             vf3 pos = v3_set1(qx[j], qy[j], qz[j]);                                                \
             if (wrap)                                                                              \
-                rule_image(mc, &diff, &pos);                                                       \
+                rule_image_axes(mc, &diff, &pos, k->axes);                                         \
             vf d2 = v3_dot(diff, diff);                                                            \
             vm near = M##_near(d2, reach2);                                                        \
             if (M##_SKIP_FAR && !vm_any(near))                                                     \
@@ -465,6 +467,7 @@ static inline void KFN(store_state)(const shoal_sim *s, const kgroup *g, vf3 p, 
         k.reach2 = vf_set1(mc->reach2);                                                            \
         M##_begin(&k.a, prm, mc, k.p, v);                                                          \
         k.late_n = 0;                                                                              \
+        k.axes = g->wrap;                                                                          \
         kwalk w;                                                                                   \
         KFN(walk_init)(s, g, &w);                                                                  \
         uint32_t list[KLIST_CAP + VW];                                                             \
@@ -483,7 +486,7 @@ static inline void KFN(store_state)(const shoal_sim *s, const kgroup *g, vf3 p, 
                     vf3 diff = rule_diff(k.p, s->cur[0][j], s->cur[1][j], s->cur[2][j]);           \
                     if (wrap) {                                                                    \
                         vf3 pos = v3_set1(s->cur[0][j], s->cur[1][j], s->cur[2][j]);               \
-                        rule_image(mc, &diff, &pos);                                               \
+                        rule_image_axes(mc, &diff, &pos, k.axes);                                  \
                     }                                                                              \
                     M##_late(&k.a, diff, v3_dot(diff, diff), mc);                                  \
                 }                                                                                  \
@@ -503,9 +506,7 @@ static inline void KFN(store_state)(const shoal_sim *s, const kgroup *g, vf3 p, 
     static void KFN(group_##M)(const shoal_sim *s, const kgroup *g, sim_fault *f)                  \
     {                                                                                              \
         const int variant = M##_VARIANTS > 1 && M##_variant(&s->mc);                               \
-        const int wrap =                                                                           \
-            s->mc.world_on && (s->mc.periodic[0] | s->mc.periodic[1] | s->mc.periodic[2]);         \
-        if (wrap)                                                                                  \
+        if (g->wrap)                                                                               \
             variant ? KFN(walk_##M)(s, g, f, 1, 1) : KFN(walk_##M)(s, g, f, 0, 1);                 \
         else                                                                                       \
             variant ? KFN(walk_##M)(s, g, f, 1, 0) : KFN(walk_##M)(s, g, f, 0, 0);                 \
@@ -582,6 +583,16 @@ void KFN(forces_range)(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f)
             int32_t x_first = grid_coord(xlo, gr->origin[0], gr->inv[0], gr->gdims[0]) - gr->off[0];
             int32_t x_last = grid_coord(xhi, gr->origin[0], gr->inv[0], gr->gdims[0]) - gr->off[0];
             g.runs = grid_runs(s, x_first - 1, x_last + 1, y, z, g.rb, g.re);
+            /* The minimum image only where the group's cells wrap: a group whose cells
+             * x_first-1 .. x_last+1, y-1 .. y+1, z-1 .. z+1 stay inside every periodic axis
+             * has each lane's neighbours in its cells' direct neighbours, so at their direct
+             * difference (under half a period: a near image through the seam would need a
+             * lane in an edge cell): the image is the identity for every candidate a lane is
+             * near, and a candidate no lane is near adds nothing either way. The same bits,
+             * with most groups on the walled loop (about 80% in a box of 29 cells a side). */
+            g.wrap = gr->wrap[0] && (x_first < 1 || x_last > gr->dims[0] - 2);
+            g.wrap |= (gr->wrap[1] && (y < 1 || y > gr->dims[1] - 2)) << 1;
+            g.wrap |= (gr->wrap[2] && (z < 1 || z > gr->dims[2] - 2)) << 2;
 #if VW > 1
             g.filter = skip == 0;
             skip -= skip > 0;

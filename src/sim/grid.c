@@ -36,6 +36,8 @@ void grid_setup(grid *g, shoal_model model, const shoal_params *p, const shoal_w
         for (int c = 0; c < 3; c++) {
             g->gdims[c] = g->act_hi[c] = 1;
             g->off[c] = g->act_lo[c] = 0;
+            /* the one cell wraps on a periodic axis: the walkers take the image there */
+            g->wrap[c] = w && shoal_world_axis_periodic(w, c);
         }
         return;
     }

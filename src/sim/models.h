@@ -26,7 +26,10 @@ extern "C" {
     X(SHOAL_MODEL_AVERAGE, average)                                                                \
     X(SHOAL_MODEL_HEADING, heading)                                                                \
     X(SHOAL_MODEL_CLASSIC, classic)                                                                \
-    X(SHOAL_MODEL_FOV, fov)
+    X(SHOAL_MODEL_FOV, fov)                                                                        \
+    X(SHOAL_MODEL_VICSEK, vicsek)                                                                  \
+    X(SHOAL_MODEL_COUZIN, couzin)                                                                  \
+    X(SHOAL_MODEL_FLOCKERS, flockers)
 
 /* The default model (shoal_sim_desc_default; the program and the scripts take it from the
  * library: shoal params --names lists it first). */
@@ -139,4 +142,7 @@ int sim_model_target_count(shoal_model model, const shoal_params *p);
 #include "sim/models/heading.h"
 #include "sim/models/classic.h"
 #include "sim/models/fov.h"
+#include "sim/models/vicsek.h"
+#include "sim/models/couzin.h"
+#include "sim/models/flockers.h"
 #endif

@@ -38,6 +38,7 @@
 #ifndef SHOAL_SIM_RULES_H
 #define SHOAL_SIM_RULES_H
 
+#include "core/noise.h" /* the models' counter-based noise (docs/NOISE.md) */
 #include "core/simd.h"
 #include "shoal/verify.h" /* shoal_term: the hypothesis columns of the models' tables */
 #if !defined(__CUDACC__)
@@ -143,6 +144,19 @@ RULE_FN void rule_image(const RULE_CONSTS *mc, vf3 *diff, vf3 *pos)
     if (mc->periodic[1])
         rule_image_axis(&diff->y, &pos->y, mc->wsize[1], mc->whalf[1]);
     if (mc->periodic[2])
+        rule_image_axis(&diff->z, &pos->z, mc->wsize[2], mc->whalf[2]);
+}
+
+/* rule_image on the periodic axes in `axes` (bit a: axis a) only: a walker that knows the
+ * other axes cannot wrap for any candidate its lanes are near (their cells do not touch the
+ * seam there: forces_kernel.h) gives the same bits with less work. */
+RULE_FN void rule_image_axes(const RULE_CONSTS *mc, vf3 *diff, vf3 *pos, int axes)
+{
+    if (axes & 1)
+        rule_image_axis(&diff->x, &pos->x, mc->wsize[0], mc->whalf[0]);
+    if (axes & 2)
+        rule_image_axis(&diff->y, &pos->y, mc->wsize[1], mc->whalf[1]);
+    if (axes & 4)
         rule_image_axis(&diff->z, &pos->z, mc->wsize[2], mc->whalf[2]);
 }
 
@@ -311,6 +325,62 @@ static inline void rule_targets(const RULE_PARAMS *p, int target_count, uint64_t
         }
 }
 #endif
+
+/* ---- noise (core/noise.h, docs/NOISE.md) ------------------------------------------------ */
+
+/* A model draws its noise in its finish, lane by lane: block `draw` of each lane's input row
+ * (rule_extras.rows) under the step's key (rule_noise_key: the run's seed and the step's
+ * index, model_consts.seed and .step), made into the numbers it needs by core/noise.h's float
+ * functions. Those numbers depend on the bits alone, never on the state, so every backend
+ * computes the same floats (the float64 reference and its bound take them as exact inputs),
+ * then loads them as wide values (vf_load_n) and applies them with the rules' arithmetic: a
+ * lane is the scalar function of its row, whatever walker, ISA, lane, thread or rank
+ * computes it. Lanes from x->lanes up get `fill` (no row: their results are never stored). */
+RULE_FN noise_key rule_noise_key(const RULE_CONSTS *mc)
+{
+    return noise_key_make(mc->seed, mc->step);
+}
+
+/* 1 when the world is the plane (a 2D world: z = vz = 0), where a model's noise is a plane
+ * rotation rather than a draw on the sphere. */
+RULE_FN int rule_plane(const RULE_CONSTS *mc) { return mc->world_on && mc->world_dims == 2; }
+
+/* noise_basis (Duff et al. 2017) in the wide type: an orthonormal pair (e1, e2) perpendicular to
+ * the unit n, the same operations in the same order (the sign of n.z by a comparison: -0 counts
+ * as +0, where noise_basis's copysign gives -1; negation as 0 - x). */
+RULE_FN void rule_basis(vf3 n, vf3 *e1, vf3 *e2)
+{
+    vf one = vf_set1(1.0f), mone = vf_set1(-1.0f);
+    vf sign = vf_select(vf_lt(n.z, vf_zero()), mone, one);
+    vf a = vf_div(mone, vf_add(sign, n.z));
+    vf b = vf_mul(vf_mul(n.x, n.y), a);
+    e1->x = vf_add(one, vf_mul(vf_mul(vf_mul(sign, n.x), n.x), a));
+    e1->y = vf_mul(sign, b);
+    e1->z = vf_mul(vf_neg(sign), n.x);
+    e2->x = b;
+    e2->y = vf_add(sign, vf_mul(vf_mul(n.y, n.y), a));
+    e2->z = vf_neg(n.y);
+}
+
+/* c h + s (cp e1 + sp e2), (e1, e2) = rule_basis(h): noise_tilt in the wide type (the cap of
+ * Vicsek's 3D noise, Couzin's turn on the sphere) */
+RULE_FN vf3 rule_tilt(vf3 h, vf c, vf s, vf cp, vf sp)
+{
+    vf3 e1, e2;
+    rule_basis(h, &e1, &e2);
+    vf3 r = {vf_add(vf_mul(c, h.x), vf_mul(s, vf_add(vf_mul(cp, e1.x), vf_mul(sp, e2.x)))),
+             vf_add(vf_mul(c, h.y), vf_mul(s, vf_add(vf_mul(cp, e1.y), vf_mul(sp, e2.y)))),
+             vf_add(vf_mul(c, h.z), vf_mul(s, vf_add(vf_mul(cp, e1.z), vf_mul(sp, e2.z))))};
+    return r;
+}
+
+/* (hx, hy) turned by the angle whose cosine and sine are (c, s): noise_turn2 in the wide type,
+ * z kept (the plane of a 2D world: 0) */
+RULE_FN vf3 rule_turn2(vf3 h, vf c, vf s)
+{
+    vf3 r = {vf_sub(vf_mul(c, h.x), vf_mul(s, h.y)), vf_add(vf_mul(s, h.x), vf_mul(c, h.y)), h.z};
+    return r;
+}
 
 /* ---- predators (MODELS.md "Predators"), scalar --------------------------------------- */
 

@@ -227,6 +227,9 @@ shoal_status shoal_sim_set_params(shoal_sim *s, const shoal_params *params, shoa
     CHECK_ARG(s, "sim", err);
     CHECK_ARG(params, "params", err);
     shoal_status st = shoal_params_validate(s->desc.model, params, err);
+    if (!st) /* a periodic box must stay at least twice the (new) interaction radius */
+        st = shoal_world_validate(&s->desc.world,
+                                  shoal_params_interaction_radius(s->desc.model, params), err);
     if (st)
         return st;
     /* The grid was sized for the old radius: a larger radius needs larger cells. */

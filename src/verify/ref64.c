@@ -127,6 +127,8 @@ void consts64_prepare(ref_env *env, shoal_model model, double dt, double t_s, ui
         memcpy(mc->predators, pred_p, (size_t)predator_count * sizeof mc->predators[0]);
 }
 
+void ref_env_consts(ref_env *env) { ref_models[env->model].consts(&env->prm, &env->mc); }
+
 void ref_env_refresh(ref_env *env)
 {
     env->mc.reach2 = ref_models[env->model].reach2(&env->prm, &env->mc);

@@ -46,6 +46,7 @@ typedef struct params64 {
     double flee_radius, flee_weight;
     double predator_start[3], predator_spread;
     double init_pos_radius, init_vel_radius;
+    double noise, update_order, perception_deg, turn_rate_deg;
 } params64;
 
 /* Every parameter, exactly (a float is a double). */
@@ -102,6 +103,10 @@ void consts64_prepare(ref_env *env, shoal_model model, double dt, double t_s, ui
 /* The largest squared radius again (NAME_reach2 in double), after a hypothesis of verify.c
  * changed the constants or the parameters it follows from. */
 void ref_env_refresh(ref_env *env);
+/* The model's constants again from env->prm after a hypothesis changed a parameter they derive
+ * from (couzin's turn rate, vicsek's noise: a cosine on the host): k[] and target_count; dt, the
+ * seed, the step, the targets and the predators kept. Then ref_env_refresh. */
+void ref_env_consts(ref_env *env);
 
 /* The interaction radius the rules of `env` need a grid to cover: sqrt(mc.reach2). */
 double ref_env_radius(const ref_env *env);

@@ -135,7 +135,10 @@ static void family_apply(const hyp_family *f, ref_env *env, double x)
     }
     case HK_WEIGHT:
     case HK_DIST2:
+        /* and the constants that derive from it (the models whose constants derive only from
+         * their R2 and COS rows get the same constants back) */
         *params64_field(&env->prm, f->info) = x;
+        ref_env_consts(env);
         break;
     }
     ref_env_refresh(env);

@@ -13,13 +13,14 @@ import pytest
 
 import shoal
 
-MODELS = ["steer", "average", "heading", "classic", "fov"]
+MODELS = shoal.models()  # every model of the library's list (the program's, below)
 
 
-def test_version_and_abi():
+def test_version_and_abi(cli):
     # importing ran shoal_abi_check; the library and the headers agree
     assert shoal.__version__ == shoal.header_version == "0.2.0"
-    assert shoal.models() == MODELS
+    assert MODELS[0] == "steer" and len(MODELS) == len(set(MODELS)) >= 5
+    assert MODELS == cli("params", "--names").stdout.split()
 
 
 @pytest.mark.parametrize("model", MODELS)
@@ -61,6 +62,50 @@ def test_drawn_school_steps_as_the_program(cli, tmp_path):
     cli("step", "--model", "heading", "--in", start, "--out", tmp_path / "end.npy", "--steps",
         40, "--seed", 12, *sets)
     assert sim.state.tobytes() == shoal.load(tmp_path / "end.npy").tobytes()
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_worlds_same_bits_as_shoal_step(cli, tmp_path, model):
+    """Periodic and 2D worlds (issue 38) by name in params=, as --set takes them: the same
+    bits as `shoal init` and `shoal step`; a 2D state in the plane, positions in the box;
+    a checkpoint carries the world."""
+    # boxes of a few interaction radii: scaled for a model of long reach (couzin's 17, the
+    # flockers' 15), whose periodic box must be at least twice it
+    k = max(1.0, shoal.Simulation(model=model, count=4).stats()["radius"] / 5)
+    size, centre, plane = [31.5 * k, 28 * k, 26 * k], [1 * k, 0, -2 * k], [40 * k, 33 * k, 0]
+    txt = lambda v: ",".join(repr(x) for x in v)  # noqa: E731
+    worlds = [({"periodic": 1, "world_size": tuple(size), "world_center": tuple(centre)},
+               ["periodic=1", f"world_size={txt(size)}", f"world_center={txt(centre)}"]),
+              ({"dims": 2, "periodic": (1, 1, 0), "world_size": txt(plane)},
+               ["dims=2", "periodic=1,1,0", f"world_size={txt(plane)}"])]
+    for params, sets in worlds:
+        args = [a for kv in sets for a in ("--set", kv)]
+        start, end = tmp_path / "start.npy", tmp_path / "end.npy"
+        cli("init", "--model", model, "--count", 1500, "--seed", 6, *args, "--out", start)
+        sim = shoal.Simulation(model=model, count=1500, seed=6, params=params, threads=2)
+        assert sim.state.tobytes() == shoal.load(start).tobytes()
+        scaled = [a for n, v in sim.params.items() for a in ("--set", f"{n}={v!r}")]
+        cli("step", "--model", model, "--in", start, "--out", end, "--steps", 30, "--seed", 6,
+            *args, *scaled)
+        sim.step(30)
+        st = sim.state
+        assert st.tobytes() == shoal.load(end).tobytes()
+        if params.get("dims") == 2:
+            assert not st[:, 2].any() and not st[:, 5].any()
+        else:
+            # the box as the engine forms it in float: lo = centre - size / 2, hi = lo + size
+            L = np.array(size, np.float32)
+            lo = np.array(centre, np.float32) - L / np.float32(2)
+            assert (st[:, :3] >= lo).all() and (st[:, :3] < lo + L).all()
+        sim.checkpoint(tmp_path / "w.ckpt")
+        back = shoal.Simulation.resume(tmp_path / "w.ckpt")
+        sim.step(5)
+        back.step(5)
+        assert back.state.tobytes() == sim.state.tobytes()
+    with pytest.raises(shoal.InputError, match="smaller than twice the interaction radius"):
+        shoal.Simulation(model=model, count=10, params={"periodic": 1, "world_size": (1, 1, 1)})
+    with pytest.raises(shoal.InputError, match="row 0 has z = 1 in a 2D world"):
+        shoal.Simulation(model=model, params={"dims": 2}, state=np.ones((4, 6), np.float32))
 
 
 def test_positions_velocities_row_order():

@@ -172,7 +172,9 @@ def couzin_step(p, v, world, *, repulsion_radius=1.0, orientation_radius=1.0,
     For boid i with heading h_i = v_i/|v_i| and each j != i, r_ij = p_j - p_i (minimum image),
     d = |r_ij|, u_ij = r_ij / d:
       - j is undetectable (blind volume) when the angle between h_i and u_ij exceeds
-        perception/2 (perception_deg = 360: nothing is blind); this holds in every zone;
+        perception/2 (perception_deg = 360: nothing is blind), in the zones of orientation and
+        attraction; repulsion acts whatever the angle (the paper's first rule holds "at all
+        times"; couzinswarm, FishSim and other readings of the paper agree);
       - zone of repulsion d < r_r:            d_r -= u_ij,      n_r += 1
       - zone of orientation r_r <= d < r_o:   d_o += h_j,       n_o += 1
       - zone of attraction  r_o <= d < r_a:   d_a += u_ij,      n_a += 1
@@ -199,7 +201,7 @@ def couzin_step(p, v, world, *, repulsion_radius=1.0, orientation_radius=1.0,
     cos_half = np.cos(np.radians(perception_deg) / 2)
     seen = np.einsum("ik,ijk->ij", h, u) >= cos_half if perception_deg < 360 else np.ones_like(notself)
     seen &= notself
-    zr = seen & (d < rr)
+    zr = notself & (d < rr)
     zo = seen & (d >= rr) & (d < ro)
     za = seen & (d >= ro) & (d < ra)
     dr = -np.einsum("ij,ijk->ik", zr.astype(float), u)

@@ -23,7 +23,8 @@ static PyObject *mod_gpu_available(PyObject *m, PyObject *unused)
     return Py_BuildValue("(Os)", Py_True, "cuda");
 }
 
-PyDoc_STRVAR(models_doc, "models()\n--\n\nThe names of the five models.");
+PyDoc_STRVAR(models_doc,
+             "models()\n--\n\nThe names of the models (docs/MODELS.md), the default first.");
 static PyObject *mod_models(PyObject *m, PyObject *unused)
 {
     (void)m;

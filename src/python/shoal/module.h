@@ -48,6 +48,10 @@ int param_set_obj(shoal_model model, shoal_params *p, PyObject *key, PyObject *v
 /* params={name: value}: each onto p, in the dict's order, by name. 0, or -1 with an
  * exception. */
 int apply_params(shoal_model model, shoal_params *p, PyObject *params);
+/* The same onto a desc: world names (dims, periodic, world_size, ...) set d->world, the rest
+ * d->params (shoal_sim_desc_set's split); desc_set_obj is one of them. */
+int apply_desc_params(shoal_sim_desc *d, PyObject *params);
+int desc_set_obj(shoal_sim_desc *d, PyObject *key, PyObject *value);
 /* model=: a name (None keeps *m). 0, or -1 with an exception. */
 int model_arg(PyObject *obj, shoal_model *m);
 /* (x, y, z) of finite numbers. */

@@ -201,6 +201,108 @@ int param_set_obj(shoal_model model, shoal_params *p, PyObject *key, PyObject *v
     return rc;
 }
 
+/* One value as the text --set takes: a str as it is, a number by its shortest exact
+ * decimal, a sequence of them joined by commas (periodic=(1, 1, 0), world_size=(L, L, 0)).
+ * Returns 0, or -1 with an exception. */
+static int world_text(PyObject *v, char *out, size_t size)
+{
+    if (PyUnicode_Check(v)) {
+        PyObject *keep;
+        const char *t = c_text(v, &keep);
+        if (!t)
+            return -1;
+        snprintf(out, size, "%s", t);
+        Py_DECREF(keep);
+        return 0;
+    }
+    if (PyNumber_Check(v) && !PySequence_Check(v)) {
+        double d = PyFloat_AsDouble(v);
+        if (d == -1.0 && PyErr_Occurred())
+            return -1;
+        snprintf(out, size, "%.17g", d);
+        return 0;
+    }
+    if (PySequence_Check(v) && !PyBytes_Check(v) && !PyByteArray_Check(v)) {
+        PyObject *seq = PySequence_Tuple(v);
+        if (!seq)
+            return -1;
+        size_t used = 0;
+        out[0] = 0;
+        int rc = 0;
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(seq) && !rc; i++) {
+            PyObject *x = PyTuple_GET_ITEM(seq, i);
+            if (PySequence_Check(x) && !PyUnicode_Check(x)) {
+                PyErr_SetString(PyExc_TypeError,
+                                "a world parameter: a number, a string or (x, y, z)");
+                rc = -1;
+                break;
+            }
+            char one[64];
+            if ((rc = world_text(x, one, sizeof one)))
+                break;
+            int w = snprintf(out + used, size - used, "%s%s", i ? "," : "", one);
+            if (w < 0 || (size_t)w >= size - used) {
+                PyErr_SetString(PyExc_ValueError, "a world parameter's value is too long");
+                rc = -1;
+                break;
+            }
+            used += (size_t)w;
+        }
+        Py_DECREF(seq);
+        return rc;
+    }
+    PyErr_SetString(PyExc_TypeError, "a world parameter: a number, a string or (x, y, z)");
+    return -1;
+}
+
+int desc_set_obj(shoal_sim_desc *d, PyObject *key, PyObject *value)
+{
+    if (!PyUnicode_Check(key)) {
+        PyErr_SetString(PyExc_TypeError, "parameter names are strings");
+        return -1;
+    }
+    PyObject *keep;
+    const char *name = c_text(key, &keep);
+    if (!name)
+        return -1;
+    int rc;
+    if (shoal_world_has_param(name)) { /* the world's (dims, periodic, world_size, ...) */
+        char text[256];
+        shoal_error e;
+        rc = world_text(value, text, sizeof text);
+        if (!rc && shoal_world_set(&d->world, name, text, &e)) {
+            raise_status(&e);
+            rc = -1;
+        }
+    } else {
+        rc = set_one_obj(d->model, &d->params, name, value);
+    }
+    Py_DECREF(keep);
+    return rc;
+}
+
+/* params={name: value} onto a desc: a world parameter's name (shoal_world_has_param) sets the
+ * world, any other the model's parameters (shoal_sim_desc_set's split). */
+int apply_desc_params(shoal_sim_desc *d, PyObject *params)
+{
+    if (!params || params == Py_None)
+        return 0;
+    if (!PyDict_Check(params)) {
+        PyErr_SetString(PyExc_TypeError, "params: expected a dict {name: value}");
+        return -1;
+    }
+    PyObject *items = PyDict_Items(params);
+    if (!items)
+        return -1;
+    int rc = 0;
+    for (Py_ssize_t i = 0; !rc && i < PyList_GET_SIZE(items); i++) {
+        PyObject *kv = PyList_GET_ITEM(items, i);
+        rc = desc_set_obj(d, PyTuple_GET_ITEM(kv, 0), PyTuple_GET_ITEM(kv, 1));
+    }
+    Py_DECREF(items);
+    return rc;
+}
+
 /* params={name: value}: each onto p, in the dict's order, by name. The items are taken
  * first: a value's conversion may run Python code that changes the dict. */
 int apply_params(shoal_model model, shoal_params *p, PyObject *params)
@@ -304,9 +406,11 @@ int desc_args(PyObject *model_obj, PyObject *scene_obj, Py_ssize_t count, int ke
     if (count > 0)
         shoal_scene_set_count(scene, (size_t)count, keep_geometry);
     *d = scene->desc;
-    if (apply_params(d->model, &d->params, params))
+    if (apply_desc_params(d, params))
         return -1;
-    if (shoal_params_validate(d->model, &d->params, &e)) {
+    if (shoal_params_validate(d->model, &d->params, &e) ||
+        shoal_world_validate(&d->world, shoal_params_interaction_radius(d->model, &d->params),
+                             &e)) {
         raise_status(&e);
         return -1;
     }

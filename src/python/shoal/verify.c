@@ -181,7 +181,7 @@ static PyObject *mod_verify_run(PyObject *m, PyObject *args)
         raise_status(&e);
         goto done;
     }
-    if (apply_params(d->model, &d->params, params))
+    if (apply_desc_params(d, params)) /* the model's and the world's */
         goto done;
     if (dt != Py_None && (d->dt_s = PyFloat_AsDouble(dt)) == -1.0 && PyErr_Occurred())
         goto done;
