@@ -2,10 +2,11 @@
 /* The schools a new user starts ($SHOAL_EXE): the default scene (assets/scenes/school.ini)
  * is an ordered school at 10 s of simulated time (polarisation or milling >= 0.5, measured
  * with shoal/stats.h on the state `init` + `step` give, which is the state `shoal run`
- * shows); every model's own start (init/run/sweep without --scene) is its scene file's
- * and places the fish where the grid works (few neighbours each), while the seeds' unit-ball
- * starts stay reachable by name; step --count, --out - in every command, the predator note
- * of step --out, and the one fish-length default. No timing is asserted (benchmarks do). */
+ * shows) and one school (largest group >= 90 %) at every 10 s up to 60 s; every model's own start
+ * (init/run/sweep without --scene) is its scene file's and places the fish where the grid works
+ * (few neighbours each), while the seeds' unit-ball starts stay reachable by name; step --count,
+ * --out - in every command, the predator note of step --out, and the one fish-length default. No
+ * timing is asserted (benchmarks do). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -47,16 +48,34 @@ static shoal_stats stats_of(const char *name, double radius)
 }
 
 /* The default scene is a school at 10 s: ordered (polarisation or milling >= 0.5), one body
- * (most fish in one group at the interaction radius), and moving. */
+ * (most fish in one group, groups at 3 units), and moving; and it stays one school for a
+ * minute, the predator chasing it: at 10, 20, ..., 60 s of one run the largest group holds
+ * at least 90 % of the fish (it fell to 45 % at 20 s and 24 % at 30 s before the scene was
+ * tuned; the 10 s state alone could not show it). One run of 3600 steps of 4096 fish. */
 static void test_default_scene_orders(void **state)
 {
     (void)state;
     const char *sc = SHOAL_SOURCE_ROOT "/assets/scenes/school.ini";
     assert_int_equal(run("init --scene %s --out s0.npy", sc), 0);
-    assert_int_equal(run("step --scene %s --in s0.npy --out s10.npy --steps 600 --quiet", sc), 0);
+    assert_int_equal(run("step --scene %s --in s0.npy --out s60.npy --steps 3600 --every 600 "
+                         "--out-dir hold --quiet",
+                         sc),
+                     0);
     /* it has a predator: step --out says the file holds the boids only */
     assert_non_null(strstr(g_err, "not the 1 predator"));
-    shoal_stats a = stats_of("s0.npy", 3), b = stats_of("s10.npy", 3);
+    for (int k = 1; k <= 6; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "hold/state_%06d.npy", 600 * k);
+        shoal_stats g = stats_of(name, 3);
+        printf("  school.ini at %d s: largest group %.3f (%llu groups), polarisation %.3f, "
+               "milling %.3f\n",
+               10 * k, g.largest_group_fraction, (unsigned long long)g.group_count, g.polarisation,
+               g.milling);
+        if (!(g.largest_group_fraction >= 0.9))
+            fail_msg("school.ini at %d s: the largest group holds %.3f of the fish (< 0.9)", 10 * k,
+                     g.largest_group_fraction);
+    }
+    shoal_stats a = stats_of("s0.npy", 3), b = stats_of("hold/state_000600.npy", 3);
     printf("  school.ini at 0 s: polarisation %.3f, milling %.3f\n", a.polarisation, a.milling);
     printf("  school.ini at 10 s: polarisation %.3f, milling %.3f, largest group %.3f, mean "
            "speed %.2f, %llu groups, extent %.1f x %.1f x %.1f\n",
@@ -66,7 +85,7 @@ static void test_default_scene_orders(void **state)
     assert_true(a.polarisation < 0.2);                      /* it starts disordered ... */
     assert_true(b.polarisation >= 0.5 || b.milling >= 0.5); /* ... and orders */
     assert_true(b.largest_group_fraction >= 0.8);
-    assert_true(b.mean_speed > 2.5);
+    assert_true(b.mean_speed > 2.0); /* 2.2-3.2 units/s over seeds 1-4 and 10-60 s (max 5) */
     /* `shoal run` without --scene and --model starts this scene */
     assert_int_equal(run("run --headless --frames 1 --size 32x24 --out - --hud off"), 0);
     assert_non_null(strstr(g_out, "4096 fish, model steer"));
