@@ -80,3 +80,12 @@ for m in steer average heading classic fov; do
 done
 ckpt torus_ckpt steer-torus "--model steer $TOR"
 run run_plane "--model fov --count 600 $PL"
+
+# the models of the literature (issue 39, docs/SCIENCE.md) with their noise: vicsek in its 3D
+# periodic box and in the plane (both update orders), couzin in its periodic box, the
+# flockers' declared large case; each from its scene
+for s in vicsek vicsek_1995 couzin flockers_large; do
+    input "$s" "--scene assets/scenes/$s.ini --count 600"
+    step "$s" "$s" "--scene assets/scenes/$s.ini --count 600"
+done
+step vicsek_1995-order1 vicsek_1995 "--scene assets/scenes/vicsek_1995.ini --count 600 --set update_order=1"

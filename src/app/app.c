@@ -98,6 +98,14 @@ void app_print_scaled(const char *cmd, const app_scaled *sc, const shoal_sim_des
         if (a != b)
             fprintf(stderr, " %s=%.9g", list[i].name, (double)c);
     }
+    /* a periodic world's box scales with the walls (the names --set takes) */
+    const shoal_world *wb = &before->world, *wa = &after->world;
+    if (memcmp(wb->size, scaled->world.size, sizeof wb->size) != 0)
+        fprintf(stderr, " world_size=%.9g,%.9g,%.9g", (double)wa->size[0], (double)wa->size[1],
+                (double)wa->size[2]);
+    if (memcmp(wb->center, scaled->world.center, sizeof wb->center) != 0)
+        fprintf(stderr, " world_center=%.9g,%.9g,%.9g", (double)wa->center[0],
+                (double)wa->center[1], (double)wa->center[2]);
     fputc('\n', stderr);
 }
 
