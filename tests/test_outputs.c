@@ -275,8 +275,8 @@ static pid_t spawn(char *const argv[])
         /* whatever the test runner ignores, the child gets the defaults, as from a shell */
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
-        freopen("/dev/null", "w", stdout);
-        freopen("stderr_child.txt", "w", stderr);
+        if (!freopen("/dev/null", "w", stdout) || !freopen("stderr_child.txt", "w", stderr))
+            _exit(127);
         execv(g_exe, argv);
         _exit(127);
     }

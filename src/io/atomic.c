@@ -291,8 +291,10 @@ static shoal_status atomic_open(shoal_atomic_file *af, const char *path, int pro
     const char *step = "chmod";
     FILE *f = NULL;
     mode_t mode = exists ? (st.st_mode & 07777) : (0666 & ~atomic_umask());
-    if (exists && (st.st_uid != geteuid() || st.st_gid != getegid()))
-        (void)fchown(fd, st.st_uid, st.st_gid); /* best effort: only root may give files away */
+    if (exists && (st.st_uid != geteuid() || st.st_gid != getegid()) &&
+        fchown(fd, st.st_uid, st.st_gid) != 0) {
+        /* best effort: only root may give files away; the file keeps this process's owner */
+    }
     if (fchmod(fd, mode) == 0) {
         step = "fdopen";
         f = fdopen(fd, "wb");
