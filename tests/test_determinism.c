@@ -52,9 +52,9 @@ static float reach_scale(shoal_model model)
 
 static void check_model(shoal_model model, const float *rows, size_t n, int steps, int all_threads)
 {
-    const int threads_all[] = {1, 2, 3, 7, 16}, threads_some[] = {2, 7};
+    const int threads_all[] = {1, 3, 2, 7, 16}, threads_some[] = {2, 7};
     const int *threads = all_threads ? threads_all : threads_some;
-    size_t thread_cases = all_threads ? 5 : 2;
+    size_t thread_cases = all_threads ? TEST_LONG(5, 2) : TEST_LONG(2, 1);
     const shoal_isa *isas = test_isas;
     float *out = malloc(n * 6 * sizeof(float));
     float *ref = malloc(n * 6 * sizeof(float));
@@ -103,7 +103,7 @@ static void test_threads_and_isas_clustered(void **state)
         float k = reach_scale((shoal_model)m);
         float *rows = scene_clustered(n, 3, 2.0f * k, 10.0f * k, m == SHOAL_MODEL_FOV ? 0.1f : 2.0f,
                                       600 + (uint64_t)m);
-        check_model((shoal_model)m, rows, n, 300, 0);
+        check_model((shoal_model)m, rows, n, TEST_LONG(300, 60), 0);
         free(rows);
     }
 }

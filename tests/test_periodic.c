@@ -383,7 +383,7 @@ static void test_plane_10000_steps(void **state)
             assert_int_equal(shoal_sim_get_rows(s, rows, shoal_sim_count(s), NULL), SHOAL_OK);
             for (size_t i = 0; i < n; i++)
                 assert_true(rows[i * 6 + 2] == 0.0f && rows[i * 6 + 5] == 0.0f);
-            for (int step = 0; step < 10000; step += 500) {
+            for (int step = 0; step < TEST_LONG(10000, 1000); step += 500) {
                 if (shoal_sim_step(s, 500, &e))
                     fail_msg("%s: %s", shoal_model_name((shoal_model)m), e.message);
                 assert_int_equal(shoal_sim_get_rows(s, rows, shoal_sim_count(s), NULL), SHOAL_OK);
@@ -491,7 +491,7 @@ static void test_threads_isas_golden(void **state)
         [SHOAL_MODEL_FLOCKERS] = {0x005418f46a7e07f3ull, 0x7400a0eb7562c39eull,
                                   0x165eb223186c30a4ull, 0x3e1be5d424c692daull},
     };
-    const int threads[] = {1, 2, 16};
+    const int threads[] = {1, 2, 16}; /* 16 not under sanitizers */
     int bad = 0;
     for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
         for (int w = 0; w < 4; w++) {
@@ -508,7 +508,7 @@ static void test_threads_isas_golden(void **state)
             for (size_t k = 0; k < TEST_ISA_COUNT; k++) {
                 if (test_isa_skip(test_isas[k]))
                     continue;
-                for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+                for (size_t t = 0; t < TEST_LONG(3u, 2u); t++) {
                     uint64_t h = run_world(&d, test_isas[k], threads[t], 12, out);
                     if (h != h0)
                         fail_msg("%s world %d, %s, %d threads: %016llx, scalar 1 thread %016llx",
