@@ -228,7 +228,7 @@ static int child_steps_default(int fd)
 static void test_fork_after_teams(void **state)
 {
     (void)state;
-#if SHOAL_TEST_OPENMP
+    /* (without OpenMP: the same children, stepping serially) */
     uint64_t want = school_hash(2, 5); /* the parent's team of two exists now */
     assert_true(want != 0);
     uint64_t got = 0;
@@ -242,9 +242,6 @@ static void test_fork_after_teams(void **state)
     run_child(child_steps, "second fork", 60, &got);
     assert_true(got == want);
     assert_int_equal(parallel_fork_serial(), 0);
-#else
-    skip();
-#endif
 }
 
 /* ---- issue 43: the wait policy --------------------------------------------------------- */
