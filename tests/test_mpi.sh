@@ -241,6 +241,128 @@ for r in 3 6; do
     fail "jump: $r ranks: no jump past the neighbours: $(grep jumped "jump.$r.err")"
 done
 
+# ---- issue 38: periodic and 2D worlds under mpirun ------------------------------------------
+# The bricks wrap across the seam (a brick at cell 0 has neighbours at the far end), a part's
+# halo across the seam keeps its cells ascending as the whole grid's (the canonical candidate
+# order), migrants wrap into the box: the bytes of one process for 1..4 ranks. States: a 3D
+# torus of side 20 with boids exactly on the seam (x = -10, the box's lo; x = +10, its hi,
+# which wraps to lo; one just below hi) and a school straddling the x seam (a brick boundary
+# whenever x is cut); a long x-periodic box (x cut into 2 and 3 bricks); a 2D torus; the
+# stream (every boid crosses a cell, and the z seam, every step).
+$PY - <<'EOF2' || fail "python world states"
+import numpy as np
+rng = np.random.default_rng(38)
+n = 1500
+s = np.zeros((n, 6), np.float32)
+s[:, :3] = rng.uniform(-10, 10, size=(n, 3))
+s[:, 3:] = rng.normal(0, 1, size=(n, 3))
+s[:, 3] += 3.0
+half = n // 3  # a school across the x seam, moving across it
+s[:half, 0] = np.where(np.arange(half) % 2 == 0, 10 - rng.uniform(0, 2.5, half), -10 + rng.uniform(0, 2.5, half))
+s[0, :3] = [-10, -10, -10]
+s[1, :3] = [10, 0, 0]
+s[2, :3] = [np.nextafter(np.float32(10), np.float32(0)), 9.99, -10]
+np.save("torus.npy", s)
+x = s.copy()
+x[:, 0] = s[:, 0] * 4  # 80 long in x: x is cut
+np.save("xlong.npy", x)
+p = s.copy()
+p[:, 0] *= 2
+p[:, 1] *= 1.5
+p[:, 2] = 0
+p[:, 5] = 0
+np.save("plane.npy", p)
+b = p.copy()
+b[1234, 2] = 0.5
+b[1400, 5] = 1.0
+np.save("offplane.npy", b)
+EOF2
+T3="--set periodic=1 --set world_size=20,20,20"
+RANKS="$ALL_RANKS" check_step torus steer 40 torus.npy $T3 --stats
+RANKS="3" check_step torus_classic classic 30 torus.npy $T3 --threads 1
+RANKS="2 3" check_step xper steer 40 xlong.npy --set periodic=1,0,0 --set world_size=80,0,0 --stats
+RANKS="3 4" check_step plane steer 40 plane.npy --set dims=2 --set periodic=1 \
+  --set world_size=40,30,0 --stats
+RANKS="2" check_step plane_walled fov 20 plane.npy --set dims=2
+RANKS="2 4" check_step seam_stream steer 20 stream.npy --set periodic=1 --set world_size=16,16,16 \
+  --set max_speed=100 --stats
+RANKS="3" check_step torus_pred steer 30 torus.npy $T3 --set predator_count=3
+RANKS="3" check_step torus_pred_centre steer 30 torus.npy $T3 --set predator_count=3 \
+  --set predator_chase=1
+[ -n "$MANY_RANKS" ] && RANKS="8" check_step torus8 steer 20 torus.npy $T3 --threads 1
+# the splits were the ones meant: z and y seams in the torus, x cut in the long box, x and y
+# in the plane (z never); boids changed rank in every step; the stream crossed the seam
+for want in "torus.2 1x1x2" "torus.4 1x2x2" "xper.2 2x1x1" "xper.3 3x1x1" "plane.3 3x1x1" \
+  "plane.4 2x2x1"; do
+  set -- $want
+  [ -e "$1.err" ] || continue
+  grep -q "as $2 bricks" "$1.err" || fail "$1: not $2 bricks: $(grep -o 'as [0-9x]* bricks' "$1.err")"
+done
+for f in torus xper plane seam_stream; do
+  for r in 2 3 4; do
+    [ -e "$f.$r.err" ] || continue
+    every="[0-9]+"
+    [ $f = seam_stream ] && every="\1"
+    grep -Eq "boids migrated \(in ([1-9][0-9]*) of $every steps\)" "$f.$r.err" ||
+      fail "$f: $r ranks: no boid changed rank (every step: the stream): $(grep migrated "$f.$r.err")"
+  done
+done
+"$S" step --in stream.npy --out seam1.npy --steps 1 --set periodic=1 --set world_size=16,16,16 \
+  --set max_speed=100 2>/dev/null
+$PY - <<'EOF2' || fail "seam_stream: no boid crossed the z seam in a step"
+import numpy as np
+a, b = np.load("stream.npy"), np.load("seam1.npy")
+assert ((b[:, 2] - a[:, 2]) < -8).sum() > 20
+EOF2
+$PY - <<'EOF2' || fail "torus: the boids on the seam are not in the box"
+import numpy as np
+o = np.load("torus.ref.npy")
+assert ((o[:, :3] >= -10) & (o[:, :3] < 10)).all()
+EOF2
+# the scenes of the literature's models in their worlds (vicsek: a 3D torus and Vicsek's
+# noise; flockers_small: flockers.ini's 2D torus with 200 boids; couzin: Gaussian noise) at
+# 1..4 ranks: the noise is keyed by (seed, step, row), so any split draws the same bits
+for sc in vicsek flockers_small couzin; do
+  "$S" init --scene "$SC/$sc.ini" --out "scene_$sc.npy" 2>/dev/null || fail "init $sc"
+  RANKS="$ALL_RANKS" check_step "scene_$sc" "${sc%_small}" 10 "scene_$sc.npy" --scene "$SC/$sc.ini"
+done
+# a 2D state out of the plane: the lowest bad row named (by the rank that holds it), exit 2,
+# nothing written; render the same
+for cmd in step render; do
+  out=off.npy
+  [ $cmd = render ] && out=off.png
+  if mpi 3 $cmd --in offplane.npy --out "$out" --set dims=2 --set periodic=1 \
+    --set world_size=40,30,0 >off.out 2>off.err || [ -e "$out" ] ||
+    ! grep -q "offplane.npy: row 1234 has z = 0.5 in a 2D world" off.err; then
+    fail "$cmd: a 2D state out of its plane under mpirun: $(grep -v '^--\|^ \|^$' off.err | head -3)"
+  else
+    echo "ok: $cmd refuses a 2D state out of its plane under mpirun"
+  fi
+done
+# frames: a 2D torus framed from above, vicsek's torus followed by its circular mean, and a
+# 2D plane rendered from a state: one process's images
+export SHOAL_HUD_TIMES=0
+for opts in "3 --scene $SC/flockers_small.ini" "2 --scene $SC/vicsek.ini --count 1500 --follow"; do
+  r=${opts%% *} opts=${opts#* }
+  rm -rf wrun1 wrun2 wrun3
+  # shellcheck disable=SC2086
+  "$S" run --headless --frames 3 --size 200x120 --threads 1 --out wrun1 $opts >/dev/null 2>&1 ||
+    fail "run ($opts): one process failed"
+  # shellcheck disable=SC2086
+  mpi "$r" run --headless --frames 3 --size 200x120 --threads 1 --out "wrun$r" $opts \
+    >/dev/null 2>run.err || fail "run ($opts): $r ranks failed: $(tail -3 run.err)"
+  same=1
+  for f in wrun1/*.png; do cmp -s "$f" "wrun$r/${f#wrun1/}" || same=0; done
+  [ -e wrun1/frame_00002.png ] && [ "$same" = 1 ] && echo "ok: run --headless ($opts), $r ranks" ||
+    fail "run ($opts): $r ranks' frames differ from one process"
+done
+unset SHOAL_HUD_TIMES
+"$S" render --in plane.npy --out wr1.png --size 200x120 --set dims=2 --set periodic=1 \
+  --set world_size=40,30,0 2>/dev/null || fail "render plane: one process"
+mpi 3 render --in plane.npy --out wr3.png --size 200x120 --set dims=2 --set periodic=1 \
+  --set world_size=40,30,0 2>/dev/null && cmp -s wr1.png wr3.png && echo "ok: render a 2D torus, 3 ranks" ||
+  fail "render a 2D torus, 3 ranks"
+
 # ranks whose threads oversubscribe the cores they were given (here both ranks on one CPU):
 # one line on rank 0, the bytes unchanged; on a core each, no line
 if command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -ge 2 ]; then

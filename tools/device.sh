@@ -58,7 +58,9 @@ OUT=${OUT:-$ROOT/out/device}
 # 1000 steps; steer periodic against walled at 1M on the GPU and the CPU), literature (issue
 # 39: vicsek, couzin and flockers on their scenes, cpu vs cuda over 1000 steps; vicsek_1995
 # and flockers scaled to 131072 and 1M; flockers' ms/step at 10^5 and 10^6 on the GPU and on
-# 2 and 16 cores)
+# 2 and 16 cores), mpiworlds (issue 38: 1M steer walled, in a torus and a 2D torus as 1x16,
+# 2x8, 4x4 bound to cores, medians of REPS=3, bytes of every split against one process's:
+# CUDA=disabled MPI=enabled)
 PARTS=${PARTS:-test parity time bench}
 NCPU=$(nproc)
 SUITE="not run" GPU_TEST="not run"
@@ -372,6 +374,70 @@ for r in 1 2 4 8 16; do
     log "| $r | $((262144 * r)) | $rk ($(mean_of "rk$r")) | $th ($(mean_of "thr$r")) | $(ratio "$rk" "$th") ($(ratio "$(mean_of "rk$r")" "$(mean_of "thr$r")")) | $fl ($flm) | $(ratio "$rk" "$fl") | ${SAME42[rk$r]} |"
 done
 log "(CSV: $C42; every run's --stats in device_report.txt)"
+fi
+
+# mpiworlds (issue 38): periodic and 2D worlds under MPI. 1M steer at density 0.5: the walled
+# box (wall_size = its side), the 3D torus of that side and the 2D torus (a square at 0.5 per
+# unit area), each as one process x 16 threads, 2x8 and 4x4 bound to cores (as mpi42 binds),
+# 20 steps, the median step of REPS=3 interleaved runs; every split's output against one
+# process's in the same world (cmp). CSV $OUT/mpiworlds.csv, the runs' --stats in the report.
+if has mpiworlds; then
+stamp "issue 38: periodic and 2D worlds under MPI, 1M steer: walled, torus, 2D torus as 1x16, 2x8, 4x4"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+RW=${REPS:-3} KW=${KW:-20} NW=${NW:-1048576}
+SPW=${SPLITSW:-1x16 2x8 4x4} # the splits R x T, one process first (1xT)
+SPW1=${SPW%% *}
+CW=$OUT/mpiworlds.csv
+echo "world,split,rep,median_ms,mean_ms,identical" >"$CW"
+SW3=$(python3 tools/gen_box.py "$NW" "$W/bw3.npy" --density 0.5)
+SW2=$(python3 tools/gen_box.py "$NW" "$W/bw2.npy" --density 0.5 --dims 2)
+declare -A WIN WSET VW SAMEW
+WIN[walled]=$W/bw3.npy WSET[walled]="--set wall_size=$SW3,$SW3,$SW3"
+WIN[torus]=$W/bw3.npy WSET[torus]="--set periodic=1 --set world_size=$SW3,$SW3,$SW3"
+WIN[torus2d]=$W/bw2.npy WSET[torus2d]="--set dims=2 --set periodic=1 --set world_size=$SW2,$SW2,0"
+stepw() { # world split rep
+    local w=$1 rt=$2 q=$3 r=${2%x*} t=${2#*x} tag=$1_$2_$3 med mean same=-
+    local set
+    read -ra set <<<"${WSET[$w]}"
+    local args=(step --in "${WIN[$w]}" --out "$W/ow_$tag.npy" --steps "$KW" --threads "$t" "${set[@]}" --stats)
+    if [ "$r" = 1 ]; then
+        OMP_PROC_BIND=close OMP_PLACES=cores OMP_WAIT_POLICY=active timeout 300 \
+            taskset -c "0-$((t - 1))" "$SHOAL" "${args[@]}" 2>"$W/ow_$tag.txt" >/dev/null
+        med=$(awk '$1 == "sim" {printf "%.3f", $3; exit}' "$W/ow_$tag.txt")
+        mean=$(awk -v k="$KW" '$1 == "sim" {printf "%.3f", $2 / k; exit}' "$W/ow_$tag.txt")
+        [ "$q" = 1 ] && cp "$W/ow_$tag.npy" "$W/refw_$w.npy"
+    else
+        timeout 300 mpirun --map-by slot:PE="$t" --bind-to core -np "$r" -x OMP_PROC_BIND=close \
+            -x OMP_PLACES=cores -x OMP_WAIT_POLICY=active "$SHOAL" "${args[@]}" \
+            2>"$W/ow_$tag.txt" >/dev/null
+        med=$(awk '/median step:/ {printf "%.3f", $3; exit}' "$W/ow_$tag.txt")
+        mean=$(awk '/wall per step:/ {printf "%.3f", $4; exit}' "$W/ow_$tag.txt")
+        same=yes
+        cmp -s "$W/ow_$tag.npy" "$W/refw_$w.npy" || same=no
+        [ "${SAMEW[$w$rt]:-yes}" = no ] && same=no
+        SAMEW[$w$rt]=$same
+    fi
+    VW[$w$rt]="${VW[$w$rt]:-}$med"$'\n'
+    echo "$w,$rt,$q,$med,$mean,$same" >>"$CW"
+    { echo "== $w $rt run $q: median $med ms/step (mean $mean), same bytes: $same"; cat "$W/ow_$tag.txt"; } >>"$REPORT"
+}
+for q in $(seq 1 "$RW"); do
+    for w in walled torus torus2d; do
+        for rt in $SPW; do stepw "$w" "$rt" "$q"; done
+    done
+done
+medw() { printf "%s" "${VW[$1]:-}" | sort -g | awk '{v[NR] = $1} END {if (NR) printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+rw() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else printf "-"}'; }
+log ""
+log "1M steer, density 0.5, $KW steps: the median step (ms) of $RW interleaved runs"
+log "| world | split | median step | / walled, same split | / the world's $SPW1 | same bytes as $SPW1 |"
+log "| --- | --- | --- | --- | --- | --- |"
+for w in walled torus torus2d; do
+    for rt in $SPW; do
+        log "| $w | $rt | $(medw "$w$rt") | $(rw "$(medw "$w$rt")" "$(medw "walled$rt")") | $(rw "$(medw "$w$rt")" "$(medw "$w$SPW1")") | ${SAMEW[$w$rt]:--} |"
+    done
+done
+grep -h "as [0-9x]* bricks" "$W"/ow_*_1.txt | sort -u | tee -a "$REPORT"
 fi
 
 if has mpirun; then

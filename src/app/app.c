@@ -334,28 +334,40 @@ void app_world_centre(const shoal_world *w, const float *const p[3], size_t n, f
             c[k] = n ? (float)(s / (double)n) : 0.0f;
             continue;
         }
-        double L = w->size[k], lo = (double)w->center[k] - 0.5 * L;
-        /* cos and sin as integers of 2^-30: 10^8 fish cannot overflow 64 bits, and the sum
-         * does not depend on the order */
         int64_t sc = 0, ss = 0;
-        for (size_t i = 0; i < n; i++) {
-            double a = 6.283185307179586 * (((double)p[k][i] - lo) / L);
-            if (!isfinite(a))
-                continue;
-            sc += (int64_t)llround(cos(a) * 1073741824.0);
-            ss += (int64_t)llround(sin(a) * 1073741824.0);
-        }
-        double x, y = (double)ss, xx = (double)sc;
-        if (hypot(xx, y) <= 1e-9 * 1073741824.0 * (double)(n ? n : 1)) {
-            x = lo + 0.5 * L; /* evenly round the axis: no centre, the box's */
-        } else {
-            double a = atan2(y, xx);
-            if (a < 0)
-                a += 6.283185307179586;
-            x = lo + L * (a / 6.283185307179586);
-        }
-        c[k] = (float)x;
+        app_world_turns(w, k, p[k], n, &sc, &ss);
+        c[k] = app_world_turns_mean(w, k, sc, ss, n);
     }
+}
+
+void app_world_turns(const shoal_world *w, int k, const float *x, size_t n, int64_t *sc,
+                     int64_t *ss)
+{
+    double L = w->size[k], lo = (double)w->center[k] - 0.5 * L;
+    /* cos and sin as integers of 2^-30: 10^8 fish cannot overflow 64 bits, and the sum
+     * does not depend on the order */
+    for (size_t i = 0; i < n; i++) {
+        double a = 6.283185307179586 * (((double)x[i] - lo) / L);
+        if (!isfinite(a))
+            continue;
+        *sc += (int64_t)llround(cos(a) * 1073741824.0);
+        *ss += (int64_t)llround(sin(a) * 1073741824.0);
+    }
+}
+
+float app_world_turns_mean(const shoal_world *w, int k, int64_t sc, int64_t ss, size_t n)
+{
+    double L = w->size[k], lo = (double)w->center[k] - 0.5 * L;
+    double x, y = (double)ss, xx = (double)sc;
+    if (hypot(xx, y) <= 1e-9 * 1073741824.0 * (double)(n ? n : 1)) {
+        x = lo + 0.5 * L; /* evenly round the axis: no centre, the box's */
+    } else {
+        double a = atan2(y, xx);
+        if (a < 0)
+            a += 6.283185307179586;
+        x = lo + L * (a / 6.283185307179586);
+    }
+    return (float)x;
 }
 
 int app_set_params(const opt_values *o, shoal_sim_desc *d)

@@ -96,6 +96,12 @@ int app_world_drawn(const shoal_world *w);
  * docs/STATS.md's centroid, from exact fixed-point sums of the cosines and sines (the same
  * for any order of the fish); elsewhere the mean of the positions in row order, in double. */
 void app_world_centre(const shoal_world *w, const float *const p[3], size_t n, float c[3]);
+/* Its parts on periodic axis k: the sums of cos and sin of the n positions x as integers of
+ * 2^-30 (added to *sc, *ss: exact, so sums over ranks give one process's), and the centre
+ * they make (the box's centre when they cancel). */
+void app_world_turns(const shoal_world *w, int k, const float *x, size_t n, int64_t *sc,
+                     int64_t *ss);
+float app_world_turns_mean(const shoal_world *w, int k, int64_t sc, int64_t ss, size_t n);
 /* --size WxH, each side 1..SHOAL_RENDER_MAX_SIZE; 0, or 2 after printing. */
 int app_parse_size(const struct opt_values *o, int *w, int *h);
 /* A renderer for `desc` drawing the fish of mesh_path (OBJ) and, when desc is lit with LOD, the

@@ -310,7 +310,8 @@ static int draw_scene(const opt_values *o, const shoal_camera *cam, shoal_render
 /* Under mpirun: this rank's share of the state at `in` (rank 0 checks the file first and
  * reads a FIFO for all) as s (instance ids = the rows, in *ids) and, without a camera, the
  * camera that frames the whole school. 0, or the exit code after printing. */
-static int read_share(const opt_values *o, render_opts *ro, const char *in, soa6 *s, uint32_t **ids)
+static int read_share(const opt_values *o, render_opts *ro, const char *in,
+                      const shoal_world *world, soa6 *s, uint32_t **ids)
 {
     shoal_error e;
     shoal_sim_desc sd = shoal_sim_desc_default();
@@ -346,6 +347,26 @@ static int read_share(const opt_values *o, render_opts *ro, const char *in, soa6
         s->inst.vy = c[4];
         s->inst.vz = c[5];
         s->inst.id = *ids;
+        /* a 2D world's state lies in its plane: the lowest row that does not is named, as
+         * one process names it (each rank checks its rows; the lowest rank's failure wins) */
+        size_t bad = SIZE_MAX;
+        for (size_t i = 0; shoal_world_dims(world) == 2 && i < n; i++)
+            if ((c[2][i] != 0.0f || c[5][i] != 0.0f) &&
+                (bad == SIZE_MAX || (*ids)[i] < (*ids)[bad]))
+                bad = i;
+        float row[6];
+        for (int k = 0; bad != SIZE_MAX && k < 6; k++)
+            row[k] = c[k][bad];
+        char name[200];
+        st =
+            mpi_agree(bad == SIZE_MAX ? SHOAL_OK
+                                      : shoal_error_set(&e, SHOAL_ERR_INPUT,
+                                                        "%s: row %u has %s = %g in a 2D world "
+                                                        "(dims=2: every z and vz must be 0)",
+                                                        shoal_error_escape(name, sizeof name, in),
+                                                        (*ids)[bad], row[2] != 0.0f ? "z" : "vz",
+                                                        (double)(row[2] != 0.0f ? row[2] : row[5])),
+                      &e);
     }
     mpi_school_destroy(m);
     if (st) {
@@ -423,7 +444,7 @@ int cmd_render(int argc, char **argv)
         ro.have_camera = 1;
     }
     if (ranks > 1) {
-        if ((rc = read_share(&o, &ro, in, &s, &ids)))
+        if ((rc = read_share(&o, &ro, in, &world, &s, &ids)))
             return rc;
     } else {
         if (ro.bench) {

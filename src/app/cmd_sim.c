@@ -174,7 +174,8 @@ static void step_mpi_fit_note(mpi_school *m, const shoal_sim_desc *d, size_t sce
     free(row);
     /* (a rank without the memory for its copy counts none: a warning, not a result) */
     outside = (size_t)mpi_sum((long long)outside);
-    app_fit_note("step", d, scene_count, 0, in, outside, mpi_school_count(m));
+    if (mpi_rank() == 0) /* (one line, not one a rank) */
+        app_fit_note("step", d, scene_count, 0, in, outside, mpi_school_count(m));
 }
 
 /* `shoal step` over the ranks (docs/ARCHITECTURE.md, "MPI"): the school read (or resumed)

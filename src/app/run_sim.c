@@ -150,24 +150,29 @@ void run_pick_default(app *a)
  * bytes for any rank count. */
 void run_school_centre(const app *a, const shoal_boid_view *v, float c[3])
 {
-    if (shoal_world_any_periodic(&a->desc.world)) {
-        /* a torus: circular means on the periodic axes (one process: MPI runs no torus) */
-        const float *const p[3] = {v->px, v->py, v->pz};
-        app_world_centre(&a->desc.world, p, v->count, c);
-        return;
-    }
-    int64_t s[4] = {0, 0, 0, (int64_t)v->count};
+    const shoal_world *w = &a->desc.world;
+    /* per axis the sum of positions, or in a torus of cos and sin (app_world_centre's
+     * integers): both exact, so every rank count gives the same centre */
+    int64_t s[7] = {0, 0, 0, (int64_t)v->count, 0, 0, 0};
     const float *p[3] = {v->px, v->py, v->pz};
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 3; k++) {
+        if (shoal_world_axis_periodic(w, k)) {
+            app_world_turns(w, k, p[k], v->count, &s[k], &s[4 + k]);
+            continue;
+        }
         for (size_t i = 0; i < v->count; i++) {
             double x = p[k][i];
             x = x < -1e6 ? -1e6 : x > 1e6 ? 1e6 : x; /* NaN: never (the sim stops first) */
             s[k] += (int64_t)llround(x * 65536.0);
         }
+    }
     if (a->ranks > 1)
-        mpi_sum_i64(s, 4);
+        mpi_sum_i64(s, 7);
     for (int k = 0; k < 3; k++)
-        c[k] = s[3] ? (float)((double)s[k] / 65536.0 / (double)s[3]) : 0.0f;
+        c[k] = shoal_world_axis_periodic(w, k)
+                   ? app_world_turns_mean(w, k, s[k], s[4 + k], (size_t)s[3])
+               : s[3] ? (float)((double)s[k] / 65536.0 / (double)s[3])
+                      : 0.0f;
 }
 
 /* ---- sim and scene --------------------------------------------------------------------- */
@@ -382,15 +387,16 @@ shoal_status run_camera_home(app *a, shoal_error *e)
     shoal_camera c = shoal_camera_default();
     c.fov_deg = 60;
     float aspect = (float)a->cfg.width / (float)a->cfg.height;
-    if (a->ranks > 1) {
+    if (app_world_drawn(&a->desc.world)) {
+        /* a periodic or 2D world: its box frames the view (2D: a map from above), the same
+         * for any rank count */
+        c = shoal_render_camera_world(&a->desc.world, aspect, a->rdesc.fish_length);
+    } else if (a->ranks > 1) {
         /* framed from the whole initial state (gathered on rank 0 once: give the scene a
          * camera to avoid it), the same camera on every rank */
         shoal_status st = mpi_school_frame(a->school, a->rdesc.fish_length, aspect, &c, e);
         if (st)
             return st;
-    } else if (app_world_drawn(&a->desc.world)) {
-        /* a periodic or 2D world: its box frames the view (2D: a map from above) */
-        c = shoal_render_camera_world(&a->desc.world, aspect, a->rdesc.fish_length);
     } else {
         shoal_boid_view v = shoal_sim_view(a->sim);
         shoal_render_camera_frame(v.px, v.py, v.pz, v.count, a->rdesc.fish_length, aspect, &c);

@@ -62,8 +62,15 @@ static void decomp_place(decomp *d)
                 int k[3] = {x, y, z}, near = 1;
                 int32_t lo[3], hi[3];
                 brick_of(d, k, lo, hi);
-                for (int a = 0; a < 3; a++)
-                    near &= lo[a] < d->hi[a] + DECOMP_REACH && hi[a] + DECOMP_REACH > d->lo[a];
+                for (int a = 0; a < 3; a++) {
+                    /* on a periodic axis also its images a period away (symmetric) */
+                    int any = 0;
+                    for (int sh = d->wrap[a] ? -1 : 0; sh <= (d->wrap[a] ? 1 : 0); sh++) {
+                        int32_t l = lo[a] + sh * d->gd[a], h = hi[a] + sh * d->gd[a];
+                        any |= l < d->hi[a] + DECOMP_REACH && h + DECOMP_REACH > d->lo[a];
+                    }
+                    near &= any;
+                }
                 int r = d->rank_at[x + d->P[0] * (y + d->P[1] * z)];
                 if (near && r != mpi_rank())
                     d->nbr_of[r] = 1;
@@ -78,12 +85,20 @@ static void decomp_place(decomp *d)
 /* The rank grid: MPI_Dims_create's factors, the largest along the axis with the most
  * cells. A brick needs a cell along each axis, so more ranks along an axis than its cells
  * is an error (the user asks for fewer ranks). */
-shoal_status decomp_create(decomp *d, const int32_t gd[3], shoal_error *e)
+shoal_status decomp_create(decomp *d, const int32_t gd[3], const int wrap[3], shoal_error *e)
 {
     memset(d, 0, sizeof *d);
     d->cart = MPI_COMM_NULL;
-    int f[3] = {0, 0, 0};
-    MPI_Dims_create(mpi_size(), 3, f);
+    /* the axes of more than one cell share the ranks (2D: x and y) */
+    int f[3] = {1, 1, 1}, split = (gd[0] > 1) + (gd[1] > 1) + (gd[2] > 1);
+    if (split > 0) {
+        f[0] = f[1] = f[2] = 0;
+        MPI_Dims_create(mpi_size(), split, f);
+        for (int i = split; i < 3; i++)
+            f[i] = 1;
+    } else {
+        f[0] = mpi_size();
+    }
     int order[3] = {2, 1, 0}; /* axes by cell count, most first (ties: z, y, x) */
     for (int i = 0; i < 3; i++)
         for (int j = i + 1; j < 3; j++)
@@ -94,8 +109,10 @@ shoal_status decomp_create(decomp *d, const int32_t gd[3], shoal_error *e)
             }
     for (int i = 0; i < 3; i++)
         d->P[order[i]] = f[i];
-    for (int a = 0; a < 3; a++)
+    for (int a = 0; a < 3; a++) {
         d->gd[a] = gd[a];
+        d->wrap[a] = wrap[a] != 0;
+    }
     if (d->P[0] > gd[0] || d->P[1] > gd[1] || d->P[2] > gd[2])
         return shoal_error_set(e, SHOAL_ERR_INPUT,
                                "%d ranks make a rank grid of %dx%dx%d bricks but the grid has "

@@ -52,27 +52,40 @@ static void list_push(xchg_list *l, uint64_t e)
     l->e[l->n++] = e;
 }
 
-/* The bricks [*k0, *k1] of one level's cuts that own cell planes c - 1 .. c + 1 (clipped to
- * the grid). `mine` >= 0: the range of my brick on this level is cut[mine] .. cut[mine + 1]
- * (its slab or column is mine), and plane c inside it needs no search. */
-static inline void owners_near(const int32_t *cut, int P, int32_t n, int mine, int32_t c, int *k0,
-                               int *k1)
+/* The bricks of one level's cuts that own cell planes c - 1 .. c + 1: *k0 and the *m
+ * after it (k0 .. k0 + m - 1, modulo P where the axis wraps: each brick once). Clipped to
+ * the grid, or on a periodic axis wrapped (brick P - 1 and brick 0 meet at the seam).
+ * `mine` >= 0: the range of my brick on this level is cut[mine] .. cut[mine + 1] (its slab
+ * or column is mine), and plane c inside it needs no search. */
+static inline void owners_near(const int32_t *cut, int P, int32_t n, int wrap, int mine, int32_t c,
+                               int *k0, int *m)
 {
-    if (mine >= 0 && c >= cut[mine] && c < cut[mine + 1]) {
-        *k0 = mine - (c == cut[mine] && c > 0);
-        *k1 = mine + (c == cut[mine + 1] - 1 && c < n - 1);
+    if (!wrap) {
+        int k1;
+        if (mine >= 0 && c >= cut[mine] && c < cut[mine + 1]) {
+            *k0 = mine - (c == cut[mine] && c > 0);
+            k1 = mine + (c == cut[mine + 1] - 1 && c < n - 1);
+        } else {
+            *k0 = decomp_owner(cut, P, c > 0 ? c - 1 : 0);
+            k1 = decomp_owner(cut, P, c < n - 1 ? c + 1 : n - 1);
+        }
+        *m = k1 - *k0 + 1;
         return;
     }
-    *k0 = decomp_owner(cut, P, c > 0 ? c - 1 : 0);
-    *k1 = decomp_owner(cut, P, c < n - 1 ? c + 1 : n - 1);
+    /* the owners of c - 1, c and c + 1 step by 0 or 1 brick (modulo P) from one to the next */
+    int a = decomp_owner(cut, P, c > 0 ? c - 1 : n - 1), b = decomp_owner(cut, P, c),
+        d = decomp_owner(cut, P, c < n - 1 ? c + 1 : 0);
+    int s = (b != a) + (d != b) + 1;
+    *k0 = a;
+    *m = s < P ? s : P;
 }
 
 /* part_edge_fn (worker threads; writes thread t's lists and counters only): every rank
  * whose brick or halo holds whole-grid cell c, but this one, gets the boid at slot. Those
  * are the owners of the cells within one of c: the z slabs of planes c - 1 .. c + 1, in
  * each of them the columns of those y planes, in each column the bricks of those x planes
- * (every brick is a box). A periodic world would wrap c - 1 and c + 1 here and in
- * part_set_box's halo, nothing else. */
+ * (every brick is a box). On a periodic axis c - 1 and c + 1 wrap, as part_set_box's halo
+ * does. */
 static void xchg_edge(void *p, int t, uint32_t slot, const int32_t c[3])
 {
     xchg *x = p;
@@ -82,17 +95,20 @@ static void xchg_edge(void *p, int t, uint32_t slot, const int32_t c[3])
     for (int a = 0; a < 3; a++)
         inside &= c[a] >= d->lo[a] && c[a] < d->hi[a];
     const int owner = inside ? me : decomp_rank_of(d, c);
-    int z0, z1;
-    owners_near(decomp_cuts(d, 2, 0, 0), d->P[2], d->gd[2], d->me[2], c[2], &z0, &z1);
-    for (int kz = z0; kz <= z1; kz++) {
-        int y0, y1;
-        owners_near(decomp_cuts(d, 1, kz, 0), d->P[1], d->gd[1], kz == d->me[2] ? d->me[1] : -1,
-                    c[1], &y0, &y1);
-        for (int ky = y0; ky <= y1; ky++) {
-            int x0, x1;
-            owners_near(decomp_cuts(d, 0, kz, ky), d->P[0], d->gd[0],
-                        kz == d->me[2] && ky == d->me[1] ? d->me[0] : -1, c[0], &x0, &x1);
-            for (int kx = x0; kx <= x1; kx++) {
+    int z0, zn;
+    owners_near(decomp_cuts(d, 2, 0, 0), d->P[2], d->gd[2], d->wrap[2], d->me[2], c[2], &z0, &zn);
+    for (int iz = 0; iz < zn; iz++) {
+        int kz = z0 + iz < d->P[2] ? z0 + iz : z0 + iz - d->P[2];
+        int y0, yn;
+        owners_near(decomp_cuts(d, 1, kz, 0), d->P[1], d->gd[1], d->wrap[1],
+                    kz == d->me[2] ? d->me[1] : -1, c[1], &y0, &yn);
+        for (int iy = 0; iy < yn; iy++) {
+            int ky = y0 + iy < d->P[1] ? y0 + iy : y0 + iy - d->P[1];
+            int x0, xn;
+            owners_near(decomp_cuts(d, 0, kz, ky), d->P[0], d->gd[0], d->wrap[0],
+                        kz == d->me[2] && ky == d->me[1] ? d->me[0] : -1, c[0], &x0, &xn);
+            for (int ix = 0; ix < xn; ix++) {
+                int kx = x0 + ix < d->P[0] ? x0 + ix : x0 + ix - d->P[0];
                 int r = d->rank_at[kx + d->P[0] * (ky + d->P[1] * kz)];
                 if (r == me)
                     continue; /* mine: part_classify keeps it when its cell is in my sub-box */

@@ -76,6 +76,7 @@ typedef struct decomp {
     int P[3], me[3];
     int rank; /* mine */
     int32_t gd[3];
+    int wrap[3]; /* per axis: the world wraps there (a brick at one end meets the other's) */
     /* cell planes: cut[2][kz] (P2 + 1); cut[1][kz (P1 + 1) + ky] (per z slab kz);
      * cut[0][(kz P1 + ky) (P0 + 1) + kx] (per column): range k is [cut[k], cut[k + 1]) */
     int32_t *cut[3];
@@ -86,14 +87,16 @@ typedef struct decomp {
     int *nbr_of;  /* per rank: its index in nbr, or -1 */
 } decomp;
 
-/* How near (cells, per axis) a brick comes to mine to be a neighbour: 2, so that the halo
- * of a boid that left my brick by a cell goes to neighbours only. */
+/* How near (cells, per axis; across the seam on a periodic axis) a brick comes to mine to
+ * be a neighbour: 2, so that the halo of a boid that left my brick by a cell goes to
+ * neighbours only. */
 #define DECOMP_REACH 2
 
-/* The rank grid for a grid of gd cells, cut evenly until the first decomp_recut. More
- * ranks along an axis than its cells: SHOAL_ERR_INPUT ("run with fewer ranks"). Not
- * agreed (every rank gets the same answer). */
-shoal_status decomp_create(decomp *d, const int32_t gd[3], shoal_error *e);
+/* The rank grid for a grid of gd cells (wrap: its periodic axes), cut evenly until the
+ * first decomp_recut. An axis of one cell (z in 2D) is never split. More ranks along an
+ * axis than its cells: SHOAL_ERR_INPUT ("run with fewer ranks"). Not agreed (every rank
+ * gets the same answer). */
+shoal_status decomp_create(decomp *d, const int32_t gd[3], const int wrap[3], shoal_error *e);
 void decomp_free(decomp *d);
 /* The index (0..P-1) of the range of cut[0..P] that holds cell plane c. */
 static inline int decomp_owner(const int32_t *cut, int P, int32_t c)
@@ -186,9 +189,10 @@ shoal_status xchg_run(xchg *x, const shoal_sim *s, int any_far, shoal_error *e);
 /* Each predator's target: the nearest boid of the whole school (d^2, then the lower row).
  * Collective. */
 void preds_nearest(const shoal_sim *s, float tgt[][3]);
-/* The school's centre summed in the one-process order (on rank 0; O(N) there). Collective;
- * agreed. */
-shoal_status preds_centre(const shoal_sim *s, const boid_buf *own, size_t total, float centre[3],
+/* Each predator's target when it chases the school's centre, summed in the one-process
+ * order (on rank 0; O(N) there): centre[3 q .. 3 q + 2] for predator q (in a torus each
+ * predator's own, else the same centre for all). Collective; agreed. */
+shoal_status preds_centre(const shoal_sim *s, const boid_buf *own, size_t total, float *centre,
                           shoal_error *e);
 
 /* ---- mpi_files.c ------------------------------------------------------------------------ */

@@ -43,8 +43,7 @@ void preds_nearest(const shoal_sim *s, float tgt[][3])
             part_owned_range(s, r, &b, &e);
             for (uint32_t i = b; i < e; i++) {
                 float x[3] = {v.px[i], v.py[i], v.pz[i]};
-                float dx = x[0] - q[0], dy = x[1] - q[1], dz = x[2] - q[2];
-                float d2 = (dx * dx + dy * dy) + dz * dz;
+                float d2 = part_predator_d2(s, x, q); /* (the minimum image in a torus) */
                 uint32_t row = v.row_of[i];
                 if (d2 < best[k].d2 || (d2 == best[k].d2 && row < best[k].row)) {
                     best[k].d2 = d2;
@@ -66,7 +65,8 @@ void preds_nearest(const shoal_sim *s, float tgt[][3])
         memcpy(tgt[k], all[k].p, sizeof tgt[k]);
 }
 
-/* Chasing the school's centre: one process sums the start-of-step positions in doubles in
+/* Chasing the school's centre (in a torus each predator its own: the mean of the images
+ * nearest to it): one process sums the start-of-step positions in doubles in
  * its sorted order, (cell, then row), and that rounding depends on the order. The ranks
  * send rank 0 each boid's (cell, row) key and position; rank 0 sorts them into that order,
  * sums them the same way and broadcasts the centre. O(N) on rank 0 per step: exact, but
@@ -83,7 +83,7 @@ static int centre_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-shoal_status preds_centre(const shoal_sim *s, const boid_buf *own, size_t total, float centre[3],
+shoal_status preds_centre(const shoal_sim *s, const boid_buf *own, size_t total, float *centre,
                           shoal_error *e)
 {
     int32_t gd[3];
@@ -119,18 +119,36 @@ shoal_status preds_centre(const shoal_sim *s, const boid_buf *own, size_t total,
         }
         MPI_Gatherv(mine, n, t, all, cnt, cnt ? cnt + mpi_size() : NULL, t, 0, MPI_COMM_WORLD);
         MPI_Type_free(&t);
+        int np = (int)shoal_sim_predators(s, NULL, NULL, 0), wrap[3];
+        float pp[SHOAL_MAX_PREDATORS][3];
+        shoal_sim_predators(s, &pp[0][0], NULL, SHOAL_MAX_PREDATORS);
+        part_grid_wrap(s, wrap);
+        const int torus = wrap[0] | wrap[1] | wrap[2];
         if (mpi_rank() == 0) {
             qsort(all, total, sizeof *all, centre_cmp);
-            double c[3] = {0, 0, 0};
-            for (size_t i = 0; i < total; i++) {
-                c[0] += all[i].p[0];
-                c[1] += all[i].p[1];
-                c[2] += all[i].p[2];
+            if (torus) {
+                /* predators_targets: each predator q chases q + mean(min_image(x_i - q)) */
+                for (int q = 0; q < np; q++) {
+                    double c[3] = {0, 0, 0};
+                    for (size_t i = 0; i < total; i++)
+                        for (int k = 0; k < 3; k++)
+                            c[k] += part_world_delta(s, k, all[i].p[k] - pp[q][k]);
+                    for (int k = 0; k < 3; k++)
+                        centre[3 * q + k] = (float)((double)pp[q][k] + c[k] / (double)total);
+                }
+            } else {
+                double c[3] = {0, 0, 0};
+                for (size_t i = 0; i < total; i++) {
+                    c[0] += all[i].p[0];
+                    c[1] += all[i].p[1];
+                    c[2] += all[i].p[2];
+                }
+                for (int q = 0; q < np; q++)
+                    for (int k = 0; k < 3; k++)
+                        centre[3 * q + k] = (float)(c[k] / (double)total);
             }
-            for (int k = 0; k < 3; k++)
-                centre[k] = (float)(c[k] / (double)total);
         }
-        MPI_Bcast(centre, 3, MPI_FLOAT, 0, MPI_COMM_WORLD);
+        MPI_Bcast(centre, 3 * np, MPI_FLOAT, 0, MPI_COMM_WORLD);
     }
     free(mine);
     free(all);

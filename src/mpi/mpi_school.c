@@ -84,6 +84,7 @@ static uint64_t hash_sim(const shoal_sim *s)
     uint64_t h = COMM_HASH_SEED;
     h = comm_hash(h, &d->model, sizeof d->model);
     h = comm_hash(h, &d->params, sizeof d->params);
+    h = comm_hash(h, &d->world, sizeof d->world);
     uint64_t u[3] = {(uint64_t)d->boid_count, d->seed, (uint64_t)d->neighbors};
     double t[2] = {d->dt_s, d->t0_s};
     h = comm_hash(h, u, sizeof u);
@@ -418,8 +419,10 @@ static shoal_status school_start(mpi_school *m, shoal_error *e)
     int bal = m->bal_time; /* (every rank balances, or none: the windows are collective) */
     MPI_Allreduce(&bal, &m->bal_time, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     int32_t gd[3] = {1, 1, 1};
+    int wrap[3];
     part_grid_dims(m->s, gd);
-    st = comm_agree(decomp_create(&m->dd, gd, e), e);
+    part_grid_wrap(m->s, wrap);
+    st = comm_agree(decomp_create(&m->dd, gd, wrap, e), e);
     if (!st)
         st = school_cut(m, 0, 1, e);
     m->started = !st;
@@ -545,7 +548,7 @@ static shoal_status school_step(mpi_school *m, long long steps, shoal_error *e)
             if (R == 1) {
                 part_predator_targets(m->s, m->tgt);
             } else if (m->d.params.predator_chase >= 1.0f) {
-                float centre[3] = {0, 0, 0};
+                float centre[SHOAL_MAX_PREDATORS * 3] = {0};
                 boid_buf *own = school_own(m);
                 shoal_status pst = comm_agree(
                     own ? SHOAL_OK
@@ -556,7 +559,7 @@ static shoal_status school_step(mpi_school *m, long long steps, shoal_error *e)
                 if ((st = pst))
                     break;
                 for (int q = 0; q < m->d.params.predator_count; q++)
-                    memcpy(m->tgt[q], centre, sizeof centre);
+                    memcpy(m->tgt[q], centre + 3 * q, sizeof m->tgt[q]);
             } else {
                 preds_nearest(m->s, m->tgt);
             }
@@ -801,13 +804,21 @@ void mpi_school_print_stats(mpi_school *m, const char *cmd)
     school_print_stats(cmd, m, (long long)m->rs.steps);
 }
 
-/* A school from the rows this rank read (b, n of total), d's count replaced by total. */
+/* A school from the rows this rank read (b, n of total) from `path`, d's count replaced by
+ * total, the rows placed in its world as one process places a state (the 2D check naming
+ * the lowest bad row of the file, the positions wrapped into a periodic box). */
 static shoal_status school_from_file(const shoal_sim_desc *d0, part_boid *b, size_t n, size_t total,
-                                     uint64_t t0, mpi_school **out, shoal_error *e)
+                                     uint64_t t0, const char *path, mpi_school **out,
+                                     shoal_error *e)
 {
     shoal_sim_desc d = *d0;
     d.boid_count = total;
     shoal_status st = school_create(&d, b, n, out, e);
+    if (!st &&
+        (st = comm_agree(part_place_rows((*out)->s, (*out)->own.b, (*out)->own.n, path, e), e))) {
+        mpi_school_destroy(*out);
+        *out = NULL;
+    }
     if (!st)
         (*out)->ns_io = shoal_profile_now_ns() - t0;
     return st;
@@ -821,7 +832,7 @@ shoal_status mpi_school_read(const shoal_sim_desc *d, const char *path, mpi_scho
     part_boid *b = NULL;
     size_t n = 0, total = 0;
     shoal_status st = files_read_state(path, &b, &n, &total, e);
-    return st ? st : school_from_file(d, b, n, total, t0, out, e);
+    return st ? st : school_from_file(d, b, n, total, t0, path, out, e);
 }
 
 shoal_status mpi_school_resume(const shoal_sim_desc *d0, const char *path, mpi_school **out,
@@ -835,7 +846,7 @@ shoal_status mpi_school_resume(const shoal_sim_desc *d0, const char *path, mpi_s
     shoal_sim_checkpoint ck;
     shoal_status st = files_read_checkpoint(path, &d, &b, &n, &total, &ck, e);
     if (!st)
-        st = school_from_file(&d, b, n, total, t0, out, e);
+        st = school_from_file(&d, b, n, total, t0, path, out, e);
     if (!st && (st = comm_agree(shoal_sim_set_checkpoint((*out)->s, &ck, e), e))) {
         mpi_school_destroy(*out);
         *out = NULL;

@@ -10,7 +10,9 @@
 
 #include "core/alloc.h"
 #include "core/parallel.h"
+#include "sim/rules.h"
 #include "sim/sim_internal.h"
+#include "sim/world.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -18,10 +20,6 @@
 
 shoal_status part_create(const shoal_sim_desc *d, shoal_sim **out, shoal_error *err)
 {
-    if (!shoal_world_is_default(&d->world))
-        return shoal_error_set(err, SHOAL_ERR_UNSUPPORTED,
-                               "MPI: periodic and 2D worlds are not split over ranks yet (run them "
-                               "in one process: every thread count and ISA gives the same bytes)");
     shoal_sim_desc one = *d;
     one.boid_count = 1;
     shoal_sim *s;
@@ -35,6 +33,14 @@ shoal_status part_create(const shoal_sim_desc *d, shoal_sim **out, shoal_error *
     s->part_hist = (size_t)s->g.cell_count * (size_t)s->block_count;
     s->part_mode = 1;
     grid_setup(&s->g, d->model, &d->params, &d->world, d->neighbors, d->boid_count);
+    for (int c = 0; c < 3; c++) {
+        s->part_gwrap[c] = s->g.wrap[c];
+        s->part_plo[c] = 0;
+        s->part_phi[c] = s->g.dims[c];
+        s->part_xc[c] = -1;
+        s->part_xl[c] = 0;
+    }
+    s->part_seam = 0;
     *out = s;
     return SHOAL_OK;
 }
@@ -43,6 +49,53 @@ void part_grid_dims(const shoal_sim *s, int32_t dims[3])
 {
     for (int c = 0; c < 3; c++)
         dims[c] = s->g.gdims[c];
+}
+
+void part_grid_wrap(const shoal_sim *s, int wrap[3])
+{
+    for (int c = 0; c < 3; c++)
+        wrap[c] = s->part_gwrap[c];
+}
+
+shoal_status part_place_rows(const shoal_sim *s, part_boid *b, size_t n, const char *name,
+                             shoal_error *err)
+{
+    const shoal_world *w = &s->desc.world;
+    if (shoal_world_is_default(w))
+        return SHOAL_OK;
+    size_t bad = SIZE_MAX;
+    if (shoal_world_dims(w) == 2)
+        for (size_t i = 0; i < n; i++)
+            if ((b[i].s[2] != 0.0f || b[i].s[5] != 0.0f) &&
+                (bad == SIZE_MAX || b[i].row < b[bad].row))
+                bad = i;
+    if (bad != SIZE_MAX) {
+        char shown[200];
+        const float *r = b[bad].s;
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "%s: row %u has %s = %g in a 2D world (dims=2: every z and vz "
+                               "must be 0)",
+                               shoal_error_escape(shown, sizeof shown, name ? name : "state"),
+                               b[bad].row, r[2] != 0.0f ? "z" : "vz",
+                               (double)(r[2] != 0.0f ? r[2] : r[5]));
+    }
+    world_axes a;
+    world_axes_make(w, &a);
+    for (int k = 0; k < 3; k++)
+        if (a.periodic[k])
+            for (size_t i = 0; i < n; i++)
+                b[i].s[k] = world_wrap_f(b[i].s[k], a.lo[k], a.size[k], a.hi[k]);
+    return SHOAL_OK;
+}
+
+float part_predator_d2(const shoal_sim *s, const float p[3], const float q[3])
+{
+    return rule_predator_d2(&s->mc, p[0], p[1], p[2], q);
+}
+
+float part_world_delta(const shoal_sim *s, int a, float d)
+{
+    return rule_world_delta_s(&s->mc, a, d);
 }
 
 static int part_threads(const shoal_sim *s)
@@ -57,7 +110,7 @@ void part_cell_of(const shoal_sim *s, const float p[3], int32_t cell[3])
 {
     const grid *g = &s->g;
     for (int c = 0; c < 3; c++)
-        cell[c] = grid_coord(p[c], g->origin[c], g->inv_cell, g->gdims[c]);
+        cell[c] = grid_coord(p[c], g->origin[c], g->inv[c], g->gdims[c]);
 }
 
 static shoal_status ensure_tables(shoal_sim *s, shoal_error *err)
@@ -83,16 +136,64 @@ static shoal_status ensure_tables(shoal_sim *s, shoal_error *err)
     return SHOAL_OK;
 }
 
+/* The sub-box of the owned cells [lo, hi) of one axis of n cells and a layer around them.
+ * An axis that does not wrap: the layer clipped to the grid. A periodic axis (docs/WORLD.md
+ * "The grid and the order of the sums"): the layer wraps, and the local cells must ascend
+ * as the whole grid's, since the candidates of a boid come in the order of its cells after
+ * wrapping, ascending. So the whole axis when the owned cells and their layer cover it (a
+ * brick of the axis's whole length, or of all but a cell or two); a brick at cell 0 as
+ * cells 0 .. hi, then n - 1 after them (the cell across the seam, the highest); a brick at
+ * cell n - 1 as cell 0 (across the seam, the lowest), then lo - 1 .. n - 1; a brick away
+ * from the seam as a walled one. The sub-box wraps where it holds the seam, so that its
+ * cells' neighbours are the whole grid's and the kernels take the minimum image there. */
+static void part_axis(shoal_sim *s, int c, int32_t lo, int32_t hi)
+{
+    grid *g = &s->g;
+    const int32_t n = g->gdims[c], h = hi - lo;
+    int32_t off, dims, plo = 0, phi, xc = -1, xl = 0, wrap = 0;
+    if (!s->part_gwrap[c]) {
+        off = lo > 0 ? lo - 1 : 0;
+        dims = (hi < n ? hi + 1 : n) - off;
+    } else if (h + 2 >= n) {
+        off = 0;
+        dims = n;
+        wrap = 1;
+    } else if (lo == 0) {
+        off = 0;
+        dims = h + 2;
+        xc = n - 1;
+        xl = h + 1;
+        wrap = 1;
+    } else if (hi == n) {
+        off = lo - 2;
+        dims = h + 2;
+        plo = 1;
+        xc = 0;
+        xl = 0;
+        wrap = 1;
+    } else {
+        off = lo - 1;
+        dims = h + 2;
+    }
+    phi = xc >= 0 && xl > 0 ? dims - 1 : dims;
+    g->off[c] = off;
+    g->dims[c] = dims;
+    g->act_lo[c] = lo - off;
+    g->act_hi[c] = hi - off;
+    g->wrap[c] = wrap;
+    s->part_plo[c] = plo;
+    s->part_phi[c] = phi;
+    s->part_xc[c] = xc;
+    s->part_xl[c] = xl;
+}
+
 shoal_status part_set_box(shoal_sim *s, const int32_t lo[3], const int32_t hi[3], shoal_error *err)
 {
     grid *g = &s->g;
+    s->part_seam = 0;
     for (int c = 0; c < 3; c++) {
-        int32_t a = lo[c] > 0 ? lo[c] - 1 : 0;
-        int32_t b = hi[c] < g->gdims[c] ? hi[c] + 1 : g->gdims[c];
-        g->off[c] = a;
-        g->dims[c] = b - a;
-        g->act_lo[c] = lo[c] - a;
-        g->act_hi[c] = hi[c] - a;
+        part_axis(s, c, lo[c], hi[c]);
+        s->part_seam |= s->part_xc[c] >= 0;
     }
     g->cell_count = (int64_t)g->dims[0] * g->dims[1] * g->dims[2];
     g->row_count = (int64_t)g->dims[1] * g->dims[2];
@@ -168,13 +269,17 @@ typedef struct load_ctx {
     uint32_t bad_row[SIM_MAX_THREADS];
 } load_ctx;
 
-/* The sub-box cell of whole-grid cell c, or SIM_CELL_NONE outside the sub-box. */
-static inline uint32_t local_cell(const grid *g, const int32_t c[3])
+/* The sub-box cell of whole-grid cell c, or SIM_CELL_NONE outside the sub-box (part_axis:
+ * c - off, or the cell across a periodic seam). */
+static inline uint32_t local_cell(const shoal_sim *s, const int32_t c[3])
 {
+    const grid *g = &s->g;
     int32_t l[3];
     for (int a = 0; a < 3; a++) {
         l[a] = c[a] - g->off[a];
-        if (l[a] < 0 || l[a] >= g->dims[a])
+        if (c[a] == s->part_xc[a])
+            l[a] = s->part_xl[a];
+        else if (l[a] < s->part_plo[a] || l[a] >= s->part_phi[a])
             return SIM_CELL_NONE;
     }
     return (uint32_t)(l[0] + g->dims[0] * (l[1] + g->dims[1] * l[2]));
@@ -182,9 +287,9 @@ static inline uint32_t local_cell(const grid *g, const int32_t c[3])
 
 static inline void whole_cell(const grid *g, float x, float y, float z, int32_t c[3])
 {
-    c[0] = grid_coord(x, g->origin[0], g->inv_cell, g->gdims[0]);
-    c[1] = grid_coord(y, g->origin[1], g->inv_cell, g->gdims[1]);
-    c[2] = grid_coord(z, g->origin[2], g->inv_cell, g->gdims[2]);
+    c[0] = grid_coord(x, g->origin[0], g->inv[0], g->gdims[0]);
+    c[1] = grid_coord(y, g->origin[1], g->inv[1], g->gdims[1]);
+    c[2] = grid_coord(z, g->origin[2], g->inv[2], g->gdims[2]);
 }
 
 /* Worker threads: boids [b0, b1) of c->b into slots at + i (and, appending, their keys). */
@@ -201,7 +306,7 @@ static void load_range(void *p, int64_t b0, int64_t b1, int t)
         if (s->cells_valid) { /* appending: the key of the next sort */
             int32_t cc[3];
             whole_cell(&s->g, b->s[0], b->s[1], b->s[2], cc);
-            uint32_t l = local_cell(&s->g, cc);
+            uint32_t l = local_cell(s, cc);
             s->cell_of[j] = l;
             if (l == SIM_CELL_NONE && (!c->bad[t] || b->row < c->bad_row[t])) {
                 c->bad[t] = 1;
@@ -291,25 +396,45 @@ static inline int32_t coord_nb(float v, float origin, float inv, float top)
 
 /* The grid in locals for the batches (their stores cannot alias it). */
 typedef struct classify_grid {
-    float o[3], inv, top[3];
+    float o[3], inv[3], top[3];
     int32_t off[3], lo[3], hi[3];
     uint32_t dim[3];
+    /* the sub-box's map (part_axis): c - off is local in [plo, plo + rng); cell xc is xl */
+    int32_t plo[3], xc[3], xl[3];
+    uint32_t rng[3];
 } classify_grid;
+
+/* Whole-grid cell c of axis a to the sub-box's (part_axis); *in: whether it lies there.
+ * `seam` (a constant): the sub-box holds a cell across a periodic seam on some axis. */
+static inline int32_t classify_local(const classify_grid *k0, int a, int32_t c, int *in,
+                                     const int seam)
+{
+    int32_t l = c - k0->off[a];
+    int ok = (uint32_t)(l - k0->plo[a]) < k0->rng[a];
+    if (seam) {
+        int x = c == k0->xc[a];
+        l = x ? k0->xl[a] : l;
+        ok |= x;
+    }
+    *in &= ok;
+    return l;
+}
 
 /* n boids at px, py, pz: the sort key of each into k, its whole-grid cell into cx, cy, cz
  * and whether others need it into edge. Branch-free, so that the compiler vectorises it
  * (called with n = CLASSIFY_BATCH, a constant, for every full batch). */
 static inline void classify_batch(const classify_grid *k0, const float *px, const float *py,
                                   const float *pz, uint32_t *k, int32_t *cx, int32_t *cy,
-                                  int32_t *cz, unsigned char *edge, uint32_t n)
+                                  int32_t *cz, unsigned char *edge, uint32_t n, const int seam)
 {
     for (uint32_t j = 0; j < n; j++) {
-        int32_t x = coord_nb(px[j], k0->o[0], k0->inv, k0->top[0]);
-        int32_t y = coord_nb(py[j], k0->o[1], k0->inv, k0->top[1]);
-        int32_t z = coord_nb(pz[j], k0->o[2], k0->inv, k0->top[2]);
-        int32_t lx = x - k0->off[0], ly = y - k0->off[1], lz = z - k0->off[2];
-        int in =
-            ((uint32_t)lx < k0->dim[0]) & ((uint32_t)ly < k0->dim[1]) & ((uint32_t)lz < k0->dim[2]);
+        int32_t x = coord_nb(px[j], k0->o[0], k0->inv[0], k0->top[0]);
+        int32_t y = coord_nb(py[j], k0->o[1], k0->inv[1], k0->top[1]);
+        int32_t z = coord_nb(pz[j], k0->o[2], k0->inv[2], k0->top[2]);
+        int in = 1;
+        int32_t lx = classify_local(k0, 0, x, &in, seam);
+        int32_t ly = classify_local(k0, 1, y, &in, seam);
+        int32_t lz = classify_local(k0, 2, z, &in, seam);
         k[j] = in ? (uint32_t)lx + k0->dim[0] * ((uint32_t)ly + k0->dim[1] * (uint32_t)lz)
                   : SIM_CELL_NONE;
         cx[j] = x;
@@ -333,13 +458,18 @@ static void classify_rows(void *p, int64_t r0, int64_t r1, int t)
     classify_grid k0;
     for (int a = 0; a < 3; a++) {
         k0.o[a] = g->origin[a];
+        k0.inv[a] = g->inv[a];
         k0.top[a] = c->top[a];
         k0.off[a] = g->off[a];
         k0.lo[a] = c->in_lo[a];
         k0.hi[a] = c->in_hi[a];
         k0.dim[a] = (uint32_t)g->dims[a];
+        k0.plo[a] = s->part_plo[a];
+        k0.rng[a] = (uint32_t)(s->part_phi[a] - s->part_plo[a]);
+        k0.xc[a] = s->part_xc[a];
+        k0.xl[a] = s->part_xl[a];
     }
-    k0.inv = g->inv_cell;
+    const int seam = s->part_seam;
     for (int64_t r = r0; r < r1; r++) {
         int32_t y = (int32_t)(r % ny), z = (int32_t)(r / ny);
         uint32_t rb = cs[r * nx], re = cs[r * nx + nx];
@@ -359,10 +489,14 @@ static void classify_rows(void *p, int64_t r0, int64_t r1, int t)
             unsigned char edge[CLASSIFY_BATCH];
             int32_t cx[CLASSIFY_BATCH], cy[CLASSIFY_BATCH], cz[CLASSIFY_BATCH];
             const float *px = c->p[0] + i0, *py = c->p[1] + i0, *pz = c->p[2] + i0;
-            if (n == CLASSIFY_BATCH)
-                classify_batch(&k0, px, py, pz, key + i0, cx, cy, cz, edge, CLASSIFY_BATCH);
+            if (seam && n == CLASSIFY_BATCH)
+                classify_batch(&k0, px, py, pz, key + i0, cx, cy, cz, edge, CLASSIFY_BATCH, 1);
+            else if (seam)
+                classify_batch(&k0, px, py, pz, key + i0, cx, cy, cz, edge, n, 1);
+            else if (n == CLASSIFY_BATCH)
+                classify_batch(&k0, px, py, pz, key + i0, cx, cy, cz, edge, CLASSIFY_BATCH, 0);
             else
-                classify_batch(&k0, px, py, pz, key + i0, cx, cy, cz, edge, n);
+                classify_batch(&k0, px, py, pz, key + i0, cx, cy, cz, edge, n, 0);
             for (uint32_t j = 0; j < n; j++)
                 if (edge[j]) {
                     int32_t cc[3] = {cx[j], cy[j], cz[j]};
@@ -378,12 +512,14 @@ void part_classify(shoal_sim *s, int next, part_edge_fn edge, void *ctx)
     classify_ctx c = {.s = s, .edge = edge, .ctx = ctx};
     for (int k = 0; k < 3; k++)
         c.p[k] = next ? s->nxt[k] : s->cur[k];
-    /* a face of the owned box needs a layer of it elsewhere unless it is the grid's edge
-     * (a periodic world would count that face too) */
+    /* a face of the owned box needs a layer of it elsewhere unless it is the grid's edge;
+     * on a periodic axis every face does (the layer across the seam), unless the box holds
+     * the whole axis */
     for (int a = 0; a < 3; a++) {
         int32_t lo = g->off[a] + g->act_lo[a], hi = g->off[a] + g->act_hi[a];
-        c.in_lo[a] = lo + (lo > 0);
-        c.in_hi[a] = hi - (hi < g->gdims[a]);
+        int whole = lo == 0 && hi == g->gdims[a];
+        c.in_lo[a] = lo + (s->part_gwrap[a] ? !whole : lo > 0);
+        c.in_hi[a] = hi - (s->part_gwrap[a] ? !whole : hi < g->gdims[a]);
         c.top[a] = (float)(g->gdims[a] - 1);
     }
     int threads = part_threads(s);

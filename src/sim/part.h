@@ -33,6 +33,22 @@ shoal_status part_create(const shoal_sim_desc *d, shoal_sim **out, shoal_error *
 /* The whole school's grid: cell counts per axis. */
 void part_grid_dims(const shoal_sim *s, int32_t dims[3]);
 
+/* Per axis: 1 where the whole school's grid wraps (a periodic axis of the world). */
+void part_grid_wrap(const shoal_sim *s, int wrap[3]);
+
+/* The rows of n boids placed in the part's world as they arrive from a file (the one
+ * process's set_state): in 2D, the first boid (lowest input row) whose z or vz is not
+ * exactly 0 is SHOAL_ERR_INPUT, the message naming `name` and that row; positions wrap into
+ * the box on every periodic axis. */
+shoal_status part_place_rows(const shoal_sim *s, part_boid *b, size_t n, const char *name,
+                             shoal_error *err);
+
+/* The squared distance from a predator at q to a boid at p as one process measures it
+ * (the minimum image on periodic axes), and the difference x - q on axis a as a predator
+ * chasing the centre of a torus sums it (the minimum image there). */
+float part_predator_d2(const shoal_sim *s, const float p[3], const float q[3]);
+float part_world_delta(const shoal_sim *s, int a, float d);
+
 /* The threads a part's own loops use (its desc's thread count, resolved). */
 int part_thread_count(const shoal_sim *s);
 

@@ -171,6 +171,14 @@ struct shoal_sim {
     int part_mode;
     size_t *part_row_at; /* scratch: where each row of owned cells goes when copied out */
     size_t part_row_cap;
+    /* a part in a periodic world (part.c part_set_box): per axis whether the whole grid
+     * wraps there, and the sub-box's map from whole-grid cells: cell c is local c - off
+     * when that lies in [part_plo, part_phi), and cell part_xc (the halo cell across the
+     * seam; -1: none) is local part_xl, so that the local cells ascend as the whole grid's
+     * and the candidate order is one process's */
+    int32_t part_gwrap[3];
+    int32_t part_plo[3], part_phi[3], part_xc[3], part_xl[3];
+    int part_seam; /* some axis has a cell across the seam (part_xc >= 0) */
 
     /* obstacle meshes and their field */
     obstacle obstacles[SHOAL_MAX_OBSTACLES];
