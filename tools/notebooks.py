@@ -12,11 +12,19 @@ and python3-ipykernel (tools/deps.sh test). Exit status 1 when a notebook fails,
 the cell."""
 import argparse
 import os
+import resource
 import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BOOKS = ["vicsek_1995.ipynb", "couzin_2002.ipynb", "abm_flocking.ipynb"]
+
+
+def _cpu():
+    """CPU seconds of the finished kernels (and what they ran) and of this process."""
+    c = resource.getrusage(resource.RUSAGE_CHILDREN)
+    s = resource.getrusage(resource.RUSAGE_SELF)
+    return c.ru_utime + c.ru_stime + s.ru_utime + s.ru_stime
 
 
 def main():
@@ -39,7 +47,14 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     os.environ["SHOAL_NB_OUT"] = os.path.abspath(args.out)
     os.environ["SHOAL_NB_THREADS"] = str(args.threads)
-    os.environ["MPLBACKEND"] = "Agg"
+    os.environ.pop("MPLBACKEND", None)  # the kernel's inline backend: figures in the notebook
+    # the kernel runs in the notebook's directory: a relative PYTHONPATH (the README's
+    # PYTHONPATH=build/src/python) must name the same package there
+    if os.environ.get("PYTHONPATH"):
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            os.path.abspath(p) for p in os.environ["PYTHONPATH"].split(os.pathsep) if p)
+    # the kernel's debugger warns about frozen modules on every start (noise in the log)
+    os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     if args.full:
         os.environ["SHOAL_NB_FULL"] = "1"
     else:
@@ -47,12 +62,13 @@ def main():
     failed = 0
     for path in paths:
         nb = nbformat.read(path, as_version=4)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), _cpu()
         try:
             NotebookClient(nb, timeout=args.timeout, kernel_name="python3",
                            resources={"metadata": {"path": os.path.dirname(os.path.abspath(path))}}
                            ).execute()
-            print(f"{os.path.basename(path)}: ok, {time.perf_counter() - t0:.0f} s", flush=True)
+            print(f"{os.path.basename(path)}: ok, {time.perf_counter() - t0:.1f} s wall, "
+                  f"{_cpu() - c0:.1f} s CPU (kernel and its children)", flush=True)
         except CellExecutionError as e:
             failed += 1
             print(f"{os.path.basename(path)}: failed: {str(e).strip()[-2000:]}", flush=True)
