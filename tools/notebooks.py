@@ -12,6 +12,7 @@ and python3-ipykernel (tools/deps.sh test). Exit status 1 when a notebook fails,
 the cell."""
 import argparse
 import os
+import re
 import resource
 import sys
 import time
@@ -25,6 +26,20 @@ def _cpu():
     c = resource.getrusage(resource.RUSAGE_CHILDREN)
     s = resource.getrusage(resource.RUSAGE_SELF)
     return c.ru_utime + c.ru_stime + s.ru_utime + s.ru_stime
+
+
+def _failure(nb, err):
+    """The failing cell (its number and first lines) and the error, without terminal colours."""
+    ansi = re.compile(r"\x1b\[[0-9;]*m")
+    where = ""
+    for i, cell in enumerate(nb.cells):
+        if any(o.get("output_type") == "error" for o in cell.get("outputs", [])):
+            head = "\n    ".join(cell.source.splitlines()[:3])
+            where = f"code cell {i} (of {len(nb.cells)} cells):\n    {head}\n  "
+            break
+    tb = ansi.sub("", str(err)).strip().splitlines()
+    return f"{where}{getattr(err, 'ename', 'error')}: {getattr(err, 'evalue', '')}\n" + \
+        "\n".join("  | " + x for x in tb[-12:])
 
 
 def main():
@@ -71,7 +86,7 @@ def main():
                   f"{_cpu() - c0:.1f} s CPU (kernel and its children)", flush=True)
         except CellExecutionError as e:
             failed += 1
-            print(f"{os.path.basename(path)}: failed: {str(e).strip()[-2000:]}", flush=True)
+            print(f"{os.path.basename(path)}: failed: {_failure(nb, e)}", flush=True)
         if args.save:
             os.makedirs(args.save, exist_ok=True)
             nbformat.write(nb, os.path.join(args.save, os.path.basename(path)))
