@@ -4,8 +4,9 @@
 
     tools/notebooks.py [--full] [--out DIR] [--save DIR] [--threads N] [NOTEBOOK ...]
 
-Without --full each notebook runs its small sizes (minutes); with --full the sizes of the
-figures docs/SCIENCE.md shows (hours: SHOAL_NB_FULL=1). Figures go to --out (default
+Without --full each notebook runs its small sizes (about 10 s of CPU for the three: the test
+command's test_notebooks); with --full the sizes of the figures docs/SCIENCE.md shows
+(SHOAL_NB_FULL=1; about 25 minutes on 2 busy cores, docs/results/2026-11-28-reproductions.md). Figures go to --out (default
 docs/img/science); --save writes the executed notebooks there. The package must be importable
 (PYTHONPATH=build/src/python, or installed). Needs Debian's python3-nbclient, python3-nbformat
 and python3-ipykernel (tools/deps.sh test). Exit status 1 when a notebook fails, naming it and
@@ -45,7 +46,7 @@ def _failure(nb, err):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("notebooks", nargs="*", help="default: " + ", ".join(BOOKS))
-    ap.add_argument("--full", action="store_true", help="the figures' sizes (hours)")
+    ap.add_argument("--full", action="store_true", help="the figures' sizes (tens of minutes)")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "img", "science"))
     ap.add_argument("--save", help="write the executed notebooks to this directory")
     ap.add_argument("--threads", type=int, default=0, help="shoal threads (0: all cores)")
