@@ -34,7 +34,14 @@ is taken before and after each figure: on a loaded machine the wall times are th
 CPU times closer to the framework's own. Polarisation is |mean unit heading| after the run
 (median over runs).
 
-shoal's side is added once its `flockers` model exists (issue 39)."""
+shoal's side (--shoal): its `flockers` model through the Python package (PYTHONPATH=
+build/src/python, or installed) in this process, on --shoal-threads threads, from the frameworks'
+start (positions uniform in [0, L)^2, vel uniform in [-1, 1]^2; seeds 42 + run): the steps are
+timed (time.perf_counter; CPU by time.process_time, all threads), the construction not.
+shoal updates every bird from the start-of-step state (docs/SCIENCE.md): the same work per
+step as the frameworks' one-at-a-time order, other trajectories.
+
+    PYTHONPATH=build/src/python tools/abm_compare.py --shoal --cases small,large,10000,100000"""
 import argparse
 import json
 import math
@@ -129,6 +136,35 @@ def run_mesa(args, case, steps, repeats):
             "command": f"BoidFlockers(seed, {n}, {size!r}, {size!r}, {vision!r}) x {steps} steps"}
 
 
+def run_shoal(args, case, steps, repeats):
+    import numpy as np
+    import shoal
+    n, size, vision = case_geometry(case)
+    walls, cpus, pols = [], [], []
+    for r in range(repeats):
+        rng = np.random.default_rng(args.seed + r)
+        state = np.zeros((n, 6), np.float32)
+        state[:, :2] = rng.uniform(0, size, (n, 2))
+        state[:, 3:5] = rng.uniform(-1, 1, (n, 2))
+        sim = shoal.Simulation(model="flockers", state=state, seed=args.seed + r,
+                               threads=args.shoal_threads, dt=1.0,
+                               params={"visual_distance": vision, "dims": 2, "periodic": 1,
+                                       "world_size": (size, size, 0),
+                                       "world_center": (size / 2, size / 2, 0)})
+        t0, c0 = time.perf_counter(), time.process_time()
+        sim.step(steps)
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+        v = sim.velocities[:, :2].astype(np.float64)
+        v /= np.linalg.norm(v, axis=1)[:, None]
+        pols.append(float(np.linalg.norm(v.mean(axis=0))))
+        sim.close()
+    return {"wall_s": walls, "cpu_s": cpus, "polarisation": pols,
+            "command": f"shoal.Simulation(model='flockers', N={n}, L={size!r}, "
+                       f"visual_distance={vision!r}, threads={args.shoal_threads}) "
+                       f"x {steps} steps ({shoal.__file__})"}
+
+
 def parse_steps_at(items):
     out = {}
     for it in items or []:
@@ -145,6 +181,8 @@ def main():
     ap.add_argument("--mason-cp", help="class path: mason.22.jar and the compiled classes")
     ap.add_argument("--mason-scaled-class", default="Flocking_scaled")
     ap.add_argument("--java", default="java")
+    ap.add_argument("--shoal", action="store_true", help="run shoal's flockers (the Python package)")
+    ap.add_argument("--shoal-threads", type=int, default=2)
     ap.add_argument("--mesa-path", help="root of a Mesa source tree (3.2)")
     ap.add_argument("--mesa-model", help="the project's Flocking/Mesa directory")
     ap.add_argument("--cases", default="small,large", help="small, large and bird counts")
@@ -157,14 +195,16 @@ def main():
     ap.add_argument("--timeout", type=float, default=7200)
     ap.add_argument("--json", help="write every run's figures here")
     args = ap.parse_args()
-    if not args.mason_cp and not (args.mesa_path and args.mesa_model):
-        ap.error("give --mason-cp and/or --mesa-path with --mesa-model")
+    if not args.mason_cp and not (args.mesa_path and args.mesa_model) and not args.shoal:
+        ap.error("give --shoal, --mason-cp and/or --mesa-path with --mesa-model")
     steps_at = parse_steps_at(args.steps_at)
     repeats_at = parse_steps_at(args.repeats_at)
     cases = [c.strip() for c in args.cases.split(",") if c.strip()]
     for c in cases:
         case_geometry(c)
     runners = []
+    if args.shoal:
+        runners.append((f"shoal {args.shoal_threads}t", run_shoal))
     if args.mason_cp:
         runners.append(("MASON 22", run_mason))
     if args.mesa_path and args.mesa_model:
@@ -182,7 +222,7 @@ def main():
             before = load1()
             try:
                 r = fn(args, case, steps, repeats)
-            except (RuntimeError, subprocess.TimeoutExpired, OSError) as e:
+            except (RuntimeError, subprocess.TimeoutExpired, OSError, ImportError) as e:
                 print(f"{name:<9} {case:>7}: failed: {e}", flush=True)
                 continue
             after = load1()

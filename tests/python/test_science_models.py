@@ -242,3 +242,69 @@ def test_bad_input(model, name, value, says, cli, tmp_path):
             check=False)
     assert r.returncode != 0 and says in r.stderr, r.stderr
     assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+# The same bad values set on a running simulation (Simulation.params), through `shoal step` on a
+# state file, and in a scene file: refused, naming the parameter, the simulation's parameters
+# unchanged, nothing written. And the bounds themselves are accepted.
+@pytest.mark.parametrize("model,values,says", [
+    ("couzin", {"repulsion_radius": 5.0}, "repulsion_radius (5)"),
+    ("couzin", {"orientation_radius": 0.5}, "orientation_radius (0.5)"),
+    ("couzin", {"attraction_radius": 2.0}, "attraction_radius (2)"),
+    ("couzin", {"perception_deg": 0.0}, "perception_deg"),
+    ("couzin", {"perception_deg": 361.0}, "perception_deg"),
+    ("couzin", {"noise": -0.01}, "noise"),
+    ("vicsek", {"noise": -0.5}, "noise"),
+])
+def test_bad_input_on_a_running_simulation(model, values, says):
+    need(model)
+    sim = shoal.Simulation(model=model, count=20, seed=3)
+    before = sim.params.to_dict()
+    with pytest.raises(shoal.InputError) as e:
+        sim.params.update(values)
+    assert says in str(e.value)
+    name, value = next(iter(values.items()))
+    with pytest.raises(shoal.InputError):
+        sim.params[name] = value
+    assert sim.params.to_dict() == before
+    sim.step(2)  # still runs, with the old values
+
+
+@pytest.mark.parametrize("model,name,value,says", [
+    ("couzin", "repulsion_radius", "4", "repulsion_radius"),
+    ("couzin", "perception_deg", "-5", "perception_deg"),
+    ("couzin", "perception_deg", "361", "perception_deg"),
+    ("vicsek", "noise", "-1", "noise"),
+])
+def test_bad_input_from_state_and_scene_files(model, name, value, says, cli, tmp_path):
+    need(model)
+    start = tmp_path / "start.npy"
+    cli("init", "--model", model, "--count", 16, "--seed", 1, "--out", start)
+    out = tmp_path / "out.npy"
+    r = cli("step", "--in", start, "--model", model, "--set", f"{name}={value}", "--steps", 2,
+            "--out", out, check=False)
+    assert r.returncode != 0 and says in r.stderr, r.stderr
+    assert not out.exists()
+    scene = {"couzin": "couzin_2002", "vicsek": "vicsek_1995"}[model]
+    text = open(shoal.scene_path(scene)).read()
+    lines = [ln for ln in text.splitlines() if not ln.startswith(f"{name} ")]
+    i = lines.index("[params]")
+    lines.insert(i + 1, f"{name} = {value}")
+    bad = tmp_path / "bad.ini"
+    bad.write_text("\n".join(lines) + "\n")
+    r = cli("step", "--scene", bad, "--count", 16, "--steps", 2, "--out", out, check=False)
+    assert r.returncode != 0 and "bad.ini" in r.stderr and name in r.stderr, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.ini", "start.npy"]
+
+
+def test_bounds_are_accepted():
+    """perception 360 (nothing blind), noise 0, and zones of zero width (r_r = r_o = r_a) are
+    the ends of the allowed ranges, not errors."""
+    need("couzin")
+    sim = shoal.Simulation(model="couzin", count=20, seed=1,
+                           params={"perception_deg": 360.0, "noise": 0.0, "repulsion_radius": 1.0,
+                                   "orientation_radius": 1.0, "attraction_radius": 1.0})
+    sim.step(2)
+    need("vicsek")
+    shoal.Simulation(model="vicsek", count=20, seed=1, params={"noise": 0.0}).step(2)
+    shoal.Simulation(model="vicsek", count=20, seed=1, params={"noise": 2 * math.pi}).step(2)
