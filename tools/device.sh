@@ -46,7 +46,10 @@ OUT=${OUT:-$ROOT/out/device}
 # it at 3000 boids), python (the Python package built with CUDA: tests/python's cuda tests,
 # CPU vs CUDA from Python, bit for bit, and docs/PYTHON.md's comparison at 100k; needs python3
 # with numpy, pytest and Python.h), kernel (issue 28: peak and copy bandwidth, steer 1M/4M
-# stages, lane-pairs per boid of every model)
+# stages, lane-pairs per boid of every model), sort (issue 40: the sort inside steps, staged
+# against slot-by-slot scatter, 1 to all threads, 1M and 4M; the stage medians of steps),
+# plaingrid (issue 40: shoal bench's baseline against the plain-grid yardstick, same run:
+# PLAINGRID=path/to/plaingrid.cpp, default ../shared/baselines or shared/baselines)
 PARTS=${PARTS:-test parity time bench}
 NCPU=$(nproc)
 SUITE="not run" GPU_TEST="not run"
@@ -324,6 +327,48 @@ for sc in "--model steer" "--scene assets/scenes/steer_100k.ini" "--scene assets
     grep -E "^shoal run|^  (sim|render|overlays|frame)" "$W/app.txt" | tee -a "$REPORT"
 done
 timeout 120 "$BUILD/tools/bench_sort" --threads 1,2,$NCPU 2>&1 | tee -a "$REPORT"
+fi
+# issue 40 (docs/PERFORMANCE.md "Issue 40"): the sort (assign + scan + scatter <= 1 ms at 1M
+# on 16 threads): both scatters stepped in turn on one school (bench_sort --steady-only:
+# medians of 30 steps, the same bytes checked), then the stage medians of shoal step
+if has sort; then
+stamp "issue 40: the sort inside steps, staged lines vs slot by slot (bench_sort --steady-only)"
+for n in 1048576 4194304; do
+    timeout 200 "$BUILD/tools/bench_sort" --count $n --steady-only --steps 30 \
+        --threads 1,2,4,8,$NCPU 2>&1 | tee -a "$REPORT"
+done
+stamp "issue 40: stage medians, 1M (20 steps) and 4M (10 steps), $NCPU and 2 threads"
+for n in 1048576 4194304; do
+    for t in $NCPU 2; do
+        k=20
+        [ $n -ge 4194304 ] && k=10
+        "$SHOAL" step --in "$W/box_$n.npy" --out "$W/o.npy" --steps $k --threads $t $(walls $n) \
+            --stats 2>&1 | grep -E "^shoal step|^sim|^forces" | tee -a "$REPORT"
+    done
+done
+fi
+# issue 40: shoal bench's baseline grid against the plain grid (../shared/baselines), same
+# run, same machine: the baseline alone and the plain grid alternately (5 pairs, 1M, 30
+# neighbours), then shoal bench quoting shoal's step against both
+if has plaingrid; then
+stamp "issue 40: baseline grid vs the plain grid, 1M, $NCPU and 2 threads"
+PG=${PLAINGRID:-}
+for c in ../shared/baselines/plaingrid.cpp shared/baselines/plaingrid.cpp; do
+    [ -z "$PG" ] && [ -f "$c" ] && PG=$c
+done
+if [ -z "$PG" ] || ! g++ -O3 -mavx2 -mfma -fopenmp "$PG" -o "$W/plaingrid" 2>"$W/pg.log"; then
+    log "plain grid: no plaingrid.cpp (PLAINGRID=...) or it did not build: $(tail -3 "$W/pg.log" 2>/dev/null)"
+else
+    for t in $NCPU 2; do
+        for round in 1 2 3 4 5; do
+            log "t=$t round $round: $("$BUILD/tools/baseline_grid" 1000000 $t 5)"
+            log "t=$t round $round: plain grid $(OMP_NUM_THREADS=$t "$W/plaingrid" -n 1000000 -s 5 -w 2 | tr ' ' '\n' | grep -E '^(search|use|total)_ms_med' | tr '\n' ' ')"
+        done
+        timeout 300 "$SHOAL" bench --filter "steer-1m/t$t/avx512" --threads $t --repeat 7 \
+            --peak-seconds 0.5 --plain-grid "$W/plaingrid" 2>&1 | grep -E "^# (FP32|copy)|^sim/" |
+            tee -a "$REPORT"
+    done
+fi
 fi
 # issue 18's figures (docs/PERFORMANCE.md "Issue 18"): the 1M step with the baseline ratio,
 # LOD frames at 2 and all threads, and whole frames of `shoal run` (1M on all cores; 100k

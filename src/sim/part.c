@@ -26,7 +26,7 @@ shoal_status part_create(const shoal_sim_desc *d, shoal_sim **out, shoal_error *
     s->count = 0;
     s->part_capacity = 1;
     s->part_cells = (size_t)s->g.cell_count;
-    s->part_hist = (size_t)s->g.cell_count * (size_t)s->block_count;
+    s->part_hist = (size_t)s->g.cell_count * (size_t)s->hist_width;
     grid_setup(&s->g, d->model, &d->params, d->neighbors, d->boid_count);
     *out = s;
     return SHOAL_OK;
@@ -56,7 +56,7 @@ void part_cell_of(const shoal_sim *s, const float p[3], int32_t cell[3])
 static shoal_status ensure_tables(shoal_sim *s, shoal_error *err)
 {
     size_t cells = (size_t)s->g.cell_count;
-    size_t hist = cells * (size_t)s->block_count;
+    size_t hist = cells * (size_t)s->hist_width;
     if (cells + 1 > s->part_cells + 1 || s->cell_start == NULL) {
         uint32_t *cs = alloc_array(cells + 1, sizeof(uint32_t), "grid cell table", err);
         if (!cs)
@@ -156,11 +156,8 @@ shoal_status part_load(shoal_sim *s, const part_boid *b, size_t n, const part_bo
     parallel_for_n((int64_t)halo_n, 4096, load_range, &c, threads);
     s->count = total;
     s->cells_valid = 0;
-    /* the sort's blocks, as shoal_sim_create makes them: they never change a result */
-    int64_t blocks = (int64_t)total / SIM_BLOCK_MIN;
-    blocks = blocks < 1 ? 1 : blocks > SIM_BLOCK_MAX_COUNT ? SIM_BLOCK_MAX_COUNT : blocks;
-    s->block_count = (int)blocks;
-    s->block_size = ((int64_t)total + blocks - 1) / blocks;
+    /* the sort's histograms, as shoal_sim_create sizes them (each step makes its blocks) */
+    s->hist_width = sim_hist_width(total);
     return ensure_tables(s, err);
 }
 

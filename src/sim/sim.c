@@ -122,7 +122,7 @@ static void first_touch(void *ctx, int t, int nt)
         s->row_cur[i] = (uint32_t)i;
     memset(s->row_nxt + b, 0, len * sizeof(uint32_t));
     memset(s->cell_of + b, 0, len * sizeof(uint32_t));
-    int64_t hn = (int64_t)s->g.cell_count * s->block_count;
+    int64_t hn = (int64_t)s->g.cell_count * s->hist_width;
     parallel_split(hn, t, nt, &b, &e);
     memset(s->hist + b, 0, (size_t)(e - b) * sizeof(uint32_t));
     parallel_split((int64_t)s->g.cell_count + 1, t, nt, &b, &e);
@@ -145,6 +145,7 @@ shoal_status shoal_sim_create(const shoal_sim_desc *desc, shoal_sim **sim_out, s
     s->desc = *desc;
     s->count = desc->boid_count;
     s->isa = (int)isa;
+    s->sort_staged = 1;
     if ((st = prof_create(&s->prof_own, err))) {
         free(s);
         return st;
@@ -152,15 +153,8 @@ shoal_status shoal_sim_create(const shoal_sim_desc *desc, shoal_sim **sim_out, s
     s->prof = s->prof_own;
     grid_setup(&s->g, desc->model, &desc->params, desc->neighbors, s->count);
 
-    /* Blocks: a function of N alone (never of the thread count). */
-    int64_t n = (int64_t)s->count;
-    int64_t blocks = n / SIM_BLOCK_MIN;
-    if (blocks < 1)
-        blocks = 1;
-    if (blocks > SIM_BLOCK_MAX_COUNT)
-        blocks = SIM_BLOCK_MAX_COUNT;
-    s->block_count = (int)blocks;
-    s->block_size = (n + blocks - 1) / blocks;
+    /* The sort's histograms (its blocks follow each step's thread count: run_region) */
+    s->hist_width = sim_hist_width(s->count);
 
     size_t cnt = s->count;
     int ok = 1;
@@ -173,7 +167,7 @@ shoal_status shoal_sim_create(const shoal_sim_desc *desc, shoal_sim **sim_out, s
     ok = ok && (s->cell_of = alloc_array(cnt, sizeof(uint32_t), "cell keys", err));
     ok = ok && (s->cell_start = alloc_array((size_t)s->g.cell_count + 1, sizeof(uint32_t),
                                             "grid cell table", err));
-    ok = ok && (s->hist = alloc_array((size_t)s->g.cell_count * (size_t)s->block_count,
+    ok = ok && (s->hist = alloc_array((size_t)s->g.cell_count * (size_t)s->hist_width,
                                       sizeof(uint32_t), "sort histograms", err));
     if (!ok) {
         shoal_sim_destroy(s);
@@ -220,7 +214,7 @@ shoal_status shoal_sim_set_params(shoal_sim *s, const shoal_params *params, shoa
         if (g.cell_count > s->g.cell_count) {
             uint32_t *cs =
                 alloc_array((size_t)g.cell_count + 1, sizeof(uint32_t), "grid cell table", err);
-            uint32_t *h = alloc_array((size_t)g.cell_count * (size_t)s->block_count,
+            uint32_t *h = alloc_array((size_t)g.cell_count * (size_t)s->hist_width,
                                       sizeof(uint32_t), "sort histograms", err);
             if (!cs || !h) {
                 alloc_free(cs);
@@ -479,6 +473,9 @@ static uint32_t run_region(shoal_sim *s, int sort_only)
     int nthreads = parallel_resolve_threads(s->desc.thread_count);
     if (nthreads > SIM_MAX_THREADS)
         nthreads = SIM_MAX_THREADS;
+    /* the sort's blocks for this many threads (they never change its result: grid.c) */
+    s->block_count = sim_block_count(s->count, nthreads);
+    s->block_size = ((int64_t)s->count + s->block_count - 1) / s->block_count;
     for (int t = 0; t < nthreads; t++) {
         s->fault[t].found = 0;
         s->fault[t].groups = s->fault[t].boids = s->fault[t].lane_pairs = s->fault[t].useful = 0;
