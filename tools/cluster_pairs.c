@@ -27,7 +27,9 @@
  * scheme's list building is timed on one thread (ns per boid): the lists a kernel would walk,
  * built from the sorted arrays, not the kernel. Nothing here is used by the library.
  * Usage: cluster_pairs [--in STATE.npy | --count N] [--density D] [--radius R] [--seed S]
- *                      [--dims 2|3] [--quick] [--build-only] */
+ *                      [--dims 2|3] [--quick] [--build-only] [--check]
+ * --check: every scheme's lanes must cover each neighbour pair exactly once (the box tests
+ * are exact, the clusters partition the boids); a scheme that does not fails the run. */
 #include "core/rng.h"
 #include "core/timer.h"
 #include "shoal/io.h"
@@ -437,6 +439,22 @@ static inline float boxbox_d2(const float *a, const float *b)
     return (g[0] * g[0] + g[1] * g[1]) + g[2] * g[2];
 }
 
+/* --check: the neighbour pairs each scheme's lanes cover (must be all of them, once) */
+static int g_check;
+static uint64_t g_covered, g_useful;
+
+/* the members of cluster k within r of slot j (j itself excluded) */
+static uint64_t cover(const sgrid *g, const struct clist *c, size_t k, uint32_t j)
+{
+    uint64_t n = 0;
+    for (uint32_t m = c->off[k]; m < c->off[k + 1]; m++) {
+        uint32_t i = c->mem[m];
+        float dx = g->x[j] - g->x[i], dy = g->y[j] - g->y[i], dz = g->z[j] - g->z[i];
+        n += i != j && (dx * dx + dy * dy) + dz * dz <= g->r2;
+    }
+    return n;
+}
+
 typedef struct result {
     char name[64];
     double lane_pairs; /* per boid */
@@ -473,8 +491,12 @@ static void count_today(const sgrid *g, int W, uint64_t useful, result *res)
                 if (zz < 0 || zz >= nz || yy < 0 || yy >= ny)
                     continue;
                 int64_t row = ((int64_t)zz * ny + yy) * nx;
-                for (uint32_t j = g->start[row + x0]; j < g->start[row + x1 + 1]; j++)
-                    kk += box_d2(b, g->x[j], g->y[j], g->z[j]) <= g->r2;
+                for (uint32_t j = g->start[row + x0]; j < g->start[row + x1 + 1]; j++) {
+                    int keep = box_d2(b, g->x[j], g->y[j], g->z[j]) <= g->r2;
+                    kk += keep;
+                    if (g_check && keep)
+                        g_covered += cover(g, &c, k, j);
+                }
                 tested += g->start[row + x1 + 1] - g->start[row + x0];
             }
         kept += kk * (uint64_t)W;
@@ -533,8 +555,12 @@ static void count_ilanes(const sgrid *g, const clist *ic, const clist *jrow, con
                 int64_t row = ((int64_t)z * ny + y) * nx;
                 uint32_t sb = g->start[row + lo[0]], se = g->start[row + hi[0] + 1];
                 if (jc == 0) {
-                    for (uint32_t j = sb; j < se; j++)
-                        kk += box_d2(b, g->x[j], g->y[j], g->z[j]) <= g->r2;
+                    for (uint32_t j = sb; j < se; j++) {
+                        int keep = box_d2(b, g->x[j], g->y[j], g->z[j]) <= g->r2;
+                        kk += keep;
+                        if (g_check && keep)
+                            g_covered += cover(g, ic, k, j);
+                    }
                     tested += se - sb;
                     continue;
                 }
@@ -545,8 +571,13 @@ static void count_ilanes(const sgrid *g, const clist *ic, const clist *jrow, con
                     if (jrow->mem[m1 - 1] < sb || jrow->mem[m0] >= se)
                         continue;
                     tested++;
-                    if (boxbox_d2(b, jrow->bb + 6 * q) <= g->r2)
+                    if (boxbox_d2(b, jrow->bb + 6 * q) <= g->r2) {
                         kk += (uint64_t)jc; /* a short j-cluster still takes jc steps */
+                        /* its members in [sb, se): the part of it this row's range walks */
+                        for (uint32_t m = m0; g_check && m < m1; m++)
+                            if (jrow->mem[m] >= sb && jrow->mem[m] < se)
+                                g_covered += cover(g, ic, k, jrow->mem[m]);
+                    }
                 }
             }
         kept += kk * (uint64_t)W;
@@ -582,8 +613,12 @@ static void count_packed(const sgrid *g, const clist *ic, const char *how, int V
         for (int32_t z = lo[2]; z <= hi[2]; z++)
             for (int32_t y = lo[1]; y <= hi[1]; y++) {
                 int64_t row = ((int64_t)z * ny + y) * nx;
-                for (uint32_t j = g->start[row + lo[0]]; j < g->start[row + hi[0] + 1]; j++)
-                    kk += box_d2(b, g->x[j], g->y[j], g->z[j]) <= g->r2;
+                for (uint32_t j = g->start[row + lo[0]]; j < g->start[row + hi[0] + 1]; j++) {
+                    int keep = box_d2(b, g->x[j], g->y[j], g->z[j]) <= g->r2;
+                    kk += keep;
+                    if (g_check && keep)
+                        g_covered += cover(g, ic, k, j);
+                }
                 tested += g->start[row + hi[0] + 1] - g->start[row + lo[0]];
             }
         longest = kk > longest ? kk : longest;
@@ -686,6 +721,8 @@ static void count_mxn(const sgrid *g, const clist *ic, const clist *jc, const ch
                     if (exact && !any_pair(g, ic, i, jc, j))
                         continue;
                     pairs++;
+                    for (uint32_t m = jc->off[j]; g_check && m < jc->off[j + 1]; m++)
+                        g_covered += cover(g, ic, i, jc->mem[m]);
                 }
             }
     }
@@ -714,8 +751,16 @@ static double make_clusters(clist *c, cluster_fn fn, const sgrid *g, int S)
     return now_ns() - t0;
 }
 
+static int g_failed;
+
 static void print(const result *r)
 {
+    if (g_check && !isnan(r->lane_pairs) && g_covered != g_useful) {
+        printf("CHECK FAILED: %s covers %llu of the %llu neighbour pairs\n", r->name,
+               (unsigned long long)g_covered, (unsigned long long)g_useful);
+        g_failed = 1;
+    }
+    g_covered = 0;
     printf("%-50s %8.1f %7.1f%% %9.1f %8.1f %9.1f\n", r->name, r->lane_pairs, 100 * r->useful,
            r->pairs, r->tests, r->build_ns);
     fflush(stdout);
@@ -744,11 +789,14 @@ int main(int argc, char **argv)
             quick = 1;
         else if (strcmp(argv[i], "--build-only") == 0)
             build_only = 1;
+        else if (strcmp(argv[i], "--check") == 0)
+            g_check = 1;
         else if (strcmp(argv[i], "--dims") == 0 && i + 1 < argc)
             dims = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: cluster_pairs [--in STATE.npy | --count N] [--density D] "
-                            "[--radius R] [--seed S] [--dims 2|3] [--quick] [--build-only]\n");
+            fprintf(stderr,
+                    "usage: cluster_pairs [--in STATE.npy | --count N] [--density D] "
+                    "[--radius R] [--seed S] [--dims 2|3] [--quick] [--build-only] [--check]\n");
             return 2;
         }
     }
@@ -790,6 +838,7 @@ int main(int argc, char **argv)
     grid_build(&g, p, n, r);
     free(p);
     uint64_t useful = useful_pairs(&g);
+    g_useful = useful;
     printf("# cluster_pairs: %zu boids (%s), density %.3f, r = %g (cells %.4f, %d x %d x %d); "
            "%.2f neighbours per boid\n",
            n, in ? in : "uniform cube", g.density, (double)r, (double)g.cell, g.dims[0], g.dims[1],
@@ -898,5 +947,8 @@ int main(int argc, char **argv)
     free(g.y);
     free(g.z);
     free(g.cell_of);
-    return 0;
+    if (g_check)
+        printf("# check: %s\n",
+               g_failed ? "FAILED" : "every scheme covers every neighbour pair once");
+    return g_failed;
 }
