@@ -49,7 +49,8 @@ OUT=${OUT:-$ROOT/out/device}
 # stages, lane-pairs per boid of every model), sort (issue 40: the sort inside steps, staged
 # against slot-by-slot scatter, 1 to all threads, 1M and 4M; the stage medians of steps),
 # plaingrid (issue 40: shoal bench's baseline against the plain-grid yardstick, same run:
-# PLAINGRID=path/to/plaingrid.cpp, default ../shared/baselines or shared/baselines)
+# PLAINGRID=path/to/plaingrid.cpp, the project's shared baselines; default: a shared/ copy in
+# the working tree)
 PARTS=${PARTS:-test parity time bench}
 NCPU=$(nproc)
 SUITE="not run" GPU_TEST="not run"
@@ -347,13 +348,13 @@ for n in 1048576 4194304; do
     done
 done
 fi
-# issue 40: shoal bench's baseline grid against the plain grid (../shared/baselines), same
+# issue 40: shoal bench's baseline grid against the plain grid (PLAINGRID), same
 # run, same machine: the baseline alone and the plain grid alternately (5 pairs, 1M, 30
 # neighbours), then shoal bench quoting shoal's step against both
 if has plaingrid; then
 stamp "issue 40: baseline grid vs the plain grid, 1M, $NCPU and 2 threads"
 PG=${PLAINGRID:-}
-for c in ../shared/baselines/plaingrid.cpp shared/baselines/plaingrid.cpp; do
+for c in shared/baselines/plaingrid.cpp; do
     [ -z "$PG" ] && [ -f "$c" ] && PG=$c
 done
 if [ -z "$PG" ] || ! g++ -O3 -mavx2 -mfma -fopenmp "$PG" -o "$W/plaingrid" 2>"$W/pg.log"; then
