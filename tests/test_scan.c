@@ -280,7 +280,7 @@ static void test_steady_sort_paths(void **state)
             assert_int_equal(shoal_sim_set_state(s[v], r2, NULL), SHOAL_OK);
             sim_sort_only(s[v]);
             assert_int_equal(s[v]->block_count, threads == 7 ? 17 : 8);
-            assert_true(s[v]->unit_count <= s[v]->hist_width);
+            assert_true(s[v]->units.count <= s[v]->hist_width);
             check_sorted(s[v]);
             assert_int_equal(shoal_sim_set_state(s[v], rows, NULL), SHOAL_OK);
             sim_sort_only(s[v]);
@@ -292,7 +292,7 @@ static void test_steady_sort_paths(void **state)
                 assert_int_equal(shoal_sim_step(s[v], 1, NULL), SHOAL_OK);
                 /* the state as the next step's sort gets it: sort it now, untimed */
                 sim_sort_only(s[v]);
-                assert_int_equal(s[v]->unit_count, s[v]->block_count); /* nearly sorted */
+                assert_int_equal(s[v]->units.count, s[v]->block_count); /* nearly sorted */
                 check_sorted(s[v]);
             }
             for (int k = 0; k < 6; k++)

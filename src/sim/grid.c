@@ -106,8 +106,9 @@ static void block_range(const shoal_sim *s, int blk, int64_t *begin, int64_t *en
         *begin = *end;
 }
 
-/* Thread 0, between two barriers of grid_assign: the units of this step (see above). */
-static void sort_units(shoal_sim *s)
+/* The units of this step from the blocks' cell ranges (see above): every thread of
+ * grid_assign computes the same ones (no barrier to wait for one of them). */
+static void sort_units_make(const shoal_sim *s, sort_units *u)
 {
     const int64_t cells = s->g.cell_count;
     int64_t total = 0;
@@ -118,7 +119,7 @@ static void sort_units(shoal_sim *s)
     if (total > (int64_t)s->hist_width * cells)
         per = (s->block_count + s->hist_width - 1) / s->hist_width;
     int64_t base = 0;
-    s->unit_count = 0;
+    u->count = 0;
     for (int k0 = 0; k0 < s->block_count; k0 += per) {
         int k1 = k0 + per < s->block_count ? k0 + per : s->block_count;
         int64_t lo = INT64_MAX, hi = -1, b, e;
@@ -127,73 +128,91 @@ static void sort_units(shoal_sim *s)
                 lo = s->block_lo[k] < lo ? s->block_lo[k] : lo;
                 hi = s->block_hi[k] > hi ? s->block_hi[k] : hi;
             }
-        int u = s->unit_count++;
+        int n = u->count++;
         block_range(s, k0, &b, &e);
-        s->unit_begin[u] = b;
+        u->begin[n] = b;
         block_range(s, k1 - 1, &b, &e);
-        s->unit_end[u] = e;
+        u->end[n] = e;
         if (hi < 0) { /* no boids: an empty range */
-            s->unit_lo[u] = 1;
-            s->unit_hi[u] = 0;
-            s->unit_off[u] = 0;
+            u->lo[n] = 1;
+            u->hi[n] = 0;
+            u->off[n] = 0;
             continue;
         }
-        s->unit_lo[u] = lo;
-        s->unit_hi[u] = hi;
-        s->unit_off[u] = base;
+        u->lo[n] = lo;
+        u->hi[n] = hi;
+        u->off[n] = base;
         base += hi - lo + 1;
     }
 }
 
-/* All threads of the region: the cell of each boid of the blocks they take (unless the
- * last step's forces wrote them: cells_valid) and each block's cell range; then the units
- * (thread 0) and each unit's histogram over its range. Writes cell_of, block_lo/hi and the
- * hist entries of the blocks and units it takes. */
-__attribute__((noinline)) void grid_assign(shoal_sim *s, int thread_index)
+/* The cell of each boid of [begin, end) (unless cells_valid), and their range. */
+static void block_cells(shoal_sim *s, int64_t begin, int64_t end, int64_t *lo_out, int64_t *hi_out)
 {
     const grid *g = &s->g;
     const float *px = s->cur[0], *py = s->cur[1], *pz = s->cur[2];
-    const int fresh = !s->cells_valid;
     uint32_t *cell_of = s->cell_of;
+    uint32_t lo = UINT32_MAX, hi = 0;
+    if (!s->cells_valid) {
+        for (int64_t i = begin; i < end; i++) {
+            uint32_t c = cell_index(g, px[i], py[i], pz[i]);
+            cell_of[i] = c;
+            lo = c < lo ? c : lo;
+            hi = c > hi ? c : hi;
+        }
+    } else {
+        for (int64_t i = begin; i < end; i++) {
+            uint32_t c = cell_of[i];
+            lo = c < lo ? c : lo;
+            hi = c > hi ? c : hi;
+        }
+    }
+    *lo_out = begin < end ? (int64_t)lo : 1;
+    *hi_out = begin < end ? (int64_t)hi : 0;
+}
+
+/* Unit n's histogram over its cell range. */
+static void unit_count_cells(shoal_sim *s, const sort_units *u, int n)
+{
+    if (u->lo[n] > u->hi[n])
+        return;
+    uint32_t *h = s->hist + u->off[n];
+    const uint32_t lo = (uint32_t)u->lo[n], *cell_of = s->cell_of;
+    memset(h, 0, (size_t)(u->hi[n] - u->lo[n] + 1) * sizeof *h);
+    for (int64_t i = u->begin[n]; i < u->end[n]; i++)
+        h[cell_of[i] - lo]++;
+}
+
+/* All threads of the region: the cell of each boid of the blocks they take (unless the
+ * last step's forces wrote them: cells_valid) and each block's cell range; then the units
+ * and each unit's histogram over its range. One block (a small school): its taker does all
+ * of it, no barrier. Writes cell_of, block_lo/hi, the units (thread 0) and the hist entries
+ * of the units it takes. */
+__attribute__((noinline)) void grid_assign(shoal_sim *s, int thread_index)
+{
     int64_t b0, b1;
+    if (s->block_count == 1) {
+        if (parallel_dynamic_next(&s->ctr_blocks, 1, 1, &b0, &b1)) {
+            block_range(s, 0, &b0, &b1);
+            block_cells(s, b0, b1, &s->block_lo[0], &s->block_hi[0]);
+            sort_units_make(s, &s->units);
+            unit_count_cells(s, &s->units, 0);
+        }
+        return;
+    }
     while (parallel_dynamic_next(&s->ctr_blocks, s->block_count, 1, &b0, &b1)) {
         int blk = (int)b0;
         int64_t begin, end;
         block_range(s, blk, &begin, &end);
-        uint32_t lo = UINT32_MAX, hi = 0;
-        if (fresh) {
-            for (int64_t i = begin; i < end; i++) {
-                uint32_t c = cell_index(g, px[i], py[i], pz[i]);
-                cell_of[i] = c;
-                lo = c < lo ? c : lo;
-                hi = c > hi ? c : hi;
-            }
-        } else {
-            for (int64_t i = begin; i < end; i++) {
-                uint32_t c = cell_of[i];
-                lo = c < lo ? c : lo;
-                hi = c > hi ? c : hi;
-            }
-        }
-        s->block_lo[blk] = begin < end ? (int64_t)lo : 1;
-        s->block_hi[blk] = begin < end ? (int64_t)hi : 0;
+        block_cells(s, begin, end, &s->block_lo[blk], &s->block_hi[blk]);
     }
     parallel_barrier();
-    if (thread_index == 0) {
-        sort_units(s);
-        s->ctr_blocks.next = 0;
-    }
-    parallel_barrier();
-    while (parallel_dynamic_next(&s->ctr_blocks, s->unit_count, 1, &b0, &b1)) {
-        int u = (int)b0;
-        if (s->unit_lo[u] > s->unit_hi[u])
-            continue;
-        uint32_t *h = s->hist + s->unit_off[u];
-        const uint32_t lo = (uint32_t)s->unit_lo[u];
-        memset(h, 0, (size_t)(s->unit_hi[u] - s->unit_lo[u] + 1) * sizeof *h);
-        for (int64_t i = s->unit_begin[u]; i < s->unit_end[u]; i++)
-            h[cell_of[i] - lo]++;
-    }
+    sort_units units;
+    sort_units_make(s, &units);
+    if (thread_index == 0) /* read after the stage's barrier (grid_scan, grid_scatter) */
+        s->units = units;
+    while (parallel_dynamic_next(&s->ctr_units, units.count, 1, &b0, &b1))
+        unit_count_cells(s, &units, (int)b0);
 }
 
 /* All threads of the region, each over its share [b, e) of the cells: the totals of its
@@ -207,15 +226,15 @@ __attribute__((noinline)) void grid_scan(shoal_sim *s, int thread_index, int thr
     int64_t b, e;
     parallel_split(cells, thread_index, thread_count, &b, &e);
     int act[SIM_BLOCK_MAX_COUNT], na = 0;
-    for (int u = 0; u < s->unit_count; u++)
-        if (s->unit_lo[u] <= s->unit_hi[u] && s->unit_lo[u] < e && s->unit_hi[u] >= b)
+    for (int u = 0; u < s->units.count; u++)
+        if (s->units.lo[u] <= s->units.hi[u] && s->units.lo[u] < e && s->units.hi[u] >= b)
             act[na++] = u;
     uint64_t sum = 0;
     for (int k = 0; k < na; k++) {
         int u = act[k];
-        int64_t lo = s->unit_lo[u] > b ? s->unit_lo[u] : b;
-        int64_t hi = s->unit_hi[u] + 1 < e ? s->unit_hi[u] + 1 : e;
-        const uint32_t *h = s->hist + s->unit_off[u] + (lo - s->unit_lo[u]);
+        int64_t lo = s->units.lo[u] > b ? s->units.lo[u] : b;
+        int64_t hi = s->units.hi[u] + 1 < e ? s->units.hi[u] + 1 : e;
+        const uint32_t *h = s->hist + s->units.off[u] + (lo - s->units.lo[u]);
         uint32_t us = 0; /* a unit counts at most N < 2^32 boids */
         for (int64_t c = 0; c < hi - lo; c++)
             us += h[c];
@@ -231,7 +250,7 @@ __attribute__((noinline)) void grid_scan(shoal_sim *s, int thread_index, int thr
     cut[nc++] = b;
     cut[nc++] = e;
     for (int k = 0; k < na; k++) {
-        int64_t lo = s->unit_lo[act[k]], hi = s->unit_hi[act[k]] + 1;
+        int64_t lo = s->units.lo[act[k]], hi = s->units.hi[act[k]] + 1;
         if (lo > b && lo < e)
             cut[nc++] = lo;
         if (hi > b && hi < e)
@@ -251,8 +270,8 @@ __attribute__((noinline)) void grid_scan(shoal_sim *s, int thread_index, int thr
         int ncov = 0;
         for (int k = 0; k < na; k++) {
             int u = act[k];
-            if (s->unit_lo[u] <= c0 && s->unit_hi[u] >= c0)
-                cover[ncov++] = s->hist + s->unit_off[u] + (c0 - s->unit_lo[u]);
+            if (s->units.lo[u] <= c0 && s->units.hi[u] >= c0)
+                cover[ncov++] = s->hist + s->units.off[u] + (c0 - s->units.lo[u]);
         }
         uint32_t *cs = s->cell_start + c0;
         if (ncov == 1) { /* the steady state's common case: one exclusive scan */
@@ -429,18 +448,18 @@ __attribute__((noinline)) void grid_scatter(shoal_sim *s, int thread_index, int 
     sort_ring ring; /* 29 KiB of this worker's stack: stays in its L1/L2 */
     int staged_any = 0;
 #endif
-    while (parallel_dynamic_next(&s->ctr_scatter, s->unit_count, 1, &b0, &b1)) {
+    while (parallel_dynamic_next(&s->ctr_scatter, s->units.count, 1, &b0, &b1)) {
         int u = (int)b0;
-        int64_t begin = s->unit_begin[u], end = s->unit_end[u];
+        int64_t begin = s->units.begin[u], end = s->units.end[u];
         if (begin >= end)
             continue;
-        uint32_t *h = s->hist + s->unit_off[u];
-        const uint32_t lo = (uint32_t)s->unit_lo[u];
+        uint32_t *h = s->hist + s->units.off[u];
+        const uint32_t lo = (uint32_t)s->units.lo[u];
 #if GRID_STAGED
         /* nearly sorted: the unit's slots span little more than its boids (the cells of
          * its range hold them and a few movers); else (a fresh state in row order) the
          * plain loop, as the ring would only spill */
-        int64_t span = (int64_t)s->cell_start[s->unit_hi[u] + 1] - s->cell_start[s->unit_lo[u]];
+        int64_t span = (int64_t)s->cell_start[s->units.hi[u] + 1] - s->cell_start[s->units.lo[u]];
         int staged =
             s->sort_staged == 2 || (s->sort_staged == 1 && s->count >= SIM_SORT_STAGED_MIN);
         if (staged && span <= 2 * (end - begin) + 64) {

@@ -466,6 +466,7 @@ static uint32_t run_region(shoal_sim *s, int sort_only)
     step_ctx c = {.s = s, .forces = forces_for_isa(s->isa), .sort_only = sort_only};
     prepare_consts(s);
     s->ctr_blocks.next = 0;
+    s->ctr_units.next = 0;
     s->ctr_scatter.next = 0;
     s->ctr_forces.next = 0;
     /* This simulation's own thread count, passed to its region: the process default is

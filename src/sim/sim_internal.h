@@ -39,6 +39,15 @@ extern const char *const sim_stage_names[STAGE_COUNT];
 #define SIM_BLOCK_PER_THREAD 4
 #define SIM_BLOCK_MAX_COUNT 64
 #define SIM_HIST_WIDTH 16
+/* The units of one step's sort (grid.c): a block, or a group of blocks, each with its boids
+ * [begin, end), its cells [lo, hi] (lo > hi: none) and `off`, the index in hist of its
+ * counter for cell lo. */
+typedef struct sort_units {
+    int count;
+    int64_t begin[SIM_BLOCK_MAX_COUNT], end[SIM_BLOCK_MAX_COUNT];
+    int64_t lo[SIM_BLOCK_MAX_COUNT], hi[SIM_BLOCK_MAX_COUNT], off[SIM_BLOCK_MAX_COUNT];
+} sort_units;
+
 /* From this many boids the scatter writes whole lines non-temporally by default: below, the
  * sorted state the forces read next fits the caches of a server and should stay there. */
 #define SIM_SORT_STAGED_MIN ((size_t)1 << 19)
@@ -149,10 +158,7 @@ struct shoal_sim {
     int hist_width;       /* cell tables in hist: sim_hist_width(N) */
     uint32_t *hist;       /* the units' counters over their cell ranges, then offsets (grid.c) */
     int64_t block_lo[SIM_BLOCK_MAX_COUNT], block_hi[SIM_BLOCK_MAX_COUNT]; /* cells, or 1 > 0 */
-    int unit_count; /* this step's units: blocks, or groups of them */
-    int64_t unit_begin[SIM_BLOCK_MAX_COUNT], unit_end[SIM_BLOCK_MAX_COUNT];
-    int64_t unit_lo[SIM_BLOCK_MAX_COUNT], unit_hi[SIM_BLOCK_MAX_COUNT];
-    int64_t unit_off[SIM_BLOCK_MAX_COUNT];
+    sort_units units; /* this step's units: blocks, or groups of them (grid.c) */
     /* grid_scatter stages nearly sorted blocks per cache line and writes whole lines
      * non-temporally (2; 1, the default: when there are SIM_SORT_STAGED_MIN boids or more,
      * a state larger than the caches) or stores slot by slot (0); tools/bench_sort and
@@ -160,7 +166,7 @@ struct shoal_sim {
     int sort_staged;
     int64_t scan_partial[SIM_MAX_THREADS + 1];
 
-    parallel_counter ctr_blocks, ctr_scatter, ctr_forces;
+    parallel_counter ctr_blocks, ctr_units, ctr_scatter, ctr_forces;
     sim_fault fault[SIM_MAX_THREADS];
     sim_work work; /* of the last step's forces */
 
