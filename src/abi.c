@@ -3,6 +3,7 @@
  * shoal_abi_check (shoal.h) compares with the program's headers. Above every module (it
  * includes the umbrella header); owns no state. */
 #include "shoal/shoal.h"
+#include "core/check.h"
 
 #define ABI_NAME_(type) #type,
 
@@ -17,6 +18,7 @@ int shoal_version_number(void) { return SHOAL_VERSION_NUMBER; }
 shoal_status shoal_abi_check_sizes(int version_number, const size_t *sizes, size_t count,
                                    shoal_error *err)
 {
+    CHECK_ARRAY(sizes, count, "sizes", err);
     int major = version_number / 10000, minor = version_number / 100 % 100;
     if (major != SHOAL_VERSION_MAJOR || minor != SHOAL_VERSION_MINOR)
         return shoal_error_set(err, SHOAL_ERR_UNSUPPORTED,

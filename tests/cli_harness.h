@@ -13,7 +13,8 @@
  * dropped from g_err: they are not the program's message. The exit code is the shell's:
  * 128 + N for a program killed by signal N. run_with(PREFIX, ...) first runs the shell
  * commands PREFIX in the same subshell (ulimit, say); g_env is put before the program
- * (environment assignments). sh("...") runs any shell command there with $S = shoal. */
+ * (environment assignments). sh("...") runs any shell command there with $S = shoal. In a
+ * cross build's `meson test`, g_exe is the program behind its exe_wrapper (qemu). */
 #ifndef SHOAL_TESTS_CLI_HARNESS_H
 #define SHOAL_TESTS_CLI_HARNESS_H
 
@@ -105,7 +106,7 @@ static inline int sh(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(cmd, sizeof cmd, fmt, ap);
     va_end(ap);
-    snprintf(body, sizeof body, "S=%s && %s", g_exe, cmd);
+    snprintf(body, sizeof body, "S='%s' && %s", g_exe, cmd);
     return cli_shell(body);
 }
 
@@ -176,6 +177,14 @@ static inline int cli_setup(const char *name)
     g_exe = getenv("SHOAL_EXE");
     if (!g_exe)
         g_exe = SHOAL_BUILD_ROOT "/src/app/shoal";
+    /* A cross build's `meson test` runs the tests under the cross file's exe_wrapper
+     * (qemu-aarch64: tools/cross/) and says so in MESON_EXE_WRAPPER; the shell needs it for
+     * the program too (tests that exec the program directly do not run there) */
+    const char *wrap = getenv("MESON_EXE_WRAPPER");
+    static char wrapped[1024];
+    if (wrap && *wrap &&
+        snprintf(wrapped, sizeof wrapped, "%s %s", wrap, g_exe) < (int)sizeof wrapped)
+        g_exe = wrapped;
     snprintf(g_dir, sizeof g_dir, "/tmp/shoal-%s-XXXXXX", name);
     return mkdtemp(g_dir) ? 0 : -1;
 }

@@ -16,13 +16,38 @@
 void test_skip_part(const char *fmt, ...);
 int test_exit(int failed);
 
+/* The ISAs of this build's architecture, scalar first (the reference of the others): x86-64
+ * has AVX2 and AVX-512, aarch64 NEON. Loops over ISAs walk this list with test_isa_skip, so
+ * an ISA of another architecture is never a gap of this run, and a new ISA is added here
+ * once (and to wide_isas in tests/meson.build). */
+#if defined(__x86_64__)
+#define TEST_ISA_COUNT 3
+#define TEST_ISA_LIST                                                                              \
+    {                                                                                              \
+        SHOAL_ISA_SCALAR, SHOAL_ISA_AVX2, SHOAL_ISA_AVX512                                         \
+    }
+#elif defined(__aarch64__)
+#define TEST_ISA_COUNT 2
+#define TEST_ISA_LIST                                                                              \
+    {                                                                                              \
+        SHOAL_ISA_SCALAR, SHOAL_ISA_NEON                                                           \
+    }
+#else
+#define TEST_ISA_COUNT 1
+#define TEST_ISA_LIST                                                                              \
+    {                                                                                              \
+        SHOAL_ISA_SCALAR                                                                           \
+    }
+#endif
+static const shoal_isa test_isas[TEST_ISA_COUNT] = TEST_ISA_LIST;
+
 /* The tests that check every ISA run as one meson case per ISA (tests/meson.build:
  * `test_render` checks scalar and what does not depend on the ISA, `test_render:avx2` and
- * `test_render:avx512` only their ISA), so that a CPU without AVX-512 reports SKIP for the
- * AVX-512 cases alone. test_isa_args reads `--isa NAME` (repeatable: the ISAs this run
- * checks; without it, every ISA) and `--isa-only` (run only the tests named in isa_tests,
- * NULL-terminated); a named ISA this CPU lacks ends the run with SKIP (77). Returns how
- * many of `tests` to run (they are moved to the front). */
+ * `test_render:avx512` only their ISA; `test_render:neon` on aarch64), so that a CPU
+ * without AVX-512 reports SKIP for the AVX-512 cases alone. test_isa_args reads `--isa NAME`
+ * (repeatable: the ISAs this run checks; without it, every ISA) and `--isa-only` (run only the
+ * tests named in isa_tests, NULL-terminated); a named ISA this CPU lacks ends the run with SKIP
+ * (77). Returns how many of `tests` to run (they are moved to the front). */
 struct CMUnitTest;
 size_t test_isa_args(int argc, char **argv, struct CMUnitTest *tests, size_t count,
                      const char *const isa_tests[]);

@@ -417,6 +417,32 @@ static void test_window(void **state)
     assert_non_null(strstr(out, "model heading"));
     assert_non_null(strstr(out, "model fov"));
     assert_non_null(strstr(out, "picked boid"));
+    /* Issue 37 item 7: Right raises the selected parameter by 10 % and sets that value itself
+     * (its text read back was rounded to 6 digits: 3 * 1.1f became 3.29999995, not the
+     * 3.30000019 that was asked for) */
+    {
+        /* the selection line ("parameter NAME = V", Up / Down) whose next status line is the
+         * edit of that parameter ("NAME = W", Right) */
+        char name[64] = "";
+        double v = 0, w = 0;
+        int found = 0;
+        for (const char *sel = strstr(out, "shoal: parameter "); sel && !found;
+             sel = strstr(sel + 1, "shoal: parameter ")) {
+            const char *next = strstr(sel + 1, "shoal: ");
+            char want[96];
+            if (sscanf(sel, "shoal: parameter %63s = %lf", name, &v) != 2 || !next)
+                continue;
+            snprintf(want, sizeof want, "shoal: %s = ", name);
+            found = strncmp(next, want, strlen(want)) == 0 &&
+                    sscanf(next + strlen(want), "%lf", &w) == 1;
+        }
+        if (!found)
+            fail_msg("no 'parameter NAME = V' line followed by 'NAME = W': %.3000s", out);
+        float fv = (float)v, expect = fv > 0 ? fv * 1.1f : fv / 1.1f;
+        if ((float)w != expect)
+            fail_msg("%s: %.9g raised to %.9g, expected %.9g (the value, not its text)", name, v, w,
+                     (double)expect);
+    }
     assert_non_null(strstr(out, "shoal run: window:"));
     if (xdotool) {
         assert_non_null(strstr(out, "input: key x (platform)"));

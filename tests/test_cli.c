@@ -63,15 +63,21 @@ static void test_help(void **state)
     assert_non_null(strstr(g_err, "frobnicate"));
     /* every command's --model names every model (app.h APP_MODEL_HELP), and a wrong one
      * is told all of them */
-    const char *with_model[] = {"init", "step", "run", "sweep", "diverge"};
+    const char *with_model[] = {"init",    "step",   "run",    "sweep",
+                                "diverge", "verify", "params", "compare"};
     for (size_t c = 0; c < sizeof with_model / sizeof with_model[0]; c++) {
         assert_int_equal(run("%s --help", with_model[c]), 0);
-        const char *line = strstr(g_out, "--model");
+        const char *line = strstr(g_out, "\n  --model"); /* its line of the options */
         assert_non_null(line);
-        for (int m = 0; m < SHOAL_MODEL_COUNT; m++)
-            if (!strstr(line, shoal_model_name((shoal_model)m)))
+        const char *eol = strchr(line + 1, '\n');
+        for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
+            const char *at = strstr(line, shoal_model_name((shoal_model)m));
+            if (!at || (eol && at > eol))
                 fail_msg("%s --help: --model does not name %s", with_model[c],
                          shoal_model_name((shoal_model)m));
+        }
+        /* the placeholders of the option tables are expanded (options.h) */
+        assert_null(strstr(g_out, "{model"));
     }
     assert_int_equal(run("init --model frob --out x.npy"), 2);
     for (int m = 0; m < SHOAL_MODEL_COUNT; m++)
@@ -240,7 +246,7 @@ static void test_bad_input(void **state)
     expect_bad("step --in ok.npy --out out.npy --dt 0", "--dt");
     expect_bad("step --in ok.npy --out out.npy --dt nan", "--dt");
     expect_bad("step --in ok.npy --out out.npy --threads -1", "--threads");
-    expect_bad("step --in ok.npy --out out.npy --threads 257", "--threads");
+    expect_bad("step --in ok.npy --out out.npy --threads 1025", "--threads");
     expect_bad("step --in ok.npy --out out.npy --steps 3x", "--steps"); /* trailing junk */
     expect_bad("step --in ok.npy --out out.npy --threads 2.5", "--threads");
     assert_int_equal(run("step --in ok.npy --out out0.npy --threads 0"), 0); /* all cores */
@@ -269,7 +275,8 @@ static void test_bad_input(void **state)
 }
 
 /* --simd and SHOAL_SIMD: every ISA gives the same bytes; an ISA the CPU lacks is a clear
- * error (SHOAL_CPU_DISABLE plays a CPU without AVX2/AVX-512), and auto falls back. */
+ * error (SHOAL_CPU_DISABLE plays a CPU without AVX2/AVX-512, or without NEON), and auto falls
+ * back; another architecture's ISA is an error that says which architecture it needs. */
 static void test_isa_selection(void **state)
 {
     (void)state;
@@ -280,20 +287,22 @@ static void test_isa_selection(void **state)
     float *a = load("i_scalar.npy", &n), *b = load("i_auto.npy", &n);
     assert_memory_equal(a, b, n * 6 * sizeof(float));
     free(b);
-    const char *isas[] = {"avx2", "avx512"};
-    for (int i = 0; i < 2; i++) {
-        if (test_isa_skip(i == 0 ? SHOAL_ISA_AVX2 : SHOAL_ISA_AVX512))
+    char disable[64] = "SHOAL_CPU_DISABLE=";
+    for (int i = 1; i < TEST_ISA_COUNT; i++) {
+        const char *name = shoal_isa_name(test_isas[i]);
+        snprintf(disable + strlen(disable), sizeof disable - strlen(disable), "%s%s",
+                 i > 1 ? "," : "", name);
+        if (test_isa_skip(test_isas[i]))
             continue;
-        assert_int_equal(
-            run("step --in i.npy --out i_%s.npy --steps 20 --simd %s", isas[i], isas[i]), 0);
-        char name[64];
-        snprintf(name, sizeof name, "i_%s.npy", isas[i]);
-        b = load(name, &n);
+        assert_int_equal(run("step --in i.npy --out i_%s.npy --steps 20 --simd %s", name, name), 0);
+        char file[64];
+        snprintf(file, sizeof file, "i_%s.npy", name);
+        b = load(file, &n);
         assert_memory_equal(a, b, n * 6 * sizeof(float));
         free(b);
         /* the same through the environment */
         char env[64];
-        snprintf(env, sizeof env, "SHOAL_SIMD=%s", isas[i]);
+        snprintf(env, sizeof env, "SHOAL_SIMD=%s", name);
         g_env = env;
         assert_int_equal(run("step --in i.npy --out i_env.npy --steps 20"), 0);
         g_env = "";
@@ -302,13 +311,26 @@ static void test_isa_selection(void **state)
         free(b);
     }
     /* a CPU without the wide ISAs: asking is an error, auto runs scalar with the same bits */
-    g_env = "SHOAL_CPU_DISABLE=avx2,avx512";
-    expect_bad("step --in i.npy --out out.npy --simd avx512", "avx512");
-    expect_bad("step --in i.npy --out out.npy --simd avx2", "avx2");
+    g_env = disable;
+    for (int i = 1; i < TEST_ISA_COUNT; i++) {
+        char cmd[96];
+        snprintf(cmd, sizeof cmd, "step --in i.npy --out out.npy --simd %s",
+                 shoal_isa_name(test_isas[i]));
+        expect_bad(cmd, shoal_isa_name(test_isas[i]));
+    }
     assert_int_equal(run("step --in i.npy --out i_old.npy --steps 20"), 0);
     b = load("i_old.npy", &n);
     assert_memory_equal(a, b, n * 6 * sizeof(float));
     free(b);
+    /* another architecture's ISA: this build has no kernel for it, and says so */
+    g_env = "";
+#if defined(__aarch64__)
+    expect_bad("step --in i.npy --out out.npy --simd avx2", "avx2 is for x86-64 CPUs");
+    expect_bad("render --in i.npy --out out.png --simd avx512", "avx512 is for x86-64 CPUs");
+#else
+    expect_bad("step --in i.npy --out out.npy --simd neon", "neon is for ARM (aarch64) CPUs");
+    expect_bad("render --in i.npy --out out.png --simd neon", "neon is for ARM (aarch64) CPUs");
+#endif
     g_env = "SHOAL_SIMD=sse9";
     expect_bad("step --in i.npy --out out.npy", "SHOAL_SIMD");
     g_env = "";
@@ -551,12 +573,68 @@ static void test_params_and_doc(void **state)
     }
     json_free(&v);
     expect_bad("params --json --markdown", "one output format");
+    expect_bad("params --names --json", "one output format");
     expect_bad("params --model frob", "frob");
+    /* --names: the table's models, one a line, in enum order (what the scripts iterate) */
+    assert_int_equal(run("params --names"), 0);
+    char want_names[512] = "";
+    for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
+        strcat(want_names, shoal_model_name((shoal_model)m));
+        strcat(want_names, "\n");
+    }
+    assert_string_equal(g_out, want_names);
+    assert_int_equal(run("params --names --model %s", shoal_model_name(SHOAL_MODEL_COUNT - 1)), 0);
+    assert_int_equal(strcmp(g_out, want_names + strlen(want_names) - strlen(g_out)), 0);
     /* no file of the repository points outside it (the models' contract lives in docs/) */
     assert_int_equal(sh("cd %s && ! grep -rlI --exclude-dir='build*' --exclude-dir=.git "
                         "-e '[.][.]/shared/' -e '/work/[s]hared' .",
                         SHOAL_SOURCE_ROOT),
                      0);
+}
+
+/* The world on the command line (docs/WORLD.md): --set and a scene's [world], its errors,
+ * render's 2D check (nothing written), the step's refusal until it runs such worlds, and
+ * shoal params' world table. */
+static void test_world_options(void **state)
+{
+    (void)state;
+    char buf[1024];
+    float rows2d[12] = {1, 2, 0, 1, 0, 0, -3, 4, 0, 0, 1, 0};
+    size_t h = npy_header(buf, "<f4", "(2, 6)");
+    memcpy(buf + h, rows2d, sizeof rows2d);
+    write_bytes("w2d.npy", buf, h + sizeof rows2d);
+    rows2d[8] = 0.25f; /* z of row 1 */
+    memcpy(buf + h, rows2d, sizeof rows2d);
+    write_bytes("w2dz.npy", buf, h + sizeof rows2d);
+    const char *w2 = "--set dims=2 --set periodic=1 --set world_size=20,10,0";
+    assert_int_equal(run("render --in w2d.npy --out w2d.png --size 64x48 %s", w2), 0);
+    assert_true(exists("w2d.png"));
+    int rc = run("render --in w2dz.npy --out out.png --size 64x48 %s", w2);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(g_err, "row 1 has z = 0.25 in a 2D world"));
+    assert_false(exists("out.png"));
+    expect_bad("render --in w2d.npy --out out.npy --set periodic=1", "periodic_x needs a size");
+    expect_bad("render --in w2d.npy --out out.npy --set dims=4", "dims: 4 is out of range");
+    expect_bad("init --count 10 --set periodic=1 --set world_size=1,1,1 --out out.npy",
+               "smaller than twice the interaction radius");
+    expect_bad("init --count 10 --set world_size=1,2 --out out.npy", "is not x,y,z");
+    /* valid, but the step does not run periodic worlds yet: refused, nothing written */
+    rc = run("init --count 10 --set periodic=1 --set world_size=40,40,40 --out out.npy");
+    assert_true(rc != 0);
+    assert_non_null(strstr(g_err, "not stepped yet"));
+    assert_false(exists("out.npy"));
+    /* a scene's [world] */
+    const char *wini = "[world]\ndims = 2\nperiodic = 1\nsize = 20, 10, 0\n";
+    write_bytes("w.ini", wini, strlen(wini));
+    assert_int_equal(run("render --in w2d.npy --out ws.png --size 64x48 --scene w.ini"), 0);
+    const char *wbad = "[world]\nperiodic = 1\n";
+    write_bytes("wbad.ini", wbad, strlen(wbad));
+    expect_bad("render --in w2d.npy --out out.npy --scene wbad.ini", "periodic_x needs a size");
+    /* shoal params lists the world */
+    assert_int_equal(run("params --world --markdown"), 0);
+    assert_non_null(strstr(g_out, "| `periodic_x` |"));
+    assert_int_equal(run("params --model steer"), 0);
+    assert_non_null(strstr(g_out, "world_size_x"));
 }
 
 int main(int argc, char **argv)
@@ -570,6 +648,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_isa_selection),
         cmocka_unit_test(test_count_scaling),
+        cmocka_unit_test(test_world_options),
     };
     static const char *const isa_tests[] = {"test_isa_selection", NULL}; /* tests/scenes.h */
     size_t n = test_isa_args(argc, argv, tests, sizeof tests / sizeof tests[0], isa_tests);

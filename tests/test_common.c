@@ -71,7 +71,7 @@ size_t test_isa_args(int argc, char **argv, struct CMUnitTest *tests, size_t cou
             shoal_isa isa;
             shoal_error e;
             if (shoal_isa_parse(argv[++i], &isa, &e) || isa == SHOAL_ISA_AUTO) {
-                fprintf(stderr, "--isa %s: expected scalar, avx2 or avx512\n", argv[i]);
+                fprintf(stderr, "--isa %s: expected scalar, avx2, avx512 or neon\n", argv[i]);
                 exit(2);
             }
             if (!isa_selected)

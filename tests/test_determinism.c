@@ -43,12 +43,12 @@ static void check_model(shoal_model model, const float *rows, size_t n, int step
     const int threads_all[] = {1, 2, 3, 7, 16}, threads_some[] = {2, 7};
     const int *threads = all_threads ? threads_all : threads_some;
     size_t thread_cases = all_threads ? 5 : 2;
-    const shoal_isa isas[] = {SHOAL_ISA_SCALAR, SHOAL_ISA_AVX2, SHOAL_ISA_AVX512};
+    const shoal_isa *isas = test_isas;
     float *out = malloc(n * 6 * sizeof(float));
     float *ref = malloc(n * 6 * sizeof(float));
     uint64_t h0 = run_hash(model, rows, n, steps, 1, SHOAL_ISA_SCALAR, ref);
     assert_true(memcmp(ref, rows, n * 6 * sizeof(float)) != 0);
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < TEST_ISA_COUNT; i++) {
         if (test_isa_skip(isas[i]))
             continue;
         for (size_t t = 0; t < thread_cases; t++) {

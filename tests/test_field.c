@@ -2,7 +2,8 @@
 /* The obstacle field of seed 004 (src/sim/field.c): construction against a hand-computed
  * two-vertex case (every cell checked), the transform (translate, scale, Euler order),
  * sampling outside the grid, rebuild on move, the field as a force on a boid, OBJ normals
- * (read from `vn`, computed when absent), scene [mesh] sections and their errors. */
+ * (read from `vn`, computed when absent), scene [mesh] sections and their errors, and an
+ * obstacle field of its own lent to simulations (shoal_obstacles). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -286,12 +287,120 @@ static void test_scene_meshes(void **state)
     shoal_sim_destroy(s);
 }
 
+static int same_field(shoal_field_view a, shoal_field_view b)
+{
+    if (memcmp(a.origin, b.origin, sizeof a.origin) || a.cell_size != b.cell_size ||
+        memcmp(a.dims, b.dims, sizeof a.dims) || !a.vectors != !b.vectors)
+        return 0;
+    size_t n = 3 * (size_t)a.dims[0] * (size_t)a.dims[1] * (size_t)a.dims[2];
+    return !a.vectors || memcmp(a.vectors, b.vectors, n * sizeof(float)) == 0;
+}
+
+/* An obstacle field of its own (shoal_obstacles), lent to sims (issue 37 item 7): the field
+ * a sim builds from the same meshes, bit for bit, copied when the cell and margin agree and
+ * built again with the sim's when they do not; the object may go after lending; a step
+ * gives the bits of a sim that loaded the scene itself; NULL removes the field; errors. */
+static void test_obstacles_lent(void **state)
+{
+    (void)state;
+    shoal_error e;
+    shoal_params prm;
+    shoal_params_default(SHOAL_MODEL_STEER, &prm);
+    prm.field_cell = 1.0f;
+    prm.field_margin = 1.0f;
+    shoal_obstacles *o;
+    assert_int_equal(shoal_obstacles_create(&prm, &o, &e), SHOAL_OK);
+    assert_int_equal(shoal_obstacles_count(o), 0);
+    assert_null(shoal_obstacles_field(o).vectors);
+    size_t idx = 9;
+    assert_int_equal(shoal_obstacles_add(o, tri_pos, tri_nrm, 2, NULL, &idx, &e), SHOAL_OK);
+    assert_int_equal(idx, 0);
+    shoal_sim *own = make_sim(SHOAL_MODEL_STEER, 8, 1.0f, 1.0f);
+    assert_int_equal(shoal_sim_add_obstacle(own, tri_pos, tri_nrm, 2, NULL, NULL, &e), SHOAL_OK);
+    assert_true(same_field(shoal_obstacles_field(o), shoal_sim_field(own)));
+
+    /* lent to a sim of the same cell and margin: the same field; then moved on both */
+    shoal_sim *lent = make_sim(SHOAL_MODEL_STEER, 8, 1.0f, 1.0f);
+    assert_int_equal(shoal_sim_set_obstacles(lent, o, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim_obstacle_count(lent), 1);
+    assert_true(same_field(shoal_sim_field(lent), shoal_sim_field(own)));
+    shoal_transform t = shoal_transform_identity();
+    t.position[0] = 1.5f;
+    t.rotation_deg[1] = 30.0f;
+    assert_int_equal(shoal_obstacles_move(o, 0, &t, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim_move_obstacle(own, 0, &t, &e), SHOAL_OK);
+    assert_false(same_field(shoal_sim_field(lent), shoal_sim_field(own))); /* a copy */
+    assert_int_equal(shoal_sim_set_obstacles(lent, o, &e), SHOAL_OK);
+    assert_true(same_field(shoal_sim_field(lent), shoal_sim_field(own)));
+    assert_true(shoal_sim_obstacle_transform(lent, 0).position[0] == 1.5f);
+
+    /* a sim of another cell size builds the field with its own */
+    shoal_sim *fine = make_sim(SHOAL_MODEL_STEER, 8, 0.5f, 1.0f);
+    shoal_sim *fine_own = make_sim(SHOAL_MODEL_STEER, 8, 0.5f, 1.0f);
+    assert_int_equal(shoal_sim_set_obstacles(fine, o, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim_add_obstacle(fine_own, tri_pos, tri_nrm, 2, &t, NULL, &e), SHOAL_OK);
+    assert_true(shoal_sim_field(fine).cell_size == 0.5f);
+    assert_true(same_field(shoal_sim_field(fine), shoal_sim_field(fine_own)));
+    shoal_obstacles_destroy(o); /* lent: the sims keep their copies */
+    assert_true(same_field(shoal_sim_field(fine), shoal_sim_field(fine_own)));
+    /* NULL removes the field */
+    uint64_t builds = shoal_sim_field(fine).builds;
+    assert_int_equal(shoal_sim_set_obstacles(fine, NULL, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim_obstacle_count(fine), 0);
+    assert_null(shoal_sim_field(fine).vectors);
+    assert_true(shoal_sim_field(fine).builds > builds);
+
+    /* errors: as shoal_sim_add_obstacle's, nothing changed */
+    assert_int_equal(shoal_obstacles_create(&prm, &o, &e), SHOAL_OK);
+    float bad[6] = {0, 0, 0, NAN, 0, 0};
+    assert_int_equal(shoal_obstacles_add(o, bad, tri_nrm, 2, NULL, NULL, &e), SHOAL_ERR_INPUT);
+    assert_int_equal(shoal_obstacles_count(o), 0);
+    assert_int_equal(shoal_obstacles_move(o, 0, &t, &e), SHOAL_ERR_INPUT);
+    shoal_obstacles_destroy(o);
+    shoal_params zero = prm;
+    zero.field_cell = 0;
+    o = (shoal_obstacles *)1;
+    assert_int_equal(shoal_obstacles_create(&zero, &o, &e), SHOAL_ERR_INPUT);
+    assert_null(o);
+    shoal_sim_destroy(own);
+    shoal_sim_destroy(lent);
+    shoal_sim_destroy(fine);
+    shoal_sim_destroy(fine_own);
+
+    /* a scene's meshes as a lent field: a step gives the bits of a sim that loaded them */
+    shoal_scene sc;
+    assert_int_equal(
+        shoal_scene_load(SHOAL_SOURCE_ROOT "/assets/scenes/steer_rock_mesh.ini", &sc, &e),
+        SHOAL_OK);
+    shoal_sim_desc d = sc.desc;
+    d.boid_count = 500;
+    d.thread_count = 2;
+    shoal_sim *a, *b;
+    assert_int_equal(shoal_sim_create(&d, &a, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim_create(&d, &b, &e), SHOAL_OK);
+    assert_int_equal(shoal_scene_add_obstacles(&sc, a, &e), SHOAL_OK);
+    assert_int_equal(shoal_scene_make_obstacles(&sc, &o, &e), SHOAL_OK);
+    assert_int_equal(shoal_obstacles_count(o), 1);
+    assert_int_equal(shoal_sim_set_obstacles(b, o, &e), SHOAL_OK);
+    shoal_obstacles_destroy(o);
+    assert_int_equal(shoal_sim_draw_state(a, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim_draw_state(b, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim_step(a, 60, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim_step(b, 60, &e), SHOAL_OK);
+    float ra[500 * 6], rb[500 * 6];
+    assert_int_equal(shoal_sim_get_rows(a, ra, 500, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim_get_rows(b, rb, 500, &e), SHOAL_OK);
+    assert_memory_equal(ra, rb, sizeof ra);
+    shoal_sim_destroy(a);
+    shoal_sim_destroy(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_computed), cmocka_unit_test(test_transform_and_move),
         cmocka_unit_test(test_field_force),   cmocka_unit_test(test_obj_normals),
-        cmocka_unit_test(test_scene_meshes),
+        cmocka_unit_test(test_scene_meshes),  cmocka_unit_test(test_obstacles_lent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@
 #include "shoal/shoal.h"
 #include "tests/cli_harness.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,18 @@ static float *initial(shoal_sim_desc *d, uint64_t seed)
 }
 
 /* Uniform box of side `side` centred at 0, velocities in [-0.1, 0.1]^3 (xorshift). */
+/* The default of a model's parameter `name` (NAN when the model has none): the tests pick
+ * their settings by what a model's table has, not by its name. */
+static float param_default(shoal_model m, const char *name)
+{
+    size_t n;
+    const shoal_param_info *list = shoal_params_list(m, &n);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(list[i].name, name) == 0)
+            return list[i].default_value;
+    return NAN;
+}
+
 static float *uniform_box(size_t n, float side, uint64_t seed)
 {
     float *rows = malloc(n * 6 * sizeof(float));
@@ -127,7 +140,8 @@ static int model_case(shoal_model m, size_t n, int steps, float spread)
     shoal_params_default(m, &d.params);
     d.boid_count = n;
     d.seed = 11;
-    if (spread > 0 && m != SHOAL_MODEL_HEADING && m != SHOAL_MODEL_CLASSIC)
+    /* a model that starts in a smaller ball (steer's, average's): spread over `spread` */
+    if (spread > 0 && param_default(m, "init_pos_radius") < spread)
         d.params.init_pos_radius = spread;
     float *rows = initial(&d, 7 + n);
     char label[64];
@@ -203,20 +217,34 @@ static void test_brute_and_spheres(void **state)
     }
 }
 
-/* Every scene of assets/scenes (meshes, spheres, predators, heading targets), at its own
- * parameters and at most 8192 boids, 1000 steps. */
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every scene of assets/scenes (meshes, spheres, predators, heading targets: whatever the
+ * directory holds, in name order), at its own parameters and at most 8192 boids, 1000
+ * steps. */
 static void test_scenes(void **state)
 {
     (void)state;
-    static const char *const scenes[] = {
-        "average",    "average_bigwave", "average_diffuse", "average_suimi",   "classic",
-        "fov",        "fov_rock",        "heading",         "heading_targets", "steer",
-        "steer_100k", "steer_predator",  "steer_rock",      "steer_rock_mesh",
-    };
+    char dir[1024], *names[256];
+    size_t count = 0;
+    snprintf(dir, sizeof dir, "%s/assets/scenes", SHOAL_SOURCE_ROOT);
+    DIR *d0 = opendir(dir);
+    assert_non_null(d0);
+    for (struct dirent *de; (de = readdir(d0)) && count < 256;) {
+        size_t len = strlen(de->d_name);
+        if (len > 4 && strcmp(de->d_name + len - 4, ".ini") == 0)
+            names[count++] = strndup(de->d_name, len - 4);
+    }
+    closedir(d0);
+    qsort(names, count, sizeof names[0], cmp_name);
+    assert_true(count >= (size_t)SHOAL_MODEL_COUNT); /* a scene per model at least */
     int bad = 0;
-    for (size_t k = 0; k < sizeof scenes / sizeof scenes[0]; k++) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/assets/scenes/%s.ini", SHOAL_SOURCE_ROOT, scenes[k]);
+    for (size_t k = 0; k < count; k++) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s.ini", dir, names[k]);
         shoal_scene sc;
         shoal_error e;
         if (shoal_scene_load(path, &sc, &e))
@@ -225,8 +253,129 @@ static void test_scenes(void **state)
         if (d.boid_count > 8192)
             d.boid_count = 8192;
         float *rows = initial(&d, d.seed);
-        size_t same = parity_scene(scenes[k], &d, &sc, rows, 1000);
+        size_t same = parity_scene(names[k], &d, &sc, rows, 1000);
         bad += same != d.boid_count;
+        free(rows);
+        free(names[k]);
+    }
+    assert_int_equal(bad, 0);
+}
+
+/* Identical rows and predators of a CPU and a GPU sim now. */
+static size_t same_now(const char *label, shoal_sim *cpu, shoal_gpu_sim *gpu)
+{
+    shoal_error e;
+    size_t n = shoal_sim_count(cpu), same = 0;
+    float *a = malloc(n * 6 * sizeof(float)), *b = malloc(n * 6 * sizeof(float));
+    assert_int_equal(shoal_sim_get_rows(cpu, a, n, &e), SHOAL_OK);
+    assert_int_equal(shoal_gpu_sim_get_rows(gpu, b, n, &e), SHOAL_OK);
+    for (size_t i = 0; i < n; i++)
+        same += memcmp(a + i * 6, b + i * 6, 6 * sizeof(float)) == 0;
+    float pc[SHOAL_MAX_PREDATORS * 6], pg[SHOAL_MAX_PREDATORS * 6];
+    memset(pc, 0, sizeof pc);
+    memset(pg, 0, sizeof pg);
+    size_t npc = shoal_sim_predators(cpu, pc, pc + 3 * SHOAL_MAX_PREDATORS, SHOAL_MAX_PREDATORS);
+    size_t npg =
+        shoal_gpu_sim_predators(gpu, pg, pg + 3 * SHOAL_MAX_PREDATORS, SHOAL_MAX_PREDATORS);
+    if (npc != npg || memcmp(pc, pg, sizeof pc) != 0)
+        same = 0;
+    printf("parity %-36s identical %zu/%zu, predators %zu/%zu\n", label, same, n, npc, npg);
+    fflush(stdout);
+    free(a);
+    free(b);
+    return same;
+}
+
+/* Issue 37 item 7: parameters changed between steps on both backends (shoal_sim_set_params,
+ * shoal_gpu_sim_set_params) keep them identical: weights, a larger radius (the grid laid out
+ * again, its device tables grown), a smaller one, more predators (restarted), and a new
+ * field_cell (the field built again from the meshes an obstacle field lent the GPU sim; the
+ * CPU sim holds its own). A field copied from a CPU sim cannot be rebuilt: refused. */
+static void test_set_params_and_obstacles(void **state)
+{
+    (void)state;
+    static const char *const scenes[] = {"steer_rock_mesh", "heading", "fov_rock"};
+    int bad = 0;
+    for (size_t k = 0; k < sizeof scenes / sizeof scenes[0]; k++) {
+        char path[1024], label[96];
+        snprintf(path, sizeof path, "%s/assets/scenes/%s.ini", SHOAL_SOURCE_ROOT, scenes[k]);
+        shoal_scene sc;
+        shoal_error e;
+        if (shoal_scene_load(path, &sc, &e))
+            fail_msg("%s", e.message);
+        shoal_sim_desc d = sc.desc;
+        if (d.boid_count > 3000)
+            d.boid_count = 3000;
+        float *rows = initial(&d, d.seed);
+        shoal_sim *cpu;
+        shoal_gpu_sim *gpu;
+        shoal_obstacles *obs;
+        assert_int_equal(shoal_sim_create(&d, &cpu, &e), SHOAL_OK);
+        assert_int_equal(shoal_sim_set_rows(cpu, rows, d.boid_count, &e), SHOAL_OK);
+        assert_int_equal(shoal_scene_add_obstacles(&sc, cpu, &e), SHOAL_OK);
+        assert_int_equal(shoal_gpu_sim_create(&d, SHOAL_GPU_ORDER_STABLE, &gpu, &e), SHOAL_OK);
+        assert_int_equal(shoal_gpu_sim_set_rows(gpu, rows, d.boid_count, &e), SHOAL_OK);
+        assert_int_equal(shoal_scene_make_obstacles(&sc, &obs, &e), SHOAL_OK);
+        assert_int_equal(shoal_gpu_sim_set_obstacles(gpu, obs, &e), SHOAL_OK);
+        shoal_obstacles_destroy(obs); /* lent: the GPU sim kept its own copy */
+        shoal_params p = d.params;
+        for (int round = 0; round < 5; round++) {
+            assert_int_equal(shoal_sim_step(cpu, 100, &e), SHOAL_OK);
+            assert_int_equal(shoal_gpu_sim_step(gpu, 100, &e), SHOAL_OK);
+            snprintf(label, sizeof label, "%s set_params round %d", scenes[k], round);
+            bad += same_now(label, cpu, gpu) != d.boid_count;
+            if (round == 0) { /* every weight a third up */
+                size_t np;
+                const shoal_param_info *pl = shoal_params_list(d.model, &np);
+                for (size_t i = 0; i < np; i++)
+                    if (strstr(pl[i].name, "weight")) {
+                        float v;
+                        memcpy(&v, (char *)&p + pl[i].offset, sizeof v);
+                        v = v * 4 / 3 < pl[i].max ? v * 4 / 3 : v;
+                        memcpy((char *)&p + pl[i].offset, &v, sizeof v);
+                    }
+            } else if (round == 1 || round == 2) {
+                /* every radius up (the grid laid out again, its tables grown), then down */
+                float f = round == 1 ? 1.25f : 0.8f;
+                size_t np;
+                const shoal_param_info *pl = shoal_params_list(d.model, &np);
+                for (size_t i = 0; i < np; i++) {
+                    int sq = strstr(pl[i].name, "dist2") != NULL;
+                    if (!sq && !strstr(pl[i].name, "radius"))
+                        continue;
+                    float v;
+                    memcpy(&v, (char *)&p + pl[i].offset, sizeof v);
+                    v *= sq ? f * f : f;
+                    if (v >= pl[i].min && v <= pl[i].max)
+                        memcpy((char *)&p + pl[i].offset, &v, sizeof v);
+                }
+            } else if (round == 3) { /* two more predators, restarted on both */
+                p.predator_count += 2;
+            } else { /* a finer obstacle field, built again on both */
+                p.field_cell *= 0.75f;
+            }
+            shoal_status sc1 = shoal_sim_set_params(cpu, &p, &e);
+            if (sc1)
+                fail_msg("%s: cpu set_params: %s", label, e.message);
+            if (shoal_gpu_sim_set_params(gpu, &p, &e))
+                fail_msg("%s: gpu set_params: %s", label, e.message);
+        }
+        assert_int_equal(shoal_sim_step(cpu, 100, &e), SHOAL_OK);
+        assert_int_equal(shoal_gpu_sim_step(gpu, 100, &e), SHOAL_OK);
+        snprintf(label, sizeof label, "%s after a new field_cell", scenes[k]);
+        bad += same_now(label, cpu, gpu) != d.boid_count;
+        /* a bad value: refused, nothing changed */
+        shoal_params q = p;
+        q.max_speed = -1;
+        assert_int_equal(shoal_gpu_sim_set_params(gpu, &q, &e), SHOAL_ERR_INPUT);
+        /* a field taken from a CPU sim has no meshes to build again from */
+        assert_int_equal(shoal_gpu_sim_copy_obstacles(gpu, cpu, &e), SHOAL_OK);
+        q = p;
+        q.field_cell *= 2;
+        assert_int_equal(shoal_gpu_sim_set_params(gpu, &q, &e),
+                         shoal_sim_obstacle_count(cpu) ? SHOAL_ERR_INPUT : SHOAL_OK);
+        shoal_sim_destroy(cpu);
+        shoal_gpu_sim_destroy(gpu);
         free(rows);
     }
     assert_int_equal(bad, 0);
@@ -375,7 +524,7 @@ static void test_verify_gpu_orders(void **state)
         shoal_error e;
         if (shoal_scene_parse(text, "verify", &sc, &e))
             fail_msg("%s", e.message);
-        if (m == SHOAL_MODEL_STEER || m == SHOAL_MODEL_AVERAGE)
+        if (param_default((shoal_model)m, "init_pos_radius") < 8.0f) /* steer's, average's */
             sc.desc.params.init_pos_radius = 8.0f;
         size_t n = sc.desc.boid_count;
         float *rows = initial(&sc.desc, 9);
@@ -473,28 +622,27 @@ static void test_run_backend(void **state)
     }
     assert_int_equal(cli_setup("gpu-run"), 0);
     const char *dir = g_dir;
-    const char *models[] = {"steer", "heading"};
-    for (int m = 0; m < 2; m++) {
+    /* every model of the table, in the window of each backend */
+    for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
+        const char *name = shoal_model_name((shoal_model)m);
         const char *backends[] = {"cpu", "cuda"};
         for (int b = 0; b < 2; b++) {
             char cmd[1024];
             snprintf(cmd, sizeof cmd,
                      "%s run --headless --model %s --count 3000 --frames 30 --size 320x180 "
                      "--threads 2 --hud off --backend %s --out %s/%s_%s > %s/%s_%s.txt 2>&1",
-                     exe, models[m], backends[b], dir, models[m], backends[b], dir, models[m],
-                     backends[b]);
+                     exe, name, backends[b], dir, name, backends[b], dir, name, backends[b]);
             if (system(cmd) != 0)
                 fail_msg("failed: %s", cmd);
         }
         int same = 0;
         for (int f = 0; f < 30; f++) {
             char a[512], c[512];
-            snprintf(a, sizeof a, "%s/%s_cpu/frame_%05d.png", dir, models[m], f);
-            snprintf(c, sizeof c, "%s/%s_cuda/frame_%05d.png", dir, models[m], f);
+            snprintf(a, sizeof a, "%s/%s_cpu/frame_%05d.png", dir, name, f);
+            snprintf(c, sizeof c, "%s/%s_cuda/frame_%05d.png", dir, name, f);
             same += files_equal(a, c);
         }
-        printf("run --backend cuda, %s: %d/30 frames identical to the CPU run's\n", models[m],
-               same);
+        printf("run --backend cuda, %s: %d/30 frames identical to the CPU run's\n", name, same);
         assert_int_equal(same, 30);
     }
     /* predators and an obstacle mesh: the GPU window draws what the CPU window draws (the
@@ -536,11 +684,17 @@ int main(void)
         return 77; /* meson: skipped */
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_models_small), cmocka_unit_test(test_models_spread),
-        cmocka_unit_test(test_uniform_box),  cmocka_unit_test(test_brute_and_spheres),
-        cmocka_unit_test(test_scenes),       cmocka_unit_test(test_mesh_predators_every_model),
-        cmocka_unit_test(test_fault),        cmocka_unit_test(test_atomic_order_runs),
-        cmocka_unit_test(test_run_backend),  cmocka_unit_test(test_verify_gpu_orders),
+        cmocka_unit_test(test_models_small),
+        cmocka_unit_test(test_models_spread),
+        cmocka_unit_test(test_uniform_box),
+        cmocka_unit_test(test_brute_and_spheres),
+        cmocka_unit_test(test_scenes),
+        cmocka_unit_test(test_mesh_predators_every_model),
+        cmocka_unit_test(test_fault),
+        cmocka_unit_test(test_atomic_order_runs),
+        cmocka_unit_test(test_run_backend),
+        cmocka_unit_test(test_verify_gpu_orders),
+        cmocka_unit_test(test_set_params_and_obstacles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -354,14 +354,14 @@ static void test_f15_member_failures(void **state)
 static void test_f16_f17_f27_sweep_options(void **state)
 {
     (void)state;
-    assert_int_equal(sh("$S sweep --vary sep_weight=1 --count 100 --steps 2 --threads 300 "
+    assert_int_equal(sh("$S sweep --vary sep_weight=1 --count 100 --steps 2 --threads 3000 "
                         "--out thr"),
                      2);
     assert_err_has("--threads");
     assert_err_has("out of range");
     assert_false(exists("thr"));
     assert_int_equal(sh("$S sweep --vary sep_weight=1,2 --count 100 --steps 2 --jobs 2 "
-                        "--threads 1024 --out thr2"),
+                        "--threads 1025 --out thr2"),
                      2);
     assert_false(exists("thr2"));
     /* seeds: init's --seed parser and message; too large is out of range, not "not an

@@ -87,21 +87,40 @@ if [ -x "$bin/shoal" ]; then
   cmp "$tmp/end.npy" "$tmp/cli.npy" ||
     { echo "FAIL: docs/LIBRARY.md's program and shoal init + step wrote different states"; exit 1; }
 fi
-# the Python package, where this build has it: `meson install` put it in site-packages under
-# the prefix, and it imports and steps from there (not in a sanitizer build: the interpreter
-# lacks the sanitizer runtime the extension needs)
+# the Python package, where this build has it: `meson install` put it where the interpreter
+# that built it looks under the prefix (Debian's python3 and /usr/local:
+# /usr/local/lib/python3.X/dist-packages, not Meson's lib/python3/dist-packages, which only
+# /usr's python path has), with its meshes and scenes inside; it imports, steps, renders and
+# finds a scene from there in a clean environment, away from the checkout (not in a sanitizer
+# build: the interpreter lacks the sanitizer runtime the extension needs)
 ext=$(find "$tmp/root" -name '_shoal*.so' | head -1)
 if [ -n "$ext" ] && [ -z "$san" ]; then
+  py=${PYTHON:-/usr/bin/python3}
   site=$(dirname "$(dirname "$ext")")
-  [ -f "$site/shoal/__init__.py" ] && [ -f "$site/shoal/__init__.pyi" ] ||
-    { echo "FAIL: the installed Python package lacks __init__.py or its .pyi"; exit 1; }
-  (cd "$tmp" && PYTHONPATH=$site ${PYTHON:-/usr/bin/python3} -c "
+  [ -f "$site/shoal/__init__.py" ] && [ -f "$site/shoal/__init__.pyi" ] &&
+    [ -f "$site/shoal/assets/fish.obj" ] && [ -f "$site/shoal/assets/scenes/school.ini" ] ||
+    { echo "FAIL: the installed Python package lacks __init__.py, its .pyi or its assets"; exit 1; }
+  want=$("$py" -c "
+import os, site, sys, sysconfig
+prefix = os.path.normpath(sys.argv[1])
+for p in site.getsitepackages():
+    if os.path.relpath(p, prefix).split(os.sep)[0] == 'lib':
+        print(p); break
+else:
+    print(sysconfig.get_path('platlib', 'posix_prefix', vars={'base': prefix, 'platbase': prefix}))
+" "$prefix")
+  [ "$site" = "$tmp/root$want" ] ||
+    { echo "FAIL: the Python package went to ${site#"$tmp/root"}, $py looks in $want"; exit 1; }
+  (cd "$tmp" && env -i HOME="$tmp" PATH=/usr/bin:/bin PYTHONPATH="$site" "$py" -c "
 import shoal
 assert shoal.__file__.startswith('$site'), shoal.__file__
 s = shoal.Simulation(model='classic', count=64, seed=2)
 s.step(3)
-print('installed Python package: shoal', shoal.__version__, s)
-") || { echo "FAIL: the installed Python package does not import"; exit 1; }
+assert shoal.render(s.state, size=(32, 24)).any()
+sc = shoal.scene_path('school')
+assert sc.startswith('$site'), sc
+print('installed Python package: shoal', shoal.__version__, s, 'scene', sc)
+") || { echo "FAIL: the installed Python package does not work from a clean environment"; exit 1; }
 fi
 # exports: shoal_* only
 bad=$(nm -D --defined-only "$libdir/libshoal.so" | awk '{print $3}' | grep -v '^shoal_' || true)

@@ -13,6 +13,7 @@
 #include "shoal/shoal.h"
 #include "sim/models.h"
 #include "sim/sim_internal.h"
+#include "tests/scenes.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -490,8 +491,8 @@ static void test_far_boids_pulled_back(void **state)
     shoal_params_default(d.model, &d.params);
     d.boid_count = N;
     float rows[N * 6];
-    for (int isa = 0; isa < 3; isa++) {
-        d.isa = isa == 0 ? SHOAL_ISA_SCALAR : isa == 1 ? SHOAL_ISA_AVX2 : SHOAL_ISA_AVX512;
+    for (int isa = 0; isa < TEST_ISA_COUNT; isa++) {
+        d.isa = test_isas[isa];
         if (!shoal_isa_supported(d.isa))
             continue;
         shoal_sim *s;

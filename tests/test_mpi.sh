@@ -85,32 +85,38 @@ check_step() { # name model steps state [extra shoal args...]
   done
 }
 
-# states: each model's own start (clumped in a ball for steer and average, spread for the
-# others), a uniform one over a box of many cells, and two tight clumps
-for m in steer average heading classic fov; do
+# states: each model's own start (clumped in a ball for some, steer and average, spread for
+# the others), a uniform one over a box of many cells, and two tight clumps. The models are
+# the library's table (shoal params --names), not a list typed here.
+MODELS=$("$S" params --names)
+BALL_MODELS= # the models that start in a ball of positions and velocities (steer, average)
+for m in $MODELS; do
   "$S" init --count 2000 --model "$m" --seed 7 --out "init_$m.npy" 2>/dev/null ||
     fail "init $m"
+  "$S" params --model "$m" | grep -q '^  init_vel_radius ' && BALL_MODELS="$BALL_MODELS $m"
 done
-$PY - <<'EOF' || fail "python states"
+BALL_MODELS="$BALL_MODELS" $PY - $MODELS <<'EOF' || fail "python states"
+import os
+import sys
 import numpy as np
 rng = np.random.default_rng(17)
-for m in ["steer", "average", "heading", "classic", "fov"]:
+ball = os.environ["BALL_MODELS"].split()
+for m in sys.argv[1:]:
     a = np.load(f"init_{m}.npy").astype(np.float32)
     lo, hi = a[:, :3].min(0), a[:, :3].max(0)
     span = float(max(hi - lo))
-    # steer and average start in a ball a few cells wide: spread them over their walls
-    L = {"steer": 6.0, "average": 6.0}.get(m, span / 2)
+    # a start in a ball a few cells wide (steer's, average's): spread over +-6 of its walls
+    L = 6.0 if m in ball else span / 2
+    centre = (lo + hi) / 2 if np.abs((lo + hi) / 2).max() > 0.25 * L else 0  # classic's box
     u = a.copy()
     u[:, :3] = rng.uniform(-L, L, size=(len(a), 3)).astype(np.float32)
-    if m == "classic":
-        u[:, :3] += (lo + hi) / 2
+    u[:, :3] += centre
     np.save(f"uniform_{m}.npy", u)
     c = a.copy()
     half = len(a) // 2
     c[:half, :3] = (rng.normal(0, 0.05 * L, size=(half, 3)) - 0.5 * L).astype(np.float32)
     c[half:, :3] = (rng.normal(0, 0.05 * L, size=(len(a) - half, 3)) + 0.4 * L).astype(np.float32)
-    if m == "classic":
-        c[:, :3] += (lo + hi) / 2
+    c[:, :3] += centre
     np.save(f"clumped_{m}.npy", c)
 # a stream: every boid moves along z fast enough to change cell (and brick) every step
 s = np.zeros((1500, 6), np.float32)
@@ -127,16 +133,15 @@ m[1500:, :3] = rng.uniform(-8, 8, size=(1500, 3))
 np.save("mclump.npy", m)
 EOF
 
-check_step steer200 steer "$LONG" uniform_steer.npy
-check_step fov200 fov "$LONG" uniform_fov.npy
-for m in average heading classic; do
+for m in $MODELS; do
   check_step "uniform_$m" "$m" "$LONG" "uniform_$m.npy"
 done
-for m in steer average heading classic fov; do
+for m in $MODELS; do
   check_step "clumped_$m" "$m" 40 "clumped_$m.npy"
 done
-# steer and average's own start is a ball of a few cells: all boids in one rank's brick
-for m in steer average; do
+# a model whose own start is a ball of a few cells (steer's, average's): all boids in one
+# rank's brick
+for m in $BALL_MODELS; do
   check_step "oneBrick_$m" "$m" 20 "init_$m.npy"
 done
 # up to 8 ranks (rank grids 1x1x5, 1x2x3, 2x2x2)
@@ -188,16 +193,53 @@ sys.exit(0 if m and m.group(1) == m.group(2) and int(m.group(2)) > 0 else 1)
 EOF
 done
 
-# the forces of the interior cells run while the halo is in flight, then the boundary
-# cells: every step of the stream at 2 and 4 ranks was split so; bricks two or three cells
-# thick (6 ranks over the stream's 8 cells: some with no interior at all) and the unsplit
-# step (SHOAL_MPI_OVERLAP=0, for measurements) give the same bytes
+# --stats under mpirun profiles every rank by stage (issue 42): the sim's stages as one
+# process names them, then the exchange's, a line per rank, and the halo the stream sent
 for r in 2 4; do
-  grep -Eq "halo overlap: ([1-9][0-9]*) of \1 steps" "stream.$r.err" ||
-    fail "stream: $r ranks did not overlap the halo: $(grep overlap "stream.$r.err")"
+  $PY - "stream.$r.err" "$r" <<'EOF' || fail "stream: $r ranks: no profile of every rank: $(grep -A6 'per rank' "stream.$r.err")"
+import re, sys
+t = open(sys.argv[1]).read().splitlines()
+r = int(sys.argv[2])
+h = [i for i, l in enumerate(t) if l.split()[:5] == ["rank", "grid_assign", "grid_scan", "grid_scatter", "forces"]]
+assert h, "no header"
+head = t[h[0]].split()
+for s in ["classify", "halo_pack", "exchange", "halo_unpack", "reduce", "step", "boids", "halo"]:
+    assert s in head, s
+rows = [l.split() for l in t[h[0] + 1:h[0] + 1 + r]]
+assert [int(x[0]) for x in rows] == list(range(r)), rows
+boids = head.index("boids")
+assert sum(int(float(x[boids])) for x in rows) == 1500, rows
+assert all(float(x[head.index("halo")]) > 0 for x in rows), rows
+EOF
 done
+# bricks one to three cells thick (6 ranks over the stream's 8 cells), and boids so fast
+# that they jump past the neighbouring brick in one step (the fallback all-to-all): the
+# same bytes, and the jumps were there
 RANKS="6" check_step thin steer 20 stream.npy --threads 1
-SHOAL_MPI_OVERLAP=0 RANKS="3" check_step whole fov 20 uniform_fov.npy
+$PY - <<'EOF' || fail "python jump state"
+import numpy as np
+s = np.load("stream.npy")
+s[:, 5] = 600.0
+np.save("jump.npy", s)
+EOF
+RANKS="3 6" check_step jump steer 10 jump.npy --set max_speed=1000 --stats
+for r in 3 6; do
+  grep -Eq "neighbouring bricks \(sent all to all\) in [1-9][0-9]* steps" "jump.$r.err" ||
+    fail "jump: $r ranks: no jump past the neighbours: $(grep jumped "jump.$r.err")"
+done
+
+# ranks whose threads oversubscribe the cores they were given (here both ranks on one CPU):
+# one line on rank 0, the bytes unchanged; on a core each, no line
+if command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -ge 2 ]; then
+  taskset -c 0 mpirun --oversubscribe -np 2 "$S" step --in uniform_fov.npy --out ov.npy \
+    --model fov --steps 2 --threads 1 2>ov.err >/dev/null
+  [ "$(grep -c "warning: 2 ranks x 1 thread on 1 core of this node: the threads oversubscribe" ov.err)" = 1 ] ||
+    fail "oversubscribed cores: not one warning: $(cat ov.err)"
+  taskset -c 0,1 mpirun --oversubscribe -np 2 "$S" step --in uniform_fov.npy --out ov2.npy \
+    --model fov --steps 2 --threads 1 2>ov2.err >/dev/null && cmp -s ov.npy ov2.npy ||
+    fail "oversubscribed cores: other bytes"
+  ! grep -q "oversubscribe" ov2.err || fail "a core per rank: a warning: $(cat ov2.err)"
+fi
 
 # re-cuts (imbalance max/mean above 1.2 and grown 5%) move the bricks: still the same bytes
 RANKS="2 4" check_step recut steer 150 mclump.npy --stats
@@ -266,8 +308,8 @@ rm -rf trajr1 trajr3
   fail "trajectory from a checkpoint, 3 ranks"
 
 # --trace under mpirun (issue 30): one Chrome trace, each rank a process "shoal rank K"
-# with a track per thread and spans on every one; the state is still one process's; a step
-# that fails writes no trace
+# with a track per thread and spans on every one, the exchange's stages among them; the
+# state is still one process's; a step that fails writes no trace
 for r in 2 3; do
   rm -f "tr$r.json"
   mpi "$r" step --in uniform_fov.npy --out "tr$r.npy" --model fov --steps 3 --threads 2 \
@@ -282,6 +324,11 @@ ev = t["traceEvents"]
 names = sorted(e["args"]["name"] for e in ev if e["name"] == "process_name")
 tracks = {(e["pid"], e["tid"]) for e in ev if e["ph"] == "X"}
 ok = names == ["shoal rank %d" % k for k in range(r)] and tracks == {(k + 1, t) for k in range(r) for t in (0, 1)}
+# every step of every rank has the exchange's stages beside the sim's (issue 42)
+for k in range(r):
+    for s in ["forces", "classify", "halo_pack", "exchange", "halo_unpack", "reduce"]:
+        n = sum(1 for e in ev if e["ph"] == "X" and e["pid"] == k + 1 and e["name"].split()[0] == s)
+        ok = ok and n >= 3
 sys.exit(0 if ok and t["otherData"]["ranks"] == r else 1)
 EOF2
 done

@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void test_every_param_settable(void **state)
@@ -259,8 +260,103 @@ static void test_scene_parse(void **state)
         if (!strstr(e.message, bad[i].word) || !strstr(e.message, "bad.ini"))
             fail_msg("case %zu: message '%s' lacks '%s'", i, e.message, bad[i].word);
     }
-    assert_int_equal(shoal_scene_load("/nonexistent/x.ini", &sc, &e), SHOAL_ERR_INPUT);
+    /* a scene that cannot be opened is a file error, as every other input (issue 44, N22) */
+    assert_int_equal(shoal_scene_load("/nonexistent/x.ini", &sc, &e), SHOAL_ERR_IO);
     assert_non_null(strstr(e.message, "/nonexistent/x.ini"));
+}
+
+/* Parameters by value and by name (shoal_params_find / _get / _set_value, the lookup every
+ * front end uses): the same entries as the table, the same refusals in the same words as the
+ * text path, all or nothing; and the formats table the program and the Python package read. */
+static void test_params_by_value(void **state)
+{
+    (void)state;
+    shoal_error e, et;
+    for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
+        size_t n, k;
+        const shoal_param_info *list = shoal_params_list((shoal_model)m, &n);
+        for (size_t i = 0; i < n; i++) {
+            assert_ptr_equal(shoal_params_find((shoal_model)m, list[i].name, &k, &e), &list[i]);
+            assert_int_equal(k, 1);
+        }
+    }
+    shoal_params p, q;
+    shoal_params_default(SHOAL_MODEL_STEER, &p);
+    size_t k = 0;
+    const shoal_param_info *wall = shoal_params_find(SHOAL_MODEL_STEER, "wall_size", &k, &e);
+    assert_non_null(wall);
+    assert_int_equal(k, 3);
+    assert_string_equal(wall->name, "wall_size_x");
+    double v3[3] = {40, 41, 42}, got[3];
+    assert_int_equal(shoal_params_set_value(SHOAL_MODEL_STEER, &p, "wall_size", v3, 3, &e), 0);
+    assert_int_equal(shoal_params_get(SHOAL_MODEL_STEER, &p, "wall_size", got, 3, &k, &e), 0);
+    assert_true(k == 3 && got[0] == 40 && got[1] == 41 && got[2] == 42);
+    assert_int_equal(shoal_params_get(SHOAL_MODEL_STEER, &p, "wall_size_y", got, 1, &k, &e), 0);
+    assert_true(k == 1 && got[0] == 41);
+    /* refusals: the text path's words, the params unchanged */
+    q = p;
+    double bad = -1;
+    assert_int_equal(shoal_params_set_value(SHOAL_MODEL_STEER, &q, "max_speed", &bad, 1, &e),
+                     SHOAL_ERR_INPUT);
+    assert_int_equal(shoal_params_set(SHOAL_MODEL_STEER, &q, "max_speed", "-1", &et),
+                     SHOAL_ERR_INPUT);
+    assert_string_equal(e.message, et.message);
+    double huge = 1e39, inf = INFINITY;
+    assert_int_equal(shoal_params_set_value(SHOAL_MODEL_STEER, &q, "sep_weight", &huge, 1, &e),
+                     SHOAL_ERR_INPUT);
+    assert_int_equal(shoal_params_set(SHOAL_MODEL_STEER, &q, "sep_weight", "1e+39", &et),
+                     SHOAL_ERR_INPUT);
+    assert_string_equal(e.message, et.message);
+    assert_int_equal(shoal_params_set_value(SHOAL_MODEL_STEER, &q, "sep_weight", &inf, 1, &e),
+                     SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "'inf' is not a finite number"));
+    double half = 1.5;
+    assert_int_equal(shoal_params_set_value(SHOAL_MODEL_STEER, &q, "predator_count", &half, 1, &e),
+                     SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "must be an integer"));
+    assert_int_equal(shoal_params_set_value(SHOAL_MODEL_STEER, &q, "wall_size", v3, 1, &e),
+                     SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "takes 3 values (x, y, z), not 1"));
+    assert_int_equal(shoal_params_set_value(SHOAL_MODEL_STEER, &q, "sep_weight", v3, 3, &e),
+                     SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "takes one value, not 3"));
+    double vbad[3] = {40, -5, 42}; /* all or nothing */
+    assert_int_equal(shoal_params_set_value(SHOAL_MODEL_STEER, &q, "wall_size", vbad, 3, &e),
+                     SHOAL_ERR_INPUT);
+    assert_memory_equal(&q, &p, sizeof p);
+    assert_null(shoal_params_find(SHOAL_MODEL_STEER, "nope", &k, &e));
+    assert_int_equal(shoal_params_set(SHOAL_MODEL_STEER, &q, "nope", "1", &et), SHOAL_ERR_INPUT);
+    assert_string_equal(e.message, et.message);
+    /* a vector's text is not cut: a long one is refused whole (the trial's N16) */
+    char longv[400];
+    snprintf(longv, sizeof longv, "25%*s,26,27", 300, "x");
+    assert_int_equal(shoal_params_set(SHOAL_MODEL_STEER, &q, "wall_size", longv, &e),
+                     SHOAL_ERR_INPUT);
+    assert_memory_equal(&q, &p, sizeof p);
+    /* the JSON form reads back through the manifest reader's set_value */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(shoal_params_write_json(f, SHOAL_MODEL_STEER, &p), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "\"wall_size_y\": 41"));
+    free(buf);
+
+    /* the formats table */
+    assert_string_equal(shoal_io_format_at(0)->name, "npy");
+    assert_false(shoal_io_format_find("vtk", 0)->readable);
+    assert_string_equal(shoal_io_format_of_path("a.bin", 1)->name, "unity");
+    assert_string_equal(shoal_io_format_of_path("a.vtp", 0)->name, "vtk");
+    assert_string_equal(shoal_io_format_of_path("a.vtp", 1)->name, "npy"); /* vtk is write-only */
+    assert_null(shoal_io_format_find("unity", 1));                         /* no trajectories */
+    char names[128];
+    shoal_io_format_names(names, sizeof names, 1, 0, "auto");
+    assert_string_equal(names, "auto, npy or unity");
+    float *rows;
+    size_t count;
+    assert_int_equal(shoal_io_state_read("x.npy", "vtk", &rows, &count, &e), SHOAL_ERR_INPUT);
+    assert_string_equal(e.message, "format 'vtk' (expected auto, npy or unity)");
 }
 
 /* Every section refuses a key it does not know, naming it (one case per section); the same
@@ -313,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_shipped_scenes),
         cmocka_unit_test(test_scene_parse),
         cmocka_unit_test(test_scene_unknown_keys),
+        cmocka_unit_test(test_params_by_value),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -195,14 +195,14 @@ static void test_determinism(void **state)
     shoal_mesh rock;
     shoal_error e;
     assert_int_equal(shoal_mesh_load(SHOAL_SOURCE_ROOT "/assets/rock.obj", &rock, &e), SHOAL_OK);
-    const shoal_isa isas[] = {SHOAL_ISA_SCALAR, SHOAL_ISA_AVX2, SHOAL_ISA_AVX512};
+    const shoal_isa *isas = test_isas;
     const int threads[] = {1, 2, 3};
     for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
         size_t n = 1500;
         float *rows = scene_uniform(n, 6.0f, m == SHOAL_MODEL_FOV ? 0.1f : 2.0f, 77 + (uint64_t)m);
         float *out = malloc(n * 6 * sizeof(float));
         uint64_t h0 = run_hash((shoal_model)m, rows, n, 1, SHOAL_ISA_SCALAR, &rock, out);
-        for (size_t i = 0; i < 3; i++) {
+        for (size_t i = 0; i < TEST_ISA_COUNT; i++) {
             if (test_isa_skip(isas[i]))
                 continue;
             for (size_t t = 0; t < 3; t++) {

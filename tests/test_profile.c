@@ -600,9 +600,11 @@ static char *omp_value(const json_value *root, const char *key, char *buf, size_
 }
 
 /* Run bench --tiny with OMP_WAIT_POLICY / GOMP_SPINCOUNT as given (NULL: unset) and check
- * what the process saw. A policy the user sets is kept and shoal chooses nothing; with
- * neither set, shoal's choice (SHOAL_OMP_DEFAULT) follows its rule: passive when the other
- * runnable threads it counted are at least half the CPUs, else libgomp's default. */
+ * what the process saw. A policy the user sets is kept and shoal chooses nothing. With
+ * neither set: on GNU libgomp the program chooses at start (SHOAL_OMP_DEFAULT) by its rule,
+ * passive when the other runnable threads it counted are at least half the CPUs, else
+ * libgomp's default; on LLVM's libomp the program chooses nothing and the library's auto
+ * policy decides at run time (machine.omp.wait). */
 static void check_wait_policy(const char *policy, const char *spin)
 {
     if (policy)
@@ -618,10 +620,15 @@ static void check_wait_policy(const char *policy, const char *spin)
     json_value root;
     if (jload(path("w.json"), &root))
         fail_msg("bench --json wrote invalid JSON");
-    char wb[128], sb[128], db[160];
+    char wb[128], sb[128], db[160], rb[16], tb[256];
     const char *wp = omp_value(&root, "OMP_WAIT_POLICY", wb, sizeof wb),
                *sc = omp_value(&root, "GOMP_SPINCOUNT", sb, sizeof sb),
-               *sd = omp_value(&root, "shoal_default", db, sizeof db);
+               *sd = omp_value(&root, "shoal_default", db, sizeof db),
+               *rt = omp_value(&root, "runtime", rb, sizeof rb),
+               *wt = omp_value(&root, "wait", tb, sizeof tb);
+    assert_non_null(rt);
+    assert_non_null(wt);
+    printf("# runtime %s, wait: %s\n", rt, wt);
     if (policy || spin) {
         if ((policy && (!wp || strcmp(wp, policy) != 0)) || (!policy && wp))
             fail_msg("OMP_WAIT_POLICY %s in the JSON, %s set", wp ? wp : "null",
@@ -631,7 +638,20 @@ static void check_wait_policy(const char *policy, const char *spin)
                      spin ? spin : "none");
         if (sd)
             fail_msg("shoal chose a wait policy (%s) over the user's", sd);
+        /* the library names the variable that decided (GOMP_SPINCOUNT wins, as in libgomp) */
+        char want[96];
+        snprintf(want, sizeof want, "%s=%s", spin ? "GOMP_SPINCOUNT" : "OMP_WAIT_POLICY",
+                 spin ? spin : policy);
+        if (strncmp(wt, want, strlen(want)) != 0)
+            fail_msg("wait '%s' does not start with '%s'", wt, want);
+    } else if (strcmp(rt, "llvm") == 0) {
+        if (sd || wp)
+            fail_msg("on LLVM libomp the program chose a wait (%s, OMP_WAIT_POLICY %s)",
+                     sd ? sd : "-", wp ? wp : "-");
+        if (strncmp(wt, "auto: ", 6) != 0)
+            fail_msg("wait '%s' is not the library's auto policy", wt);
     } else {
+        assert_string_equal(rt, "gnu");
         assert_non_null(sd);
         char kind[16];
         double load;
@@ -759,7 +779,8 @@ static void test_bench_plain_grid(void **state)
     (void)state;
     FILE *f = fopen(path("pg.sh"), "w");
     assert_non_null(f);
-    fprintf(f, "#!/bin/sh\nprintf '%%s\\n' \"$*\" > pg_args.txt\necho \"$OMP_NUM_THREADS\" > pg_threads.txt\n"
+    fprintf(f, "#!/bin/sh\nprintf '%%s\\n' \"$*\" > pg_args.txt\necho \"$OMP_NUM_THREADS\" > "
+               "pg_threads.txt\n"
                "echo \"engine=grid threads=1 nb_per_pt=29.50 total_ms_med=2.50 pairs=1\"\n");
     fclose(f);
     f = fopen(path("pg_bad.sh"), "w");
@@ -803,6 +824,41 @@ static void test_bench_plain_grid(void **state)
     assert_non_null(strstr(g_out, "--plain-grid: ./no-such-program is not an executable program"));
 }
 
+/* Issue 44, N10: a span count whose buffer size wraps (461168601842738791 x 40 bytes is
+ * 16 bytes modulo 2^64) was accepted with a 16-byte buffer, and the next step wrote 250
+ * spans into it; N11: the tracks (64-byte aligned lines) came from calloc, which UBSan
+ * reported on every span. Both through the public calls on a sim's own profile. */
+static void test_trace_sizes_and_alignment(void **state)
+{
+    (void)state;
+    shoal_error e;
+    shoal_sim_desc d = shoal_sim_desc_for(SHOAL_MODEL_STEER);
+    d.boid_count = 300;
+    d.thread_count = 2;
+    shoal_sim *s = NULL;
+    assert_int_equal(shoal_sim_create(&d, &s, &e), SHOAL_OK);
+    assert_int_equal(shoal_sim_draw_state(s, &e), SHOAL_OK);
+    shoal_profile *p = shoal_sim_get_profile(s);
+    assert_int_equal((uintptr_t)p % 64, 0);
+    assert_int_equal(shoal_profile_trace_start(p, 1, (size_t)461168601842738791ull, &e),
+                     SHOAL_ERR_NOMEM);
+    assert_non_null(strstr(e.message, "overflow"));
+    assert_int_equal(shoal_profile_trace_start(p, 100000, SIZE_MAX / 2, &e), SHOAL_ERR_NOMEM);
+    assert_int_equal(shoal_profile_trace_spans(p, NULL), 0);
+    assert_int_equal(shoal_sim_step(s, 50, &e), SHOAL_OK); /* no trace: nothing recorded */
+    assert_int_equal(shoal_profile_trace_start(p, 2, 100, &e), SHOAL_OK);
+    const prof *pr = p;
+    assert_non_null(pr->tracks);
+    for (int t = 0; t < pr->track_count; t++)
+        assert_int_equal((uintptr_t)&pr->tracks[t] % 64, 0);
+    assert_int_equal(shoal_sim_step(s, 50, &e), SHOAL_OK);
+    uint64_t dropped = 0;
+    assert_true(shoal_profile_trace_spans(p, &dropped) > 0);
+    assert_true(dropped > 0); /* 100 spans a thread, 50 steps of 5+ spans: the rest counted */
+    shoal_profile_trace_stop(p);
+    shoal_sim_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -816,6 +872,7 @@ int main(void)
         cmocka_unit_test(test_wait_policy),
         cmocka_unit_test(test_render_stats_and_trace),
         cmocka_unit_test(test_stats_everywhere),
+        cmocka_unit_test(test_trace_sizes_and_alignment),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const shoal_isa isas[] = {SHOAL_ISA_SCALAR, SHOAL_ISA_AVX2, SHOAL_ISA_AVX512};
+static const shoal_isa *const isas = test_isas;
 static const int thread_counts[] = {1, 2, 3, 7};
 
 static uint64_t rng_state = 0x1234567ull;
@@ -273,7 +273,7 @@ static void test_reference_random(void **state)
         ref_tri(&ref, win + 6 * i, winz + 3 * i, ids[i]);
     ref_finish(&ref);
     int drawn = 0;
-    for (size_t k = 0; k < 3; k++) {
+    for (size_t k = 0; k < TEST_ISA_COUNT; k++) {
         if (test_isa_skip(isas[k]))
             continue;
         shoal_renderer *r = make(W, H, isas[k]);
@@ -317,7 +317,7 @@ static void test_shared_edges(void **state)
     (void)state;
     const int W = 96, H = 80;
     int on_edge_checked = 0;
-    for (size_t k = 0; k < 3; k++) {
+    for (size_t k = 0; k < TEST_ISA_COUNT; k++) {
         if (test_isa_skip(isas[k]))
             continue;
         shoal_renderer *r = make(W, H, isas[k]);
@@ -444,7 +444,7 @@ static void test_tiny_and_huge(void **state)
     for (int i = 0; i < N; i++)
         ref_tri(&ref, win + 6 * i, winz + 3 * i, ids[i]);
     ref_finish(&ref);
-    for (size_t k = 0; k < 3; k++) {
+    for (size_t k = 0; k < TEST_ISA_COUNT; k++) {
         if (test_isa_skip(isas[k]))
             continue;
         shoal_renderer *r = make(W, H, isas[k]);
@@ -522,7 +522,7 @@ static void test_near_clipping(void **state)
 {
     (void)state;
     const int W = 160, H = 120;
-    shoal_camera cam = {{0, 0, 0}, {0, -0.3f, -1}, 70.0f, 0.1f, 2000.0f};
+    shoal_camera cam = {{0, 0, 0}, {0, -0.3f, -1}, 70.0f, 0.1f, 2000.0f, 0.0f};
     /* triangles crossing the near plane, partly behind the eye, and one wholly behind */
     float tris[][9] = {
         {-5, -1, 5, 5, -1, 5, 0, -1, -20},       /* floor piece running under the camera */
@@ -532,8 +532,8 @@ static void test_near_clipping(void **state)
         {0.5f, -0.5f, -0.2f, -0.5f, -0.5f, -0.2f, 0, 0.5f, -0.05f}, /* close, very large */
     };
     int nt = (int)(sizeof tris / sizeof tris[0]);
-    uint32_t *images[3] = {NULL, NULL, NULL};
-    for (size_t k = 0; k < 3; k++) {
+    uint32_t *images[TEST_ISA_COUNT] = {NULL};
+    for (size_t k = 0; k < TEST_ISA_COUNT; k++) {
         if (k > 0 && test_isa_skip(isas[k])) /* scalar: the reference of the others */
             continue;
         shoal_renderer *r = make(W, H, isas[k]);
@@ -598,10 +598,10 @@ static void test_near_clipping(void **state)
         }
         shoal_render_destroy(r);
     }
-    for (size_t k = 1; k < 3; k++)
+    for (size_t k = 1; k < TEST_ISA_COUNT; k++)
         if (images[0] && images[k])
             assert_memory_equal(images[0], images[k], sizeof(uint32_t) * W * H * (size_t)nt);
-    for (size_t k = 0; k < 3; k++)
+    for (size_t k = 0; k < TEST_ISA_COUNT; k++)
         free(images[k]);
 }
 
@@ -612,13 +612,13 @@ static void test_clipped_floor(void **state)
 {
     (void)state;
     const int W = 128, H = 96;
-    shoal_camera cam = {{0, 1, 0}, {0, 0.6f, -1}, 60.0f, 0.1f, 2000.0f};
+    shoal_camera cam = {{0, 1, 0}, {0, 0.6f, -1}, 60.0f, 0.1f, 2000.0f, 0.0f};
     float q[4][3] = {{-500, 0, 500}, {500, 0, 500}, {500, 0, -500}, {-500, 0, -500}};
     float t1[9], t2[9];
     /* CCW seen from above (+Y): (0, 1, 2) and (0, 2, 3) */
     memcpy(t1, q[0], 12), memcpy(t1 + 3, q[1], 12), memcpy(t1 + 6, q[2], 12);
     memcpy(t2, q[0], 12), memcpy(t2 + 3, q[2], 12), memcpy(t2 + 6, q[3], 12);
-    for (size_t k = 0; k < 3; k++) {
+    for (size_t k = 0; k < TEST_ISA_COUNT; k++) {
         if (test_isa_skip(isas[k]))
             continue;
         shoal_renderer *r = make(W, H, isas[k]);
@@ -665,7 +665,7 @@ static void test_axis_edges(void **state)
     const int W = 64, H = 48;
     static const int32_t sizes[3] = {2 * 256, 20 * 256, 6000 * 256};
     int drawn = 0;
-    for (size_t k = 0; k < 3; k++) {
+    for (size_t k = 0; k < TEST_ISA_COUNT; k++) {
         if (test_isa_skip(isas[k]))
             continue;
         shoal_renderer *r = make(W, H, isas[k]);

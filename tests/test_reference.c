@@ -700,7 +700,7 @@ typedef struct tally {
     double worst; /* largest error / allowed error seen */
 } tally;
 
-static const shoal_isa isas[3] = {SHOAL_ISA_SCALAR, SHOAL_ISA_AVX2, SHOAL_ISA_AVX512};
+static const shoal_isa *const isas = test_isas;
 
 /* Read the engine's state (boids, predators, targets in force for the next step). */
 static void world_from_sim(world *w, shoal_sim *s, float *rows)
@@ -1035,9 +1035,9 @@ static void random_extras(world *w, double L, mesh_in *ms, int *mesh_count)
 /* The ISAs this run checks (tests/scenes.h: one meson case per ISA) that this CPU runs. */
 static int isa_list(shoal_isa *list)
 {
-    static int noted[3];
+    static int noted[TEST_ISA_COUNT];
     int n = 0;
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < TEST_ISA_COUNT; k++)
         if (!test_isa_wanted(isas[k]))
             continue;
         else if (shoal_isa_supported(isas[k]))
@@ -1052,14 +1052,14 @@ static int isa_list(shoal_isa *list)
 static void random_model(shoal_model model, int sets, uint64_t seed0)
 {
     tally t = {0};
-    shoal_isa avail[3];
+    shoal_isa avail[TEST_ISA_COUNT];
     int na = isa_list(avail);
     static world w;
     static mesh_in ms[2];
     for (int set = 0; set < sets; set++) {
-        /* with --isa (one meson case per ISA), set k belongs to ISA k mod 3: the three
-         * cases together check every set once */
-        if (test_isa_selected() && !test_isa_wanted(isas[set % 3]))
+        /* with --isa (one meson case per ISA), set k belongs to ISA k mod TEST_ISA_COUNT:
+         * the cases together check every set once */
+        if (test_isa_selected() && !test_isa_wanted(isas[set % TEST_ISA_COUNT]))
             continue;
         rs = seed0 * 1000003u + (uint64_t)set;
         memset(&w, 0, sizeof w);
@@ -1094,7 +1094,7 @@ static void random_model(shoal_model model, int sets, uint64_t seed0)
         }
         char what[96];
         snprintf(what, sizeof what, "set %d (seed %llu)", set, (unsigned long long)seed0);
-        shoal_isa isa = test_isa_selected() ? isas[set % 3] : avail[set % na];
+        shoal_isa isa = test_isa_selected() ? isas[set % TEST_ISA_COUNT] : avail[set % na];
         shoal_neighbors nb = set % 4 == 3 ? SHOAL_NEIGHBORS_BRUTE : SHOAL_NEIGHBORS_GRID;
         double t0 = model == SHOAL_MODEL_HEADING ? runi(0, 3) * w.q.target_period : 0;
         run_and_check(&w, ms, mc, isa, nb, 1 + set % 2, 17 + (uint64_t)set, t0, 3, &t, what, 0);
@@ -1132,7 +1132,7 @@ typedef struct placed {
 static void check_placed(shoal_model model, const shoal_params *q, const placed *pl, double dt,
                          d3 *v_out, const char *what)
 {
-    shoal_isa avail[3];
+    shoal_isa avail[TEST_ISA_COUNT];
     int na = isa_list(avail);
     static world w;
     tally t = {0};
@@ -1446,7 +1446,7 @@ static void test_targets_epochs(void **st)
         w.p[i] = mk(i * 5.0, -i * 3.0, i);
         w.v[i] = mk(1, 0.5 * i, 0);
     }
-    shoal_isa avail[3];
+    shoal_isa avail[TEST_ISA_COUNT];
     int na = isa_list(avail);
     for (int k = 0; k < na; k++) {
         world w2 = w;
@@ -1463,7 +1463,7 @@ static void test_dense_cluster(void **st)
     (void)st;
     static world w;
     tally t = {0};
-    shoal_isa avail[3];
+    shoal_isa avail[TEST_ISA_COUNT];
     int na = isa_list(avail);
     for (int m = 0; m < 2; m++) {
         for (int k = 0; k < na; k++) {

@@ -26,7 +26,7 @@
 #define FISH_LOD SHOAL_SOURCE_ROOT "/assets/fish_lod1.obj"
 #define FISH_COARSE SHOAL_SOURCE_ROOT "/assets/fish_lod2.obj"
 
-static const shoal_isa isas[] = {SHOAL_ISA_SCALAR, SHOAL_ISA_AVX2, SHOAL_ISA_AVX512};
+static const shoal_isa *const isas = test_isas;
 
 /* The scene of the speed targets, scaled down: fish uniform in a box, random directions, a
  * few with zero or vertical velocity; columns are separate arrays (the renderer's view). */
@@ -158,7 +158,7 @@ static void test_isa_and_threads_identical(void **state)
             shoal_camera cam = camera_n(cam_k);
             uint64_t ref = 0;
             int have = 0;
-            for (size_t k = 0; k < 3; k++) {
+            for (size_t k = 0; k < TEST_ISA_COUNT; k++) {
                 if (k > 0 && test_isa_skip(isas[k])) /* scalar: the reference of the others */
                     continue;
                 shoal_renderer *r = make(331, 187, shade, lod, isas[k], 1.5f);
@@ -224,6 +224,104 @@ static void test_order_independent(void **state)
     scene_free(&t);
 }
 
+/* The hook of test_sparse_parts: the largest speed it was given (a stand-in for the ranks'
+ * reduction), counting its calls. */
+typedef struct speed_probe {
+    float give;
+    int calls;
+    float seen;
+} speed_probe;
+static float speed_probe_hook(void *ctx, float frame_speed)
+{
+    speed_probe *p = ctx;
+    p->calls++;
+    p->seen = frame_speed;
+    return p->give > frame_speed ? p->give : frame_speed;
+}
+
+/* A school drawn in two parts (MPI's frames): sparse renderers touch only the tiles their
+ * fish cover (the rest keeps stale bytes, or with the background mode the background), their
+ * drawn tiles hold exactly the depth, ids and colours of those tiles in a full frame of the
+ * same part, and a part whose fish are slower colours by the speed its hook returns in one
+ * pass, as shoal_render_set_speed_scale would. */
+static void test_sparse_parts(void **state)
+{
+    (void)state;
+    scene s = scene_make(600, 23, 30, 6, 8);
+    /* the part: the fish on the left, half the speed */
+    size_t n = 0;
+    for (size_t i = 0; i < s.n; i++)
+        if (s.p[0][i] < -12.0f) {
+            for (int k = 0; k < 6; k++)
+                s.p[k][n] = s.p[k][i] * (k >= 3 ? 0.5f : 1.0f);
+            n++;
+        }
+    s.inst.count = n;
+    shoal_camera cam = shoal_camera_default();
+    cam.eye[2] = 45;
+    shoal_error e;
+    for (int mode = SHOAL_RENDER_SPARSE_BACKGROUND; mode <= SHOAL_RENDER_SPARSE_SKIP; mode++) {
+        shoal_renderer *full = make(320, 200, SHOAL_SHADE_LIT, 1, SHOAL_ISA_AUTO, 1.5f);
+        shoal_renderer *part = make(320, 200, SHOAL_SHADE_LIT, 1, SHOAL_ISA_AUTO, 1.5f);
+        assert_int_equal(shoal_render_keep_depth(full, 1, &e), SHOAL_OK);
+        assert_int_equal(shoal_render_keep_depth(part, 1, &e), SHOAL_OK);
+        assert_int_equal(shoal_render_sparse(part, 3, &e), SHOAL_ERR_INPUT);
+        assert_int_equal(shoal_render_sparse(part, mode, &e), SHOAL_OK);
+        int tx, ty, ts;
+        assert_null(shoal_render_drawn_tiles(part, &tx, &ty, &ts));
+        /* stale bytes everywhere first: a frame of the whole school */
+        s.inst.count = s.n;
+        draw(part, &s.inst, &cam);
+        s.inst.count = n;
+        shoal_render_set_speed_scale(full, 3.0f);
+        draw(full, &s.inst, &cam);
+        speed_probe pr = {3.0f, 0, 0.0f};
+        shoal_render_set_speed_hook(part, speed_probe_hook, &pr);
+        draw(part, &s.inst, &cam);
+        assert_int_equal(pr.calls, 1);
+        assert_true(pr.seen > 0.0f && pr.seen < 3.0f);
+        const uint8_t *drawn = shoal_render_drawn_tiles(part, &tx, &ty, &ts);
+        assert_non_null(drawn);
+        assert_int_equal(tx, (320 + ts - 1) / ts);
+        assert_int_equal(ty, (200 + ts - 1) / ts);
+        const float *zf, *zp;
+        const uint32_t *idf, *idp;
+        shoal_render_depth(full, &zf, &idf);
+        shoal_render_depth(part, &zp, &idp);
+        const uint32_t *cf = shoal_render_framebuffer(full).argb;
+        const uint32_t *cp = shoal_render_framebuffer(part).argb;
+        int drawn_tiles = 0, skipped = 0;
+        for (int t = 0; t < tx * ty; t++) {
+            drawn_tiles += drawn[t] != 0;
+            int x0 = t % tx * ts, y0 = t / tx * ts;
+            for (int y = y0; y < y0 + ts && y < 200; y++)
+                for (int x = x0; x < x0 + ts && x < 320; x++) {
+                    size_t i = (size_t)y * 320 + (size_t)x;
+                    if (drawn[t]) {
+                        assert_true(zp[i] == zf[i] && idp[i] == idf[i] && cp[i] == cf[i]);
+                    } else {
+                        assert_true(zf[i] == 1.0f); /* nothing of the part there */
+                        skipped += cp[i] != cf[i];  /* stale bytes of the first frame */
+                        if (mode == SHOAL_RENDER_SPARSE_BACKGROUND)
+                            assert_int_equal(cp[i], cf[i]); /* the background */
+                    }
+                }
+        }
+        assert_true(drawn_tiles > 0 && drawn_tiles < tx * ty / 2);
+        if (mode == SHOAL_RENDER_SPARSE_SKIP)
+            assert_true(skipped > 0);
+        /* a frame that fails still calls the hook once (-1): the others wait for it */
+        shoal_camera bad = cam;
+        bad.fov_deg = -1.0f;
+        assert_int_not_equal(shoal_render_frame(part, &s.inst, &bad, &e), SHOAL_OK);
+        assert_int_equal(pr.calls, 2);
+        assert_true(pr.seen == -1.0f);
+        shoal_render_destroy(full);
+        shoal_render_destroy(part);
+    }
+    scene_free(&s);
+}
+
 /* Occlusion (the tile pass draws near to far and skips hidden fish) leaves the image as it
  * was: a school dense enough that most fish are hidden, every mode, ISA and some thread
  * counts, with and without it; and it does skip fish. */
@@ -238,7 +336,7 @@ static void test_occlusion_exact(void **state)
             shoal_camera cam = camera_n(cam_k);
             if (cam_k == 0)
                 cam.eye[2] = 45;
-            for (size_t k = 0; k < 3; k++) {
+            for (size_t k = 0; k < TEST_ISA_COUNT; k++) {
                 if (test_isa_skip(isas[k]))
                     continue;
                 uint64_t h[2];
@@ -562,7 +660,7 @@ static void test_id_mode_matches_reference(void **state)
     }
     printf("reference: %d fish pixels, %d near an edge\n", fish_pixels, maybe_pixels);
     assert_true(fish_pixels > W * H / 20);
-    for (size_t k = 0; k < 3; k++) {
+    for (size_t k = 0; k < TEST_ISA_COUNT; k++) {
         if (test_isa_skip(isas[k]))
             continue;
         shoal_renderer *r = make(W, H, SHOAL_SHADE_ID, 0, isas[k], 1.5f);
@@ -625,11 +723,10 @@ static void test_golden(void **state)
     scene s = scene_make(1500, 2024, 40, 22, 40);
     shoal_camera cam = shoal_camera_default();
     uint64_t h[2];
-    /* every ISA this CPU has (AUTO last, for the printed values): each must give the
+    /* every ISA this CPU has (AUTO after, for the printed values): each must give the
      * golden bits, so a bug in one ISA's path alone fails here too */
-    static const shoal_isa all[] = {SHOAL_ISA_SCALAR, SHOAL_ISA_AVX2, SHOAL_ISA_AVX512,
-                                    SHOAL_ISA_AUTO};
-    for (size_t k = 0; k + 1 < sizeof all / sizeof all[0]; k++) {
+    const shoal_isa *all = test_isas;
+    for (size_t k = 0; k < TEST_ISA_COUNT; k++) {
         if (test_isa_skip(all[k]))
             continue;
         for (int mode = 0; mode < 2; mode++) {
@@ -787,7 +884,7 @@ static void test_errors(void **state)
     assert_int_equal(shoal_render_frame(r, &bad, &c, &e), SHOAL_ERR_INPUT);
     /* an empty frame is the background */
     assert_int_equal(
-        shoal_render_frame(r, NULL, &(shoal_camera){{0, 0, 5}, {0, 0, 0}, 60, 0.1f, 100}, &e),
+        shoal_render_frame(r, NULL, &(shoal_camera){{0, 0, 5}, {0, 0, 0}, 60, 0.1f, 100, 0}, &e),
         SHOAL_OK);
     assert_int_equal(shoal_render_set_size(r, 33, 17, &e), SHOAL_OK);
     assert_int_equal(shoal_render_framebuffer(r).width, 33);
@@ -846,7 +943,7 @@ static void test_splats_at_borders(void **state)
     const double t = tan(30.0 * M_PI / 180.0), dist = 75.0;
     /* pixel centres 0.4 px inside each border: left, right, top, bottom */
     const double px[4][2] = {{0.4, 24}, {W - 0.4, 24}, {32, 0.4}, {32, H - 0.4}};
-    for (size_t k = 0; k < 3; k++) {
+    for (size_t k = 0; k < TEST_ISA_COUNT; k++) {
         if (test_isa_skip(isas[k]))
             continue;
         shoal_renderer *r = make(W, H, SHOAL_SHADE_LIT, 1, isas[k], 1.5f);
@@ -932,7 +1029,7 @@ static void test_meshes_isa_identical(void **state)
             s.inst.id = variant & 2 ? s.id : NULL;
             uint64_t ref = 0;
             int have = 0;
-            for (size_t k = 0; k < 3; k++) {
+            for (size_t k = 0; k < TEST_ISA_COUNT; k++) {
                 if (k > 0 && test_isa_skip(isas[k])) /* scalar: the reference of the others */
                     continue;
                 shoal_render_desc d = shoal_render_desc_default();
@@ -1013,7 +1110,7 @@ static void test_splats_isa_identical(void **state)
         shoal_camera cam = shoal_camera_default();
         uint64_t ref = 0;
         int have = 0;
-        for (size_t k = 0; k < 3; k++) {
+        for (size_t k = 0; k < TEST_ISA_COUNT; k++) {
             if (k > 0 && test_isa_skip(isas[k])) /* scalar: the reference of the others */
                 continue;
             shoal_render_desc d = shoal_render_desc_default();
@@ -1046,11 +1143,126 @@ static void test_splats_isa_identical(void **state)
     scene_free(&s);
 }
 
+/* ---- worlds (shoal_render_set_world) ------------------------------------------------------ */
+
+/* id-shaded pixels of instance id (colour id + 1) */
+static size_t id_pixels(shoal_renderer *r, uint32_t id, int *xmin, int *xmax)
+{
+    shoal_framebuffer fb = shoal_render_framebuffer(r);
+    size_t n = 0;
+    *xmin = fb.width, *xmax = -1;
+    for (int y = 0; y < fb.height; y++)
+        for (int x = 0; x < fb.width; x++)
+            if ((fb.argb[(size_t)y * (size_t)fb.stride_px + (size_t)x] & 0xFFFFFFu) == id + 1) {
+                n++;
+                *xmin = x < *xmin ? x : *xmin;
+                *xmax = x > *xmax ? x : *xmax;
+            }
+    return n;
+}
+
+/* A periodic world draws what its wrapped fish and their images, given by hand, draw; a fish
+ * across a seam shows on both sides; 2D is the turned scene; orthographic keeps sizes;
+ * threads and ISAs give the same image. */
+static void test_worlds(void **state)
+{
+    (void)state;
+    shoal_error e;
+    /* 2D box 40 x 30 centred at 0; fish 0 across the x seam (its centre just inside x = 20),
+     * fish 1 in the middle heading +y, fish 2 one period outside the box (wraps to 5) */
+    float px[3] = {19.8f, 0, 45}, py[3] = {2, -3, 1}, pz[3] = {0, 0, 0};
+    float vx[3] = {1, 0, -1}, vy[3] = {0, 1, 0}, vz[3] = {0, 0, 0};
+    shoal_render_instances in = {3, px, py, pz, vx, vy, vz, NULL, NULL, NULL, NULL};
+    shoal_world w = shoal_world_default();
+    w.dims = 2;
+    w.periodic[0] = w.periodic[1] = 1;
+    w.size[0] = 40, w.size[1] = 30;
+    shoal_camera cam = shoal_render_camera_world(&w, 4.0f / 3.0f, 1.0f);
+    assert_true(cam.ortho_height > 30.0f && cam.eye[2] > 0 && cam.target[2] == 0);
+    shoal_renderer *r = make(400, 300, SHOAL_SHADE_ID, 0, SHOAL_ISA_SCALAR, 2.0f);
+    assert_int_equal(shoal_render_set_world(r, &w, &e), SHOAL_OK);
+    uint64_t h_world = draw(r, &in, &cam);
+    int x0, x1;
+    assert_true(id_pixels(r, 0, &x0, &x1) > 0);
+    if (!(x0 < 20 && x1 > 380))
+        fail_msg("the fish across the seam spans x %d..%d: not on both sides", x0, x1);
+    size_t along_x = id_pixels(r, 2, &x0, &x1), along_y = id_pixels(r, 1, &x0, &x1);
+    assert_true(along_x > 0);
+    /* seen from above, a fish heading +y covers what one heading -x covers (a quarter turn) */
+    if (!(fabs((double)along_x - (double)along_y) <= 0.1 * (double)along_x))
+        fail_msg("fish heading x covers %zu pixels, heading y %zu: not one view", along_x, along_y);
+    /* the same frame by hand: no world, the turned fish (wrapped, fish 0 also one period
+     * down), the turned camera */
+    float hx[4], hy[4], hz[4], hvx[4], hvy[4], hvz[4];
+    uint32_t hid[4] = {0, 0, 1, 2};
+    float wx[4] = {19.8f, 19.8f - 40, 0, 5}, wy[4] = {2, 2, -3, 1};
+    float wv[4][3] = {{1, 0, 0}, {1, 0, 0}, {0, 1, 0}, {-1, 0, 0}};
+    for (int i = 0; i < 4; i++) {
+        float p[3] = {wx[i], wy[i], 0}, q[3];
+        shoal_render_world_point(&w, p, q);
+        hx[i] = q[0], hy[i] = q[1], hz[i] = q[2];
+        shoal_render_world_point(&w, wv[i], q);
+        hvx[i] = q[0], hvy[i] = q[1], hvz[i] = q[2];
+    }
+    shoal_render_instances hand = {4, hx, hy, hz, hvx, hvy, hvz, hid, NULL, NULL, NULL};
+    shoal_camera hc = cam;
+    shoal_render_world_point(&w, cam.eye, hc.eye);
+    shoal_render_world_point(&w, cam.target, hc.target);
+    shoal_renderer *plain = make(400, 300, SHOAL_SHADE_ID, 0, SHOAL_ISA_SCALAR, 2.0f);
+    assert_true(draw(plain, &hand, &hc) == h_world);
+    /* lit, threads and the best ISA: the same image */
+    shoal_render_desc d = shoal_render_desc_default();
+    d.width = 400, d.height = 300, d.fish_length = 2.0f, d.thread_count = 1;
+    d.isa = SHOAL_ISA_SCALAR;
+    shoal_renderer *a = make_desc(&d);
+    d.thread_count = 3;
+    d.isa = SHOAL_ISA_AUTO;
+    shoal_renderer *b = make_desc(&d);
+    assert_int_equal(shoal_render_set_world(a, &w, &e), SHOAL_OK);
+    assert_int_equal(shoal_render_set_world(b, &w, &e), SHOAL_OK);
+    assert_true(draw(a, &in, &cam) == draw(b, &in, &cam));
+    /* orthographic: a fish twice as far covers the same pixels (perspective: a quarter) */
+    float fz[1] = {0}, fx[1] = {0}, fy[1] = {0}, fvx[1] = {1}, fvy[1] = {0}, fvz[1] = {0};
+    shoal_render_instances one = {1, fx, fy, fz, fvx, fvy, fvz, NULL, NULL, NULL, NULL};
+    shoal_camera oc = shoal_camera_default();
+    oc.eye[2] = 20, oc.ortho_height = 10;
+    draw(plain, &one, &oc);
+    size_t near_px = id_pixels(plain, 0, &x0, &x1);
+    oc.eye[2] = 40;
+    draw(plain, &one, &oc);
+    size_t far_px = id_pixels(plain, 0, &x0, &x1);
+    assert_true(near_px > 100 && near_px == far_px);
+    oc.ortho_height = -1;
+    assert_int_equal(shoal_render_frame(plain, &one, &oc, &e), SHOAL_ERR_INPUT);
+    /* a 3D periodic box: the fish across the z seam shows at both faces */
+    shoal_world w3 = shoal_world_default();
+    w3.periodic[2] = 1;
+    w3.size[0] = w3.size[1] = w3.size[2] = 20;
+    assert_int_equal(shoal_render_set_world(plain, &w3, &e), SHOAL_OK);
+    float zx[1] = {0}, zy[1] = {0}, zz[1] = {9.9f}, zvx[1] = {0}, zvy[1] = {0}, zvz[1] = {1};
+    shoal_render_instances seam = {1, zx, zy, zz, zvx, zvy, zvz, NULL, NULL, NULL, NULL};
+    shoal_camera side = shoal_camera_default();
+    side.eye[0] = 60, side.eye[2] = 0;
+    draw(plain, &seam, &side);
+    assert_true(shoal_render_get_stats(plain).instances == 2); /* the fish and its image */
+    /* NULL (or today's world) draws as before */
+    assert_int_equal(shoal_render_set_world(plain, NULL, &e), SHOAL_OK);
+    draw(plain, &seam, &side);
+    assert_true(shoal_render_get_stats(plain).instances == 1);
+    w3.size[2] = 0;
+    assert_int_equal(shoal_render_set_world(plain, &w3, &e), SHOAL_ERR_INPUT);
+    shoal_render_destroy(r);
+    shoal_render_destroy(plain);
+    shoal_render_destroy(a);
+    shoal_render_destroy(b);
+}
+
 int main(int argc, char **argv)
 {
     struct CMUnitTest tests[] = {
         cmocka_unit_test(test_isa_and_threads_identical),
         cmocka_unit_test(test_order_independent),
+        cmocka_unit_test(test_sparse_parts),
         cmocka_unit_test(test_occlusion_exact),
         cmocka_unit_test(test_id_mode_matches_reference),
         cmocka_unit_test(test_golden),
@@ -1061,6 +1273,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_camera_frame),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_mesh_borrowed_by_create),
+        cmocka_unit_test(test_worlds),
     };
     /* the ISA parts: one meson case per ISA (tests/scenes.h) */
     static const char *const isa_tests[] = {

@@ -144,12 +144,12 @@ static void test_counting_sort(void **state)
 static void test_kernel_cells(void **state)
 {
     (void)state;
-    const shoal_isa isas[] = {SHOAL_ISA_SCALAR, SHOAL_ISA_AVX2, SHOAL_ISA_AVX512};
+    const shoal_isa *isas = test_isas;
     const size_t n = 5003;
     float *rows = scene_uniform(n, 12.0f, 1.0f, 5);
     assert_non_null(rows);
     scene_add_outliers(rows, n, 4);
-    for (size_t ii = 0; ii < sizeof isas / sizeof isas[0]; ii++) {
+    for (size_t ii = 0; ii < TEST_ISA_COUNT; ii++) {
         if (!shoal_isa_supported(isas[ii]))
             continue;
         shoal_sim_desc d = shoal_sim_desc_default();

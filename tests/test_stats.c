@@ -503,16 +503,256 @@ static int teardown(void **state)
     return cli_teardown();
 }
 
+/* ---- periodic worlds ------------------------------------------------------------------------ */
+
+/* A periodic box of 64 (dyadic, so shifts and wraps below are exact) centred at 0. */
+static shoal_stats_desc periodic_desc(double radius, int axes)
+{
+    shoal_stats_desc d = shoal_stats_desc_default();
+    d.radius = radius;
+    for (int c = 0; c < 3; c++) {
+        d.world.periodic[c] = (axes >> c) & 1;
+        d.world.size[c] = 64;
+    }
+    return d;
+}
+
+/* A milling school: 600 boids on a 1/64 lattice in a ball of radius ~5 about `centre`,
+ * circling it (v = z x r plus a little drift), positions wrapped into [-32, 32). */
+static float *periodic_school(const double centre[3], size_t *n_out)
+{
+    enum { N = 600 };
+    float *r = malloc(N * 6 * sizeof *r);
+    uint64_t s = 99;
+    for (size_t i = 0; i < N; i++) {
+        double p[3];
+        do {
+            for (int c = 0; c < 3; c++) {
+                s = s * 6364136223846793005ull + 1442695040888963407ull;
+                p[c] = (double)((int64_t)(s >> 40) % 641 - 320) / 64.0; /* [-5, 5], step 1/64 */
+            }
+        } while (p[0] * p[0] + p[1] * p[1] + p[2] * p[2] > 25);
+        float *row = r + i * 6;
+        for (int c = 0; c < 3; c++) {
+            double x = p[c] + centre[c];
+            x = x >= 32 ? x - 64 : x < -32 ? x + 64 : x;
+            row[c] = (float)x;
+        }
+        row[3] = (float)(-p[1] + 0.25);
+        row[4] = (float)p[0];
+        row[5] = 0.5f;
+    }
+    *n_out = N;
+    return r;
+}
+
+static void expect_same_school(const shoal_stats *a, const shoal_stats *b, const double shift[3])
+{
+    /* exact: the counts and the figures that do not use the centre */
+    assert_true(a->polarisation == b->polarisation);
+    assert_true(a->mean_speed == b->mean_speed);
+    assert_true(a->mean_neighbors == b->mean_neighbors);
+    assert_true(a->group_count == b->group_count);
+    assert_true(a->largest_group_fraction == b->largest_group_fraction);
+    /* the same distances, summed in the grid's slot order (another order here) */
+    NEAR(b->mean_nn_distance, a->mean_nn_distance, 1e-12);
+    /* about the circular centre: to rounding (the centre's own digits) */
+    NEAR(b->milling, a->milling, 1e-9);
+    NEAR(b->radius_of_gyration, a->radius_of_gyration, 1e-9);
+    for (int c = 0; c < 3; c++) {
+        NEAR(b->extent[c], a->extent[c], 1e-9);
+        double want = a->centroid[c] + shift[c];
+        want = want >= 32 ? want - 64 : want < -32 ? want + 64 : want;
+        double d = b->centroid[c] - want;
+        d = d > 32 ? d - 64 : d < -32 ? d + 64 : d; /* the seam itself: either side */
+        if (!(fabs(d) < 1e-9))
+            fail_msg("centroid[%d] %.17g, expected %.17g", c, b->centroid[c], want);
+        NEAR(b->bbox_max[c] - b->bbox_min[c], a->extent[c], 1e-9);
+    }
+}
+
+/* The same school in the middle of the box, across one seam, across an edge and across the
+ * corner: the same figures (the acceptance test of issue 38's statistics). */
+static void test_periodic_school_across_seam(void **state)
+{
+    (void)state;
+    const double mid[3] = {1.5, -2.25, 0.75};
+    size_t n;
+    float *a = periodic_school(mid, &n);
+    shoal_stats sa = stats_r(a, n, 1.0, 0);
+    shoal_stats_desc d = periodic_desc(1.0, 7);
+    shoal_stats pa;
+    shoal_error e;
+    assert_int_equal(shoal_stats_compute(a, n, &d, &pa, &e), SHOAL_OK);
+    /* in the middle, far from every seam: the periodic figures are the plain ones */
+    assert_true(pa.mean_neighbors == sa.mean_neighbors && pa.group_count == sa.group_count);
+    assert_true(pa.mean_nn_distance == sa.mean_nn_distance);
+    /* the circular mean of a school 10 wide in a box of 64 is its arithmetic mean to
+     * second order in 10/64: close, not equal (and the figures about it likewise) */
+    NEAR(pa.milling, sa.milling, 1e-3);
+    NEAR(pa.radius_of_gyration, sa.radius_of_gyration, 1e-3);
+    for (int c = 0; c < 3; c++)
+        assert_true(fabs(pa.centroid[c] - sa.centroid[c]) < 0.02);
+    assert_true(pa.milling > 0.5); /* it does mill */
+    const double shifts[][3] = {
+        {30.5, 0, 0}, {30.5, 34.25, 0}, {30.5, 34.25, 31.25}, {-33.5, 2.25, -0.75}};
+    for (size_t k = 0; k < sizeof shifts / sizeof shifts[0]; k++) {
+        double at[3];
+        for (int c = 0; c < 3; c++)
+            at[c] = mid[c] + shifts[k][c];
+        float *b = periodic_school(at, &n);
+        shoal_stats pb;
+        assert_int_equal(shoal_stats_compute(b, n, &d, &pb, &e), SHOAL_OK);
+        expect_same_school(&pa, &pb, shifts[k]);
+        /* without the world the seam cuts the school apart */
+        if (k == 0) {
+            shoal_stats raw = stats_r(b, n, 1.0, 0);
+            assert_true(raw.extent[0] > 50 && raw.radius_of_gyration > 10);
+        }
+        free(b);
+    }
+    free(a);
+}
+
+/* Minimum-image brute force against the grid with images: boids on and near the seams,
+ * positions outside the box (wrapped first), one periodic axis and three. */
+static void test_periodic_brute_force(void **state)
+{
+    (void)state;
+    enum { N = 1500 };
+    float *r = malloc(N * 6 * sizeof *r);
+    uint64_t s = 5;
+    for (int axes = 1; axes <= 7; axes += 6) {
+        for (size_t i = 0; i < N; i++) {
+            for (int c = 0; c < 6; c++) {
+                s = s * 6364136223846793005ull + 1442695040888963407ull;
+                double u = (double)(s >> 11) * (1.0 / 9007199254740992.0);
+                r[i * 6 + c] = c < 3 ? (float)(u * 64 - 32) : (float)(u - 0.5);
+            }
+            if (i % 10 == 0)
+                r[i * 6] = 32; /* exactly on the seam (wraps to -32) */
+            if (i % 10 == 1)
+                r[i * 6 + 1] = -32.0f + 0.001f * (float)(i % 7);
+            if (i % 10 == 2)
+                r[i * 6 + 2] += 64; /* one period out */
+        }
+        double radius = 2.5;
+        shoal_stats_desc d = periodic_desc(radius, axes);
+        shoal_stats st;
+        shoal_error e;
+        assert_int_equal(shoal_stats_compute(r, N, &d, &st, &e), SHOAL_OK);
+        for (int t = 1; t <= 3; t += 2) { /* the same bits for any thread count */
+            shoal_stats_desc dt = d;
+            dt.thread_count = t;
+            shoal_stats other;
+            assert_int_equal(shoal_stats_compute(r, N, &dt, &other, &e), SHOAL_OK);
+            assert_memory_equal(&other, &st, sizeof st);
+        }
+        /* brute force: wrapped floats, each axis's difference to the nearest image in float64 */
+        double *w = malloc(N * 3 * sizeof *w);
+        for (size_t i = 0; i < N; i++)
+            for (int c = 0; c < 3; c++) {
+                double x = r[i * 6 + c];
+                if ((axes >> c) & 1)
+                    x = x >= 32 ? x - 64 : x < -32 ? x + 64 : x;
+                w[i * 3 + c] = x;
+            }
+        uint64_t pairs = 0, *comp = malloc(N * sizeof *comp);
+        double nnsum = 0;
+        for (size_t i = 0; i < N; i++)
+            comp[i] = i;
+        for (size_t i = 0; i < N; i++) {
+            double best = INFINITY;
+            for (size_t j = 0; j < N; j++) {
+                if (j == i)
+                    continue;
+                double dd[3];
+                for (int c = 0; c < 3; c++) {
+                    double a = w[i * 3 + c], b = w[j * 3 + c];
+                    dd[c] = a - b;
+                    if ((axes >> c) & 1) {
+                        double up = a - (b + 64), down = a - (b - 64);
+                        if (fabs(up) < fabs(dd[c]))
+                            dd[c] = up;
+                        if (fabs(down) < fabs(dd[c]))
+                            dd[c] = down;
+                    }
+                }
+                double d2 = (dd[0] * dd[0] + dd[1] * dd[1]) + dd[2] * dd[2];
+                best = d2 < best ? d2 : best;
+                if (d2 <= radius * radius) {
+                    pairs++;
+                    uint64_t a = i, b = j; /* union */
+                    while (comp[a] != a)
+                        a = comp[a];
+                    while (comp[b] != b)
+                        b = comp[b];
+                    if (a != b)
+                        comp[a > b ? a : b] = a < b ? a : b;
+                }
+            }
+            nnsum += sqrt(best);
+        }
+        uint64_t groups = 0;
+        for (size_t i = 0; i < N; i++)
+            groups += comp[i] == i;
+        NEAR(st.mean_neighbors, (double)pairs / N, 0);
+        assert_true(st.group_count == groups);
+        NEAR(st.mean_nn_distance, nnsum / N, 1e-12);
+        printf("  periodic axes %d: %.4f neighbours, %llu groups, nn %.5f (brute force agrees)\n",
+               axes, st.mean_neighbors, (unsigned long long)st.group_count, st.mean_nn_distance);
+        free(w);
+        free(comp);
+    }
+    free(r);
+}
+
+static void test_periodic_inputs(void **state)
+{
+    (void)state;
+    float r[12] = {0, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0};
+    shoal_stats st, plain;
+    shoal_error e;
+    shoal_stats_desc d = periodic_desc(32, 1); /* radius of half the box */
+    assert_int_equal(shoal_stats_compute(r, 2, &d, &st, &e), SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "below half the box"));
+    d = periodic_desc(1, 1);
+    d.world.size[0] = 0;
+    assert_int_equal(shoal_stats_compute(r, 2, &d, &st, &e), SHOAL_ERR_INPUT);
+    assert_non_null(strstr(e.message, "periodic_x needs a size"));
+    /* a box that is not periodic changes nothing */
+    d = shoal_stats_desc_default();
+    d.world.size[0] = d.world.size[1] = d.world.size[2] = 10;
+    assert_int_equal(shoal_stats_compute(r, 2, &d, &st, &e), SHOAL_OK);
+    plain = stats_r(r, 2, 1, 0);
+    assert_memory_equal(&st, &plain, sizeof st);
+    /* evenly round a periodic axis: no circular mean, the box's centre */
+    float ring[4 * 6] = {-32, 0, 0, 1, 0, 0, -16, 0, 0, 1, 0, 0,
+                         0,   0, 0, 1, 0, 0, 16,  0, 0, 1, 0, 0};
+    d = periodic_desc(1, 1);
+    assert_int_equal(shoal_stats_compute(ring, 4, &d, &st, &e), SHOAL_OK);
+    assert_true(st.centroid[0] == 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_two_boids),        cmocka_unit_test(test_mill_and_polarisation),
-        cmocka_unit_test(test_groups_chain),     cmocka_unit_test(test_nonfinite_and_errors),
-        cmocka_unit_test(test_soa_equals_rows),  cmocka_unit_test(test_random_vs_numpy),
-        cmocka_unit_test(test_one_point),        cmocka_unit_test(test_huge_radius),
-        cmocka_unit_test(test_thin_line),        cmocka_unit_test(test_dense_ball),
-        cmocka_unit_test(test_lattice_exact),    cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_two_boids),
+        cmocka_unit_test(test_mill_and_polarisation),
+        cmocka_unit_test(test_groups_chain),
+        cmocka_unit_test(test_nonfinite_and_errors),
+        cmocka_unit_test(test_soa_equals_rows),
+        cmocka_unit_test(test_random_vs_numpy),
+        cmocka_unit_test(test_one_point),
+        cmocka_unit_test(test_huge_radius),
+        cmocka_unit_test(test_thin_line),
+        cmocka_unit_test(test_dense_ball),
+        cmocka_unit_test(test_lattice_exact),
+        cmocka_unit_test(test_threads),
         cmocka_unit_test(test_concurrent_calls),
+        cmocka_unit_test(test_periodic_school_across_seam),
+        cmocka_unit_test(test_periodic_brute_force),
+        cmocka_unit_test(test_periodic_inputs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

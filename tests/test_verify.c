@@ -96,15 +96,30 @@ static void verify_run(const shoal_sim_desc *d, const shoal_scene *sc, shoal_ver
 
 /* ---- the engine as the outside program ------------------------------------------------- */
 
+/* whether model m's table has parameter `name` (the tests pick settings by what a model's
+ * table has, not by its name, so a new model is tested without an edit here) */
+static int has_param(shoal_model m, const char *name)
+{
+    size_t n;
+    const shoal_param_info *list = shoal_params_list(m, &n);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(list[i].name, name) == 0)
+            return 1;
+    return 0;
+}
+
 static shoal_scene scene_of(shoal_model m, int extras)
 {
     char text[2048];
+    /* a school in a ball with walls (steer, average): spread it, a smaller box; a boundary
+     * sphere (fov): a smaller one */
     snprintf(text, sizeof text, "[scene]\nmodel = %s\ncount = 800\nseed = 5\n[params]\n%s%s",
              shoal_model_name(m),
-             m <= SHOAL_MODEL_AVERAGE ? "init_pos_radius = 6\ninit_vel_radius = 2\n"
-                                        "wall_size = 10,10,10\n"
-             : m == SHOAL_MODEL_FOV   ? "boundary_range2 = 100\n"
-                                      : "",
+             has_param(m, "init_vel_radius") && has_param(m, "wall_size_x")
+                 ? "init_pos_radius = 6\ninit_vel_radius = 2\n"
+                   "wall_size = 10,10,10\n"
+             : has_param(m, "boundary_range2") ? "boundary_range2 = 100\n"
+                                               : "",
              extras ? "avoid_force = 4\nfield_cell = 1\nfield_margin = 1.5\n"
                       "[sphere a]\ncenter = 2,1,0\nradius = 1.5\n"
                       "[mesh rock]\nfile = " SHOAL_SOURCE_ROOT "/assets/rock.obj\n"
@@ -216,13 +231,16 @@ static void test_planted(void **state)
 }
 
 /* A lattice where some neighbours sit exactly on the radius (exact arithmetic): the outside
- * program leaves them out (steer, <=) or counts them (heading, <); verify names the flip. */
+ * program leaves them out (steer, <=) or counts them (heading, <); verify names the flip.
+ * Third (issue 43): steer on a lattice of spacing sep_radius, where every separation
+ * neighbour sits on the radius, so that leaving them out leaves the whole term out: the
+ * radius test is still what is named (the smallest change), not sep_weight = 0. */
 static void test_strictness(void **state)
 {
     (void)state;
-    for (int m = 0; m < 2; m++) {
-        shoal_model model = m ? SHOAL_MODEL_HEADING : SHOAL_MODEL_STEER;
-        double spacing = m ? 1.0 : 0.5;
+    for (int m = 0; m < 3; m++) {
+        shoal_model model = m == 1 ? SHOAL_MODEL_HEADING : SHOAL_MODEL_STEER;
+        double spacing = m == 0 ? 0.5 : 1.0;
         size_t side = 8, n = 0;
         float *rows = malloc(side * side * side * 6 * sizeof(float));
         uint64_t x = 12345;
@@ -245,7 +263,7 @@ static void test_strictness(void **state)
         shoal_params_default(model, &d.params);
         d.boid_count = n;
         shoal_sim_desc od = d;
-        if (m)
+        if (m == 1)
             od.params.neighbor_radius = nextafterf(2.0f, 3.0f); /* counts d == 2 */
         else
             od.params.sep_radius = nextafterf(1.0f, 0.0f); /* leaves d == 1 out */
@@ -255,9 +273,10 @@ static void test_strictness(void **state)
         printf("%s lattice: %s: %s -- %s\n", shoal_model_name(model),
                shoal_verdict_name(rep.verdict), shoal_term_name(rep.term), rep.detail);
         assert_int_equal(rep.verdict, SHOAL_VERDICT_RULE);
-        assert_int_equal(rep.term, m ? SHOAL_TERM_NEIGHBORS : SHOAL_TERM_SEPARATION);
-        assert_int_equal(rep.strictness, m ? -1 : 1);
-        assert_non_null(strstr(rep.detail, m ? "is counted" : "is left out"));
+        assert_int_equal(rep.term, m == 1 ? SHOAL_TERM_NEIGHBORS : SHOAL_TERM_SEPARATION);
+        assert_int_equal(rep.strictness, m == 1 ? -1 : 1);
+        assert_string_equal(rep.param, m == 1 ? "neighbor_radius" : "sep_radius");
+        assert_non_null(strstr(rep.detail, m == 1 ? "is counted" : "is left out"));
         free(t);
         free(rows);
     }
@@ -499,13 +518,13 @@ static void test_cli_refusals(void **state)
         const char *args, *msg;
     } bad[] = {
         {"verify --model steer", "--trajectory T is required"},
-        {"verify --trajectory nowhere", "--trajectory nowhere: No such file"},
+        {"verify --trajectory nowhere", "nowhere: No such file"},
         {"verify --trajectory every2", "are 2 steps apart"},
-        {"verify --trajectory one --first 1", "--first 1: the trajectory has 2 states"},
+        {"verify --trajectory one --first 1", "first 1: the trajectory has 2 states"},
         {"verify --trajectory one --model heading", "contradicts the trajectory's manifest"},
         {"verify --trajectory one --reference f16", "--reference: 'f16'"},
-        {"verify --trajectory one --layout 6:0:2", "--layout '6:0:2'"},
-        {"verify --trajectory one --layout pv", "--layout is for .bin buffer dumps"},
+        {"verify --trajectory one --layout 6:0:2", "layout '6:0:2'"},
+        {"verify --trajectory one --layout pv", "layout is for .bin buffer dumps"},
         {"verify --trajectory one --worst 99", "--worst"},
         {"verify --trajectory s.npy", "expected a trajectory of shape (T, N, 6)"},
         {"verify --trajectory one --csv /nonexistent/x.csv", "--csv"},
@@ -537,6 +556,22 @@ static void test_cli_refusals(void **state)
     write_npy("dup.npy", 3, dims, dup);
     assert_int_equal(run("verify --model steer --trajectory dup.npy"), 2);
     assert_non_null(strstr(g_err, "share the id 5"));
+    /* a gap in the numbering is refused, not verified as one step (issue 44, N20); a hidden
+     * temporary is no state; a FIFO among the states is refused, not opened (it would block) */
+    assert_int_equal(sh("mkdir gap && cp s.npy gap/state_0.npy && cp s.npy gap/state_1.npy && "
+                        "cp s.npy gap/state_3.npy && cp s.npy gap/.state_2.npy.tmp.x.npy"),
+                     0);
+    assert_int_equal(run("verify --model steer --trajectory gap"), 2);
+    assert_non_null(strstr(g_err, "are numbered 1 and 3; verify compares consecutive steps"));
+    assert_int_equal(sh("rm gap/state_3.npy && mkfifo gap/state_2.npy"), 0);
+    assert_int_equal(run("verify --model steer --trajectory gap"), 2);
+    assert_non_null(strstr(g_err, "state_2.npy: not a regular file"));
+    /* a damaged manifest field is refused, not skipped (N21) */
+    assert_int_equal(sh("cp -r one bad && sed -i 's/\"dt\": [0-9.e-]*/\"dt\": \"0.01\"/' "
+                        "bad/manifest.json"),
+                     0);
+    assert_int_equal(run("verify --trajectory bad"), 2);
+    assert_non_null(strstr(g_err, "dt: expected a number of seconds > 0"));
     /* an unwritable report leaves nothing behind, and nothing else is written; the same file
      * twice; a report on stdout that cannot be written writes no file */
     assert_int_equal(run("verify --trajectory one --csv ok.csv --json /nonexistent/j.json"), 2);

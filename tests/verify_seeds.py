@@ -83,7 +83,7 @@ def steer_step(P, V, q, plant):
     ali_w = F(q["ali_weight"] * (1.6 if plant == "weight" else 1.0))
     D = P[:, None, :] - P[None, :, :]          # diff = P_position - N_position
     dist = np.sqrt(dot(D, D))
-    near_sep = dist < sep_r if plant == "strict" else dist <= sep_r
+    near_sep = dist < sep_r if plant in ("strict", "strict-on") else dist <= sep_r
     ms = (dist > 0) & near_sep
     ma = (dist > 0) & (dist <= F(q["ali_radius"]))
     mc = (dist > 0) & (dist <= F(q["coh_radius"]))
@@ -94,12 +94,13 @@ def steer_step(P, V, q, plant):
     ms_n, ma_n, mc_n = ms.sum(1), ma.sum(1), mc.sum(1)
     max_speed, max_steer = F(q["max_speed"]), F(q["max_steer"])
 
-    def steer_to(x, n):
-        s = limit(normalize(x) * max_speed - V, max_steer)
+    def steer_to(x, n, unit=True):
+        s = limit((normalize(x) if unit else x) * max_speed - V, max_steer)
         return np.where((n > 0)[:, None], s, F(0)).astype(F)
 
     sep = steer_to(mean_or_zero(sep_sum, ms_n), ms_n)
-    ali = steer_to(mean_or_zero(ali_sum, ma_n), ma_n)
+    # "unnormalised": the mean velocity steered to without normalising it (issue 43)
+    ali = steer_to(mean_or_zero(ali_sum, ma_n), ma_n, plant != "unnormalised")
     coh = steer_to(mean_or_zero(coh_sum, mc_n) - P, mc_n)
     force = ali * ali_w + coh * F(q["coh_weight"]) + sep * F(q["sep_weight"])
     if plant != "wall":
@@ -315,6 +316,21 @@ def main():
         write_unity(d, run(steer_step, P0, V0, STEER, v))
         cases.append(("steer-" + v, expect[v],
                       ["--model", "steer", "--trajectory", d, "--set", "wall_size=5,5,5"]))
+    # issue 43: the mean velocity not normalised (no single parameter: the closest term is
+    # alignment, not the speed limit that rescales every term), and a strict separation test
+    # on a lattice of spacing sep_radius, whose every separation neighbour sits on the radius
+    # (leaving them out is leaving the term out: the radius test is named)
+    d = os.path.join(out, "steer", "unnormalised")
+    write_unity(d, run(steer_step, P0, V0, STEER, "unnormalised"))
+    cases.append(("steer-unnormalised", "rule differs: no single parameter",
+                  ["--model", "steer", "--trajectory", d, "--set", "wall_size=5,5,5"]))
+    rng1 = np.random.default_rng(5)
+    P1 = lattice(rng1, 9, 1.0, 0.5)
+    V1 = rng1.uniform(-1.5, 1.5, size=P1.shape).astype(F)
+    d = os.path.join(out, "steer", "strict-on")
+    write_unity(d, run(steer_step, P1, V1, STEER, "strict-on"))
+    cases.append(("steer-strict-on", "rule differs: separation",
+                  ["--model", "steer", "--trajectory", d, "--set", "wall_size=5,5,5"]))
 
     # average (seed 000): one (T, N, 7) array, a shuffled row order per state, ids in column 7
     rng = np.random.default_rng(0)

@@ -21,6 +21,7 @@ mkdir -p "$INP"
 isas="scalar"
 grep -qw avx2 /proc/cpuinfo && isas="$isas avx2"
 grep -qw avx512f /proc/cpuinfo && isas="$isas avx512"
+grep -qw asimd /proc/cpuinfo && isas="$isas neon" # aarch64's Features line
 : >"$OUTF"
 rec() { echo "$(md5sum <"$1" | cut -c1-16) $2" >>"$OUTF"; }
 
@@ -28,12 +29,23 @@ rec() { echo "$(md5sum <"$1" | cut -c1-16) $2" >>"$OUTF"; }
 input() { # name, init args
     [ -s "$INP/$1.npy" ] || "$SHOAL" init $2 --out "$INP/$1.npy" >/dev/null 2>&1
 }
-input steer "--model steer --count 3000 --seed 5 --set init_pos_radius=6 --set init_vel_radius=2"
-input average "--model average --count 3000 --seed 6 --set init_pos_radius=6 --set init_vel_radius=2"
-input heading "--model heading --count 3000 --seed 7"
-input classic "--model classic --count 1500 --seed 8"
-input fov "--model fov --count 3000 --seed 9"
-input dense "--model steer --count 2000 --seed 10 --set init_pos_radius=2 --set init_vel_radius=1"
+# Every model of the library's table (shoal params --names, in enum order): model k draws
+# 3000 boids with seed 5 + k (1500 where its default school is under 1000 boids: classic's
+# small box), and a model that starts in a ball of velocities too (init_vel_radius: steer,
+# average) starts in a ball of radius 6 with velocities up to 2.
+MODELS=$("$SHOAL" params --names)
+DEFAULT_MODEL=$(echo "$MODELS" | head -1) # the library's default (the first of the table)
+k=0
+for m in $MODELS; do
+    info=$("$SHOAL" params --model "$m")
+    n=$(echo "$info" | sed -n '1s/.*(\([0-9]*\) boids by default).*/\1/p')
+    args="--model $m --count $([ "${n:-0}" -lt 1000 ] && echo 1500 || echo 3000) --seed $((5 + k))"
+    echo "$info" | grep -q '^  init_vel_radius ' &&
+        args="$args --set init_pos_radius=6 --set init_vel_radius=2"
+    input "$m" "$args"
+    k=$((k + 1))
+done
+input dense "--model $DEFAULT_MODEL --count 2000 --seed 10 --set init_pos_radius=2 --set init_vel_radius=1"
 
 step() { # label, input, step args
     local label=$1 in=$2 sa=$3
@@ -46,14 +58,14 @@ step() { # label, input, step args
         done
     done
 }
-for m in steer average heading classic fov; do
+for m in $MODELS; do
     step "$m" "$m" "--model $m"
     p="--set predator_count=3 --set flee_radius=4 --set flee_weight=5 --set predator_start=0,0,6"
     step "$m+pred" "$m" "--model $m $p"
     step "$m+pred-centre" "$m" "--model $m $p --set predator_chase=1"
 done
-step dense dense "--model steer"
-step brute steer "--model steer --neighbors brute"
+step dense dense "--model $DEFAULT_MODEL"
+step brute "$DEFAULT_MODEL" "--model $DEFAULT_MODEL --neighbors brute"
 for sc in steer_rock steer_rock_mesh steer_predator heading_targets fov_rock average_suimi; do
     m=$(sed -n 's/^model *= *//p' "assets/scenes/$sc.ini" | head -1)
     step "$sc" "$m" "--scene assets/scenes/$sc.ini"
@@ -96,7 +108,7 @@ if [ -n "${MPI_RANKS:-}" ]; then
     export OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
     for r in $MPI_RANKS; do
         M="mpirun --oversubscribe -np $r $SHOAL"
-        for m in steer average heading classic fov; do
+        for m in $MODELS; do
             $M step --model "$m" --in "$INP/$m.npy" --out "$W/o.npy" --steps "$STEPS" --threads 1 \
                 --quiet >/dev/null
             rec "$W/o.npy" "mpi$r step $m"

@@ -16,6 +16,7 @@ trap 'rm -rf "$W"' EXIT
 isas="scalar"
 grep -qw avx2 /proc/cpuinfo && isas="$isas avx2"
 grep -qw avx512f /proc/cpuinfo && isas="$isas avx512"
+grep -qw asimd /proc/cpuinfo && isas="$isas neon" # aarch64's Features line
 : >"$OUTF"
 run() { # label, init args, step args
     local label=$1 ia=$2 sa=$3
@@ -31,7 +32,7 @@ run() { # label, init args, step args
 for sc in assets/scenes/*.ini; do
     run "$(basename "$sc")" "--scene $sc" "--scene $sc"
 done
-for m in steer average heading classic fov; do
+for m in $("$SHOAL" params --names); do # every model of the library's table
     run "$m" "--model $m --count 3000" "--model $m"
     p="--set predator_count=3 --set flee_radius=4 --set flee_weight=5 --set predator_start=0,0,6"
     run "$m+pred" "--model $m --count 3000" "--model $m $p"

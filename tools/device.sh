@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Build, check and time everything on the GPU device machine in one call (docs/GPU.md).
-#   1. the -dev packages the machine lacks (libinih, cmocka) from .carry/*.deb into
+#   1. the -dev packages the machine lacks (libinih, cmocka, Random123) from .carry/*.deb into
 #      /tmp/sysroot (fetch them once, here: tools/device.sh --fetch);
 #   2. meson build with -Dcuda=enabled; the whole test suite, test_gpu (CPU/GPU parity)
 #      included;
@@ -20,7 +20,7 @@ ROOT=$PWD
 
 if [ "${1:-}" = "--fetch" ]; then
     mkdir -p .carry && cd .carry &&
-        apt-get download libinih-dev libinih1 libcmocka-dev libcmocka0
+        apt-get download libinih-dev libinih1 libcmocka-dev libcmocka0 librandom123-dev libomp5-14 libomp-14-dev
     ex=$(git -C "$ROOT" rev-parse --git-path info/exclude)
     case $ex in /*) ;; *) ex=$ROOT/$ex ;; esac
     mkdir -p "$(dirname "$ex")"
@@ -33,11 +33,14 @@ OUT=${OUT:-$ROOT/out/device}
 # parity (cpu vs cuda at scale, the wander), scenes (obstacle and predator scenes at 1M:
 # parity over 100 steps, GPU ms/step against the plain box at 1M and 4M), time (GPU and CPU ms/step), bench (shoal bench),
 # app (shoal run headless, bench_sort), frame (issue 18: 1M step + baseline ratio, LOD
-# frames, whole frames of shoal run), mpi (MPI splits, strong and weak scaling, each also
-# with the halo overlap off (SHOAL_MPI_OVERLAP=0, label *_unsplit): docs/SCALING.md;
+# frames, whole frames of shoal run), mpi (MPI splits, strong and weak scaling:
+# docs/SCALING.md;
 # CUDA=disabled skips nvcc when only mpi runs), mpirun (run --headless under MPI at 1M:
 # identical frames, fps per ranks x threads split, the composite's wait / encode / compare /
-# transfer and bytes per frame), headless (issue 26:
+# transfer and bytes per frame), mpi42 (issue 42: 4M steer as 1x16, 2x8, 4x4, 16x1 bound to
+# cores, each split's stages against one process of N/R boids on T cores, 1M frames as
+# 1x16, 2x8, 4x4, weak scaling 256k per rank against threads of one process; medians of
+# REPS=3 runs, CUDA=disabled MPI=enabled: docs/SCALING.md), headless (issue 26:
 # run's per-frame output cost on 2 cores with PNG frames, none and the default output;
 # init --count 1000000 + one step per model on 2 cores), render (issue 29: render
 # --bench setup/raster by threads, the llvmpipe ratio on 2 threads, the LOD image error),
@@ -46,7 +49,9 @@ OUT=${OUT:-$ROOT/out/device}
 # it at 3000 boids), python (the Python package built with CUDA: tests/python's cuda tests,
 # CPU vs CUDA from Python, bit for bit, and docs/PYTHON.md's comparison at 100k; needs python3
 # with numpy, pytest and Python.h), kernel (issue 28: peak and copy bandwidth, steer 1M/4M
-# stages, lane-pairs per boid of every model), sort (issue 40: the sort inside steps, staged
+# stages, lane-pairs per boid of every model), wait (issue 43: the OpenMP runtime and the
+# library's wait policy on many idle cores and with a busy loop per core; test_threads and
+# test_gpu's set_params parity), sort (issue 40: the sort inside steps, staged
 # against slot-by-slot scatter, 1 to all threads, 1M and 4M; the stage medians of steps),
 # plaingrid (issue 40: shoal bench's baseline against the plain-grid yardstick, same run:
 # PLAINGRID=path/to/plaingrid.cpp, the project's shared baselines; default: a shared/ copy in
@@ -122,15 +127,12 @@ mpirun --version 2>&1 | head -1 | tee -a "$REPORT"
 MSTEPS=${MSTEPS:-20}
 declare -A MSIDE
 MCSV=$OUT/mpi.csv
-echo "case,N,ranks,threads,steps,wall_ms_step,compute_ms_step,comm_ms_step,comm_share_pct,halo_bytes_step,migrated_step,imbalance_mean,identical,halo_hidden_ms,halo_waited_ms" >"$MCSV"
+echo "case,N,ranks,threads,steps,wall_ms_step,compute_ms_step,comm_ms_step,comm_share_pct,halo_bytes_step,migrated_step,imbalance_mean,identical" >"$MCSV"
 mpi_case() { # label N ranks threads steps [mpirun placement, default --bind-to none]
     local n=$2 r=$3 t=$4 k=$5 side=${MSIDE[$2]} f="$W/mpi_$1_$2_$3x$4"
     local place=${6:---bind-to none}
-    # (label *_unsplit: SHOAL_MPI_OVERLAP=0, the halo first, then every boid's forces)
-    local ov=1
-    case $1 in *_unsplit) ov=0 ;; esac
     # shellcheck disable=SC2086
-    SHOAL_MPI_OVERLAP=$ov timeout 300 mpirun --oversubscribe $place -np $r -x OMP_WAIT_POLICY=active -x SHOAL_MPI_OVERLAP \
+    timeout 300 mpirun --oversubscribe $place -np $r -x OMP_WAIT_POLICY=active \
         "$SHOAL" step --in "$W/mbox_$n.npy" --out "$f.npy" --steps $k --threads $t \
         --set wall_size=$side,$side,$side --stats 2>"$f.txt" >/dev/null
     local rc=$? same=no
@@ -142,8 +144,7 @@ mpi_case() { # label N ranks threads steps [mpirun placement, default --bind-to 
         /imbalance/ {imb = $(NF-4); gsub(/,/, "", imb)}
         /time per step/ {comp = $5; comm = $10; share = $(NF-9); gsub(/%/, "", share)}
         /wall per step/ {wall = $4}
-        /halo overlap/ {for (i = 1; i <= NF; i++) {if ($i == "flight") hid = $(i+1); if ($i == "waited") wai = $(i+2)}}
-        END {printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", c, n, r, t, k, wall, comp, comm, share, halo, mig, imb, (rc ? "rc" rc : same), hid, wai}' \
+        END {printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", c, n, r, t, k, wall, comp, comm, share, halo, mig, imb, (rc ? "rc" rc : same)}' \
         "$f.txt" | tee -a "$MCSV"
 }
 for n in 262144 524288 1048576 2097152 4194304; do
@@ -160,16 +161,131 @@ for n in 1048576 4194304; do
         mpi_case split $n ${rt%x*} ${rt#*x} $MSTEPS
     done
 done
-# the halo overlap's worth (issue 30): the same splits with the halo first, then the forces
-for rt in 2x8 4x4 16x1; do
-    mpi_case split_unsplit 4194304 ${rt%x*} ${rt#*x} $MSTEPS
-done
-for r in 2 4 8 16; do mpi_case weak_unsplit $((262144 * r)) $r 1 $MSTEPS; done
 for rt in 1x16 4x4 16x1; do # pinned: each rank's threads on their own cores
     mpi_case pinned 4194304 ${rt%x*} ${rt#*x} $MSTEPS "--map-by slot:PE=${rt#*x} --bind-to core"
 done
 for r in 1 2 4 8; do mpi_case strong 1048576 $r 1 $MSTEPS; done
 for r in 1 2 4 8 16; do mpi_case weak $((262144 * r)) $r 1 $MSTEPS; done
+fi
+
+# ---- issue 42: MPI ranks against threads, the issue's table redone (medians) -------------
+if has mpi42; then
+stamp "issue 42: ranks x threads against one process, bound to cores; medians of ${REPS:-3} runs"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mpirun --version 2>&1 | head -1 | tee -a "$REPORT"
+REPS=${REPS:-3} K42=${K42:-20}
+C42=$OUT/mpi42.csv
+echo "table,case,N,ranks,threads,rep,value,unit,identical" >"$C42"
+declare -A S42
+for n in 262144 524288 1048576 2097152 4194304; do
+    S42[$n]=$(python3 tools/gen_box.py $n "$W/b42_$n.npy" --density 0.5)
+done
+# how each split is bound: every rank its T cores, each thread one of them
+bind42() { # ranks threads -> mpirun's placement and binding
+    if [ "$2" = 1 ]; then echo "--map-by core --bind-to core"; else echo "--map-by slot:PE=$2 --bind-to core"; fi
+}
+# one run of `step`: prints its wall ms per step (the slowest rank's loop, or one process's
+# sim stages) and leaves the state in $W/o42_$tag.npy and the stats in $W/o42_$tag.txt
+step42() { # tag N ranks threads
+    local tag=$1 n=$2 r=$3 t=$4 s=${S42[$2]}
+    local args=(step --in "$W/b42_$n.npy" --out "$W/o42_$tag.npy" --steps "$K42" --threads "$t"
+        --set "wall_size=$s,$s,$s" --stats)
+    if [ "$r" = 0 ]; then # one process on cores 0..t-1
+        OMP_PROC_BIND=close OMP_PLACES=cores OMP_WAIT_POLICY=active timeout 300 \
+            taskset -c "0-$((t - 1))" "$SHOAL" "${args[@]}" 2>"$W/o42_$tag.txt" >/dev/null
+        awk -v k="$K42" '$1 == "sim" {printf "%.3f", $2 / k}' "$W/o42_$tag.txt"
+    else
+        # shellcheck disable=SC2046
+        timeout 300 mpirun $(bind42 "$r" "$t") -np "$r" -x OMP_PROC_BIND=close -x OMP_PLACES=cores \
+            -x OMP_WAIT_POLICY=active "$SHOAL" "${args[@]}" 2>"$W/o42_$tag.txt" >/dev/null
+        awk '/wall per step:/ {printf "%.3f", $4}' "$W/o42_$tag.txt"
+    fi
+}
+median42() { sort -g | awk '{v[NR] = $1} END {if (NR) printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+# runs `step42` REPS times; logs the median and whether the bytes are the reference's
+case42() { # table label N ranks threads [reference state]
+    local tb=$1 lab=$2 n=$3 r=$4 t=$5 ref=${6:-} vals="" same=yes
+    for q in $(seq 1 "$REPS"); do
+        local v
+        v=$(step42 "${lab}_$q" "$n" "$r" "$t")
+        vals="$vals$v"$'\n'
+        [ -n "$ref" ] && ! cmp -s "$W/o42_${lab}_$q.npy" "$ref" && same=no
+        echo "$tb,$lab,$n,$r,$t,$q,$v,ms/step,$same" >>"$C42"
+        { echo "== $tb $lab N=$n $r x $t, run $q: $v ms/step"; cat "$W/o42_${lab}_$q.txt"; } >>"$REPORT"
+    done
+    M42=$(printf "%s" "$vals" | median42)
+    SAME42=$same
+}
+log ""
+log "4M steer, density 0.5, $K42 steps (ms per step, median of $REPS; MPI: the slowest rank's loop)"
+log "| split | binding | ms/step | / 1x16 | same bytes |"
+log "| --- | --- | --- | --- | --- |"
+case42 step4m 1x16 4194304 0 16
+base=$M42
+cp "$W/o42_1x16_1.npy" "$W/ref42_4m.npy"
+log "| 1 process x 16 threads | OMP_PROC_BIND=close, OMP_PLACES=cores | $base | 1.00 | - |"
+for rt in 2x8 4x4 16x1; do
+    case42 step4m "$rt" 4194304 "${rt%x*}" "${rt#*x}" "$W/ref42_4m.npy"
+    log "| $rt | $(bind42 "${rt%x*}" "${rt#*x}") | $M42 | $(awk -v a="$M42" -v b="$base" 'BEGIN {printf "%.2f", a / b}') | $SAME42 |"
+done
+# where a rank's step goes: its stages against one process stepping the same work (N/R boids
+# on T cores, alone on the machine), from the first run of each split
+for rt in 2x8 4x4 16x1; do
+    r=${rt%x*} t=${rt#*x} n=$((4194304 / ${rt%x*}))
+    step42 "brick_$rt" "$n" 0 "$t" >/dev/null
+    log ""
+    python3 tools/mpi_stages.py "$W/o42_${rt}_1.txt" "$W/o42_brick_$rt.txt" "$K42" \
+        --label "4M as $rt against one process of $n boids x $t threads" 2>&1 | tee -a "$REPORT"
+done
+# frames: run --headless of the 1M scene, 40 frames (fps, median of REPS)
+log ""
+log "1M frames (run --headless --scene assets/scenes/steer_1m.ini --frames 40; fps, median of $REPS)"
+log "| split | fps | / 1x16 | frames = 1x16 | composite ms/frame |"
+log "| --- | --- | --- | --- | --- |"
+fbase=
+for rt in 1x16 2x8 4x4; do
+    r=${rt%x*} t=${rt#*x} vals="" same=yes comp=-
+    for q in $(seq 1 "$REPS"); do
+        if [ "$r" = 1 ]; then
+            launch=(env OMP_PROC_BIND=close OMP_PLACES=cores OMP_WAIT_POLICY=active "$SHOAL")
+        else
+            # shellcheck disable=SC2046,SC2207
+            launch=(timeout 300 mpirun $(bind42 "$r" "$t") -np "$r" -x OMP_PROC_BIND=close
+                -x OMP_PLACES=cores -x OMP_WAIT_POLICY=active "$SHOAL")
+        fi
+        if [ "$q" = 1 ]; then # 3 frames to PNG: one process's bytes
+            rm -rf "$W/f42_$rt"
+            "${launch[@]}" run --headless --scene assets/scenes/steer_1m.ini --frames 3 --threads "$t" \
+                --steps-per-frame 1 --hud off --out "$W/f42_$rt" >/dev/null 2>&1
+            for f in "$W"/f42_1x16/*.png; do cmp -s "$f" "$W/f42_$rt/${f##*/}" || same=no; done
+        fi
+        "${launch[@]}" run --headless --scene assets/scenes/steer_1m.ini --frames 40 --threads "$t" \
+            --steps-per-frame 1 --out - --stats >"$W/f42_$rt.$q.txt" 2>&1
+        v=$(grep -m1 'headless:' "$W/f42_$rt.$q.txt" | grep -oE '[0-9.]+ fps' | cut -d' ' -f1)
+        vals="$vals$v"$'\n'
+        c=$(grep -m1 -E '^ *composite' "$W/f42_$rt.$q.txt" | awk '{print $(NF)}')
+        [ -n "$c" ] && comp=$c
+        echo "frames,$rt,1048576,$r,$t,$q,$v,fps,$same" >>"$C42"
+        { echo "== frames $rt run $q"; cat "$W/f42_$rt.$q.txt"; } >>"$REPORT"
+    done
+    m=$(printf "%s" "$vals" | median42)
+    [ -z "$fbase" ] && fbase=$m
+    log "| $rt | $m | $(awk -v a="$m" -v b="$fbase" 'BEGIN {printf "%.2f", b / a}') | $same | $comp |"
+done
+# weak scaling: 256k boids per rank, R ranks x 1 thread against one process of R threads
+log ""
+log "weak scaling: 256k boids per worker, $K42 steps (ms per step, median of $REPS)"
+log "| workers | N | R ranks x 1 | 1 process x R threads | ranks / threads | same bytes |"
+log "| --- | --- | --- | --- | --- | --- |"
+for r in 1 2 4 8 16; do
+    n=$((262144 * r))
+    case42 weak "thr$r" "$n" 0 "$r"
+    th=$M42
+    cp "$W/o42_thr${r}_1.npy" "$W/ref42_w$r.npy"
+    case42 weak "rk$r" "$n" "$r" 1 "$W/ref42_w$r.npy"
+    log "| $r | $n | $M42 | $th | $(awk -v a="$M42" -v b="$th" 'BEGIN {printf "%.2f", a / b}') | $SAME42 |"
+done
+log "(CSV: $C42; every run's --stats in device_report.txt)"
 fi
 
 if has mpirun; then
@@ -188,7 +304,7 @@ for rt in 1x16 2x8 4x4 8x2 16x1; do
         --steps-per-frame 1 --out - --stats >"$W/mrun_$rt.txt" 2>&1
     log "$rt (ranks x threads): rc $? frames identical to 1x16: $same; $(grep -m1 'headless:' "$W/mrun_$rt.txt")"
     grep -E "^  (sim|render|overlays|composite|frame|  (wait|encode|compare|transfer))" "$W/mrun_$rt.txt" | tee -a "$REPORT"
-    grep -E "per step|imbalance|time per step|halo overlap" "$W/mrun_$rt.txt" | tee -a "$REPORT"
+    grep -E "per step|imbalance|time per step" "$W/mrun_$rt.txt" | tee -a "$REPORT"
 done
 fi
 
@@ -199,28 +315,37 @@ for n in 16384 131072 1048576 4194304; do
     SIDE[$n]=$(python3 tools/gen_box.py $n "$W/box_$n.npy" --density 0.5)
 done
 walls() { local s=${SIDE[$1]}; echo "--set wall_size=$s,$s,$s"; }
-# the model's bounds set to the box, so every model keeps the box state
+# the models of the library's table (shoal params --names; the first is the default)
+MODELS=$("$SHOAL" params --names)
+DEFAULT_MODEL=$(echo "$MODELS" | head -1)
+# the model's bounds set to the box, so every model keeps the box state: by the parameters
+# its table has (a wall box, a target box, a box's corners, a boundary sphere); a model with
+# none of these keeps its own world
 bounds() {
-    local m=$1 s=${SIDE[$2]} h
+    local m=$1 s=${SIDE[$2]} h p
     h=$(python3 -c "print($s/2)")
-    case $m in
-    steer | average) echo "--set wall_size=$s,$s,$s" ;;
-    heading) echo "--set bounds_size=$s,$s,$s" ;;
-    classic) echo "--set box_min=-$h,-$h,-$h --set box_max=$h,$h,$h" ;;
-    fov) echo "--set boundary_range2=$(python3 -c "print(($s/2)**2)")" ;;
-    esac
+    p=$("$SHOAL" params --model "$m" | awk 'NR > 2 {print $1}')
+    if grep -qx wall_size_x <<<"$p"; then
+        echo "--set wall_size=$s,$s,$s"
+    elif grep -qx bounds_size_x <<<"$p"; then
+        echo "--set bounds_size=$s,$s,$s"
+    elif grep -qx box_min_x <<<"$p"; then
+        echo "--set box_min=-$h,-$h,-$h --set box_max=$h,$h,$h"
+    elif grep -qx boundary_range2 <<<"$p"; then
+        echo "--set boundary_range2=$(python3 -c "print(($s/2)**2)")"
+    fi
 }
 
 # ---- 4. parity at scale and the atomic order's wander ----------------------------------
 if has parity; then
-stamp "parity at scale (shoal diverge, cpu vs cuda): every model 1000 steps at 131072, steer 1000 and the others 100 at 1048576"
-for m in steer average heading classic fov; do
+stamp "parity at scale (shoal diverge, cpu vs cuda): every model 1000 steps at 131072, $DEFAULT_MODEL 1000 and the others 100 at 1048576"
+for m in $MODELS; do
     timeout 150 "$SHOAL" diverge --model $m $(bounds $m 131072) --in "$W/box_131072.npy" --a cpu --b cuda \
         --steps 1000 --every 100 --stats-every 0 --csv "$W/par_$m.csv" 2>&1 | tee -a "$REPORT"
 done
-for m in steer average heading classic fov; do
+for m in $MODELS; do
     k=100
-    [ $m = steer ] && k=1000
+    [ "$m" = "$DEFAULT_MODEL" ] && k=1000
     timeout 150 "$SHOAL" diverge --model $m $(bounds $m 1048576) --in "$W/box_1048576.npy" --a cpu --b cuda \
         --steps $k --every 100 --stats-every 0 --csv "$W/par_1m_$m.csv" 2>&1 | tee -a "$REPORT"
 done
@@ -410,7 +535,7 @@ for o in "--out $W/hl_png --hud off" "--out - --hud off" ""; do
     grep -E "^shoal run|^  (sim|render|overlays|output|frame)|writer thread" "$W/hl.txt" | tee -a "$REPORT"
 done
 stamp "issue 26: init --count 1000000 + step --count 1000000 --steps 1, 2 cores"
-for m in steer average heading classic fov; do
+for m in $MODELS; do
     t0=$(date +%s.%N)
     taskset -c 0,1 "$SHOAL" init --model $m --count 1000000 --out "$W/big.npy" 2>/dev/null
     t1=$(date +%s.%N)
@@ -538,6 +663,36 @@ done
 VSTEPS=3 verify_case steer_1m steer 1048576 atomic --set init_pos_radius=100
 log "verify table ($VCSV): stable order must be bit-identical (worst 0), atomic within the bound (worst < 1)"
 column -s, -t <"$VCSV" | tee -a "$REPORT"
+fi
+if has wait; then
+stamp "issue 43: the runtime and the wait policy (test_threads; SHOAL_OMP_DEFAULT unset)"
+readelf -d "$SHOAL" | grep -E "NEEDED.*(omp|gomp)" | tee -a "$REPORT"
+SHOAL_EXE=$SHOAL timeout 120 "$BUILD/tests/test_threads" 2>&1 | grep -E "^#|OK|FAIL|SKIP" |
+    tee -a "$REPORT"
+stamp "issue 37 item 7: GPU set_params / set_obstacles parity (test_gpu)"
+SHOAL_EXE=$SHOAL timeout 300 "$BUILD/tests/test_gpu" 2>&1 | grep -E "set_params|after a new|OK|FAIL" |
+    tee -a "$REPORT"
+# median ms/step of shoal bench: auto (nothing set), active, passive; idle, then a busy loop
+# per core (the anchors of docs/BENCH.md's "OMP_WAIT_POLICY" section)
+for load in idle busy; do
+    pids=()
+    if [ $load = busy ]; then
+        for i in $(seq 1 "$NCPU"); do (while :; do :; done) & pids+=($!); done
+        sleep 1
+    fi
+    for pol in auto active passive; do
+        envs=(env OMP_WAIT_POLICY=$pol)
+        [ $pol = auto ] && envs=(env -u OMP_WAIT_POLICY)
+        for c in steer-16k/t$NCPU steer-16k/t2 steer-1m/t$NCPU; do
+            "${envs[@]}" timeout 120 "$SHOAL" bench --filter "$c/avx512" --threads ${c##*/t} \
+                --repeat 5 --peak-seconds 0 2>&1 |
+                grep -E "^sim/|wait:" | sed "s|^|$load $pol |" | tee -a "$REPORT"
+        done
+    done
+    for p in "${pids[@]}"; do kill "$p"; done
+    wait 2>/dev/null
+done
+
 fi
 if has python; then
 stamp "python: the package of this CUDA build; CPU vs CUDA from Python (tests/python -m cuda)"

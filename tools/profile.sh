@@ -43,6 +43,11 @@ if [ -z "$exe" ]; then
   ninja -C "$build" src/app/shoal > /dev/null
   exe="$build/src/app/shoal"
 fi
+if [ ! -f "$exe" ] || [ ! -x "$exe" ]; then
+  echo "profile.sh: the shoal binary $exe is not there or not executable (SHOAL_EXE names" \
+    "another; unset, the release build is used)" >&2
+  exit 2
+fi
 
 out="${PERF_OUT:-out/profile}"
 mkdir -p "$out"
@@ -51,31 +56,88 @@ cg="${PERF_CALLGRAPH:-fp}"
 top="${PERF_TOP:-25}"
 freq="${PERF_FREQ:-2000}"
 
-# --allow-sysctl: loosen what we may for this run, and put it back whatever happens.
-restore=()
-restore_sysctl() {
-  local i
-  for ((i = 0; i < ${#restore[@]}; i += 2)); do
-    echo "${restore[i + 1]}" > "${restore[i]}" 2> /dev/null ||
-      echo "profile.sh: could not restore ${restore[i]} to ${restore[i + 1]}" >&2
+# --allow-sysctl: loosen what we may for this run, and put it back whatever happens. The
+# settings are the machine's, so runs that overlap share them: a state file (under a lock)
+# keeps the values found before the first run and the pids of the runs using them; each run
+# adds itself, and the last one to end puts the first values back. (Each run saving what it
+# found and restoring that left them loosened: B saved the values A had set and put them back
+# after A had restored the real ones.) A run killed with SIGKILL cannot restore them: the
+# next run finds its pid dead and the first values still in the state file. The state file
+# and the sysctl directory can be moved for tests (PROFILE_SYSCTL_STATE, PROFILE_SYSCTL_DIR).
+sysdir="${PROFILE_SYSCTL_DIR:-/proc/sys/kernel}"
+state="${PROFILE_SYSCTL_STATE:-}"
+if [ -z "$state" ]; then
+  state=/run/shoal-profile-sysctl
+  [ -d /run ] && [ -w /run ] || state=/tmp/shoal-profile-sysctl
+fi
+held=0
+# sysctl_state enter|leave: under the lock, update the state file and the settings.
+sysctl_state() {
+  local fd pids=() origs=() line name val kv f alive=()
+  exec {fd}> "$state.lock"
+  flock "$fd"
+  if [ -f "$state" ]; then
+    while read -r line; do
+      case "$line" in
+        pid\ *) pids+=("${line#pid }") ;;
+        orig\ *) origs+=("${line#orig }") ;;
+      esac
+    done < "$state"
+  fi
+  for p in "${pids[@]}"; do
+    [ "$p" != "$$" ] && kill -0 "$p" 2> /dev/null && alive+=("$p")
   done
-  restore=()
+  if [ "$1" = enter ]; then
+    for kv in perf_event_paranoid=-1 kptr_restrict=0; do
+      name=${kv%%=*}
+      f=$sysdir/$name
+      if [ ! -w "$f" ]; then
+        echo "profile.sh: kernel.$name is not writable here; left at $(cat "$f" 2> /dev/null)" >&2
+        continue
+      fi
+      val=""
+      for line in "${origs[@]}"; do
+        [ "${line%% *}" = "$name" ] && val=${line#* }
+      done
+      if [ -z "$val" ]; then
+        val=$(cat "$f")
+        origs+=("$name $val")
+      fi
+      if echo "${kv#*=}" > "$f" 2> /dev/null; then
+        echo "profile.sh: kernel.$name = ${kv#*=} for this run (was $val; put back when the" \
+          "last profile.sh run using it ends)" >&2
+      fi
+    done
+    alive+=("$$")
+    held=1
+  else
+    held=0
+  fi
+  if [ ${#alive[@]} -eq 0 ]; then
+    for line in "${origs[@]}"; do
+      name=${line%% *}
+      echo "${line#* }" > "$sysdir/$name" 2> /dev/null ||
+        echo "profile.sh: could not restore kernel.$name to ${line#* }" >&2
+    done
+    rm -f "$state"
+  else
+    {
+      for p in "${alive[@]}"; do echo "pid $p"; done
+      for line in "${origs[@]}"; do echo "orig $line"; done
+    } > "$state.new" && mv "$state.new" "$state"
+  fi
+  flock -u "$fd"
+  exec {fd}>&-
+}
+restore_sysctl() {
+  if [ "$held" = 1 ]; then
+    sysctl_state leave
+  fi
 }
 if [ $allow_sysctl -eq 1 ]; then
   trap restore_sysctl EXIT
-  trap 'exit 130' INT TERM HUP
-  for kv in perf_event_paranoid=-1 kptr_restrict=0; do
-    f=/proc/sys/kernel/${kv%%=*}
-    if [ -w "$f" ]; then
-      old=$(cat "$f")
-      if echo "${kv#*=}" > "$f" 2> /dev/null; then
-        restore+=("$f" "$old")
-        echo "profile.sh: kernel.${kv%%=*} = ${kv#*=} for this run (was $old; restored on exit)" >&2
-      fi
-    else
-      echo "profile.sh: kernel.${kv%%=*} is not writable here; left at $(cat "$f")" >&2
-    fi
-  done
+  trap 'exit 130' INT TERM HUP QUIT
+  sysctl_state enter
 fi
 
 # Hardware counters? (VMs often have none: then cpu-clock, a software timer event.)
@@ -91,9 +153,14 @@ event="cpu-clock"
 
 echo "== perf record -e $event -F $freq -g --call-graph $cg -- shoal $*"
 if ! perf record -q -e "$event" -F "$freq" -g --call-graph "$cg" -o "$data" -- "$exe" "$@"; then
-  echo "profile.sh: perf record failed (kernel.perf_event_paranoid is" \
-    "$(cat /proc/sys/kernel/perf_event_paranoid 2> /dev/null || echo '?');" \
-    "as root, --allow-sysctl lowers it for the run)" >&2
+  paranoid=$(cat "$sysdir/perf_event_paranoid" 2> /dev/null || echo '?')
+  if [ "$paranoid" != "?" ] && [ "$paranoid" -gt -1 ] 2> /dev/null && [ $allow_sysctl -eq 0 ]; then
+    echo "profile.sh: perf record failed (kernel.perf_event_paranoid is $paranoid; as root," \
+      "--allow-sysctl lowers it for the run)" >&2
+  else
+    echo "profile.sh: perf record failed (its message is above; kernel.perf_event_paranoid" \
+      "is $paranoid)" >&2
+  fi
   exit 1
 fi
 

@@ -17,8 +17,11 @@ try:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
-except ImportError:
-    print("sweep_plot.py: needs numpy and matplotlib", file=sys.stderr)
+except ImportError as e:  # one line: which interpreter, what it lacks, what to run instead
+    fix = ("install python3-numpy and python3-matplotlib (tools/deps.sh)"
+           if sys.executable == "/usr/bin/python3" else
+           "run it with Debian's /usr/bin/python3 (python3-numpy, python3-matplotlib)")
+    print(f"sweep_plot.py: {sys.executable} has no {e.name}: {fix}", file=sys.stderr)
     sys.exit(77)
 
 STATS = ["polarization", "milling", "mean_speed", "mean_nn_distance", "group_count",

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The test command: install what is missing, build with gcc (warnings are errors), run the
-# whole suite; then the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
-# (clang); test_concurrent under ThreadSanitizer (clang, libomp + Archer); then the line
-# and branch coverage (gcovr) of the suite of the smallest build.
+# whole suite; then, on x86-64, the aarch64 cross build and its bits under qemu-user (the
+# same bytes as x86's: tools/arm_check.sh); the same suite under AddressSanitizer +
+# UndefinedBehaviorSanitizer (clang); test_concurrent under ThreadSanitizer (clang, libomp +
+# Archer); test_threads and test_profile on GNU libgomp (the runtime where libomp is
+# missing); then the line and branch coverage (gcovr) of the suite of the smallest build.
 # Usage: tools/test.sh [--quick]  (--quick: the gcc build only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +27,14 @@ meson setup build-test --buildtype=debugoptimized -Dwerror=true --wipe >/dev/nul
   meson setup build-test --buildtype=debugoptimized -Dwerror=true
 ninja -C build-test
 meson test -C build-test --print-errorlogs --num-processes "$jobs"
+
+if [ $quick -eq 0 ] && [ "$(uname -m)" = x86_64 ]; then
+  # ARM: the aarch64 cross build (library, program, suite; kept in build-arm between runs),
+  # its NEON cases and the no-FMA check under qemu-user, and every output of
+  # tools/bits_set.sh compared byte for byte with the gcc build's (tools/arm_check.sh,
+  # docs/ARM.md). An aarch64 host runs its NEON cases in the suite above instead.
+  tools/arm_check.sh build-test/src/app/shoal build-arm
+fi
 
 if [ $quick -eq 0 ]; then
   # Sanitizers: clang with ASan + UBSan, leak checking on; libomp's own team bookkeeping
@@ -62,6 +72,18 @@ if [ $quick -eq 0 ]; then
 fi
 
 if [ $quick -eq 0 ]; then
+  # GNU libgomp instead of LLVM's libomp (-Dopenmp_runtime=gnu: where libomp is missing): the
+  # library's threads there (bounds, a child of fork() stepping, the wait policy it cannot
+  # set, the program's start-time choice); only what differs by runtime is built and run.
+  meson setup build-gnu --buildtype=debugoptimized -Dwerror=true -Dopenmp_runtime=gnu \
+    -Dcuda=disabled -Dsdl=disabled -Dmpi=disabled -Dpython=disabled --wipe >/dev/null 2>&1 ||
+    meson setup build-gnu --buildtype=debugoptimized -Dwerror=true -Dopenmp_runtime=gnu \
+      -Dcuda=disabled -Dsdl=disabled -Dmpi=disabled -Dpython=disabled
+  ninja -C build-gnu src/app/shoal tests/test_threads tests/test_profile
+  meson test -C build-gnu --no-rebuild --print-errorlogs test_threads test_profile
+fi
+
+if [ $quick -eq 0 ]; then
   # The smallest build: no OpenMP, no SDL2 window, no CUDA, no MPI. Everything must build and the
   # suite pass (tests of threads or of the window report SKIP there).
   # It is also the coverage build (-Db_coverage: gcov counters on the same -O2 code; meson
@@ -77,13 +99,7 @@ if [ $quick -eq 0 ]; then
 fi
 
 if [ $quick -eq 0 ]; then
-  # The Python package through pip and meson-python, offline (docs/PYTHON.md): a fresh venv
-  # that sees Debian's numpy, `pip install --no-build-isolation .`, then import and step.
-  venv=$(mktemp -d /tmp/shoal-venv-XXXXXX)
-  /usr/bin/python3 -m venv --system-site-packages "$venv"
-  "$venv/bin/pip" install --no-build-isolation --no-index --quiet .
-  (cd "$venv" && "$venv/bin/python" -c "import shoal; s = shoal.Simulation(count=64); s.step(2); print('pip install .: shoal', shoal.__version__, 'from', shoal.__file__)")
-  rm -rf "$venv"
+  tools/pip_check.sh
 fi
 
 if [ $quick -eq 0 ]; then

@@ -9,12 +9,20 @@ usage: verify_plot.py OUT.png RUN.csv [RUN2.csv ...] [--title T]"""
 import argparse
 import csv
 import os
+import sys
 
-import matplotlib
+try:
+    import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+except ImportError as e:  # one line: which interpreter, what it lacks, what to run instead
+    fix = ("install python3-numpy and python3-matplotlib (tools/deps.sh)"
+           if sys.executable == "/usr/bin/python3" else
+           "run it with Debian's /usr/bin/python3 (python3-numpy, python3-matplotlib)")
+    print(f"verify_plot.py: {sys.executable} has no {e.name}: {fix}", file=sys.stderr)
+    sys.exit(77)
 
 # errors up to the bound taken at half precision (2^-11 against 10 * 2^-24) are drift
 DRIFT_RATIO = 2.0 ** -11 / (10 * 2.0 ** -24)

@@ -58,7 +58,16 @@ typedef enum shoal_status {
     SHOAL_ERR_NONFINITE = 5,
     /** The request needs something this machine or build lacks (an ISA, CUDA). */
     SHOAL_ERR_UNSUPPORTED = 6,
+    /** A long call stopped early because its cancel flag was raised (shoal_verify_set_cancel,
+     *  shoal_sweep_set_cancel): the object is as before that call's unfinished step. */
+    SHOAL_ERR_CANCELLED = 7,
 } shoal_status;
+
+/** The most threads any library object runs on: every thread count the library takes
+ *  (a desc's thread_count, shoal_system_set_thread_count, OMP_NUM_THREADS as the default)
+ *  is 0 (the default) or 1..SHOAL_MAX_THREADS, and a larger one is refused
+ *  (SHOAL_ERR_INPUT). The program's --threads options have the same range. */
+#define SHOAL_MAX_THREADS 1024
 
 /** A one-line, human-readable description of the last failure. Filled by the function
  *  that failed; untouched on success. Plain data: copy it freely. */
@@ -89,16 +98,20 @@ SHOAL_API const char *shoal_version(void);
 SHOAL_API int shoal_version_number(void);
 
 /** SIMD instruction set of a kernel (the simulation's forces, the rasterizer). AUTO picks
- *  the best the CPU has (or SHOAL_SIMD from the environment). All give the same bits. */
+ *  the best the CPU has (or SHOAL_SIMD from the environment). All give the same bits, on
+ *  every architecture: AVX2 and AVX-512 exist in x86-64 builds, NEON in aarch64 builds
+ *  (ARMv8-A's Advanced SIMD, on every 64-bit ARM core); scalar everywhere. */
 typedef enum shoal_isa {
     SHOAL_ISA_AUTO = 0,
     SHOAL_ISA_SCALAR,
     SHOAL_ISA_AVX2,
     SHOAL_ISA_AVX512,
+    SHOAL_ISA_NEON,
 } shoal_isa;
 
 /** ISA support: shoal_isa_supported(SHOAL_ISA_AVX512) is true when this CPU and build can
- *  run it. shoal_isa_parse("auto"|"scalar"|"avx2"|"avx512"). */
+ *  run it. shoal_isa_parse("auto"|"scalar"|"avx2"|"avx512"|"neon"): any of the names on any
+ *  build (whether it runs is shoal_isa_supported's and shoal_isa_resolve's to say). */
 SHOAL_API int shoal_isa_supported(shoal_isa isa);
 SHOAL_API shoal_status shoal_isa_parse(const char *name, shoal_isa *isa, shoal_error *err);
 SHOAL_API const char *shoal_isa_name(shoal_isa isa);

@@ -69,11 +69,31 @@ SHOAL_API shoal_status shoal_gpu_sim_get_state(const shoal_gpu_sim *sim, float *
  *  SHOAL_ERR_UNSUPPORTED (or SHOAL_ERR_NOMEM) with CUDA's message. */
 SHOAL_API shoal_status shoal_gpu_sim_step(shoal_gpu_sim *sim, int step_count, shoal_error *err);
 
-/** Take the obstacle meshes of a CPU simulation: its obstacle field (built on the host by
- *  shoal_sim_add_obstacle / shoal_scene_add_obstacles, the CPU's own build, so the same
- *  bits) is copied to the device and sampled by every model as on the CPU. `src` may have
- *  any boid count (one is enough) and is not kept; call again after moving an obstacle.
- *  No obstacles in `src`: the field is removed. */
+/** Change the parameters between steps, as shoal_sim_set_params does on the CPU and with the
+ *  same effects, so a GPU sim and a CPU sim given the same parameters stay bit-identical:
+ *  validated for the sim's model (SHOAL_ERR_INPUT, nothing changed); the grid is laid out
+ *  again when the interaction radius changes (device tables grown when they must); a new
+ *  predator_count restarts the predators; a new field_cell or field_margin rebuilds the
+ *  obstacle field from the meshes lent by shoal_gpu_sim_set_obstacles (a field copied from a
+ *  CPU sim by shoal_gpu_sim_copy_obstacles has no meshes to rebuild from: SHOAL_ERR_INPUT,
+ *  copy it again after changing the CPU sim). The state and the steps done stay. */
+SHOAL_API shoal_status shoal_gpu_sim_set_params(shoal_gpu_sim *sim, const shoal_params *params,
+                                                shoal_error *err);
+
+/** Lend an obstacle field (shoal/sim.h, shoal_obstacles): its meshes are copied to the host
+ *  side of the GPU sim and its field (the CPU's build, copied or built again with this sim's
+ *  field_cell and field_margin, as shoal_sim_set_obstacles does) to the device, sampled by
+ *  every model as on the CPU. NULL or an empty object removes the field. Lend it again after
+ *  moving an obstacle. */
+SHOAL_API shoal_status shoal_gpu_sim_set_obstacles(shoal_gpu_sim *sim,
+                                                   const shoal_obstacles *obstacles,
+                                                   shoal_error *err);
+
+/** Take the obstacle field of a CPU simulation (its own build, so the same bits) to the
+ *  device. `src` is not kept; call again after moving an obstacle. No obstacles in `src`:
+ *  the field is removed. A program with no CPU simulation of its own lends a
+ *  shoal_obstacles instead (shoal_gpu_sim_set_obstacles) rather than making one to hold
+ *  the meshes. */
 SHOAL_API shoal_status shoal_gpu_sim_copy_obstacles(shoal_gpu_sim *sim, const shoal_sim *src,
                                                     shoal_error *err);
 

@@ -57,6 +57,41 @@ SHOAL_API shoal_status shoal_io_npy_parse_array(const void *data, size_t size, c
                                                 shoal_npy_array *out, shoal_error *err);
 SHOAL_API void shoal_npy_array_free(shoal_npy_array *a);
 
+/** The state file formats, one table for every front end (the program's --format options
+ *  and step --out-dir, the Python package's load and save): "npy" (.npy, read and written,
+ *  trajectories), "unity" (.bin, Unity's raw buffer, read and written), "vtk" (.vtp, ParaView,
+ *  written only, trajectories with a ParaView collection). Static; thread-safe. */
+typedef struct shoal_io_format {
+    const char *name; /**< "npy", "unity", "vtk": --format */
+    const char *ext;  /**< the extension that picks it when no format is named (".npy") */
+    int readable;     /**< shoal_io_state_read reads it */
+    int trajectory;   /**< a trajectory (step --out-dir) is written in it */
+    int collection;   /**< ... with a ParaView collection (trajectory.pvd) */
+} shoal_io_format;
+
+/** The index-th format of the table (the first is the default), NULL past the last. */
+SHOAL_API const shoal_io_format *shoal_io_format_at(size_t index);
+/** The format called `name` (with trajectory != 0: only one a trajectory is written in), or
+ *  NULL. */
+SHOAL_API const shoal_io_format *shoal_io_format_find(const char *name, int trajectory);
+/** The format a path's extension picks among those that can be read (reading != 0) or
+ *  written; the first (npy) when none does. */
+SHOAL_API const shoal_io_format *shoal_io_format_of_path(const char *path, int reading);
+/** The names of the formats that can be read (readable) or written in a trajectory, after
+ *  `first` when not NULL, as "a, b or c", into buf (cut to `size`). Returns the length. */
+SHOAL_API size_t shoal_io_format_names(char *buf, size_t size, int readable, int trajectory,
+                                       const char *first);
+/** Read a state file in `format` ("auto" or NULL: by the extension, .bin is Unity's raw
+ *  buffer, else .npy): *rows malloc'ed N x 6 (caller frees), *count N. A NaN or infinity is
+ *  SHOAL_ERR_INPUT naming row and column (shoal_state_check_finite); an unknown or unreadable
+ *  format SHOAL_ERR_INPUT naming the readable ones; otherwise as the format's reader. */
+SHOAL_API shoal_status shoal_io_state_read(const char *path, const char *format, float **rows,
+                                           size_t *count, shoal_error *err);
+/** Write a state in `format` (NULL or "auto": by the extension, else npy), atomically. `t_s`
+ *  is the state's time (vtk writes it; NAN: unknown). */
+SHOAL_API shoal_status shoal_io_state_write(const char *path, const char *format, const float *rows,
+                                            size_t count, double t_s, shoal_error *err);
+
 /** Write `count` rows of 6 float64 as a version 1.0 .npy file ('<f8', C order, shape
  *  (count, 6)), bit for bit, through the atomic writer (as shoal_io_npy_write). */
 SHOAL_API shoal_status shoal_io_npy_write_f64(const char *path, const double *rows, size_t count,
@@ -150,7 +185,8 @@ typedef struct shoal_scene {
 } shoal_scene;
 
 /** Load a scene file. `scene` starts from the defaults of the model it names (steer if
- *  none). */
+ *  none). A file that cannot be opened is SHOAL_ERR_IO (as every other input file); what is
+ *  wrong inside it SHOAL_ERR_INPUT. */
 SHOAL_API shoal_status shoal_scene_load(const char *path, shoal_scene *scene, shoal_error *err);
 /** Parse scene text (NUL-terminated); `name` is used in messages. For fuzzing and tests. */
 SHOAL_API shoal_status shoal_scene_parse(const char *text, const char *name, shoal_scene *scene,
@@ -175,6 +211,13 @@ SHOAL_API double shoal_scene_set_count(shoal_scene *scene, size_t count, int kee
  *  SHOAL_ERR_INPUT for a bad OBJ or a field too large. */
 SHOAL_API shoal_status shoal_scene_add_obstacles(const shoal_scene *scene, shoal_sim *sim,
                                                  shoal_error *err);
+/** The scene's obstacle meshes as an obstacle field of their own (shoal/sim.h,
+ *  shoal_obstacles: built with the scene's field_cell and field_margin), loaded as
+ *  shoal_scene_add_obstacles loads them, to lend to any simulation, CPU or GPU. An empty
+ *  field when the scene has no [mesh]. `*out` is the caller's (shoal_obstacles_destroy);
+ *  NULL on failure. */
+SHOAL_API shoal_status shoal_scene_make_obstacles(const shoal_scene *scene, shoal_obstacles **out,
+                                                  shoal_error *err);
 
 /** Raw GPU buffers as Unity's compute shaders lay them out (BoidData of seed 003,
  * UnityGraphicsProgramming's Boids): `struct { float3 velocity; float3 position; }`, 24 bytes per
@@ -263,8 +306,9 @@ SHOAL_API shoal_status shoal_mesh_parse(const void *data, size_t size, const cha
 
 /** Where shoal's own files (the fish meshes, the model scenes "scenes/MODEL.ini") are:
  *  writes `dir/name` to `out` (`size` bytes) for the first directory that has the file, in
- *  this order: $SHOAL_ASSETS, ./assets, the executable's ../share/shoal and ../assets,
- *  ../../assets, ../../../assets, the installed datadir/shoal, the source tree's assets/
+ *  this order: $SHOAL_ASSETS, ./assets, the executable's ../share/shoal, ../shoal (where pip
+ *  puts a wheel's data), ../assets, ../../assets, ../../../assets, the installed
+ *  datadir/shoal, the source tree's assets/
  *  (both compiled in). Returns 1 if found, 0 if not (then `out` holds `name`). Thread-safe. */
 SHOAL_API int shoal_io_asset_path(const char *name, char *out, size_t size);
 

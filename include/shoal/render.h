@@ -29,6 +29,7 @@
 
 #include "shoal/base.h"
 #include "shoal/profile.h"
+#include "shoal/world.h"
 #include "shoal/io.h" /* the fish meshes (shoal_mesh) and PNG frames: io reads and writes them */
 
 #ifdef __cplusplus
@@ -56,17 +57,22 @@ typedef enum shoal_shade {
     SHOAL_SHADE_ID = 1,
 } shoal_shade;
 
-/** A perspective camera. Units are world units; the up vector is +Y. When the view
- *  direction is (anti)parallel to +Y, +Z is used as up instead. */
+/** A camera. Units are world units; the up vector is +Y. When the view direction is
+ *  (anti)parallel to +Y, +Z is used as up instead. Perspective (gluPerspective) unless
+ *  ortho_height > 0: then orthographic (glOrtho), the image's height spanning ortho_height
+ *  world units at every distance and its width ortho_height * width / height, centred on the
+ *  view axis; fov_deg is then not used (but must still be valid). */
 typedef struct shoal_camera {
     float eye[3];
-    float target[3]; /**< must differ from eye */
-    float fov_deg;   /**< vertical field of view, in (0, 180) degrees */
-    float near;      /**< near plane distance, > 0 (default 0.1) */
-    float far;       /**< far plane distance, > near (default 2000) */
+    float target[3];    /**< must differ from eye */
+    float fov_deg;      /**< vertical field of view, in (0, 180) degrees */
+    float near;         /**< near plane distance, > 0 (default 0.1) */
+    float far;          /**< far plane distance, > near (default 2000) */
+    float ortho_height; /**< > 0: orthographic, this many world units high; 0 (default):
+                             perspective. Finite, >= 0. */
 } shoal_camera;
 
-/** eye (0, 0, 75), target (0, 0, 0), fov 60 degrees, near 0.1, far 2000. */
+/** eye (0, 0, 75), target (0, 0, 0), fov 60 degrees, near 0.1, far 2000, perspective. */
 SHOAL_API shoal_camera shoal_camera_default(void);
 
 /** Everything needed to create a renderer. Start from shoal_render_desc_default(). */
@@ -191,6 +197,30 @@ SHOAL_API void shoal_render_destroy(shoal_renderer *r);
 SHOAL_API shoal_status shoal_render_frame(shoal_renderer *r, const shoal_render_instances *inst,
                                           const shoal_camera *cam, shoal_error *err);
 
+/** Draw the frames in a world (shoal/world.h; docs/RENDER.md "Worlds"), from the next frame
+ *  on; NULL or today's world (3D, nothing periodic): none, every pixel as before. On each
+ *  periodic axis a fish is drawn wrapped (the simulation's wrap) into the period window
+ *  centred on the camera's target (target +- size/2: the box itself for a camera aimed at
+ *  its centre, as shoal_render_camera_world makes it; around the school for a camera that
+ *  follows it) and, within its bounding radius of the window's faces, also one period
+ *  across (same id, colour and size), so a fish crossing a seam shows on both sides as it
+ *  crosses; the stats count those images as instances. In 2D (dims 2) the plane is drawn seen from
+ * above: every position, velocity and the camera are turned by (x, y, z) -> (-x, z, y) before
+ * drawing (a rotation: the plane's normal +z becomes the orientation rule's up, so each fish shows
+ * its back, lit from above; a camera looking down -z shows +x right and +y up, as
+ *  shoal_render_camera_world makes it). SHOAL_ERR_INPUT for an invalid world. */
+SHOAL_API shoal_status shoal_render_set_world(shoal_renderer *r, const shoal_world *world,
+                                              shoal_error *err);
+/** Where the renderer draws world point `in` (for overlays drawn with the same camera): the
+ *  2D turn of shoal_render_set_world, else the point itself. */
+SHOAL_API void shoal_render_world_point(const shoal_world *world, const float in[3], float out[3]);
+/** A camera for the world's box (size 0 on an axis: 1 unit there) for an image of aspect
+ *  width / height, `margin` world units around it: in 2D orthographic from above, the box's
+ *  rectangle filling the frame along its tighter side; in 3D perspective, the box's corners
+ *  framed as shoal_render_camera_frame frames a school. */
+SHOAL_API shoal_camera shoal_render_camera_world(const shoal_world *world, float aspect,
+                                                 float margin);
+
 /** Draw one frame of a state given as rows in row order: `row_count` rows of
  *  SHOAL_STATE_COLUMNS floats (px py pz vx vy vz), the layout of state files and of
  *  shoal_sim_get_rows. Instance i is row i (its id). `group` and `color` are optional
@@ -214,6 +244,38 @@ SHOAL_API void shoal_render_set_speed_scale(shoal_renderer *r, float max_speed);
  *  Off by default (it costs two more full-frame writes). SHOAL_ERR_NOMEM if the buffers
  *  cannot be allocated (then nothing changes). */
 SHOAL_API shoal_status shoal_render_keep_depth(shoal_renderer *r, int on, shoal_error *err);
+
+/** Frames drawn in parts (shoal under MPI: each rank draws its own fish, then the parts are
+ *  composited by depth): `hook(ctx, frame_speed)` is called once per frame, after the
+ *  instance pass found the largest speed of the frame's visible fish (frame_speed; -1 when
+ *  the frame failed before that), from the thread that called shoal_render_frame, and
+ *  returns the speed to colour by (> 0; otherwise the frame's own): the largest over every
+ *  part, so that all parts colour alike in one pass. NULL removes it. */
+SHOAL_API void shoal_render_set_speed_hook(shoal_renderer *r,
+                                           float (*hook)(void *ctx, float frame_speed), void *ctx);
+
+/** shoal_render_sparse's modes: every tile drawn (the default); tiles that no triangle
+ *  touches get the background in the framebuffer only (their depth and ids are not written:
+ *  shoal_render_drawn_tiles says which are valid); such tiles are skipped altogether (the
+ *  framebuffer too keeps what it held there). */
+enum {
+    SHOAL_RENDER_SPARSE_OFF = 0,
+    SHOAL_RENDER_SPARSE_BACKGROUND = 1,
+    SHOAL_RENDER_SPARSE_SKIP = 2
+};
+
+/** How the next frames treat the tiles that no triangle touches (SHOAL_RENDER_SPARSE_*): a
+ *  part of a scene drawn for a composite touches only the tiles its fish cover, so a renderer
+ *  that draws one part need not clear, resolve or copy the rest of the image (IceT's idea).
+ *  SHOAL_ERR_INPUT for another value. */
+SHOAL_API shoal_status shoal_render_sparse(shoal_renderer *r, int mode, shoal_error *err);
+
+/** With a sparse mode on: per tile of the last frame (tiles_x x tiles_y, row-major, tiles of
+ *  tile_size x tile_size pixels, the last row and column cut at the image's edge), non-zero
+ *  where triangles were drawn (the framebuffer, depth and ids there are the frame's). NULL
+ *  before such a frame. Valid until the next frame. */
+SHOAL_API const uint8_t *shoal_render_drawn_tiles(const shoal_renderer *r, int *tiles_x,
+                                                  int *tiles_y, int *tile_size);
 
 /** With keep_depth on: the last frame's depth (window z in [0, 1); 1 where nothing was
  *  drawn) and instance ids (0 where nothing was drawn), width x height, rows of `width`.

@@ -2,8 +2,8 @@
 /* shoal: the umbrella header. Includes every public module header.
  * shoal runs GPU-class flocking workloads on CPU cores: an OpenMP-parallel boids
  * simulation on a counting-sort grid (sim.h), file formats (io.h), flock statistics
- * (stats.h), the float64 reference (sim64.h) and step-by-step verification of another
- * program (verify.h), the software
+ * (stats.h), the float64 reference (sim64.h), trajectories read back (traj.h) and
+ * step-by-step verification of another program (verify.h), the software
  * renderer (render.h), the optional CUDA backend (gpu.h; its functions report
  * SHOAL_ERR_UNSUPPORTED in a build without CUDA), stage timings and traces (profile.h) and
  * the machine and the default thread count (system.h), parameter sweeps (sweep.h); and the
@@ -16,12 +16,14 @@
 #include "shoal/sim.h"
 #include "shoal/stats.h"
 #include "shoal/sim64.h"
+#include "shoal/traj.h"
 #include "shoal/verify.h"
 #include "shoal/render.h"
 #include "shoal/gpu.h"
 #include "shoal/profile.h"
 #include "shoal/system.h"
 #include "shoal/sweep.h"
+#include "shoal/world.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,7 +57,11 @@ extern "C" {
     X(shoal_profile_summary)                                                                       \
     X(shoal_state_diff)                                                                            \
     X(shoal_sweep_sample)                                                                          \
-    X(shoal_model_info)
+    X(shoal_model_info)                                                                            \
+    X(shoal_world)                                                                                 \
+    X(shoal_io_format)                                                                             \
+    X(shoal_verify_run_desc)                                                                       \
+    X(shoal_verify_summary)
 
 /** The library's half of shoal_abi_check: `sizes` are sizeof of each struct of
  *  SHOAL_ABI_STRUCTS as the program's headers have them (`count` entries) and

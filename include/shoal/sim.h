@@ -11,6 +11,7 @@
 
 #include "shoal/base.h"
 #include "shoal/profile.h"
+#include "shoal/world.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -37,9 +38,6 @@ typedef enum shoal_neighbors {
 #define SHOAL_MAX_SPHERES 64
 #define SHOAL_MAX_PREDATORS 64
 #define SHOAL_MAX_OBSTACLES 16
-/** Most worker threads one simulation runs on (a larger shoal_sim_desc.thread_count is
- *  refused by shoal_sim_create). */
-#define SHOAL_MAX_THREADS 256
 /** Largest obstacle field, in cells (12 bytes each). */
 #define SHOAL_FIELD_MAX_CELLS (4 * 1024 * 1024)
 
@@ -138,10 +136,42 @@ SHOAL_API const shoal_model_info *shoal_model_get_info(shoal_model model);
 SHOAL_API void shoal_params_default(shoal_model model, shoal_params *params);
 /** The model's parameters; `*count_out` receives how many. */
 SHOAL_API const shoal_param_info *shoal_params_list(shoal_model model, size_t *count_out);
-/** Set a parameter by name. Vector parameters take "x,y,z" or per-component names
- *  ("wall_center_x"). Unknown names and values outside the range: SHOAL_ERR_INPUT. */
+/** Set a parameter by name from text (the command line's --set, scene files). Vector
+ *  parameters take "x,y,z" by their base name, or a number by per-component names
+ *  ("wall_center_x"). A value is a finite number that fits a float (trailing blanks allowed),
+ *  within the table's range, whole for integer parameters; unknown names list the model's
+ *  parameters. Every refusal is SHOAL_ERR_INPUT naming the parameter, the model and the value,
+ *  and leaves `params` unchanged (a vector is set whole or not at all). Thread-safe (touches
+ *  only *params). */
 SHOAL_API shoal_status shoal_params_set(shoal_model model, shoal_params *params, const char *name,
                                         const char *value, shoal_error *err);
+/** Find the parameter `name` of the model (every front end's lookup: the program, the window,
+ *  the Python package): a scalar or a vector's component ("wall_size_x": *component_count 1),
+ *  or a vector by its base name ("wall_size": the entry of its x component, whose y and z
+ *  follow it in the table; *component_count 3). NULL when the model has no such parameter:
+ *  then SHOAL_ERR_INPUT in err, listing the model's parameters (shoal_params_set's words).
+ *  component_count and err may be NULL. The entry is static. */
+SHOAL_API const shoal_param_info *shoal_params_find(shoal_model model, const char *name,
+                                                    size_t *component_count, shoal_error *err);
+/** The value of the parameter `name` (shoal_params_find's names) into `values` (room for
+ *  `max`): one value, or x, y, z of a vector by its base name; *count (may be NULL) says how
+ *  many. SHOAL_ERR_INPUT for an unknown name or too little room. */
+SHOAL_API shoal_status shoal_params_get(shoal_model model, const shoal_params *params,
+                                        const char *name, double *values, size_t max, size_t *count,
+                                        shoal_error *err);
+/** Set the parameter `name` by value: `count` values, 1 (a scalar or a component) or 3 (a
+ *  vector by its base name). Each is checked as shoal_params_set checks text (finite and
+ *  within float range, in the table's range, whole for integer parameters) and refused with
+ *  the same words, the value shown as its shortest text. All or nothing; thread-safe (touches
+ *  only *params). */
+SHOAL_API shoal_status shoal_params_set_value(shoal_model model, shoal_params *params,
+                                              const char *name, const double *values, size_t count,
+                                              shoal_error *err);
+/** Write the model's parameters as one JSON object: each of shoal_params_list by name with
+ *  its value (%.9g: the float exactly), then "spheres": [[x, y, z, radius], ...]. The form of
+ *  trajectory manifests and shoal verify --json (read back by shoal_traj_open). Returns 0, or
+ *  -1 when a write failed. */
+SHOAL_API int shoal_params_write_json(FILE *f, shoal_model model, const shoal_params *params);
 /** Check every parameter of the model against its range and the cross-field rules
  *  (box_min < box_max, ...). */
 SHOAL_API shoal_status shoal_params_validate(shoal_model model, const shoal_params *params,
@@ -171,7 +201,25 @@ typedef struct shoal_sim_desc {
     int thread_count; /**< 0: OpenMP's default; results do not depend on it */
     shoal_neighbors neighbors;
     shoal_isa isa;
+    /** The world the model runs in (shoal/world.h): today's 3D world by default (and when
+     *  zeroed). Its own struct, not parameters in shoal_params: it is the same for every
+     *  model, it is not a float (dims, flags), and checkpoints store shoal_params as they
+     *  are. Set by name with shoal_sim_desc_set. */
+    shoal_world world;
 } shoal_sim_desc;
+
+/** Set a parameter of the desc by name, as `--set NAME=VALUE` and scene files do: a world
+ *  parameter (shoal_world_has_param: dims, periodic, world_size, ...) goes to desc->world
+ *  (shoal_world_set), any other name to the model's (shoal_params_set with desc->model).
+ *  SHOAL_ERR_INPUT naming the parameter; on failure the desc is unchanged. */
+SHOAL_API shoal_status shoal_sim_desc_set(shoal_sim_desc *desc, const char *name, const char *value,
+                                          shoal_error *err);
+/** The world's parameters (dims, periodic_x/_y/_z, world_size_x/_y/_z, world_center_x/_y/_z)
+ *  as a table like a model's (`shoal params` lists both): `offset` is the byte offset in
+ *  shoal_world, of an int32_t when is_integer, else of a float. Static storage. */
+SHOAL_API const shoal_param_info *shoal_world_params_list(size_t *count_out);
+/** The value of one entry of shoal_world_params_list in `world` (dims 0 reads 3). */
+SHOAL_API double shoal_world_param_value(const shoal_world *world, const shoal_param_info *info);
 
 /** Defaults: steer, its parameters, 16384 boids, dt 1/60, t0 0, seed 1, grid, auto ISA. */
 SHOAL_API shoal_sim_desc shoal_sim_desc_default(void);
@@ -317,6 +365,42 @@ typedef struct shoal_field_view {
 SHOAL_API shoal_field_view shoal_sim_field(const shoal_sim *sim);
 /** The field's vector at world point p (0 outside the grid), as the force kernels sample it. */
 SHOAL_API void shoal_sim_field_sample(const shoal_sim *sim, const float p[3], float out[3]);
+
+/* ---- an obstacle field on its own, lent to any simulation ------------------------------ */
+
+/** Obstacle meshes, where they sit and the vector field they make, owned by no simulation:
+ *  built once and lent to any number of them, CPU (shoal_sim_set_obstacles) or GPU
+ *  (shoal_gpu_sim_set_obstacles), as meshes are lent to the renderer: each copies what it
+ *  needs during the call, so the object may change or go afterwards. The field is built with
+ *  the field_cell and field_margin the object was created with, by the build a simulation
+ *  runs itself (shoal_sim_add_obstacle): the same meshes give the same bits either way.
+ *  Not thread-safe: one thread at a time per object (lending only reads it). */
+typedef struct shoal_obstacles shoal_obstacles;
+
+/** A new, empty obstacle field built with `params`' field_cell and field_margin (the other
+ *  parameters are not read; shoal_params_default's values are the models' defaults). */
+SHOAL_API shoal_status shoal_obstacles_create(const shoal_params *params, shoal_obstacles **out,
+                                              shoal_error *err);
+SHOAL_API void shoal_obstacles_destroy(shoal_obstacles *obstacles);
+/** Add a mesh and rebuild the field: as shoal_sim_add_obstacle (the same checks, errors and
+ *  limits; nothing changes on failure). */
+SHOAL_API shoal_status shoal_obstacles_add(shoal_obstacles *obstacles, const float *positions,
+                                           const float *normals, size_t vertex_count,
+                                           const shoal_transform *xf, size_t *index_out,
+                                           shoal_error *err);
+/** Give mesh `index` a new transform and rebuild the field (lend it again to the sims). */
+SHOAL_API shoal_status shoal_obstacles_move(shoal_obstacles *obstacles, size_t index,
+                                            const shoal_transform *xf, shoal_error *err);
+SHOAL_API size_t shoal_obstacles_count(const shoal_obstacles *obstacles);
+/** The field, as shoal_sim_field; valid until the next add or move. */
+SHOAL_API shoal_field_view shoal_obstacles_field(const shoal_obstacles *obstacles);
+/** Lend `obstacles` to `sim`: its meshes and field replace the sim's (copied; NULL or an
+ *  empty object removes them). The field is copied when it was built with the sim's
+ *  field_cell and field_margin, else built again with the sim's (so a sim's field always
+ *  follows its own parameters). On failure the sim is unchanged. Not thread-safe with a
+ *  step. */
+SHOAL_API shoal_status shoal_sim_set_obstacles(shoal_sim *sim, const shoal_obstacles *obstacles,
+                                               shoal_error *err);
 
 /* ---- predators (MODELS.md "Predators") ------------------------------------------------ */
 

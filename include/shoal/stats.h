@@ -12,6 +12,7 @@
 #define SHOAL_STATS_H
 
 #include "shoal/base.h"
+#include "shoal/world.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,6 +35,14 @@ typedef struct shoal_stats_desc {
     int thread_count;
     /** SHOAL_STATS_SKIP_* bits; 0 (default) computes everything. */
     unsigned skip;
+    /** The world the state lives in (shoal/world.h; zeros, the default: today's world, every
+     *  statistic as before). On a periodic axis positions are taken wrapped into the box,
+     *  distances are the minimum image (a boid and its neighbour across a seam are
+     *  neighbours), the centroid is the circular mean and milling, radius_of_gyration,
+     *  extent and the bounding box are about it by minimum-image offsets (docs/STATS.md);
+     *  polarisation and mean_speed are unchanged. radius must then be below half of every
+     *  periodic size (SHOAL_ERR_INPUT). */
+    shoal_world world;
 } shoal_stats_desc;
 
 /** The statistics of one state. Only rows whose six values are all finite take part

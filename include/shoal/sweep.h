@@ -50,7 +50,8 @@ SHOAL_API void shoal_sweep_destroy(shoal_sweep *sw);
  *  shoal_params_set is given and what a row shows) and must be one the model takes. The
  *  last parameter varied changes fastest in member order. SHOAL_ERR_INPUT naming the spec. */
 SHOAL_API shoal_status shoal_sweep_vary(shoal_sweep *sw, const char *spec, shoal_error *err);
-/** Seeds first..last (inclusive; each member's initial state and heading targets). */
+/** Seeds first..last (inclusive; each member's initial state and heading targets), at most
+ *  2^63 - 1 (the command line's range, for every front end). */
 SHOAL_API shoal_status shoal_sweep_set_seeds(shoal_sweep *sw, uint64_t first, uint64_t last,
                                              shoal_error *err);
 /** K steps per member (0..1e9), a sample every E steps (1..1e9; 0: K / 10, at least 1). */
@@ -90,6 +91,13 @@ SHOAL_API int64_t shoal_sweep_steps(const shoal_sweep *sw);
 SHOAL_API int64_t shoal_sweep_every(const shoal_sweep *sw);
 SHOAL_API double shoal_sweep_radius(const shoal_sweep *sw);
 SHOAL_API const shoal_sim_desc *shoal_sweep_base(const shoal_sweep *sw);
+
+/** A cancel flag for members (NULL: none): while *flag is nonzero a running member stops
+ *  after the step it is in and returns SHOAL_ERR_CANCELLED (the samples are then incomplete).
+ *  With a flag the member steps one step at a time between samples (the same bits). Set it
+ *  from a signal handler or another thread; borrowed, it must outlive its use. Call before
+ *  members run (not while they do). */
+SHOAL_API void shoal_sweep_set_cancel(shoal_sweep *sw, const volatile int *flag);
 
 /** Run one member on `thread_count` threads (0: the process default) and write its
  *  shoal_sweep_sample_count samples to `samples` (`sample_count` must be that). Creates its

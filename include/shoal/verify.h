@@ -4,7 +4,7 @@
  * one reference step from its state k (shoal's float32 step, or the float64 reference of
  * shoal/sim64.h) and compares with its state k+1, boid by boid, against a tolerance derived
  * from the rules themselves: a first-order bound on the float32 rounding of every operation on
- * the boid's path (src/sim/real_bound.h), and how far a comparison sitting within that
+ * the boid's path (src/verify/real_bound.h), and how far a comparison sitting within that
  * rounding of its threshold may move the boid (a threshold tie). Where boids are beyond it,
  * the worst ones are diagnosed: each model's terms are re-evaluated with one parameter changed
  * (a weight, a radius, a threshold's strictness, a term left out, dt), and the change that
@@ -16,6 +16,9 @@
 #define SHOAL_VERIFY_H
 
 #include "shoal/sim.h"
+#include "shoal/traj.h"
+
+#include <stdio.h>
 
 /** Which step the other program's state k+1 is compared with. */
 typedef enum shoal_verify_reference {
@@ -133,5 +136,83 @@ SHOAL_API shoal_status shoal_verify_set_targets(shoal_verify *v, const double *x
  *  float32 rules from each state given, for both references. */
 SHOAL_API shoal_status shoal_verify_step(shoal_verify *v, const double *state, const double *next,
                                          shoal_verify_report *report, shoal_error *err);
+
+/** A cancel flag for long steps (NULL: none): while *flag is nonzero, shoal_verify_step stops
+ *  within a fraction of a second (its workers skip their remaining boids) and returns
+ *  SHOAL_ERR_CANCELLED, the verifier left at the step it was on (that step may be verified
+ *  again). Set the flag from a signal handler or another thread (the Python package raises
+ *  it on Ctrl-C); clear it before the next step. The flag is borrowed: it must outlive its
+ *  use. */
+SHOAL_API void shoal_verify_set_cancel(shoal_verify *v, const volatile int *flag);
+
+/* ---------------------------------------------------------------------------------------
+ * A whole trajectory, and the report as files (src/io/verify_run.c): what shoal verify and
+ * shoal.verify both run, so that they give the same verdicts, refusals and JSON.
+ * ------------------------------------------------------------------------------------- */
+
+/** How to verify a trajectory. Start from shoal_verify_run_desc_default(). */
+typedef struct shoal_verify_run_desc {
+    /** The rules (sim: model, params, dt_s, t0_s: the time of the trajectory's state 0, seed,
+     *  thread_count, neighbors), the reference and the worst boids reported. boid_count is
+     *  the trajectory's. */
+    shoal_verify_desc verify;
+    /** Its obstacle meshes (a scene's; NULL or none: no obstacle field). Borrowed. */
+    const shoal_scene *scene;
+    /** The state to start from, and how many consecutive pairs to verify (0: all). */
+    size_t first, steps;
+    /** heading: the other program's targets, target_frames x target_count points (x y z):
+     *  one set for every step (target_frames 1) or one per state (the trajectory's frame
+     *  count, or one less: set k for the pair (k, k+1)). NULL: shoal's seeded schedule. */
+    const double *targets;
+    size_t target_frames, target_count;
+    /** Called after each verified pair with its report, its step (the manifest's, else the
+     *  index of the first state of the pair) and the ids of the rows (shoal_traj_ids, NULL
+     *  for none); a nonzero return stops the run with SHOAL_ERR_CANCELLED. May be NULL. */
+    int (*on_step)(void *ctx, const shoal_verify_report *report, int64_t step, const double *ids);
+    void *ctx;
+    /** A cancel flag (shoal_verify_set_cancel): the run stops within a fraction of a second
+     *  of it being raised, SHOAL_ERR_CANCELLED. NULL: none. */
+    const volatile int *cancel;
+} shoal_verify_run_desc;
+
+/** What a run found: the trajectory's verdict is "rule differs" when any step has one, else
+ *  "drift" when any drifts, else "agrees" (a threshold tie is float32 behaving as float32). */
+typedef struct shoal_verify_summary {
+    shoal_verify_desc desc; /**< what was run: boid_count and t0_s (of the first pair) set */
+    size_t steps;           /**< pairs verified */
+    size_t counts[SHOAL_VERDICT_COUNT];
+    shoal_verdict verdict;
+    int64_t first_rule_step;    /**< the first step whose rule differs, -1 when none */
+    shoal_term first_rule_term; /**< its term (NONE: no single parameter explains it) */
+} shoal_verify_summary;
+
+/** Defaults: shoal_verify_desc_default(), no scene, every pair from state 0, no targets, no
+ *  callback, no cancel flag. */
+SHOAL_API shoal_verify_run_desc shoal_verify_run_desc_default(void);
+
+/** Verify the trajectory `t` pair by pair: states are read through shoal_traj_read (ids
+ *  matched), the window [first, first + steps] must be consecutive steps (a manifest's steps,
+ *  or the numbers of numbered files: a gap is refused, not verified as one step), each pair
+ *  is verified by shoal_verify_step with time t0 + first * dt (a manifest: its frame's time)
+ *  and handed to on_step. Errors: the trajectory's (SHOAL_ERR_INPUT/IO naming the file),
+ *  a step's ("A -> B: ..." naming both states), SHOAL_ERR_CANCELLED. `summary` (may be NULL)
+ *  is filled on success. */
+SHOAL_API shoal_status shoal_verify_run(shoal_traj *t, const shoal_verify_run_desc *desc,
+                                        shoal_verify_summary *summary, shoal_error *err);
+
+/** shoal verify --json, written by the library for every front end (docs/VERIFY.md):
+ *  _json_head opens the document (shoal's version, the trajectory's name, model, count, dt,
+ *  t0, seed, reference, every parameter) and its "steps" list; _json_step writes one step
+ *  (`index` 0 for the first: the others are preceded by a comma), its worst boids named by
+ *  `ids` (NULL: by row); _json_tail closes the list and writes the summary. Each returns 0,
+ *  or -1 when a write failed. Numbers are %.17g (null when not finite). */
+SHOAL_API int shoal_verify_write_json_head(FILE *f, const char *trajectory,
+                                           const shoal_verify_desc *desc);
+SHOAL_API int shoal_verify_write_json_step(FILE *f, const shoal_verify_report *report, int64_t step,
+                                           const double *ids, size_t index);
+SHOAL_API int shoal_verify_write_json_tail(FILE *f, const shoal_verify_summary *summary);
+/** shoal verify --csv: the header line, then a row per step. */
+SHOAL_API int shoal_verify_write_csv_head(FILE *f);
+SHOAL_API int shoal_verify_write_csv_row(FILE *f, const shoal_verify_report *report, int64_t step);
 
 #endif

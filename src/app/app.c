@@ -101,11 +101,13 @@ void app_print_scaled(const char *cmd, const app_scaled *sc, const shoal_sim_des
     fputc('\n', stderr);
 }
 
+shoal_model app_default_model(void) { return shoal_sim_desc_default().model; }
+
 int app_scene_model(const opt_values *o, shoal_scene *scene, shoal_model *model)
 {
     shoal_error e;
     memset(scene, 0, sizeof *scene);
-    *model = SHOAL_MODEL_STEER;
+    *model = app_default_model();
     int given = options_given(o, "model");
     if (given && shoal_model_parse(options_get(o, "model"), model, &e))
         return app_fail_status(o, &e);
@@ -115,11 +117,11 @@ int app_scene_model(const opt_values *o, shoal_scene *scene, shoal_model *model)
     if (shoal_scene_load(path, scene, &e))
         return app_fail_status(o, &e);
     if (given && *model != scene->desc.model)
-        return options_fail(o, "--model %s contradicts the scene file %s (model %s%s)",
+        return options_fail(o, "--model %s contradicts the scene file %s (model %s%s%s%s)",
                             shoal_model_name(*model), path, shoal_model_name(scene->desc.model),
-                            scene->has_model ? ""
-                                             : ": it names none, so steer; add model = to "
-                                               "its [scene]");
+                            scene->has_model ? "" : ": it names none, so ",
+                            scene->has_model ? "" : shoal_model_name(app_default_model()),
+                            scene->has_model ? "" : "; add model = to its [scene]");
     *model = scene->desc.model;
     return 0;
 }
@@ -159,11 +161,74 @@ int app_sim_desc(const opt_values *o, shoal_sim_desc *d, shoal_scene *scene_out,
         sc->scaled = *d;
     if ((rc = app_set_params(o, d)))
         return rc;
-    if (shoal_params_validate(d->model, &d->params, &e))
+    if (shoal_params_validate(d->model, &d->params, &e) ||
+        shoal_world_validate(&d->world, shoal_params_interaction_radius(d->model, &d->params), &e))
         return app_fail_status(o, &e);
     if (scene_out)
         *scene_out = scene;
     return 0;
+}
+
+/* The world of the drawing: the --scene's [world], then --set (world names; a model name
+ * is the scene's model's parameter, checked and unused). 0, or the exit code. */
+int app_render_world(const opt_values *o, shoal_world *w)
+{
+    shoal_sim_desc d = shoal_sim_desc_default();
+    shoal_error e;
+    if (options_given(o, "scene")) {
+        shoal_scene sc;
+        if (shoal_scene_load(options_get(o, "scene"), &sc, &e))
+            return app_fail_status(o, &e);
+        d = sc.desc;
+    }
+    int rc = app_set_params(o, &d);
+    if (rc)
+        return rc;
+    if (shoal_world_validate(&d.world, 0.0f, &e))
+        return app_fail_status(o, &e);
+    *w = d.world;
+    return 0;
+}
+
+/* 1 when the world changes the drawing (a periodic axis or the plane): then the camera
+ * frames the world, not the state */
+int app_world_drawn(const shoal_world *w)
+{
+    return shoal_world_dims(w) == 2 || shoal_world_any_periodic(w);
+}
+
+void app_world_centre(const shoal_world *w, const float *const p[3], size_t n, float c[3])
+{
+    for (int k = 0; k < 3; k++) {
+        if (!shoal_world_axis_periodic(w, k)) {
+            double s = 0;
+            for (size_t i = 0; i < n; i++)
+                s += p[k][i];
+            c[k] = n ? (float)(s / (double)n) : 0.0f;
+            continue;
+        }
+        double L = w->size[k], lo = (double)w->center[k] - 0.5 * L;
+        /* cos and sin as integers of 2^-30: 10^8 fish cannot overflow 64 bits, and the sum
+         * does not depend on the order */
+        int64_t sc = 0, ss = 0;
+        for (size_t i = 0; i < n; i++) {
+            double a = 6.283185307179586 * (((double)p[k][i] - lo) / L);
+            if (!isfinite(a))
+                continue;
+            sc += (int64_t)llround(cos(a) * 1073741824.0);
+            ss += (int64_t)llround(sin(a) * 1073741824.0);
+        }
+        double x, y = (double)ss, xx = (double)sc;
+        if (hypot(xx, y) <= 1e-9 * 1073741824.0 * (double)(n ? n : 1)) {
+            x = lo + 0.5 * L; /* evenly round the axis: no centre, the box's */
+        } else {
+            double a = atan2(y, xx);
+            if (a < 0)
+                a += 6.283185307179586;
+            x = lo + L * (a / 6.283185307179586);
+        }
+        c[k] = (float)x;
+    }
 }
 
 int app_set_params(const opt_values *o, shoal_sim_desc *d)
@@ -182,7 +247,7 @@ int app_set_params(const opt_values *o, shoal_sim_desc *d)
             return options_fail(o, "--set '%s': name too long", kv);
         memcpy(name, kv, len);
         name[len] = 0;
-        if (shoal_params_set(d->model, &d->params, name, eq + 1, &e))
+        if (shoal_sim_desc_set(d, name, eq + 1, &e)) /* the world's or the model's */
             return app_fail_status(o, &e);
     }
     return 0;
@@ -235,111 +300,26 @@ int app_parse_size(const opt_values *o, int *w, int *h)
     return 0;
 }
 
-/* ---- state files: the formats ------------------------------------------------------ */
-
-static shoal_status npy_write(const char *path, const float *rows, size_t count, double t_s,
-                              shoal_error *e)
-{
-    (void)t_s;
-    return shoal_io_npy_write(path, rows, count, e);
-}
-
-static shoal_status unity_write(const char *path, const float *rows, size_t count, double t_s,
-                                shoal_error *e)
-{
-    (void)t_s;
-    return shoal_io_unity_write(path, rows, count, e);
-}
-
-/* Every state file format, one entry each (docs/ARCHITECTURE.md, "Where new code goes"): its
- * --format name, the extension that picks it when no format is named and the one of its
- * trajectory frames, its reader and writer (NULL: not read), and whether step --out-dir
- * writes it (with a ParaView collection, trajectory.pvd, when `collection`). The first is
- * the default. */
-static const app_format formats[] = {
-    {"npy", ".npy", shoal_io_npy_read, npy_write, 1, 0},
-    {"unity", ".bin", shoal_io_unity_read, unity_write, 0, 0},
-    {"vtk", ".vtp", NULL, shoal_io_vtp_write, 1, 1},
-};
-#define FORMAT_COUNT (sizeof formats / sizeof formats[0])
-
-const app_format *app_format_at(size_t i) { return i < FORMAT_COUNT ? &formats[i] : NULL; }
-
-const app_format *app_format_find(const char *name, int trajectory)
-{
-    for (size_t i = 0; i < FORMAT_COUNT; i++)
-        if (name && strcmp(formats[i].name, name) == 0 && (!trajectory || formats[i].trajectory))
-            return &formats[i];
-    return NULL;
-}
-
-void app_format_names(char *buf, size_t size, int readable, int trajectory, const char *first)
-{
-    const char *names[FORMAT_COUNT + 1];
-    size_t n = 0;
-    if (first)
-        names[n++] = first;
-    for (size_t i = 0; i < FORMAT_COUNT; i++)
-        if ((!readable || formats[i].read) && (!trajectory || formats[i].trajectory))
-            names[n++] = formats[i].name;
-    size_t used = 0;
-    buf[0] = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *sep = i == 0 ? "" : i + 1 == n ? " or " : ", ";
-        int k = snprintf(buf + used, size - used, "%s%s", sep, names[i]);
-        if (k < 0 || (size_t)k >= size - used)
-            break;
-        used += (size_t)k;
-    }
-}
-
-/* The format a path's extension picks among those that can `read` (or write), else npy. */
-static const app_format *format_of_path(const char *path, int read)
-{
-    size_t n = path ? strlen(path) : 0;
-    for (size_t i = 0; i < FORMAT_COUNT; i++) {
-        size_t k = strlen(formats[i].ext);
-        if ((!read || formats[i].read) && n >= k && strcmp(path + n - k, formats[i].ext) == 0)
-            return &formats[i];
-    }
-    return &formats[0];
-}
+/* ---- state files: the library's formats table (shoal_io_format, shoal/io.h) ------------- */
 
 shoal_status app_state_read(const char *path, const char *format, float **rows, size_t *count,
                             shoal_error *e)
 {
-    const app_format *f = format && strcmp(format, "auto") != 0 ? app_format_find(format, 0)
-                                                                : format_of_path(path, 1);
-    if (!f || !f->read) {
-        char names[128];
-        app_format_names(names, sizeof names, 1, 0, "auto");
-        return shoal_error_set(e, SHOAL_ERR_INPUT, "--format '%s' (expected %s)", format, names);
-    }
-    shoal_status st = f->read(path, rows, count, e);
-    /* docs/CLI.md: a NaN or infinity in a state file is bad input (exit 2), for every
-     * command that reads one (step, compare, diverge) */
-    if (!st && (st = shoal_state_check_finite(*rows, *count, path, e))) {
-        free(*rows);
-        *rows = NULL;
-        *count = 0;
-    }
-    return st;
+    return shoal_io_state_read(path, format, rows, count, e);
 }
 
 shoal_status app_state_write(const char *path, const char *format, const float *rows, size_t count,
                              shoal_error *e)
 {
-    const app_format *f = format ? app_format_find(format, 0) : format_of_path(path, 0);
-    if (!f)
-        return shoal_error_set(e, SHOAL_ERR_INPUT, "--format '%s': no such state format", format);
-    return f->write(path, rows, count, NAN, e);
+    return shoal_io_state_write(path, format, rows, count, NAN, e);
 }
 
 shoal_status app_write_state(const char *path, const void *ctx, shoal_error *e)
 {
     const app_state_ctx *c = ctx;
     /* `path` is the temporary: the format is the final name's */
-    return format_of_path(c->name, 0)->write(path, c->rows, c->count, NAN, e);
+    return shoal_io_state_write(path, shoal_io_format_of_path(c->name, 0)->name, c->rows, c->count,
+                                NAN, e);
 }
 
 shoal_status app_write_checkpoint(const char *path, const void *ctx, shoal_error *e)
@@ -354,19 +334,15 @@ shoal_status app_write_trace(const char *path, const void *ctx, shoal_error *e)
 
 /* ---- GPU ---------------------------------------------------------------------------- */
 
-shoal_status app_gpu_add_obstacles(shoal_gpu_sim *g, const shoal_sim_desc *d,
-                                   const shoal_scene *scene, shoal_error *e)
+shoal_status app_gpu_add_obstacles(shoal_gpu_sim *g, const shoal_scene *scene, shoal_error *e)
 {
     if (!scene || scene->mesh_count == 0)
         return SHOAL_OK;
-    shoal_sim_desc one = *d;
-    one.boid_count = 1;
-    shoal_sim *s;
-    shoal_status st = shoal_sim_create(&one, &s, e);
-    if (st)
-        return st;
-    if (!(st = shoal_scene_add_obstacles(scene, s, e)))
-        st = shoal_gpu_sim_copy_obstacles(g, s, e);
-    shoal_sim_destroy(s);
+    /* an obstacle field of its own, lent to the GPU sim (no CPU sim to hold the meshes) */
+    shoal_obstacles *obs;
+    shoal_status st = shoal_scene_make_obstacles(scene, &obs, e);
+    if (!st)
+        st = shoal_gpu_sim_set_obstacles(g, obs, e);
+    shoal_obstacles_destroy(obs);
     return st;
 }

@@ -57,15 +57,18 @@ void app_stage_done(const char *group, const char *name, uint64_t t0_ns);
 /* A profile's table on stderr under `title` (a line saying so when `p` is NULL). */
 void app_profile_print(const shoal_profile *p, const char *title, int per_thread);
 
-/* The help of every command's --model option: the models of the table (src/sim/models.h),
- * in enum order (test_cli checks that every model is named). */
-#define APP_MODEL_HELP "model: steer, average, heading, classic, fov"
+/* The help of every command's --model option: the models of the library's table, in enum
+ * order (options.h "{models}"; test_cli checks that every model is named). */
+#define APP_MODEL_HELP "model: {models}"
+
+/* The library's default model (shoal_sim_desc_default: the first of the table). */
+shoal_model app_default_model(void);
 
 /* --scene and --model, for every command that takes both (init, step, run, diverge): the
  * scene loaded into *scene (zeroed without --scene) and the model they name (--model, else
- * the scene's, else steer). A --model other than the scene's model (steer when the scene
- * names none) is refused with one line: "--model M contradicts the scene file F (model S)".
- * Returns 0, or the exit code (2) after printing. */
+ * the scene's, else the default model). A --model other than the scene's model (the default
+ * when the scene names none) is refused with one line: "--model M contradicts the scene file
+ * F (model S)". Returns 0, or the exit code (2) after printing. */
 int app_scene_model(const struct opt_values *o, shoal_scene *scene, shoal_model *model);
 
 /* What shoal_scene_set_count did to a scene (before -> scaled, factor s; s == 1: nothing). */
@@ -82,6 +85,17 @@ int app_sim_desc(const struct opt_values *o, shoal_sim_desc *d, shoal_scene *sce
 /* Each --set NAME=VALUE in order onto d's parameters (not validated together); 0, or the
  * exit code (2) after printing the problem. */
 int app_set_params(const struct opt_values *o, shoal_sim_desc *d);
+/* `shoal render`'s world: the --scene's [world], then --set; validated. 0, or the exit
+ * code after printing. */
+int app_render_world(const struct opt_values *o, shoal_world *w);
+/* 1 when the world changes the drawing (a periodic axis, or the plane): the camera then
+ * frames the world (shoal_render_camera_world), not the state. */
+int app_world_drawn(const shoal_world *w);
+/* The school's centre for --follow: on a periodic axis the circular mean of the positions
+ * (angle 2 pi (x - lo) / L; the box's centre when the mean vector vanishes), as
+ * docs/STATS.md's centroid, from exact fixed-point sums of the cosines and sines (the same
+ * for any order of the fish); elsewhere the mean of the positions in row order, in double. */
+void app_world_centre(const shoal_world *w, const float *const p[3], size_t n, float c[3]);
 /* --size WxH, each side 1..SHOAL_RENDER_MAX_SIZE; 0, or 2 after printing. */
 int app_parse_size(const struct opt_values *o, int *w, int *h);
 /* A renderer for `desc` drawing the fish of mesh_path (OBJ) and, when desc is lit with LOD, the
@@ -97,27 +111,7 @@ shoal_status app_render_create(const struct shoal_render_desc *desc, const char 
  * stays the one line on stderr. */
 void app_print_scaled(const char *cmd, const app_scaled *sc, const shoal_sim_desc *after);
 
-/* A state file format (app.c's table: npy, unity, vtk). */
-typedef struct app_format {
-    const char *name; /* --format */
-    const char *ext;  /* the extension that picks it without --format, and of its frames */
-    shoal_status (*read)(const char *path, float **rows, size_t *count, shoal_error *e);
-    shoal_status (*write)(const char *path, const float *rows, size_t count, double t_s,
-                          shoal_error *e); /* t_s: the state's time, NAN when unknown */
-    int trajectory;                        /* step --out-dir writes it */
-    int collection;                        /* ... with a ParaView collection (trajectory.pvd) */
-} app_format;
-/* The i-th format of the table, NULL past the last. */
-const app_format *app_format_at(size_t i);
-/* The format called `name` (with trajectory != 0: only one a trajectory is written in), or
- * NULL. */
-const app_format *app_format_find(const char *name, int trajectory);
-/* The names of the formats that can be read (readable) or written in a trajectory, after
- * `first` if not NULL, as "a, b or c", into buf. */
-void app_format_names(char *buf, size_t size, int readable, int trajectory, const char *first);
-/* State files by format ("auto" or NULL: by the extension, .bin is Unity's raw buffer, else
- * .npy; a named format; a NaN or infinity in a state read is SHOAL_ERR_INPUT naming row and
- * column; written .vtp without a format is ParaView's, write only). */
+/* State files by format: the library's table (shoal_io_state_read / _write, shoal/io.h). */
 shoal_status app_state_read(const char *path, const char *format, float **rows, size_t *count,
                             shoal_error *e);
 shoal_status app_state_write(const char *path, const char *format, const float *rows, size_t count,
@@ -135,12 +129,12 @@ shoal_status app_write_state(const char *path, const void *ctx, shoal_error *e);
 shoal_status app_write_checkpoint(const char *path, const void *ctx, shoal_error *e);
 shoal_status app_write_trace(const char *path, const void *ctx, shoal_error *e);
 
-/* The obstacle meshes of `scene` (if any) onto a GPU simulation: the field is built on the
- * host by the CPU's own code (a one-boid shoal_sim with the desc's parameters) and
- * uploaded, so both backends sample the same bits. */
+/* The obstacle meshes of `scene` (if any) onto a GPU simulation: an obstacle field of
+ * their own (shoal_scene_make_obstacles) lent to it, whose field is built on the host by
+ * the CPU's own code with the GPU sim's parameters, so both backends sample the same bits. */
 struct shoal_gpu_sim;
-shoal_status app_gpu_add_obstacles(struct shoal_gpu_sim *g, const shoal_sim_desc *d,
-                                   const shoal_scene *scene, shoal_error *e);
+shoal_status app_gpu_add_obstacles(struct shoal_gpu_sim *g, const shoal_scene *scene,
+                                   shoal_error *e);
 
 /* signals.c: SIGINT, SIGTERM, SIGHUP and SIGQUIT remove the temporaries of outputs being
  * written and kill the process by the signal (installed by main, where not ignored).

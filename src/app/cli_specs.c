@@ -6,7 +6,7 @@
 #include "app/app.h"
 
 const opt_spec app_init_specs[] = {
-    {"model", OPT_VALUE, "M", "steer", APP_MODEL_HELP},
+    {"model", OPT_VALUE, "M", OPT_MODEL_DEFAULT, APP_MODEL_HELP},
     {"count", OPT_VALUE, "N", "the scene's (model's default)",
      "number of boids; walls and start region are scaled by cbrt(N / the scene's count) to "
      "keep the scene's density (--set wins)"},
@@ -23,7 +23,7 @@ const opt_spec app_init_specs[] = {
 const int app_init_spec_count = (int)(sizeof app_init_specs / sizeof app_init_specs[0]);
 
 const opt_spec app_step_specs[] = {
-    {"model", OPT_VALUE, "M", "steer", APP_MODEL_HELP},
+    {"model", OPT_VALUE, "M", OPT_MODEL_DEFAULT, APP_MODEL_HELP},
     {"in", OPT_VALUE, "A.npy", NULL, "input state file (required)"},
     {"out", OPT_VALUE, "B.npy", NULL,
      "output state file (required unless --out-dir or --checkpoint; '-': write nothing)"},
@@ -33,7 +33,8 @@ const opt_spec app_step_specs[] = {
     {"seed", OPT_VALUE, "S", "1", "seed of time-dependent model state (heading targets)"},
     {"threads", OPT_VALUE, "T", "0", "worker threads, 0: all cores (results do not depend on it)"},
     {"neighbors", OPT_VALUE, "grid|brute", "grid", "neighbour search (brute: O(N^2) reference)"},
-    {"simd", OPT_VALUE, "ISA", "auto", "force kernel: auto, scalar, avx2, avx512 (or $SHOAL_SIMD)"},
+    {"simd", OPT_VALUE, "ISA", "auto",
+     "force kernel: auto, scalar, avx2, avx512, neon (or $SHOAL_SIMD)"},
     {"set", OPT_REPEAT, "NAME=VALUE", NULL, "set a model parameter"},
     {"scene", OPT_VALUE, "FILE.ini", NULL, "scene file: model and parameters"},
     {"stats", OPT_FLAG, NULL, NULL,
@@ -81,7 +82,7 @@ const opt_spec app_render_specs[] = {
     {"occlusion", OPT_VALUE, "on|off", "on",
      "skip fish hidden behind nearer pixels (the same image; off to compare)"},
     {"threads", OPT_VALUE, "T", "0", "worker threads (0: all cores); images do not depend on it"},
-    {"simd", OPT_VALUE, "auto|scalar|avx2|avx512", "auto",
+    {"simd", OPT_VALUE, "auto|scalar|avx2|avx512|neon", "auto",
      "rasterizer ISA; all give the same image"},
     {"mesh", OPT_VALUE, "PATH", "assets/fish.obj", "fish mesh (Wavefront OBJ)"},
     {"lod-mesh", OPT_VALUE, "PATH", "assets/fish_lod1.obj",
@@ -95,7 +96,11 @@ const opt_spec app_render_specs[] = {
     {"count", OPT_VALUE, "N", "10000", "--bench: number of fish"},
     {"seed", OPT_VALUE, "S", "1", "--bench: seed of the fish positions and directions"},
     {"scene", OPT_VALUE, "FILE.ini", NULL,
-     "draw the scene's obstacles (mesh wireframes, spheres) and heading targets over the fish"},
+     "draw the scene's obstacles (mesh wireframes, spheres) and heading targets over the fish, "
+     "in its [world]"},
+    {"set", OPT_REPEAT, "NAME=VALUE", NULL,
+     "a world parameter (periodic=1, world_size=Lx,Ly,Lz, world_center, dims=2; docs/WORLD.md): "
+     "the box drawn, fish across the seams, 2D from above"},
     {"time", OPT_VALUE, "SECONDS", "the scene's t0", "--scene: simulated time of the targets"},
     {"video", OPT_VALUE, "FILE.mp4", NULL, "--in DIR: encode the replay with ffmpeg (H.264)"},
     {"follow", OPT_FLAG, NULL, NULL, "--in DIR: the camera follows the school's centre"},

@@ -31,8 +31,8 @@ extern char **environ;
 #define SHOAL_BUILDTYPE "unknown"
 #endif
 
-/* Flops per candidate lane-pair in steer's pair loop (forces_kernel.h,
- * group_steer_average): diff 3 sub, d^2 3 mul + 2 add, 5 compares (d2 > 0, d2 <= max r^2,
+/* Flops per candidate lane-pair in steer's pair loop (forces_kernel.h's walker with
+ * sim/models/steer_average.h): diff 3 sub, d^2 3 mul + 2 add, 5 compares (d2 > 0, d2 <= max r^2,
  * and the three radius tests), masked accumulation of ali (3 + count 1), coh (3 + 1) and
  * sep (3 + 1) = 12: 25. The separation term (1 sqrt, 2 x 3 div) runs only when some lane is
  * within the separation radius and is not counted; a candidate that is near no lane stops
@@ -127,7 +127,7 @@ typedef struct bench_ctx {
     const char *filter;
     const char *plain_grid; /* --plain-grid PROGRAM, or NULL */
     int threads[16], thread_count;
-    shoal_isa isas[3];
+    shoal_isa isas[4];
     int isa_count;
     /* scene caches */
     float *rows[9];
@@ -174,11 +174,13 @@ static void build_matrix(bench_ctx *b)
     if (b->tiny) {
         memset(&c, 0, sizeof c);
         c.scene = SC_TINY;
-        c.model = SHOAL_MODEL_STEER;
+        c.model = app_default_model();
         c.n = 4096;
         c.threads = tmax;
         c.isa = best;
-        add_case(b, c, "steer-tiny");
+        char tn[64];
+        snprintf(tn, sizeof tn, "%s-tiny", shoal_model_name(c.model));
+        add_case(b, c, tn);
         memset(&c, 0, sizeof c);
         c.scene = SC_RENDER;
         c.n = 2000;
@@ -194,15 +196,17 @@ static void build_matrix(bench_ctx *b)
         scene_id id;
         size_t n;
         const char *name;
-    } sims[] = {{SC_STEER_16K, 16384, "steer-16k"},
-                {SC_STEER_131K, 131072, "steer-131k"},
-                {SC_STEER_1M, 1000000, "steer-1m"}};
+    } sims[] = {{SC_STEER_16K, 16384, "16k"},
+                {SC_STEER_131K, 131072, "131k"},
+                {SC_STEER_1M, 1000000, "1m"}};
+    /* the anchors are the library's default model (steer), named after it: steer-16k ... */
+    const shoal_model anchor = app_default_model();
     for (size_t s = 0; s < sizeof sims / sizeof sims[0]; s++)
         for (int ti = 0; ti < b->thread_count; ti++)
             for (int ii = 0; ii < b->isa_count; ii++) {
                 memset(&c, 0, sizeof c);
                 c.scene = sims[s].id;
-                c.model = SHOAL_MODEL_STEER;
+                c.model = anchor;
                 c.n = sims[s].n;
                 c.threads = b->threads[ti];
                 c.isa = b->isas[ii];
@@ -213,7 +217,9 @@ static void build_matrix(bench_ctx *b)
                     if (c.threads != tmax && !(s == 0 && c.threads == 1))
                         continue;
                 }
-                add_case(b, c, sims[s].name);
+                char an[64];
+                snprintf(an, sizeof an, "%s-%s", shoal_model_name(anchor), sims[s].name);
+                add_case(b, c, an);
             }
     if (!b->quick)
         for (int m = 0; m < SHOAL_MODEL_COUNT; m++)
@@ -660,6 +666,9 @@ static void print_machine(const bench_ctx *b, FILE *f)
     const char *sd = env_or_null("SHOAL_OMP_DEFAULT"), *sc = env_or_null("GOMP_SPINCOUNT");
     if (sc)
         fprintf(f, "# GOMP_SPINCOUNT=%s\n", sc);
+    char wait[256];
+    shoal_system_wait_in_effect(wait, sizeof wait);
+    fprintf(f, "# OpenMP runtime %s; wait: %s\n", shoal_system_openmp_runtime(), wait);
     if (sd && !(wp && strcmp(wp, "passive") != 0))
         fprintf(
             f,
@@ -703,6 +712,12 @@ static int write_json(const bench_ctx *b, const bench_result *res, int n, const 
     json_write_string(f, env_or_null("GOMP_SPINCOUNT"));
     fprintf(f, ", \"shoal_default\": ");
     json_write_string(f, env_or_null("SHOAL_OMP_DEFAULT"));
+    char wait[256];
+    shoal_system_wait_in_effect(wait, sizeof wait);
+    fprintf(f, ", \"runtime\": ");
+    json_write_string(f, shoal_system_openmp_runtime());
+    fprintf(f, ", \"wait\": ");
+    json_write_string(f, wait);
     fprintf(f, "},\n    \"compiler\": ");
 #ifdef __clang__
     json_write_string(f, "clang " __clang_version__);
@@ -1034,8 +1049,8 @@ int cmd_bench(int argc, char **argv)
             b->threads[b->thread_count++] = t;
         b->threads[b->thread_count++] = b->max_threads;
     }
-    shoal_isa all[3] = {SHOAL_ISA_SCALAR, SHOAL_ISA_AVX2, SHOAL_ISA_AVX512};
-    for (int i = 0; i < 3; i++)
+    shoal_isa all[4] = {SHOAL_ISA_SCALAR, SHOAL_ISA_AVX2, SHOAL_ISA_AVX512, SHOAL_ISA_NEON};
+    for (int i = 0; i < 4; i++)
         if (shoal_isa_supported(all[i]))
             b->isas[b->isa_count++] = all[i];
     build_matrix(b);

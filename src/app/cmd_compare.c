@@ -6,6 +6,7 @@
 #include "app/app.h"
 #include "shoal/profile.h"
 #include "app/options.h"
+#include "app/outdir.h"
 #include "app/traj.h"
 #include "shoal/system.h"
 #include "shoal/gpu.h"
@@ -32,7 +33,8 @@ typedef struct compare_result {
 
 /* The flock statistics of both states come from the library (shoal/stats.h). */
 static shoal_status compare_states(const float *a, const float *b, size_t n, double radius,
-                                   int with_stats, int threads, compare_result *r, shoal_error *e)
+                                   int with_stats, int threads, const shoal_world *world,
+                                   compare_result *r, shoal_error *e)
 {
     memset(r, 0, sizeof *r);
     r->count = n;
@@ -50,6 +52,7 @@ static shoal_status compare_states(const float *a, const float *b, size_t n, dou
     shoal_stats_desc d = shoal_stats_desc_default();
     d.radius = radius;
     d.thread_count = threads;
+    d.world = *world; /* periodic axes: circular means, minimum-image distances */
     st = shoal_stats_compute(a, n, &d, &r->a, e);
     if (!st)
         st = shoal_stats_compute(b, n, &d, &r->b, e);
@@ -218,8 +221,12 @@ static void print_result(FILE *f, const compare_result *r)
 static const opt_spec compare_opts[] = {
     {"json", OPT_VALUE, "FILE", NULL, "also write the result as JSON"},
     {"format", OPT_VALUE, "auto|npy|unity", "auto", "state format (auto: .bin is Unity's)"},
-    {"model", OPT_VALUE, "M", "steer", "model whose interaction radius counts neighbours"},
+    {"model", OPT_VALUE, "M", OPT_MODEL_DEFAULT,
+     "model whose interaction radius counts neighbours ({models})"},
     {"radius", OPT_VALUE, "R", "model's", "radius for the neighbour count"},
+    {"set", OPT_REPEAT, "NAME=VALUE", NULL,
+     "a world parameter (periodic=1, world_size=Lx,Ly,Lz ...): statistics by circular means "
+     "and minimum images (docs/STATS.md)"},
     {"stats", OPT_FLAG, NULL, NULL, "print the time of each stage (read, compare, write)"},
     {"threads", OPT_VALUE, "T", "0", "worker threads for the statistics (0: all cores)"},
 };
@@ -235,6 +242,11 @@ int cmd_compare(int argc, char **argv)
         return rc;
     if (o.positional_count != 2)
         return options_fail(&o, "expected two state files A and B");
+    if ((rc = app_output_not_input(&o, (const char *const[]){"json", NULL}, o.positional[0],
+                                   "compare's first state")) ||
+        (rc = app_output_not_input(&o, (const char *const[]){"json", NULL}, o.positional[1],
+                                   "compare's second state")))
+        return rc;
     shoal_error e;
     shoal_model model;
     if (shoal_model_parse(options_get(&o, "model"), &model, &e))
@@ -245,8 +257,22 @@ int cmd_compare(int argc, char **argv)
     if (options_given(&o, "radius") && (rc = options_double(&o, "radius", 0, 1e30, &radius)))
         return rc;
     long long threads = 0;
-    if (options_given(&o, "threads") && (rc = options_int(&o, "threads", 0, 256, &threads)))
+    if (options_given(&o, "threads") &&
+        (rc = options_int(&o, "threads", 0, SHOAL_MAX_THREADS, &threads)))
         return rc;
+    shoal_world world = shoal_world_default();
+    for (int i = 0; i < o.repeat_count; i++) {
+        const char *kv = o.repeat[i], *eq = strchr(kv, '=');
+        char name[128];
+        if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof name)
+            return options_fail(&o, "--set '%s': expected name=value", kv);
+        memcpy(name, kv, (size_t)(eq - kv));
+        name[eq - kv] = 0;
+        if (shoal_world_set(&world, name, eq + 1, &e))
+            return options_fail(&o, "%s", e.message);
+    }
+    if (shoal_world_validate(&world, 0.0f, &e))
+        return options_fail(&o, "%s", e.message);
     const char *fmt = options_get(&o, "format");
     float *a = NULL, *b = NULL;
     size_t na, nb;
@@ -269,7 +295,7 @@ int cmd_compare(int argc, char **argv)
     app_stage_done("compare", "read", t0);
     t0 = shoal_profile_now_ns();
     compare_result r;
-    if (compare_states(a, b, na, radius, 1, (int)threads, &r, &e)) {
+    if (compare_states(a, b, na, radius, 1, (int)threads, &world, &r, &e)) {
         free(a);
         free(b);
         options_fail(&o, "%s", e.message);
@@ -331,7 +357,7 @@ static shoal_status runner_create(runner *r, const char *name, const shoal_sim_d
     if ((st = shoal_gpu_sim_create(d, order, &r->gpu, e)) ||
         (st = shoal_gpu_sim_set_state(r->gpu, rows, e)))
         return st;
-    return app_gpu_add_obstacles(r->gpu, d, scene, e);
+    return app_gpu_add_obstacles(r->gpu, scene, e);
 }
 
 static shoal_status runner_step(runner *r, int k, shoal_error *e)
@@ -363,7 +389,7 @@ static const opt_spec diverge_opts[] = {
     {"stats-every", OPT_VALUE, "S", "10", "flock statistics every S steps (0: never)"},
     {"csv", OPT_VALUE, "FILE.csv", NULL, "per-step errors and statistics (required)"},
     {"format", OPT_VALUE, "auto|npy|unity", "auto", "input format"},
-    {"model", OPT_VALUE, "M", "steer", APP_MODEL_HELP},
+    {"model", OPT_VALUE, "M", OPT_MODEL_DEFAULT, APP_MODEL_HELP},
     {"scene", OPT_VALUE, "FILE.ini", NULL, "scene file: model and parameters"},
     {"set", OPT_REPEAT, "NAME=VALUE", NULL, "set a model parameter"},
     {"dt", OPT_VALUE, "DT", "1/60", "time step in seconds"},
@@ -383,7 +409,11 @@ int cmd_diverge(int argc, char **argv)
                       (int)(sizeof diverge_opts / sizeof diverge_opts[0]), 0, argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;
-    if ((rc = options_check_outputs(&o, (const char *const[]){"csv", NULL})))
+    if ((rc = options_check_outputs(&o, (const char *const[]){"csv", NULL})) ||
+        (rc = app_output_not_input(&o, (const char *const[]){"csv", NULL}, options_get(&o, "in"),
+                                   "--in")) ||
+        (rc = app_output_not_input(&o, (const char *const[]){"csv", NULL}, options_get(&o, "scene"),
+                                   "--scene")))
         return rc;
     shoal_error e;
     shoal_sim_desc d = shoal_sim_desc_default();
@@ -403,7 +433,7 @@ int cmd_diverge(int argc, char **argv)
             return options_fail(&o, "--set '%s': expected name=value", kv);
         memcpy(name, kv, (size_t)(eq - kv));
         name[eq - kv] = 0;
-        if (shoal_params_set(d.model, &d.params, name, eq + 1, &e))
+        if (shoal_sim_desc_set(&d, name, eq + 1, &e)) /* the world's or the model's */
             return options_fail(&o, "%s", e.message);
     }
     long long steps, every, stats_every, seed, threads = 0;
@@ -416,7 +446,8 @@ int cmd_diverge(int argc, char **argv)
             return rc;
         d.seed = (uint64_t)seed;
     }
-    if (options_given(&o, "threads") && (rc = options_int(&o, "threads", 0, 256, &threads)))
+    if (options_given(&o, "threads") &&
+        (rc = options_int(&o, "threads", 0, SHOAL_MAX_THREADS, &threads)))
         return rc;
     d.thread_count = (int)threads;
     if (options_given(&o, "dt") && (rc = options_double(&o, "dt", 1e-12, 1e6, &d.dt_s)))
@@ -475,7 +506,7 @@ int cmd_diverge(int argc, char **argv)
         int with_stats = stats_every > 0 && done % stats_every == 0;
         if ((st = runner_get(&A, ra, &e)) || (st = runner_get(&B, rb, &e)))
             break;
-        if ((st = compare_states(ra, rb, n, radius, with_stats, d.thread_count, &r, &e)))
+        if ((st = compare_states(ra, rb, n, radius, with_stats, d.thread_count, &d.world, &r, &e)))
             break;
         fprintf(f, "%lld,%.9g,%zu,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g", done,
                 d.t0_s + (double)done * d.dt_s, r.identical, r.pos.max_abs, r.pos.rms_abs,

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* `shoal params`: every model's parameters as the library's table has them (name, meaning,
- * unit, default, range; shoal_model_get_info), as text, JSON or the Markdown rows of
- * docs/MODELS.md (test_cli checks that the document and this command agree). Numbers are
+ * unit, default, range; shoal_model_get_info), then the world's (shoal_world_params_list),
+ * as text, JSON or the Markdown rows of docs/MODELS.md and docs/WORLD.md (test_cli checks
+ * that the document and this command agree), or the model names alone (--names: what
+ * scripts iterate instead of typing the list). Numbers are
  * written with the fewest digits that read back as the same float. */
 #include "app/app.h"
 #include "app/options.h"
@@ -15,6 +17,10 @@ static const opt_spec params_opts[] = {
     {"model", OPT_VALUE, "M", NULL, "only this model (" APP_MODEL_HELP ")"},
     {"json", OPT_FLAG, NULL, NULL, "JSON: {\"models\": [{name, origin, parameters: [...]}]}"},
     {"markdown", OPT_FLAG, NULL, NULL, "the rows of docs/MODELS.md's parameter tables"},
+    {"world", OPT_FLAG, NULL, NULL,
+     "only the world's parameters (every model's: dims, periodic, world_size, world_center)"},
+    {"names", OPT_FLAG, NULL, NULL,
+     "the model names only, one a line in the table's order (scripts iterate it)"},
 };
 
 /* The shortest %g of `v` that reads back as the same float ("0.1", not "0.100000001"). */
@@ -94,16 +100,69 @@ static void print_json(const shoal_model_info *mi, int first)
     printf("]}");
 }
 
+/* The world's table (shoal_world_params_list): every model runs in a world. */
+static void print_world(int json, int md)
+{
+    size_t n;
+    const shoal_param_info *list = shoal_world_params_list(&n);
+    shoal_model_info wi = {.name = "world",
+                           .origin = "every model's world (docs/WORLD.md; periodic=1 and "
+                                     "world_size=Lx,Ly,Lz, world_center=x,y,z set all axes)",
+                           .params = list,
+                           .param_count = n};
+    if (json) {
+        char b[32];
+        printf("\"world\": [");
+        for (size_t i = 0; i < n; i++) {
+            const shoal_param_info *p = &list[i];
+            printf("%s\n    {\"name\": ", i ? "," : "");
+            json_write_string(stdout, p->name);
+            printf(", \"meaning\": ");
+            json_write_string(stdout, p->help);
+            printf(", \"unit\": ");
+            json_write_string(stdout, p->unit);
+            printf(", \"default\": %s", num(p->default_value, b, sizeof b));
+            printf(", \"min\": %s", num(p->min, b, sizeof b));
+            printf(", \"max\": %s", num(p->max, b, sizeof b));
+            printf(", \"integer\": %s}", p->is_integer ? "true" : "false");
+        }
+        printf("\n  ]");
+    } else if (md) {
+        print_markdown(&wi);
+    } else {
+        printf("%s: %s\n", wi.name, wi.origin);
+        printf("  %-18s %-10s %-26s %-12s %s\n", "name", "default", "range", "unit", "meaning");
+        for (size_t i = 0; i < n; i++) {
+            const shoal_param_info *p = &list[i];
+            char d[32], r[80];
+            printf("  %-18s %-10s %-26s %-12s %s\n", p->name, num(p->default_value, d, sizeof d),
+                   range(p, r, sizeof r), p->unit, p->help);
+        }
+    }
+}
+
 int cmd_params(int argc, char **argv)
 {
     opt_values o;
-    int rc = options_parse(&o, "params", "[--model M] [--json | --markdown]", params_opts,
+    int rc = options_parse(&o, "params", "[--model M] [--json | --markdown | --names]", params_opts,
                            (int)(sizeof params_opts / sizeof params_opts[0]), 0, argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;
     int json = options_given(&o, "json"), md = options_given(&o, "markdown");
-    if (json && md)
-        return options_fail(&o, "--json and --markdown: one output format at a time");
+    int names = options_given(&o, "names");
+    if (json + md + names > 1)
+        return options_fail(&o, "--json, --markdown and --names: one output format at a time");
+    if (options_given(&o, "world")) {
+        if (options_given(&o, "model") || names)
+            return options_fail(&o, "--world lists the world's parameters, the same for every "
+                                    "model: give --model, --names or --world");
+        if (json)
+            printf("{");
+        print_world(json, md);
+        if (json)
+            printf("}\n");
+        return 0;
+    }
     int first = 0, last = SHOAL_MODEL_COUNT - 1;
     if (options_given(&o, "model")) {
         shoal_model m;
@@ -111,6 +170,11 @@ int cmd_params(int argc, char **argv)
         if (shoal_model_parse(options_get(&o, "model"), &m, &e))
             return app_fail_status(&o, &e);
         first = last = (int)m;
+    }
+    if (names) {
+        for (int m = first; m <= last; m++)
+            printf("%s\n", shoal_model_name((shoal_model)m));
+        return 0;
     }
     if (json)
         printf("{\"models\": [");
@@ -125,7 +189,15 @@ int cmd_params(int argc, char **argv)
         if (!json && m < last)
             printf("\n");
     }
-    if (json)
-        printf("\n]}\n");
+    /* every model runs in a world: its table follows (the Markdown has only the models'
+     * rows, as docs/MODELS.md does; --world --markdown gives docs/WORLD.md's) */
+    if (json) {
+        printf("\n], ");
+        print_world(1, 0);
+        printf("}\n");
+    } else if (!md) {
+        printf("\n");
+        print_world(0, 0);
+    }
     return 0;
 }

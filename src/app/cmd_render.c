@@ -8,6 +8,7 @@
 #include "app/options.h"
 #include "app/outdir.h"
 #include "app/overlay.h"
+#include "app/traj.h"
 #include "shoal/system.h"
 #include "shoal/profile.h"
 #include "mpi_app.h"
@@ -90,7 +91,7 @@ static int parse_opts(const opt_values *o, render_opts *ro)
         d->occlusion = 0;
     else
         return options_fail(o, "--occlusion: '%s' is not on or off", occ);
-    if ((rc = options_int(o, "threads", 0, 1024, &ro->threads)))
+    if ((rc = options_int(o, "threads", 0, SHOAL_MAX_THREADS, &ro->threads)))
         return rc;
     d->thread_count = (int)ro->threads;
     shoal_error e;
@@ -249,8 +250,21 @@ static int run_bench(const opt_values *o, render_opts *ro, shoal_renderer *r, co
     return 0;
 }
 
+/* The frame into px (the overlays' canvas), and the world's box over it. */
+static void draw_box(const shoal_camera *cam, shoal_renderer *r, const shoal_world *w, uint32_t *px)
+{
+    shoal_framebuffer fb = shoal_render_framebuffer(r);
+    canvas cv = {px, fb.width, fb.height, fb.width};
+    for (int y = 0; y < fb.height; y++)
+        memcpy(px + (size_t)y * (size_t)fb.width, fb.argb + (size_t)y * (size_t)fb.stride_px,
+               (size_t)fb.width * 4);
+    proj p = proj_make_world(cam, fb.width, fb.height, w);
+    overlay_world_box(&cv, &p, w, OVERLAY_BOX_RGB, 200);
+}
+
 /* --scene: obstacles and heading targets drawn over the frame, as `shoal run` draws them. */
-static int draw_scene(const opt_values *o, const shoal_camera *cam, shoal_renderer *r, uint32_t *px)
+static int draw_scene(const opt_values *o, const shoal_camera *cam, shoal_renderer *r, uint32_t *px,
+                      const shoal_world *w)
 {
     const char *path = options_get(o, "scene");
     shoal_scene sc;
@@ -264,11 +278,8 @@ static int draw_scene(const opt_values *o, const shoal_camera *cam, shoal_render
             return rc;
     }
     shoal_framebuffer fb = shoal_render_framebuffer(r);
-    canvas cv = {px, fb.width, fb.height, fb.width};
-    for (int y = 0; y < fb.height; y++)
-        memcpy(px + (size_t)y * (size_t)fb.width, fb.argb + (size_t)y * (size_t)fb.stride_px,
-               (size_t)fb.width * 4);
-    proj p = proj_make(cam, fb.width, fb.height);
+    canvas cv = {px, fb.width, fb.height, fb.width}; /* draw_box copied the frame there */
+    proj p = proj_make_world(cam, fb.width, fb.height, w);
     for (int k = 0; k < sc.mesh_count; k++) {
         shoal_mesh m;
         if (shoal_mesh_load(sc.meshes[k].path, &m, &e)) {
@@ -283,6 +294,8 @@ static int draw_scene(const opt_values *o, const shoal_camera *cam, shoal_render
                        OVERLAY_MESH_RGB, 90);
     shoal_sim_desc d = sc.desc;
     d.boid_count = 1;
+    /* the targets only: they do not depend on the world (which the step refuses for now) */
+    d.world = shoal_world_default();
     shoal_sim *sim;
     if (shoal_sim_create(&d, &sim, &e))
         return options_fail(o, "%s", e.message);
@@ -344,6 +357,13 @@ static int read_share(const opt_values *o, render_opts *ro, const char *in, soa6
     return 0;
 }
 
+/* A frame a replay writes into its --out DIR (render_replay.c). */
+static int replay_frame(const char *name)
+{
+    long long step;
+    return app_frame_step(name, "frame_", ".png", &step);
+}
+
 int cmd_render(int argc, char **argv)
 {
     opt_values o;
@@ -366,6 +386,17 @@ int cmd_render(int argc, char **argv)
     if (ranks > 1 && (replay || ro.bench || options_given(&o, "trace")))
         return options_fail(&o, "under mpirun, render draws one state file: --in DIR (replay), "
                                 "--bench and --trace run in one process");
+    /* no output over an input: the state, the meshes, a frame of the replayed trajectory;
+     * nor over a frame of the replay's --out DIR */
+    const char *const outs[] = {"out", "trace", "video", NULL};
+    if ((rc = replay ? app_output_not_in_input_dir(&o, outs + 1, options_get(&o, "in"), traj_owns,
+                                                   "the trajectory --in")
+                     : app_output_not_input(&o, outs, options_get(&o, "in"), "--in")) ||
+        (rc = app_output_not_input(&o, outs, options_get(&o, "scene"), "--scene")) ||
+        (rc = app_output_not_input(&o, outs, options_get(&o, "mesh"), "--mesh")) ||
+        (rc = app_output_not_input(&o, outs, options_get(&o, "lod-mesh"), "--lod-mesh")) ||
+        (replay && (rc = app_outputs_distinct(&o, outs + 1, options_get(&o, "out"), replay_frame))))
+        return rc;
     if (replay)
         return app_render_replay(&o, &ro.desc, ro.cam, ro.have_camera); /* a trajectory */
     if (options_given(&o, "video") || options_given(&o, "follow") || options_given(&o, "fps") ||
@@ -381,6 +412,16 @@ int cmd_render(int argc, char **argv)
     const char *in = options_get(&o, "in");
     soa6 s;
     uint32_t *ids = NULL;
+    shoal_world world = shoal_world_default();
+    if (!ro.bench && (rc = app_render_world(&o, &world)))
+        return rc;
+    int boxed = world.size[0] > 0 || world.size[1] > 0 || world.size[2] > 0;
+    if (app_world_drawn(&world) && !ro.have_camera) {
+        /* the world's box frames the picture (2D: a map from above) */
+        ro.cam = shoal_render_camera_world(&world, (float)ro.desc.width / (float)ro.desc.height,
+                                           ro.desc.fish_length);
+        ro.have_camera = 1;
+    }
     if (ranks > 1) {
         if ((rc = read_share(&o, &ro, in, &s, &ids)))
             return rc;
@@ -400,7 +441,8 @@ int cmd_render(int argc, char **argv)
         } else {
             if (shoal_io_npy_read(in, &rows, &n, &e))
                 return app_fail_status(&o, &e);
-            if (shoal_state_check_finite(rows, n, in, &e)) {
+            if (shoal_state_check_finite(rows, n, in, &e) ||
+                shoal_world_check_rows(&world, rows, n, in, &e)) {
                 free(rows);
                 return app_fail_status(&o, &e);
             }
@@ -419,6 +461,8 @@ int cmd_render(int argc, char **argv)
     shoal_status cst = app_render_create(
         &ro.desc, options_given(&o, "mesh") ? options_get(&o, "mesh") : NULL,
         options_given(&o, "lod-mesh") ? options_get(&o, "lod-mesh") : NULL, &r, &e);
+    if (!cst)
+        cst = shoal_render_set_world(r, &world, &e);
     if (!cst && ranks > 1)
         cst = shoal_render_keep_depth(r, 1, &e);
     if (ranks > 1)
@@ -477,10 +521,15 @@ int cmd_render(int argc, char **argv)
     }
     const char *out = options_out(&o); /* '-': drawn, not written */
     uint32_t *over = NULL;
-    if (rc == 0 && options_given(&o, "scene")) {
+    if (rc == 0 && (options_given(&o, "scene") || boxed)) {
         shoal_framebuffer fb = shoal_render_framebuffer(r);
         over = malloc((size_t)fb.width * (size_t)fb.height * 4);
-        rc = over ? draw_scene(&o, &ro.cam, r, over) : options_fail(&o, "out of memory");
+        if (!over)
+            rc = options_fail(&o, "out of memory");
+        if (over)
+            draw_box(&ro.cam, r, &world, over); /* (no box: the frame alone) */
+        if (over && options_given(&o, "scene"))
+            rc = draw_scene(&o, &ro.cam, r, over, &world);
     }
     if (ranks > 1 && mpi_agree(rc ? SHOAL_ERR_INPUT : SHOAL_OK, &e) && rc == 0) {
         /* another rank failed (its own message is not printed: only rank 0 speaks) */

@@ -6,6 +6,7 @@
  * that share it are described in run_app.h. */
 #include "app/app.h"
 #include "app/options.h"
+#include "app/outdir.h"
 #include "app/run_app.h"
 #include "app/video.h"
 #include "shoal/profile.h"
@@ -21,7 +22,7 @@
 static const opt_spec run_specs[] = {
     {"scene", OPT_VALUE, "FILE.ini", "assets/scenes/school.ini; with --model, MODEL.ini",
      "scene file: model, parameters, count, seed, camera, fish length"},
-    {"model", OPT_VALUE, "M", "the default scene's (steer)",
+    {"model", OPT_VALUE, "M", "the default scene's (" OPT_MODEL_DEFAULT ")",
      APP_MODEL_HELP " (its scene, assets/scenes/MODEL.ini)"},
     {"count", OPT_VALUE, "N", "the scene's (school: 4096)",
      "number of fish; walls, start region and camera are scaled by cbrt(N / the scene's "
@@ -32,7 +33,8 @@ static const opt_spec run_specs[] = {
     {"set", OPT_REPEAT, "NAME=VALUE", NULL, "set a model parameter (e.g. wall_size=58,58,58)"},
     {"size", OPT_VALUE, "WxH", "1280x720", "window / frame size in pixels"},
     {"threads", OPT_VALUE, "T", "0", "threads for simulation and rendering (0: all cores)"},
-    {"simd", OPT_VALUE, "auto|scalar|avx2|avx512", "auto", "ISA of force kernels and rasterizer"},
+    {"simd", OPT_VALUE, "auto|scalar|avx2|avx512|neon", "auto",
+     "ISA of force kernels and rasterizer"},
     {"backend", OPT_VALUE, "cpu|cuda", "cpu",
      "simulate on the CPU or on an NVIDIA GPU (the same bits; each frame shows the GPU's state)"},
     {"gpu-order", OPT_VALUE, "stable|atomic", "stable",
@@ -111,7 +113,7 @@ static int parse_cfg(const opt_values *o, run_cfg *c)
     double d;
     if ((rc = app_parse_size(o, &c->width, &c->height)))
         return rc;
-    if ((rc = options_int(o, "threads", 0, 1024, &ll)))
+    if ((rc = options_int(o, "threads", 0, SHOAL_MAX_THREADS, &ll)))
         return rc;
     c->threads = (int)ll;
     shoal_error e;
@@ -238,7 +240,8 @@ static int build_scene(const opt_values *o, scene_setup *s, app_scaled *scaled)
     }
     if ((rc = app_set_params(o, d)))
         return rc;
-    if (shoal_params_validate(d->model, &d->params, &e))
+    if (shoal_params_validate(d->model, &d->params, &e) ||
+        shoal_world_validate(&d->world, shoal_params_interaction_radius(d->model, &d->params), &e))
         return options_fail(o, "%s", e.message);
     return 0;
 }
@@ -288,6 +291,15 @@ int cmd_run(int argc, char **argv)
         return options_fail(&o, "out of memory");
     run_cfg *c = &a->cfg;
     if ((rc = parse_cfg(&o, c))) {
+        free(a);
+        return rc;
+    }
+    /* --trace and --video: not a frame of --out DIR (the frames would replace it, or it a
+     * frame), nor an input */
+    const char *const run_outs[] = {"trace", "video", NULL};
+    if ((rc = app_outputs_distinct(&o, run_outs, c->out_dir, run_frames_owns)) ||
+        (rc = app_output_not_input(&o, run_outs, options_get(&o, "in"), "--in")) ||
+        (rc = app_output_not_input(&o, run_outs, options_get(&o, "scene"), "--scene"))) {
         free(a);
         return rc;
     }

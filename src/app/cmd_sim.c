@@ -43,8 +43,7 @@ static int step_gpu(const shoal_sim_desc *d, const shoal_scene *scene, const cha
     shoal_gpu_sim *g;
     if ((st = shoal_gpu_sim_create(d, order, &g, e)))
         return st;
-    if ((st = shoal_gpu_sim_set_state(g, rows, e)) ||
-        (st = app_gpu_add_obstacles(g, d, scene, e))) {
+    if ((st = shoal_gpu_sim_set_state(g, rows, e)) || (st = app_gpu_add_obstacles(g, scene, e))) {
         shoal_gpu_sim_destroy(g);
         return st;
     }
@@ -207,7 +206,8 @@ static int step_mpi(const opt_values *o, shoal_sim_desc *d, const shoal_scene *s
         /* every rank its own trace (a track per thread), started together; one file at the
          * end (mpi_trace_merge) */
         int tracks = d->thread_count > 0 ? d->thread_count : shoal_system_thread_count();
-        size_t spans = (size_t)steps * 6 + 16, cap = ((size_t)64 << 20) / 32 / (size_t)tracks;
+        /* thread 0's track: the sim's 5 spans a step and the exchange's 6 */
+        size_t spans = (size_t)steps * 12 + 32, cap = ((size_t)64 << 20) / 32 / (size_t)tracks;
         mpi_trace_sync();
         st = mpi_agree(shoal_profile_trace_start(shoal_sim_get_profile(mpi_school_sim(m)), tracks,
                                                  spans < cap ? spans : cap, &e),
@@ -333,7 +333,9 @@ int cmd_init(int argc, char **argv)
                            app_init_spec_count, 0, argc, argv);
     if (rc)
         return rc == 1 ? 0 : rc;
-    if ((rc = options_check_outputs(&o, (const char *const[]){"out", NULL})))
+    if ((rc = options_check_outputs(&o, (const char *const[]){"out", NULL})) ||
+        (rc = app_output_not_input(&o, (const char *const[]){"out", NULL}, options_get(&o, "scene"),
+                                   "--scene")))
         return rc;
     long long count = 0;
     if (options_given(&o, "count") && (rc = options_int(&o, "count", 1, 4000000000LL, &count)))
@@ -447,10 +449,20 @@ int cmd_step(int argc, char **argv)
     if ((rc = app_outputs_distinct(&o, (const char *const[]){"out", "checkpoint", "trace", NULL},
                                    out_dir, traj_owns)))
         return rc;
+    /* no output over an input, but for the two updates in place: --in X --out X (the
+     * state) and --resume F --checkpoint F (the run continued) */
+    if ((rc = app_output_not_input(&o, (const char *const[]){"checkpoint", "trace", NULL}, in,
+                                   "--in")) ||
+        (rc = app_output_not_input(&o, (const char *const[]){"out", "trace", NULL}, resume,
+                                   "--resume")) ||
+        (rc = app_output_not_input(&o, (const char *const[]){"out", "checkpoint", "trace", NULL},
+                                   options_get(&o, "scene"), "--scene")))
+        return rc;
     long long steps, threads = 0, seed = (long long)d.seed;
     if ((rc = options_int(&o, "steps", 0, 1000000000LL, &steps)))
         return rc;
-    if (options_given(&o, "threads") && (rc = options_int(&o, "threads", 0, 256, &threads)))
+    if (options_given(&o, "threads") &&
+        (rc = options_int(&o, "threads", 0, SHOAL_MAX_THREADS, &threads)))
         return rc;
     if (options_given(&o, "seed") &&
         (rc = options_int(&o, "seed", 0, 9223372036854775807LL, &seed)))
@@ -479,9 +491,9 @@ int cmd_step(int argc, char **argv)
     if (options_given(&o, "every") && (rc = options_int(&o, "every", 1, 1000000000LL, &every)))
         return rc;
     const char *format = options_get(&o, "format");
-    if (!app_format_find(format, 1)) {
+    if (!shoal_io_format_find(format, 1)) {
         char names[128];
-        app_format_names(names, sizeof names, 0, 1, NULL);
+        shoal_io_format_names(names, sizeof names, 0, 1, NULL);
         return options_fail(&o, "--format: '%s' (expected %s)", format, names);
     }
     const char *precision = options_get(&o, "precision");

@@ -38,7 +38,7 @@
 #define SWEEP_MAX_MEMBERS SHOAL_SWEEP_MAX_MEMBERS
 
 static const opt_spec sweep_opts[] = {
-    {"model", OPT_VALUE, "M", "steer", APP_MODEL_HELP},
+    {"model", OPT_VALUE, "M", OPT_MODEL_DEFAULT, APP_MODEL_HELP},
     {"scene", OPT_VALUE, "FILE.ini", NULL, "scene file: model, parameters, count, obstacles"},
     {"set", OPT_REPEAT, "NAME=VALUE", NULL, "set a parameter for every member"},
     {"vary", OPT_REPEAT, "NAME=a:b:step|v1,v2,...", NULL,
@@ -536,7 +536,7 @@ int cmd_sweep(int argc, char **argv)
     if (options_given(&o, "dt") && (rc = options_double(&o, "dt", 1e-12, 1e6, &sw.base.dt_s)))
         return rc;
     /* the limits of step --threads: a member never gets more than a step may have */
-    if ((rc = options_int(&o, "threads", 0, 256, &threads)) ||
+    if ((rc = options_int(&o, "threads", 0, SHOAL_MAX_THREADS, &threads)) ||
         (rc = options_int(&o, "jobs", 1, 1024, &jobs)))
         return rc;
     if ((rc = parse_seeds(&o, &sw)))
@@ -721,18 +721,38 @@ static int sweep_open(const opt_values *o, sweep *sw, const char *spec, size_t s
     app_dir_clean_temps(sw->dir, ".manifest.json.tmp.");
     app_dir_clean_temps(sw->dir, ".sweep.spec.tmp.");
     app_dir_clean_temps(members_dir, ".member_");
+    /* A new sweep that cannot write its spec or manifest (a full disk) leaves nothing: the
+     * spec, members/ and DIR are removed again if this run made them (a --resume keeps
+     * the sweep it found). */
+    struct stat mst;
+    int members_made = stat(members_dir, &mst) != 0, spec_made = !file_exists(path);
     shoal_atomic_file af;
+    int failed = 0;
     if (traj_mkdir(members_dir, &e) || shoal_io_atomic_open(&af, path, &e)) {
-        app_dir_lock_release(lock);
+        rc = options_fail(o, "--out %s", e.message);
+        failed = 1;
+        spec_made = 0;
+    } else {
+        fwrite(spec, 1, spec_len, af.file);
+        if (shoal_io_atomic_commit(&af, &e)) {
+            rc = options_fail(o, "%s", e.message);
+            failed = 1;
+            spec_made = 0;
+        } else if (write_manifest(sw, spec, &e)) {
+            rc = options_fail(o, "%s", e.message);
+            failed = 1;
+        }
+    }
+    if (!failed)
+        return 0;
+    if (spec_made)
+        (void)unlink(path);
+    if (members_made)
+        (void)rmdir(members_dir);
+    app_dir_lock_release(lock);
+    if (spec_made || !file_exists(path))
         app_dir_uncreate(sw->dir, created);
-        return options_fail(o, "--out %s", e.message);
-    }
-    fwrite(spec, 1, spec_len, af.file);
-    if (shoal_io_atomic_commit(&af, &e) || write_manifest(sw, spec, &e)) {
-        app_dir_lock_release(lock);
-        return options_fail(o, "%s", e.message);
-    }
-    return 0;
+    return rc;
 }
 
 /* Member k's file is there and whole (a finished member of a killed sweep): 1. A damaged

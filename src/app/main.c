@@ -73,10 +73,16 @@ static double others_runnable(void)
  * reads the policy when it is loaded, before main, so for passive the program sets it and
  * runs itself again once (if that fails it goes on). The choice and why is in
  * SHOAL_OMP_DEFAULT ("passive: R other runnable threads on N CPUs" or "libgomp: ..."),
- * which shoal bench records. */
+ * which shoal bench records. All this only on GNU libgomp: on LLVM's libomp (the default
+ * runtime where it is installed) the library applies its wait policy at run time and
+ * follows the load as it changes (shoal/system.h), so the program decides nothing. */
 static void default_wait_policy(char **argv)
 {
     if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT"))
+        return;
+    /* LLVM's libomp: the library chooses at run time (shoal_system_set_wait_policy's auto
+     * policy, sampled as the run goes), so nothing is decided here */
+    if (strcmp(shoal_system_openmp_runtime(), "gnu") != 0)
         return;
     double others = others_runnable();
     int cpus = shoal_system_cpu_count();

@@ -2,8 +2,9 @@
 /* Table-driven command-line parsing for the subcommands (see options.h). */
 #include "app/options.h"
 #include "app/outdir.h"
-#include "shoal/io.h"
 #include "shoal/base.h"
+#include "shoal/io.h"
+#include "shoal/sim.h"
 
 #include <errno.h>
 #include <math.h>
@@ -78,17 +79,56 @@ static int find(const opt_values *o, const char *name, size_t len)
     return -1;
 }
 
+/* The library's default model (shoal_sim_desc_default), as OPT_MODEL_DEFAULT names it. */
+static const char *default_model(void) { return shoal_model_name(shoal_sim_desc_default().model); }
+
+void options_expand(const char *in, char *out, size_t size)
+{
+    size_t n = 0;
+    out[0] = 0;
+    while (*in && n + 1 < size) {
+        const char *ins = NULL;
+        char list[256];
+        if (strncmp(in, "{models}", 8) == 0) {
+            /* "a, b, c" */
+            size_t used = 0;
+            list[0] = 0;
+            for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
+                int k = snprintf(list + used, sizeof list - used, "%s%s", m ? ", " : "",
+                                 shoal_model_name((shoal_model)m));
+                used += k > 0 && (size_t)k < sizeof list - used ? (size_t)k : 0;
+            }
+            ins = list;
+            in += 8;
+        } else if (strncmp(in, OPT_MODEL_DEFAULT, strlen(OPT_MODEL_DEFAULT)) == 0) {
+            ins = default_model();
+            in += strlen(OPT_MODEL_DEFAULT);
+        }
+        if (ins) {
+            int k = snprintf(out + n, size - n, "%s", ins);
+            n += k > 0 && (size_t)k < size - n ? (size_t)k : size - n - 1;
+            continue;
+        }
+        out[n++] = *in++;
+        out[n] = 0;
+    }
+}
+
 void options_print_help(const opt_values *o, const char *usage)
 {
     printf("usage: shoal %s %s\n\noptions:\n", o->cmd, usage);
     for (int i = 0; i < o->spec_count; i++) {
         const opt_spec *s = &o->specs[i];
-        char left[64];
+        char left[64], help[1024];
         snprintf(left, sizeof left, "--%s%s%s", s->name, s->kind == OPT_FLAG ? "" : " ",
                  s->kind == OPT_FLAG ? "" : (s->metavar ? s->metavar : "VALUE"));
-        printf("  %-26s %s", left, s->help);
-        if (s->def)
-            printf(" (default: %s)", s->def);
+        options_expand(s->help, help, sizeof help);
+        printf("  %-26s %s", left, help);
+        if (s->def) {
+            char def[256];
+            options_expand(s->def, def, sizeof def);
+            printf(" (default: %s)", def);
+        }
         if (s->kind == OPT_REPEAT)
             printf(" (repeatable)");
         printf("\n");
@@ -155,7 +195,10 @@ const char *options_get(const opt_values *o, const char *name)
     int k = find(o, name, strlen(name));
     if (k < 0)
         return NULL;
-    return o->given[k] ? o->value[k] : o->specs[k].def;
+    if (o->given[k])
+        return o->value[k];
+    const char *def = o->specs[k].def;
+    return def && strcmp(def, OPT_MODEL_DEFAULT) == 0 ? default_model() : def;
 }
 
 int options_given(const opt_values *o, const char *name)

@@ -22,6 +22,14 @@ typedef struct opt_spec {
     const char *help;
 } opt_spec;
 
+/* In a help text or a default, "{models}" stands for every model of the library's table (in
+ * enum order, "a, b, c") and OPT_MODEL_DEFAULT for the library's default model: the program
+ * names no model itself, so a model added to the table is in every command's help. A default
+ * that is exactly OPT_MODEL_DEFAULT is also the value options_get returns. */
+#define OPT_MODEL_DEFAULT "{model}"
+/* `in` with the placeholders replaced, into out (truncated to size). */
+void options_expand(const char *in, char *out, size_t size);
+
 #define OPT_MAX 48
 #define OPT_REPEAT_MAX 256
 

@@ -447,6 +447,49 @@ int app_frame_step(const char *name, const char *prefix, const char *ext, long l
 
 /* ---- outputs that must not collide ------------------------------------------------------ */
 
+int app_output_not_input(const opt_values *o, const char *const *outputs, const char *input,
+                         const char *what)
+{
+    struct stat st;
+    /* a regular file is what a write replaces (a device or FIFO is written in place) */
+    if (!input || stat(input, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
+    for (int i = 0; outputs[i]; i++) {
+        const char *a = options_given(o, outputs[i]) ? options_get(o, outputs[i]) : NULL;
+        if (a && strcmp(outputs[i], "out") == 0 && strcmp(a, OPTIONS_OUT_NONE) == 0)
+            continue; /* --out -: no output */
+        if (a && app_same_output(a, input))
+            return options_fail(o,
+                                "--%s %s is the input %s (%s): the output would replace it; give "
+                                "the output another name",
+                                outputs[i], a, input, what);
+    }
+    return 0;
+}
+
+int app_output_not_in_input_dir(const opt_values *o, const char *const *outputs, const char *dir,
+                                app_outdir_owns owns, const char *what)
+{
+    if (!dir)
+        return 0;
+    for (int i = 0; outputs[i]; i++) {
+        const char *a = options_given(o, outputs[i]) ? options_get(o, outputs[i]) : NULL;
+        if (!a)
+            continue;
+        const char *slash = strrchr(a, '/');
+        const char *base = slash ? slash + 1 : a;
+        char parent[4096];
+        int w = snprintf(parent, sizeof parent, "%.*s", slash ? (int)(slash - a) + 1 : 1,
+                         slash ? a : ".");
+        if (w > 0 && (size_t)w < sizeof parent && owns(base) && app_same_output(parent, dir))
+            return options_fail(o,
+                                "--%s %s is a file of the input directory %s (%s): the output "
+                                "would replace it; give the output another name or directory",
+                                outputs[i], a, dir, what);
+    }
+    return 0;
+}
+
 int app_outputs_distinct(const opt_values *o, const char *const *names, const char *dir,
                          app_outdir_owns owns)
 {
@@ -470,9 +513,10 @@ int app_outputs_distinct(const opt_values *o, const char *const *names, const ch
                              slash ? a : ".");
             if (w > 0 && (size_t)w < sizeof parent && owns(base) && app_same_output(parent, dir))
                 return options_fail(o,
-                                    "--%s %s is a file of the --out-dir %s: give it another "
-                                    "name or directory",
-                                    names[i], a, dir);
+                                    "--%s %s is a file of the output directory %s (%s): give it "
+                                    "another name or directory",
+                                    names[i], a, dir,
+                                    options_given(o, "out-dir") ? "--out-dir" : "--out");
         }
     }
     return 0;

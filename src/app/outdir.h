@@ -100,6 +100,22 @@ struct opt_values;
 int app_outputs_distinct(const struct opt_values *o, const char *const *names, const char *dir,
                          app_outdir_owns owns);
 
+/* No output option of `outputs` (NULL-terminated; those given) names the input file
+ * `input` that the command reads (NULL: none): an output there would replace the input
+ * (`compare a.npy b.npy --json a.npy` wrote its report over a.npy). Else one line "--json
+ * a.npy is the input a.npy (WHAT): ... give the output another name" and 2; 0 when all is
+ * well. `what` says which input ("--in", "compare's first state", "a frame of the
+ * trajectory"). The one in-place update shoal documents, `step --in X --out X`, is left
+ * out by its caller. */
+int app_output_not_input(const struct opt_values *o, const char *const *outputs, const char *input,
+                         const char *what);
+
+/* No output option of `outputs` names a file of the input directory `dir` that the command
+ * reads (`owns`: a trajectory's frames and manifest): else one line "--trace d/f is a file
+ * of the input directory d (WHAT) ..." and 2. */
+int app_output_not_in_input_dir(const struct opt_values *o, const char *const *outputs,
+                                const char *dir, app_outdir_owns owns, const char *what);
+
 /* In e's message, the first `from` (a temporary or staging path) becomes `to` (the output
  * the user named). */
 void app_message_rename(shoal_error *e, const char *from, const char *to);

@@ -43,12 +43,37 @@ proj proj_make(const shoal_camera *c, int w, int h)
     p.near = c->near;
     p.w = w;
     p.h = h;
+    p.ortho = c->ortho_height > 0.0f;
+    if (p.ortho)
+        p.k = (float)h / c->ortho_height;
+    p.turn2d = 0;
     return p;
 }
 
+proj proj_make_world(const shoal_camera *c, int w, int h, const shoal_world *world)
+{
+    if (!world || shoal_world_dims(world) != 2)
+        return proj_make(c, w, h);
+    shoal_camera t = *c;
+    shoal_render_world_point(world, c->eye, t.eye);
+    shoal_render_world_point(world, c->target, t.target);
+    proj p = proj_make(&t, w, h);
+    p.turn2d = 1;
+    return p;
+}
+
+/* the depth to divide by: the view depth, or 1 for an orthographic camera */
+static float proj_w(const proj *p, float z) { return p->ortho ? 1.0f : z; }
+
 void proj_view(const proj *p, const float q[3], float v[3])
 {
-    float d[3];
+    float d[3], t[3];
+    if (p->turn2d) { /* (x, y, z) -> (-x, z, y), the renderer's 2D turn */
+        t[0] = -q[0];
+        t[1] = q[2];
+        t[2] = q[1];
+        q = t;
+    }
     v3_sub(d, q, p->eye);
     v[0] = v3_dot(d, p->s);
     v[1] = v3_dot(d, p->u);
@@ -61,8 +86,8 @@ int proj_point(const proj *p, const float q[3], float *x, float *y)
     proj_view(p, q, v);
     if (v[2] <= p->near)
         return 0;
-    *x = p->cx + v[0] / v[2] * p->k;
-    *y = p->cy - v[1] / v[2] * p->k;
+    *x = p->cx + v[0] / proj_w(p, v[2]) * p->k;
+    *y = p->cy - v[1] / proj_w(p, v[2]) * p->k;
     return 1;
 }
 
@@ -159,8 +184,35 @@ void line3d(canvas *c, const proj *p, const float a[3], const float b[3], uint32
         else
             memcpy(vb, m, sizeof m);
     }
-    line2d(c, p->cx + va[0] / va[2] * p->k, p->cy - va[1] / va[2] * p->k,
-           p->cx + vb[0] / vb[2] * p->k, p->cy - vb[1] / vb[2] * p->k, rgb, alpha);
+    float wa = proj_w(p, va[2]), wb = proj_w(p, vb[2]);
+    line2d(c, p->cx + va[0] / wa * p->k, p->cy - va[1] / wa * p->k, p->cx + vb[0] / wb * p->k,
+           p->cy - vb[1] / wb * p->k, rgb, alpha);
+}
+
+void overlay_world_box(canvas *c, const proj *p, const shoal_world *world, uint32_t rgb,
+                       unsigned alpha)
+{
+    if (!world || !(world->size[0] > 0 || world->size[1] > 0 || world->size[2] > 0))
+        return;
+    float lo[3], hi[3];
+    for (int k = 0; k < 3; k++) {
+        lo[k] = world->center[k] - 0.5f * world->size[k];
+        hi[k] = lo[k] + world->size[k];
+    }
+    if (shoal_world_dims(world) == 2)
+        lo[2] = hi[2] = 0.0f;
+    /* the 12 edges: corners i and i ^ bit differ on one axis */
+    for (int i = 0; i < 8; i++)
+        for (int bit = 1; bit < 8; bit <<= 1) {
+            if (i & bit)
+                continue;
+            int j = i | bit;
+            float a[3] = {(i & 1) ? hi[0] : lo[0], (i & 2) ? hi[1] : lo[1],
+                          (i & 4) ? hi[2] : lo[2]};
+            float b[3] = {(j & 1) ? hi[0] : lo[0], (j & 2) ? hi[1] : lo[1],
+                          (j & 4) ? hi[2] : lo[2]};
+            line3d(c, p, a, b, rgb, alpha);
+        }
 }
 
 void proj_unproject(const proj *p, float x, float y, const float on[3], float out[3])

@@ -28,6 +28,9 @@ typedef struct proj {
     float eye[3], s[3], u[3], f[3];
     float k, cx, cy, near;
     int w, h;
+    int ortho;  /* an orthographic camera: k is pixels per world unit, no divide by depth */
+    int turn2d; /* a 2D world: points turned as the renderer turns them (shoal_render_world_point)
+                 */
 } proj;
 
 typedef struct canvas {
@@ -36,6 +39,9 @@ typedef struct canvas {
 } canvas;
 
 proj proj_make(const shoal_camera *c, int w, int h);
+/* The same in a world (NULL: proj_make): in 2D the camera and every point are turned as the
+ * renderer turns them, so overlays land on the fish whatever the camera. */
+proj proj_make_world(const shoal_camera *c, int w, int h, const shoal_world *world);
 /* View-space coordinates: x right, y up, z = depth along the view direction. */
 void proj_view(const proj *p, const float q[3], float v[3]);
 /* Pixel position of q; 0 when q is behind the near plane. */
@@ -62,6 +68,11 @@ void overlay_target(canvas *c, const proj *p, const float q[3], int active);
 /* An obstacle mesh's edges (each triangle's three), transformed by `xf`. */
 void overlay_mesh(canvas *c, const proj *p, const shoal_mesh *m, const shoal_transform *xf,
                   uint32_t rgb, unsigned alpha);
+/* The world's box: its 12 edges (3D) or the rectangle at z = 0 (2D), where it has a size;
+ * nothing for a world without a box. */
+#define OVERLAY_BOX_RGB 0x70D0FFu
+void overlay_world_box(canvas *c, const proj *p, const shoal_world *world, uint32_t rgb,
+                       unsigned alpha);
 /* A sphere as three great circles. */
 void overlay_sphere(canvas *c, const proj *p, const float centre[3], float radius, uint32_t rgb,
                     unsigned alpha);

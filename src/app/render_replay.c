@@ -9,6 +9,7 @@
 #include "app/options.h"
 #include "app/traj.h"
 #include "app/outdir.h"
+#include "app/overlay.h"
 #include "app/video.h"
 #include "shoal/render.h"
 #include "support/json.h"
@@ -221,10 +222,20 @@ int app_render_replay(const opt_values *o, const shoal_render_desc *desc, shoal_
     int follow = options_given(o, "follow");
     double fps = 30;
     int rc;
-    if (options_given(o, "fps") && (rc = options_double(o, "fps", 1e-3, 1000, &fps)))
-        return rc;
     if (options_given(o, "scene"))
         return options_fail(o, "--scene is for a single state, not a replay of %s", dir);
+    /* the world (--set): a torus's fish across its seams, followed by the circular mean */
+    shoal_world world;
+    if ((rc = app_render_world(o, &world)))
+        return rc;
+    int boxed = world.size[0] > 0 || world.size[1] > 0 || world.size[2] > 0;
+    if (app_world_drawn(&world) && !have_camera) {
+        cam = shoal_render_camera_world(&world, (float)desc->width / (float)desc->height,
+                                        desc->fish_length);
+        have_camera = 1;
+    }
+    if (options_given(o, "fps") && (rc = options_double(o, "fps", 1e-3, 1000, &fps)))
+        return rc;
     if (video) {
         size_t n = strlen(video);
         if (n < 5 || strcmp(video + n - 4, ".mp4") != 0)
@@ -259,10 +270,19 @@ int app_render_replay(const opt_values *o, const shoal_render_desc *desc, shoal_
         free(frames);
         return app_fail_status(o, &e);
     }
-    shoal_renderer *r;
-    if (app_render_create(desc, options_given(o, "mesh") ? options_get(o, "mesh") : NULL,
-                          options_given(o, "lod-mesh") ? options_get(o, "lod-mesh") : NULL, &r,
-                          &e)) {
+    shoal_renderer *r = NULL;
+    uint32_t *over = boxed ? malloc((size_t)desc->width * (size_t)desc->height * 4) : NULL;
+    shoal_status cst =
+        boxed && !over
+            ? shoal_error_set(&e, SHOAL_ERR_NOMEM, "out of memory for the box's overlay")
+            : app_render_create(desc, options_given(o, "mesh") ? options_get(o, "mesh") : NULL,
+                                options_given(o, "lod-mesh") ? options_get(o, "lod-mesh") : NULL,
+                                &r, &e);
+    if (!cst)
+        cst = shoal_render_set_world(r, &world, &e);
+    if (cst) {
+        shoal_render_destroy(r);
+        free(over);
         shoal_error ve;
         video_close(vd, 0, &ve);
         if (out)
@@ -277,6 +297,7 @@ int app_render_replay(const opt_values *o, const shoal_render_desc *desc, shoal_
     if (frame_out_open(&fo, desc->width, desc->height, 0, vd, &e)) {
         if (out)
             app_outdir_close(&od, 1);
+        free(over);
         shoal_render_destroy(r);
         free(frames);
         options_fail(o, "%s", e.message);
@@ -306,7 +327,12 @@ int app_render_replay(const opt_values *o, const shoal_render_desc *desc, shoal_
         if (f == 0)
             for (int k = 0; k < 3; k++)
                 offset[k] = cam.eye[k] - cam.target[k];
-        if (follow) {
+        if (follow && app_world_drawn(&world)) {
+            const float *const pp[3] = {inst.px, inst.py, inst.pz};
+            app_world_centre(&world, pp, n, cam.target);
+            for (int k = 0; k < 3; k++)
+                cam.eye[k] = cam.target[k] + offset[k];
+        } else if (follow) {
             centre(&inst, cam.target);
             for (int k = 0; k < 3; k++)
                 cam.eye[k] = cam.target[k] + offset[k];
@@ -316,10 +342,22 @@ int app_render_replay(const opt_values *o, const shoal_render_desc *desc, shoal_
             break;
         }
         shoal_framebuffer fb = shoal_render_framebuffer(r);
+        const uint32_t *img = fb.argb;
+        int img_stride = fb.stride_px;
+        if (over) { /* the world's box over the frame */
+            canvas cv = {over, fb.width, fb.height, fb.width};
+            for (int y = 0; y < fb.height; y++)
+                memcpy(over + (size_t)y * (size_t)fb.width,
+                       fb.argb + (size_t)y * (size_t)fb.stride_px, (size_t)fb.width * 4);
+            proj p = proj_make_world(&cam, fb.width, fb.height, &world);
+            overlay_world_box(&cv, &p, &world, OVERLAY_BOX_RGB, 200);
+            img = over;
+            img_stride = fb.width;
+        }
         char png[4400];
         if (out)
             snprintf(png, sizeof png, "%s/frame_%06lld.png", od.stage, frames[f].step);
-        if (frame_out_submit(fo, fb.argb, fb.stride_px, out ? png : NULL, &e)) {
+        if (frame_out_submit(fo, img, img_stride, out ? png : NULL, &e)) {
             if (out)
                 app_message_rename(&e, od.stage, out);
             rc = options_fail(o, "%s", e.message);
@@ -342,6 +380,7 @@ int app_render_replay(const opt_values *o, const shoal_render_desc *desc, shoal_
     }
     free(soa);
     free(frames);
+    free(over);
     shoal_render_destroy(r);
     return rc;
 }

@@ -259,6 +259,8 @@ void run_app_free(app *a);
 int run_params_editable(shoal_model m, const shoal_param_info **out);
 /* A parameter's current value in `p`. */
 float run_param_value(const shoal_params *p, const shoal_param_info *info);
+/* Set it (a value the editor has clamped to the parameter's range; the sim validates). */
+void run_param_set(shoal_params *p, const shoal_param_info *info, float value);
 /* Pick the boid nearest the camera's target (the grid view's default). */
 void run_pick_default(app *a);
 /* The mean position of the view's boids (collective under MPI with 2+ ranks: the whole
@@ -289,6 +291,9 @@ int run_draw_frame(app *a, canvas *cv, int sampled_trails);
 void run_screenshot(app *a, const canvas *cv);
 /* The headless loop: --frames frames stepped, drawn and written; the exit code. */
 int run_headless(app *a);
+/* The frames of `run --out DIR` (frame_NNNNN.png, five digits or more): what a later run may
+ * replace with --overwrite, and what no other output of the run may name. */
+int run_frames_owns(const char *name);
 /* The window loop until quit, --frames or the script's end; the exit code. */
 int run_window(app *a);
 

@@ -75,9 +75,7 @@ static void headless_font(app *a)
     font_cell(a->font, &a->winfo.char_w, &a->winfo.char_h);
 }
 
-/* The frames of `run --out DIR` (frame_NNNNN.png, five digits or more): what a later run may
- * replace with --overwrite. */
-static int run_frames_owns(const char *name)
+int run_frames_owns(const char *name)
 {
     size_t n = strlen(name), digits = 0;
     if (n < 10 || strncmp(name, "frame_", 6) != 0 || strcmp(name + n - 4, ".png") != 0)

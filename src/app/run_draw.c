@@ -268,13 +268,13 @@ static void draw_hud(app *a, canvas *cv)
     hud_text_block(a, cv, 14, 12, buf, 0xFFE8F4FF, 1);
 }
 
+/* The help, around the line of the model keys (help_models: from the library's table). */
+static const char *help_head = "shoal: keys and mouse\n"
+                               "\n"
+                               "  Esc, q          quit\n"
+                               "  Space           pause / resume        .  single step\n"
+                               "  [  ]            slower / faster       0  normal speed\n";
 static const char *help_text =
-    "shoal: keys and mouse\n"
-    "\n"
-    "  Esc, q          quit\n"
-    "  Space           pause / resume        .  single step\n"
-    "  [  ]            slower / faster       0  normal speed\n"
-    "  1 2 3 4 5       model: steer average heading classic fov (resets to its scene)\n"
     "  PgUp  PgDn      twice / half the fish (new school)   r  new seed\n"
     "  Up  Down        select a rule parameter (Tab too)\n"
     "  Left Right - +  change it (10%)       Backspace  back to the scene's value\n"
@@ -293,12 +293,35 @@ static const char *help_text =
     "                  (or k, then left click) places the next target there, on the\n"
     "                  plane through the school facing the camera";
 
+/* "  1 2 3 4 5       model: steer average ... (resets to its scene)\n": the keys 1-9 pick
+ * the models of the table in enum order (run_input.c). Returns the length written. */
+static size_t help_models(char *out, size_t size)
+{
+    char keys[32] = "";
+    size_t k = 0;
+    for (int m = 0; m < SHOAL_MODEL_COUNT && m < 9 && k + 3 < sizeof keys; m++)
+        k += (size_t)snprintf(keys + k, sizeof keys - k, "%s%d", m ? " " : "", m + 1);
+    int w = snprintf(out, size, "  %-15s model:", keys);
+    size_t n = w > 0 && (size_t)w < size ? (size_t)w : 0;
+    for (int m = 0; m < SHOAL_MODEL_COUNT && m < 9 && n < size; m++) {
+        w = snprintf(out + n, size - n, " %s", shoal_model_name((shoal_model)m));
+        n += w > 0 && (size_t)w < size - n ? (size_t)w : 0;
+    }
+    w = snprintf(out + n, size - n, " (resets to its scene)\n");
+    n += w > 0 && (size_t)w < size - n ? (size_t)w : 0;
+    return n;
+}
+
 static void draw_help(app *a, canvas *cv)
 {
     if (!a->winfo.char_w)
         return;
+    char text[4096];
+    size_t n = (size_t)snprintf(text, sizeof text, "%s", help_head);
+    n += help_models(text + n, sizeof text - n);
+    snprintf(text + n, sizeof text - n, "%s", help_text);
     int cols = 0, lines = 1, c = 0;
-    for (const char *s = help_text; *s; s++) {
+    for (const char *s = text; *s; s++) {
         if (*s == '\n') {
             lines++;
             c = 0;
@@ -313,7 +336,7 @@ static void draw_help(app *a, canvas *cv)
     if (y < 10)
         y = 10;
     fill_rect(cv, x - 16, y - 12, w + 32, h + 24, 0x020A14, 200);
-    hud_text_block(a, cv, x, y, help_text, 0xFFFFF2D0u, 0);
+    hud_text_block(a, cv, x, y, text, 0xFFFFF2D0u, 0);
 }
 
 static void draw_status(app *a, canvas *cv)

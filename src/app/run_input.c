@@ -94,24 +94,22 @@ static void param_adjust(app *a, int dir, int reset)
         nv = (float)dir * (span < 10 ? span * 0.02f : 0.1f);
     }
     nv = nv < p->min ? p->min : nv > p->max ? p->max : nv;
-    char val[64];
-    snprintf(val, sizeof val, "%.6g", (double)nv);
+    /* the value itself (not its text read back, which rounded it to 6 digits), set on the
+     * CPU sim and on the GPU sim, which keeps its state and device memory */
     shoal_params np = a->desc.params;
+    run_param_set(&np, p, nv);
     shoal_error e;
-    if (shoal_params_set(a->desc.model, &np, p->name, val, &e) ||
-        shoal_sim_set_params(a->sim, &np, &e)) {
+    if (shoal_sim_set_params(a->sim, &np, &e)) {
         run_set_status(a, "%s", e.message);
         return;
     }
-    shoal_params old = a->desc.params;
-    a->desc.params = np;
-    if (a->gpu && run_gpu_open(a, &e)) { /* the GPU simulation takes parameters at creation */
-        a->desc.params = old;
-        shoal_sim_set_params(a->sim, &old, &e);
+    if (a->gpu && shoal_gpu_sim_set_params(a->gpu, &np, &e)) {
+        shoal_sim_set_params(a->sim, &a->desc.params, NULL); /* accepted before: cannot fail */
         run_set_status(a, "GPU: %s", e.message);
         return;
     }
-    run_set_status(a, "%s = %s", p->name, val);
+    a->desc.params = np;
+    run_set_status(a, "%s = %.9g", p->name, (double)nv);
 }
 
 /* ---- picking, targets and obstacles ---------------------------------------------------- */
@@ -283,7 +281,7 @@ static void handle_key(app *a, int key, int mods, int width, int height)
             int d = key == APP_KEY_UP || (key == APP_KEY_TAB && (mods & APP_MOD_SHIFT)) ? -1 : 1;
             a->param_index = ((a->param_index % np) + d + np) % np;
             const shoal_param_info *p = list[a->param_index];
-            run_set_status(a, "parameter %s = %.4g: %s", p->name,
+            run_set_status(a, "parameter %s = %.9g: %s", p->name,
                            (double)run_param_value(&a->desc.params, p), p->help);
         }
         break;
@@ -388,7 +386,9 @@ void run_handle_event(app *a, const app_event *ev, int w, int h)
         a->drag_x = ev->x;
         a->drag_y = ev->y;
         a->mods = ev->mods;
-        if (ev->button == APP_BUTTON_LEFT && a->desc.model == SHOAL_MODEL_HEADING) {
+        float tg[SHOAL_MAX_TARGETS * 3];
+        if (ev->button == APP_BUTTON_LEFT &&
+            shoal_sim_targets(a->sim, run_sim_time(a), tg, SHOAL_MAX_TARGETS) > 0) {
             /* a marker under the pointer: drag it; ctrl+click elsewhere: place the next */
             shoal_camera c = run_orbit_camera(&a->cam);
             proj p = proj_make(&c, w > 0 ? w : 1, h > 0 ? h : 1);

@@ -119,6 +119,11 @@ float run_param_value(const shoal_params *p, const shoal_param_info *info)
     return v;
 }
 
+void run_param_set(shoal_params *p, const shoal_param_info *info, float value)
+{
+    memcpy((char *)p + info->offset, &value, sizeof value);
+}
+
 /* ---- the school ------------------------------------------------------------------------ */
 
 /* The boid nearest the camera's target (grid view's default pick). */
@@ -220,7 +225,7 @@ shoal_status run_scene_default(scene_setup *s, shoal_error *e)
     char path[1024];
     shoal_scene sc;
     if (!shoal_io_asset_path("scenes/" RUN_DEFAULT_SCENE, path, sizeof path))
-        return run_scene_for_model(SHOAL_MODEL_STEER, s, e); /* an install without scenes */
+        return run_scene_for_model(app_default_model(), s, e); /* an install without scenes */
     if (shoal_scene_load(path, &sc, e))
         return e->status;
     setup_from_scene(s, &sc, path);

@@ -173,8 +173,32 @@ void app_signal_deadline(int sig)
     alarm(1);
 }
 
+/* LLVM's libomp aborts the process when the system refuses a team's threads (ulimit -u,
+ * ulimit -v), after its own "OMP: Error #34" lines: while the library is starting a team
+ * that abort becomes shoal's line and exit 2, as libgomp's exit(1) does (the library's exit
+ * hook); any other abort stays an abort. */
+static void on_abort(int sig)
+{
+    if (shoal_system_team_starting()) {
+        static const char msg[] = "shoal: the OpenMP runtime could not start its worker threads "
+                                  "(its message is above): use fewer threads (--threads) or "
+                                  "raise the limits (ulimit -u, ulimit -v)\n";
+        (void)!write(2, msg, sizeof msg - 1);
+        _exit(2);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 void app_signals_install(void)
 {
+    struct sigaction ab;
+    if (sigaction(SIGABRT, NULL, &ab) == 0 && ab.sa_handler == SIG_DFL) {
+        ab.sa_handler = on_abort;
+        ab.sa_flags = SA_RESETHAND;
+        sigemptyset(&ab.sa_mask);
+        sigaction(SIGABRT, &ab, NULL);
+    }
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
         struct sigaction old;

@@ -74,22 +74,7 @@ void progress_end(progress *p)
 
 void app_json_params(FILE *f, shoal_model model, const shoal_params *p)
 {
-    size_t n;
-    const shoal_param_info *info = shoal_params_list(model, &n);
-    fputc('{', f);
-    for (size_t i = 0; i < n; i++) {
-        float v;
-        memcpy(&v, (const char *)p + info[i].offset, sizeof v);
-        fprintf(f, "%s", i ? ", " : "");
-        json_write_string(f, info[i].name);
-        fprintf(f, ": %.9g", (double)v);
-    }
-    fprintf(f, "%s\"spheres\": [", n ? ", " : "");
-    for (int k = 0; k < (int)p->sphere_count && k < SHOAL_MAX_SPHERES; k++)
-        fprintf(f, "%s[%.9g, %.9g, %.9g, %.9g]", k ? ", " : "", (double)p->spheres[k].center[0],
-                (double)p->spheres[k].center[1], (double)p->spheres[k].center[2],
-                (double)p->spheres[k].radius);
-    fprintf(f, "]}");
+    shoal_params_write_json(f, model, p); /* the library's form, which it reads back */
 }
 
 /* ---- trajectories --------------------------------------------------------------------- */
@@ -123,8 +108,8 @@ shoal_status traj_mkdir(const char *dir, shoal_error *e)
 int traj_owns(const char *name)
 {
     long long step;
-    const app_format *f;
-    for (size_t i = 0; (f = app_format_at(i)); i++)
+    const shoal_io_format *f;
+    for (size_t i = 0; (f = shoal_io_format_at(i)); i++)
         if (f->trajectory && app_frame_step(name, "state_", f->ext, &step))
             return 1;
     return strcmp(name, "manifest.json") == 0 || strcmp(name, "trajectory.pvd") == 0;
@@ -135,9 +120,9 @@ shoal_status traj_open(traj *t, const char *dir, const char *format, long long e
 {
     memset(t, 0, sizeof *t);
     t->out.lock.fd = -1;
-    if (!(t->fmt = app_format_find(format, 1))) {
+    if (!(t->fmt = shoal_io_format_find(format, 1))) {
         char names[128];
-        app_format_names(names, sizeof names, 0, 1, NULL);
+        shoal_io_format_names(names, sizeof names, 0, 1, NULL);
         return shoal_error_set(e, SHOAL_ERR_INPUT, "--format: '%s' (expected %s)", format, names);
     }
     shoal_status st = app_outdir_open(&t->out, "--out-dir", dir, traj_owns, overwrite, e);
@@ -165,9 +150,9 @@ shoal_status traj_follow(traj *t, const char *stage, const char *format, long lo
 {
     memset(t, 0, sizeof *t);
     t->out.lock.fd = -1;
-    if (!(t->fmt = app_format_find(format, 1))) {
+    if (!(t->fmt = shoal_io_format_find(format, 1))) {
         char names[128];
-        app_format_names(names, sizeof names, 0, 1, NULL);
+        shoal_io_format_names(names, sizeof names, 0, 1, NULL);
         return shoal_error_set(e, SHOAL_ERR_INPUT, "--format: '%s' (expected %s)", format, names);
     }
     snprintf(t->dir, sizeof t->dir, "%s", stage);
@@ -221,7 +206,7 @@ shoal_status traj_write(traj *t, const shoal_sim *sim, long long step, shoal_err
         st = t->write(t->write_ctx, path, time, e);
     } else {
         shoal_sim_get_state(sim, t->rows);
-        st = t->fmt->write(path, t->rows, t->count, time, e);
+        st = shoal_io_state_write(path, t->fmt->name, t->rows, t->count, time, e);
     }
     if (st) {
         if (t->out.dir[0])

@@ -43,8 +43,8 @@ typedef shoal_status (*traj_writer)(void *ctx, const char *path, double time, sh
 
 typedef struct traj {
     app_outdir out;
-    char dir[4200];               /* where the files are written now: the staging directory */
-    const struct app_format *fmt; /* app.c's table: npy, or vtk (with trajectory.pvd) */
+    char dir[4200];             /* where the files are written now: the staging directory */
+    const shoal_io_format *fmt; /* the library's table: npy, or vtk (with trajectory.pvd) */
     long long every;
     float *rows;
     size_t count;

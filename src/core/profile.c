@@ -5,23 +5,30 @@
  * path takes no lock and shares no cache line between threads. Nothing here is
  * process-wide but the profile of the earlier names at the end of the file. */
 #include "core/profile.h"
+#include "core/check.h"
 
 #include "core/text.h"
+#include "core/alloc.h"
 #include "core/timer.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 shoal_status prof_create(prof **out, shoal_error *err)
 {
     /* calloc of a large block is fresh zero pages: only the stages that record (and the
-     * threads that work in them) are ever touched */
-    prof *p = calloc(1, sizeof *p);
+     * threads that work in them) are ever touched. The struct holds 64-byte aligned
+     * per-thread lines, and calloc promises 16: the profile starts at the first 64-byte
+     * boundary of a block 64 bytes larger. */
+    void *base = calloc(1, sizeof(prof) + 64);
+    prof *p = base ? (prof *)(((uintptr_t)base + 63) & ~(uintptr_t)63) : NULL;
     *out = p;
     if (!p)
         return shoal_error_set(err, SHOAL_ERR_NOMEM, "out of memory for a profile (%zu bytes)",
                                sizeof *p);
+    p->alloc_base = base;
     p->flags = PROF_STATS;
     p->dynamic_next = PROF_DYNAMIC_BASE;
     return SHOAL_OK;
@@ -32,7 +39,7 @@ void prof_destroy(prof *p)
     if (!p)
         return;
     prof_trace_close(p);
-    free(p);
+    free(p->alloc_base);
 }
 
 void prof_set_flags(prof *p, unsigned flags) { p->flags = flags; }
@@ -235,9 +242,18 @@ shoal_status prof_trace_open(prof *p, int threads, size_t spans_per_thread, shoa
         threads = 1;
     if (threads > PROF_MAX_THREADS)
         threads = PROF_MAX_THREADS;
-    p->tracks = calloc((size_t)threads, sizeof *p->tracks);
+    /* each thread's buffer in one allocation: the size must not wrap (a huge count would
+     * give a small buffer with a huge capacity) */
+    if (spans_per_thread > SIZE_MAX / sizeof(prof_span) / (size_t)threads)
+        return shoal_error_set(err, SHOAL_ERR_NOMEM,
+                               "cannot allocate the trace buffers: %d x %zu spans of %zu bytes "
+                               "overflow",
+                               threads, spans_per_thread, sizeof(prof_span));
+    /* the tracks are 64-byte aligned (a line per thread: no false sharing), which calloc
+     * does not promise */
+    p->tracks = alloc_array_zero((size_t)threads, sizeof *p->tracks, "the trace tracks", err);
     if (!p->tracks)
-        return shoal_error_set(err, SHOAL_ERR_NOMEM, "out of memory for the trace tracks");
+        return err ? err->status : SHOAL_ERR_NOMEM;
     p->track_count = threads;
     for (int t = 0; t < threads; t++) {
         p->tracks[t].spans = malloc(spans_per_thread * sizeof(prof_span));
@@ -303,7 +319,7 @@ void prof_trace_close(prof *p)
 {
     for (int t = 0; t < p->track_count; t++)
         free(p->tracks[t].spans);
-    free(p->tracks);
+    alloc_free(p->tracks);
     p->tracks = NULL;
     p->track_count = 0;
     p->flags &= ~(unsigned)PROF_TRACE;
@@ -366,24 +382,38 @@ void prof_trace_emit(const prof *p, FILE *f)
 uint64_t shoal_profile_now_ns(void) { return timer_now_ns(); }
 shoal_status shoal_profile_create(shoal_profile **profile_out, shoal_error *err)
 {
+    CHECK_ARG(profile_out, "profile_out", err);
     return prof_create(profile_out, err);
 }
 void shoal_profile_destroy(shoal_profile *p) { prof_destroy(p); }
-void shoal_profile_clear(shoal_profile *p) { prof_reset(p); }
+void shoal_profile_clear(shoal_profile *p)
+{
+    if (!p)
+        return;
+    prof_reset(p);
+}
 int shoal_profile_stage_id(shoal_profile *p, const char *group, const char *name)
 {
+    if (!p || !group || !name)
+        return -1;
     return prof_stage(p, group, name);
 }
 void shoal_profile_add_call(shoal_profile *p, int stage, uint64_t ns)
 {
+    if (!p)
+        return;
     prof_stage_call(p, stage, ns);
 }
 int shoal_profile_get_summaries(const shoal_profile *p, shoal_profile_summary *out, int max)
 {
+    if (!p || !out)
+        return 0;
     return prof_summaries(p, out, max);
 }
 void shoal_profile_write_table(const shoal_profile *p, FILE *f, const char *title, int per_thread)
 {
+    if (!p || !f)
+        return;
     prof_print(p, f, title, per_thread);
 }
 double shoal_profile_median(double *v, size_t n) { return prof_median(v, n); }
@@ -394,13 +424,24 @@ double shoal_profile_mad(const double *v, size_t n, double median, double *scrat
 shoal_status shoal_profile_trace_start(shoal_profile *p, int threads, size_t spans_per_thread,
                                        shoal_error *err)
 {
+    CHECK_ARG(p, "profile", err);
     return prof_trace_open(p, threads, spans_per_thread, err);
 }
 uint64_t shoal_profile_trace_spans(const shoal_profile *p, uint64_t *dropped)
 {
+    if (!p) {
+        if (dropped)
+            *dropped = 0;
+        return 0;
+    }
     return prof_trace_count(p, dropped);
 }
-void shoal_profile_trace_stop(shoal_profile *p) { prof_trace_close(p); }
+void shoal_profile_trace_stop(shoal_profile *p)
+{
+    if (!p)
+        return;
+    prof_trace_close(p);
+}
 /* shoal_profile_trace_save is io's (src/io/trace.c): it writes a file. */
 
 /* ---- earlier names: one process-wide profile that only they use (shoal/profile.h) ----- */

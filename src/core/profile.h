@@ -30,7 +30,7 @@ enum {
 };
 
 #define PROF_MAX_STAGES SHOAL_PROFILE_MAX_STAGES
-#define PROF_MAX_THREADS 256
+#define PROF_MAX_THREADS SHOAL_MAX_THREADS
 /* Durations kept per stage for the median: the last PROF_RING calls (max, total and the
  * call count cover every call). */
 #define PROF_RING 4096
@@ -72,6 +72,7 @@ typedef struct prof_track {
 } prof_track;
 
 struct shoal_profile {
+    void *alloc_base;                       /* what prof_create allocated (NULL: static) */
     unsigned flags;                         /* PROF_STATS | PROF_TRACE */
     const char *names[PROF_MAX_STAGES][2];  /* group, name (not copied) */
     int dynamic_next;                       /* the next id prof_stage hands out */

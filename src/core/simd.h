@@ -27,7 +27,7 @@
 
 #if defined(SIMD_REAL_HEADER)
 /* Another scalar type (W = 1) with the same vocabulary, for the float64 reference of
- * src/sim (sim/real64.h: double; sim/real_bound.h: double with a rounding bound). The
+ * src/verify (verify/real64.h: double; verify/real_bound.h: double with a rounding bound). The
  * header defines vf, vm, the vf_* and vm_* functions, VW and SIMD_SCALAR. */
 #include SIMD_REAL_HEADER
 #elif defined(SIMD_AVX512)
@@ -126,6 +126,17 @@ static inline vi vi_round(vf a) { return _mm512_cvtps_epi32(a); }
 static inline vi vi_trunc(vf a) { return _mm512_cvttps_epi32(a); }
 static inline int32_t vi_hmin(vi a) { return _mm512_reduce_min_epi32(a); }
 static inline int32_t vi_hmax(vi a) { return _mm512_reduce_max_epi32(a); }
+/* the wrapping sum of the lanes */
+static inline int32_t vi_hsum(vi a) { return _mm512_reduce_add_epi32(a); }
+/* the least / greatest lane (exact: any order of pairwise min / max gives it, the lanes being
+ * neither NaN nor zeros of both signs where the caller relies on the bits) */
+static inline float vf_hmin(vf a) { return _mm512_reduce_min_ps(a); }
+static inline float vf_hmax(vf a) { return _mm512_reduce_max_ps(a); }
+/* the first n lanes (0 <= n <= VW) stored at p, nothing past them */
+static inline void vi_store_n(int32_t *p, vi v, int n)
+{
+    _mm512_mask_storeu_epi32((void *)p, (__mmask16)((1u << n) - 1u), v);
+}
 /* Appending the lanes of a mask, in lane order, at p: vm_perm once per mask, then vi_append /
  * vf_append per column, which may store a whole vector (the caller leaves VW values of slack
  * after p: what lies past the selected lanes is overwritten), or vi_append_n, which writes
@@ -331,6 +342,29 @@ static inline int32_t vi_hmax(vi a)
     m = _mm_max_epi32(m, _mm_shuffle_epi32(m, 0xB1));
     return _mm_cvtsi128_si32(m);
 }
+static inline int32_t vi_hsum(vi a)
+{
+    __m128i h = _mm_add_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
+    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1));
+    return _mm_cvtsi128_si32(h);
+}
+static inline float vf_hmin(vf a)
+{
+    a = _mm256_min_ps(a, _mm256_permute2f128_ps(a, a, 1));
+    a = _mm256_min_ps(a, _mm256_shuffle_ps(a, a, 0x4E));
+    return _mm256_cvtss_f32(_mm256_min_ps(a, _mm256_shuffle_ps(a, a, 0xB1)));
+}
+static inline float vf_hmax(vf a)
+{
+    a = _mm256_max_ps(a, _mm256_permute2f128_ps(a, a, 1));
+    a = _mm256_max_ps(a, _mm256_shuffle_ps(a, a, 0x4E));
+    return _mm256_cvtss_f32(_mm256_max_ps(a, _mm256_shuffle_ps(a, a, 0xB1)));
+}
+static inline void vi_store_n(int32_t *p, vi v, int n)
+{
+    _mm256_maskstore_epi32((int *)p, simd_lane_mask(n), v);
+}
 /* Appending by a permutation: entry m of the table lists the lanes of mask m in order, one
  * nibble each from the lowest; the whole permuted vector is stored (the lanes past the
  * selected ones are overwritten by the next append or fall in the caller's slack). */
@@ -438,6 +472,548 @@ static inline void vi_store_rows(int32_t *p, size_t stride, int log2w, vi v)
     vf_store_rows((float *)(void *)p, stride, log2w, _mm256_castsi256_ps(v));
 }
 
+#elif defined(SIMD_NEON)
+/* NEON (AArch64 Advanced SIMD, part of every ARMv8-A core): a vector of VW = 4 SIMD_NEON_WORDS
+ * lanes is SIMD_NEON_WORDS 128-bit words (1, 2 or 4: 4, 8 or 16 lanes; the file that includes
+ * this picks it). Every operation works word by word, lane i in word i / 4. What
+ * NEON does differently from x86 is done the x86 way here: max/min by comparison (FMAX
+ * returns NaN and orders the zeros), conversions to int32 give INT32_MIN out of range or on
+ * NaN (FCVTZS/FCVTNS saturate and give 0 for NaN), -a flips the sign bit by an integer XOR
+ * (FNEG keeps a NaN's sign under FPCR.AH), masked adds select (no -0 argument needed).
+ * Division and square root are the IEEE instructions; -ffp-contract=off keeps FMLA out. */
+#include <arm_neon.h>
+#if !defined(SIMD_NEON_WORDS) ||                                                                   \
+    (SIMD_NEON_WORDS != 1 && SIMD_NEON_WORDS != 2 && SIMD_NEON_WORDS != 4)
+#error "SIMD_NEON_WORDS must be 1, 2 or 4 (128-bit words per vector)"
+#endif
+#define SIMD_NW SIMD_NEON_WORDS
+/* Every function here, and the vf3 helpers below, always inlined: a vector of two or four
+ * words is a struct, which gcc's inliner weighs as much larger than one register, and
+ * left to itself it kept v3_add, v3_dot ... and the rules' pair functions out of line, each
+ * call passing its vectors through memory (2.5x the instructions of a step at 8 lanes). */
+#define SIMD_NEON_FN static inline __attribute__((always_inline))
+#undef SIMD_FN
+#define SIMD_FN SIMD_NEON_FN
+#define VW (4 * SIMD_NW)
+typedef struct vf {
+    float32x4_t w[SIMD_NW];
+} vf;
+typedef struct vm {
+    uint32x4_t w[SIMD_NW];
+} vm;
+typedef struct vi {
+    int32x4_t w[SIMD_NW];
+} vi;
+/* STMT for every word k = 0 .. SIMD_NW - 1, written out (not a loop: gcc weighs a loop over
+ * the words, before it unrolls it, as a loop with memory accesses, and stops inlining) */
+#define SIMD_K(n, stmt)                                                                            \
+    {                                                                                              \
+        const int k __attribute__((unused)) = (n);                                                 \
+        stmt;                                                                                      \
+    }
+#if SIMD_NW == 1
+#define SIMD_FOR(stmt)                                                                             \
+    do {                                                                                           \
+        SIMD_K(0, stmt)                                                                            \
+    } while (0)
+#elif SIMD_NW == 2
+#define SIMD_FOR(stmt)                                                                             \
+    do {                                                                                           \
+        SIMD_K(0, stmt) SIMD_K(1, stmt)                                                            \
+    } while (0)
+#else
+#define SIMD_FOR(stmt)                                                                             \
+    do {                                                                                           \
+        SIMD_K(0, stmt) SIMD_K(1, stmt) SIMD_K(2, stmt) SIMD_K(3, stmt)                            \
+    } while (0)
+#endif
+/* r.w[k] = EXPR for every word k (EXPR names k) */
+#define SIMD_EACH(r, expr) SIMD_FOR((r).w[k] = (expr))
+SIMD_NEON_FN uint32x4_t simd_word_lanes(int k)
+{
+    const uint32x4_t base = {0, 1, 2, 3};
+    return vaddq_u32(base, vdupq_n_u32(4u * (unsigned)k));
+}
+SIMD_NEON_FN vf vf_set1(float x)
+{
+    vf r;
+    SIMD_EACH(r, vdupq_n_f32(x));
+    return r;
+}
+SIMD_NEON_FN vf vf_zero(void) { return vf_set1(0.0f); }
+SIMD_NEON_FN vf vf_load(const float *p)
+{
+    vf r;
+    SIMD_EACH(r, vld1q_f32(p + 4 * k));
+    return r;
+}
+SIMD_NEON_FN void vf_store(float *p, vf v) { SIMD_FOR(vst1q_f32(p + 4 * k, v.w[k])); }
+/* the first n lanes from p, the others 0; reads p[0 .. n) only */
+SIMD_NEON_FN vf vf_load_n(const float *p, int n)
+{
+    if (n >= VW)
+        return vf_load(p);
+    float t[VW] = {0};
+    for (int i = 0; i < n; i++)
+        t[i] = p[i];
+    return vf_load(t);
+}
+SIMD_NEON_FN void vf_store_n(float *p, vf v, int n)
+{
+    if (n >= VW) {
+        vf_store(p, v);
+        return;
+    }
+    float t[VW];
+    vf_store(t, v);
+    for (int i = 0; i < n; i++)
+        p[i] = t[i];
+}
+SIMD_NEON_FN vf vf_add(vf a, vf b)
+{
+    vf r;
+    SIMD_EACH(r, vaddq_f32(a.w[k], b.w[k]));
+    return r;
+}
+SIMD_NEON_FN vf vf_sub(vf a, vf b)
+{
+    vf r;
+    SIMD_EACH(r, vsubq_f32(a.w[k], b.w[k]));
+    return r;
+}
+SIMD_NEON_FN vf vf_mul(vf a, vf b)
+{
+    vf r;
+    SIMD_EACH(r, vmulq_f32(a.w[k], b.w[k]));
+    return r;
+}
+SIMD_NEON_FN vf vf_div(vf a, vf b)
+{
+    vf r;
+    SIMD_EACH(r, vdivq_f32(a.w[k], b.w[k]));
+    return r;
+}
+SIMD_NEON_FN vf vf_sqrt(vf a)
+{
+    vf r;
+    SIMD_EACH(r, vsqrtq_f32(a.w[k]));
+    return r;
+}
+SIMD_NEON_FN vf vf_neg(vf a) { return vf_sub(vf_zero(), a); }
+SIMD_NEON_FN vm vf_le(vf a, vf b)
+{
+    vm r;
+    SIMD_EACH(r, vcleq_f32(a.w[k], b.w[k]));
+    return r;
+}
+SIMD_NEON_FN vm vf_lt(vf a, vf b)
+{
+    vm r;
+    SIMD_EACH(r, vcltq_f32(a.w[k], b.w[k]));
+    return r;
+}
+SIMD_NEON_FN vm vf_gt(vf a, vf b)
+{
+    vm r;
+    SIMD_EACH(r, vcgtq_f32(a.w[k], b.w[k]));
+    return r;
+}
+SIMD_NEON_FN vm vf_eq(vf a, vf b)
+{
+    vm r;
+    SIMD_EACH(r, vceqq_f32(a.w[k], b.w[k]));
+    return r;
+}
+SIMD_NEON_FN vm vf_ge(vf a, vf b)
+{
+    vm r;
+    SIMD_EACH(r, vcgeq_f32(a.w[k], b.w[k]));
+    return r;
+}
+SIMD_NEON_FN vm vm_and(vm a, vm b)
+{
+    vm r;
+    SIMD_EACH(r, vandq_u32(a.w[k], b.w[k]));
+    return r;
+}
+SIMD_NEON_FN vm vm_or(vm a, vm b)
+{
+    vm r;
+    SIMD_EACH(r, vorrq_u32(a.w[k], b.w[k]));
+    return r;
+}
+/* a and not b */
+SIMD_NEON_FN vm vm_andnot(vm a, vm b)
+{
+    vm r;
+    SIMD_EACH(r, vbicq_u32(a.w[k], b.w[k]));
+    return r;
+}
+SIMD_NEON_FN int vm_any(vm a)
+{
+    uint32x4_t o = a.w[0];
+    SIMD_FOR(if (k > 0) o = vorrq_u32(o, a.w[k]));
+    return vmaxvq_u32(o) != 0;
+}
+SIMD_NEON_FN int vm_all(vm a)
+{
+    uint32x4_t o = a.w[0];
+    SIMD_FOR(if (k > 0) o = vandq_u32(o, a.w[k]));
+    return vminvq_u32(o) != 0;
+}
+SIMD_NEON_FN unsigned vm_bits(vm a)
+{
+    const uint32x4_t bit = {1, 2, 4, 8};
+    unsigned b = 0;
+    SIMD_FOR(b |= vaddvq_u32(vandq_u32(a.w[k], bit)) << (4 * k));
+    return b;
+}
+SIMD_NEON_FN int vm_count(vm a)
+{
+    uint32x4_t s = vshrq_n_u32(a.w[0], 31);
+    SIMD_FOR(if (k > 0) s = vaddq_u32(s, vshrq_n_u32(a.w[k], 31)));
+    return (int)vaddvq_u32(s);
+}
+SIMD_NEON_FN vm vm_first(int n)
+{
+    vm r;
+    SIMD_EACH(r, vcltq_u32(simd_word_lanes(k), vdupq_n_u32((uint32_t)(n < 0 ? 0 : n))));
+    return r;
+}
+/* lane i set when bit i of b is */
+SIMD_NEON_FN vm vm_of_bits(unsigned b)
+{
+    const uint32x4_t bit = {1, 2, 4, 8};
+    vm r;
+    SIMD_EACH(r, vtstq_u32(vdupq_n_u32(b >> (4 * k)), bit));
+    return r;
+}
+/* m ? a : b, lane by lane */
+SIMD_NEON_FN vf vf_select(vm m, vf a, vf b)
+{
+    vf r;
+    SIMD_EACH(r, vbslq_f32(m.w[k], a.w[k], b.w[k]));
+    return r;
+}
+/* m ? acc + x : acc (exactly; no condition on acc) */
+SIMD_NEON_FN vf vf_add_masked(vf acc, vm m, vf x)
+{
+    vf r;
+    SIMD_EACH(r, vbslq_f32(m.w[k], vaddq_f32(acc.w[k], x.w[k]), acc.w[k]));
+    return r;
+}
+SIMD_NEON_FN float vf_lane(vf v, int i)
+{
+    float t[VW];
+    vf_store(t, v);
+    return t[i];
+}
+/* -a (the sign bit flipped, C's unary minus; vf_neg is 0 - a, which differs on +0) */
+SIMD_NEON_FN vf vf_minus(vf a)
+{
+    vf r;
+    SIMD_EACH(r, vreinterpretq_f32_u32(
+                     veorq_u32(vreinterpretq_u32_f32(a.w[k]), vdupq_n_u32(0x80000000u))));
+    return r;
+}
+SIMD_NEON_FN vf vf_abs(vf a)
+{
+    vf r;
+    SIMD_EACH(r, vreinterpretq_f32_u32(
+                     vandq_u32(vreinterpretq_u32_f32(a.w[k]), vdupq_n_u32(0x7FFFFFFFu))));
+    return r;
+}
+/* a > b ? a : b (x86's rule: b when either is NaN or both are zeros) */
+SIMD_NEON_FN vf vf_max(vf a, vf b)
+{
+    vf r;
+    SIMD_EACH(r, vbslq_f32(vcgtq_f32(a.w[k], b.w[k]), a.w[k], b.w[k]));
+    return r;
+}
+/* a < b ? a : b (likewise) */
+SIMD_NEON_FN vf vf_min(vf a, vf b)
+{
+    vf r;
+    SIMD_EACH(r, vbslq_f32(vcltq_f32(a.w[k], b.w[k]), a.w[k], b.w[k]));
+    return r;
+}
+
+SIMD_NEON_FN vi vi_set1(int32_t x)
+{
+    vi r;
+    SIMD_EACH(r, vdupq_n_s32(x));
+    return r;
+}
+/* lane i holds i */
+SIMD_NEON_FN vi vi_lanes(void)
+{
+    vi r;
+    SIMD_EACH(r, vreinterpretq_s32_u32(simd_word_lanes(k)));
+    return r;
+}
+SIMD_NEON_FN vi vi_load(const int32_t *p)
+{
+    vi r;
+    SIMD_EACH(r, vld1q_s32(p + 4 * k));
+    return r;
+}
+SIMD_NEON_FN void vi_store(int32_t *p, vi v) { SIMD_FOR(vst1q_s32(p + 4 * k, v.w[k])); }
+SIMD_NEON_FN vi vi_add(vi a, vi b)
+{
+    vi r;
+    SIMD_EACH(r, vaddq_s32(a.w[k], b.w[k]));
+    return r;
+}
+SIMD_NEON_FN vi vi_sub(vi a, vi b)
+{
+    vi r;
+    SIMD_EACH(r, vsubq_s32(a.w[k], b.w[k]));
+    return r;
+}
+/* the low 32 bits of the product (wraps, as vpmulld) */
+SIMD_NEON_FN vi vi_mul(vi a, vi b)
+{
+    vi r;
+    SIMD_EACH(r, vmulq_s32(a.w[k], b.w[k]));
+    return r;
+}
+SIMD_NEON_FN vi vi_min(vi a, vi b)
+{
+    vi r;
+    SIMD_EACH(r, vminq_s32(a.w[k], b.w[k]));
+    return r;
+}
+SIMD_NEON_FN vi vi_max(vi a, vi b)
+{
+    vi r;
+    SIMD_EACH(r, vmaxq_s32(a.w[k], b.w[k]));
+    return r;
+}
+SIMD_NEON_FN vi vi_and(vi a, vi b)
+{
+    vi r;
+    SIMD_EACH(r, vandq_s32(a.w[k], b.w[k]));
+    return r;
+}
+SIMD_NEON_FN vi vi_or(vi a, vi b)
+{
+    vi r;
+    SIMD_EACH(r, vorrq_s32(a.w[k], b.w[k]));
+    return r;
+}
+/* shifts by n in 0..31 (SSHL/USHL by a register: a negative count shifts right) */
+SIMD_NEON_FN vi vi_sra(vi a, int n)
+{
+    vi r;
+    SIMD_EACH(r, vshlq_s32(a.w[k], vdupq_n_s32(-n)));
+    return r;
+}
+SIMD_NEON_FN vi vi_srl(vi a, int n)
+{
+    vi r;
+    SIMD_EACH(r, vreinterpretq_s32_u32(vshlq_u32(vreinterpretq_u32_s32(a.w[k]), vdupq_n_s32(-n))));
+    return r;
+}
+SIMD_NEON_FN vi vi_sll(vi a, int n)
+{
+    vi r;
+    SIMD_EACH(r, vshlq_s32(a.w[k], vdupq_n_s32(n)));
+    return r;
+}
+SIMD_NEON_FN vm vi_gt(vi a, vi b)
+{
+    vm r;
+    SIMD_EACH(r, vcgtq_s32(a.w[k], b.w[k]));
+    return r;
+}
+SIMD_NEON_FN vm vi_eq(vi a, vi b)
+{
+    vm r;
+    SIMD_EACH(r, vceqq_s32(a.w[k], b.w[k]));
+    return r;
+}
+/* (uint32_t)a < (uint32_t)b */
+SIMD_NEON_FN vm vi_ltu(vi a, vi b)
+{
+    vm r;
+    SIMD_EACH(r, vcltq_u32(vreinterpretq_u32_s32(a.w[k]), vreinterpretq_u32_s32(b.w[k])));
+    return r;
+}
+SIMD_NEON_FN vi vi_select(vm m, vi a, vi b)
+{
+    vi r;
+    SIMD_EACH(r, vbslq_s32(m.w[k], a.w[k], b.w[k]));
+    return r;
+}
+/* lane i = base[idx_i] (NEON has no gather: lane by lane) */
+SIMD_NEON_FN vi vi_gather(const int32_t *base, vi idx)
+{
+    int32_t i[VW], t[VW];
+    vi_store(i, idx);
+    for (int l = 0; l < VW; l++)
+        t[l] = base[i[l]];
+    return vi_load(t);
+}
+SIMD_NEON_FN vf vf_gather(const float *base, vi idx)
+{
+    int32_t i[VW];
+    float t[VW];
+    vi_store(i, idx);
+    for (int l = 0; l < VW; l++)
+        t[l] = base[i[l]];
+    return vf_load(t);
+}
+/* (float)a, rounded to nearest (SCVTF, as cvtdq2ps) */
+SIMD_NEON_FN vf vf_from_vi(vi a)
+{
+    vf r;
+    SIMD_EACH(r, vcvtq_f32_s32(a.w[k]));
+    return r;
+}
+/* float -> int32 rounded to nearest even (FCVTNS) / truncated (FCVTZS); x86 gives INT32_MIN
+ * for NaN and out of range, so lanes outside (-2^31, 2^31) are set to it */
+SIMD_NEON_FN uint32x4_t simd_in_int32(float32x4_t a)
+{
+    return vandq_u32(vcgtq_f32(a, vdupq_n_f32(-2147483648.0f)),
+                     vcltq_f32(a, vdupq_n_f32(2147483648.0f)));
+}
+SIMD_NEON_FN vi vi_round(vf a)
+{
+    vi r;
+    SIMD_EACH(r, vbslq_s32(simd_in_int32(a.w[k]), vcvtnq_s32_f32(a.w[k]), vdupq_n_s32(INT32_MIN)));
+    return r;
+}
+SIMD_NEON_FN vi vi_trunc(vf a)
+{
+    vi r;
+    SIMD_EACH(r, vbslq_s32(simd_in_int32(a.w[k]), vcvtq_s32_f32(a.w[k]), vdupq_n_s32(INT32_MIN)));
+    return r;
+}
+SIMD_NEON_FN int32_t vi_hmin(vi a)
+{
+    int32x4_t m = a.w[0];
+    SIMD_FOR(if (k > 0) m = vminq_s32(m, a.w[k]));
+    return vminvq_s32(m);
+}
+SIMD_NEON_FN int32_t vi_hmax(vi a)
+{
+    int32x4_t m = a.w[0];
+    SIMD_FOR(if (k > 0) m = vmaxq_s32(m, a.w[k]));
+    return vmaxvq_s32(m);
+}
+/* Appending by a permutation: per word, the byte indices (TBL) that pack its selected lanes
+ * to the front, and how many there are; vi_append stores each packed word at the running
+ * position (a whole word: what lies past the selected lanes falls in the caller's slack of
+ * VW values or is overwritten by the next word). */
+typedef struct vperm {
+    uint8x16_t idx[SIMD_NW];
+    int count[SIMD_NW];
+} vperm;
+SIMD_NEON_FN vperm vm_perm(vm m)
+{
+    /* bytes_of[b]: the TBL indices that move the lanes of the 4-bit mask b, in order, to
+     * the front of a word */
+    static const uint8_t bytes_of[16][16] = {
+        {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+        {0, 1, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+        {4, 5, 6, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+        {0, 1, 2, 3, 4, 5, 6, 7, 0, 0, 0, 0, 0, 0, 0, 0},
+        {8, 9, 10, 11, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+        {0, 1, 2, 3, 8, 9, 10, 11, 0, 0, 0, 0, 0, 0, 0, 0},
+        {4, 5, 6, 7, 8, 9, 10, 11, 0, 0, 0, 0, 0, 0, 0, 0},
+        {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0, 0, 0, 0},
+        {12, 13, 14, 15, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+        {0, 1, 2, 3, 12, 13, 14, 15, 0, 0, 0, 0, 0, 0, 0, 0},
+        {4, 5, 6, 7, 12, 13, 14, 15, 0, 0, 0, 0, 0, 0, 0, 0},
+        {0, 1, 2, 3, 4, 5, 6, 7, 12, 13, 14, 15, 0, 0, 0, 0},
+        {8, 9, 10, 11, 12, 13, 14, 15, 0, 0, 0, 0, 0, 0, 0, 0},
+        {0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 0, 0, 0, 0},
+        {4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 0, 0, 0},
+        {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}};
+    const uint32x4_t bit = {1, 2, 4, 8};
+    vperm p;
+    SIMD_FOR(unsigned b = vaddvq_u32(vandq_u32(m.w[k], bit)); p.idx[k] = vld1q_u8(bytes_of[b]);
+             p.count[k] = __builtin_popcount(b));
+    return p;
+}
+SIMD_NEON_FN void vi_append(int32_t *p, vperm m, vi v)
+{
+    SIMD_FOR(vst1q_s32(p, vreinterpretq_s32_u8(vqtbl1q_u8(vreinterpretq_u8_s32(v.w[k]), m.idx[k])));
+             p += m.count[k]);
+}
+SIMD_NEON_FN void vf_append(float *p, vperm m, vf v)
+{
+    SIMD_FOR(vst1q_f32(p, vreinterpretq_f32_u8(vqtbl1q_u8(vreinterpretq_u8_f32(v.w[k]), m.idx[k])));
+             p += m.count[k]);
+}
+/* the same, writing exactly the k = popcount(m) selected lanes (no slack needed) */
+SIMD_NEON_FN void vi_append_n(int32_t *p, vperm m, vi v, int n)
+{
+    int32_t t[VW + 4];
+    vi_append(t, m, v);
+    for (int i = 0; i < n; i++)
+        p[i] = t[i];
+}
+/* r[i] lane j <- r[j] lane i (VW x VW 32-bit transpose): 4x4 blocks, block (a, b) of the
+ * input (rows 4 a .., word b) transposed into block (b, a) */
+SIMD_NEON_FN int32x4x4_t simd_transpose4(int32x4_t r0, int32x4_t r1, int32x4_t r2, int32x4_t r3)
+{
+    int32x4_t t0 = vtrn1q_s32(r0, r1), t1 = vtrn2q_s32(r0, r1);
+    int32x4_t t2 = vtrn1q_s32(r2, r3), t3 = vtrn2q_s32(r2, r3);
+    int32x4x4_t o;
+    o.val[0] =
+        vreinterpretq_s32_s64(vtrn1q_s64(vreinterpretq_s64_s32(t0), vreinterpretq_s64_s32(t2)));
+    o.val[1] =
+        vreinterpretq_s32_s64(vtrn1q_s64(vreinterpretq_s64_s32(t1), vreinterpretq_s64_s32(t3)));
+    o.val[2] =
+        vreinterpretq_s32_s64(vtrn2q_s64(vreinterpretq_s64_s32(t0), vreinterpretq_s64_s32(t2)));
+    o.val[3] =
+        vreinterpretq_s32_s64(vtrn2q_s64(vreinterpretq_s64_s32(t1), vreinterpretq_s64_s32(t3)));
+    return o;
+}
+SIMD_NEON_FN void vi_transpose(vi r[VW])
+{
+    vi t[VW];
+    for (int a = 0; a < SIMD_NW; a++)
+        for (int b = 0; b < SIMD_NW; b++) {
+            int32x4x4_t o = simd_transpose4(r[4 * a].w[b], r[4 * a + 1].w[b], r[4 * a + 2].w[b],
+                                            r[4 * a + 3].w[b]);
+            for (int i = 0; i < 4; i++)
+                t[4 * b + i].w[a] = o.val[i];
+        }
+    for (int i = 0; i < VW; i++)
+        r[i] = t[i];
+}
+/* A block of rows: lane i = p[(i >> log2w) * stride + (i & (2^log2w - 1))], rows of 2^log2w
+ * lanes (2 <= log2w <= log2 VW): word k is 4 lanes of one row. */
+SIMD_NEON_FN const float *simd_row_word(const float *p, size_t stride, int log2w, int k)
+{
+    unsigned l = 4u * (unsigned)k;
+    return p + (size_t)(l >> log2w) * stride + (l & ((1u << log2w) - 1u));
+}
+SIMD_NEON_FN vf vf_load_rows(const float *p, size_t stride, int log2w)
+{
+    vf r;
+    SIMD_EACH(r, vld1q_f32(simd_row_word(p, stride, log2w, k)));
+    return r;
+}
+SIMD_NEON_FN void vf_store_rows(float *p, size_t stride, int log2w, vf v)
+{
+    SIMD_FOR(vst1q_f32((float *)(uintptr_t)simd_row_word(p, stride, log2w, k), v.w[k]));
+}
+SIMD_NEON_FN vi vi_load_rows(const int32_t *p, size_t stride, int log2w)
+{
+    vi r;
+    SIMD_EACH(r, vld1q_s32((const int32_t *)(const void *)simd_row_word(
+                     (const float *)(const void *)p, stride, log2w, k)));
+    return r;
+}
+SIMD_NEON_FN void vi_store_rows(int32_t *p, size_t stride, int log2w, vi v)
+{
+    SIMD_FOR(vst1q_s32(
+        (int32_t *)(uintptr_t)simd_row_word((const float *)(const void *)p, stride, log2w, k),
+        v.w[k]));
+}
 #else
 /* The scalar type, W = 1: the CPU's reference kernel, and the CUDA device code of src/gpu
  * (nvcc compiles this branch too: SIMD_FN makes the functions __host__ __device__, and on
@@ -530,6 +1106,14 @@ static inline vi vi_trunc(vf a)
 }
 static inline int32_t vi_hmin(vi a) { return a; }
 static inline int32_t vi_hmax(vi a) { return a; }
+static inline int32_t vi_hsum(vi a) { return a; }
+static inline float vf_hmin(vf a) { return a; }
+static inline float vf_hmax(vf a) { return a; }
+static inline void vi_store_n(int32_t *p, vi v, int n)
+{
+    if (n > 0)
+        *p = v;
+}
 typedef vm vperm;
 static inline vperm vm_perm(vm m) { return m; }
 static inline void vi_append(int32_t *p, vperm m, vi v)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Device glue of the CUDA backend: the step constants and one adapter per model that feeds
- * src/sim/rules.h -- the rules both backends compile -- from the GPU's thread-per-boid walk
- * (gpu_sim.cu k_forces): begin(p, v), pair(p, candidate) in the CPU's candidate order,
- * finish(p, v, extras), one gpu_model_NAME for every model of sim/models.h (gpu_sim.cu
- * launches k_forces<gpu_model_NAME> from that list). No arithmetic of a rule is written here. The
+/* Device glue of the CUDA backend: the step constants and, generated for every model of
+ * sim/models.h, the adapter gpu_model_NAME through which the GPU's thread-per-boid walk
+ * (gpu_sim.cu k_forces<M>) calls the model's file (src/sim/rules.h, the rules every backend
+ * compiles): begin, near and pair per candidate in the CPU's candidate order, late, finish.
+ * No arithmetic of a rule is written here. The
  * constants are a kernel parameter of every launch, so each simulation's kernels read its own: two
  * simulations of one process stepped in turn, or from two threads, never see each other's
  * (a __constant__ block is one per process, whatever object uploaded it last).
@@ -29,8 +29,6 @@ struct gpu_consts {
     float origin[3];
     float inv_cell;
     int32_t dims[3];
-    float max_r2; /* steer, average: the largest squared radius */
-    float max2;   /* fov: the largest squared threshold */
     int field_on; /* an obstacle field: fld.vec is device memory */
     field fld;
     float pred_turn; /* predators: rule_predator_turn */
@@ -45,88 +43,39 @@ struct gpu_predators {
     double centre[3];
 };
 
-/* steer (AVERAGE = false) and average (true): rules.h rule_sa_*. Separate alignment and
- * cohesion masks always (shared_mask 0: the same sums as the CPU's shared variant); the
- * shared variant made ptxas spill in the steer kernel. */
-template <bool AVERAGE> struct model_steer_average {
-    static const bool DIRS = false; /* no per-candidate direction (heading's dir_j) */
-    const gpu_consts *__restrict__ k;
-    rule_sa a;
-    __device__ __forceinline__ explicit model_steer_average(const gpu_consts *kk) : k(kk) {}
-    __device__ __forceinline__ void begin(vf3, vf3) { rule_sa_begin(&a); }
-    __device__ __forceinline__ void pair(vf3 p, float4 pj, float4 vj, float4)
-    {
-        vm m_sep = rule_sa_pair(&a, p, pj.x, pj.y, pj.z, vj.x, vj.y, vj.z, &k->mc, k->max_r2,
-                                AVERAGE, 0, 1);
-        if (!AVERAGE && m_sep) /* the CPU adds these after its loop, in the same order */
-            rule_steer_sep(&a, p, pj.x, pj.y, pj.z, k->mc.sep_r2);
-    }
-    __device__ __forceinline__ void finish(vf3 &p, vf3 &v, const rule_extras *x)
-    {
-        rule_sa_end(&a, 0);
-        rule_sa_finish(&a, &k->prm, &k->mc, AVERAGE, x, &p, &v);
-    }
-};
-
-typedef model_steer_average<false> gpu_model_steer;
-typedef model_steer_average<true> gpu_model_average;
-
-/* heading: rules.h rule_heading_*. dir_j (rule_heading_dir) is a property of the candidate:
- * the gather computed it once per boid into sdir. */
-struct gpu_model_heading {
-    static const bool DIRS = true; /* the gather fills sdir with dir_j */
-    const gpu_consts *__restrict__ k;
-    rule_hd a;
-    __device__ __forceinline__ explicit gpu_model_heading(const gpu_consts *kk) : k(kk) {}
-    __device__ __forceinline__ void begin(vf3, vf3) { rule_heading_begin(&a); }
-    __device__ __forceinline__ void pair(vf3 p, float4 pj, float4, float4 dj)
-    {
-        vf3 diff;
-        vf d2;
-        vm m = rule_heading_test(p, pj.x, pj.y, pj.z, &k->mc, &diff, &d2);
-        if (!m)
-            return;
-        const float dir[3] = {dj.x, dj.y, dj.z};
-        rule_heading_add(&a, m, diff, d2, pj.x, pj.y, pj.z, dir, &k->mc);
-    }
-    __device__ __forceinline__ void finish(vf3 &p, vf3 &v, const rule_extras *x)
-    {
-        rule_heading_finish(&a, &k->prm, &k->mc, x, &p, &v);
-    }
-};
-
-/* classic: rules.h rule_classic_*. The virtual wall boids come first (begin). */
-struct gpu_model_classic {
-    static const bool DIRS = false;
-    const gpu_consts *__restrict__ k;
-    rule_cl a;
-    __device__ __forceinline__ explicit gpu_model_classic(const gpu_consts *kk) : k(kk) {}
-    __device__ __forceinline__ void begin(vf3 p, vf3) { rule_classic_begin(&a, &k->prm, p); }
-    __device__ __forceinline__ void pair(vf3 p, float4 pj, float4 vj, float4)
-    {
-        rule_classic_pair(&a, p, pj.x, pj.y, pj.z, vj.x, vj.y, vj.z, &k->prm, &k->mc);
-    }
-    __device__ __forceinline__ void finish(vf3 &p, vf3 &v, const rule_extras *x)
-    {
-        rule_classic_finish(&a, &k->prm, &k->mc, x, &p, &v);
-    }
-};
-
-/* fov: rules.h rule_fov_* */
-struct gpu_model_fov {
-    static const bool DIRS = false;
-    const gpu_consts *__restrict__ k;
-    rule_fv a;
-    __device__ __forceinline__ explicit gpu_model_fov(const gpu_consts *kk) : k(kk) {}
-    __device__ __forceinline__ void begin(vf3, vf3 v) { rule_fov_begin(&a, v); }
-    __device__ __forceinline__ void pair(vf3 p, float4 pj, float4 vj, float4)
-    {
-        rule_fov_pair(&a, p, pj.x, pj.y, pj.z, vj.x, vj.y, vj.z, &k->prm, &k->mc, k->max2);
-    }
-    __device__ __forceinline__ void finish(vf3 &p, vf3 &v, const rule_extras *x)
-    {
-        rule_fov_finish(&a, &k->prm, &k->mc, x, &p, &v);
-    }
-};
+/* Every model's adapter for the GPU's thread-per-boid walk (gpu_sim.cu k_forces<M>): the
+ * pieces of sim/models/NAME.h (rules.h: "the adapter") as static members, the accumulator as
+ * M::acc. One lane, so the pair's variant is 0 (the CPU's variants give the same bits) and
+ * a late term is added right after its pair. DIRS: the gather fills sdir with each
+ * candidate's unit heading (rule_dir), computed once per boid. */
+#define GPU_MODEL(id, M)                                                                           \
+    struct gpu_model_##M {                                                                         \
+        typedef M##_acc acc;                                                                       \
+        static const bool DIRS = M##_USES_DIR != 0, LATE = M##_LATE != 0;                          \
+        static __device__ __forceinline__ void begin(acc *a, const gpu_consts *k, vf3 p, vf3 v)    \
+        {                                                                                          \
+            M##_begin(a, &k->prm, &k->mc, p, v);                                                   \
+        }                                                                                          \
+        static __device__ __forceinline__ vm near(vf d2, vf reach2)                                \
+        {                                                                                          \
+            return M##_near(d2, reach2);                                                           \
+        }                                                                                          \
+        static __device__ __forceinline__ vm pair(acc *a, vm near, vf3 p, vf3 diff, vf d2,         \
+                                                  const rule_cand *c, const gpu_consts *k)         \
+        {                                                                                          \
+            return M##_pair(a, near, p, diff, d2, c, &k->prm, &k->mc, 0);                          \
+        }                                                                                          \
+        static __device__ __forceinline__ void late(acc *a, vf3 diff, vf d2, const gpu_consts *k)  \
+        {                                                                                          \
+            M##_late(a, diff, d2, &k->mc);                                                         \
+        }                                                                                          \
+        static __device__ __forceinline__ void finish(acc *a, const gpu_consts *k,                 \
+                                                      const rule_extras *x, vf3 &p, vf3 &v)        \
+        {                                                                                          \
+            M##_finish(a, &k->prm, &k->mc, 0, x, &p, &v);                                          \
+        }                                                                                          \
+    };
+SIM_MODELS(GPU_MODEL)
+#undef GPU_MODEL
 
 #endif

@@ -18,7 +18,8 @@ shoal_status shoal_gpu_sim_create(const shoal_sim_desc *desc, shoal_gpu_order or
 {
     (void)desc;
     (void)order;
-    *sim_out = NULL;
+    if (sim_out)
+        *sim_out = NULL;
     return shoal_error_set(err, SHOAL_ERR_UNSUPPORTED, NO_CUDA);
 }
 
@@ -69,6 +70,22 @@ shoal_gpu_stats shoal_gpu_sim_get_stats(const shoal_gpu_sim *sim)
     shoal_gpu_stats s;
     memset(&s, 0, sizeof s);
     return s;
+}
+
+shoal_status shoal_gpu_sim_set_params(shoal_gpu_sim *sim, const shoal_params *params,
+                                      shoal_error *err)
+{
+    (void)sim;
+    (void)params;
+    return shoal_error_set(err, SHOAL_ERR_UNSUPPORTED, NO_CUDA);
+}
+
+shoal_status shoal_gpu_sim_set_obstacles(shoal_gpu_sim *sim, const shoal_obstacles *obstacles,
+                                         shoal_error *err)
+{
+    (void)sim;
+    (void)obstacles;
+    return shoal_error_set(err, SHOAL_ERR_UNSUPPORTED, NO_CUDA);
 }
 
 shoal_status shoal_gpu_sim_copy_obstacles(shoal_gpu_sim *sim, const shoal_sim *src,

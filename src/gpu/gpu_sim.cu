@@ -2,8 +2,8 @@
 /* The CUDA backend: a shoal_gpu_sim's device memory, its step (assign cells -> scan ->
  * sort -> gather -> forces -> predators) and the state in and out. The rules themselves
  * are src/sim/rules.h, the same source the CPU kernels compile (gpu_models.h adapts them
- * to one thread per boid); the grid geometry, the heading targets and the obstacle field
- * come from the CPU's own functions (grid_setup, sim_heading_targets, field_build), called
+ * to one thread per boid); the grid geometry, the targets and the obstacle field
+ * come from the CPU's own functions (grid_setup, sim_targets, field_build), called
  * on the host, so the GPU cannot drift from them.
  *
  * Data layout: the state lives in input row order (pos[row], vel[row] as float4, w = 0),
@@ -16,18 +16,15 @@
  *              ATOMIC: slot = cell_start[cell] + the value the atomic increment returned
  *              (seed 001): the order inside a cell is whatever order the atomics landed in;
  *   k_gather   sorted copies: spos, svel (float4), the cell and input row of each slot,
- *              and for heading dir_j = v_j / |v_j| (the CPU computes it per candidate; the
- *              same function of v_j, so the same bits, computed once);
- *   k_forces   one thread per sorted slot: the CPU's candidate order (z-1..z+1 outer,
- *              y-1..y+1 inner, the contiguous slot range of x-1..x+1 of that grid row),
- *              the model's finish and integration (with the obstacle field, sampled from
- *              the CPU-built grid uploaded to device memory, and the flee term), result
- *              written to row order;
- *   predators  (when there are any) each predator's nearest boid by a block reduction of
- *              (d^2, input row) keys and atomicMin (the minimum does not depend on the
- *              order), or the school's centre as the CPU sums it (sorted order, double,
- *              one thread); then one thread moves the predators by rules.h.
- * Faults: the first non-finite result of a step records its lowest input row (atomicMin)
+ *              and where the model reads it dir_j = v_j / |v_j| (the CPU computes it per candidate;
+ * the same function of v_j, so the same bits, computed once); k_forces   one thread per sorted
+ * slot: the CPU's candidate order (z-1..z+1 outer, y-1..y+1 inner, the contiguous slot range of
+ * x-1..x+1 of that grid row), the model's finish and integration (with the obstacle field, sampled
+ * from the CPU-built grid uploaded to device memory, and the flee term), result written to row
+ * order; predators  (when there are any) each predator's nearest boid by a block reduction of (d^2,
+ * input row) keys and atomicMin (the minimum does not depend on the order), or the school's centre
+ * as the CPU sums it (sorted order, double, one thread); then one thread moves the predators by
+ * rules.h. Faults: the first non-finite result of a step records its lowest input row (atomicMin)
  * and the step; the forces of later steps in the batch do nothing, so the buffer holding
  * the failing step's input keeps the state from before it, as on the CPU. */
 
@@ -37,6 +34,7 @@ extern "C" {
 #include "shoal/gpu.h"
 #include "shoal/io.h"
 #include "sim/sim_internal.h"
+#include "sim/world.h"
 }
 #undef _Alignas
 
@@ -88,6 +86,13 @@ struct shoal_gpu_sim {
     /* obstacle field (device copy of a CPU-built field) and predators */
     float *fvec;
     gpu_predators *pred;
+    /* the host side of the obstacles: the meshes lent by set_obstacles (to build the field
+     * again when field_cell or field_margin change) and the field uploaded; a field copied
+     * from a CPU sim (copy_obstacles) comes without meshes */
+    obstacle obs[SHOAL_MAX_OBSTACLES];
+    size_t obs_count;
+    field hfld;
+    int field_from_cpu;
 
     cudaEvent_t ev0, ev1;
     shoal_gpu_stats stats;
@@ -149,12 +154,12 @@ __global__ void __launch_bounds__(256)
         local_of[i] = r;
 }
 
-/* dir_j as the CPU computes it for a candidate (rules.h): heading's, the one adapter with
+/* dir_j as the CPU computes it for a candidate (rules.h rule_dir): for the adapters with
  * DIRS. */
-static __device__ __forceinline__ float4 heading_dir(float4 v)
+static __device__ __forceinline__ float4 cand_dir(float4 v)
 {
     float d[3];
-    rule_heading_dir(v.x, v.y, v.z, d);
+    rule_dir(v.x, v.y, v.z, d);
     return make_float4(d[0], d[1], d[2], 0.0f);
 }
 
@@ -173,7 +178,7 @@ __global__ void __launch_bounds__(256)
     spos[i] = pos[r];
     svel[i] = v;
     if (DIRS)
-        sdir[i] = heading_dir(v);
+        sdir[i] = cand_dir(v);
 }
 
 /* ATOMIC: thread i = input row i; its slot is its cell's start plus its arrival rank. */
@@ -195,7 +200,7 @@ __global__ void __launch_bounds__(256)
     spos[slot] = pos[i];
     svel[slot] = v;
     if (DIRS)
-        sdir[slot] = heading_dir(v);
+        sdir[slot] = cand_dir(v);
     cell_sorted[slot] = c;
     row_sorted[slot] = i;
 }
@@ -233,8 +238,9 @@ __global__ void __launch_bounds__(128)
     int32_t x_lo = cx - 1 < 0 ? 0 : cx - 1;
     int32_t x_hi = cx + 1 > nx - 1 ? nx - 1 : cx + 1;
     vf3 p = v3_of(spos[i]), v = v3_of(svel[i]);
-    M m(K);
-    m.begin(p, v);
+    typename M::acc a;
+    M::begin(&a, K, p, v);
+    const vf reach2 = K->mc.reach2;
     for (int32_t zz = cz - 1; zz <= cz + 1; zz++) {
         if (zz < 0 || zz >= nz)
             continue;
@@ -248,15 +254,26 @@ __global__ void __launch_bounds__(128)
                 float4 pj = __ldg(&spos[j]);
                 float4 vj = __ldg(&svel[j]);
                 float4 dj = M::DIRS ? __ldg(&sdir[j]) : make_float4(0.f, 0.f, 0.f, 0.f);
-                m.pair(p, pj, vj, dj);
+                vf3 diff = rule_diff(p, pj.x, pj.y, pj.z);
+                vf d2 = v3_dot(diff, diff);
+                vm near = M::near(d2, reach2);
+                if (!near) /* one lane: a candidate it is not near adds nothing */
+                    continue;
+                rule_cand c = {pj.x, pj.y, pj.z, vj.x, vj.y, vj.z, {dj.x, dj.y, dj.z}};
+                vm late = M::pair(&a, near, p, diff, d2, &c, K);
+                if (M::LATE && late) /* the CPU adds these after its chunk, in the same order */
+                    M::late(&a, diff, d2, K);
             }
         }
     }
     /* the obstacle field and the flee term (rules.h rule_extras), at the start position */
+    uint32_t row = row_sorted[i];
     rule_extras x;
     x.field_on = K->field_on;
     x.flee_on = K->mc.predator_count > 0;
     x.field = x.flee = v3_zero();
+    x.rows = &row;
+    x.lanes = 1;
     if (x.field_on) {
         float o[3];
         rule_field_sample(&K->fld, p.x, p.y, p.z, o);
@@ -264,8 +281,7 @@ __global__ void __launch_bounds__(128)
     }
     if (x.flee_on)
         x.flee = rule_flee_term(&K->prm, &K->mc, pred->p, p);
-    m.finish(p, v, &x);
-    uint32_t row = row_sorted[i];
+    M::finish(&a, K, &x, p, v);
     bool ok = isfinite(p.x) && isfinite(p.y) && isfinite(p.z) && isfinite(v.x) && isfinite(v.y) &&
               isfinite(v.z);
     if (!ok) {
@@ -380,9 +396,9 @@ static unsigned blocks_for(size_t n, unsigned threads)
 }
 
 /* The step constants: the CPU's own sim_model_consts (the model's entry, models.c: the
- * same host arithmetic, so the same bits), then what only the GPU's walk keeps here (the
- * grid, the largest radii, the predators' turn). heading's targets are drawn per step
- * (enqueue_step); the predators live in device memory. */
+ * same host arithmetic, so the same bits: its constants and largest squared radius), then
+ * what only the GPU's walk keeps here (the grid, the predators' turn). The targets are drawn
+ * per step (enqueue_step); the predators live in device memory. */
 static void fill_consts(shoal_gpu_sim *s)
 {
     const shoal_params *p = &s->desc.params;
@@ -395,27 +411,19 @@ static void fill_consts(shoal_gpu_sim *s)
     }
     k->inv_cell = s->g.inv_cell;
     sim_model_consts(s->desc.model, p, s->desc.dt_s, mc);
-    float mx = mc->sep_r2 > mc->ali_r2 ? mc->sep_r2 : mc->ali_r2;
-    k->max_r2 = mc->coh_r2 > mx ? mc->coh_r2 : mx;
-    k->max2 = rule_fov_max2(p);
+    mc->seed = s->desc.seed;
     mc->predator_count = (int)p->predator_count;
     k->pred_turn = rule_predator_turn(p, mc->dt);
 }
 
 /* Whether the model's adapter reads each candidate's direction (sdir, filled by the
- * gather): gpu_model_NAME::DIRS. */
-static bool model_dirs(shoal_model model)
-{
-    switch (model) {
-#define DIRS_CASE(id, name)                                                                        \
-    case id:                                                                                       \
-        return gpu_model_##name::DIRS;
-        SIM_MODELS(DIRS_CASE)
-#undef DIRS_CASE
-    default:
-        return false;
-    }
-}
+ * gather): gpu_model_NAME::DIRS, indexed by the enum. */
+#define DIRS_ENTRY(id, name) gpu_model_##name::DIRS,
+static const bool model_dirs_of[] = {SIM_MODELS(DIRS_ENTRY)};
+#undef DIRS_ENTRY
+SIM_MODEL_TABLE_CHECK(model_dirs_of);
+
+static bool model_dirs(shoal_model model) { return model_dirs_of[model]; }
 
 extern "C" void shoal_gpu_sim_destroy(shoal_gpu_sim *s)
 {
@@ -440,6 +448,8 @@ extern "C" void shoal_gpu_sim_destroy(shoal_gpu_sim *s)
     cudaFree(s->fault);
     cudaFree(s->fvec);
     cudaFree(s->pred);
+    /* the host copies of the meshes and field: taking none frees them */
+    obstacles_take(s->obs, &s->obs_count, &s->hfld, 1.0f, 0.0f, NULL, NULL);
     if (s->ev0)
         cudaEventDestroy(s->ev0);
     if (s->ev1)
@@ -525,7 +535,8 @@ static shoal_status validate(const shoal_sim_desc *d, shoal_error *err)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "t0 must be finite");
     if (d->neighbors != SHOAL_NEIGHBORS_GRID && d->neighbors != SHOAL_NEIGHBORS_BRUTE)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "invalid neighbour method");
-    return shoal_params_validate(d->model, &d->params, err);
+    shoal_status st = shoal_params_validate(d->model, &d->params, err);
+    return st ? st : world_check_desc(d, "shoal_gpu_sim", err);
 }
 
 /* Predators back at their start (predators.c predators_reset, by the same rules.h code). */
@@ -627,25 +638,27 @@ extern "C" shoal_status shoal_gpu_sim_get_state(const shoal_gpu_sim *s, float *r
     return SHOAL_OK;
 }
 
+/* The force kernel of each model, indexed by the enum (k_forces<gpu_model_NAME>). */
+typedef void (*forces_fn)(const gpu_consts k_, uint32_t n, uint32_t step,
+                          const float4 *__restrict__ spos, const float4 *__restrict__ svel,
+                          const float4 *__restrict__ sdir, const uint32_t *__restrict__ cell_sorted,
+                          const uint32_t *__restrict__ row_sorted,
+                          const uint32_t *__restrict__ cell_start, float4 *__restrict__ out_pos,
+                          float4 *__restrict__ out_vel, gpu_fault *fault,
+                          const gpu_predators *__restrict__ pred);
+#define FORCES_ENTRY(id, name) k_forces<gpu_model_##name>,
+static const forces_fn forces_of[] = {SIM_MODELS(FORCES_ENTRY)};
+#undef FORCES_ENTRY
+SIM_MODEL_TABLE_CHECK(forces_of);
+
 /* Launch the force kernel of the model. */
 static void launch_forces(shoal_gpu_sim *s, uint32_t step, int dst)
 {
     const uint32_t n = (uint32_t)s->count;
     const unsigned T = 128, B = blocks_for(n, T);
-#define FORCES_ARGS                                                                                \
-    s->k, n, step, s->spos, s->svel, s->sdir, s->cell_sorted, s->row_sorted, s->cell_start,        \
-        s->pos[dst], s->vel[dst], s->fault, s->pred
-    switch (s->desc.model) {
-#define FORCES_CASE(id, name)                                                                      \
-    case id:                                                                                       \
-        k_forces<gpu_model_##name><<<B, T>>>(FORCES_ARGS);                                         \
-        break;
-        SIM_MODELS(FORCES_CASE)
-#undef FORCES_CASE
-    default:
-        break;
-    }
-#undef FORCES_ARGS
+    forces_of[s->desc.model]<<<B, T>>>(s->k, n, step, s->spos, s->svel, s->sdir, s->cell_sorted,
+                                       s->row_sorted, s->cell_start, s->pos[dst], s->vel[dst],
+                                       s->fault, s->pred);
 }
 
 /* Enqueue one step: state in pos/vel[src] (row order) -> pos/vel[dst]. */
@@ -654,18 +667,18 @@ static shoal_status enqueue_step(shoal_gpu_sim *s, uint32_t step, int src, int d
 {
     const uint32_t n = (uint32_t)s->count;
     const size_t cells = (size_t)s->g.cell_count;
-    const bool heading = s->desc.model == SHOAL_MODEL_HEADING;
+    const bool targets = s->k.mc.target_count > 0;
     const bool dirs = model_dirs(s->desc.model);
     const bool atomic = s->order == SHOAL_GPU_ORDER_ATOMIC;
     const unsigned T = 256, B = blocks_for(n, T);
 
-    /* heading: this step's targets (a function of seed and simulated time), by the CPU's
-     * own function. Each launch below copies s->k as it is made, so every step's kernels
-     * see that step's targets. */
-    if (heading) {
-        double t = s->desc.t0_s + (double)(s->steps_done + step) * s->desc.dt_s;
-        sim_heading_targets(&s->desc.params, s->desc.seed, t, &s->k.mc.targets[0][0]);
-    }
+    /* this step's index (the key of a model's noise) and its targets where the model draws
+     * them (a function of seed and simulated time), by the CPU's own functions. Each launch
+     * below copies s->k as it is made, so every step's kernels see that step's. */
+    double t = s->desc.t0_s + (double)(s->steps_done + step) * s->desc.dt_s;
+    s->k.mc.step = sim_step_index(t, s->desc.dt_s);
+    if (targets)
+        sim_targets(&s->desc.params, s->k.mc.target_count, s->desc.seed, t, &s->k.mc.targets[0][0]);
     CK(cudaMemsetAsync(s->cell_count, 0, (cells + 1) * sizeof(uint32_t), 0), "clearing counts");
     if (atomic)
         k_assign<true><<<B, T>>>(s->k, s->pos[src], n, s->cell_of, s->local_of, s->cell_count);
@@ -778,10 +791,10 @@ extern "C" const char *shoal_gpu_sim_device_name(const shoal_gpu_sim *s) { retur
 extern "C" shoal_gpu_stats shoal_gpu_sim_get_stats(const shoal_gpu_sim *s) { return s->stats; }
 extern "C" shoal_gpu_stats shoal_gpu_sim_stats(const shoal_gpu_sim *s) { return s->stats; }
 
-extern "C" shoal_status shoal_gpu_sim_copy_obstacles(shoal_gpu_sim *s, const shoal_sim *src,
-                                                     shoal_error *err)
+/* The field `f` (host, a CPU build) to the device, replacing what was there; none when f
+ * has no vectors. */
+static shoal_status upload_field(shoal_gpu_sim *s, const field *f, shoal_error *err)
 {
-    const field *f = &src->fld;
     cudaFree(s->fvec);
     s->fvec = NULL;
     s->k.field_on = 0;
@@ -796,6 +809,132 @@ extern "C" shoal_status shoal_gpu_sim_copy_obstacles(shoal_gpu_sim *s, const sho
     s->k.fld.vec = s->fvec;
     s->k.field_on = 1;
     return SHOAL_OK;
+}
+
+extern "C" shoal_status shoal_gpu_sim_set_obstacles(shoal_gpu_sim *s, const shoal_obstacles *o,
+                                                    shoal_error *err)
+{
+    if (!s)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "shoal_gpu_sim_set_obstacles: sim is NULL");
+    /* the meshes and the host field first (nothing changes if that fails), then the device */
+    shoal_status st = obstacles_take(s->obs, &s->obs_count, &s->hfld, s->desc.params.field_cell,
+                                     s->desc.params.field_margin, o, err);
+    if (st)
+        return st;
+    s->field_from_cpu = 0;
+    return upload_field(s, &s->hfld, err);
+}
+
+extern "C" shoal_status shoal_gpu_sim_copy_obstacles(shoal_gpu_sim *s, const shoal_sim *src,
+                                                     shoal_error *err)
+{
+    if (!s || !src)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "shoal_gpu_sim_copy_obstacles: %s is NULL",
+                               s ? "src" : "sim");
+    /* the CPU sim's field as built: no meshes of our own any more */
+    obstacles_take(s->obs, &s->obs_count, &s->hfld, 1.0f, 0.0f, NULL, NULL);
+    s->field_from_cpu = src->fld.vec != NULL;
+    return upload_field(s, &src->fld, err);
+}
+
+/* The grid tables for `g` (more cells than allocated: larger tables, the sort's scratch
+ * sized again). */
+static shoal_status grid_resize(shoal_gpu_sim *s, const grid *g, shoal_error *err)
+{
+    const size_t cells = (size_t)g->cell_count;
+    int bits = 1;
+    while (bits < 32 && (((uint64_t)1 << bits) < (uint64_t)cells))
+        bits++;
+    const int grow = g->cell_count > s->g.cell_count;
+    uint32_t *count = s->cell_count, *start = s->cell_start;
+    void *temp = NULL;
+    size_t sort_bytes = 0, scan_bytes = 0;
+    cudaError_t e = cudaSuccess;
+    if (grow) {
+        count = start = NULL;
+        e = cudaMalloc(&count, (cells + 1) * sizeof(uint32_t));
+        if (e == cudaSuccess)
+            e = cudaMalloc(&start, (cells + 1) * sizeof(uint32_t));
+    }
+    if (e == cudaSuccess)
+        e = cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, s->cell_of, s->cell_sorted,
+                                            s->iota, s->row_sorted, (int)s->count, 0, bits);
+    if (e == cudaSuccess)
+        e = cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, count, start, (int)(cells + 1));
+    size_t tb = sort_bytes > scan_bytes ? sort_bytes : scan_bytes;
+    if (e == cudaSuccess && tb > s->temp_bytes)
+        e = cudaMalloc(&temp, tb);
+    if (e != cudaSuccess) {
+        if (grow) {
+            cudaFree(count);
+            cudaFree(start);
+        }
+        cudaFree(temp);
+        return cuda_fail(err, e, "laying out the grid again");
+    }
+    if (grow) {
+        cudaFree(s->cell_count);
+        cudaFree(s->cell_start);
+        s->cell_count = count;
+        s->cell_start = start;
+    }
+    if (temp) {
+        cudaFree(s->temp);
+        s->temp = temp;
+        s->temp_bytes = tb;
+    }
+    s->end_bit = bits;
+    s->g = *g;
+    return SHOAL_OK;
+}
+
+extern "C" shoal_status shoal_gpu_sim_set_params(shoal_gpu_sim *s, const shoal_params *params,
+                                                 shoal_error *err)
+{
+    if (!s || !params)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "shoal_gpu_sim_set_params: %s is NULL",
+                               s ? "params" : "sim");
+    shoal_status st = shoal_params_validate(s->desc.model, params, err);
+    if (st)
+        return st;
+    const shoal_params *old = &s->desc.params;
+    int field_changed =
+        params->field_cell != old->field_cell || params->field_margin != old->field_margin;
+    if (field_changed && s->field_from_cpu)
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "field_cell / field_margin changed, and the obstacle field was "
+                               "copied from a CPU simulation (shoal_gpu_sim_copy_obstacles): "
+                               "change that one's parameters and copy it again, or lend the "
+                               "meshes (shoal_gpu_sim_set_obstacles)");
+    /* as shoal_sim_set_params: the field first (a field too large leaves the sim as it was),
+     * then the grid when the radius changes (grid neighbours only), then the rest */
+    field nf;
+    memset(&nf, 0, sizeof nf);
+    if (field_changed && s->obs_count &&
+        (st =
+             field_build(&nf, s->obs, s->obs_count, params->field_cell, params->field_margin, err)))
+        return st;
+    float r_old = shoal_params_interaction_radius(s->desc.model, old);
+    float r_new = shoal_params_interaction_radius(s->desc.model, params);
+    if (r_new != r_old && s->desc.neighbors == SHOAL_NEIGHBORS_GRID) {
+        grid g;
+        grid_setup(&g, s->desc.model, params, s->desc.neighbors, s->count);
+        if ((st = grid_resize(s, &g, err))) {
+            field_free(&nf);
+            return st;
+        }
+    }
+    if (nf.vec || (field_changed && s->obs_count)) {
+        nf.builds = s->hfld.builds + 1;
+        field_free(&s->hfld);
+        s->hfld = nf;
+        if ((st = upload_field(s, &s->hfld, err)))
+            return st;
+    }
+    int reset = params->predator_count != old->predator_count;
+    s->desc.params = *params;
+    fill_consts(s);
+    return reset ? reset_predators(s, err) : SHOAL_OK;
 }
 
 extern "C" size_t shoal_gpu_sim_predators(const shoal_gpu_sim *s, float *pos, float *vel,

@@ -4,6 +4,7 @@
  * did not get from its caller; the renderer takes meshes (shoal_render_desc.mesh). Owns no
  * state. */
 #include "io/io_config.h"
+#include "core/check.h"
 #include "shoal/io.h"
 
 #include <stdio.h>
@@ -23,6 +24,8 @@ static int asset_try(const char *dir, const char *name, char *out, size_t size)
 
 SHOAL_API int shoal_io_asset_path(const char *name, char *out, size_t size)
 {
+    if (!name || !out || !size)
+        return 0;
     if (asset_try(getenv("SHOAL_ASSETS"), name, out, size) || asset_try("assets", name, out, size))
         return 1;
     char exe[4096];
@@ -32,7 +35,9 @@ SHOAL_API int shoal_io_asset_path(const char *name, char *out, size_t size)
         char *slash = strrchr(exe, '/');
         if (slash) {
             *slash = 0;
-            static const char *rel[] = {"../share/shoal", "../assets", "../../assets",
+            /* ../shoal: a wheel's data (pip puts meson's datadir/shoal at the environment's
+             * root, beside bin/) */
+            static const char *rel[] = {"../share/shoal", "../shoal", "../assets", "../../assets",
                                         "../../../assets"};
             for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
                 char dir[4200];
@@ -51,6 +56,8 @@ SHOAL_API int shoal_io_asset_path(const char *name, char *out, size_t size)
 
 SHOAL_API shoal_status shoal_mesh_load_asset(const char *name, shoal_mesh *mesh, shoal_error *err)
 {
+    CHECK_ARG(mesh, "mesh", err);
+    CHECK_ARG(name, "name", err);
     memset(mesh, 0, sizeof *mesh);
     char path[4096];
     if (!shoal_io_asset_path(name, path, sizeof path))

@@ -12,6 +12,7 @@
 #endif
 
 #include "shoal/io.h"
+#include "core/check.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -311,17 +312,21 @@ static shoal_status atomic_open(shoal_atomic_file *af, const char *path, int pro
 
 shoal_status shoal_io_atomic_open(shoal_atomic_file *af, const char *path, shoal_error *err)
 {
+    CHECK_ARG(af, "af", err);
+    CHECK_ARG(path, "path", err);
     return atomic_open(af, path, 0, err);
 }
 
 shoal_status shoal_io_atomic_check(const char *path, shoal_error *err)
 {
+    CHECK_ARG(path, "path", err);
     shoal_atomic_file af;
     return atomic_open(&af, path, 1, err);
 }
 
 shoal_status shoal_io_atomic_commit(shoal_atomic_file *af, shoal_error *err)
 {
+    CHECK_ARG(af, "af", err);
     FILE *f = af->file;
     if (!f)
         return shoal_error_set(err, SHOAL_ERR_IO, "%s: no temporary file open to commit",
@@ -397,6 +402,8 @@ shoal_status shoal_io_atomic_commit(shoal_atomic_file *af, shoal_error *err)
 
 void shoal_io_atomic_abort(shoal_atomic_file *af)
 {
+    if (!af)
+        return;
     if (!af)
         return;
     /* The contents are being thrown away: a failed close or unlink has nothing to report

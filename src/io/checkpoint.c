@@ -4,6 +4,7 @@
  * the size, every count and every value before it hands anything back, so a damaged or
  * hostile file is one error line, never a crash. Owns no state. */
 #include "io/rows_layout.h"
+#include "core/check.h"
 #include "shoal/io.h"
 
 #include <errno.h>
@@ -66,6 +67,8 @@ shoal_status rows_layout_checkpoint(rows_layout *l, const shoal_sim_desc *d,
 
 shoal_status shoal_io_checkpoint_write(const char *path, const shoal_sim *sim, shoal_error *err)
 {
+    CHECK_ARG(path, "path", err);
+    CHECK_ARG(sim, "sim", err);
     const shoal_sim_desc *d = shoal_sim_get_desc(sim);
     size_t n = shoal_sim_count(sim);
     shoal_sim_checkpoint ck;
@@ -118,7 +121,11 @@ static shoal_status bad(shoal_error *err, const char *path, const char *what)
 shoal_status shoal_io_checkpoint_read(const char *path, shoal_sim_desc *desc, float **rows_out,
                                       shoal_sim_checkpoint *ck, shoal_error *err)
 {
+    CHECK_ARG(rows_out, "rows_out", err);
     *rows_out = NULL;
+    CHECK_ARG(path, "path", err);
+    CHECK_ARG(desc, "desc", err);
+    CHECK_ARG(ck, "ck", err);
     FILE *f = fopen(path, "rb");
     if (!f)
         return shoal_error_set(err, SHOAL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));

@@ -9,6 +9,7 @@
 #endif
 
 #include "io/npy_layout.h"
+#include "core/check.h"
 #include "io/rows_layout.h"
 #include "shoal/io.h"
 
@@ -579,6 +580,11 @@ static shoal_status npy_size_check(const npy_info *info, size_t present, const c
 shoal_status shoal_io_npy_parse(const void *data, size_t size, const char *name, float **rows_out,
                                 size_t *count_out, shoal_error *err)
 {
+    if (rows_out)
+        *rows_out = NULL;
+    if (count_out)
+        *count_out = 0;
+    CHECK_ARRAY(data, size, "data", err);
     const unsigned char *bytes = data;
     if (!name)
         name = "(memory)";
@@ -712,6 +718,8 @@ shoal_status shoal_io_npy_read(const char *path, float **rows_out, size_t *count
 
 shoal_status shoal_io_npy_write(const char *path, const float *rows, size_t count, shoal_error *err)
 {
+    CHECK_ARG(path, "path", err);
+    CHECK_ARRAY(rows, count, "rows", err);
     if (!path)
         return shoal_error_set(err, SHOAL_ERR_IO, "cannot write a file with no name");
     /* The reader refuses N == 0 (a state has boids), so refuse to write what we could not
@@ -821,6 +829,8 @@ static shoal_status npy_array_header(const unsigned char *data, size_t len, cons
 shoal_status shoal_io_npy_parse_array(const void *bytes, size_t size, const char *name,
                                       shoal_npy_array *out, shoal_error *err)
 {
+    CHECK_ARG(out, "out", err);
+    CHECK_ARRAY(bytes, size, "data", err);
     memset(out, 0, sizeof *out);
     if (!name)
         name = "(memory)";
@@ -868,6 +878,7 @@ shoal_status shoal_io_npy_parse_array(const void *bytes, size_t size, const char
 
 shoal_status shoal_io_npy_read_array(const char *path, shoal_npy_array *out, shoal_error *err)
 {
+    CHECK_ARG(out, "out", err);
     memset(out, 0, sizeof *out);
     if (!path)
         return shoal_error_set(err, SHOAL_ERR_IO, "cannot read a file with no name");
@@ -914,6 +925,8 @@ void shoal_npy_array_free(shoal_npy_array *a)
 shoal_status shoal_io_npy_write_f64(const char *path, const double *rows, size_t count,
                                     shoal_error *err)
 {
+    CHECK_ARG(path, "path", err);
+    CHECK_ARRAY(rows, count, "rows", err);
     if (!path)
         return shoal_error_set(err, SHOAL_ERR_IO, "cannot write a file with no name");
     if (!rows || count == 0)

@@ -4,6 +4,7 @@
  * silently wrong mesh), so that a malformed asset stops the program at start. Owns no state;
  * the renderer validates mesh sizes against its own limits. */
 #include "shoal/io.h"
+#include "core/check.h"
 
 #include <errno.h>
 #include <math.h>
@@ -260,7 +261,9 @@ static shoal_status obj_face(obj_parser *p, const char *s, const char *end)
 SHOAL_API shoal_status shoal_mesh_parse(const void *data, size_t size, const char *name,
                                         shoal_mesh *mesh, shoal_error *err)
 {
+    CHECK_ARG(mesh, "mesh", err);
     memset(mesh, 0, sizeof *mesh);
+    CHECK_ARRAY(data, size, "data", err);
     obj_parser p = {.name = name ? name : "(obj)", .err = err};
     const char *s = data, *end = s + size;
     shoal_status st = SHOAL_OK;
@@ -357,7 +360,9 @@ SHOAL_API shoal_status shoal_mesh_parse(const void *data, size_t size, const cha
 
 SHOAL_API shoal_status shoal_mesh_load(const char *path, shoal_mesh *mesh, shoal_error *err)
 {
+    CHECK_ARG(mesh, "mesh", err);
     memset(mesh, 0, sizeof *mesh);
+    CHECK_ARG(path, "path", err);
     FILE *f = fopen(path, "rb");
     if (!f)
         return shoal_error_set(err, SHOAL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
@@ -407,6 +412,7 @@ SHOAL_API void shoal_mesh_free(shoal_mesh *mesh)
 
 SHOAL_API shoal_status shoal_mesh_compute_normals(shoal_mesh *mesh, shoal_error *err)
 {
+    CHECK_ARG(mesh, "mesh", err);
     if (mesh->normals || mesh->vertex_count == 0)
         return SHOAL_OK;
     double *acc = calloc(mesh->vertex_count * 3, sizeof(double));

@@ -3,6 +3,7 @@
  * the atomic writer of io.h (temporary file + rename), so a failure leaves nothing behind and
  * a reader never sees half an image. Owns no state. */
 #include "shoal/io.h"
+#include "core/check.h"
 
 #include <png.h>
 #include <setjmp.h>
@@ -107,11 +108,15 @@ static shoal_status png_write(const char *path, const uint32_t *argb, int width,
 SHOAL_API shoal_status shoal_io_png_write(const char *path, const uint32_t *argb, int width,
                                           int height, int stride_px, shoal_error *err)
 {
+    CHECK_ARG(path, "path", err);
+    CHECK_ARG(argb, "argb", err);
     return png_write(path, argb, width, height, stride_px, 0, err);
 }
 
 SHOAL_API shoal_status shoal_io_png_write_fast(const char *path, const uint32_t *argb, int width,
                                                int height, int stride_px, shoal_error *err)
 {
+    CHECK_ARG(path, "path", err);
+    CHECK_ARG(argb, "argb", err);
     return png_write(path, argb, width, height, stride_px, 1, err);
 }

@@ -11,6 +11,7 @@
  * them as the continuation of the previous value), and a key line that does not fit inih's
  * buffer is refused with its line number instead of being cut in two. */
 #include "shoal/io.h"
+#include "core/check.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -284,6 +285,26 @@ static int handler(void *user, const char *ini_section, const char *key, const c
         }
         return 1;
     }
+    if (strcmp(section, "world") == 0) {
+        /* the world's parameters (shoal/world.h), with short names for the vectors */
+        static const char *const alias[][2] = {
+            {"size", "world_size"},         {"center", "world_center"},
+            {"size_x", "world_size_x"},     {"size_y", "world_size_y"},
+            {"size_z", "world_size_z"},     {"center_x", "world_center_x"},
+            {"center_y", "world_center_y"}, {"center_z", "world_center_z"}};
+        const char *name = key;
+        for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
+            if (strcmp(key, alias[i][0]) == 0)
+                name = alias[i][1];
+        if (!shoal_world_has_param(name))
+            return fail(c, section, key, "%s",
+                        "unknown key (expected dims, periodic, periodic_x, periodic_y, "
+                        "periodic_z, size, center, size_x ... center_z)");
+        shoal_error e;
+        if (shoal_world_set(&sc->desc.world, name, value, &e))
+            return fail(c, section, key, "%s", e.message);
+        return 1;
+    }
     if (strcmp(section, "params") == 0) {
         shoal_error e;
         if (shoal_params_set(sc->desc.model, &sc->desc.params, key, value, &e))
@@ -351,8 +372,8 @@ static int handler(void *user, const char *ini_section, const char *key, const c
         return 1;
     }
     return fail(c, section, key, "%s",
-                "unknown section (expected [scene], [params], [sphere], [mesh], [predators] or "
-                "[camera])");
+                "unknown section (expected [scene], [params], [world], [sphere], [mesh], "
+                "[predators] or [camera])");
 }
 
 static char *line_fail(parse_ctx *c, const char *what)
@@ -484,7 +505,10 @@ static shoal_status scene_parse_dir(const char *text, const char *name, const ch
     }
     free(c.section);
     shoal_error e;
-    if (shoal_params_validate(scene->desc.model, &scene->desc.params, &e))
+    if (shoal_params_validate(scene->desc.model, &scene->desc.params, &e) ||
+        shoal_world_validate(
+            &scene->desc.world,
+            shoal_params_interaction_radius(scene->desc.model, &scene->desc.params), &e))
         return shoal_error_set(err, SHOAL_ERR_INPUT, "scene %s: %.400s", name, e.message);
     return SHOAL_OK;
 }
@@ -492,14 +516,18 @@ static shoal_status scene_parse_dir(const char *text, const char *name, const ch
 shoal_status shoal_scene_parse(const char *text, const char *name, shoal_scene *scene,
                                shoal_error *err)
 {
+    CHECK_ARG(text, "text", err);
+    CHECK_ARG(scene, "scene", err);
     return scene_parse_dir(text, name, "", scene, err);
 }
 
 shoal_status shoal_scene_load(const char *path, shoal_scene *scene, shoal_error *err)
 {
+    CHECK_ARG(path, "path", err);
+    CHECK_ARG(scene, "scene", err);
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return shoal_error_set(err, SHOAL_ERR_INPUT, "scene %s: cannot open: %s", path,
+    if (!f) /* a file that cannot be read: SHOAL_ERR_IO, as for every other file */
+        return shoal_error_set(err, SHOAL_ERR_IO, "scene %s: cannot open: %s", path,
                                strerror(errno));
     char *buf = NULL;
     size_t len = 0, cap = 0;
@@ -554,7 +582,12 @@ shoal_status shoal_scene_load(const char *path, shoal_scene *scene, shoal_error 
     return st;
 }
 
-shoal_status shoal_scene_add_obstacles(const shoal_scene *scene, shoal_sim *sim, shoal_error *err)
+/* Load each [mesh] of the scene and hand it to `add` (a sim's or an obstacle field's). */
+typedef shoal_status (*scene_add_fn)(void *to, const shoal_mesh *mesh, const shoal_transform *xf,
+                                     shoal_error *err);
+
+static shoal_status scene_meshes(const shoal_scene *scene, scene_add_fn add, void *to,
+                                 shoal_error *err)
 {
     for (int i = 0; i < scene->mesh_count; i++) {
         const shoal_scene_mesh *m = &scene->meshes[i];
@@ -564,8 +597,7 @@ shoal_status shoal_scene_add_obstacles(const shoal_scene *scene, shoal_sim *sim,
         if (st == SHOAL_OK && !mesh.normals)
             st = shoal_mesh_compute_normals(&mesh, &e);
         if (st == SHOAL_OK)
-            st = shoal_sim_add_obstacle(sim, mesh.positions, mesh.normals, mesh.vertex_count,
-                                        &m->transform, NULL, &e);
+            st = add(to, &mesh, &m->transform, &e);
         shoal_mesh_free(&mesh);
         if (st)
             return shoal_error_set(err, st, "%.200s: [mesh %s]: %.400s", scene->name, m->name,
@@ -574,15 +606,58 @@ shoal_status shoal_scene_add_obstacles(const shoal_scene *scene, shoal_sim *sim,
     return SHOAL_OK;
 }
 
+static shoal_status add_to_sim(void *to, const shoal_mesh *mesh, const shoal_transform *xf,
+                               shoal_error *err)
+{
+    return shoal_sim_add_obstacle(to, mesh->positions, mesh->normals, mesh->vertex_count, xf, NULL,
+                                  err);
+}
+
+static shoal_status add_to_obstacles(void *to, const shoal_mesh *mesh, const shoal_transform *xf,
+                                     shoal_error *err)
+{
+    return shoal_obstacles_add(to, mesh->positions, mesh->normals, mesh->vertex_count, xf, NULL,
+                               err);
+}
+
+shoal_status shoal_scene_add_obstacles(const shoal_scene *scene, shoal_sim *sim, shoal_error *err)
+{
+    CHECK_ARG(scene, "scene", err);
+    CHECK_ARG(sim, "sim", err);
+    return scene_meshes(scene, add_to_sim, sim, err);
+}
+
+shoal_status shoal_scene_make_obstacles(const shoal_scene *scene, shoal_obstacles **out,
+                                        shoal_error *err)
+{
+    CHECK_ARG(out, "out", err);
+    *out = NULL;
+    CHECK_ARG(scene, "scene", err);
+    shoal_obstacles *o;
+    shoal_status st = shoal_obstacles_create(&scene->desc.params, &o, err);
+    if (!st && (st = scene_meshes(scene, add_to_obstacles, o, err)))
+        shoal_obstacles_destroy(o);
+    if (!st)
+        *out = o;
+    return st;
+}
+
 double shoal_scene_set_count(shoal_scene *scene, size_t count, int keep_geometry)
 {
+    if (!scene)
+        return 1.0;
     size_t ref = scene->desc.boid_count;
     scene->desc.boid_count = count;
     if (keep_geometry || count == ref || ref == 0 || count == 0)
         return 1.0;
-    double s = cbrt((double)count / (double)ref);
+    /* density by volume, or by area in a 2D world */
+    double ratio = (double)count / (double)ref;
+    double s = shoal_world_dims(&scene->desc.world) == 2 ? sqrt(ratio) : cbrt(ratio);
     shoal_params_scale_geometry(scene->desc.model, &scene->desc.params, s);
     for (int c = 0; c < 3; c++) {
+        /* the world's box with the walls (0, no box, stays 0) */
+        scene->desc.world.size[c] = (float)((double)scene->desc.world.size[c] * s);
+        scene->desc.world.center[c] = (float)((double)scene->desc.world.center[c] * s);
         if (scene->has_eye)
             scene->eye[c] = (float)((double)scene->eye[c] * s);
         if (scene->has_target)

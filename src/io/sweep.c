@@ -4,6 +4,7 @@
  * files, resume) and the Python module share. At io's level because a member loads the
  * scene's obstacle meshes. Owns its sweep object only. */
 #include "shoal/sweep.h"
+#include "core/check.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -29,12 +30,17 @@ struct shoal_sweep {
     /* the scene's meshes as OBJ bytes given by the caller (NULL: read from their files) */
     unsigned char *mesh_data[SHOAL_SCENE_MAX_MESHES];
     size_t mesh_size[SHOAL_SCENE_MAX_MESHES];
+    const volatile int *cancel; /* shoal_sweep_set_cancel */
 };
+
+void shoal_sweep_set_cancel(shoal_sweep *sw, const volatile int *flag) { sw->cancel = flag; }
 
 shoal_status shoal_sweep_create(const shoal_sim_desc *base, const shoal_scene *scene,
                                 shoal_sweep **out, shoal_error *err)
 {
+    CHECK_ARG(out, "out", err);
     *out = NULL;
+    CHECK_ARG(base, "base", err);
     shoal_status st = shoal_params_validate(base->model, &base->params, err);
     if (st)
         return st;
@@ -68,6 +74,8 @@ void shoal_sweep_destroy(shoal_sweep *sw)
 
 shoal_status shoal_sweep_vary(shoal_sweep *sw, const char *spec, shoal_error *err)
 {
+    CHECK_ARG(sw, "sw", err);
+    CHECK_ARG(spec, "spec", err);
     if (sw->nv == SHOAL_SWEEP_MAX_VARY)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "more than %d varied parameters",
                                SHOAL_SWEEP_MAX_VARY);
@@ -167,8 +175,13 @@ shoal_status shoal_sweep_vary(shoal_sweep *sw, const char *spec, shoal_error *er
 
 shoal_status shoal_sweep_set_seeds(shoal_sweep *sw, uint64_t first, uint64_t last, shoal_error *err)
 {
+    CHECK_ARG(sw, "sw", err);
     if (last < first)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "seeds %llu..%llu: empty range",
+                               (unsigned long long)first, (unsigned long long)last);
+    if (last > (uint64_t)INT64_MAX) /* the command line's --seeds range, for every front end */
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "seeds %llu..%llu: out of range [0, 9223372036854775807]",
                                (unsigned long long)first, (unsigned long long)last);
     if (last - first >= (uint64_t)SHOAL_SWEEP_MAX_MEMBERS)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "seeds %llu..%llu: too many seeds",
@@ -180,6 +193,7 @@ shoal_status shoal_sweep_set_seeds(shoal_sweep *sw, uint64_t first, uint64_t las
 
 shoal_status shoal_sweep_set_steps(shoal_sweep *sw, int64_t steps, int64_t every, shoal_error *err)
 {
+    CHECK_ARG(sw, "sw", err);
     if (steps < 0 || steps > 1000000000LL)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "steps %lld: expected 0..1000000000",
                                (long long)steps);
@@ -193,6 +207,7 @@ shoal_status shoal_sweep_set_steps(shoal_sweep *sw, int64_t steps, int64_t every
 
 shoal_status shoal_sweep_set_radius(shoal_sweep *sw, double radius, shoal_error *err)
 {
+    CHECK_ARG(sw, "sw", err);
     if (!(radius >= 0) || !isfinite(radius))
         return shoal_error_set(err, SHOAL_ERR_INPUT, "radius %g: expected a finite value >= 0",
                                radius);
@@ -202,17 +217,22 @@ shoal_status shoal_sweep_set_radius(shoal_sweep *sw, double radius, shoal_error 
 
 static uint64_t seed_count(const shoal_sweep *sw) { return sw->seed_hi - sw->seed_lo + 1; }
 
-uint64_t shoal_sweep_combination_count(const shoal_sweep *sw) { return sw->combos; }
-uint64_t shoal_sweep_member_count(const shoal_sweep *sw) { return sw->combos * seed_count(sw); }
-size_t shoal_sweep_vary_count(const shoal_sweep *sw) { return (size_t)sw->nv; }
-int64_t shoal_sweep_steps(const shoal_sweep *sw) { return sw->steps; }
-int64_t shoal_sweep_every(const shoal_sweep *sw) { return sw->every; }
-double shoal_sweep_radius(const shoal_sweep *sw) { return sw->radius; }
-const shoal_sim_desc *shoal_sweep_base(const shoal_sweep *sw) { return &sw->base; }
+uint64_t shoal_sweep_combination_count(const shoal_sweep *sw) { return sw ? sw->combos : 0; }
+uint64_t shoal_sweep_member_count(const shoal_sweep *sw)
+{
+    return sw ? sw->combos * seed_count(sw) : 0;
+}
+size_t shoal_sweep_vary_count(const shoal_sweep *sw) { return sw ? (size_t)sw->nv : 0; }
+int64_t shoal_sweep_steps(const shoal_sweep *sw) { return sw ? sw->steps : 0; }
+int64_t shoal_sweep_every(const shoal_sweep *sw) { return sw ? sw->every : 0; }
+double shoal_sweep_radius(const shoal_sweep *sw) { return sw ? sw->radius : 0; }
+const shoal_sim_desc *shoal_sweep_base(const shoal_sweep *sw) { return sw ? &sw->base : NULL; }
 
 shoal_status shoal_sweep_set_mesh_bytes(shoal_sweep *sw, size_t index, const void *data,
                                         size_t size, shoal_error *err)
 {
+    CHECK_ARG(sw, "sw", err);
+    CHECK_ARRAY(data, size, "data", err);
     if (index >= (size_t)sw->scene.mesh_count)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "mesh %zu: the scene has %d", index,
                                sw->scene.mesh_count);
@@ -229,6 +249,8 @@ shoal_status shoal_sweep_set_mesh_bytes(shoal_sweep *sw, size_t index, const voi
 
 int64_t shoal_sweep_sample_step(const shoal_sweep *sw, size_t i)
 {
+    if (!sw)
+        return 0;
     /* steps 0, E, 2E, ... below K, then K */
     if (i + 1 >= shoal_sweep_sample_count(sw))
         return sw->steps;
@@ -237,6 +259,8 @@ int64_t shoal_sweep_sample_step(const shoal_sweep *sw, size_t i)
 
 size_t shoal_sweep_sample_count(const shoal_sweep *sw)
 {
+    if (!sw)
+        return 0;
     /* steps 0, E, 2E, ... below K, then K */
     if (sw->steps == 0)
         return 1;
@@ -245,17 +269,17 @@ size_t shoal_sweep_sample_count(const shoal_sweep *sw)
 
 const char *shoal_sweep_vary_name(const shoal_sweep *sw, size_t i)
 {
-    return i < (size_t)sw->nv ? sw->v[i].name : NULL;
+    return sw && i < (size_t)sw->nv ? sw->v[i].name : NULL;
 }
 
 size_t shoal_sweep_vary_value_count(const shoal_sweep *sw, size_t i)
 {
-    return i < (size_t)sw->nv ? (size_t)sw->v[i].n : 0;
+    return sw && i < (size_t)sw->nv ? (size_t)sw->v[i].n : 0;
 }
 
 const char *shoal_sweep_vary_value(const shoal_sweep *sw, size_t i, size_t j)
 {
-    return i < (size_t)sw->nv && j < (size_t)sw->v[i].n ? sw->v[i].txt[j] : NULL;
+    return sw && i < (size_t)sw->nv && j < (size_t)sw->v[i].n ? sw->v[i].txt[j] : NULL;
 }
 
 /* the index of varied parameter i's value in member k (the last varies fastest) */
@@ -269,6 +293,8 @@ static int value_index(const shoal_sweep *sw, uint64_t member, size_t i)
 
 const char *shoal_sweep_member_value(const shoal_sweep *sw, uint64_t member, size_t i)
 {
+    if (!sw)
+        return NULL;
     if (i >= (size_t)sw->nv || member >= shoal_sweep_member_count(sw))
         return NULL;
     return sw->v[i].txt[value_index(sw, member, i)];
@@ -277,6 +303,8 @@ const char *shoal_sweep_member_value(const shoal_sweep *sw, uint64_t member, siz
 shoal_status shoal_sweep_member_desc(const shoal_sweep *sw, uint64_t member, int thread_count,
                                      shoal_sim_desc *d, shoal_error *err)
 {
+    CHECK_ARG(sw, "sw", err);
+    CHECK_ARG(d, "desc", err);
     if (member >= shoal_sweep_member_count(sw))
         return shoal_error_set(err, SHOAL_ERR_INPUT, "member %llu: the sweep has %llu",
                                (unsigned long long)member,
@@ -295,6 +323,7 @@ shoal_status shoal_sweep_member_desc(const shoal_sweep *sw, uint64_t member, int
 
 shoal_status shoal_sweep_check(const shoal_sweep *sw, shoal_error *err)
 {
+    CHECK_ARG(sw, "sw", err);
     for (uint64_t k = 0; k < sw->combos; k++) {
         shoal_sim_desc d;
         shoal_error e;
@@ -343,6 +372,8 @@ shoal_status shoal_sweep_run_member(const shoal_sweep *sw, uint64_t member, int 
                                     shoal_sweep_sample *samples, size_t sample_count,
                                     shoal_error *err)
 {
+    CHECK_ARG(sw, "sw", err);
+    CHECK_ARRAY(samples, sample_count, "samples", err);
     if (sample_count != shoal_sweep_sample_count(sw))
         return shoal_error_set(
             err, SHOAL_ERR_INPUT, "member %llu: room for %zu samples, the member has %zu",
@@ -380,9 +411,17 @@ shoal_status shoal_sweep_run_member(const shoal_sweep *sw, uint64_t member, int 
             break;
         int64_t next = (done / sw->every + 1) * sw->every;
         int64_t n = (next < sw->steps ? next : sw->steps) - done;
-        if ((st = shoal_sim_step(sim, (int)n, err)))
-            goto done;
-        done += n;
+        /* with a cancel flag, one step at a time, so that a raised flag is seen within one */
+        for (int64_t chunk = sw->cancel ? 1 : n; n > 0; n -= chunk, done += chunk) {
+            if (sw->cancel && *sw->cancel) {
+                st =
+                    shoal_error_set(err, SHOAL_ERR_CANCELLED, "member %llu: cancelled at step %lld",
+                                    (unsigned long long)member, (long long)done);
+                goto done;
+            }
+            if ((st = shoal_sim_step(sim, (int)chunk, err)))
+                goto done;
+        }
     }
 done:
     free(rows);
@@ -405,6 +444,8 @@ static void put(char *buf, size_t size, size_t *len, const char *fmt, ...)
 
 size_t shoal_sweep_format_header(const shoal_sweep *sw, char *buf, size_t size)
 {
+    if (!sw || (!buf && size))
+        return 0;
     size_t len = 0;
     if (size)
         buf[0] = 0;
@@ -420,6 +461,8 @@ size_t shoal_sweep_format_header(const shoal_sweep *sw, char *buf, size_t size)
 size_t shoal_sweep_format_sample(const shoal_sweep *sw, const shoal_sweep_sample *s, char *buf,
                                  size_t size)
 {
+    if (!sw || !s || (!buf && size))
+        return 0;
     size_t len = 0;
     if (size)
         buf[0] = 0;

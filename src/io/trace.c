@@ -2,6 +2,7 @@
 /* Trace files: a profile's spans (core/profile.c formats them) written through the atomic
  * writer, so a failed or interrupted run leaves no half-written trace. */
 #include "core/profile.h"
+#include "core/check.h"
 #include "shoal/io.h"
 #include "shoal/profile.h"
 
@@ -26,6 +27,8 @@ shoal_status prof_trace_write(const prof *p, const char *path, shoal_error *err)
 shoal_status shoal_profile_trace_save(const shoal_profile *profile, const char *path,
                                       shoal_error *err)
 {
+    CHECK_ARG(profile, "profile", err);
+    CHECK_ARG(path, "path", err);
     return prof_trace_write(profile, path, err);
 }
 

@@ -4,12 +4,15 @@
  * layout (px py pz vx vy vz). Values are moved as bits, never converted, so a round trip is exact
  * (NaN payloads included). Owns no state. */
 #include "shoal/io.h"
+#include "core/check.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define UNITY_RECORD 24
 
@@ -39,8 +42,11 @@ static shoal_status unity_size_check(size_t size, const char *name, shoal_error 
 shoal_status shoal_io_unity_parse(const void *data, size_t size, const char *name, float **rows_out,
                                   size_t *count_out, shoal_error *err)
 {
+    CHECK_ARG(rows_out, "rows_out", err);
+    CHECK_ARG(count_out, "count_out", err);
     *rows_out = NULL;
     *count_out = 0;
+    CHECK_ARRAY(data, size, "data", err);
     shoal_status size_st = unity_size_check(size, name, err);
     if (size_st)
         return size_st;
@@ -65,21 +71,31 @@ shoal_status shoal_io_unity_parse(const void *data, size_t size, const char *nam
 shoal_status shoal_io_unity_read(const char *path, float **rows_out, size_t *count_out,
                                  shoal_error *err)
 {
+    CHECK_ARG(rows_out, "rows_out", err);
+    CHECK_ARG(count_out, "count_out", err);
+    CHECK_ARG(path, "path", err);
     *rows_out = NULL;
     *count_out = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return shoal_error_set(err, SHOAL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     /* The buffer has no header: its size is the boid count, and only the file system can
      * say it before reading. A FIFO or a device (/dev/zero never ends) is refused rather
-     * than read until memory runs out; the size is checked before anything is read. */
+     * than read until memory runs out; the size is checked before anything is read. The
+     * open does not block (a FIFO without a writer waited in open for ever). */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return shoal_error_set(err, SHOAL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "%s: not a regular file: a Unity buffer has no header, so its "
                                "size must come from the file system (copy it to a file first)",
                                path);
+    }
+    FILE *f = NULL;
+    if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0 || !(f = fdopen(fd, "rb"))) {
+        int why = errno;
+        close(fd);
+        return shoal_error_set(err, SHOAL_ERR_IO, "%s: cannot open: %s", path, strerror(why));
     }
     size_t size = (uintmax_t)st.st_size > SIZE_MAX ? SIZE_MAX : (size_t)st.st_size;
     shoal_status res = unity_size_check(size, path, err);
@@ -105,6 +121,8 @@ shoal_status shoal_io_unity_read(const char *path, float **rows_out, size_t *cou
 shoal_status shoal_io_unity_write(const char *path, const float *rows, size_t count,
                                   shoal_error *err)
 {
+    CHECK_ARG(path, "path", err);
+    CHECK_ARRAY(rows, count, "rows", err);
     if (count == 0)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: no boids to write", path);
     shoal_atomic_file af;

@@ -5,6 +5,7 @@
  * which the MPI-IO writer of src/mpi shares; written through the atomic writer so a reader
  * never sees half a file. Owns no state. The .pvd collection is the program's. */
 #include "io/rows_layout.h"
+#include "core/check.h"
 #include "shoal/io.h"
 
 #include <errno.h>
@@ -86,6 +87,8 @@ shoal_status rows_layout_vtp(rows_layout *l, size_t count, double time, const ch
 shoal_status shoal_io_vtp_write(const char *path, const float *rows, size_t count, double time,
                                 shoal_error *err)
 {
+    CHECK_ARG(path, "path", err);
+    CHECK_ARRAY(rows, count, "rows", err);
     rows_layout l;
     shoal_status st = rows_layout_vtp(&l, count, time, path, err);
     if (st)

@@ -134,10 +134,11 @@ void mpi_frame_destroy(mpi_frame *fr);
  * every rank alike) with r, which keeps depth and ids (shoal_render_keep_depth), and make
  * rank 0's framebuffer the image of every rank's fish: per pixel the nearest fragment of
  * any rank, at equal depth the lower id (the renderer's own rule), colour by speed against
- * the whole school's largest visible speed (a rank whose fish were slower draws again). Only
+ * the whole school's largest visible speed (reduced inside the frame: one pass). Each rank
+ * touches only the tiles its fish cover (r is left sparse: shoal_render_sparse), and only
  * what was drawn moves: each rank's drawn pixels, run-length encoded, in a binary swap over
- * the image, then their colours to rank 0. The other ranks' framebuffers hold their own
- * fish. The image is the one-process image. */
+ * the image, then their colours to rank 0. The other ranks' framebuffers hold their own fish
+ * in the tiles they drew. The image is the one-process image. */
 shoal_status mpi_frame_draw(mpi_frame *fr, shoal_renderer *r, const shoal_render_instances *inst,
                             const shoal_camera *cam, shoal_error *e);
 

@@ -5,8 +5,10 @@
  * fingerprints that check every rank runs the same command on the same inputs, the
  * boid's wire type and the test hook. Owns the only process-wide state of src/mpi (MPI's
  * world is the process's); every call from the main thread. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_* */
 #include "mpi_internal.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,4 +209,56 @@ MPI_Datatype comm_boid_type(void)
         MPI_Type_commit(&t);
     }
     return t;
+}
+
+/* ---- the cores the ranks were given ---------------------------------------------------- */
+
+void comm_check_cores(int threads)
+{
+    static int checked;
+    if (checked || g_size < 2)
+        return;
+    checked = 1;
+    /* the CPUs this rank may run on (mpirun's binding, taskset, a batch system's cgroup) */
+    cpu_set_t mine;
+    CPU_ZERO(&mine);
+    int known = sched_getaffinity(0, sizeof mine, &mine) == 0;
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int nr = 1;
+    MPI_Comm_size(node, &nr);
+    cpu_set_t *all = malloc((size_t)nr * sizeof *all);
+    int ok = known && all != NULL, all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, node);
+    long long v[2] = {threads, 0}, sum[2] = {0, 0};
+    if (all_ok) {
+        MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, node);
+        cpu_set_t un;
+        CPU_ZERO(&un);
+        for (int r = 0; r < nr; r++)
+            CPU_OR(&un, &un, &all[r]);
+        /* this rank's threads beyond its own CPUs, or the node's beyond their union */
+        v[1] = threads > CPU_COUNT(&mine);
+        MPI_Allreduce(v, sum, 2, MPI_LONG_LONG, MPI_SUM, node);
+        int over = sum[0] > CPU_COUNT(&un) || sum[1] > 0, any = 0;
+        MPI_Allreduce(&over, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (any && g_rank == 0) {
+            if (over)
+                fprintf(stderr,
+                        "shoal: warning: %d ranks x %d thread%s on %d core%s of this node%s: the "
+                        "threads oversubscribe the cores (give each rank its own: "
+                        "docs/SCALING.md, \"Running it\")\n",
+                        nr, threads, threads == 1 ? "" : "s", CPU_COUNT(&un),
+                        CPU_COUNT(&un) == 1 ? "" : "s",
+                        sum[1] > 0 ? ", some rank bound to fewer cores than its threads" : "");
+            else
+                fprintf(stderr, "shoal: warning: on some node the ranks' threads oversubscribe the "
+                                "cores they were given (docs/SCALING.md, \"Running it\")\n");
+        }
+    } else {
+        int any = 0, zero = 0;
+        MPI_Allreduce(&zero, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    }
+    free(all);
+    MPI_Comm_free(&node);
 }

@@ -101,6 +101,44 @@ static int rle_encode(rle *o, const float *z, const uint32_t *ids, const uint32_
     return 1;
 }
 
+/* The drawn pixels of the tiles a sparse renderer drew (drawn: tx x ty tiles of ts pixels;
+ * the others hold nothing of this frame), in pixel index order: row by row, the segments of
+ * that row's drawn tiles. 0 when out of memory. */
+static int rle_encode_tiles(rle *o, const float *z, const uint32_t *ids, const uint32_t *argb,
+                            int width, int height, const uint8_t *drawn, int tx, int ty, int ts)
+{
+    o->nr = o->nf = 0;
+    for (int y = 0; y < height; y++) {
+        const uint8_t *dr = drawn + (size_t)(y / ts < ty ? y / ts : ty - 1) * (size_t)tx;
+        for (int t = 0; t < tx; t++) {
+            if (!dr[t])
+                continue;
+            size_t row = (size_t)y * (size_t)width;
+            int x0 = t * ts, x1 = x0 + ts < width ? x0 + ts : width;
+            for (int x = x0; x < x1;) {
+                while (x < x1 && !(z[row + (size_t)x] < 1.0f))
+                    x++;
+                int s = x;
+                while (x < x1 && z[row + (size_t)x] < 1.0f)
+                    x++;
+                if (x == s)
+                    break;
+                if (!rle_reserve(o, o->nr + 1, o->nf + (size_t)(x - s)))
+                    return 0;
+                uint32_t start = (uint32_t)(row + (size_t)s), len = (uint32_t)(x - s);
+                if (o->nr && o->r[o->nr - 1].start + o->r[o->nr - 1].len == start)
+                    o->r[o->nr - 1].len += len; /* a run that goes on into the next tile */
+                else
+                    o->r[o->nr++] = (crun){start, len};
+                for (int k = s; k < x; k++)
+                    o->f[o->nf++] =
+                        (cfrag){z[row + (size_t)k], ids[row + (size_t)k], argb[row + (size_t)k]};
+            }
+        }
+    }
+    return 1;
+}
+
 /* The pixels of a in [lo, hi) into o. 0 when out of memory. */
 static int rle_slice(const rle *a, uint32_t lo, uint32_t hi, rle *o)
 {
@@ -258,15 +296,19 @@ static void rle_swap(rle *a, rle *b)
  * of every range's runs. Undrawn pixels never travel: rank 0's own image holds the
  * background there, the same on every rank. Rank 0's framebuffer argb becomes the image. */
 static shoal_status composite(mpi_frame *fr, uint32_t *argb, const float *depth,
-                              const uint32_t *ids, size_t n, shoal_error *e)
+                              const uint32_t *ids, int width, int height, const uint8_t *drawn,
+                              int tx, int ty, int ts, shoal_error *e)
 {
+    size_t n = (size_t)width * (size_t)height;
     const int R = mpi_size(), me = mpi_rank();
     uint64_t t_all = shoal_profile_now_ns();
     /* the wait: until the slowest rank has drawn (load imbalance, timed apart) */
     MPI_Barrier(MPI_COMM_WORLD);
     fr->st.wait_ms += ms_since(t_all);
     uint64_t t0 = shoal_profile_now_ns();
-    int ok = n <= UINT32_MAX - 1 && rle_encode(&fr->mine, depth, ids, argb, n);
+    int ok = n <= UINT32_MAX - 1 && (drawn ? rle_encode_tiles(&fr->mine, depth, ids, argb, width,
+                                                              height, drawn, tx, ty, ts)
+                                           : rle_encode(&fr->mine, depth, ids, argb, n));
     fr->st.encode_ms += ms_since(t0);
     fr->st.pixels_drawn += fr->mine.nf;
     int P = 1;
@@ -420,30 +462,39 @@ mpi_frame_stats mpi_frame_get_stats(const mpi_frame *fr, int all)
     return s;
 }
 
+/* The speed every rank colours by: the largest of the frame's visible fish over the ranks
+ * (shoal_render_set_speed_hook: called once per frame on every rank, also by a rank whose
+ * frame failed, with -1). */
+static float speed_max(void *ctx, float frame_speed)
+{
+    (void)ctx;
+    float all = frame_speed;
+    MPI_Allreduce(&frame_speed, &all, 1, MPI_FLOAT, MPI_MAX, MPI_COMM_WORLD);
+    return all;
+}
+
 shoal_status mpi_frame_draw(mpi_frame *fr, shoal_renderer *r, const shoal_render_instances *inst,
                             const shoal_camera *cam, shoal_error *e)
 {
-    shoal_status st = comm_agree(shoal_render_frame(r, inst, cam, e), e);
-    if (st)
-        return st;
-    /* colour by speed scales by the school's largest visible speed: a rank whose own fish
-     * were slower draws again against it */
-    float mine = shoal_render_get_stats(r).speed_scale, all = mine;
-    MPI_Allreduce(&mine, &all, 1, MPI_FLOAT, MPI_MAX, MPI_COMM_WORLD);
-    if (all != mine) {
-        shoal_render_set_speed_scale(r, all);
+    /* each rank touches only the tiles its fish cover; rank 0's image keeps the background
+     * in the others (the composite writes every drawn pixel over it) */
+    shoal_status st = shoal_render_sparse(
+        r, mpi_rank() == 0 ? SHOAL_RENDER_SPARSE_BACKGROUND : SHOAL_RENDER_SPARSE_SKIP, e);
+    shoal_render_set_speed_hook(r, speed_max, NULL);
+    if (!st)
         st = shoal_render_frame(r, inst, cam, e);
-        shoal_render_set_speed_scale(r, 0);
-        if ((st = comm_agree(st, e)))
-            return st;
-    } else if ((st = comm_agree(SHOAL_OK, e))) {
+    else
+        (void)speed_max(NULL, -1.0f); /* (the others' frames wait for it) */
+    shoal_render_set_speed_hook(r, NULL, NULL);
+    if ((st = comm_agree(st, e)))
         return st;
-    }
     const float *z;
     const uint32_t *ids;
     shoal_render_depth(r, &z, &ids);
     shoal_framebuffer fb = shoal_render_framebuffer(r);
+    int tx = 0, ty = 0, ts = 0;
+    const uint8_t *drawn = shoal_render_drawn_tiles(r, &tx, &ty, &ts);
     /* the framebuffer's rows are contiguous (stride = width) */
-    return composite(fr, (uint32_t *)(uintptr_t)fb.argb, z, ids,
-                     (size_t)fb.width * (size_t)fb.height, e);
+    return composite(fr, (uint32_t *)(uintptr_t)fb.argb, z, ids, fb.width, fb.height, drawn, tx, ty,
+                     ts, e);
 }

@@ -6,8 +6,8 @@
  *   mpi_composite.c  the depth composite of frames
  *   mpi_files.c      states and checkpoints in (rank 0 checks, MPI-IO rows) and out
  *   mpi_decomp.c     the rank grid, cuts and re-cuts, imbalance
- *   mpi_migrate.c    boid buffers, the cell pass, migration between bricks
- *   mpi_halo.c       the halo exchange
+ *   mpi_migrate.c    boid buffers, migration of a whole school (start, re-cut, rows)
+ *   mpi_halo.c       the step's one exchange (halo and migrants)
  *   mpi_preds.c      the predators' targets over the ranks
  *   mpi_school.c     the school object: the step loop, back to rows, gather, stats
  *   mpi_trace.c      the ranks' traces as one
@@ -45,6 +45,10 @@ int comm_fail_here(const char *what);
 void comm_message(int code, char *buf, size_t size);
 /* The first of rows [N k / R, N (k+1) / R) that rank k holds in files (k = R: N). */
 size_t comm_range_first(size_t n, int k);
+/* Collective, once per process: one line on rank 0's stderr when the ranks of some node run
+ * more threads (`threads` per rank) than the CPUs they were given (their affinity masks:
+ * mpirun's binding, taskset, a cgroup), or a rank more than its own. */
+void comm_check_cores(int threads);
 /* part_boid as an MPI datatype (28 bytes), made on first use. */
 MPI_Datatype comm_boid_type(void);
 
@@ -84,52 +88,54 @@ double decomp_imbalance(size_t n_own, size_t total);
 
 /* ---- mpi_migrate.c ---------------------------------------------------------------------- */
 
-/* One threaded pass over `own`: per boid its rank (dest; by cell, or with by_row by the
- * rows each rank writes) and its halo sides (mask: 2 bits per axis). Either may be NULL.
- * leavers (or NULL): the indices whose dest is another rank; returns how many. */
-size_t migrate_pass(const decomp *d, const shoal_sim *s, const boid_buf *own, int *dest,
-                    unsigned char *mask, int by_row, size_t total, size_t *leavers);
 /* Every boid of `own` to the rank that owns its cell (or, with by_row, the rank that
  * writes its row); *sent_away: how many this rank sent. Collective; agreed. */
 shoal_status migrate_boids(const decomp *d, const shoal_sim *s, boid_buf *own, boid_buf *tmp,
                            int by_row, size_t total, uint64_t *sent_away, shoal_error *e);
 
-/* ---- mpi_halo.c ------------------------------------------------------------------------- */
+/* ---- mpi_halo.c: the step's one exchange ------------------------------------------------ */
 
-/* migrate_pass's mask bits: the first layer of each side (2 bits per axis, HALO_SIDES), and
- * HALO_NEAR: the cell is within two layers of a face that has a neighbour (a boundary
- * cell, or the layer inside it that a boundary cell's neighbours reach). */
-#define HALO_SIDES 0x3fu
-#define HALO_NEAR 0x40u
+/* One thread's finds: entries (slot << 8 | direction) of the boids for the neighbours, or in
+ * `far` (slot << 32 | rank) for ranks beyond them; how many sends were halo and migrants. */
+typedef struct xchg_list {
+    _Alignas(64) uint64_t *e; /* (a cache line per thread: written by one thread each) */
+    size_t n, cap;
+    int oom;
+    uint64_t halo, migrated;
+} xchg_list;
 
-/* One step's halo exchange in flight. */
-typedef struct halo_xfer {
-    MPI_Request req[54];
-    int nr, done;
-    int scount[27], rcount[27], sdisp[27], rdisp[27];
-    size_t rn;
-    boid_buf *halo;
-    uint64_t t_begin, t_arrived, ns_waited;
-} halo_xfer;
+typedef struct xchg {
+    const decomp *d;
+    int threads;
+    xchg_list list[SHOAL_MAX_THREADS], far[SHOAL_MAX_THREADS];
+    int scount[27], sdisp[27];
+    boid_buf out, in, far_out;
+    int *far_cnt; /* 5 R ints: the fallback's counts and offsets */
+    int agreed;   /* xchg_run's failure was agreed (the fallback's) */
+} xchg;
 
-/* The halo: every owned boid in a boundary layer of the brick goes to each neighbour whose
- * halo holds its cell. Finds them (*mask: migrate_pass's bits per owned boid, grown as
- * needed), trades the counts, and posts the boids' sends and receives (out: the send
- * buffer; halo: where they arrive); *sent: boids sent. Collective among neighbours, the
- * counts agreed; the boids arrive by halo_end. */
-shoal_status halo_begin(halo_xfer *x, const decomp *d, const shoal_sim *s, const boid_buf *own,
-                        boid_buf *halo, boid_buf *out, unsigned char **mask, uint64_t *sent,
-                        shoal_error *e);
-/* Let the exchange progress (MPI_Testall); for part_set_poll (ctx: the halo_xfer). */
-void halo_poll(void *x);
-/* Wait for the rest; halo->n becomes the boids received. x->ns_waited: how long. */
-void halo_end(halo_xfer *x);
+void xchg_free(xchg *x);
+/* Classify s's current state (next = 0) or the new state of its last part_step (next = 1)
+ * for the decomposition d: the sort keys of the next step and the boids other ranks need.
+ * *far: some boid goes beyond the neighbours (then every rank must call xchg_run with
+ * any_far); *halo, *migrated: the sends of each kind. SHOAL_ERR_NOMEM when a list could not
+ * grow (this rank's alone: agree it). No MPI. */
+shoal_status xchg_classify(xchg *x, const decomp *d, shoal_sim *s, int next, int *far,
+                           uint64_t *halo, uint64_t *migrated);
+/* The classified boids into the send buffer, by neighbour (after part_commit when the new
+ * state was classified). This rank's failure only. No MPI. */
+shoal_status xchg_pack(xchg *x, const shoal_sim *s, shoal_error *e);
+/* The exchange: one message to and from every neighbour (sizes by probing), and with
+ * any_far (the same on every rank) the fallback all-to-all; x->in becomes the boids that
+ * arrived. Collective among neighbours (all ranks with any_far). A failure is this rank's
+ * alone unless x->agreed. */
+shoal_status xchg_run(xchg *x, const shoal_sim *s, int any_far, shoal_error *e);
 
 /* ---- mpi_preds.c ------------------------------------------------------------------------ */
 
 /* Each predator's target: the nearest boid of the whole school (d^2, then the lower row).
  * Collective. */
-void preds_nearest(const shoal_sim *s, const boid_buf *own, float tgt[][3]);
+void preds_nearest(const shoal_sim *s, float tgt[][3]);
 /* The school's centre summed in the one-process order (on rank 0; O(N) there). Collective;
  * agreed. */
 shoal_status preds_centre(const shoal_sim *s, const boid_buf *own, size_t total, float centre[3],

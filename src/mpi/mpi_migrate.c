@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Boids between bricks (docs/ARCHITECTURE.md "MPI", migration): the threaded pass that
- * finds each boid's rank and halo sides, and the migration of the leavers (to the rank that
- * owns their cell, or that writes their row); the boid buffers. */
+/* Boids between bricks as a whole (docs/ARCHITECTURE.md "MPI", migration): when the school
+ * starts, is re-cut or goes back to rows, every boid to the rank that owns its cell (or
+ * writes its row), an all-to-all of the leavers; and the boid buffers. A step's few
+ * migrants travel with its halo instead (mpi_halo.c). */
 #include "mpi_internal.h"
 
 #include "core/parallel.h"
@@ -30,15 +31,13 @@ void boid_buf_free(boid_buf *b)
 }
 
 /* Per boid: the rank it goes to (by cell, or with by_row by the rows each rank writes:
- * [N k / R, N (k+1) / R) to rank k) and its halo sides in the brick it is in (2 bits per
- * axis: bit 0 the low layer, bit 1 the high one). One pass over the boids on the rank's
- * threads; no MPI inside. */
+ * [N k / R, N (k+1) / R) to rank k). One pass over the boids on the rank's threads; no MPI
+ * inside. */
 typedef struct cell_pass {
     const decomp *d;
     const shoal_sim *s;
     const part_boid *b;
-    int *dest;           /* or NULL */
-    unsigned char *mask; /* or NULL */
+    int *dest;
     int by_row;
     size_t total;
     size_t *leavers; /* or NULL: the indices whose dest is another rank, in any order */
@@ -51,7 +50,7 @@ static void cell_pass_range(void *p, int64_t b0, int64_t b1, int t)
     cell_pass *c = p;
     const decomp *d = c->d;
     for (int64_t i = b0; i < b1; i++) {
-        if (c->dest && c->by_row) {
+        if (c->by_row) {
             int lo = 0, hi = mpi_size() - 1;
             size_t row = c->b[i].row;
             while (lo < hi) {
@@ -66,39 +65,23 @@ static void cell_pass_range(void *p, int64_t b0, int64_t b1, int t)
         }
         int32_t cc[3];
         part_cell_of(c->s, c->b[i].s, cc);
-        if (c->dest) {
-            int k[3];
-            for (int a = 0; a < 3; a++)
-                k[a] = decomp_owner(d->cut[a], d->P[a], cc[a]);
-            int r = d->rank_at[k[0] + d->P[0] * (k[1] + d->P[1] * k[2])];
-            c->dest[i] = r;
-            if (c->leavers && r != mpi_rank())
-                c->leavers[__atomic_fetch_add(&c->nleave, 1, __ATOMIC_RELAXED)] = (size_t)i;
-        }
-        if (c->mask) {
-            unsigned m = 0;
-            for (int a = 0; a < 3; a++) {
-                if (cc[a] == d->lo[a])
-                    m |= 1u << (2 * a);
-                if (cc[a] == d->hi[a] - 1)
-                    m |= 2u << (2 * a);
-                if ((d->lo[a] > 0 && cc[a] <= d->lo[a] + 1) ||
-                    (d->hi[a] < d->gd[a] && cc[a] >= d->hi[a] - 2))
-                    m |= HALO_NEAR;
-            }
-            c->mask[i] = (unsigned char)m;
-        }
+        int k[3];
+        for (int a = 0; a < 3; a++)
+            k[a] = decomp_owner(d->cut[a], d->P[a], cc[a]);
+        int r = d->rank_at[k[0] + d->P[0] * (k[1] + d->P[1] * k[2])];
+        c->dest[i] = r;
+        if (c->leavers && r != mpi_rank())
+            c->leavers[__atomic_fetch_add(&c->nleave, 1, __ATOMIC_RELAXED)] = (size_t)i;
     }
 }
 
-size_t migrate_pass(const decomp *d, const shoal_sim *s, const boid_buf *own, int *dest,
-                    unsigned char *mask, int by_row, size_t total, size_t *leavers)
+static size_t migrate_pass(const decomp *d, const shoal_sim *s, const boid_buf *own, int *dest,
+                           int by_row, size_t total, size_t *leavers)
 {
     cell_pass c = {.d = d,
                    .s = s,
                    .b = own->b,
                    .dest = dest,
-                   .mask = mask,
                    .by_row = by_row,
                    .total = total,
                    .leavers = leavers,
@@ -134,7 +117,7 @@ shoal_status migrate_boids(const decomp *d, const shoal_sim *s, boid_buf *own, b
     if (!scount || !dest || (!by_row && !leave))
         st = shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory migrating %zu boids", own->n);
     if (!st) {
-        nleave = migrate_pass(d, s, own, dest, NULL, by_row, total, leave);
+        nleave = migrate_pass(d, s, own, dest, by_row, total, leave);
         if (by_row) {
             for (size_t i = 0; i < own->n; i++)
                 scount[dest[i]]++;

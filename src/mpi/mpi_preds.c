@@ -26,25 +26,31 @@ static void pred_min(void *in, void *inout, int *len, MPI_Datatype *type)
             b[i] = a[i];
 }
 
-void preds_nearest(const shoal_sim *s, const boid_buf *own, float tgt[][3])
+void preds_nearest(const shoal_sim *s, float tgt[][3])
 {
     float pp[SHOAL_MAX_PREDATORS][3];
     int n = (int)shoal_sim_predators(s, &pp[0][0], NULL, SHOAL_MAX_PREDATORS);
     pred_best best[SHOAL_MAX_PREDATORS], all[SHOAL_MAX_PREDATORS];
+    shoal_boid_view v = shoal_sim_view(s); /* the owned boids: part_owned_range's slots */
+    size_t rows = part_owned_rows(s);
     for (int k = 0; k < n; k++) {
         best[k].d2 = INFINITY;
         best[k].row = UINT32_MAX;
         best[k].p[0] = best[k].p[1] = best[k].p[2] = 0.0f;
         const float *q = pp[k];
-        for (size_t i = 0; i < own->n; i++) {
-            const float *x = own->b[i].s;
-            float dx = x[0] - q[0], dy = x[1] - q[1], dz = x[2] - q[2];
-            float d2 = (dx * dx + dy * dy) + dz * dz;
-            uint32_t row = own->b[i].row;
-            if (d2 < best[k].d2 || (d2 == best[k].d2 && row < best[k].row)) {
-                best[k].d2 = d2;
-                best[k].row = row;
-                memcpy(best[k].p, x, sizeof best[k].p);
+        for (size_t r = 0; r < rows; r++) {
+            uint32_t b, e;
+            part_owned_range(s, r, &b, &e);
+            for (uint32_t i = b; i < e; i++) {
+                float x[3] = {v.px[i], v.py[i], v.pz[i]};
+                float dx = x[0] - q[0], dy = x[1] - q[1], dz = x[2] - q[2];
+                float d2 = (dx * dx + dy * dy) + dz * dz;
+                uint32_t row = v.row_of[i];
+                if (d2 < best[k].d2 || (d2 == best[k].d2 && row < best[k].row)) {
+                    best[k].d2 = d2;
+                    best[k].row = row;
+                    memcpy(best[k].p, x, sizeof best[k].p);
+                }
             }
         }
     }

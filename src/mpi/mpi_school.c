@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* A school stepped over the ranks (docs/ARCHITECTURE.md "MPI"): each rank's boids, the
- * decomposition they step in, the step loop (migration, re-cuts, predators, halo, the
- * library's part step), back to rows, gathering, --stats; and step/init on files. The
- * stepping itself is the library's (sim/part.h): src/mpi only moves boids. */
+ * decomposition they step in, the step loop (the one exchange of migrants and halo, re-cuts,
+ * predators, the library's part step, the one reduction), back to rows, gathering, --stats
+ * (a profile of every rank by stage); and step/init on files. The stepping itself is the
+ * library's (sim/part.h), and the boids stay in the rank's part between steps: src/mpi only
+ * moves the few that others need. */
 #include "mpi_internal.h"
+
+#include "core/profile.h"
 
 #include <limits.h>
 #include <math.h>
@@ -19,13 +23,38 @@
 #define RECUT_IMBALANCE 1.2
 #define RECUT_GROWTH 1.05
 
+/* The stages of a step beyond the sim's own (grid_assign, grid_scan, grid_scatter, forces:
+ * the names one process shows), recorded into the part's profile (--stats, --trace) and
+ * summed per rank. classify: finding the boids that others need and the next sort's keys
+ * (part_classify); halo_pack: copying them into the messages; exchange: one message to and
+ * from each neighbour (the transfer and the wait for the neighbour's previous step);
+ * halo_unpack: the arrivals into the part; reduce: the step's one reduction (the non-finite
+ * check, the jump and imbalance flags: the wait for the slowest rank); predators: their
+ * targets over the ranks; migrate: whole-school moves (start, re-cut); file_io: reading and
+ * writing states. */
+enum {
+    ST_CLASSIFY,
+    ST_PACK,
+    ST_EXCHANGE,
+    ST_UNPACK,
+    ST_REDUCE,
+    ST_PREDATORS,
+    ST_MIGRATE,
+    ST_IO,
+    ST_COUNT
+};
+static const char *const st_names[ST_COUNT] = {"classify", "halo_pack", "exchange", "halo_unpack",
+                                               "reduce",   "predators", "migrate",  "file_io"};
+#define SIM_STAGES SHOAL_SIM_STAGE_COUNT
+
 typedef struct run_stats {
     uint64_t halo_boids, migrated, recuts, steps;
-    uint64_t steps_migrating; /* steps in which some boid changed rank (with --stats) */
+    uint64_t steps_migrating; /* steps in which some boid changed rank */
+    uint64_t steps_far;       /* steps in which some boid jumped past the neighbours */
     double imbalance_sum, imbalance_max;
-    uint64_t ns_comm, ns_compute, ns_composite, ns_loop;
-    uint64_t ns_halo_hidden, ns_halo_waited; /* the halo in flight behind the interior, after */
-    uint64_t steps_split;                    /* steps whose forces ran in two parts */
+    uint64_t ns_loop;
+    uint64_t ns_stage[ST_COUNT];
+    double sim_ms[SIM_STAGES]; /* the sim's stages over the step loops */
 } run_stats;
 
 /* What a step depends on besides the boids, as this rank has it: the desc (its threads and
@@ -58,58 +87,21 @@ static uint64_t hash_sim(const shoal_sim *s)
     "the model, parameters, obstacles or checkpoint differ from rank 0's (a scene or mesh "        \
     "file that reads differently here?)"
 
-static void school_print_stats(const char *cmd, const run_stats *rs, const decomp *d, size_t total,
-                               long long steps, uint64_t ns_io, const shoal_sim *s)
-{
-    uint64_t loc[6] = {rs->ns_comm, rs->ns_compute,     rs->ns_composite,
-                       rs->ns_loop, rs->ns_halo_hidden, rs->ns_halo_waited},
-             mx[6], sum[6];
-    MPI_Reduce(loc, mx, 6, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
-    MPI_Reduce(loc, sum, 6, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-    uint64_t cnt[2] = {rs->halo_boids, rs->migrated}, cs[2];
-    MPI_Reduce(cnt, cs, 2, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (mpi_rank() != 0)
-        return;
-    double k = steps > 0 ? (double)steps : 1.0;
-    int threads = part_thread_count(s);
-    fprintf(stderr,
-            "shoal %s (MPI): %d ranks as %dx%dx%d bricks, %d threads per rank, %zu boids, "
-            "%lld steps, %zu bytes per boid on the wire\n",
-            cmd, mpi_size(), d->P[0], d->P[1], d->P[2], threads, total, steps, sizeof(part_boid));
-    fprintf(stderr,
-            "  per step (all ranks): halo %.0f boids sent (%.0f bytes), %.1f boids migrated "
-            "(in %llu of %lld steps)\n",
-            (double)cs[0] / k, (double)cs[0] * sizeof(part_boid) / k, (double)cs[1] / k,
-            (unsigned long long)rs->steps_migrating, steps > 0 ? steps - 1 : 0);
-    fprintf(stderr, "  imbalance (max/mean boids per rank): mean %.3f, max %.3f; %llu re-cuts\n",
-            rs->steps ? rs->imbalance_sum / (double)rs->steps : 1.0, rs->imbalance_max,
-            (unsigned long long)rs->recuts);
-    double comm = (double)sum[0], comp = (double)sum[1];
-    fprintf(stderr,
-            "  time per step: compute %.3f ms (slowest rank), communication %.3f ms (slowest "
-            "rank); communication share %.1f%% (mean over ranks); file I/O %.1f ms in all\n",
-            (double)mx[1] * 1e-6 / k, (double)mx[0] * 1e-6 / k,
-            comm + comp > 0 ? 100.0 * comm / (comm + comp) : 0.0, (double)ns_io * 1e-6);
-    fprintf(stderr, "  wall per step: %.3f ms (the slowest rank's loop over the steps / steps)\n",
-            (double)mx[3] * 1e-6 / k);
-    double rk = (double)mpi_size() * k;
-    fprintf(stderr,
-            "  halo overlap: %llu of %lld steps with the interior's forces while the halo moved; "
-            "per step the halo was in flight %.3f ms behind them and waited for %.3f ms after "
-            "(mean over ranks; slowest rank %.3f and %.3f)\n",
-            (unsigned long long)rs->steps_split, steps, (double)sum[4] * 1e-6 / rk,
-            (double)sum[5] * 1e-6 / rk, (double)mx[4] * 1e-6 / k, (double)mx[5] * 1e-6 / k);
-}
+#define SCHOOL_DIFFERS                                                                             \
+    "the model, parameters, obstacles or checkpoint differ from rank 0's (a scene or mesh "        \
+    "file that reads differently here?)"
 
 /* The rank's part of a school and the decomposition it steps in. Made from this rank's
- * rows (any rows: the first start migrates every boid to the rank owning its cell). */
+ * rows (any rows: the first start migrates every boid to the rank owning its cell). Once
+ * started the boids live in the part (s); `own` is then scratch for whole-school moves. */
 struct mpi_school {
     shoal_sim_desc d;
     shoal_sim *s; /* the part (sim/part.h): predators, targets and time are replicated */
-    boid_buf own, all, tmp;
-    boid_buf res, near;    /* a split step: the new state, the boundary layers' boids */
-    unsigned char *mask;   /* per owned boid: its halo sides and HALO_NEAR */
-    int overlap;           /* split steps (SHOAL_MPI_OVERLAP=0: not) */
+    boid_buf own, tmp;
+    xchg x;                /* the step's exchange */
+    int pending;           /* x holds the classification of the current state */
+    int far;               /* ... and some rank has a boid for a rank beyond its neighbours */
+    double imb;            /* the imbalance of the last step (every rank's) */
     files_out o_ck, o_out; /* staged outputs (mpi_school_stage) */
     int have_ck, have_out;
     size_t total;
@@ -119,24 +111,150 @@ struct mpi_school {
     double base;    /* the imbalance after the last cut */
     long long steps_done;
     run_stats rs;
+    shoal_profile *prof; /* where the stage ids below are */
+    int stage_id[ST_COUNT];
     float tgt[SHOAL_MAX_PREDATORS][3];
 };
+
+/* Stage `k` took [t0, t1): into the part's profile (statistics and the trace, on thread 0's
+ * track) and this rank's sums. */
+static void school_stage(mpi_school *m, int k, uint64_t t0, uint64_t t1)
+{
+    prof *p = shoal_sim_get_profile(m->s);
+    if (p != m->prof) {
+        m->prof = p;
+        for (int i = 0; i < ST_COUNT; i++)
+            m->stage_id[i] = prof_stage(p, "mpi", st_names[i]);
+    }
+    if (m->started) /* (the first cut, before any step, is not a step's cost) */
+        m->rs.ns_stage[k] += t1 - t0;
+    if (m->stage_id[k] >= 0 && prof_on(p, PROF_STATS)) {
+        prof_stage_define(p, m->stage_id[k], "mpi", st_names[k]);
+        prof_stage_call(p, m->stage_id[k], t1 - t0);
+    }
+    if (prof_on(p, PROF_TRACE))
+        prof_trace_span(p, 0, st_names[k], m->steps_done + 1, t0, t1);
+}
+
+static void sim_stage_ms(const shoal_sim *s, double ms[SIM_STAGES])
+{
+    shoal_stage_stats st[SIM_STAGES];
+    size_t n = shoal_sim_get_stats(s, st, SIM_STAGES);
+    for (size_t k = 0; k < SIM_STAGES; k++)
+        ms[k] = k < n ? st[k].total_ms : 0.0;
+}
+
+/* --stats: the decomposition's numbers (slowest rank, sums over ranks) and a profile of
+ * every rank by stage, ms per step. Collective. */
+static void school_print_stats(const char *cmd, mpi_school *m, long long steps)
+{
+    const run_stats *rs = &m->rs;
+    const decomp *d = &m->dd;
+    enum { NV = SIM_STAGES + ST_COUNT + 6 };
+    double v[NV], *all = NULL;
+    for (int k = 0; k < SIM_STAGES; k++)
+        v[k] = rs->sim_ms[k];
+    for (int k = 0; k < ST_COUNT; k++)
+        v[SIM_STAGES + k] = (double)rs->ns_stage[k] * 1e-6;
+    v[SIM_STAGES + ST_IO] = (double)m->ns_io * 1e-6;
+    v[NV - 6] = (double)rs->ns_loop * 1e-6;
+    v[NV - 5] = (double)(m->started ? part_owned_count(m->s) : m->own.n);
+    v[NV - 4] = (double)rs->halo_boids;
+    v[NV - 3] = (double)rs->migrated;
+    v[NV - 2] = rs->imbalance_sum;
+    v[NV - 1] = rs->imbalance_max;
+    int R = mpi_size();
+    if (mpi_rank() == 0)
+        all = malloc((size_t)R * NV * sizeof *all);
+    MPI_Gather(v, NV, MPI_DOUBLE, all, NV, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (mpi_rank() != 0)
+        return;
+    if (!all) {
+        fprintf(stderr, "shoal %s (MPI): out of memory for the statistics\n", cmd);
+        return;
+    }
+    double k = steps > 0 ? (double)steps : 1.0;
+    double halo = 0, migr = 0, comp_max = 0, comm_max = 0, loop_max = 0, comm_sum = 0, comp_sum = 0,
+           io_max = 0;
+    for (int r = 0; r < R; r++) {
+        const double *x = all + (size_t)r * NV;
+        double comp = 0, comm = 0;
+        for (int q = 0; q < SIM_STAGES; q++)
+            comp += x[q];
+        for (int q = 0; q < ST_COUNT; q++)
+            if (q != ST_IO)
+                comm += x[SIM_STAGES + q];
+        comp_max = comp > comp_max ? comp : comp_max;
+        comm_max = comm > comm_max ? comm : comm_max;
+        comp_sum += comp;
+        comm_sum += comm;
+        loop_max = x[NV - 6] > loop_max ? x[NV - 6] : loop_max;
+        io_max = x[SIM_STAGES + ST_IO] > io_max ? x[SIM_STAGES + ST_IO] : io_max;
+        halo += x[NV - 4];
+        migr += x[NV - 3];
+    }
+    int threads = part_thread_count(m->s);
+    fprintf(stderr,
+            "shoal %s (MPI): %d ranks as %dx%dx%d bricks, %d threads per rank, %zu boids, "
+            "%lld steps, %zu bytes per boid on the wire\n",
+            cmd, R, d->P[0], d->P[1], d->P[2], threads, m->total, steps, sizeof(part_boid));
+    fprintf(stderr,
+            "  per step (all ranks): halo %.0f boids sent (%.0f bytes), %.1f boids migrated "
+            "(in %llu of %lld steps)\n",
+            halo / k, halo * sizeof(part_boid) / k, migr / k,
+            (unsigned long long)rs->steps_migrating, steps);
+    fprintf(stderr,
+            "  boids that jumped past the neighbouring bricks (sent all to all) in %llu steps\n",
+            (unsigned long long)rs->steps_far);
+    fprintf(stderr, "  imbalance (max/mean boids per rank): mean %.3f, max %.3f; %llu re-cuts\n",
+            rs->steps ? rs->imbalance_sum / (double)rs->steps : 1.0, rs->imbalance_max,
+            (unsigned long long)rs->recuts);
+    fprintf(stderr,
+            "  time per step: compute %.3f ms (slowest rank), communication %.3f ms (slowest "
+            "rank); communication share %.1f%% (mean over ranks); file I/O %.1f ms in all\n",
+            comp_max / k, comm_max / k,
+            comm_sum + comp_sum > 0 ? 100.0 * comm_sum / (comm_sum + comp_sum) : 0.0, io_max);
+    fprintf(stderr, "  wall per step: %.3f ms (the slowest rank's loop over the steps / steps)\n",
+            loop_max / k);
+    /* the profile of every rank: what one process shows (the sim's stages), then MPI's */
+    fprintf(stderr, "  per rank, ms per step (compute: the sim's stages; communication: MPI's):\n");
+    fprintf(stderr, "  %4s", "rank");
+    for (int q = 0; q < SIM_STAGES; q++)
+        fprintf(stderr, " %12s", shoal_sim_stage_name((shoal_sim_stage)q));
+    for (int q = 0; q < ST_COUNT; q++)
+        if (q != ST_IO)
+            fprintf(stderr, " %11s", st_names[q]);
+    fprintf(stderr, " %9s %9s %9s %10s\n", "step", "boids", "halo", "file_io_ms");
+    for (int r = 0; r < R; r++) {
+        const double *x = all + (size_t)r * NV;
+        fprintf(stderr, "  %4d", r);
+        for (int q = 0; q < SIM_STAGES; q++)
+            fprintf(stderr, " %12.3f", x[q] / k);
+        for (int q = 0; q < ST_COUNT; q++)
+            if (q != ST_IO)
+                fprintf(stderr, " %11.3f", x[SIM_STAGES + q] / k);
+        fprintf(stderr, " %9.3f %9.0f %9.0f %10.1f\n", x[NV - 6] / k, x[NV - 5], x[NV - 4] / k,
+                x[SIM_STAGES + ST_IO]);
+    }
+    free(all);
+}
 
 /* A school of d->boid_count boids from this rank's own boids b (taken over; n of them). */
 static shoal_status school_create(const shoal_sim_desc *d, part_boid *b, size_t n, mpi_school **out,
                                   shoal_error *e)
 {
     *out = NULL;
-    mpi_school *m = calloc(1, sizeof *m);
+    /* (aligned: the exchange's per-thread lists are a cache line each) */
+    mpi_school *m = aligned_alloc(_Alignof(mpi_school), sizeof *m);
+    if (m)
+        memset(m, 0, sizeof *m);
     shoal_status st =
         m ? SHOAL_OK : shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for the school");
     if (!st) {
         m->d = *d;
         m->total = d->boid_count;
         m->dd.cart = MPI_COMM_NULL;
-        m->base = 1.0;
-        const char *ov = getenv("SHOAL_MPI_OVERLAP");
-        m->overlap = !(ov && strcmp(ov, "0") == 0);
+        m->base = m->imb = 1.0;
         m->preds = d->params.predator_count > 0;
         m->own.b = b;
         m->own.n = m->own.cap = n;
@@ -153,6 +271,69 @@ static shoal_status school_create(const shoal_sim_desc *d, part_boid *b, size_t 
     return SHOAL_OK;
 }
 
+/* The rank's owned boids as one array (m->own): the part's when started (a copy; the part
+ * keeps them), else the rows it was made from. Returns NULL when out of memory (this
+ * rank's failure: agree it). */
+static boid_buf *school_own(mpi_school *m)
+{
+    if (!m->started)
+        return &m->own;
+    size_t n = part_owned_count(m->s);
+    if (!boid_buf_reserve(&m->own, n))
+        return NULL;
+    part_owned(m->s, m->own.b);
+    m->own.n = n;
+    return &m->own;
+}
+
+/* Classify the current state for the next exchange (after a load: every boid is owned and
+ * a stayer, so none jumps). Agreed. */
+static shoal_status school_classify_current(mpi_school *m, shoal_error *e)
+{
+    int far = 0;
+    uint64_t halo, migrated;
+    shoal_status st = xchg_classify(&m->x, &m->dd, m->s, 0, &far, &halo, &migrated);
+    if (st)
+        shoal_error_set(e, st, "out of memory finding the halo");
+    else if (far || migrated)
+        st = shoal_error_set(e, SHOAL_ERR_INPUT, "internal: a boid outside its brick after a load");
+    m->far = 0;
+    m->pending = !st;
+    return comm_agree(st, e);
+}
+
+/* Cut the bricks from the boids per cell plane, send every boid (m->own, or the part's
+ * with `from_part`) to the rank owning its cell and load them into the part: the state of a
+ * step's start, with no halo yet. Collective; agreed. */
+static shoal_status school_cut(mpi_school *m, int from_part, shoal_error *e)
+{
+    uint64_t t0 = shoal_profile_now_ns(), moved = 0;
+    boid_buf *own = from_part ? school_own(m) : &m->own;
+    shoal_status st = comm_agree(
+        own ? SHOAL_OK : shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for the boids"), e);
+    if (st)
+        return st;
+    decomp_recut(&m->dd, m->s, own);
+    st = migrate_boids(&m->dd, m->s, own, &m->tmp, 0, m->total, &moved, e);
+    if (!st) {
+        m->rs.migrated += m->started ? moved : 0;
+        st = part_set_box(m->s, m->dd.lo, m->dd.hi, e);
+        if (!st)
+            st = part_load(m->s, own->b, own->n, e);
+        st = comm_agree(st, e);
+    }
+    if (!st)
+        m->base = m->imb = decomp_imbalance(own->n, m->total);
+    m->pending = 0;
+    school_stage(m, ST_MIGRATE, t0, shoal_profile_now_ns());
+    if (!st && mpi_size() > 1) {
+        uint64_t t1 = shoal_profile_now_ns();
+        st = school_classify_current(m, e);
+        school_stage(m, ST_CLASSIFY, t1, shoal_profile_now_ns());
+    }
+    return st;
+}
+
 /* The decomposition: the rank grid, the first cut by count and every boid to its brick. */
 static shoal_status school_start(mpi_school *m, shoal_error *e)
 {
@@ -163,218 +344,146 @@ static shoal_status school_start(mpi_school *m, shoal_error *e)
     shoal_status st = comm_same_as_rank0(hash_sim(m->s), SCHOOL_DIFFERS, e);
     if (st)
         return st;
+    comm_check_cores(part_thread_count(m->s));
     int32_t gd[3] = {1, 1, 1};
     part_grid_dims(m->s, gd);
     st = comm_agree(decomp_create(&m->dd, gd, e), e);
-    uint64_t moved = 0;
-    if (!st) {
-        decomp_recut(&m->dd, m->s, &m->own);
-        st = migrate_boids(&m->dd, m->s, &m->own, &m->tmp, 0, m->total, &moved, e);
-        m->base = decomp_imbalance(m->own.n, m->total);
-    }
+    if (!st)
+        st = school_cut(m, 0, e);
     m->started = !st;
     return st;
 }
 
-static int any_neighbour(const decomp *d)
-{
-    for (int k = 0; k < 27; k++)
-        if (d->nbr[k] != MPI_PROC_NULL)
-            return 1;
-    return 0;
-}
-
-/* The lowest non-finite row of any rank: the error of the step (agreed: every rank sees the
- * same minimum). step: the step's number in this call. */
-static shoal_status school_bad(mpi_school *m, uint32_t bad, long long step, shoal_error *e)
-{
-    uint32_t bad_all = UINT32_MAX;
-    MPI_Allreduce(&bad, &bad_all, 1, MPI_UINT32_T, MPI_MIN, MPI_COMM_WORLD);
-    if (bad_all == UINT32_MAX)
-        return SHOAL_OK;
-    return shoal_error_set(e, SHOAL_ERR_NONFINITE,
-                           "non-finite value in boid %u (input row) at step %llu "
-                           "(t = %.6f s); state left as before that step",
-                           bad_all, (unsigned long long)step, shoal_sim_time(m->s));
-}
-
-/* The forces of every owned boid in one part_step, after the whole halo arrived: one rank,
- * a rank grid of one brick (no halo), or SHOAL_MPI_OVERLAP=0 (for measurements). */
-static shoal_status school_forces_whole(mpi_school *m, halo_xfer *hx, long long step,
-                                        shoal_error *e)
-{
-    run_stats *rs = &m->rs;
-    halo_end(hx); /* the whole halo first */
-    rs->ns_halo_waited += hx->ns_waited;
-    uint64_t t1 = shoal_profile_now_ns();
-    shoal_status st = part_set_box(m->s, m->dd.lo, m->dd.hi, e);
-    if (!st)
-        st = part_load(m->s, m->own.b, m->own.n, m->all.b, m->all.n, e);
-    if ((st = comm_agree(st, e)))
-        return st;
-    uint32_t bad = part_step(m->s);
-    uint64_t t2 = shoal_profile_now_ns();
-    if ((st = school_bad(m, bad, step, e)))
-        return st;
-    uint64_t t3 = shoal_profile_now_ns();
-    if (m->preds && mpi_size() == 1)
-        part_predator_targets(m->s, m->tgt);
-    size_t got = part_extract(m->s, m->own.b);
-    if (got == SIZE_MAX) /* out of memory (the offsets of its rows) */
-        st = shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory extracting the boids");
-    if ((st = comm_agree(st, e)))
-        return st;
-    m->own.n = got;
-    uint64_t t4 = shoal_profile_now_ns();
-    rs->ns_compute += (t2 - t1) + (t4 - t3);
-    rs->ns_comm += t3 - t2;
-    return SHOAL_OK;
-}
-
-/* A brick with neighbours, its halo in flight (hx): first the interior cells, whose 27
- * neighbour cells are all the brick's own (every owned boid loaded, forces on the interior
- * box: cells at least one layer from each face that has a neighbour), polling the halo
- * between chunks; then, the halo arrived, the boundary cells with what they reach (the
- * owned boids within two layers of such a face, HALO_NEAR, and the halo; forces on the
- * whole brick, kept for the boundary cells only). Each boid sums exactly the candidates of
- * one process in its order, so the bits are those of a single part_step. */
-static shoal_status school_forces_split(mpi_school *m, halo_xfer *hx, long long step,
-                                        shoal_error *e)
-{
-    run_stats *rs = &m->rs;
-    const decomp *d = &m->dd;
-    int32_t ilo[3], ihi[3];
-    int interior = 1;
-    for (int a = 0; a < 3; a++) {
-        ilo[a] = d->lo[a] + (d->lo[a] > 0);
-        ihi[a] = d->hi[a] - (d->hi[a] < d->gd[a]);
-        interior &= ilo[a] < ihi[a];
-    }
-    uint64_t t1 = shoal_profile_now_ns();
-    shoal_status st =
-        boid_buf_reserve(&m->res, m->own.n) && boid_buf_reserve(&m->near, m->own.n)
-            ? SHOAL_OK
-            : shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for %zu boids", m->own.n);
-    uint32_t bad = UINT32_MAX;
-    size_t na = 0;
-    if (!st && interior) {
-        st = part_set_box(m->s, ilo, ihi, e);
-        if (!st)
-            st = part_load(m->s, m->own.b, m->own.n, NULL, 0, e);
-    }
-    if ((st = comm_agree(st, e))) {
-        halo_end(hx); /* the messages are posted: take them before leaving */
-        return st;
-    }
-    if (interior) {
-        part_set_poll(m->s, halo_poll, hx);
-        bad = part_step(m->s);
-        part_set_poll(m->s, NULL, NULL);
-        na = part_extract(m->s, m->res.b);
-    }
-    uint64_t t2 = shoal_profile_now_ns();
-    halo_end(hx);
-    uint64_t t3 = shoal_profile_now_ns();
-    uint64_t arrived = hx->t_arrived < t2 ? hx->t_arrived : t2;
-    rs->ns_halo_hidden += arrived > t1 ? arrived - t1 : 0;
-    rs->ns_halo_waited += t3 - t2;
-    size_t nn = 0;
-    for (size_t i = 0; i < m->own.n; i++)
-        if (m->mask[i] & HALO_NEAR)
-            m->near.b[nn++] = m->own.b[i];
-    st = na == SIZE_MAX ? shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory extracting the boids")
-                        : SHOAL_OK;
-    if (!st)
-        st = part_set_box(m->s, d->lo, d->hi, e);
-    if (!st)
-        st = part_load(m->s, m->near.b, nn, m->all.b, m->all.n, e);
-    if ((st = comm_agree(st, e)))
-        return st;
-    (void)part_step(m->s); /* its second layer's sums lack the interior: not kept */
-    static const int32_t none[3] = {0, 0, 0};
-    uint32_t bad_b = UINT32_MAX;
-    size_t nb = part_extract_outside(m->s, interior ? ilo : none, interior ? ihi : none,
-                                     m->res.b + na, &bad_b);
-    bad = bad_b < bad ? bad_b : bad;
-    if (nb == SIZE_MAX)
-        st = shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory extracting the boids");
-    else if (na + nb != m->own.n) /* every owned boid is in an interior or a boundary cell */
-        st = shoal_error_set(e, SHOAL_ERR_INPUT, "internal: %zu + %zu boids after a step of %zu",
-                             na, nb, m->own.n);
-    uint64_t t4 = shoal_profile_now_ns();
-    if ((st = comm_agree(st, e)))
-        return st;
-    if ((st = school_bad(m, bad, step, e)))
-        return st;
-    m->res.n = na + nb;
-    boid_buf t = m->own;
-    m->own = m->res;
-    m->res = t;
-    uint64_t t5 = shoal_profile_now_ns();
-    rs->ns_compute += (t2 - t1) + (t4 - t3);
-    rs->ns_comm += (t3 - t2) + (t5 - t4);
-    rs->steps_split++;
-    return SHOAL_OK;
-}
+/* The step's one reduction (every rank's maximum of each): the lowest non-finite row (as
+ * UINT32_MAX - row), a jump past the neighbours, the owned count (the imbalance), a
+ * migrant, a failure. */
+enum { RD_BAD, RD_FAR, RD_OWN, RD_MOVED, RD_FAIL, RD_COUNT };
 
 static shoal_status school_step(mpi_school *m, long long steps, shoal_error *e)
 {
     shoal_status st = school_start(m, e);
+    if (st)
+        return st;
     run_stats *rs = &m->rs;
-    uint64_t moved = 0, t_loop = shoal_profile_now_ns();
+    const int R = mpi_size();
+    double sim0[SIM_STAGES], sim1[SIM_STAGES];
+    sim_stage_ms(m->s, sim0);
+    uint64_t t_loop = shoal_profile_now_ns();
     for (long long k = 0; k < steps && !st; k++) {
-        uint64_t t0 = shoal_profile_now_ns();
-        if (m->steps_done > 0) { /* the last step moved boids across brick faces */
-            st = migrate_boids(&m->dd, m->s, &m->own, &m->tmp, 0, m->total, &moved, e);
-            if (st)
+        shoal_status lst = SHOAL_OK; /* this rank's failure, agreed by the reduction */
+        shoal_error le;
+        if (R > 1 && m->imb > RECUT_IMBALANCE && m->imb > m->base * RECUT_GROWTH) {
+            if ((st = school_cut(m, 1, e)))
                 break;
-            rs->migrated += moved;
-            if (m->stats) {
-                unsigned long long mv = moved, all_m = 0;
-                MPI_Allreduce(&mv, &all_m, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-                rs->steps_migrating += all_m > 0;
-            }
-        }
-        double imb = decomp_imbalance(m->own.n, m->total);
-        if (imb > RECUT_IMBALANCE && imb > m->base * RECUT_GROWTH) {
-            decomp_recut(&m->dd, m->s, &m->own);
-            st = migrate_boids(&m->dd, m->s, &m->own, &m->tmp, 0, m->total, &moved, e);
-            if (st)
-                break;
-            rs->migrated += moved;
             rs->recuts++;
-            imb = m->base = decomp_imbalance(m->own.n, m->total);
         }
-        rs->imbalance_sum += imb;
-        rs->imbalance_max = imb > rs->imbalance_max ? imb : rs->imbalance_max;
-        if (m->preds && mpi_size() > 1 && m->d.params.predator_chase >= 1.0f) {
-            float centre[3] = {0, 0, 0};
-            st = preds_centre(m->s, &m->own, m->total, centre, e);
+        if (R > 1 && !m->pending) {
+            uint64_t t0 = shoal_profile_now_ns();
+            st = school_classify_current(m, e);
+            school_stage(m, ST_CLASSIFY, t0, shoal_profile_now_ns());
             if (st)
                 break;
-            for (int q = 0; q < m->d.params.predator_count; q++)
-                memcpy(m->tgt[q], centre, sizeof centre);
-        } else if (m->preds && mpi_size() > 1) {
-            preds_nearest(m->s, &m->own, m->tgt);
         }
-        uint64_t sent = 0;
-        halo_xfer hx;
-        st = halo_begin(&hx, &m->dd, m->s, &m->own, &m->all, &m->tmp, &m->mask, &sent, e);
-        if (st)
+        if (R > 1) {
+            /* the boids others need: to each neighbour one message, migrants and halo */
+            uint64_t t0 = shoal_profile_now_ns();
+            lst = xchg_pack(&m->x, m->s, &le);
+            uint64_t t1 = shoal_profile_now_ns();
+            school_stage(m, ST_PACK, t0, t1);
+            shoal_error xe;
+            shoal_status xst = xchg_run(&m->x, m->s, m->far, &xe);
+            uint64_t t2 = shoal_profile_now_ns();
+            school_stage(m, ST_EXCHANGE, t1, t2);
+            if (xst && m->x.agreed) {
+                *e = xe;
+                st = xst;
+                break;
+            }
+            if (!lst && xst) {
+                lst = xst;
+                le = xe;
+            }
+            if (!lst)
+                lst = part_append(m->s, m->x.in.b, m->x.in.n, &le);
+            school_stage(m, ST_UNPACK, t2, shoal_profile_now_ns());
+            m->pending = 0;
+        }
+        /* one sort of the owned boids and the halo, the forces of the owned cells */
+        uint32_t bad = lst ? UINT32_MAX : part_step(m->s);
+        if (m->preds) {
+            uint64_t t0 = shoal_profile_now_ns();
+            if (R == 1) {
+                part_predator_targets(m->s, m->tgt);
+            } else if (m->d.params.predator_chase >= 1.0f) {
+                float centre[3] = {0, 0, 0};
+                boid_buf *own = school_own(m);
+                shoal_status pst = comm_agree(
+                    own ? SHOAL_OK
+                        : shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for the boids"),
+                    e);
+                if (!pst)
+                    pst = preds_centre(m->s, own, m->total, centre, e);
+                if ((st = pst))
+                    break;
+                for (int q = 0; q < m->d.params.predator_count; q++)
+                    memcpy(m->tgt[q], centre, sizeof centre);
+            } else {
+                preds_nearest(m->s, m->tgt);
+            }
+            school_stage(m, ST_PREDATORS, t0, shoal_profile_now_ns());
+        }
+        uint32_t bad_all = bad;
+        if (R > 1) {
+            /* the new state's boids that others need, before anyone commits a step that
+             * failed somewhere */
+            uint64_t t0 = shoal_profile_now_ns();
+            int far = 0;
+            uint64_t halo = 0, migrated = 0;
+            if (!lst && bad == UINT32_MAX &&
+                xchg_classify(&m->x, &m->dd, m->s, 1, &far, &halo, &migrated))
+                lst = shoal_error_set(&le, SHOAL_ERR_NOMEM, "out of memory finding the halo");
+            uint64_t t1 = shoal_profile_now_ns();
+            school_stage(m, ST_CLASSIFY, t0, t1);
+            uint64_t v[RD_COUNT] = {UINT32_MAX - (uint64_t)bad, (uint64_t)far,
+                                    (uint64_t)part_owned_count(m->s), migrated > 0, lst != 0},
+                     w[RD_COUNT];
+            MPI_Allreduce(v, w, RD_COUNT, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+            school_stage(m, ST_REDUCE, t1, shoal_profile_now_ns());
+            if (w[RD_FAIL]) {
+                if (lst)
+                    *e = le;
+                st = comm_agree(lst, e);
+                m->pending = 0;
+                break;
+            }
+            bad_all = (uint32_t)(UINT32_MAX - w[RD_BAD]);
+            m->far = w[RD_FAR] != 0;
+            m->imb = (double)w[RD_OWN] * R / (double)m->total;
+            rs->halo_boids += halo;
+            rs->migrated += migrated;
+            rs->steps_migrating += w[RD_MOVED] != 0;
+            rs->steps_far += m->far;
+        }
+        if (bad_all != UINT32_MAX) {
+            m->pending = 0;
+            st = shoal_error_set(e, SHOAL_ERR_NONFINITE,
+                                 "non-finite value in boid %u (input row) at step %llu "
+                                 "(t = %.6f s); state left as before that step",
+                                 bad_all, (unsigned long long)k + 1, shoal_sim_time(m->s));
             break;
-        rs->halo_boids += sent;
-        uint64_t t1 = shoal_profile_now_ns();
-        rs->ns_comm += t1 - t0;
-        /* with neighbours: the interior's forces while the halo moves, then the boundary */
-        st = any_neighbour(&m->dd) && m->overlap ? school_forces_split(m, &hx, k + 1, e)
-                                                 : school_forces_whole(m, &hx, k + 1, e);
-        if (st)
-            break;
+        }
+        part_commit(m->s);
         part_finish_step(m->s, m->tgt);
+        m->pending = R > 1;
+        rs->imbalance_sum += m->imb;
+        rs->imbalance_max = m->imb > rs->imbalance_max ? m->imb : rs->imbalance_max;
         rs->steps++;
         m->steps_done++;
     }
     rs->ns_loop += shoal_profile_now_ns() - t_loop;
+    sim_stage_ms(m->s, sim1);
+    for (int q = 0; q < SIM_STAGES; q++)
+        rs->sim_ms[q] += sim1[q] - sim0[q];
     return st;
 }
 
@@ -389,9 +498,15 @@ static shoal_status school_rows(mpi_school *m, float **rows_res, size_t *first_o
            n = comm_range_first(m->total, mpi_rank() + 1) - first;
     /* a school never stepped (init) holds its rows as it was made: rank k those it writes;
      * one that stepped sends every boid to the rank that writes its row */
-    shoal_status st = m->started
-                          ? migrate_boids(&m->dd, m->s, &m->own, &m->tmp, 1, m->total, &moved, e)
-                          : comm_same_as_rank0(hash_sim(m->s), SCHOOL_DIFFERS, e);
+    uint64_t t0 = shoal_profile_now_ns();
+    boid_buf *own = school_own(m);
+    shoal_status st = comm_agree(
+        own ? SHOAL_OK : shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for the boids"), e);
+    if (!st)
+        st = m->started ? migrate_boids(&m->dd, m->s, own, &m->tmp, 1, m->total, &moved, e)
+                        : comm_same_as_rank0(hash_sim(m->s), SCHOOL_DIFFERS, e);
+    if (m->started)
+        school_stage(m, ST_MIGRATE, t0, shoal_profile_now_ns());
     if (!st) {
         rows = malloc(n * 6 * sizeof(float) + 1);
         if (!rows || m->own.n != n)
@@ -426,11 +541,8 @@ void mpi_school_destroy(mpi_school *m)
         return;
     school_abort_outputs(m);
     boid_buf_free(&m->own);
-    boid_buf_free(&m->all);
     boid_buf_free(&m->tmp);
-    boid_buf_free(&m->res);
-    boid_buf_free(&m->near);
-    free(m->mask);
+    xchg_free(&m->x);
     decomp_free(&m->dd);
     shoal_sim_destroy(m->s);
     free(m);
@@ -472,10 +584,17 @@ shoal_status mpi_school_step(mpi_school *m, long long steps, shoal_error *e)
     return school_step(m, steps, e);
 }
 
-size_t mpi_school_local_count(const mpi_school *m) { return m->own.n; }
+size_t mpi_school_local_count(const mpi_school *m)
+{
+    return m->started ? part_owned_count(m->s) : m->own.n;
+}
 
 void mpi_school_local(const mpi_school *m, float *const soa[6], uint32_t *row)
 {
+    if (m->started) {
+        part_owned_soa(m->s, soa, row);
+        return;
+    }
     for (size_t i = 0; i < m->own.n; i++) {
         for (int k = 0; k < 6; k++)
             soa[k][i] = m->own.b[i].s[k];
@@ -496,19 +615,22 @@ static shoal_status school_gather(mpi_school *m, float *rows, shoal_error *e)
         if (!cnt || !all)
             st = shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory gathering %zu boids", m->total);
     }
-    if (m->own.n > INT_MAX)
+    boid_buf *own = school_own(m);
+    if (!own)
+        st = shoal_error_set(e, SHOAL_ERR_NOMEM, "out of memory for the boids");
+    else if (own->n > INT_MAX)
         st = shoal_error_set(e, SHOAL_ERR_INPUT, "%zu boids on one rank: too many to gather",
-                             m->own.n);
+                             own->n);
     st = comm_agree(st, e);
     if (!st) {
-        int mine = (int)m->own.n;
+        int mine = (int)own->n;
         MPI_Gather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, 0, MPI_COMM_WORLD);
         if (mpi_rank() == 0)
             for (int r = 0, at = 0; r < mpi_size(); r++) {
                 cnt[mpi_size() + r] = at;
                 at += cnt[r];
             }
-        MPI_Gatherv(m->own.b, mine, comm_boid_type(), all, cnt, cnt ? cnt + mpi_size() : NULL,
+        MPI_Gatherv(own->b, mine, comm_boid_type(), all, cnt, cnt ? cnt + mpi_size() : NULL,
                     comm_boid_type(), 0, MPI_COMM_WORLD);
         if (mpi_rank() == 0)
             for (size_t i = 0; i < m->total; i++)
@@ -533,7 +655,7 @@ void mpi_school_print_stats(mpi_school *m, const char *cmd)
                  mpi_size());
         shoal_profile_write_table(shoal_sim_get_profile(m->s), stderr, title, 1);
     }
-    school_print_stats(cmd, &m->rs, &m->dd, m->total, (long long)m->rs.steps, m->ns_io, m->s);
+    school_print_stats(cmd, m, (long long)m->rs.steps);
 }
 
 /* A school from the rows this rank read (b, n of total), d's count replaced by total. */
@@ -595,7 +717,9 @@ shoal_status mpi_school_stage(mpi_school *m, const char *out, const char *ckpt, 
     if (st)
         school_abort_outputs(m);
     free(rows);
-    m->ns_io += shoal_profile_now_ns() - t0;
+    uint64_t t1 = shoal_profile_now_ns();
+    m->ns_io += t1 - t0;
+    school_stage(m, ST_IO, t0, t1);
     return st;
 }
 
@@ -632,7 +756,9 @@ shoal_status mpi_school_write_frame(mpi_school *m, const char *path, double time
         !(st = files_out_write(&o, rows, first, n, e)))
         st = files_out_commit(&o, e);
     free(rows);
-    m->ns_io += shoal_profile_now_ns() - t0;
+    uint64_t t1 = shoal_profile_now_ns();
+    m->ns_io += t1 - t0;
+    school_stage(m, ST_IO, t0, t1);
     return st;
 }
 

@@ -3,12 +3,13 @@
  * stored as float), the viewport and guard-band constants, the frustum planes used by the
  * bounding-sphere cull, and auto-framing of a point set. Owns no state. */
 #include "render/render_internal.h"
+#include "core/check.h"
 
 #include <math.h>
 
 SHOAL_API shoal_camera shoal_camera_default(void)
 {
-    shoal_camera c = {{0.0f, 0.0f, 75.0f}, {0.0f, 0.0f, 0.0f}, 60.0f, 0.1f, 2000.0f};
+    shoal_camera c = {{0.0f, 0.0f, 75.0f}, {0.0f, 0.0f, 0.0f}, 60.0f, 0.1f, 2000.0f, 0.0f};
     return c;
 }
 
@@ -38,6 +39,10 @@ shoal_status camera_validate(const shoal_camera *cam, shoal_error *err)
     if (!(cam->far > cam->near) || !isfinite(cam->far))
         return shoal_error_set(err, SHOAL_ERR_INPUT, "camera: far %g must be > near %g",
                                (double)cam->far, (double)cam->near);
+    if (!(cam->ortho_height >= 0.0f) || !isfinite(cam->ortho_height))
+        return shoal_error_set(err, SHOAL_ERR_INPUT,
+                               "camera: ortho_height %g must be finite and >= 0 (0: perspective)",
+                               (double)cam->ortho_height);
     return SHOAL_OK;
 }
 
@@ -75,6 +80,18 @@ void camera_setup(const shoal_camera *cam, int width, int height, frame_consts *
     double P[16] = {
         1.0 / (t * aspect),      0, 0, 0,    0, 1.0 / t, 0, 0, 0, 0, (fa + n) / (n - fa),
         2.0 * fa * n / (n - fa), 0, 0, -1.0, 0};
+    fc->ortho = cam->ortho_height > 0.0f;
+    if (fc->ortho) {
+        /* glOrtho(-w/2, w/2, -h/2, h/2, near, far): w_clip = 1 */
+        double hh = 0.5 * (double)cam->ortho_height, hw = hh * aspect;
+        double Po[16] = {
+            1.0 / hw, 0, 0, 0,  0, 1.0 / hh, 0, 0, 0, 0, -2.0 / (fa - n), -(fa + n) / (fa - n),
+            0,        0, 0, 1.0};
+        memcpy(P, Po, sizeof P);
+        fc->ortho_half_x = (float)hw;
+        fc->ortho_half_y = (float)hh;
+        fc->ortho_px = (float)((double)height / (double)cam->ortho_height);
+    }
     for (int r = 0; r < 4; r++)
         for (int c = 0; c < 4; c++) {
             double acc = 0.0;
@@ -111,6 +128,10 @@ SHOAL_API void shoal_render_camera_frame(const float *px, const float *py, const
                                          size_t count, float margin, float aspect,
                                          shoal_camera *cam)
 {
+    if (!cam)
+        return;
+    if (!px || !py || !pz)
+        count = 0;
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     size_t used = 0;
     for (size_t i = 0; i < count; i++) {

@@ -69,11 +69,15 @@ float instance_classify(const frame_consts *fc, const shoal_render_instances *in
             r = r1 * inst->scale[i];
             kpx = kpx1 * inst->scale[i];
         }
-        if (d + r < fc->near || d - r > fc->far || ye * cy - d * sy > r || -ye * cy - d * sy > r ||
-            xe * cx - d * sx > r || -xe * cx - d * sx > r || !(d == d))
+        int outside = fc->ortho
+                          ? fabsf(ye) - fc->ortho_half_y > r || fabsf(xe) - fc->ortho_half_x > r
+                          : ye * cy - d * sy > r || -ye * cy - d * sy > r || xe * cx - d * sx > r ||
+                                -xe * cx - d * sx > r;
+        if (d + r < fc->near || d - r > fc->far || outside || !(d == d))
             l = LOD_CULLED;
         else if (use_lod && d > r + fc->near) {
-            float len_px = kpx / d;
+            /* projected length: L focal / d, or L (pixels per unit) when orthographic */
+            float len_px = fc->ortho ? kpx * fc->ortho_px / fc->focal_px : kpx / d;
             l = len_px < fc->lod_splat_px     ? LOD_SPLAT
                 : len_px < fc->lod_coarse_px  ? LOD_COARSE
                 : len_px < fc->lod_reduced_px ? LOD_REDUCED

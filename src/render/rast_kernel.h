@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* The per-ISA kernels of the renderer, written once against the wide types of core/simd.h
- * (vf, vi, vm; VW lanes) and instantiated by rast_scalar.c (VW = 1), rast_avx2.c (8) and
- * rast_avx512.c (16), each of which defines KSUFFIX, RK_NAME and its SIMD_* macro, then
- * includes this. The scalar instance is the reference; the wide ones do its operations lane
- * by lane, so every ISA draws the same bits by construction (as the force kernels do):
+ * (vf, vi, vm; VW lanes) and instantiated by rast_scalar.c (VW = 1), rast_avx2.c (8),
+ * rast_avx512.c (16) and rast_neon.c (4, 8 or 16), each of which defines KSUFFIX, RK_NAME and
+ * its SIMD_* macro, then includes this. The scalar instance is the reference; the wide ones do its
+ * operations lane by lane, so every ISA draws the same bits by construction (as the force kernels
+ * do):
  *  - transform: lanes = vertices of one instance;
  *  - splats: lanes = consecutive instances (setup's splat path);
  *  - setup_tris: lanes = triangles of one instance's mesh;
@@ -27,6 +28,8 @@
 #define VW_LOG2 4
 #elif VW == 8
 #define VW_LOG2 3
+#elif VW == 4
+#define VW_LOG2 2
 #else
 #define VW_LOG2 0
 #endif

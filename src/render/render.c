@@ -5,6 +5,7 @@
  * the framebuffer). Owns the framebuffer, the bins and the per-thread tile buffers; threads
  * come only from core/parallel. */
 #include "render/render_internal.h"
+#include "core/check.h"
 #include "render/render_config.h"
 
 #include "core/alloc.h"
@@ -45,8 +46,15 @@ struct shoal_renderer {
     int width, height;
     uint32_t *fb;
     float speed_scale; /* > 0: colour by speed against this, not the frame's largest */
-    float *zfb;        /* with shoal_render_keep_depth: each pixel's depth (1: not drawn) */
-    uint32_t *idfb;    /* and the instance id that won it (0 where not drawn) */
+    /* shoal_render_set_speed_hook: the speed the frame colours by, from the frame's own */
+    float (*speed_hook)(void *ctx, float frame_speed);
+    void *speed_ctx;
+    int sparse;       /* shoal_render_sparse: 0, or how tiles without triangles are left */
+    uint8_t *drawn;   /* per tile of the last frame: it had triangles (sparse) */
+    size_t drawn_cap; /* tiles the buffer has room for */
+    int tiles_x, tiles_y;
+    float *zfb;     /* with shoal_render_keep_depth: each pixel's depth (1: not drawn) */
+    uint32_t *idfb; /* and the instance id that won it (0 where not drawn) */
     uint32_t *bg_row;
     uint8_t *lod;
     size_t lod_cap;
@@ -59,9 +67,12 @@ struct shoal_renderer {
     shoal_render_stats stats;
     float *rows_soa; /* shoal_render_frame_rows: the columns of the rows (6 x rows_cap) */
     size_t rows_cap;
-    prof *prof;     /* where the stages record: prof_own or one lent */
-    prof *prof_own; /* this renderer's own profile */
+    prof *prof;         /* where the stages record: prof_own or one lent */
+    prof *prof_own;     /* this renderer's own profile */
+    render_world world; /* shoal_render_set_world (world_draw.c) */
 };
+
+render_world *render_get_world(shoal_renderer *r) { return &r->world; }
 
 SHOAL_API shoal_render_desc shoal_render_desc_default(void)
 {
@@ -143,7 +154,9 @@ static shoal_status render_check_size(int width, int height, shoal_error *err)
 SHOAL_API shoal_status shoal_render_create(const shoal_render_desc *desc, shoal_renderer **out,
                                            shoal_error *err)
 {
+    CHECK_ARG(out, "out", err);
     *out = NULL;
+    CHECK_ARG(desc, "desc", err);
     shoal_status st = render_check_size(desc->width, desc->height, err);
     if (st)
         return st;
@@ -157,9 +170,9 @@ SHOAL_API shoal_status shoal_render_create(const shoal_render_desc *desc, shoal_
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "render: no fish mesh (shoal_render_desc.mesh is NULL; "
                                "shoal_mesh_load_asset(\"fish.obj\") loads shoal's own)");
-    if (desc->thread_count < 0)
-        return shoal_error_set(err, SHOAL_ERR_INPUT, "render: thread count %d must be >= 0",
-                               desc->thread_count);
+    char why[160];
+    if (parallel_check_threads(desc->thread_count, why, sizeof why))
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "render: %s", why);
     if (!(desc->lod_splat_px >= 0.0f) || !(desc->lod_reduced_px >= desc->lod_splat_px) ||
         !isfinite(desc->lod_reduced_px))
         return shoal_error_set(err, SHOAL_ERR_INPUT,
@@ -196,6 +209,16 @@ SHOAL_API shoal_status shoal_render_create(const shoal_render_desc *desc, shoal_
     if (isa == SHOAL_ISA_AVX512 || isa == SHOAL_ISA_AVX2)
         return shoal_error_set(err, SHOAL_ERR_UNSUPPORTED,
                                "render: built without x86 SIMD kernels");
+#endif
+#if SHOAL_RENDER_HAVE_NEON
+    if (isa == SHOAL_ISA_NEON) {
+        if (!cpu_has_neon())
+            return shoal_error_set(err, SHOAL_ERR_UNSUPPORTED, "render: NEON is disabled");
+        k = &render_kernels_neon;
+    }
+#else
+    if (isa == SHOAL_ISA_NEON)
+        return shoal_error_set(err, SHOAL_ERR_UNSUPPORTED, "render: built without NEON kernels");
 #endif
     shoal_renderer *r = calloc(1, sizeof *r);
     if (!r)
@@ -254,8 +277,10 @@ SHOAL_API void shoal_render_destroy(shoal_renderer *r)
     alloc_free(r->fb);
     alloc_free(r->zfb);
     alloc_free(r->idfb);
+    free(r->drawn);
     alloc_free(r->bg_row);
     free(r->lod);
+    render_world_free(&r->world);
     render_free_blocks(r);
     for (int i = 0; i < r->worker_count; i++) {
         alloc_free(r->workers[i].depth);
@@ -274,6 +299,7 @@ SHOAL_API void shoal_render_destroy(shoal_renderer *r)
 SHOAL_API shoal_status shoal_render_set_size(shoal_renderer *r, int width, int height,
                                              shoal_error *err)
 {
+    CHECK_ARG(r, "r", err);
     shoal_status st = render_check_size(width, height, err);
     if (st)
         return st;
@@ -284,11 +310,38 @@ SHOAL_API shoal_status shoal_render_set_size(shoal_renderer *r, int width, int h
 
 SHOAL_API void shoal_render_set_speed_scale(shoal_renderer *r, float max_speed)
 {
+    if (!r)
+        return;
     r->speed_scale = max_speed > 0.0f && max_speed == max_speed ? max_speed : 0.0f;
+}
+
+SHOAL_API void shoal_render_set_speed_hook(shoal_renderer *r,
+                                           float (*hook)(void *ctx, float frame_speed), void *ctx)
+{
+    r->speed_hook = hook;
+    r->speed_ctx = ctx;
+}
+
+SHOAL_API shoal_status shoal_render_sparse(shoal_renderer *r, int mode, shoal_error *err)
+{
+    if (mode < 0 || mode > SHOAL_RENDER_SPARSE_SKIP)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "render: sparse mode %d (0, 1 or 2)", mode);
+    r->sparse = mode;
+    return SHOAL_OK;
+}
+
+SHOAL_API const uint8_t *shoal_render_drawn_tiles(const shoal_renderer *r, int *tiles_x,
+                                                  int *tiles_y, int *tile_size)
+{
+    *tiles_x = r->sparse ? r->tiles_x : 0;
+    *tiles_y = r->sparse ? r->tiles_y : 0;
+    *tile_size = TILE_SIZE;
+    return r->sparse && r->frames ? r->drawn : NULL;
 }
 
 SHOAL_API shoal_status shoal_render_keep_depth(shoal_renderer *r, int on, shoal_error *err)
 {
+    CHECK_ARG(r, "r", err);
     if (!on) {
         alloc_free(r->zfb);
         alloc_free(r->idfb);
@@ -317,6 +370,13 @@ SHOAL_API shoal_status shoal_render_keep_depth(shoal_renderer *r, int on, shoal_
 
 SHOAL_API int shoal_render_depth(const shoal_renderer *r, const float **depth, const uint32_t **ids)
 {
+    if (!depth || !ids)
+        return 0;
+    if (!r) {
+        *depth = NULL;
+        *ids = NULL;
+        return 0;
+    }
     *depth = r->zfb;
     *ids = r->idfb;
     return r->zfb != NULL;
@@ -324,13 +384,30 @@ SHOAL_API int shoal_render_depth(const shoal_renderer *r, const float **depth, c
 
 SHOAL_API shoal_framebuffer shoal_render_framebuffer(const shoal_renderer *r)
 {
+    if (!r) {
+        shoal_framebuffer none = {0, 0, 0, NULL};
+        return none;
+    }
     shoal_framebuffer fb = {r->width, r->height, r->width, r->fb};
     return fb;
 }
 
-SHOAL_API shoal_render_stats shoal_render_get_stats(const shoal_renderer *r) { return r->stats; }
+SHOAL_API shoal_render_stats shoal_render_get_stats(const shoal_renderer *r)
+{
+    if (!r) {
+        shoal_render_stats none;
+        memset(&none, 0, sizeof none);
+        return none;
+    }
+    return r->stats;
+}
 
-SHOAL_API const char *shoal_render_isa_name(const shoal_renderer *r) { return r->k->name; }
+SHOAL_API const char *shoal_render_isa_name(const shoal_renderer *r)
+{
+    if (!r)
+        return "none";
+    return r->k->name;
+}
 
 SHOAL_API uint64_t shoal_render_hash(shoal_framebuffer fb)
 {
@@ -490,6 +567,18 @@ static void render_tile_region(void *ctx, int thread_index, int thread_count)
     int64_t b, e;
     while (parallel_dynamic_next(&j->counter, tile_count, 1, &b, &e)) {
         int ti = (int)(uint32_t)j->tile_order[b];
+        if (r->sparse && (j->tile_order[b] >> 32) == 0xFFFFFFFFu) {
+            /* no triangle touches it: left as it was, or the background alone */
+            if (r->sparse == SHOAL_RENDER_SPARSE_BACKGROUND) {
+                int ox = (ti % fc->tiles_x) * TILE_SIZE, oy = (ti / fc->tiles_x) * TILE_SIZE;
+                int x1 = ox + TILE_SIZE < fc->width ? ox + TILE_SIZE : fc->width;
+                int y1 = oy + TILE_SIZE < fc->height ? oy + TILE_SIZE : fc->height;
+                for (int y = oy; y < y1; y++)
+                    for (int x = ox; x < x1; x++)
+                        r->fb[(size_t)y * fc->width + x] = fc->bg_row[y];
+            }
+            continue;
+        }
         tile_ctx t;
         t.depth = w->depth;
         t.idb = w->idb;
@@ -573,6 +662,8 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
 SHOAL_API shoal_status shoal_render_frame(shoal_renderer *r, const shoal_render_instances *inst,
                                           const shoal_camera *cam, shoal_error *err)
 {
+    CHECK_ARG(r, "r", err);
+    CHECK_ARG(cam, "cam", err);
     return render_frame_any(r, inst, NULL, cam, err);
 }
 
@@ -587,9 +678,27 @@ shoal_status render_frame_raw(shoal_renderer *r, const render_raw *raw, const sh
     return render_frame_any(r, &inst, raw, cam, err);
 }
 
+static shoal_status render_frame_body(shoal_renderer *r, const shoal_render_instances *inst,
+                                      const render_raw *raw, const shoal_camera *cam,
+                                      shoal_error *err, int *hooked);
+
+/* A frame; the speed hook is called once whatever happens (a frame that fails before it
+ * passes -1), so that a hook that reduces over the renderers of several processes never
+ * leaves the others waiting. */
 static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_instances *inst,
                                      const render_raw *raw, const shoal_camera *cam,
                                      shoal_error *err)
+{
+    int hooked = 0;
+    shoal_status st = render_frame_body(r, inst, raw, cam, err, &hooked);
+    if (!hooked && r->speed_hook)
+        (void)r->speed_hook(r->speed_ctx, -1.0f);
+    return st;
+}
+
+static shoal_status render_frame_body(shoal_renderer *r, const shoal_render_instances *inst,
+                                      const render_raw *raw, const shoal_camera *cam,
+                                      shoal_error *err, int *hooked)
 {
     uint64_t t_begin = timer_now_ns();
     shoal_status st = camera_validate(cam, err);
@@ -620,14 +729,27 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
         r->workers[i].list.failed = 0;
     }
 
+    const render_mesh *mr = r->have_reduced ? &r->mesh_reduced : &r->mesh_full;
+    const render_mesh *mc = r->have_coarse ? &r->mesh_coarse : mr;
+    float rad = r->mesh_full.radius > mr->radius ? r->mesh_full.radius : mr->radius;
+    rad = mc->radius > rad ? mc->radius : rad;
+    /* a world (shoal_render_set_world): the fish wrapped, their images at the seams, the
+     * plane turned to be seen from above; otherwise the caller's instances as they are */
+    shoal_render_instances winst;
+    shoal_camera wcam;
+    if (!raw) {
+        st = render_world_expand(&r->world, inst, cam, rad * r->desc.fish_length * 1.01f, &winst,
+                                 &wcam, err);
+        if (st)
+            goto done;
+        inst = &winst;
+        cam = &wcam;
+    }
+
     frame_consts fc;
     memset(&fc, 0, sizeof fc);
     camera_setup(cam, r->width, r->height, &fc);
-    const render_mesh *mr = r->have_reduced ? &r->mesh_reduced : &r->mesh_full;
-    const render_mesh *mc = r->have_coarse ? &r->mesh_coarse : mr;
     fc.fish_length = r->desc.fish_length;
-    float rad = r->mesh_full.radius > mr->radius ? r->mesh_full.radius : mr->radius;
-    rad = mc->radius > rad ? mc->radius : rad;
     fc.cull_radius = rad * r->desc.fish_length * 1.01f;
     fc.lod = r->desc.lod != 0; /* without a LOD mesh the reduced level draws the fish's */
     fc.occlusion = r->desc.occlusion != 0;
@@ -644,7 +766,9 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
         fc.fog_start = r->desc.fog_start;
         fc.fog_end = r->desc.fog_end;
         if (!(fc.fog_start > 0.0f) || !(fc.fog_end > fc.fog_start)) {
-            fc.fog_start = 0.5f * d;
+            /* orthographic (a map of the world, the fish near the target's plane): no fog
+             * before the target's distance */
+            fc.fog_start = fc.ortho ? d : 0.5f * d;
             fc.fog_end = 3.0f * d;
         }
         fc.fog_max = r->desc.fog_max;
@@ -674,6 +798,11 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
         max_s2 = r->workers[i].max_s2 > max_s2 ? r->workers[i].max_s2 : max_s2;
     fc.max_speed = sqrtf(max_s2);
     float frame_speed = fc.max_speed;
+    if (r->speed_hook) {
+        *hooked = 1;
+        float v = r->speed_hook(r->speed_ctx, frame_speed);
+        fc.max_speed = v > 0.0f && v == v ? v : fc.max_speed;
+    }
     if (r->speed_scale > 0.0f)
         fc.max_speed = r->speed_scale;
     uint64_t t1 = timer_now_ns();
@@ -745,6 +874,21 @@ static shoal_status render_frame_any(shoal_renderer *r, const shoal_render_insta
         refs = refs > 0xFFFFFFFFu ? 0xFFFFFFFFu : refs;
         r->tile_order[t] = ((uint64_t)(0xFFFFFFFFu - refs) << 32) | t;
     }
+    if (r->sparse) { /* which tiles this frame draws (the others: render_tile_region) */
+        if (tiles > r->drawn_cap) {
+            uint8_t *d = realloc(r->drawn, tiles);
+            if (!d) {
+                st = shoal_error_set(err, SHOAL_ERR_NOMEM, "render: out of memory for the tiles");
+                goto done;
+            }
+            r->drawn = d;
+            r->drawn_cap = tiles;
+        }
+        for (size_t t = 0; t < tiles; t++)
+            r->drawn[t] = (r->tile_order[t] >> 32) != 0xFFFFFFFFu;
+        r->tiles_x = fc.tiles_x;
+        r->tiles_y = fc.tiles_y;
+    }
     qsort(r->tile_order, tiles, sizeof *r->tile_order, render_cmp_u64);
     job.tile_order = r->tile_order;
     job.counter.next = 0;
@@ -789,10 +933,17 @@ done:
     return st;
 }
 
-SHOAL_API shoal_profile *shoal_render_get_profile(const shoal_renderer *r) { return r->prof; }
+SHOAL_API shoal_profile *shoal_render_get_profile(const shoal_renderer *r)
+{
+    if (!r)
+        return NULL;
+    return r->prof;
+}
 
 SHOAL_API void shoal_render_set_profile(shoal_renderer *r, shoal_profile *profile)
 {
+    if (!r)
+        return;
     r->prof = profile ? profile : r->prof_own;
 }
 
@@ -803,6 +954,9 @@ SHOAL_API void shoal_render_set_profile(shoal_renderer *r, shoal_profile *profil
 SHOAL_API shoal_status shoal_renderer_create(const shoal_render_desc *desc, shoal_renderer **out,
                                              shoal_error *err)
 {
+    CHECK_ARG(out, "out", err);
+    *out = NULL;
+    CHECK_ARG(desc, "desc", err);
     if (desc->mesh)
         return shoal_render_create(desc, out, err);
     *out = NULL;
@@ -837,6 +991,8 @@ SHOAL_API shoal_status shoal_render_frame_rows(shoal_renderer *r, const float *r
                                                const uint32_t *color, const shoal_camera *cam,
                                                shoal_error *err)
 {
+    CHECK_ARG(r, "r", err);
+    CHECK_ARG(cam, "cam", err);
     if (row_count > 0 && !rows)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "render: no rows (NULL) for %zu fish",
                                row_count);

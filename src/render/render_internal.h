@@ -59,6 +59,11 @@ typedef struct frame_consts {
     float near, far;
     float tan_half_y, tan_half_x, focal_px; /* focal_px = (height/2) / tan(fov/2) */
     float plane_cos_y, plane_sin_y, plane_cos_x, plane_sin_x;
+    /* an orthographic camera (shoal_camera.ortho_height > 0): the view volume's half width
+     * and height (world units) and the pixels per world unit; the cull and the LOD use them
+     * instead of the perspective planes and the focal length */
+    int ortho;
+    float ortho_half_x, ortho_half_y, ortho_px;
     float eye[3];
     float fish_length, cull_radius;
     float lod_splat_px, lod_coarse_px, lod_reduced_px;
@@ -233,11 +238,13 @@ typedef struct render_kernels {
     const char *name;
 } render_kernels;
 
-/* All three are always declared; the x86 ones exist when render_config.h says
- * SHOAL_RENDER_HAVE_X86_SIMD and are used only after cpu_has_avx2/avx512. */
+/* All are always declared; the x86 ones exist when render_config.h says
+ * SHOAL_RENDER_HAVE_X86_SIMD and are used only after cpu_has_avx2/avx512, the NEON one when
+ * it says SHOAL_RENDER_HAVE_NEON (aarch64). */
 extern const render_kernels render_kernels_scalar;
 extern const render_kernels render_kernels_avx2;
 extern const render_kernels render_kernels_avx512;
+extern const render_kernels render_kernels_neon;
 
 /* ---- shared scalar math: every ISA calls these, so their bits are the reference ----- */
 
@@ -442,5 +449,31 @@ void rast_tri_int64(tile_ctx *t, int32_t x0, int32_t y0, float z0, int32_t x1, i
 shoal_status mesh_prepare(const shoal_mesh *src, const char *name, render_mesh *out,
                           shoal_error *err);
 void mesh_release(render_mesh *m);
+
+/* ---- the world (world_draw.c): a periodic box's seams and the 2D plane -------------------- */
+
+/* What shoal_render_set_world keeps, and the frame's instances as the world makes them: each
+ * fish wrapped into the box, plus its images across the seams it is within its bounding
+ * radius of (same id, group, scale and colour), and in 2D every position, velocity and the
+ * camera turned by (x, y, z) -> (-x, z, y). Buffers grow to the largest frame and are kept. */
+typedef struct render_world {
+    int on, dims, periodic[3];
+    float size[3];
+    float *col;   /* 6 x cap: px py pz vx vy vz */
+    uint32_t *id; /* cap each: */
+    uint8_t *group;
+    float *scale;
+    uint32_t *color;
+    size_t cap;
+} render_world;
+
+void render_world_free(render_world *w);
+/* the renderer's world (render.c owns the struct) */
+render_world *render_get_world(shoal_renderer *r);
+/* The instances and camera of this frame in the world (in unchanged and *cam_out = *cam
+ * when the world is off). margin: the fish's bounding radius at scale 1. */
+shoal_status render_world_expand(render_world *w, const shoal_render_instances *in,
+                                 const shoal_camera *cam, float margin, shoal_render_instances *out,
+                                 shoal_camera *cam_out, shoal_error *err);
 
 #endif

@@ -3,12 +3,15 @@
  * that a run split over processes gives the bits of one run: the step counter (time), the
  * predators and the pinned heading targets. Owns no state; files are src/io/checkpoint.c. */
 #include "sim/sim_internal.h"
+#include "core/check.h"
 
 #include <math.h>
 #include <string.h>
 
 void shoal_sim_get_checkpoint(const shoal_sim *s, shoal_sim_checkpoint *ck)
 {
+    if (!s || !ck)
+        return;
     memset(ck, 0, sizeof *ck);
     ck->steps_done = s->steps_done;
     ck->predator_count = s->predator_count;
@@ -21,6 +24,8 @@ void shoal_sim_get_checkpoint(const shoal_sim *s, shoal_sim_checkpoint *ck)
 shoal_status shoal_sim_set_checkpoint(shoal_sim *s, const shoal_sim_checkpoint *ck,
                                       shoal_error *err)
 {
+    CHECK_ARG(s, "sim", err);
+    CHECK_ARG(ck, "ck", err);
     if (ck->predator_count != (int32_t)s->desc.params.predator_count)
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "checkpoint has %d predators, the parameters say %d",

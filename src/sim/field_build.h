@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The obstacle field's build (seed 004), written once for two precisions: field.c includes it
- * for float32 (the field the force kernels and the GPU sample), sim64.c for double (the float64
- * reference's). The includer defines FB_REAL (float or double), FB_FIELD (field or field64),
- * FB_FN(name) (its names) and FB_FABS, and has FB_FN(field_free). The build is serial, in
+ * for float32 (the field the force kernels and the GPU sample), verify/ref64.c for double (the
+ * float64 reference's). The includer defines FB_REAL (float or double), FB_FIELD (field or
+ * field64), FB_FN(name) (its names) and FB_FABS, and has FB_FN(field_free). The build is serial, in
  * obstacle then vertex order, so the field's bits never depend on threads. */
 
 /* R = Ry * Rx * Rz (Unity's Euler order: z first, then x, then y), row-major. */

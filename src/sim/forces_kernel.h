@@ -12,13 +12,15 @@
  * same bits as the scalar kernel, for any thread count (threads only choose which rows
  * they take).
  *
- * The arithmetic of the rules (per candidate, per boid) is in sim/rules.h, which the CUDA
- * backend compiles too: this file is the CPU's walk over the candidates (lane groups,
- * steer's deferred separation list), loads, stores and finite checks.
+ * The arithmetic of the rules (per candidate, per boid) is each model's file, reached through
+ * its adapter (sim/rules.h), which every backend compiles: this file is the CPU's walker over
+ * the candidates (lane groups, the box filter, deferred late terms), generated for every
+ * model of sim/models.h, and its loads, stores and finite checks. It holds no intrinsic:
+ * every wide operation is a word of core/simd.h, so a new ISA is a new branch there.
  *
  * Exactness rules: no FMA (-ffp-contract=off), IEEE division and square root, sums added
  * in candidate order, dot products x + y + z left to right. The formulas are MODELS.md's;
- * where it leaves a choice, the choice is commented in rules.h. */
+ * where it leaves a choice, the choice is commented in the model's file. */
 
 #include "core/simd.h"
 #include "sim/models.h"
@@ -74,40 +76,86 @@ static inline void KFN(walk_init)(const kgroup *g, kwalk *w)
 }
 
 #if VW > 1
-/* The box test of candidates [*j, re), appended to list[n...] until the run ends or the
- * list holds KLIST_CAP (writes up to VW - 1 entries beyond what it counts); returns the new
- * n and advances *j. The test: the squared distance from q to the box, formed as the lanes
- * form theirs (per axis the float difference to the nearer face, 0 inside; (x^2 + y^2) +
- * z^2). Rounding is monotonic, so each lane's d^2 to q is at least this: a candidate whose
- * box d^2 exceeds filter_r2 fails every lane's radius test and adds exactly nothing (the
- * filter is exact, not a heuristic). */
-static inline int KFN(filter_run)(const float *px, const float *py, const float *pz, uint32_t *j,
-                                  uint32_t re, const kwalk *w, uint32_t *list, int n);
-#endif
-
-#if VW > 1
 /* Every candidate of [*j, re) into list[n...], VW at a time, until the run ends or the list
  * holds KLIST_CAP (writes up to VW - 1 entries beyond what it counts). */
 static inline int KFN(all_run)(uint32_t *jp, uint32_t re, uint32_t *list, int n)
 {
     uint32_t j = *jp;
     while (j < re && n < KLIST_CAP) {
-#if defined(SIMD_AVX512)
-        _mm512_storeu_si512((void *)(list + n),
-                            _mm512_add_epi32(_mm512_set1_epi32((int)j),
-                                             _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
-                                                               12, 13, 14, 15)));
-#else
-        _mm256_storeu_si256(
-            (__m256i *)(list + n),
-            _mm256_add_epi32(_mm256_set1_epi32((int)j), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
-#endif
+        vi_store((int32_t *)(list + n), vi_add(vi_set1((int32_t)j), vi_lanes()));
         uint32_t take = re - j < VW ? re - j : VW;
         n += (int)take;
         j += take;
     }
     *jp = j;
     return n;
+}
+
+/* The box test of one vector of candidates, slots j .. j + VW - 1: the lanes whose squared
+ * distance to the group's box is at most filter_r2. `tail` (1 to VW - 1, or 0 for a whole
+ * vector) lanes are candidates; the others are masked out of the test, and their positions
+ * are loaded only where the vector stays in the arrays (masked loads cost several times a
+ * plain load on some cores). The distance is formed as the lanes form theirs (per axis the
+ * float difference to the nearer face, 0 inside; (x^2 + y^2) + z^2). Rounding is monotonic,
+ * so each lane's d^2 to the candidate is at least this: a candidate whose box d^2 exceeds
+ * filter_r2 fails every lane's radius test and adds exactly nothing (the filter is exact, not
+ * a heuristic). */
+static inline __attribute__((always_inline)) vm KFN(filter_keep)(const float *px, const float *py,
+                                                                 const float *pz, uint32_t j,
+                                                                 int tail, int whole,
+                                                                 const kwalk *w)
+{
+    vf zero = vf_zero();
+    vf qx = whole ? vf_load(px + j) : vf_load_n(px + j, tail);
+    vf qy = whole ? vf_load(py + j) : vf_load_n(py + j, tail);
+    vf qz = whole ? vf_load(pz + j) : vf_load_n(pz + j, tail);
+    vf ex = vf_max(vf_max(vf_sub(w->box[0], qx), vf_sub(qx, w->box[3])), zero);
+    vf ey = vf_max(vf_max(vf_sub(w->box[1], qy), vf_sub(qy, w->box[4])), zero);
+    vf ez = vf_max(vf_max(vf_sub(w->box[2], qz), vf_sub(qz, w->box[5])), zero);
+    vf d2 = vf_add(vf_add(vf_mul(ex, ex), vf_mul(ey, ey)), vf_mul(ez, ez));
+    vm keep = vf_le(d2, w->r2);
+    return tail ? vm_and(keep, vm_first(tail)) : keep;
+}
+
+/* The box test of candidates [*j, re), the kept slots appended to list[n...] in slot order
+ * until the run ends or the list holds KLIST_CAP (writes up to VW - 1 entries beyond what it
+ * counts); returns the new n and advances *j. */
+static inline int KFN(filter_run)(const float *px, const float *py, const float *pz, uint32_t *jp,
+                                  uint32_t re, const kwalk *w, uint32_t *list, int n)
+{
+    uint32_t j = *jp;
+    vi idx = vi_add(vi_set1((int32_t)j), vi_lanes());
+    const vi step = vi_set1(VW);
+    while (re - j >= VW && n < KLIST_CAP) {
+        vm keep = KFN(filter_keep)(px, py, pz, j, 0, 1, w);
+        vi_append((int32_t *)(list + n), vm_perm(keep), idx);
+        n += vm_count(keep);
+        j += VW;
+        idx = vi_add(idx, step);
+    }
+    if (j < re && n < KLIST_CAP) {
+        vm keep = KFN(filter_keep)(px, py, pz, j, (int)(re - j), j + VW <= w->limit, w);
+        vi_append((int32_t *)(list + n), vm_perm(keep), idx);
+        n += vm_count(keep);
+        j = re;
+    }
+    *jp = j;
+    return n;
+}
+
+/* The box of the group's lanes p (lanes n and above ignored: +inf / -inf there). The
+ * positions at a step's start are finite (a step that made one non-finite was undone), so
+ * the least and greatest lanes do not depend on the order the reduction takes them in. */
+static inline void KFN(lane_box)(kgroup *g, vf3 p)
+{
+    vm m = vm_first(g->n);
+    vf inf = vf_set1(__builtin_inff()), ninf = vf_set1(-__builtin_inff());
+    g->box[0] = vf_hmin(vf_select(m, p.x, inf));
+    g->box[1] = vf_hmin(vf_select(m, p.y, inf));
+    g->box[2] = vf_hmin(vf_select(m, p.z, inf));
+    g->box[3] = vf_hmax(vf_select(m, p.x, ninf));
+    g->box[4] = vf_hmax(vf_select(m, p.y, ninf));
+    g->box[5] = vf_hmax(vf_select(m, p.z, ninf));
 }
 #endif
 
@@ -141,213 +189,10 @@ static inline __attribute__((always_inline)) int KFN(walk_next)(const shoal_sim 
     return n;
 }
 
-#if defined(SIMD_AVX512)
-/* One vector of filter_run: the kept lanes of m, as slots j + lane. */
-static inline __attribute__((always_inline)) __mmask16
-KFN(filter_keep)(const float *px, const float *py, const float *pz, uint32_t j, __mmask16 m,
-                 int whole, const __m512 box[6], __m512 r2)
-{
-    __m512 zero = _mm512_setzero_ps();
-    /* masked loads only where the vector would reach past the arrays (they cost several
-     * times a plain load on the dev VM's cores); lanes beyond m are masked in the test */
-    __m512 qx = whole ? _mm512_loadu_ps(px + j) : _mm512_maskz_loadu_ps(m, px + j);
-    __m512 qy = whole ? _mm512_loadu_ps(py + j) : _mm512_maskz_loadu_ps(m, py + j);
-    __m512 qz = whole ? _mm512_loadu_ps(pz + j) : _mm512_maskz_loadu_ps(m, pz + j);
-    __m512 ex =
-        _mm512_max_ps(_mm512_max_ps(_mm512_sub_ps(box[0], qx), _mm512_sub_ps(qx, box[3])), zero);
-    __m512 ey =
-        _mm512_max_ps(_mm512_max_ps(_mm512_sub_ps(box[1], qy), _mm512_sub_ps(qy, box[4])), zero);
-    __m512 ez =
-        _mm512_max_ps(_mm512_max_ps(_mm512_sub_ps(box[2], qz), _mm512_sub_ps(qz, box[5])), zero);
-    __m512 d2 = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(ex, ex), _mm512_mul_ps(ey, ey)),
-                              _mm512_mul_ps(ez, ez));
-    return _mm512_mask_cmp_ps_mask(m, d2, r2, _CMP_LE_OQ);
-}
-
-static inline int KFN(filter_run)(const float *px, const float *py, const float *pz, uint32_t *jp,
-                                  uint32_t re, const kwalk *w, uint32_t *list, int n)
-{
-    const __m512 *box = w->box, r2 = w->r2;
-    uint32_t j = *jp;
-    __m512i idx =
-        _mm512_add_epi32(_mm512_set1_epi32((int)j),
-                         _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-    const __m512i step = _mm512_set1_epi32(16);
-    while (re - j >= 16 && n < KLIST_CAP) {
-        __mmask16 keep = KFN(filter_keep)(px, py, pz, j, (__mmask16)0xffff, 1, box, r2);
-        _mm512_storeu_si512((void *)(list + n), _mm512_maskz_compress_epi32(keep, idx));
-        n += __builtin_popcount((unsigned)keep);
-        j += 16;
-        idx = _mm512_add_epi32(idx, step);
-    }
-    if (j < re && n < KLIST_CAP) {
-        __mmask16 m = (__mmask16)((1u << (re - j)) - 1u);
-        __mmask16 keep = KFN(filter_keep)(px, py, pz, j, m, j + 16 <= w->limit, box, r2);
-        _mm512_storeu_si512((void *)(list + n), _mm512_maskz_compress_epi32(keep, idx));
-        n += __builtin_popcount((unsigned)keep);
-        j = re;
-    }
-    *jp = j;
-    return n;
-}
-
-/* The box of the group's lanes p (lanes n and above ignored). */
-static inline void KFN(lane_box)(kgroup *g, vf3 p)
-{
-    __mmask16 m = (__mmask16)((1u << g->n) - 1u);
-    g->box[0] = _mm512_mask_reduce_min_ps(m, p.x);
-    g->box[1] = _mm512_mask_reduce_min_ps(m, p.y);
-    g->box[2] = _mm512_mask_reduce_min_ps(m, p.z);
-    g->box[3] = _mm512_mask_reduce_max_ps(m, p.x);
-    g->box[4] = _mm512_mask_reduce_max_ps(m, p.y);
-    g->box[5] = _mm512_mask_reduce_max_ps(m, p.z);
-}
-#elif defined(SIMD_AVX2)
-/* AVX2 has no compress: kcompress8[m] packs the positions of the set bits of m, 3 bits each
- * (generated: for each set bit i of m in ascending order, i at the next 3-bit field). */
-static const uint32_t kcompress8[256] = {
-    0x000000, 0x000000, 0x000001, 0x000008, 0x000002, 0x000010, 0x000011, 0x000088, 0x000003,
-    0x000018, 0x000019, 0x0000c8, 0x00001a, 0x0000d0, 0x0000d1, 0x000688, 0x000004, 0x000020,
-    0x000021, 0x000108, 0x000022, 0x000110, 0x000111, 0x000888, 0x000023, 0x000118, 0x000119,
-    0x0008c8, 0x00011a, 0x0008d0, 0x0008d1, 0x004688, 0x000005, 0x000028, 0x000029, 0x000148,
-    0x00002a, 0x000150, 0x000151, 0x000a88, 0x00002b, 0x000158, 0x000159, 0x000ac8, 0x00015a,
-    0x000ad0, 0x000ad1, 0x005688, 0x00002c, 0x000160, 0x000161, 0x000b08, 0x000162, 0x000b10,
-    0x000b11, 0x005888, 0x000163, 0x000b18, 0x000b19, 0x0058c8, 0x000b1a, 0x0058d0, 0x0058d1,
-    0x02c688, 0x000006, 0x000030, 0x000031, 0x000188, 0x000032, 0x000190, 0x000191, 0x000c88,
-    0x000033, 0x000198, 0x000199, 0x000cc8, 0x00019a, 0x000cd0, 0x000cd1, 0x006688, 0x000034,
-    0x0001a0, 0x0001a1, 0x000d08, 0x0001a2, 0x000d10, 0x000d11, 0x006888, 0x0001a3, 0x000d18,
-    0x000d19, 0x0068c8, 0x000d1a, 0x0068d0, 0x0068d1, 0x034688, 0x000035, 0x0001a8, 0x0001a9,
-    0x000d48, 0x0001aa, 0x000d50, 0x000d51, 0x006a88, 0x0001ab, 0x000d58, 0x000d59, 0x006ac8,
-    0x000d5a, 0x006ad0, 0x006ad1, 0x035688, 0x0001ac, 0x000d60, 0x000d61, 0x006b08, 0x000d62,
-    0x006b10, 0x006b11, 0x035888, 0x000d63, 0x006b18, 0x006b19, 0x0358c8, 0x006b1a, 0x0358d0,
-    0x0358d1, 0x1ac688, 0x000007, 0x000038, 0x000039, 0x0001c8, 0x00003a, 0x0001d0, 0x0001d1,
-    0x000e88, 0x00003b, 0x0001d8, 0x0001d9, 0x000ec8, 0x0001da, 0x000ed0, 0x000ed1, 0x007688,
-    0x00003c, 0x0001e0, 0x0001e1, 0x000f08, 0x0001e2, 0x000f10, 0x000f11, 0x007888, 0x0001e3,
-    0x000f18, 0x000f19, 0x0078c8, 0x000f1a, 0x0078d0, 0x0078d1, 0x03c688, 0x00003d, 0x0001e8,
-    0x0001e9, 0x000f48, 0x0001ea, 0x000f50, 0x000f51, 0x007a88, 0x0001eb, 0x000f58, 0x000f59,
-    0x007ac8, 0x000f5a, 0x007ad0, 0x007ad1, 0x03d688, 0x0001ec, 0x000f60, 0x000f61, 0x007b08,
-    0x000f62, 0x007b10, 0x007b11, 0x03d888, 0x000f63, 0x007b18, 0x007b19, 0x03d8c8, 0x007b1a,
-    0x03d8d0, 0x03d8d1, 0x1ec688, 0x00003e, 0x0001f0, 0x0001f1, 0x000f88, 0x0001f2, 0x000f90,
-    0x000f91, 0x007c88, 0x0001f3, 0x000f98, 0x000f99, 0x007cc8, 0x000f9a, 0x007cd0, 0x007cd1,
-    0x03e688, 0x0001f4, 0x000fa0, 0x000fa1, 0x007d08, 0x000fa2, 0x007d10, 0x007d11, 0x03e888,
-    0x000fa3, 0x007d18, 0x007d19, 0x03e8c8, 0x007d1a, 0x03e8d0, 0x03e8d1, 0x1f4688, 0x0001f5,
-    0x000fa8, 0x000fa9, 0x007d48, 0x000faa, 0x007d50, 0x007d51, 0x03ea88, 0x000fab, 0x007d58,
-    0x007d59, 0x03eac8, 0x007d5a, 0x03ead0, 0x03ead1, 0x1f5688, 0x000fac, 0x007d60, 0x007d61,
-    0x03eb08, 0x007d62, 0x03eb10, 0x03eb11, 0x1f5888, 0x007d63, 0x03eb18, 0x03eb19, 0x1f58c8,
-    0x03eb1a, 0x1f58d0, 0x1f58d1, 0xfac688};
-
-/* One vector of filter_run: the kept lanes of lm (a lane mask), as a movemask. */
-static inline __attribute__((always_inline)) unsigned
-KFN(filter_keep)(const float *px, const float *py, const float *pz, uint32_t j, __m256i lm,
-                 int full, int whole, const __m256 box[6], __m256 r2)
-{
-    __m256 zero = _mm256_setzero_ps();
-    /* masked loads only where the vector would reach past the arrays */
-    __m256 qx = whole ? _mm256_loadu_ps(px + j) : _mm256_maskload_ps(px + j, lm);
-    __m256 qy = whole ? _mm256_loadu_ps(py + j) : _mm256_maskload_ps(py + j, lm);
-    __m256 qz = whole ? _mm256_loadu_ps(pz + j) : _mm256_maskload_ps(pz + j, lm);
-    __m256 ex =
-        _mm256_max_ps(_mm256_max_ps(_mm256_sub_ps(box[0], qx), _mm256_sub_ps(qx, box[3])), zero);
-    __m256 ey =
-        _mm256_max_ps(_mm256_max_ps(_mm256_sub_ps(box[1], qy), _mm256_sub_ps(qy, box[4])), zero);
-    __m256 ez =
-        _mm256_max_ps(_mm256_max_ps(_mm256_sub_ps(box[2], qz), _mm256_sub_ps(qz, box[5])), zero);
-    __m256 d2 = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(ex, ex), _mm256_mul_ps(ey, ey)),
-                              _mm256_mul_ps(ez, ez));
-    __m256 le = _mm256_cmp_ps(d2, r2, _CMP_LE_OQ);
-    if (!full)
-        le = _mm256_and_ps(le, _mm256_castsi256_ps(lm));
-    return (unsigned)_mm256_movemask_ps(le);
-}
-
-/* The kept lanes' slots, packed (kcompress8), at list + n; returns how many. */
-static inline __attribute__((always_inline)) int KFN(compress)(unsigned keep, __m256i idx,
-                                                               uint32_t *list, int n)
-{
-    __m256i off = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32((int)kcompress8[keep]),
-                                                     _mm256_setr_epi32(0, 3, 6, 9, 12, 15, 18, 21)),
-                                   _mm256_set1_epi32(7));
-    _mm256_storeu_si256((__m256i *)(list + n), _mm256_add_epi32(idx, off));
-    return n + __builtin_popcount(keep);
-}
-
-static inline int KFN(filter_run)(const float *px, const float *py, const float *pz, uint32_t *jp,
-                                  uint32_t re, const kwalk *w, uint32_t *list, int n)
-{
-    const __m256 *box = w->box, r2 = w->r2;
-    uint32_t j = *jp;
-    const __m256i all = _mm256_set1_epi32(-1);
-    while (re - j >= 8 && n < KLIST_CAP) {
-        unsigned keep = KFN(filter_keep)(px, py, pz, j, all, 1, 1, box, r2);
-        n = KFN(compress)(keep, _mm256_set1_epi32((int)j), list, n);
-        j += 8;
-    }
-    if (j < re && n < KLIST_CAP) {
-        __m256i lm = simd_lane_mask((int)(re - j));
-        unsigned keep = KFN(filter_keep)(px, py, pz, j, lm, 0, j + 8 <= w->limit, box, r2);
-        n = KFN(compress)(keep, _mm256_set1_epi32((int)j), list, n);
-        j = re;
-    }
-    *jp = j;
-    return n;
-}
-
-/* min / max over the 8 lanes of v (every lane ends with the result) */
-static inline __m256 KFN(hmin)(__m256 v)
-{
-    v = _mm256_min_ps(v, _mm256_permute2f128_ps(v, v, 1));
-    v = _mm256_min_ps(v, _mm256_shuffle_ps(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
-    return _mm256_min_ps(v, _mm256_shuffle_ps(v, v, _MM_SHUFFLE(2, 3, 0, 1)));
-}
-static inline __m256 KFN(hmax)(__m256 v)
-{
-    v = _mm256_max_ps(v, _mm256_permute2f128_ps(v, v, 1));
-    v = _mm256_max_ps(v, _mm256_shuffle_ps(v, v, _MM_SHUFFLE(1, 0, 3, 2)));
-    return _mm256_max_ps(v, _mm256_shuffle_ps(v, v, _MM_SHUFFLE(2, 3, 0, 1)));
-}
-
-/* The box of the group's lanes p (lanes n and above ignored: +inf / -inf there). */
-static inline void KFN(lane_box)(kgroup *g, vf3 p)
-{
-    __m256 m = _mm256_castsi256_ps(simd_lane_mask(g->n));
-    __m256 inf = _mm256_set1_ps(__builtin_inff()), ninf = _mm256_set1_ps(-__builtin_inff());
-    g->box[0] = _mm256_cvtss_f32(KFN(hmin)(_mm256_blendv_ps(inf, p.x, m)));
-    g->box[1] = _mm256_cvtss_f32(KFN(hmin)(_mm256_blendv_ps(inf, p.y, m)));
-    g->box[2] = _mm256_cvtss_f32(KFN(hmin)(_mm256_blendv_ps(inf, p.z, m)));
-    g->box[3] = _mm256_cvtss_f32(KFN(hmax)(_mm256_blendv_ps(ninf, p.x, m)));
-    g->box[4] = _mm256_cvtss_f32(KFN(hmax)(_mm256_blendv_ps(ninf, p.y, m)));
-    g->box[5] = _mm256_cvtss_f32(KFN(hmax)(_mm256_blendv_ps(ninf, p.z, m)));
-}
-#endif
-
-/* A whole vector, unmasked. */
-static inline vf KFN(loadw)(const float *p)
-{
-#if defined(SIMD_AVX512)
-    return _mm512_loadu_ps(p);
-#elif defined(SIMD_AVX2)
-    return _mm256_loadu_ps(p);
-#else
-    return *p;
-#endif
-}
-
-static inline void KFN(storew)(float *p, vf v)
-{
-#if defined(SIMD_AVX512)
-    _mm512_storeu_ps(p, v);
-#elif defined(SIMD_AVX2)
-    _mm256_storeu_ps(p, v);
-#else
-    *p = v;
-#endif
-}
-
 static inline vf3 KFN(load3)(float *const a[6], int k, const kgroup *g)
 {
     if (g->n == VW) { /* a whole group: plain loads (masked ones cost more on some cores) */
-        vf3 r = {KFN(loadw)(a[k] + g->base), KFN(loadw)(a[k + 1] + g->base),
-                 KFN(loadw)(a[k + 2] + g->base)};
+        vf3 r = {vf_load(a[k] + g->base), vf_load(a[k + 1] + g->base), vf_load(a[k + 2] + g->base)};
         return r;
     }
     vf3 r = {vf_load_n(a[k] + g->base, g->n), vf_load_n(a[k + 1] + g->base, g->n),
@@ -358,9 +203,9 @@ static inline vf3 KFN(load3)(float *const a[6], int k, const kgroup *g)
 static inline void KFN(store3)(float *const a[6], int k, const kgroup *g, vf3 v)
 {
     if (g->n == VW) {
-        KFN(storew)(a[k] + g->base, v.x);
-        KFN(storew)(a[k + 1] + g->base, v.y);
-        KFN(storew)(a[k + 2] + g->base, v.z);
+        vf_store(a[k] + g->base, v.x);
+        vf_store(a[k + 1] + g->base, v.y);
+        vf_store(a[k + 2] + g->base, v.z);
         return;
     }
     vf_store_n(a[k] + g->base, v.x, g->n);
@@ -371,19 +216,7 @@ static inline void KFN(store3)(float *const a[6], int k, const kgroup *g, vf3 v)
 /* The sum of a per-lane count over the group's live lanes (counts are exact integers). */
 static inline uint64_t KFN(lane_sum)(const kgroup *g, vf c)
 {
-#if defined(SIMD_AVX512)
-    return (uint32_t)_mm512_mask_reduce_add_epi32((__mmask16)((1u << g->n) - 1u),
-                                                  _mm512_cvttps_epi32(c));
-#elif defined(SIMD_AVX2)
-    __m256i k = _mm256_and_si256(_mm256_cvttps_epi32(c), simd_lane_mask(g->n));
-    __m128i h = _mm_add_epi32(_mm256_castsi256_si128(k), _mm256_extracti128_si256(k, 1));
-    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, _MM_SHUFFLE(1, 0, 3, 2)));
-    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, _MM_SHUFFLE(2, 3, 0, 1)));
-    return (uint32_t)_mm_cvtsi128_si32(h);
-#else
-    (void)g;
-    return (uint64_t)c;
-#endif
+    return (uint32_t)vi_hsum(vi_select(vm_first(g->n), vi_trunc(c), vi_set1(0)));
 }
 
 /* Finite check of the new state: x - x is 0 exactly when x is finite. Records the lowest
@@ -442,6 +275,8 @@ static inline void KFN(extras)(const shoal_sim *s, const kgroup *g, vf3 p, rule_
     x->field_on = __builtin_expect(s->fld.vec != NULL, 0);
     x->flee_on = __builtin_expect(s->mc.predator_count > 0, 0);
     x->field = x->flee = v3_zero();
+    x->rows = s->row_cur + g->base; /* lane i's input row (MPI: its global row) */
+    x->lanes = g->n;
     if (x->field_on)
         x->field = KFN(field_avoid)(s, g, p);
     if (x->flee_on)
@@ -450,70 +285,32 @@ static inline void KFN(extras)(const shoal_sim *s, const kgroup *g, vf3 p, rule_
 
 /* The cells of the new positions p (grid.c cell_index lane by lane: grid_coord against the
  * whole grid, minus the sub-box offset), stored at the group's slots of cell_of: the next
- * step's sort keys, so grid_assign need not read the positions again (sim.c cells_valid). */
-#if defined(SIMD_AVX512)
-static inline __m512i KFN(coord)(__m512 v, const grid *gr, int c)
+ * step's sort keys, so grid_assign need not read the positions again (sim.c cells_valid).
+ * coord is grid_coord lane by lane: NaN and negative clamp to 0, at or past the last cell to
+ * it (the conversion of a value that large is masked out). */
+static inline vi KFN(coord)(vf v, const grid *gr, int c)
 {
-    __m512 f = _mm512_mul_ps(_mm512_sub_ps(v, _mm512_set1_ps(gr->origin[c])),
-                             _mm512_set1_ps(gr->inv_cell));
-    __mmask16 in = _mm512_cmp_ps_mask(f, _mm512_setzero_ps(), _CMP_GE_OQ); /* not NaN, >= 0 */
-    __mmask16 top = _mm512_cmp_ps_mask(f, _mm512_set1_ps((float)(gr->gdims[c] - 1)), _CMP_GE_OQ);
-    __m512i k = _mm512_cvttps_epi32(f);
-    k = _mm512_mask_mov_epi32(k, top, _mm512_set1_epi32(gr->gdims[c] - 1));
-    k = _mm512_maskz_mov_epi32(in, k);
-    return _mm512_sub_epi32(k, _mm512_set1_epi32(gr->off[c]));
+    vf f = vf_mul(vf_sub(v, vf_set1(gr->origin[c])), vf_set1(gr->inv_cell));
+    vm in = vf_ge(f, vf_zero()); /* not NaN, >= 0 */
+    vm top = vf_ge(f, vf_set1((float)(gr->gdims[c] - 1)));
+    vi k = vi_select(top, vi_set1(gr->gdims[c] - 1), vi_trunc(f));
+    k = vi_select(in, k, vi_set1(0));
+    return vi_sub(k, vi_set1(gr->off[c]));
 }
 
 static inline void KFN(store_cells)(const shoal_sim *s, const kgroup *g, vf3 p)
 {
     const grid *gr = &s->g;
-    __m512i cell = _mm512_add_epi32(
+    vi cell = vi_add(
         KFN(coord)(p.x, gr, 0),
-        _mm512_mullo_epi32(_mm512_set1_epi32(gr->dims[0]),
-                           _mm512_add_epi32(KFN(coord)(p.y, gr, 1),
-                                            _mm512_mullo_epi32(_mm512_set1_epi32(gr->dims[1]),
-                                                               KFN(coord)(p.z, gr, 2)))));
+        vi_mul(vi_set1(gr->dims[0]), vi_add(KFN(coord)(p.y, gr, 1),
+                                            vi_mul(vi_set1(gr->dims[1]), KFN(coord)(p.z, gr, 2)))));
+    int32_t *out = (int32_t *)(s->cell_of + g->base);
     if (g->n == VW)
-        _mm512_storeu_si512((void *)(s->cell_of + g->base), cell);
+        vi_store(out, cell);
     else
-        _mm512_mask_storeu_epi32(s->cell_of + g->base, (__mmask16)((1u << g->n) - 1u), cell);
+        vi_store_n(out, cell, g->n);
 }
-#elif defined(SIMD_AVX2)
-static inline __m256i KFN(coord)(__m256 v, const grid *gr, int c)
-{
-    __m256 f = _mm256_mul_ps(_mm256_sub_ps(v, _mm256_set1_ps(gr->origin[c])),
-                             _mm256_set1_ps(gr->inv_cell));
-    __m256 in = _mm256_cmp_ps(f, _mm256_setzero_ps(), _CMP_GE_OQ); /* not NaN, >= 0 */
-    __m256 top = _mm256_cmp_ps(f, _mm256_set1_ps((float)(gr->gdims[c] - 1)), _CMP_GE_OQ);
-    __m256i k = _mm256_cvttps_epi32(f);
-    k = _mm256_castps_si256(_mm256_blendv_ps(
-        _mm256_castsi256_ps(k), _mm256_castsi256_ps(_mm256_set1_epi32(gr->gdims[c] - 1)), top));
-    k = _mm256_and_si256(k, _mm256_castps_si256(in));
-    return _mm256_sub_epi32(k, _mm256_set1_epi32(gr->off[c]));
-}
-
-static inline void KFN(store_cells)(const shoal_sim *s, const kgroup *g, vf3 p)
-{
-    const grid *gr = &s->g;
-    __m256i cell = _mm256_add_epi32(
-        KFN(coord)(p.x, gr, 0),
-        _mm256_mullo_epi32(_mm256_set1_epi32(gr->dims[0]),
-                           _mm256_add_epi32(KFN(coord)(p.y, gr, 1),
-                                            _mm256_mullo_epi32(_mm256_set1_epi32(gr->dims[1]),
-                                                               KFN(coord)(p.z, gr, 2)))));
-    __m256i m = simd_lane_mask(g->n);
-    _mm256_maskstore_epi32((int *)(s->cell_of + g->base), m, cell);
-}
-#else
-static inline void KFN(store_cells)(const shoal_sim *s, const kgroup *g, vf3 p)
-{
-    const grid *gr = &s->g;
-    int32_t cx = grid_coord(p.x, gr->origin[0], gr->inv_cell, gr->gdims[0]) - gr->off[0];
-    int32_t cy = grid_coord(p.y, gr->origin[1], gr->inv_cell, gr->gdims[1]) - gr->off[1];
-    int32_t cz = grid_coord(p.z, gr->origin[2], gr->inv_cell, gr->gdims[2]) - gr->off[2];
-    s->cell_of[g->base] = (uint32_t)(cx + gr->dims[0] * (cy + gr->dims[1] * cz));
-}
-#endif
 
 /* The end of every group: the finite check, then the new state stored at the group's slots
  * and the cells of the new positions in cell_of. */
@@ -525,335 +322,128 @@ static inline void KFN(store_state)(const shoal_sim *s, const kgroup *g, vf3 p, 
     KFN(store_cells)(s, g, p);
 }
 
-/* steer's separation over the candidates the pair loop listed (in candidate order), after
- * each chunk. Equal to adding it inside the loop: sep is touched by nothing else, so the
- * order of its additions is unchanged. Returns 0. */
-static inline __attribute__((always_inline)) int KFN(steer_sep_flush)(float *const *in, vf3 p,
-                                                                      vf sep_r2,
-                                                                      const uint32_t *list,
-                                                                      int count, rule_sa *a)
-{
-    for (int k = 0; k < count; k++) {
-        uint32_t j = list[k];
-        rule_steer_sep(a, p, in[0][j], in[1][j], in[2][j], sep_r2);
-    }
-    return 0;
-}
+/* ---- the walker: one per model of the list, generated ---------------------------------- */
 
 /* The pair loops run over one chunk of the candidate list at a time, each in a function of
  * its own that takes the accumulators from a struct and puts them back: the loop then has
  * the vector registers to itself (with the filter in the same function, AVX2's 16 ymm
- * registers held the filter's constants and the accumulators went to memory). */
-
-/* steer and average: the pair loop's state across chunks. */
-typedef struct ksa {
-    vf3 p;
-    rule_sa a;
-    vf sep_r2, max_r2;
-    int sep_count;
-    uint32_t sep_list[KLIST_CAP + VW]; /* at most one chunk's candidates */
-} ksa;
-
-/* steer and average share the pair loop (rules.h rule_sa_pair); they differ in the
- * separation term. */
-static inline __attribute__((always_inline)) void
-KFN(sa_pairs)(const shoal_sim *s, ksa *k, const uint32_t *list, int n, int average, int shared_mask)
-{
-    const model_consts *mc = &s->mc;
-    float *const *in = s->cur;
-    const float *qx = in[0], *qy = in[1], *qz = in[2], *wx = in[3], *wy = in[4], *wz = in[5];
-    vf3 p = k->p;
-    vf max_r2 = k->max_r2;
-    rule_sa a = k->a;
-    int sep_count = k->sep_count;
-    for (int q = 0; q < n; q++) {
-        uint32_t j = list[q];
-        vm m_sep = rule_sa_pair(&a, p, qx[j], qy[j], qz[j], wx[j], wy[j], wz[j], mc, max_r2,
-                                average, shared_mask, 0);
-        if (!average) {
-            /* steer's term needs a division. Few candidates are that close (about one
-             * iteration in seven has any lane within sep_radius), and a branch on it
-             * mispredicts: remember the candidate without branching and add the terms
-             * after the loop, in the same candidate order. */
-            k->sep_list[sep_count] = j;
-            sep_count += vm_any(m_sep);
-        }
+ * registers held the filter's constants and the accumulators went to memory). For every
+ * model M of sim/models.h (rules.h: its adapter):
+ *   kst_M           the walk's state across chunks: the lanes' positions, M's accumulator,
+ *                   the candidates listed for M_late;
+ *   pairs_M_V       (noinline) the pair loop over one chunk in variant V: the difference
+ *                   and its square (rule_diff, v3_dot), M_near, a candidate no lane is near
+ *                   skipped where M_SKIP_FAR (its velocity never loaded), M_pair; where
+ *                   M_LATE, a candidate whose pair asks for M_late is listed without a
+ *                   branch;
+ *   walk_M_V        a group's walk: M_begin, the chunks (each followed by M_late over the
+ *                   listed candidates, in candidate order: the accumulator's terms are
+ *                   touched by nothing else in between, so the order of the additions is
+ *                   unchanged), the work counts, the extras, M_finish, the stores;
+ *   group_M         M_variant picks the variant (every variant gives the same bits). */
+#define KWALK_MODEL(id, M)                                                                         \
+    typedef struct KFN(kst_##M) {                                                                  \
+        vf3 p;                                                                                     \
+        vf reach2;                                                                                 \
+        M##_acc a;                                                                                 \
+        int late_n;                                                                                \
+        uint32_t late[KLIST_CAP + VW]; /* at most one chunk's candidates */                        \
+    } KFN(kst_##M);                                                                                \
+                                                                                                   \
+    static inline __attribute__((always_inline)) void KFN(pairs_##M)(                              \
+        const shoal_sim *s, KFN(kst_##M) * k, const uint32_t *list, int n, const int variant)      \
+    {                                                                                              \
+        const shoal_params *prm = &s->desc.params;                                                 \
+        const model_consts *mc = &s->mc;                                                           \
+        float *const *in = s->cur;                                                                 \
+        const float *qx = in[0], *qy = in[1], *qz = in[2], *wx = in[3], *wy = in[4], *wz = in[5];  \
+        vf3 p = k->p;                                                                              \
+        vf reach2 = k->reach2;                                                                     \
+        M##_acc a = k->a;                                                                          \
+        int late_n = k->late_n;                                                                    \
+        for (int q = 0; q < n; q++) {                                                              \
+            uint32_t j = list[q];                                                                  \
+            vf3 diff = rule_diff(p, qx[j], qy[j], qz[j]);                                          \
+            vf d2 = v3_dot(diff, diff);                                                            \
+            vm near = M##_near(d2, reach2);                                                        \
+            if (M##_SKIP_FAR && !vm_any(near))                                                     \
+                continue;                                                                          \
+            rule_cand c = {qx[j], qy[j], qz[j], wx[j], wy[j], wz[j], {0.0f, 0.0f, 0.0f}};          \
+            if (M##_USES_DIR)                                                                      \
+                rule_dir(c.vx, c.vy, c.vz, c.dir);                                                 \
+            vm late = M##_pair(&a, near, p, diff, d2, &c, prm, mc, variant);                       \
+            if (M##_LATE) {                                                                        \
+                k->late[late_n] = j;                                                               \
+                late_n += vm_any(late);                                                            \
+            }                                                                                      \
+        }                                                                                          \
+        k->a = a;                                                                                  \
+        k->late_n = late_n;                                                                        \
+    }                                                                                              \
+    static __attribute__((noinline)) void KFN(pairs_##M##_0)(const shoal_sim *s, KFN(kst_##M) * k, \
+                                                             const uint32_t *list, int n)          \
+    {                                                                                              \
+        KFN(pairs_##M)(s, k, list, n, 0);                                                          \
+    }                                                                                              \
+    static __attribute__((noinline)) void KFN(pairs_##M##_1)(const shoal_sim *s, KFN(kst_##M) * k, \
+                                                             const uint32_t *list, int n)          \
+    {                                                                                              \
+        KFN(pairs_##M)(s, k, list, n, M##_VARIANTS > 1);                                           \
+    }                                                                                              \
+                                                                                                   \
+    static inline __attribute__((always_inline)) void KFN(walk_##M)(                               \
+        const shoal_sim *s, const kgroup *g, sim_fault *f, const int variant)                      \
+    {                                                                                              \
+        const shoal_params *prm = &s->desc.params;                                                 \
+        const model_consts *mc = &s->mc;                                                           \
+        KFN(kst_##M) k;                                                                            \
+        k.p = KFN(load3)(s->cur, 0, g);                                                            \
+        vf3 v = KFN(load3)(s->cur, 3, g);                                                          \
+        k.reach2 = vf_set1(mc->reach2);                                                            \
+        M##_begin(&k.a, prm, mc, k.p, v);                                                          \
+        k.late_n = 0;                                                                              \
+        kwalk w;                                                                                   \
+        KFN(walk_init)(g, &w);                                                                     \
+        uint32_t list[KLIST_CAP + VW];                                                             \
+        int n;                                                                                     \
+        while ((n = KFN(walk_next)(s, g, &w, list)) > 0) {                                         \
+            f->lane_pairs += (uint64_t)n * VW;                                                     \
+            variant ? KFN(pairs_##M##_1)(s, &k, list, n) : KFN(pairs_##M##_0)(s, &k, list, n);     \
+            if (M##_LATE && k.late_n) {                                                            \
+                for (int q = 0; q < k.late_n; q++) {                                               \
+                    uint32_t j = k.late[q];                                                        \
+                    vf3 diff = rule_diff(k.p, s->cur[0][j], s->cur[1][j], s->cur[2][j]);           \
+                    M##_late(&k.a, diff, v3_dot(diff, diff), mc);                                  \
+                }                                                                                  \
+                k.late_n = 0;                                                                      \
+            }                                                                                      \
+        }                                                                                          \
+        f->useful += KFN(lane_sum)(g, M##_useful(&k.a, variant));                                  \
+        vf3 p = k.p;                                                                               \
+        rule_extras x;                                                                             \
+        KFN(extras)(s, g, p, &x);                                                                  \
+        M##_finish(&k.a, prm, mc, variant, &x, &p, &v);                                            \
+        KFN(store_state)(s, g, p, v, f);                                                           \
+    }                                                                                              \
+                                                                                                   \
+    static void KFN(group_##M)(const shoal_sim *s, const kgroup *g, sim_fault *f)                  \
+    {                                                                                              \
+        if (M##_VARIANTS > 1 && M##_variant(&s->mc))                                               \
+            KFN(walk_##M)(s, g, f, 1);                                                             \
+        else                                                                                       \
+            KFN(walk_##M)(s, g, f, 0);                                                             \
     }
-    k->a = a;
-    k->sep_count = sep_count;
-}
 
-static __attribute__((noinline)) void KFN(sa_pairs_00)(const shoal_sim *s, ksa *k,
-                                                       const uint32_t *list, int n)
-{
-    KFN(sa_pairs)(s, k, list, n, 0, 0);
-}
-static __attribute__((noinline)) void KFN(sa_pairs_01)(const shoal_sim *s, ksa *k,
-                                                       const uint32_t *list, int n)
-{
-    KFN(sa_pairs)(s, k, list, n, 0, 1);
-}
-static __attribute__((noinline)) void KFN(sa_pairs_10)(const shoal_sim *s, ksa *k,
-                                                       const uint32_t *list, int n)
-{
-    KFN(sa_pairs)(s, k, list, n, 1, 0);
-}
-static __attribute__((noinline)) void KFN(sa_pairs_11)(const shoal_sim *s, ksa *k,
-                                                       const uint32_t *list, int n)
-{
-    KFN(sa_pairs)(s, k, list, n, 1, 1);
-}
+SIM_MODELS(KWALK_MODEL)
+#undef KWALK_MODEL
 
-static inline __attribute__((always_inline)) void
-KFN(steer_average_impl)(const shoal_sim *s, const kgroup *g, int average, int shared_mask,
-                        sim_fault *f)
-{
-    const shoal_params *prm = &s->desc.params;
-    const model_consts *mc = &s->mc;
-    ksa k;
-    k.p = KFN(load3)(s->cur, 0, g);
-    vf3 v = KFN(load3)(s->cur, 3, g);
-    k.sep_r2 = vf_set1(mc->sep_r2);
-    float max_r2f = mc->sep_r2 > mc->ali_r2 ? mc->sep_r2 : mc->ali_r2;
-    max_r2f = mc->coh_r2 > max_r2f ? mc->coh_r2 : max_r2f;
-    k.max_r2 = vf_set1(max_r2f);
-    rule_sa_begin(&k.a);
-    k.sep_count = 0;
-
-    kwalk w;
-    KFN(walk_init)(g, &w);
-    uint32_t list[KLIST_CAP + VW];
-    int n;
-    while ((n = KFN(walk_next)(s, g, &w, list)) > 0) {
-        f->lane_pairs += (uint64_t)n * VW;
-        if (average) {
-            shared_mask ? KFN(sa_pairs_11)(s, &k, list, n) : KFN(sa_pairs_10)(s, &k, list, n);
-        } else {
-            shared_mask ? KFN(sa_pairs_01)(s, &k, list, n) : KFN(sa_pairs_00)(s, &k, list, n);
-            if (k.sep_count)
-                k.sep_count =
-                    KFN(steer_sep_flush)(s->cur, k.p, k.sep_r2, k.sep_list, k.sep_count, &k.a);
-        }
-    }
-    f->useful += KFN(lane_sum)(g, shared_mask ? k.a.ali_n : k.a.near_n);
-    rule_sa_end(&k.a, shared_mask);
-    vf3 p = k.p;
-    rule_extras x;
-    KFN(extras)(s, g, p, &x);
-    rule_sa_finish(&k.a, prm, mc, average, &x, &p, &v);
-    KFN(store_state)(s, g, p, v, f);
-}
-
-/* Dispatch to a variant where alignment and cohesion share one mask (the usual case:
- * ali_radius == coh_radius >= sep_radius), which saves two compares and a count per
- * candidate. Same masks, same sums: the same bits as the general variant. */
-static void KFN(group_steer)(const shoal_sim *s, const kgroup *g, sim_fault *f)
-{
-    const model_consts *mc = &s->mc;
-    if (mc->ali_r2 == mc->coh_r2 && mc->sep_r2 <= mc->ali_r2)
-        KFN(steer_average_impl)(s, g, 0, 1, f);
-    else
-        KFN(steer_average_impl)(s, g, 0, 0, f);
-}
-
-static void KFN(group_average)(const shoal_sim *s, const kgroup *g, sim_fault *f)
-{
-    const model_consts *mc = &s->mc;
-    if (mc->ali_r2 == mc->coh_r2 && mc->sep_r2 <= mc->ali_r2)
-        KFN(steer_average_impl)(s, g, 1, 1, f);
-    else
-        KFN(steer_average_impl)(s, g, 1, 0, f);
-}
-
-/* heading (seed 001): rules.h rule_heading_*. The pair loop over one chunk (see ksa). */
-typedef struct khd {
-    vf3 p;
-    rule_hd a;
-} khd;
-
-static __attribute__((noinline)) void KFN(hd_pairs)(const shoal_sim *s, khd *k,
-                                                    const uint32_t *list, int n)
-{
-    const model_consts *mc = &s->mc;
-    float *const *in = s->cur;
-    const float *qx = in[0], *qy = in[1], *qz = in[2], *wx = in[3], *wy = in[4], *wz = in[5];
-    vf3 p = k->p;
-    rule_hd a = k->a;
-    for (int q = 0; q < n; q++) {
-        uint32_t j = list[q];
-        vf3 diff;
-        vf d2;
-        vm m = rule_heading_test(p, qx[j], qy[j], qz[j], mc, &diff, &d2);
-        if (!vm_any(m))
-            continue;
-        /* dir_j: a property of the candidate, computed here when some lane needs it */
-        float dir[3];
-        rule_heading_dir(wx[j], wy[j], wz[j], dir);
-        rule_heading_add(&a, m, diff, d2, qx[j], qy[j], qz[j], dir, mc);
-    }
-    k->a = a;
-}
-
-static void KFN(group_heading)(const shoal_sim *s, const kgroup *g, sim_fault *f)
-{
-    const shoal_params *prm = &s->desc.params;
-    const model_consts *mc = &s->mc;
-    khd k;
-    k.p = KFN(load3)(s->cur, 0, g);
-    vf3 v = KFN(load3)(s->cur, 3, g);
-    rule_heading_begin(&k.a);
-    kwalk w;
-    KFN(walk_init)(g, &w);
-    uint32_t list[KLIST_CAP + VW];
-    int n;
-    while ((n = KFN(walk_next)(s, g, &w, list)) > 0) {
-        f->lane_pairs += (uint64_t)n * VW;
-        KFN(hd_pairs)(s, &k, list, n);
-    }
-    f->useful += KFN(lane_sum)(g, k.a.n);
-    vf3 p = k.p;
-    rule_extras x;
-    KFN(extras)(s, g, p, &x);
-    rule_heading_finish(&k.a, prm, mc, &x, &p, &v);
-    KFN(store_state)(s, g, p, v, f);
-}
-
-/* classic (seed 002): rules.h rule_classic_*. The pair loop over one chunk (see ksa): a
- * candidate no lane accepts is skipped before its velocity is loaded. */
-typedef struct kcl {
-    vf3 p;
-    rule_cl a;
-} kcl;
-
-static __attribute__((noinline)) void KFN(cl_pairs)(const shoal_sim *s, kcl *k,
-                                                    const uint32_t *list, int n)
-{
-    const shoal_params *prm = &s->desc.params;
-    const model_consts *mc = &s->mc;
-    float *const *in = s->cur;
-    const float *qx = in[0], *qy = in[1], *qz = in[2], *wx = in[3], *wy = in[4], *wz = in[5];
-    vf3 p = k->p;
-    rule_cl a = k->a;
-    for (int q = 0; q < n; q++) {
-        uint32_t j = list[q];
-        if (!vm_any(rule_classic_near(p, qx[j], qy[j], qz[j], mc)))
-            continue;
-        rule_classic_pair(&a, p, qx[j], qy[j], qz[j], wx[j], wy[j], wz[j], prm, mc);
-    }
-    k->a = a;
-}
-
-static void KFN(group_classic)(const shoal_sim *s, const kgroup *g, sim_fault *f)
-{
-    const shoal_params *prm = &s->desc.params;
-    const model_consts *mc = &s->mc;
-    kcl k;
-    k.p = KFN(load3)(s->cur, 0, g);
-    vf3 v = KFN(load3)(s->cur, 3, g);
-    rule_classic_begin(&k.a, prm, k.p);
-    kwalk w;
-    KFN(walk_init)(g, &w);
-    uint32_t list[KLIST_CAP + VW];
-    int n;
-    while ((n = KFN(walk_next)(s, g, &w, list)) > 0) {
-        f->lane_pairs += (uint64_t)n * VW;
-        KFN(cl_pairs)(s, &k, list, n);
-    }
-    f->useful += KFN(lane_sum)(g, k.a.n);
-    vf3 p = k.p;
-    rule_extras x;
-    KFN(extras)(s, g, p, &x);
-    rule_classic_finish(&k.a, prm, mc, &x, &p, &v);
-    KFN(store_state)(s, g, p, v, f);
-}
-
-/* fov (seed 004): rules.h rule_fov_*. The pair loop over one chunk (see ksa and kcl). */
-typedef struct kfv {
-    vf3 p;
-    vf max2;
-    rule_fv a;
-} kfv;
-
-static __attribute__((noinline)) void KFN(fv_pairs)(const shoal_sim *s, kfv *k,
-                                                    const uint32_t *list, int n)
-{
-    const shoal_params *prm = &s->desc.params;
-    const model_consts *mc = &s->mc;
-    float *const *in = s->cur;
-    const float *qx = in[0], *qy = in[1], *qz = in[2], *wx = in[3], *wy = in[4], *wz = in[5];
-    vf3 p = k->p;
-    vf max2 = k->max2;
-    rule_fv a = k->a;
-    for (int q = 0; q < n; q++) {
-        uint32_t j = list[q];
-        if (!vm_any(rule_fov_near(p, qx[j], qy[j], qz[j], max2)))
-            continue;
-        rule_fov_pair(&a, p, qx[j], qy[j], qz[j], wx[j], wy[j], wz[j], prm, mc, max2);
-    }
-    k->a = a;
-}
-
-static void KFN(group_fov)(const shoal_sim *s, const kgroup *g, sim_fault *f)
-{
-    const shoal_params *prm = &s->desc.params;
-    const model_consts *mc = &s->mc;
-    kfv k;
-    k.p = KFN(load3)(s->cur, 0, g);
-    vf3 v = KFN(load3)(s->cur, 3, g);
-    k.max2 = vf_set1(rule_fov_max2(prm));
-    rule_fov_begin(&k.a, v);
-    kwalk w;
-    KFN(walk_init)(g, &w);
-    uint32_t list[KLIST_CAP + VW];
-    int n;
-    while ((n = KFN(walk_next)(s, g, &w, list)) > 0) {
-        f->lane_pairs += (uint64_t)n * VW;
-        KFN(fv_pairs)(s, &k, list, n);
-    }
-    f->useful += KFN(lane_sum)(g, k.a.near_n);
-    vf3 p = k.p;
-    rule_extras x;
-    KFN(extras)(s, g, p, &x);
-    rule_fov_finish(&k.a, prm, mc, &x, &p, &v);
-    KFN(store_state)(s, g, p, v, f);
-}
-
-#if VW > 1
-/* The largest squared radius of the model's candidate tests (steer, average: the three
- * radii; heading: R; classic: fov; fov: the largest squared distance), as they compare it. */
-static float KFN(filter_r2)(const shoal_sim *s)
-{
-    const model_consts *mc = &s->mc;
-    switch (s->desc.model) {
-    case SHOAL_MODEL_STEER:
-    case SHOAL_MODEL_AVERAGE: {
-        float m = mc->sep_r2 > mc->ali_r2 ? mc->sep_r2 : mc->ali_r2;
-        return mc->coh_r2 > m ? mc->coh_r2 : m;
-    }
-    case SHOAL_MODEL_HEADING:
-    case SHOAL_MODEL_CLASSIC:
-        return mc->r2;
-    default:
-        return rule_fov_max2(&s->desc.params);
-    }
-}
-#endif
-
-/* The model's group walk: group_NAME for every model of sim/models.h (a model missing its
- * walk does not compile). */
-static inline void KFN(group)(const shoal_sim *s, const kgroup *g, sim_fault *f)
-{
-    switch (s->desc.model) {
-#define GROUP_CASE(id, name)                                                                       \
-    case id:                                                                                       \
-        KFN(group_##name)(s, g, f);                                                                \
-        break;
-        SIM_MODELS(GROUP_CASE)
-#undef GROUP_CASE
-    default:
-        break;
-    }
-}
+/* A group's walk in the sim's model: group_M for every model of the list, indexed by the
+ * enum (a model missing from the list or its walk does not compile). */
+typedef void (*KFN(group_fn))(const shoal_sim *s, const kgroup *g, sim_fault *f);
+#define KGROUP_ENTRY(id, M) [id] = KFN(group_##M),
+static const KFN(group_fn) KFN(groups)[] = {SIM_MODELS(KGROUP_ENTRY)};
+#undef KGROUP_ENTRY
+SIM_MODEL_TABLE_CHECK(KFN(groups));
 
 /* Worker threads: every group that starts in the sorted boid range [b0, b1). Groups are VW
  * consecutive boids of one grid row, starting at the row's first boid and every VW after
@@ -871,9 +461,10 @@ void KFN(forces_range)(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f)
     kgroup g;
     memset(&g, 0, sizeof g);
 #if VW > 1
-    g.filter_r2 = KFN(filter_r2)(s);
+    g.filter_r2 = s->mc.reach2; /* the model's largest squared radius, as its tests compare it */
     g.count = (uint32_t)s->count;
 #endif
+    const KFN(group_fn) group = KFN(groups)[s->desc.model];
     const uint32_t *cs = s->cell_start;
     /* The box test costs about a tenth of a pair iteration per candidate: where it keeps
      * nearly every candidate (a dense school, every boid near every other), the next groups
@@ -921,7 +512,7 @@ void KFN(forces_range)(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f)
             skip -= skip > 0;
             uint64_t kept = f->lane_pairs;
 #endif
-            KFN(group)(s, &g, f);
+            group(s, &g, f);
 #if VW > 1
             /* (summed after the group: right after grid_runs stored them, a vector load of
              * the runs waited for the stores) */

@@ -5,6 +5,7 @@
  * over it) is a function of the state alone: not of the thread count, not of the order
  * the previous step left, not of how a run was split over state files. */
 #include "sim/models.h"
+#include "core/check.h"
 #include "sim/sim_internal.h"
 
 #include <math.h>
@@ -160,15 +161,24 @@ static void block_cells(shoal_sim *s, int64_t begin, int64_t end, int64_t *lo_ou
             lo = c < lo ? c : lo;
             hi = c > hi ? c : hi;
         }
-    } else {
+    } else if (!s->part_mode) {
         for (int64_t i = begin; i < end; i++) {
             uint32_t c = cell_of[i];
             lo = c < lo ? c : lo;
             hi = c > hi ? c : hi;
         }
+    } else { /* a part: slots marked SIM_CELL_NONE are dropped (part.c) */
+        for (int64_t i = begin; i < end; i++) {
+            uint32_t c = cell_of[i];
+            if (c == SIM_CELL_NONE)
+                continue;
+            lo = c < lo ? c : lo;
+            hi = c > hi ? c : hi;
+        }
     }
-    *lo_out = begin < end ? (int64_t)lo : 1;
-    *hi_out = begin < end ? (int64_t)hi : 0;
+    /* no boids, or every slot dropped: an empty range */
+    *lo_out = lo <= hi ? (int64_t)lo : 1;
+    *hi_out = lo <= hi ? (int64_t)hi : 0;
 }
 
 /* Unit n's histogram over its cell range. */
@@ -179,8 +189,16 @@ static void unit_count_cells(shoal_sim *s, const sort_units *u, int n)
     uint32_t *h = s->hist + u->off[n];
     const uint32_t lo = (uint32_t)u->lo[n], *cell_of = s->cell_of;
     memset(h, 0, (size_t)(u->hi[n] - u->lo[n] + 1) * sizeof *h);
-    for (int64_t i = u->begin[n]; i < u->end[n]; i++)
-        h[cell_of[i] - lo]++;
+    if (!s->part_mode) {
+        for (int64_t i = u->begin[n]; i < u->end[n]; i++)
+            h[cell_of[i] - lo]++;
+    } else {
+        for (int64_t i = u->begin[n]; i < u->end[n]; i++) {
+            uint32_t c = cell_of[i];
+            if (c != SIM_CELL_NONE)
+                h[c - lo]++;
+        }
+    }
 }
 
 /* All threads of the region: the cell of each boid of the blocks they take (unless the
@@ -377,7 +395,10 @@ static void scatter_block_staged(shoal_sim *s, uint32_t *h, uint32_t lo, int64_t
         r->line[e] = -1;
         r->mask[e] = 0;
     }
+    const int part = s->part_mode;
     for (int64_t i = begin; i < end; i++) {
+        if (part && cell_of[i] == SIM_CELL_NONE)
+            continue; /* a slot a part drops */
         uint32_t slot = h[cell_of[i] - lo]++;
         int64_t line = slot >> 4;
         int e = (int)(line & (SORT_RING_LINES - 1)), b = (int)(slot & 15);
@@ -444,6 +465,7 @@ __attribute__((noinline)) void grid_scatter(shoal_sim *s, int thread_index, int 
     float *wx = s->nxt[3], *wy = s->nxt[4], *wz = s->nxt[5];
     const uint32_t *cell_of = s->cell_of, *row_cur = s->row_cur;
     uint32_t *row_nxt = s->row_nxt;
+    const int part = s->part_mode;
 #if GRID_STAGED
     sort_ring ring; /* 29 KiB of this worker's stack: stays in its L1/L2 */
     int staged_any = 0;
@@ -469,6 +491,8 @@ __attribute__((noinline)) void grid_scatter(shoal_sim *s, int thread_index, int 
         }
 #endif
         for (int64_t i = begin; i < end; i++) {
+            if (part && cell_of[i] == SIM_CELL_NONE)
+                continue; /* a slot a part drops */
             uint32_t slot = h[cell_of[i] - lo]++;
             row_nxt[slot] = row_cur[i];
             qx[slot] = px[i];
@@ -527,6 +551,13 @@ int grid_runs(const shoal_sim *s, int32_t x_lo, int32_t x_hi, int32_t y, int32_t
 /* The force kernels' own count of the last step (sim.c sums the threads' counters). */
 void shoal_sim_candidate_pairs(const shoal_sim *s, double *lane_pairs, double *useful_pairs)
 {
+    if (!s) {
+        if (lane_pairs)
+            *lane_pairs = 0;
+        if (useful_pairs)
+            *useful_pairs = 0;
+        return;
+    }
     *lane_pairs = (double)s->work.lane_pairs;
     *useful_pairs = (double)s->work.useful;
 }

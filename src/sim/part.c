@@ -3,7 +3,9 @@
  * whose boid arrays grow with what it is given, and whose forces run on its own cells
  * only. The canonical order needs nothing more: a boid's cell is the whole grid's clamped
  * cell, cells are numbered in the same (z, y, x) order inside the sub-box, and the stable
- * sort puts the input rows in order inside each cell. */
+ * sort puts the input rows in order inside each cell, whatever order the boids arrived in.
+ * The boids stay here between steps; a slot whose key is SIM_CELL_NONE (a boid that left,
+ * the last step's halo) is dropped by the next sort (grid.c, part_mode). */
 #include "sim/part.h"
 
 #include "core/alloc.h"
@@ -27,6 +29,7 @@ shoal_status part_create(const shoal_sim_desc *d, shoal_sim **out, shoal_error *
     s->part_capacity = 1;
     s->part_cells = (size_t)s->g.cell_count;
     s->part_hist = (size_t)s->g.cell_count * (size_t)s->hist_width;
+    s->part_mode = 1;
     grid_setup(&s->g, d->model, &d->params, d->neighbors, d->boid_count);
     *out = s;
     return SHOAL_OK;
@@ -90,6 +93,16 @@ shoal_status part_set_box(shoal_sim *s, const int32_t lo[3], const int32_t hi[3]
     g->cell_count = (int64_t)g->dims[0] * g->dims[1] * g->dims[2];
     g->row_count = (int64_t)g->dims[1] * g->dims[2];
     s->cells_valid = 0;
+    s->count = 0;
+    size_t rows = (size_t)(hi[1] - lo[1]) * (size_t)(hi[2] - lo[2]);
+    if (rows > s->part_row_cap) { /* the output offset of each row of owned cells */
+        size_t *at = alloc_array(rows, sizeof *at, "part rows", err);
+        if (!at)
+            return err ? err->status : SHOAL_ERR_NOMEM;
+        alloc_free(s->part_row_at);
+        s->part_row_at = at;
+        s->part_row_cap = rows;
+    }
     return ensure_tables(s, err);
 }
 
@@ -104,237 +117,347 @@ static void *grow(void *old, size_t used, size_t cap, size_t size, const char *w
     return p;
 }
 
+/* Room for n boids in every array, the first `keep` slots of the current state (state, rows
+ * and sort keys) kept. */
+static shoal_status reserve(shoal_sim *s, size_t n, size_t keep, shoal_error *err)
+{
+    if (n <= s->part_capacity)
+        return SHOAL_OK;
+    size_t cap = n + n / 2 + 64;
+    for (int k = 0; k < 6; k++) {
+        float *c = grow(s->cur[k], keep, cap, sizeof(float), "boid state", err);
+        if (!c)
+            return err ? err->status : SHOAL_ERR_NOMEM;
+        s->cur[k] = c;
+        float *x = grow(s->nxt[k], 0, cap, sizeof(float), "boid state", err);
+        if (!x)
+            return err ? err->status : SHOAL_ERR_NOMEM;
+        s->nxt[k] = x;
+    }
+    uint32_t **u[3] = {&s->row_cur, &s->cell_of, &s->row_nxt};
+    for (int k = 0; k < 3; k++) {
+        uint32_t *x = grow(*u[k], k < 2 ? keep : 0, cap, sizeof(uint32_t), "boid rows", err);
+        if (!x)
+            return err ? err->status : SHOAL_ERR_NOMEM;
+        *u[k] = x;
+    }
+    s->part_capacity = cap;
+    return SHOAL_OK;
+}
+
+/* The sort's histograms for the slots held now, as shoal_sim_create sizes them (each step
+ * makes its blocks from the slots and the threads: they never change a result), and tables
+ * to match. */
+static shoal_status reblock(shoal_sim *s, shoal_error *err)
+{
+    s->hist_width = sim_hist_width(s->count);
+    return ensure_tables(s, err);
+}
+
 typedef struct load_ctx {
     shoal_sim *s;
     const part_boid *b;
     size_t at;
-    part_boid *out;
+    int bad[SIM_MAX_THREADS]; /* per thread: a boid outside the sub-box (append) */
+    uint32_t bad_row[SIM_MAX_THREADS];
 } load_ctx;
 
+/* The sub-box cell of whole-grid cell c, or SIM_CELL_NONE outside the sub-box. */
+static inline uint32_t local_cell(const grid *g, const int32_t c[3])
+{
+    int32_t l[3];
+    for (int a = 0; a < 3; a++) {
+        l[a] = c[a] - g->off[a];
+        if (l[a] < 0 || l[a] >= g->dims[a])
+            return SIM_CELL_NONE;
+    }
+    return (uint32_t)(l[0] + g->dims[0] * (l[1] + g->dims[1] * l[2]));
+}
+
+static inline void whole_cell(const grid *g, float x, float y, float z, int32_t c[3])
+{
+    c[0] = grid_coord(x, g->origin[0], g->inv_cell, g->gdims[0]);
+    c[1] = grid_coord(y, g->origin[1], g->inv_cell, g->gdims[1]);
+    c[2] = grid_coord(z, g->origin[2], g->inv_cell, g->gdims[2]);
+}
+
+/* Worker threads: boids [b0, b1) of c->b into slots at + i (and, appending, their keys). */
 static void load_range(void *p, int64_t b0, int64_t b1, int t)
 {
-    (void)t;
     load_ctx *c = p;
+    shoal_sim *s = c->s;
     for (int64_t i = b0; i < b1; i++) {
         size_t j = c->at + (size_t)i;
+        const part_boid *b = &c->b[i];
         for (int k = 0; k < 6; k++)
-            c->s->cur[k][j] = c->b[i].s[k];
-        c->s->row_cur[j] = c->b[i].row;
-    }
-}
-
-shoal_status part_load(shoal_sim *s, const part_boid *b, size_t n, const part_boid *halo,
-                       size_t halo_n, shoal_error *err)
-{
-    size_t total = n + halo_n;
-    if (total > s->part_capacity) {
-        size_t cap = total + total / 2 + 64;
-        for (int k = 0; k < 6; k++) {
-            float *c = grow(s->cur[k], 0, cap, sizeof(float), "boid state", err);
-            if (!c)
-                return err ? err->status : SHOAL_ERR_NOMEM;
-            s->cur[k] = c;
-            float *x = grow(s->nxt[k], 0, cap, sizeof(float), "boid state", err);
-            if (!x)
-                return err ? err->status : SHOAL_ERR_NOMEM;
-            s->nxt[k] = x;
-        }
-        uint32_t **u[3] = {&s->row_cur, &s->row_nxt, &s->cell_of};
-        for (int k = 0; k < 3; k++) {
-            uint32_t *x = grow(*u[k], 0, cap, sizeof(uint32_t), "boid rows", err);
-            if (!x)
-                return err ? err->status : SHOAL_ERR_NOMEM;
-            *u[k] = x;
-        }
-        s->part_capacity = cap;
-    }
-    int threads = part_threads(s);
-    load_ctx c = {.s = s, .b = b, .at = 0};
-    parallel_for_n((int64_t)n, 4096, load_range, &c, threads);
-    c.b = halo;
-    c.at = n;
-    parallel_for_n((int64_t)halo_n, 4096, load_range, &c, threads);
-    s->count = total;
-    s->cells_valid = 0;
-    /* the sort's histograms, as shoal_sim_create sizes them (each step makes its blocks) */
-    s->hist_width = sim_hist_width(total);
-    return ensure_tables(s, err);
-}
-
-uint32_t part_step(shoal_sim *s) { return sim_forces_pass(s); }
-
-typedef struct extract_ctx {
-    const shoal_sim *s;
-    part_boid *out;
-    const size_t *row_at; /* output slot of each active (y, z) row's first boid */
-    int32_t rows_y;       /* active rows along y */
-} extract_ctx;
-
-static void extract_rows(void *p, int64_t r0, int64_t r1, int t)
-{
-    (void)t;
-    extract_ctx *c = p;
-    const shoal_sim *s = c->s;
-    const grid *g = &s->g;
-    const uint32_t nx = (uint32_t)g->dims[0], ny = (uint32_t)g->dims[1];
-    for (int64_t r = r0; r < r1; r++) {
-        uint32_t y = (uint32_t)(g->act_lo[1] + (int32_t)(r % c->rows_y));
-        uint32_t z = (uint32_t)(g->act_lo[2] + (int32_t)(r / c->rows_y));
-        uint32_t row = y + ny * z;
-        uint32_t b = s->cell_start[row * nx + (uint32_t)g->act_lo[0]];
-        uint32_t e = s->cell_start[row * nx + (uint32_t)g->act_hi[0]];
-        size_t k = c->row_at[r];
-        for (uint32_t i = b; i < e; i++, k++) {
-            for (int q = 0; q < 6; q++)
-                c->out[k].s[q] = s->nxt[q][i];
-            c->out[k].row = s->row_cur[i];
-        }
-    }
-}
-
-size_t part_extract(const shoal_sim *s, part_boid *out)
-{
-    /* after sim_forces_pass, cur holds the sorted start-of-step state, nxt the new one at
-     * the same slots (written for the active cells only); rows of cells in (z, y) order */
-    const grid *g = &s->g;
-    const uint32_t nx = (uint32_t)g->dims[0], ny = (uint32_t)g->dims[1];
-    int32_t ry = g->act_hi[1] - g->act_lo[1], rz = g->act_hi[2] - g->act_lo[2];
-    int64_t rows = (int64_t)ry * rz;
-    size_t *row_at = malloc(((size_t)rows + 1) * sizeof *row_at);
-    size_t k = 0;
-    for (int64_t r = 0; r < rows; r++) {
-        uint32_t y = (uint32_t)(g->act_lo[1] + (int32_t)(r % ry));
-        uint32_t z = (uint32_t)(g->act_lo[2] + (int32_t)(r / ry));
-        uint32_t row = y + ny * z;
-        uint32_t b = s->cell_start[row * nx + (uint32_t)g->act_lo[0]];
-        uint32_t e = s->cell_start[row * nx + (uint32_t)g->act_hi[0]];
-        if (row_at)
-            row_at[r] = k;
-        k += e - b;
-    }
-    if (!row_at)
-        return SIZE_MAX;
-    extract_ctx c = {.s = s, .out = out, .row_at = row_at, .rows_y = ry};
-    parallel_for_n(rows, 1, extract_rows, &c, part_threads(s));
-    free(row_at);
-    return k;
-}
-
-typedef struct outside_ctx {
-    const shoal_sim *s;
-    part_boid *out;
-    const size_t *row_at; /* output slot of each active (y, z) row's first boid */
-    uint32_t *row_bad;    /* lowest non-finite input row of each active row */
-    int32_t rows_y;
-    int32_t skip_lo[3], skip_hi[3]; /* sub-box coordinates */
-} outside_ctx;
-
-/* The x segments of active row (y, z) outside the skip box: up to two [x0, x1) pairs. */
-static int outside_segments(const outside_ctx *c, int32_t y, int32_t z, int32_t seg[4])
-{
-    const grid *g = &c->s->g;
-    int inside = y >= c->skip_lo[1] && y < c->skip_hi[1] && z >= c->skip_lo[2] &&
-                 z < c->skip_hi[2] && c->skip_lo[0] < c->skip_hi[0];
-    if (!inside) {
-        seg[0] = g->act_lo[0];
-        seg[1] = g->act_hi[0];
-        return 1;
-    }
-    int k = 0;
-    int32_t a = c->skip_lo[0] > g->act_lo[0] ? c->skip_lo[0] : g->act_lo[0];
-    int32_t b = c->skip_hi[0] < g->act_hi[0] ? c->skip_hi[0] : g->act_hi[0];
-    if (a > g->act_lo[0]) {
-        seg[2 * k] = g->act_lo[0];
-        seg[2 * k + 1] = a;
-        k++;
-    }
-    if (b < g->act_hi[0]) {
-        seg[2 * k] = b > g->act_lo[0] ? b : g->act_lo[0];
-        seg[2 * k + 1] = g->act_hi[0];
-        k++;
-    }
-    return k;
-}
-
-static void outside_rows(void *p, int64_t r0, int64_t r1, int t)
-{
-    (void)t;
-    outside_ctx *c = p;
-    const shoal_sim *s = c->s;
-    const grid *g = &s->g;
-    const uint32_t nx = (uint32_t)g->dims[0], ny = (uint32_t)g->dims[1];
-    for (int64_t r = r0; r < r1; r++) {
-        int32_t y = g->act_lo[1] + (int32_t)(r % c->rows_y);
-        int32_t z = g->act_lo[2] + (int32_t)(r / c->rows_y);
-        uint32_t row = (uint32_t)y + ny * (uint32_t)z, bad = UINT32_MAX;
-        int32_t seg[4];
-        int nseg = outside_segments(c, y, z, seg);
-        size_t k = c->row_at[r];
-        for (int q = 0; q < nseg; q++) {
-            uint32_t b = s->cell_start[row * nx + (uint32_t)seg[2 * q]];
-            uint32_t e = s->cell_start[row * nx + (uint32_t)seg[2 * q + 1]];
-            for (uint32_t i = b; i < e; i++, k++) {
-                int finite = 1;
-                for (int w = 0; w < 6; w++) {
-                    float v = s->nxt[w][i];
-                    c->out[k].s[w] = v;
-                    finite &= isfinite(v) != 0;
-                }
-                c->out[k].row = s->row_cur[i];
-                if (!finite && s->row_cur[i] < bad)
-                    bad = s->row_cur[i];
+            s->cur[k][j] = b->s[k];
+        s->row_cur[j] = b->row;
+        if (s->cells_valid) { /* appending: the key of the next sort */
+            int32_t cc[3];
+            whole_cell(&s->g, b->s[0], b->s[1], b->s[2], cc);
+            uint32_t l = local_cell(&s->g, cc);
+            s->cell_of[j] = l;
+            if (l == SIM_CELL_NONE && (!c->bad[t] || b->row < c->bad_row[t])) {
+                c->bad[t] = 1;
+                c->bad_row[t] = b->row;
             }
         }
-        c->row_bad[r] = bad;
     }
 }
 
-size_t part_extract_outside(const shoal_sim *s, const int32_t skip_lo[3], const int32_t skip_hi[3],
-                            part_boid *out, uint32_t *bad)
+shoal_status part_load(shoal_sim *s, const part_boid *b, size_t n, shoal_error *err)
+{
+    shoal_status st = reserve(s, n, 0, err);
+    if (st)
+        return st;
+    s->count = 0;
+    load_ctx c = {.s = s, .b = b, .at = 0};
+    s->cells_valid = 0; /* the sort computes the keys */
+    parallel_for_n((int64_t)n, 4096, load_range, &c, part_threads(s));
+    s->count = n;
+    if ((st = reblock(s, err)))
+        return st;
+    sim_sort_only(s);
+    return SHOAL_OK;
+}
+
+shoal_status part_append(shoal_sim *s, const part_boid *b, size_t n, shoal_error *err)
+{
+    if (!s->cells_valid) /* the keys of the slots held come from part_classify */
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "internal: boids appended before a classify");
+    size_t at = s->count;
+    shoal_status st = reserve(s, at + n, at, err);
+    if (st)
+        return st;
+    int threads = part_threads(s);
+    load_ctx c = {.s = s, .b = b, .at = at};
+    parallel_for_n((int64_t)n, 4096, load_range, &c, threads);
+    for (int t = 0; t < threads; t++)
+        if (c.bad[t])
+            return shoal_error_set(err, SHOAL_ERR_INPUT,
+                                   "internal: boid %u arrived outside this part's cells",
+                                   c.bad_row[t]);
+    s->count = at + n;
+    return reblock(s, err);
+}
+
+uint32_t part_step(shoal_sim *s)
+{
+    uint32_t bad = sim_forces_pass(s);
+    /* the forces wrote the cell of every new position (sim.c cells_valid): the next step's
+     * keys when every cell of the sub-box is owned (one part); else part_classify */
+    const grid *g = &s->g;
+    s->cells_valid = bad == UINT32_MAX;
+    for (int c = 0; c < 3; c++)
+        s->cells_valid &= g->act_lo[c] == 0 && g->act_hi[c] == g->dims[c];
+    return bad;
+}
+
+void part_commit(shoal_sim *s)
+{
+    for (int k = 0; k < 6; k++) {
+        float *t = s->cur[k];
+        s->cur[k] = s->nxt[k];
+        s->nxt[k] = t;
+    }
+}
+
+typedef struct classify_ctx {
+    shoal_sim *s;
+    const float *p[3];
+    part_edge_fn edge;
+    void *ctx;
+    int32_t in_lo[3], in_hi[3]; /* whole-grid cells that no other part needs */
+    float top[3];               /* the last cell of each axis */
+} classify_ctx;
+
+#define CLASSIFY_BATCH 64
+
+/* grid_coord without a branch: NaN and below the grid to 0, beyond it to the last cell
+ * (top = n - 1, exact as a float), else the truncation: the same cell for every v. */
+static inline int32_t coord_nb(float v, float origin, float inv, float top)
+{
+    float f = (v - origin) * inv;
+    f = f >= 0.0f ? f : 0.0f;
+    f = f < top ? f : top;
+    return (int32_t)f;
+}
+
+/* Worker threads: rows [r0, r1) of the sub-box (r = y + ny z): the sort key of each slot,
+ * and edge() for the owned boids others may need. Writes cell_of of those rows' slots. */
+static void classify_rows(void *p, int64_t r0, int64_t r1, int t)
+{
+    classify_ctx *c = p;
+    shoal_sim *s = c->s;
+    const grid *g = &s->g;
+    const int64_t nx = g->dims[0], ny = g->dims[1];
+    const uint32_t *cs = s->cell_start;
+    uint32_t *key = s->cell_of;
+    struct { /* the grid in locals: the key stores cannot alias them */
+        float o[3], inv, top[3];
+        int32_t off[3], lo[3], hi[3];
+        uint32_t dim[3];
+    } k0;
+    for (int a = 0; a < 3; a++) {
+        k0.o[a] = g->origin[a];
+        k0.top[a] = c->top[a];
+        k0.off[a] = g->off[a];
+        k0.lo[a] = c->in_lo[a];
+        k0.hi[a] = c->in_hi[a];
+        k0.dim[a] = (uint32_t)g->dims[a];
+    }
+    k0.inv = g->inv_cell;
+    for (int64_t r = r0; r < r1; r++) {
+        int32_t y = (int32_t)(r % ny), z = (int32_t)(r / ny);
+        uint32_t rb = cs[r * nx], re = cs[r * nx + nx];
+        if (y < g->act_lo[1] || y >= g->act_hi[1] || z < g->act_lo[2] || z >= g->act_hi[2]) {
+            for (uint32_t i = rb; i < re; i++) /* the last step's halo */
+                key[i] = SIM_CELL_NONE;
+            continue;
+        }
+        uint32_t ob = cs[r * nx + g->act_lo[0]], oe = cs[r * nx + g->act_hi[0]];
+        for (uint32_t i = rb; i < ob; i++)
+            key[i] = SIM_CELL_NONE;
+        for (uint32_t i = oe; i < re; i++)
+            key[i] = SIM_CELL_NONE;
+        /* in batches: the keys without a branch (vectorised), then the few edge boids */
+        for (uint32_t i0 = ob; i0 < oe; i0 += CLASSIFY_BATCH) {
+            uint32_t n = oe - i0 < CLASSIFY_BATCH ? oe - i0 : CLASSIFY_BATCH;
+            unsigned char edge[CLASSIFY_BATCH];
+            const float *px = c->p[0] + i0, *py = c->p[1] + i0, *pz = c->p[2] + i0;
+            uint32_t *k = key + i0;
+            for (uint32_t j = 0; j < n; j++) {
+                int32_t cx = coord_nb(px[j], k0.o[0], k0.inv, k0.top[0]);
+                int32_t cy = coord_nb(py[j], k0.o[1], k0.inv, k0.top[1]);
+                int32_t cz = coord_nb(pz[j], k0.o[2], k0.inv, k0.top[2]);
+                int32_t lx = cx - k0.off[0], ly = cy - k0.off[1], lz = cz - k0.off[2];
+                int in = ((uint32_t)lx < k0.dim[0]) & ((uint32_t)ly < k0.dim[1]) &
+                         ((uint32_t)lz < k0.dim[2]);
+                k[j] = in ? (uint32_t)lx + k0.dim[0] * ((uint32_t)ly + k0.dim[1] * (uint32_t)lz)
+                          : SIM_CELL_NONE;
+                edge[j] = (unsigned char)((cx < k0.lo[0]) | (cx >= k0.hi[0]) | (cy < k0.lo[1]) |
+                                          (cy >= k0.hi[1]) | (cz < k0.lo[2]) | (cz >= k0.hi[2]));
+            }
+            for (uint32_t j = 0; j < n; j++)
+                if (edge[j]) {
+                    int32_t cc[3];
+                    whole_cell(g, px[j], py[j], pz[j], cc);
+                    c->edge(c->ctx, t, i0 + j, cc);
+                }
+        }
+    }
+}
+
+void part_classify(shoal_sim *s, int next, part_edge_fn edge, void *ctx)
 {
     const grid *g = &s->g;
-    const uint32_t nx = (uint32_t)g->dims[0], ny = (uint32_t)g->dims[1];
-    outside_ctx c = {.s = s, .out = out};
+    classify_ctx c = {.s = s, .edge = edge, .ctx = ctx};
+    for (int k = 0; k < 3; k++)
+        c.p[k] = next ? s->nxt[k] : s->cur[k];
+    /* a face of the owned box needs a layer of it elsewhere unless it is the grid's edge
+     * (a periodic world would count that face too) */
     for (int a = 0; a < 3; a++) {
-        c.skip_lo[a] = skip_lo[a] - g->off[a];
-        c.skip_hi[a] = skip_hi[a] - g->off[a];
+        int32_t lo = g->off[a] + g->act_lo[a], hi = g->off[a] + g->act_hi[a];
+        c.in_lo[a] = lo + (lo > 0);
+        c.in_hi[a] = hi - (hi < g->gdims[a]);
+        c.top[a] = (float)(g->gdims[a] - 1);
     }
-    int32_t ry = g->act_hi[1] - g->act_lo[1], rz = g->act_hi[2] - g->act_lo[2];
-    int64_t rows = (int64_t)ry * rz;
-    size_t *row_at = malloc(((size_t)rows + 1) * sizeof *row_at);
-    uint32_t *row_bad = malloc(((size_t)rows + 1) * sizeof *row_bad);
-    *bad = UINT32_MAX;
-    if (!row_at || !row_bad) {
-        free(row_at);
-        free(row_bad);
-        return SIZE_MAX;
-    }
-    c.row_at = row_at;
-    c.row_bad = row_bad;
-    c.rows_y = ry;
-    size_t k = 0;
-    for (int64_t r = 0; r < rows; r++) {
-        int32_t y = g->act_lo[1] + (int32_t)(r % ry), z = g->act_lo[2] + (int32_t)(r / ry);
-        uint32_t row = (uint32_t)y + ny * (uint32_t)z;
-        int32_t seg[4];
-        int nseg = outside_segments(&c, y, z, seg);
-        row_at[r] = k;
-        for (int q = 0; q < nseg; q++)
-            k += s->cell_start[row * nx + (uint32_t)seg[2 * q + 1]] -
-                 s->cell_start[row * nx + (uint32_t)seg[2 * q]];
-    }
-    parallel_for_n(rows, 1, outside_rows, &c, part_threads(s));
-    for (int64_t r = 0; r < rows; r++)
-        *bad = row_bad[r] < *bad ? row_bad[r] : *bad;
-    free(row_at);
-    free(row_bad);
-    return k;
+    int threads = part_threads(s);
+    int64_t rows = g->row_count, chunk = rows / ((int64_t)threads * 8);
+    parallel_for_n(rows, chunk < 1 ? 1 : chunk, classify_rows, &c, threads);
+    s->cells_valid = 1;
 }
 
-void part_set_poll(shoal_sim *s, void (*poll)(void *ctx), void *ctx)
+void part_gather(const shoal_sim *s, const uint32_t *slots, size_t n, part_boid *out)
 {
-    s->part_poll = poll;
-    s->part_poll_ctx = ctx;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t j = slots[i];
+        for (int k = 0; k < 6; k++)
+            out[i].s[k] = s->cur[k][j];
+        out[i].row = s->row_cur[j];
+    }
+}
+
+/* ---- the owned boids of the current state ------------------------------------------------ */
+
+size_t part_owned_rows(const shoal_sim *s)
+{
+    const grid *g = &s->g;
+    return s->count == 0
+               ? 0
+               : (size_t)(g->act_hi[1] - g->act_lo[1]) * (size_t)(g->act_hi[2] - g->act_lo[2]);
+}
+
+void part_owned_range(const shoal_sim *s, size_t r, uint32_t *begin, uint32_t *end)
+{
+    const grid *g = &s->g;
+    const int64_t nx = g->dims[0], ny = g->dims[1], ry = g->act_hi[1] - g->act_lo[1];
+    int64_t y = g->act_lo[1] + (int64_t)r % ry, z = g->act_lo[2] + (int64_t)r / ry;
+    int64_t row = (y + ny * z) * nx;
+    *begin = s->cell_start[row + g->act_lo[0]];
+    *end = s->cell_start[row + g->act_hi[0]];
+}
+
+size_t part_owned_count(const shoal_sim *s)
+{
+    size_t n = 0, rows = part_owned_rows(s);
+    for (size_t r = 0; r < rows; r++) {
+        uint32_t b, e;
+        part_owned_range(s, r, &b, &e);
+        n += e - b;
+    }
+    return n;
+}
+
+typedef struct owned_ctx {
+    const shoal_sim *s;
+    part_boid *aos;
+    float *const *soa;
+    uint32_t *row;
+} owned_ctx;
+
+/* Worker threads: the owned boids of rows [r0, r1) into their places. */
+static void owned_rows(void *p, int64_t r0, int64_t r1, int t)
+{
+    (void)t;
+    owned_ctx *c = p;
+    const shoal_sim *s = c->s;
+    for (int64_t r = r0; r < r1; r++) {
+        uint32_t b, e;
+        part_owned_range(s, (size_t)r, &b, &e);
+        size_t k = s->part_row_at[r];
+        for (uint32_t i = b; i < e; i++, k++) {
+            if (c->aos) {
+                for (int q = 0; q < 6; q++)
+                    c->aos[k].s[q] = s->cur[q][i];
+                c->aos[k].row = s->row_cur[i];
+            } else {
+                for (int q = 0; q < 6; q++)
+                    c->soa[q][k] = s->cur[q][i];
+                c->row[k] = s->row_cur[i];
+            }
+        }
+    }
+}
+
+static void owned_copy(const shoal_sim *s, part_boid *aos, float *const *soa, uint32_t *row)
+{
+    size_t rows = part_owned_rows(s), k = 0;
+    for (size_t r = 0; r < rows; r++) { /* (part_row_at: room for every row, part_set_box) */
+        uint32_t b, e;
+        part_owned_range(s, r, &b, &e);
+        s->part_row_at[r] = k;
+        k += e - b;
+    }
+    owned_ctx c = {.s = s, .aos = aos, .soa = soa, .row = row};
+    parallel_for_n((int64_t)rows, 16, owned_rows, &c, part_threads(s));
+}
+
+void part_owned(const shoal_sim *s, part_boid *out) { owned_copy(s, out, NULL, NULL); }
+
+void part_owned_soa(const shoal_sim *s, float *const soa[6], uint32_t *row)
+{
+    owned_copy(s, NULL, soa, row);
 }
 
 void part_finish_step(shoal_sim *s, const float tgt[][3])

@@ -5,6 +5,7 @@
  * never depends on threads or ISA. The arithmetic (start, distance, turn, move) is in
  * sim/rules.h, which the CUDA backend runs too; the boids' flee term is there as well. */
 #include "sim/rules.h"
+#include "core/check.h"
 #include "sim/sim_internal.h"
 
 #include <math.h>
@@ -85,6 +86,8 @@ void predators_advance(shoal_sim *s, const float tgt[][3])
 
 size_t shoal_sim_predators(const shoal_sim *s, float *pos, float *vel, size_t max)
 {
+    if (!s)
+        return 0;
     size_t n = (size_t)s->predator_count;
     for (size_t k = 0; k < n && k < max; k++) {
         if (pos)

@@ -4,12 +4,14 @@
  * the grid (grid.c), the rules (forces_kernel.h) and the parameters (models.c) are
  * elsewhere. */
 #include "core/alloc.h"
+#include "core/check.h"
 #include "core/cpu.h"
 #include "core/profile.h"
 #include "core/timer.h"
 #include "sim/models.h"
 #include "sim/sim_config.h"
 #include "sim/sim_internal.h"
+#include "sim/world.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -19,7 +21,7 @@ shoal_sim_desc shoal_sim_desc_default(void)
 {
     shoal_sim_desc d;
     memset(&d, 0, sizeof d);
-    d.model = SHOAL_MODEL_STEER;
+    d.model = SIM_MODEL_DEFAULT;
     shoal_params_default(d.model, &d.params);
     d.boid_count = shoal_model_default_count(d.model);
     d.dt_s = 1.0 / 60.0;
@@ -28,6 +30,7 @@ shoal_sim_desc shoal_sim_desc_default(void)
     d.thread_count = 0;
     d.neighbors = SHOAL_NEIGHBORS_GRID;
     d.isa = SHOAL_ISA_AUTO;
+    d.world = shoal_world_default();
     return d;
 }
 
@@ -50,16 +53,23 @@ static forces_range_fn forces_for_isa(int isa)
 #if SHOAL_SIM_HAVE_X86_SIMD
     if (isa == SHOAL_ISA_AVX512)
         return forces_range_avx512;
-#endif
-#if SHOAL_SIM_HAVE_X86_SIMD
     if (isa == SHOAL_ISA_AVX2)
         return forces_range_avx2;
+#endif
+#if SHOAL_SIM_HAVE_NEON
+    if (isa == SHOAL_ISA_NEON)
+        return forces_range_neon;
 #endif
     (void)isa;
     return forces_range_scalar;
 }
 
-const char *shoal_sim_isa_name(const shoal_sim *sim) { return shoal_isa_name((shoal_isa)sim->isa); }
+const char *shoal_sim_isa_name(const shoal_sim *sim)
+{
+    if (!sim)
+        return "none";
+    return shoal_isa_name((shoal_isa)sim->isa);
+}
 
 /* ---- life cycle ------------------------------------------------------------------- */
 
@@ -77,12 +87,13 @@ static shoal_status validate_desc(const shoal_sim_desc *d, shoal_error *err)
     if (!isfinite(d->t0_s) || fabs(d->t0_s) > 1e15)
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "t0 %g: expected a finite time in [-1e15, 1e15] s", d->t0_s);
-    if (d->thread_count < 0 || d->thread_count > SIM_MAX_THREADS)
-        return shoal_error_set(err, SHOAL_ERR_INPUT, "thread count %d outside [0, %d]",
-                               d->thread_count, SIM_MAX_THREADS);
+    char why[160];
+    if (parallel_check_threads(d->thread_count, why, sizeof why))
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "%s", why);
     if (d->neighbors != SHOAL_NEIGHBORS_GRID && d->neighbors != SHOAL_NEIGHBORS_BRUTE)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "invalid neighbour method");
-    return shoal_params_validate(d->model, &d->params, err);
+    shoal_status st = shoal_params_validate(d->model, &d->params, err);
+    return st ? st : world_check_desc(d, "shoal_sim", err);
 }
 
 void shoal_sim_destroy(shoal_sim *s)
@@ -98,9 +109,10 @@ void shoal_sim_destroy(shoal_sim *s)
     alloc_free(s->cell_of);
     alloc_free(s->cell_start);
     alloc_free(s->hist);
+    alloc_free(s->part_row_at);
     sim_obstacles_free(s);
     prof_destroy(s->prof_own);
-    free(s);
+    alloc_free(s);
 }
 
 /* Every array is written once here, each thread its static share, so the first step does
@@ -131,7 +143,9 @@ static void first_touch(void *ctx, int t, int nt)
 
 shoal_status shoal_sim_create(const shoal_sim_desc *desc, shoal_sim **sim_out, shoal_error *err)
 {
+    CHECK_ARG(sim_out, "sim_out", err);
     *sim_out = NULL;
+    CHECK_ARG(desc, "desc", err);
     shoal_status st = validate_desc(desc, err);
     if (st)
         return st;
@@ -139,15 +153,17 @@ shoal_status shoal_sim_create(const shoal_sim_desc *desc, shoal_sim **sim_out, s
     st = shoal_isa_resolve(desc->isa, &isa, err);
     if (st)
         return st;
-    shoal_sim *s = calloc(1, sizeof *s);
+    /* 64-byte aligned (the per-thread fault lines and the counters are), which calloc
+     * does not promise */
+    shoal_sim *s = alloc_array_zero(1, sizeof *s, "the simulation", err);
     if (!s)
-        return shoal_error_set(err, SHOAL_ERR_NOMEM, "out of memory allocating the simulation");
+        return SHOAL_ERR_NOMEM;
     s->desc = *desc;
     s->count = desc->boid_count;
     s->isa = (int)isa;
     s->sort_staged = 1;
     if ((st = prof_create(&s->prof_own, err))) {
-        free(s);
+        alloc_free(s);
         return st;
     }
     s->prof = s->prof_own;
@@ -179,17 +195,31 @@ shoal_status shoal_sim_create(const shoal_sim_desc *desc, shoal_sim **sim_out, s
     return SHOAL_OK;
 }
 
-size_t shoal_sim_count(const shoal_sim *s) { return s->count; }
+size_t shoal_sim_count(const shoal_sim *s)
+{
+    if (!s)
+        return 0;
+    return s->count;
+}
 
-const shoal_sim_desc *shoal_sim_get_desc(const shoal_sim *s) { return &s->desc; }
+const shoal_sim_desc *shoal_sim_get_desc(const shoal_sim *s)
+{
+    if (!s)
+        return NULL;
+    return &s->desc;
+}
 
 double shoal_sim_time(const shoal_sim *s)
 {
+    if (!s)
+        return 0;
     return s->desc.t0_s + (double)s->steps_done * s->desc.dt_s;
 }
 
 shoal_status shoal_sim_set_params(shoal_sim *s, const shoal_params *params, shoal_error *err)
 {
+    CHECK_ARG(s, "sim", err);
+    CHECK_ARG(params, "params", err);
     shoal_status st = shoal_params_validate(s->desc.model, params, err);
     if (st)
         return st;
@@ -237,6 +267,8 @@ shoal_status shoal_sim_set_params(shoal_sim *s, const shoal_params *params, shoa
 
 shoal_status shoal_sim_set_state(shoal_sim *s, const float *rows, shoal_error *err)
 {
+    CHECK_ARG(s, "sim", err);
+    CHECK_ARG(rows, "rows", err);
     shoal_status st = shoal_state_check_finite(rows, s->count, "state", err);
     if (st)
         return st;
@@ -253,6 +285,8 @@ shoal_status shoal_sim_set_state(shoal_sim *s, const float *rows, shoal_error *e
 
 shoal_status shoal_sim_set_rows(shoal_sim *s, const float *rows, size_t row_count, shoal_error *err)
 {
+    CHECK_ARG(s, "sim", err);
+    CHECK_ARG(rows, "rows", err);
     if (row_count != s->count)
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "state: %zu rows given, the simulation has %zu boids", row_count,
@@ -264,6 +298,8 @@ shoal_status shoal_sim_set_rows(shoal_sim *s, const float *rows, size_t row_coun
 
 shoal_status shoal_sim_get_rows(const shoal_sim *s, float *rows, size_t row_count, shoal_error *err)
 {
+    CHECK_ARG(s, "sim", err);
+    CHECK_ARG(rows, "rows", err);
     if (row_count != s->count)
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "state: room for %zu rows given, the simulation has %zu boids",
@@ -278,16 +314,24 @@ shoal_status shoal_sim_get_rows(const shoal_sim *s, float *rows, size_t row_coun
     return SHOAL_OK;
 }
 
-int shoal_sim_has_state(const shoal_sim *s) { return s->has_state; }
+int shoal_sim_has_state(const shoal_sim *s)
+{
+    if (!s)
+        return 0;
+    return s->has_state;
+}
 
 shoal_status shoal_sim_draw_state(shoal_sim *s, shoal_error *err)
 {
+    CHECK_ARG(s, "sim", err);
     (void)err;
     return shoal_sim_init_state(s, s->desc.seed);
 }
 
 shoal_status shoal_sim_init_state(shoal_sim *s, uint64_t seed)
 {
+    if (!s)
+        return SHOAL_ERR_INPUT;
     /* A row at a time straight into the arrays: boid i's draws depend on (seed, i) alone, so
      * this needs no scratch buffer and cannot fail (an earlier version allocated N rows and,
      * when that failed, left the state zeroed). */
@@ -306,6 +350,8 @@ shoal_status shoal_sim_init_state(shoal_sim *s, uint64_t seed)
 
 void shoal_sim_get_state(const shoal_sim *s, float *rows)
 {
+    if (!s || !rows)
+        return;
     for (size_t i = 0; i < s->count; i++) {
         size_t r = s->row_cur[i];
         for (int k = 0; k < 6; k++)
@@ -315,6 +361,11 @@ void shoal_sim_get_state(const shoal_sim *s, float *rows)
 
 shoal_boid_view shoal_sim_view(const shoal_sim *s)
 {
+    if (!s) {
+        shoal_boid_view none;
+        memset(&none, 0, sizeof none);
+        return none;
+    }
     shoal_boid_view v = {s->count,  s->cur[0], s->cur[1], s->cur[2],
                          s->cur[3], s->cur[4], s->cur[5], s->row_cur};
     return v;
@@ -322,6 +373,8 @@ shoal_boid_view shoal_sim_view(const shoal_sim *s)
 
 void shoal_sim_grid_info(const shoal_sim *s, float origin[3], float *cell_size, int32_t dims[3])
 {
+    if (!s || !origin || !cell_size || !dims)
+        return;
     for (int c = 0; c < 3; c++) {
         origin[c] = s->g.origin[c];
         dims[c] = s->g.dims[c];
@@ -331,11 +384,14 @@ void shoal_sim_grid_info(const shoal_sim *s, float origin[3], float *cell_size, 
 
 size_t shoal_sim_targets(const shoal_sim *s, double t_s, float *xyz, size_t max)
 {
-    if (s->desc.model != SHOAL_MODEL_HEADING)
+    if (!s || (!xyz && max > 0))
+        return 0;
+    int count = sim_model_target_count(s->desc.model, &s->desc.params);
+    if (count == 0)
         return 0;
     float tmp[SHOAL_MAX_TARGETS * 3];
-    sim_heading_targets(&s->desc.params, s->desc.seed, t_s, tmp);
-    size_t n = (size_t)s->desc.params.target_count;
+    sim_targets(&s->desc.params, count, s->desc.seed, t_s, tmp);
+    size_t n = (size_t)count;
     for (size_t k = 0; k < n; k++)
         if (s->target_pinned[k])
             memcpy(tmp + 3 * k, s->target_pin[k], 3 * sizeof(float));
@@ -347,12 +403,14 @@ size_t shoal_sim_targets(const shoal_sim *s, double t_s, float *xyz, size_t max)
 
 shoal_status shoal_sim_set_target(shoal_sim *s, size_t index, const float xyz[3], shoal_error *err)
 {
-    if (s->desc.model != SHOAL_MODEL_HEADING)
+    CHECK_ARG(s, "sim", err);
+    CHECK_ARG(xyz, "xyz", err);
+    int count = sim_model_target_count(s->desc.model, &s->desc.params);
+    if (count == 0)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "targets: model %s has none",
                                shoal_model_name(s->desc.model));
-    if (index >= (size_t)s->desc.params.target_count)
-        return shoal_error_set(err, SHOAL_ERR_INPUT, "target %zu: there are %d", index,
-                               (int)s->desc.params.target_count);
+    if (index >= (size_t)count)
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "target %zu: there are %d", index, count);
     if (!isfinite(xyz[0]) || !isfinite(xyz[1]) || !isfinite(xyz[2]))
         return shoal_error_set(err, SHOAL_ERR_INPUT, "target %zu: position is not finite", index);
     s->target_pinned[index] = 1;
@@ -360,20 +418,27 @@ shoal_status shoal_sim_set_target(shoal_sim *s, size_t index, const float xyz[3]
     return SHOAL_OK;
 }
 
-void shoal_sim_clear_targets(shoal_sim *s) { memset(s->target_pinned, 0, sizeof s->target_pinned); }
+void shoal_sim_clear_targets(shoal_sim *s)
+{
+    if (!s)
+        return;
+    memset(s->target_pinned, 0, sizeof s->target_pinned);
+}
 
 /* ---- the step --------------------------------------------------------------------- */
 
 /* The step's constants: those of the parameters (the model's own through its entry,
- * models.c), then heading's targets of this time (with the user's pins) and the predators
- * where they start the step. */
+ * sim/models/NAME.h), then the targets of this time where the model draws them (with the
+ * user's pins) and the predators where they start the step. */
 static void prepare_consts(shoal_sim *s)
 {
     const shoal_params *p = &s->desc.params;
     model_consts *mc = &s->mc;
     sim_model_consts(s->desc.model, p, s->desc.dt_s, mc);
-    if (s->desc.model == SHOAL_MODEL_HEADING) {
-        sim_heading_targets(p, s->desc.seed, shoal_sim_time(s), &mc->targets[0][0]);
+    mc->seed = s->desc.seed;
+    mc->step = sim_step_index(shoal_sim_time(s), s->desc.dt_s);
+    if (mc->target_count > 0) {
+        sim_targets(p, mc->target_count, s->desc.seed, shoal_sim_time(s), &mc->targets[0][0]);
         for (int k = 0; k < mc->target_count; k++)
             if (s->target_pinned[k])
                 memcpy(mc->targets[k], s->target_pin[k], sizeof mc->targets[k]);
@@ -438,6 +503,9 @@ static void step_body(void *p, int t, int nthreads)
         uint32_t *tr = s->row_cur;
         s->row_cur = s->row_nxt;
         s->row_nxt = tr;
+        /* a part: the sort dropped the slots marked SIM_CELL_NONE (part.c) */
+        if (s->part_mode)
+            s->count = s->cell_start[s->g.cell_count];
     }
     parallel_barrier();
     if (c->sort_only) {
@@ -449,11 +517,8 @@ static void step_body(void *p, int t, int nthreads)
     t_prev = timer_now_ns(); /* the swap and its barrier belong to no stage */
     int64_t b0, b1;
     sim_fault *f = &s->fault[t];
-    while (parallel_dynamic_next(&s->ctr_forces, (int64_t)s->count, c->forces_chunk, &b0, &b1)) {
+    while (parallel_dynamic_next(&s->ctr_forces, (int64_t)s->count, c->forces_chunk, &b0, &b1))
         c->forces(s, b0, b1, f);
-        if (t == 0 && s->part_poll) /* an MPI part: let the halo move while the interior runs */
-            s->part_poll(s->part_poll_ctx);
-    }
     stage_end(s, STAGE_FORCES, t, &t_prev);
     if (prof_on(s->prof, PROF_TRACE))
         prof_trace_frame(s->prof, t, "step", (int64_t)s->steps_done + 1, t_step, t_prev);
@@ -536,6 +601,7 @@ static shoal_status run_step(shoal_sim *s, int sort_only, shoal_error *err)
 
 shoal_status shoal_sim_step(shoal_sim *s, int step_count, shoal_error *err)
 {
+    CHECK_ARG(s, "sim", err);
     if (!s->has_state)
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "step: the simulation has no state yet (shoal_sim_set_rows or "
@@ -552,10 +618,17 @@ shoal_status shoal_sim_step(shoal_sim *s, int step_count, shoal_error *err)
 
 /* Sort the current state into cell order without stepping (tests, neighbour queries). */
 void sim_sort_only(shoal_sim *s) { run_step(s, 1, NULL); }
-void shoal_sim_sort(shoal_sim *s) { sim_sort_only(s); }
+void shoal_sim_sort(shoal_sim *s)
+{
+    if (!s)
+        return;
+    sim_sort_only(s);
+}
 
 size_t shoal_sim_get_stats(const shoal_sim *s, shoal_stage_stats *out, size_t max)
 {
+    if (!s || (!out && max > 0))
+        return 0;
     /* the threads this sim's steps ran on (not whatever the process default is now); the
      * median and max per call are in the stage profiler (core/profile.h, --stats) */
     int threads = s->desc.thread_count > 0 ? s->desc.thread_count : parallel_thread_count();
@@ -578,10 +651,17 @@ size_t shoal_sim_get_stats(const shoal_sim *s, shoal_stage_stats *out, size_t ma
     return STAGE_COUNT;
 }
 
-shoal_profile *shoal_sim_get_profile(const shoal_sim *s) { return s->prof; }
+shoal_profile *shoal_sim_get_profile(const shoal_sim *s)
+{
+    if (!s)
+        return NULL;
+    return s->prof;
+}
 
 void shoal_sim_set_profile(shoal_sim *s, shoal_profile *profile)
 {
+    if (!s)
+        return;
     s->prof = profile ? profile : s->prof_own;
 }
 
@@ -590,6 +670,7 @@ void shoal_sim_set_profile(shoal_sim *s, shoal_profile *profile)
 shoal_status shoal_state_check_finite(const float *rows, size_t count, const char *what,
                                       shoal_error *err)
 {
+    CHECK_ARRAY(rows, count, "rows", err);
     static const char *const column_names[SHOAL_STATE_COLUMNS] = {"px", "py", "pz",
                                                                   "vx", "vy", "vz"};
     if (!what)

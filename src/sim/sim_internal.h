@@ -83,19 +83,29 @@ typedef struct grid {
     int32_t act_lo[3], act_hi[3];
 } grid;
 
-/* Per-step constants every kernel reads: the model's parameters prepared once (squared
- * radii, targets) so the kernels do no per-step setup of their own. */
+/* A part's sort key for a slot that the next sort drops (sim/part.c). */
+#define SIM_CELL_NONE UINT32_MAX
+
+/* Per-step constants every kernel reads: the model's parameters prepared once (its own in
+ * k[], which its file names; the largest squared radius of its tests), the time's targets
+ * and the predators, so the kernels do no per-step setup of their own. One field list for
+ * float (model_consts) and for the float64 reference's double twin (model_consts64,
+ * src/verify), so the two cannot drift apart. */
+#define SIM_MODEL_CONSTS 8 /* a model's own constants: k[0 .. SIM_MODEL_CONSTS - 1] */
+#define MODEL_CONSTS_FIELDS(T)                                                                     \
+    T k[SIM_MODEL_CONSTS]; /* the model's own (sim/models/NAME.h names them) */                    \
+    T reach2;              /* the largest squared radius its candidate tests compare */            \
+    T dt;                                                                                          \
+    /* a model's counter-based noise is keyed by the run's seed and the step's index (round(t /    \
+     * dt): the same at the same simulated time when a run is split), with the boid's row */       \
+    uint64_t seed, step;                                                                           \
+    int target_count; /* targets drawn this step (rules.h rule_targets; 0: none) */                \
+    T targets[SHOAL_MAX_TARGETS][3];                                                               \
+    int predator_count; /* predators at the start of the step (the flee term reads these) */       \
+    T flee_r, flee_r2;                                                                             \
+    T predators[SHOAL_MAX_PREDATORS][3];
 typedef struct model_consts {
-    float sep_r2, ali_r2, coh_r2;    /* steer, average: radius^2 (d^2 <= r^2) */
-    float r, r2, inv_r;              /* heading: R, R^2, 1/R; classic: fov, fov^2 */
-    float cos_coh, cos_sep, cos_ali; /* fov: cos of the view half-angles */
-    float dt;
-    int target_count;
-    float targets[SHOAL_MAX_TARGETS][3];
-    /* predators at the start of the step (the flee term reads these) */
-    int predator_count;
-    float flee_r, flee_r2;
-    float predators[SHOAL_MAX_PREDATORS][3];
+    MODEL_CONSTS_FIELDS(float)
 } model_consts;
 
 /* An obstacle mesh (model space, owned) and where it sits. */
@@ -121,6 +131,12 @@ typedef struct field {
 shoal_status field_build(field *f, const obstacle *obs, size_t obstacle_count, float cell,
                          float margin, shoal_error *err);
 void field_free(field *f);
+/* field.c: the meshes of `from` (NULL: none) copied into to[0 .. *to_count) and the field
+ * into `to_field`: copied when `from` built it with `cell` and `margin`, else built with
+ * them; what was there is freed. On failure nothing changes. (shoal_sim_set_obstacles, and
+ * the GPU sim's own copy.) */
+shoal_status obstacles_take(obstacle *to, size_t *to_count, field *to_field, float cell,
+                            float margin, const shoal_obstacles *from, shoal_error *err);
 /* The cell vector at p: rule_field_sample in sim/rules.h (both backends sample with it). */
 
 /* What one thread's force kernels found during a step: the first non-finite result (by
@@ -174,11 +190,13 @@ struct shoal_sim {
     uint64_t steps_done;
     int has_state; /* set by set_state/init_state: a step before that is an error */
     /* a part of the school (part.c): capacity of the boid arrays and of cell_start, hist;
-     * part_poll (or NULL): called by thread 0 between chunks of the forces (part_set_poll) */
+     * part_mode: slots whose cell_of is SIM_CELL_NONE are dropped by the sort (the boids
+     * that left the part, and the halo of the last step), and count becomes the boids kept */
     size_t part_capacity;
     size_t part_cells, part_hist;
-    void (*part_poll)(void *ctx);
-    void *part_poll_ctx;
+    int part_mode;
+    size_t *part_row_at; /* scratch: where each row of owned cells goes when copied out */
+    size_t part_row_cap;
 
     /* obstacle meshes and their field */
     obstacle obstacles[SHOAL_MAX_OBSTACLES];
@@ -267,6 +285,7 @@ typedef void (*forces_range_fn)(const shoal_sim *s, int64_t b0, int64_t b1, sim_
 void forces_range_scalar(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f);
 void forces_range_avx2(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f);
 void forces_range_avx512(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f);
+void forces_range_neon(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f);
 
 /* field.c: rebuild the field from the sim's obstacles and parameters; free them all. */
 shoal_status sim_field_rebuild(shoal_sim *s, shoal_error *err);
@@ -290,7 +309,8 @@ void sim_init_rows(shoal_model model, const shoal_params *p, uint64_t seed, size
 /* Rows [first, first + count) of the same state (row i's draws depend on (seed, i) only). */
 void sim_init_rows_range(shoal_model model, const shoal_params *p, uint64_t seed, size_t first,
                          size_t count, float *rows);
-void sim_heading_targets(const shoal_params *p, uint64_t seed, double t_s, float *xyz);
+/* The targets of time t_s (rules.h rule_targets, float), target_count of them. */
+void sim_targets(const shoal_params *p, int target_count, uint64_t seed, double t_s, float *xyz);
 
 /* Sort the current state into cell order without stepping (tests, neighbour queries). */
 void sim_sort_only(shoal_sim *s);

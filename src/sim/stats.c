@@ -13,8 +13,10 @@
  * can be farther or nearer) or the nominal cell geometry widened by a pad and a relative
  * margin far larger than the rounding errors, so they give the brute force's answer. */
 #include "shoal/stats.h"
+#include "core/check.h"
 
 #include "core/parallel.h"
+#include "sim/world.h"
 
 #include <float.h>
 #include <math.h>
@@ -31,6 +33,12 @@
 typedef struct view {
     const float *p[3], *v[3];
     size_t stride;
+    /* a periodic world's points (positions wrapped, then their images across the seams):
+     * float64 positions pd[c][k], stride 1, instead of p; orig[k] the original (its index
+     * among the finite boids) and m0 the originals' count (k < m0: an original) */
+    const double *pd[3];
+    const uint32_t *orig;
+    size_t m0;
 } view;
 
 /* The grid: finite boids sorted by cell (stable: row order inside a cell), coordinates as
@@ -42,6 +50,9 @@ typedef struct sgrid {
     uint32_t *start;    /* cells + 1: slots of cell c are start[c] .. start[c+1]-1 */
     double *x[3];       /* m sorted coordinates */
     float *bmin, *bmax; /* 3 per cell */
+    /* with images (a periodic world): per slot, its original and whether it is one */
+    uint32_t *orig;
+    unsigned char *is_orig;
 } sgrid;
 
 shoal_stats_desc shoal_stats_desc_default(void)
@@ -125,12 +136,59 @@ static void grid_free(sgrid *g)
         free(g->x[c]);
     free(g->bmin);
     free(g->bmax);
+    free(g->orig);
+    free(g->is_orig);
     memset(g, 0, sizeof *g);
 }
 
 static int64_t grid_coord(const sgrid *g, double x, int c)
 {
     return clampi((x - g->lo[c]) / g->h, g->dims[c] - 1);
+}
+
+/* grid_build's sort for a periodic world's points (view pd, every point k < m, stride 1):
+ * the same order (cell, then k), float64 coordinates as given, each cell's float box
+ * rounded outward so that it holds its points exactly; slot -> original and whether the
+ * slot is an original. Frees cell and fill. */
+static int grid_build_images(sgrid *g, const view *vw, size_t m, uint32_t *cell, uint32_t *fill)
+{
+    g->orig = malloc((m ? m : 1) * sizeof *g->orig);
+    g->is_orig = malloc(m ? m : 1);
+    if (!g->orig || !g->is_orig) {
+        free(cell);
+        free(fill);
+        grid_free(g);
+        return -1;
+    }
+    for (size_t k = 0; k < m; k++) {
+        int64_t cx = grid_coord(g, vw->pd[0][k], 0), cy = grid_coord(g, vw->pd[1][k], 1),
+                cz = grid_coord(g, vw->pd[2][k], 2);
+        cell[k] = (uint32_t)(cx + g->dims[0] * (cy + g->dims[1] * cz));
+        g->start[cell[k] + 1]++;
+    }
+    for (size_t c = 0; c < g->cells; c++)
+        g->start[c + 1] += g->start[c];
+    memcpy(fill, g->start, g->cells * sizeof *fill);
+    for (size_t k = 0; k < m; k++) {
+        size_t s = fill[cell[k]]++;
+        g->orig[s] = vw->orig[k];
+        g->is_orig[s] = k < vw->m0;
+        for (int c = 0; c < 3; c++) {
+            double v = vw->pd[c][k];
+            g->x[c][s] = v;
+            float lo = (float)v, hi = lo;
+            if ((double)lo > v)
+                lo = nextafterf(lo, -INFINITY);
+            if ((double)hi < v)
+                hi = nextafterf(hi, INFINITY);
+            float *bn = g->bmin + (size_t)cell[k] * 3 + c, *bx = g->bmax + (size_t)cell[k] * 3 + c;
+            *bn = lo < *bn ? lo : *bn;
+            *bx = hi > *bx ? hi : *bx;
+        }
+    }
+    free(fill);
+    free(cell);
+    return 0;
 }
 
 /* Sort the m finite boids (rows idx[]) into cells of size about hmin or larger. Serial:
@@ -162,6 +220,9 @@ static int grid_build(sgrid *g, const view *vw, const uint32_t *idx, size_t m, c
     for (size_t k = 0; k < g->cells * 3; k++) {
         g->bmin[k] = INFINITY;
         g->bmax[k] = -INFINITY;
+    }
+    if (vw->pd[0]) {
+        return grid_build_images(g, vw, m, cell, fill);
     }
     for (size_t k = 0; k < m; k++) {
         size_t i = (size_t)idx[k] * vw->stride;
@@ -367,8 +428,8 @@ static double nn_cell(const sgrid *g, const double q[3], size_t c, int64_t self,
     if (box_min_d2(q, bn, bx) >= best)
         return best;
     for (uint32_t s = s0; s < s1; s++) {
-        if ((int64_t)s == self)
-            continue;
+        if (g->orig ? g->orig[s] == g->orig[self] : (int64_t)s == self)
+            continue; /* itself, or one of its own images */
         double d2 = d2_pair(q[0], q[1], q[2], g->x[0][s], g->x[1][s], g->x[2][s]);
         if (d2 < best) {
             best = d2;
@@ -392,6 +453,10 @@ static void nn_range(void *p, int64_t b, int64_t e, int thread_index)
     for (int c = 0; c < 3; c++)
         kmax = g->dims[c] > kmax ? g->dims[c] : kmax;
     for (int64_t s = b; s < e; s++) {
+        if (g->is_orig && !g->is_orig[s]) {
+            k->nn[s] = 0; /* an image: not a boid of its own */
+            continue;
+        }
         const double q[3] = {g->x[0][s], g->x[1][s], g->x[2][s]};
         int64_t h[3];
         for (int c = 0; c < 3; c++)
@@ -537,12 +602,24 @@ static void groups_compute(const sgrid *g, double r, uint32_t *parent, uint64_t 
                     }
             }
     free(whole);
+    uint32_t *size = calloc(m ? m : 1, sizeof *size);
+    if (size && g->orig) {
+        /* a periodic world: each image is its original (size[] lends its first entries as
+         * original -> slot, before it counts) */
+        for (size_t s = 0; s < m; s++)
+            if (g->is_orig[s])
+                size[g->orig[s]] = (uint32_t)s;
+        for (size_t s = 0; s < m; s++)
+            if (!g->is_orig[s])
+                uf_union(parent, (uint32_t)s, size[g->orig[s]]);
+        memset(size, 0, m * sizeof *size);
+    }
     /* sizes, counted at the roots (reusing nothing: a second array of m) */
     uint64_t groups = 0, largest = 0;
-    uint32_t *size = calloc(m ? m : 1, sizeof *size);
     if (size) {
         for (size_t s = 0; s < m; s++)
-            size[uf_find(parent, (uint32_t)s)]++;
+            if (!g->is_orig || g->is_orig[s])
+                size[uf_find(parent, (uint32_t)s)]++;
         for (size_t s = 0; s < m; s++)
             if (size[s]) {
                 groups++;
@@ -554,6 +631,195 @@ static void groups_compute(const sgrid *g, double r, uint32_t *parent, uint64_t 
     }
     *count_out = groups;
     *largest_out = largest;
+}
+
+/* ---- periodic worlds ------------------------------------------------------------------------ */
+
+/* A periodic world's points for the neighbour queries: the m finite boids with their
+ * positions wrapped into the box (float64 copies of world_wrap_f's floats), then their
+ * images: for each periodic axis a boid within `margin` of the low face is copied one
+ * period up, one within `margin` of the high face one period down (and the combinations at
+ * edges and corners). A pair's distance across a seam is then d2_pair to the image
+ * (x_j +- L in float64), and with margin >= the radius every pair within it meets. */
+typedef struct images {
+    const world_axes *wa;
+    size_t m;
+    double *w[3]; /* the wrapped originals */
+    double *pd[3];
+    uint32_t *orig;
+    size_t n;
+    double lo[3], hi[3], ext[3];
+} images;
+
+static void images_free_points(images *im)
+{
+    for (int c = 0; c < 3; c++) {
+        free(im->pd[c]);
+        im->pd[c] = NULL;
+    }
+    free(im->orig);
+    im->orig = NULL;
+    im->n = 0;
+}
+
+/* the shifts of boid k on axis c: 0, and +1 / -1 periods when near the faces */
+static int image_shifts(const images *im, size_t k, int c, double margin, int out[3])
+{
+    int n = 0;
+    out[n++] = 0;
+    if (!im->wa->periodic[c])
+        return n;
+    double x = im->w[c][k], lo = im->wa->lo[c], hi = im->wa->hi[c];
+    if (x < lo + margin)
+        out[n++] = 1;
+    if (x >= hi - margin)
+        out[n++] = -1;
+    return n;
+}
+
+/* Build the points for `margin` (0: the originals alone). 0, or -1 when out of memory. */
+static int images_build(images *im, double margin)
+{
+    images_free_points(im);
+    size_t n = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            for (int c = 0; c < 3; c++)
+                im->pd[c] = malloc((n ? n : 1) * sizeof *im->pd[c]);
+            im->orig = malloc((n ? n : 1) * sizeof *im->orig);
+            if (!im->pd[0] || !im->pd[1] || !im->pd[2] || !im->orig) {
+                images_free_points(im);
+                return -1;
+            }
+            for (int c = 0; c < 3; c++) {
+                im->lo[c] = INFINITY;
+                im->hi[c] = -INFINITY;
+            }
+            for (size_t k = 0; k < im->m; k++) { /* the originals first, in order */
+                for (int c = 0; c < 3; c++)
+                    im->pd[c][k] = im->w[c][k];
+                im->orig[k] = (uint32_t)k;
+            }
+            n = im->m;
+        } else {
+            n = im->m;
+        }
+        if (margin > 0) {
+            for (size_t k = 0; k < im->m; k++) {
+                int sx[3], sy[3], sz[3];
+                int nx = image_shifts(im, k, 0, margin, sx),
+                    ny = image_shifts(im, k, 1, margin, sy),
+                    nz = image_shifts(im, k, 2, margin, sz);
+                for (int a = 0; a < nx; a++)
+                    for (int b = 0; b < ny; b++)
+                        for (int d = 0; d < nz; d++) {
+                            if (!sx[a] && !sy[b] && !sz[d])
+                                continue;
+                            if (pass == 1) {
+                                const int sh[3] = {sx[a], sy[b], sz[d]};
+                                for (int c = 0; c < 3; c++)
+                                    im->pd[c][n] = im->w[c][k] + sh[c] * (double)im->wa->size[c];
+                                im->orig[n] = (uint32_t)k;
+                            }
+                            n++;
+                        }
+            }
+        }
+    }
+    im->n = n;
+    for (size_t k = 0; k < n; k++)
+        for (int c = 0; c < 3; c++) {
+            im->lo[c] = im->pd[c][k] < im->lo[c] ? im->pd[c][k] : im->lo[c];
+            im->hi[c] = im->pd[c][k] > im->hi[c] ? im->pd[c][k] : im->hi[c];
+        }
+    for (int c = 0; c < 3; c++)
+        im->ext[c] = im->hi[c] - im->lo[c];
+    return 0;
+}
+
+static view images_view(const images *im)
+{
+    view v;
+    memset(&v, 0, sizeof v);
+    for (int c = 0; c < 3; c++)
+        v.pd[c] = im->pd[c];
+    v.orig = im->orig;
+    v.m0 = im->m;
+    v.stride = 1;
+    return v;
+}
+
+/* The centre, milling, gyration and extent of a periodic world's school (docs/STATS.md): on
+ * a periodic axis the centre is the circular mean of the positions (angle 2 pi (x - lo) / L,
+ * the mean of the unit vectors, back to a position in [lo, hi)); every offset from it is the
+ * minimum image (x - c, minus L above L/2, plus L below -L/2), so a school across a seam
+ * has the figures it has in the middle of the box. The bounding box is the centre plus the
+ * smallest and largest offsets: it may reach past the box's faces (the school unwrapped
+ * around its centre). A periodic axis whose mean vector vanishes (boids spread evenly round
+ * it) has no centre: the box's centre is taken. Non-periodic axes as without a world. Row
+ * order, one thread. */
+static void stats_periodic_moments(const images *im, const view *vw, const uint32_t *idx,
+                                   const double psum[3], shoal_stats *s)
+{
+    const world_axes *wa = im->wa;
+    size_t m = im->m;
+    for (int c = 0; c < 3; c++) {
+        if (!wa->periodic[c]) {
+            s->centroid[c] = psum[c] / (double)m;
+            continue;
+        }
+        double L = wa->size[c], lo = wa->lo[c];
+        double sn = 0, cs = 0;
+        for (size_t k = 0; k < m; k++) {
+            double a = 6.283185307179586 * ((im->w[c][k] - lo) / L);
+            sn += sin(a);
+            cs += cos(a);
+        }
+        double cen;
+        if (hypot(sn, cs) <= 1e-12 * (double)m) {
+            cen = lo + 0.5 * L;
+        } else {
+            double a = atan2(sn, cs);
+            if (a < 0)
+                a += 6.283185307179586;
+            cen = lo + L * (a / 6.283185307179586);
+            if (cen >= wa->hi[c])
+                cen = lo;
+        }
+        s->centroid[c] = cen;
+    }
+    double g2 = 0, am[3] = {0, 0, 0}, amn = 0;
+    double rmin[3] = {INFINITY, INFINITY, INFINITY}, rmax[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (size_t k = 0; k < m; k++) {
+        size_t i = (size_t)idx[k] * vw->stride;
+        double r[3], v[3];
+        for (int c = 0; c < 3; c++) {
+            r[c] = im->w[c][k] - s->centroid[c];
+            if (wa->periodic[c])
+                r[c] = world_min_image_d(r[c], wa->size[c], 0.5 * (double)wa->size[c]);
+            v[c] = vw->v[c][i];
+            rmin[c] = r[c] < rmin[c] ? r[c] : rmin[c];
+            rmax[c] = r[c] > rmax[c] ? r[c] : rmax[c];
+        }
+        double r2 = (r[0] * r[0] + r[1] * r[1]) + r[2] * r[2];
+        double v2 = (v[0] * v[0] + v[1] * v[1]) + v[2] * v[2];
+        g2 += r2;
+        am[0] += r[1] * v[2] - r[2] * v[1];
+        am[1] += r[2] * v[0] - r[0] * v[2];
+        am[2] += r[0] * v[1] - r[1] * v[0];
+        amn += sqrt(r2) * sqrt(v2);
+    }
+    for (int c = 0; c < 3; c++) {
+        if (!wa->periodic[c])
+            continue; /* the raw bounding box, as without a world */
+        s->bbox_min[c] = s->centroid[c] + rmin[c];
+        s->bbox_max[c] = s->centroid[c] + rmax[c];
+        s->extent[c] = rmax[c] - rmin[c];
+    }
+    s->radius_of_gyration = sqrt(g2 / (double)m);
+    s->milling = amn > 0 ? sqrt((am[0] * am[0] + am[1] * am[1]) + am[2] * am[2]) / amn : 0.0;
+    if (s->milling > 1)
+        s->milling = 1;
 }
 
 /* ---- the entry points -------------------------------------------------------------------- */
@@ -574,13 +840,15 @@ static shoal_status stats_compute(const view *vw, size_t n, const shoal_stats_de
     if (isnan(desc.radius) || desc.radius < 0)
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "statistics radius %g (expected a number >= 0)", desc.radius);
-    if (desc.thread_count < 0 || desc.thread_count > 1024)
-        return shoal_error_set(err, SHOAL_ERR_INPUT,
-                               "statistics thread count %d (expected 0 to 1024)",
-                               desc.thread_count);
+    char why[160];
+    if (parallel_check_threads(desc.thread_count, why, sizeof why))
+        return shoal_error_set(err, SHOAL_ERR_INPUT, "statistics: %s", why);
     if (n > (size_t)UINT32_MAX - 1)
         return shoal_error_set(err, SHOAL_ERR_INPUT, "statistics of %zu boids (at most 4294967294)",
                                n);
+    shoal_status wst = shoal_world_validate(&desc.world, 0.0f, err);
+    if (wst)
+        return wst;
     shoal_stats s;
     memset(&s, 0, sizeof s);
     s.count = n;
@@ -662,41 +930,131 @@ static shoal_status stats_compute(const view *vw, size_t n, const shoal_stats_de
     if (s.milling > 1)
         s.milling = 1;
 
+    /* a periodic world: centre, milling, gyration and extent by circular means, and the
+     * neighbour queries over the boids and their images across the seams */
+    world_axes wa;
+    world_axes_make(&desc.world, &wa);
+    images im;
+    memset(&im, 0, sizeof im);
+    im.wa = &wa;
+    im.m = m;
+    double lmax = 0;
+    if (wa.any_periodic) {
+        for (int c = 0; c < 3; c++) {
+            if (!wa.periodic[c])
+                continue;
+            lmax = fmax(lmax, (double)wa.size[c]);
+            if (!(desc.radius < 0.5 * (double)wa.size[c])) {
+                free(idx);
+                return shoal_error_set(err, SHOAL_ERR_INPUT,
+                                       "statistics radius %g: in a periodic world it must be "
+                                       "below half the box (world_size_%c %g)",
+                                       desc.radius, "xyz"[c], (double)wa.size[c]);
+            }
+        }
+        for (int c = 0; c < 3; c++)
+            im.w[c] = malloc(m * sizeof *im.w[c]);
+        if (!im.w[0] || !im.w[1] || !im.w[2]) {
+            for (int c = 0; c < 3; c++)
+                free(im.w[c]);
+            free(idx);
+            return shoal_error_set(err, SHOAL_ERR_NOMEM,
+                                   "out of memory for the statistics of %zu boids", n);
+        }
+        for (size_t k = 0; k < m; k++) {
+            size_t i = (size_t)idx[k] * vw->stride;
+            for (int c = 0; c < 3; c++) {
+                float x = vw->p[c][i];
+                im.w[c][k] = wa.periodic[c] ? world_wrap_f(x, wa.lo[c], wa.size[c], wa.hi[c]) : x;
+            }
+        }
+        stats_periodic_moments(&im, vw, idx, psum, &s);
+        for (int c = 0; c < 3; c++)
+            ext[c] = s.extent[c];
+    }
+
     const double r = desc.radius, r2 = r * r;
-    /* the diagonal of the bounding box under d2_pair: no pair is farther (monotone rounding) */
+    /* the diagonal of the bounding box under d2_pair: no pair is farther (monotone rounding;
+     * in a periodic world the box about the circular centre: the minimum image is nearer) */
     const double diag2 = (ext[0] * ext[0] + ext[1] * ext[1]) + ext[2] * ext[2];
     shoal_status st = SHOAL_OK;
     sgrid g;
     memset(&g, 0, sizeof g);
+    view iv;
 
     /* nearest neighbour: cells of about one boid, whatever the radius */
     s.mean_nn_distance = NAN;
     if (!(desc.skip & SHOAL_STATS_SKIP_NEAREST) && m >= 2) {
-        double *nn = malloc(m * sizeof *nn);
-        if (!nn || grid_build(&g, vw, idx, m, lo, ext, 2.0, 0) < 0) {
+        if (!wa.any_periodic) {
+            double *nn = malloc(m * sizeof *nn);
+            if (!nn || grid_build(&g, vw, idx, m, lo, ext, 2.0, 0) < 0) {
+                free(nn);
+                st = SHOAL_ERR_NOMEM;
+                goto done;
+            }
+            nn_ctx k = {.g = &g, .nn = nn};
+            parallel_for_n((int64_t)m, 256, nn_range, &k, desc.thread_count);
+            /* slot order: cell-major, row-minor, a function of the state alone */
+            double sum = 0;
+            for (size_t j = 0; j < m; j++)
+                sum += sqrt(nn[j]);
+            s.mean_nn_distance = sum / (double)m;
             free(nn);
-            st = SHOAL_ERR_NOMEM;
-            goto done;
+            grid_free(&g);
+        } else {
+            /* the boids inside the box alone bound each nearest distance from above (an
+             * image is only nearer); images within the largest such bound find the rest */
+            double margin = 0;
+            for (int pass = 0; pass < 2; pass++) {
+                double *nn = NULL;
+                if (images_build(&im, margin) < 0 || !(nn = malloc(im.n * sizeof *nn)) ||
+                    (iv = images_view(&im),
+                     grid_build(&g, &iv, NULL, im.n, im.lo, im.ext, 2.0, 0)) < 0) {
+                    free(nn);
+                    st = SHOAL_ERR_NOMEM;
+                    goto done;
+                }
+                nn_ctx k = {.g = &g, .nn = nn};
+                parallel_for_n((int64_t)im.n, 256, nn_range, &k, desc.thread_count);
+                double sum = 0, worst = 0;
+                for (size_t j = 0; j < im.n; j++)
+                    if (g.is_orig[j]) {
+                        sum += sqrt(nn[j]);
+                        worst = fmax(worst, nn[j]);
+                    }
+                s.mean_nn_distance = sum / (double)m;
+                free(nn);
+                grid_free(&g);
+                margin = sqrt(worst) * (1 + 1e-6) + 1e-7 * lmax;
+                if (worst == 0)
+                    break;
+            }
         }
-        nn_ctx k = {.g = &g, .nn = nn};
-        parallel_for_n((int64_t)m, 256, nn_range, &k, desc.thread_count);
-        /* slot order: cell-major, row-minor, a function of the state alone */
-        double sum = 0;
-        for (size_t j = 0; j < m; j++)
-            sum += sqrt(nn[j]);
-        s.mean_nn_distance = sum / (double)m;
-        free(nn);
-        grid_free(&g);
     }
 
     /* neighbour count: everyone when the radius spans the bounding box */
+    const double margin_r = r * (1 + 1e-6) + 1e-7 * lmax;
     s.mean_neighbors = NAN;
     if (!(desc.skip & SHOAL_STATS_SKIP_NEIGHBORS)) {
         if (diag2 <= r2) {
             s.mean_neighbors = (double)(m - 1);
         } else {
-            uint64_t *cnt = malloc(m * sizeof *cnt);
-            if (!cnt || grid_build(&g, vw, idx, m, lo, ext, 0.5, r / STATS_KMAX) < 0) {
+            size_t cells_m = m;
+            const view *gv = vw;
+            const double *glo = lo, *gext = ext;
+            if (wa.any_periodic) {
+                if (images_build(&im, margin_r) < 0) {
+                    st = SHOAL_ERR_NOMEM;
+                    goto done;
+                }
+                iv = images_view(&im);
+                gv = &iv;
+                cells_m = im.n;
+                glo = im.lo;
+                gext = im.ext;
+            }
+            uint64_t *cnt = malloc(cells_m * sizeof *cnt);
+            if (!cnt || grid_build(&g, gv, idx, cells_m, glo, gext, 0.5, r / STATS_KMAX) < 0) {
                 free(cnt);
                 st = SHOAL_ERR_NOMEM;
                 goto done;
@@ -708,10 +1066,16 @@ static shoal_status stats_compute(const view *vw, size_t n, const shoal_stats_de
                            .cnt = cnt};
             memcpy(k.bb_lo, lo, sizeof lo);
             memcpy(k.bb_hi, hi, sizeof hi);
+            if (wa.any_periodic)
+                for (int c = 0; c < 3; c++) { /* no whole-school shortcut over images */
+                    k.bb_lo[c] = -INFINITY;
+                    k.bb_hi[c] = INFINITY;
+                }
             parallel_for_n((int64_t)g.cells, 16, count_range, &k, desc.thread_count);
             uint64_t total = 0;
-            for (size_t j = 0; j < m; j++)
-                total += cnt[j];
+            for (size_t j = 0; j < cells_m; j++)
+                if (!g.is_orig || g.is_orig[j])
+                    total += cnt[j];
             s.mean_neighbors = (double)total / (double)m;
             free(cnt);
             grid_free(&g);
@@ -725,9 +1089,23 @@ static shoal_status stats_compute(const view *vw, size_t n, const shoal_stats_de
             s.group_count = 1;
             s.largest_group_fraction = 1;
         } else {
+            size_t cells_m = m;
+            const view *gv = vw;
+            const double *glo = lo, *gext = ext;
+            if (wa.any_periodic) {
+                if (images_build(&im, margin_r) < 0) {
+                    st = SHOAL_ERR_NOMEM;
+                    goto done;
+                }
+                iv = images_view(&im);
+                gv = &iv;
+                cells_m = im.n;
+                glo = im.lo;
+                gext = im.ext;
+            }
             /* cells a little under r / sqrt(3) wide: a cell's boids are usually one group */
-            uint32_t *parent = malloc(m * sizeof *parent);
-            if (!parent || grid_build(&g, vw, idx, m, lo, ext, 2.0, r * 0.57) < 0) {
+            uint32_t *parent = malloc(cells_m * sizeof *parent);
+            if (!parent || grid_build(&g, gv, idx, cells_m, glo, gext, 2.0, r * 0.57) < 0) {
                 free(parent);
                 st = SHOAL_ERR_NOMEM;
                 goto done;
@@ -746,6 +1124,9 @@ static shoal_status stats_compute(const view *vw, size_t n, const shoal_stats_de
 
 done:
     free(idx);
+    images_free_points(&im);
+    for (int c = 0; c < 3; c++)
+        free(im.w[c]);
     if (st)
         return shoal_error_set(err, st, "out of memory for the statistics of %zu boids", n);
     *out = s;
@@ -755,6 +1136,8 @@ done:
 shoal_status shoal_stats_compute(const float *rows, size_t count, const shoal_stats_desc *desc,
                                  shoal_stats *out, shoal_error *err)
 {
+    CHECK_ARRAY(rows, count, "rows", err);
+    CHECK_ARG(out, "out", err);
     static const float none[6];
     if (!rows || count == 0) /* no pointer arithmetic on NULL */
         rows = none, count = 0;
@@ -766,6 +1149,15 @@ shoal_status shoal_stats_compute_soa(const float *const pos[3], const float *con
                                      size_t count, const shoal_stats_desc *desc, shoal_stats *out,
                                      shoal_error *err)
 {
+    CHECK_ARG(out, "out", err);
+    if (count > 0) {
+        CHECK_ARG(pos, "pos", err);
+        CHECK_ARG(vel, "vel", err);
+        for (int c = 0; c < 3; c++) {
+            CHECK_ARG(pos[c], "pos[c]", err);
+            CHECK_ARG(vel[c], "vel[c]", err);
+        }
+    }
     view vw = {.p = {pos[0], pos[1], pos[2]}, .v = {vel[0], vel[1], vel[2]}, .stride = 1};
     return stats_compute(&vw, count, desc, out, err);
 }
@@ -801,6 +1193,7 @@ static void diff_columns(const float *a, const float *b, size_t n, int k, double
 shoal_status shoal_state_compare(const float *a, const float *b, size_t count,
                                  shoal_state_diff *out, shoal_error *err)
 {
+    CHECK_ARG(out, "out", err);
     if (count > 0 && (!a || !b))
         return shoal_error_set(err, SHOAL_ERR_INPUT, "compare: no rows (NULL) for %zu boids",
                                count);

@@ -280,3 +280,104 @@ def test_cuda_same_bits_as_cpu(model):
     c = shoal.compare(cpu.state, gpu.state, stats=False)
     assert c["identical"] == 20000, c
     print(f"{model}: {gpu.device}: 20000 boids, 100 steps, all bit-identical to the CPU")
+
+
+# ---- names and values the package and the program refuse alike (issue 44: N15, N16, N17,
+# N22) ----------------------------------------------------------------------------------------
+
+def test_nul_bytes_in_names_and_values(cli, tmp_path):
+    """N15: a NUL inside a name or value no longer cuts it (the rest was ignored)."""
+    with pytest.raises(shoal.InputError, match=r"unknown parameter 'sep_weight\\x00anything'"):
+        shoal.Simulation(count=10, params={"sep_weight\x00anything": 2.5})
+    with pytest.raises(shoal.InputError, match=r"unknown model 'fov\\x00steer'"):
+        shoal.Simulation(model="fov\x00steer", count=10)
+    s = shoal.Simulation(count=10, seed=1)
+    with pytest.raises(shoal.InputError, match=r"unknown parameter 'sep_force\\x00zzz'"):
+        s.params["sep_force\x00zzz"] = 0.25
+    with pytest.raises(shoal.InputError, match=r"'2\\x00junk' is not a finite number"):
+        s.params["sep_weight"] = "2\x00junk"
+    assert s.params["sep_weight"] == 3.0
+
+
+def test_long_value_texts_are_refused_as_the_program_refuses_them(cli, tmp_path):
+    """N16: a long text is not cut at 255 (or, per vector item, 63) bytes and accepted."""
+    long = "1.5" + " " * 300 + "x"
+    r = cli("init", "--model", "steer", "--count", 10, "--set", f"sep_weight={long}", "--out",
+            tmp_path / "x.npy", check=False)
+    assert r.returncode == 2
+    with pytest.raises(shoal.InputError) as e:
+        shoal.Simulation(count=10, params={"sep_weight": long})
+    assert r.stderr.strip() == f"shoal init: {e.value}"
+    with pytest.raises(shoal.InputError, match="is not a finite number"):
+        shoal.Simulation(count=10, params={"wall_size": ["25" + " " * 70 + "garbage", 26, 27]})
+    # numbers are set by value: no text in between
+    s = shoal.Simulation(count=10, params={"wall_size": [25, 26.5, "27"], "sep_weight": 0.1})
+    assert s.params["wall_size"] == (25.0, 26.5, 27.0) and s.params["sep_weight"] == np.float32(0.1)
+    with pytest.raises(shoal.InputError, match="takes 3 values"):
+        s.params["wall_size"] = (1, 2)
+    with pytest.raises(shoal.InputError, match="takes one value, not 3"):
+        s.params["sep_weight"] = (1, 2, 3)
+    with pytest.raises(shoal.InputError) as e:
+        s.params["sep_weight"] = 1e39
+    r = cli("init", "--model", "steer", "--count", 10, "--set", "sep_weight=1e+39", "--out",
+            tmp_path / "x.npy", check=False)
+    assert r.stderr.strip() == f"shoal init: {e.value}"
+
+
+def test_sweep_seeds_in_range(cli, tmp_path):
+    """N17: seeds beyond 2^63 - 1 or below 0 are refused before any member runs; floats are a
+    TypeError (they were cut)."""
+    for seeds in [(2**64 + 1, 2**64 + 1), (-1, -1), 2**63]:
+        with pytest.raises(shoal.InputError, match=r"out of range \[0, 9223372036854775807\]"):
+            shoal.sweep(vary={"sep_weight": [1, 2]}, count=50, steps=4, seeds=seeds, frame=False)
+    with pytest.raises(TypeError):
+        shoal.sweep(vary={"sep_weight": [1, 2]}, count=50, steps=4, seeds=(1.7, 2.2), frame=False)
+    with pytest.raises(shoal.InputError, match="out of range"):
+        shoal.Simulation(count=10, seed=-1)
+    table = shoal.sweep(vary={"sep_weight": [1]}, count=50, steps=2, seeds=2**63 - 1, frame=False)
+    assert table["seed"][0] == 2**63 - 1
+
+
+def test_missing_scene_is_a_file_error(tmp_path):
+    """N22: a scene that cannot be opened is FileError (an OSError) everywhere, as every other
+    missing file."""
+    missing = tmp_path / "nonexistent.ini"
+    tr = np.stack([shoal.Simulation(count=20, seed=1).state] * 2)
+    for call in (lambda: shoal.Simulation(scene=missing),
+                 lambda: shoal.sweep(scene=missing, steps=1, frame=False),
+                 lambda: shoal.verify(tr, scene=missing)):
+        with pytest.raises(shoal.FileError, match="nonexistent.ini: cannot open"):
+            call()
+    a = shoal.Simulation(count=20, seed=1)
+    a.checkpoint(tmp_path / "c.ckpt")
+    with pytest.raises(shoal.FileError):
+        shoal.Simulation.resume(tmp_path / "c.ckpt", scene=missing)
+
+
+def test_one_spelling_both_read():
+    """Issue 43 item 11: "polarization" everywhere in the package (as sweep.csv), the British
+    spelling of the C field and compare --json read too."""
+    s = shoal.Simulation(count=300, seed=1)
+    st = s.stats()
+    assert isinstance(st, shoal.Stats) and "polarization" in st.keys()
+    assert st["polarisation"] == st["polarization"] == st.get("polarisation")
+    assert "polarisation" in st and "polarisation" not in st.keys()
+    c = shoal.compare(s.state, s.state)
+    assert c["stats_a"]["polarisation"] == c["stats_b"]["polarization"]
+    t = shoal.sweep(vary={"sep_weight": [1]}, count=50, steps=2, frame=False)
+    assert np.array_equal(t["polarisation"], t["polarization"])
+    assert "polarisation" not in t.dtype.names  # one column
+
+
+def test_load_and_save_use_the_formats_table(cli, tmp_path):
+    s = shoal.Simulation(count=50, seed=1).state
+    shoal.save(tmp_path / "a.bin", s)  # by the extension: Unity's buffer
+    assert (tmp_path / "a.bin").stat().st_size == 50 * 24
+    assert np.array_equal(shoal.load(tmp_path / "a.bin"), s)
+    shoal.save(tmp_path / "a.vtp", s)
+    assert (tmp_path / "a.vtp").read_bytes().startswith(b"<?xml")
+    shoal.save(tmp_path / "b.vtp", s, format="vtp")  # the name before the table's
+    with pytest.raises(shoal.InputError, match=r"format 'vtk' \(expected auto, npy or unity\)"):
+        shoal.load(tmp_path / "a.vtp", format="vtk")
+    r = cli("compare", tmp_path / "a.bin", tmp_path / "a.bin", "--format", "vtk", check=False)
+    assert "format 'vtk' (expected auto, npy or unity)" in r.stderr

@@ -11,7 +11,7 @@ thread count, and shoal.render and shoal.sweep give the bytes of `shoal render` 
     import shoal
     sim = shoal.Simulation(model="steer", count=4096, seed=1)
     sim.step(600)                      # the GIL is released while it runs
-    print(sim.time, sim.stats()["polarisation"])
+    print(sim.time, sim.stats()["polarization"])
     img = shoal.render(sim.state, size=(640, 360))   # (360, 640, 3) uint8
 
 Errors are exceptions carrying the library's one-line message: InputError (a ValueError),
@@ -37,20 +37,53 @@ from ._shoal import (  # noqa: F401
     load,
     models,
     render,
+    scene_path,
     save,
     stats,
     write_png,
 )
 from . import _shoal
 
+import operator
+import os as _os
+
+
+class Stats(dict):
+    """Flock statistics: a dict (docs/STATS.md). The package spells the order parameter
+    "polarization", as the sweep table and sweep.csv do; "polarisation" (the C field's and
+    `shoal compare --json`'s spelling) reads the same value."""
+
+    _ALIASES = {"polarisation": "polarization"}
+
+    def __missing__(self, key):
+        alias = self._ALIASES.get(key)
+        if alias is not None and dict.__contains__(self, alias):
+            return self[alias]
+        raise KeyError(key)
+
+    def __contains__(self, key):
+        return dict.__contains__(self, key) or dict.__contains__(self, self._ALIASES.get(key))
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+
+_shoal._set_stats_class(Stats)
+# the meshes and scenes installed with the package (shoal/assets): an installed package needs
+# no checkout; a build tree's has none and the library finds the source tree's
+_shoal._set_assets(_os.path.join(_os.path.dirname(__file__), "assets"))
+
 __all__ = [
     "Error", "FileError", "InputError", "NoMemoryError", "NonFiniteError", "UnsupportedError",
-    "Params", "Renderer", "Simulation", "compare", "default_params", "gpu_available", "load",
-    "models", "render", "save", "stats", "sweep", "verify", "write_png", "__version__",
+    "Params", "Renderer", "Simulation", "Stats", "compare", "default_params", "gpu_available",
+    "load", "models", "render", "save", "scene_path", "stats", "sweep", "verify", "write_png",
+    "__version__",
 ]
 
 # columns of the sweep table that hold whole numbers (the rest are float64)
 _INTEGER_COLUMNS = ("member", "seed", "step", "group_count")
+# the other spelling of a column, as Stats reads it
+_TITLES = {"polarization": "polarisation"}
 
 
 def _vary_spec(name, values):
@@ -93,17 +126,21 @@ def sweep(model=None, vary=None, seeds=(1, 1), steps=600, every=None, count=None
         if len(seeds) == 0 or seeds.step != 1:
             raise ValueError("seeds: a non-empty range with step 1, or (first, last)")
         first, last = seeds.start, seeds.stop - 1
-    elif isinstance(seeds, int):
-        first = last = seeds
+    elif isinstance(seeds, (str, bytes)):
+        raise TypeError("seeds: (first, last), a range or one integer")
     else:
-        first, last = seeds
+        try:
+            first = last = operator.index(seeds)
+        except TypeError:
+            first, last = seeds  # each an integer (a float is a TypeError in _sweep_rows)
     specs = [_vary_spec(k, v) for k, v in (vary or {}).items()]
     header, lines = _shoal._sweep_rows(
         model, scene, 0 if count is None else int(count), bool(keep_geometry), params, specs,
-        int(first), int(last), int(steps), 0 if every is None else int(every), dt, radius,
-        int(threads))
+        first, last, int(steps), 0 if every is None else int(every), dt, radius, int(threads))
     names = header.split(",")
-    dtype = [(n, np.int64 if n in _INTEGER_COLUMNS else np.float64) for n in names]
+    # "polarisation" is a title of the "polarization" field: both spellings index the array
+    dtype = [((_TITLES[n], n) if n in _TITLES else n,
+              np.int64 if n in _INTEGER_COLUMNS else np.float64) for n in names]
     table = np.array([tuple(int(x) if n in _INTEGER_COLUMNS else float(x)
                             for n, x in zip(names, line.split(",")))
                       for line in lines], dtype=dtype)
@@ -119,108 +156,68 @@ def sweep(model=None, vary=None, seeds=(1, 1), steps=600, every=None, count=None
 
 
 
-def _load_trajectory(path):
-    """A trajectory on disk as a list of arrays: a (T, N, 6|7) .npy, or a directory of
-    per-step .npy states taken in the order of the number in their names (shoal's
-    state_NNNNNN.npy, or any numbered files)."""
-    import os
-    import re
-
-    import numpy as np
-
-    path = os.fspath(path)
-    try:
-        return _load_trajectory_files(path, os, re, np)
-    except InputError:
-        raise
-    except OSError as e:  # the package's own file error, as load() raises
-        raise FileError(f"{path}: {e.strerror or e}") from e
-    except ValueError as e:  # not a .npy NumPy can read (or one that needs pickles)
-        raise InputError(f"{path}: {e}") from e
-
-
-def _load_trajectory_files(path, os, re, np):
-    if os.path.isdir(path):
-        names = [n for n in os.listdir(path) if n.endswith(".npy") and re.search(r"\d", n)]
-        if len(names) < 2:
-            raise InputError(f"{path}: fewer than two numbered .npy states")
-        names.sort(key=lambda n: (int(re.findall(r"\d+", n)[-1]), n))
-        return [np.load(os.path.join(path, n)) for n in names]
-    a = np.load(path)
-    if a.ndim != 3:
-        raise InputError(f"{path}: shape {a.shape}, expected (T, N, 6) or (T, N, 7)")
-    return list(a)
-
-
 def verify(states, model=None, scene=None, params=None, dt=None, t0=None, seed=None,
-           reference="f32", ids=None, targets=None, worst=8, threads=0):
+           reference="f32", ids=None, targets=None, worst=8, threads=0, layout=None, first=0,
+           steps=None):
     """Check another program's trajectory against shoal's rules, one step at a time.
 
     For each consecutive pair (k, k+1) of `states`, one reference step is taken from the
     other program's state k and compared with its state k+1, boid by boid, against the float32
     rounding bound of that step (docs/VERIFY.md). Returns a list of dicts, one per pair, with
-    the keys and values of `shoal verify --json`'s steps: "verdict" ("agrees", "drift",
-    "threshold tie" or "rule differs"), "term" and "param" (the rule term and parameter that
-    explain a rule difference, "fitted" the [low, high] values that would, "contract" the
-    parameter's value here), the worst and median errors and error / tolerance, "beyond",
-    "ties", "detail" (one line) and "worst" (the worst boids: "row", "id", errors, bounds, the
-    tie, the term that explains each, the residual and each term's share of the step).
+    the keys and values of `shoal verify --json`'s steps (the library writes both): "verdict"
+    ("agrees", "drift", "threshold tie" or "rule differs"), "term" and "param" (the rule term
+    and parameter that explain a rule difference, "fitted" the [low, high] values that would,
+    "contract" the parameter's value here), the worst and median errors and error / tolerance,
+    "beyond", "ties", "detail" (one line) and "worst" (the worst boids: "row", "id", errors,
+    bounds, the tie, the term that explains each, the residual and each term's share of the
+    step).
 
-    states: a (T, N, 6) array (float32 or float64), a list of (N, 6) arrays, or a path (a
-    (T, N, 6) .npy or a directory of numbered .npy states). A 7th column, or ids= ((N,) or
-    (T, N)), gives each row's boid id when the rows come in another order each step.
-    model, scene, params: the rules and parameters (as Simulation; the walls are not scaled to
-    N). dt, t0, seed: the step, the time of the first state and heading's target seed (the
-    scene's, else 1/60, 0, 1). reference: "f32" (shoal's float32 step) or "f64" (the float64
-    reference: the other program's own float32 drift). targets: heading's targets as the other
-    program had them, (K, 3) or (T-1, K, 3). The CLI's `shoal verify` reads Unity buffer dumps
-    and shoal's trajectory directories with their manifest too.
+    states: a (T, N, 6) array (float32 or float64), a list of (N, 6) arrays, or a path: what
+    `shoal verify --trajectory` reads, through the same reader with the same refusals (shoal's
+    trajectory directory with its manifest.json, a directory of numbered .npy states or .bin
+    buffer dumps (`layout`: "vp", "pv" or "S:P:V[:I]"), a (T, N, 6) .npy). A 7th column, an id
+    word or ids= ((N,) or (T, N)) gives each row's boid id when the rows come in another order
+    each step; rows are then compared in ascending id order ("row" in the report) and the
+    report names ids. model, scene, params: the rules and parameters (as Simulation; the walls
+    are not scaled to N); a manifest's come first, a scene's after. dt, t0, seed: the step, the
+    time of the first state and heading's target seed (the manifest's or the scene's, else
+    1/60, 0, 1). reference: "f32" (shoal's float32 step) or "f64" (the float64 reference: the
+    other program's own float32 drift). targets: heading's targets as the other program had
+    them, (K, 3) or (T, K, 3). first, steps: the state to start from and how many pairs (all).
+    Ctrl-C stops it within a fraction of a second (KeyboardInterrupt).
     """
+    import json
+
     import numpy as np
 
     if isinstance(states, (str, bytes)) or hasattr(states, "__fspath__"):
-        states = _load_trajectory(states)
-    frames = [np.asarray(s) for s in states]
-    if len(frames) < 2:
-        raise InputError("states: at least two states are needed")
-    width = frames[0].shape[-1] if frames[0].ndim == 2 else None
-    for k, f in enumerate(frames):
-        if f.ndim != 2 or f.shape[1] not in (6, 7) or f.shape != frames[0].shape:
-            raise InputError(f"state {k}: shape {f.shape}, expected ({frames[0].shape[0]}, 6) "
-                             "or 7 columns, the same for every state")
-        if f.dtype.kind != "f":
-            raise InputError(f"state {k}: dtype {f.dtype}, expected float32 or float64")
-    n = frames[0].shape[0]
-    if width == 7 and ids is not None:
-        raise InputError("ids: the states have an id column already")
-    if width == 7:
-        ids = np.stack([f[:, 6] for f in frames])
-        frames = [f[:, :6] for f in frames]
-    stack = np.stack([np.asarray(f, dtype=np.float64) for f in frames])
+        source = states
+    else:
+        frames = list(states) if not (isinstance(states, np.ndarray) and states.ndim == 3) \
+            else None
+        if frames is not None:
+            frames = [np.asarray(f) for f in frames]
+            if len(frames) < 2:
+                raise InputError("states: at least two states are needed")
+            for k, f in enumerate(frames):
+                if f.ndim != 2 or f.shape[1] not in (6, 7) or f.shape != frames[0].shape:
+                    raise InputError(f"state {k}: shape {f.shape}, expected "
+                                     f"({frames[0].shape[0]}, 6) or 7 columns, the same for "
+                                     "every state")
+            stack = np.stack(frames)
+        else:
+            stack = states
+        if stack.dtype.kind != "f" or stack.dtype.itemsize not in (4, 8):
+            raise InputError(f"states: dtype {stack.dtype}, expected float32 or float64")
+        source = np.ascontiguousarray(stack, dtype=np.float64)
     if ids is not None:
-        ids = np.asarray(ids)
-        if ids.shape == (n,):
-            ids = np.broadcast_to(ids, (len(frames), n))
-        if ids.shape != (len(frames), n):
-            raise InputError(f"ids: shape {ids.shape}, expected ({n},) or ({len(frames)}, {n})")
-        first = ids[0]
-        s0 = np.argsort(first, kind="stable")
-        if np.any(first[s0][1:] == first[s0][:-1]):
-            raise InputError("ids: the first state's ids repeat")
-        # every state in the first state's row order: row r holds the boid of id first[r]
-        for k in range(1, len(frames)):
-            sk = np.argsort(ids[k], kind="stable")
-            if not np.array_equal(ids[k][sk], first[s0]):
-                raise InputError(f"ids: state {k} holds other ids than state 0")
-            reordered = np.empty_like(stack[k])
-            reordered[s0] = stack[k][sk]
-            stack[k] = reordered
-    reports = _shoal._verify_steps(np.ascontiguousarray(stack), model, scene, params, dt, t0,
-                                   seed, str(reference), int(worst), int(threads), targets)
-    if ids is not None:  # name the boids by their ids, as the program does
-        for r in reports:
-            for b in r["worst"]:
-                b["id"] = ids[0][b["row"]].item()
-                if b["tie_neighbor"] is not None:
-                    b["tie_neighbor"] = ids[0][b["tie_neighbor"]].item()
-    return reports
+        try:
+            ids = np.ascontiguousarray(ids, dtype=np.float64)
+        except (TypeError, ValueError) as e:
+            raise InputError(f"ids: not numbers ({e})") from None
+    if targets is not None:
+        targets = np.ascontiguousarray(targets, dtype=np.float64)
+    texts = _shoal._verify_run(source, layout, ids, model, scene, params, dt, t0, seed,
+                               str(reference), int(worst), int(threads), targets,
+                               operator.index(first), steps)
+    return [json.loads(t) for t in texts]

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* JSON for the program, the tests and the tools (json.c): a small reader into a tree (for
- * `shoal bench --compare`, and the tests that check the JSON shoal writes) and the string
- * writer every JSON output of the program uses. Owns no state; thread-safe. */
-#ifndef SHOAL_SUPPORT_JSON_H
-#define SHOAL_SUPPORT_JSON_H
+/* JSON for the library, the program, the tests and the tools (json.c): a small reader into a
+ * tree (the library's trajectory manifests, `shoal bench --compare`, and the tests that check
+ * the JSON shoal writes) and the string writer every JSON output uses. Owns no state;
+ * thread-safe. Internal to libshoal; the program, which may not include core's headers, sees
+ * this file as "support/json.h": src/support/meson.build copies it there at setup, so there is
+ * one reader and one declaration of it. */
+#ifndef SHOAL_CORE_JSON_H
+#define SHOAL_CORE_JSON_H
 
 #include <stddef.h>
 #include <stdio.h>

@@ -2,10 +2,10 @@
 /* The wide-type vocabulary of core/simd.h for a double that carries, beside its value, a
  * bound on how far a float32 program following the same operations may be from it: the
  * running error analysis of sim/rules.h, compiled from the same source (ref_bound.c). Included
- * by core/simd.h when SIMD_REAL_HEADER is "sim/real_bound.h"; the includer has included
- * sim/sim64_internal.h (BOUND_RHO).
+ * by core/simd.h when SIMD_REAL_HEADER is "verify/real_bound.h"; the includer has included
+ * verify/ref_internal.h (BOUND_RHO).
  *
- * A value x = {v, e, t}: v is the double result (bit for bit what sim/real64.h computes: the
+ * A value x = {v, e, t}: v is the double result (bit for bit what verify/real64.h computes: the
  * same operations on the same values); BOUND_RHO * e bounds the float32 rounding, to first
  * order: every float32 operation may err by BOUND_RHO relative to its result, and errors of
  * the operands propagate by the derivative (|a| db + |b| da for a product, (da + |a/b| db) /
@@ -195,5 +195,9 @@ SIMD_FN double vf_lane(vf v, int i)
     (void)i;
     return v.v;
 }
+
+/* the ties of a value and of three (the models' NAME_ties) */
+#define REF_T3(a) ((a).x.t + (a).y.t + (a).z.t)
+#define REF_T1(a) ((a).t)
 
 #endif

@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* shoal_verify (shoal/verify.h, docs/VERIFY.md): one reference step from another program's
- * state k, compared with its state k+1 against the rounding bound of ref_bound.c; where boids
- * are beyond it, hypotheses of one changed parameter each, evaluated with the double rules
- * (sim64.c) on the worst boids' own neighbours, name the term that differs. Owns its
- * references (a shoal_sim for float32; the double rules need no object), their scratch and
- * the predators it carries from step to step. */
-#include "shoal/verify.h"
-#include "core/alloc.h"
-#include "sim/sim64_internal.h"
+/* shoal verify's hypotheses (docs/VERIFY.md, "Diagnosis"): the families of one changed
+ * parameter each, built from the model's own parameter table (its hypothesis columns,
+ * sim/models/NAME.h), evaluated with the double rules on the worst boids' own neighbours,
+ * fitted (a weight by golden section, a threshold over the pieces its neighbours' distances
+ * cut), narrowed on the school and named; and the ties the rounding bound cannot size. Owns
+ * no state: it works on the verifier's (verify_internal.h). */
+#include "verify/verify_internal.h"
 
 #include <float.h>
 #include <math.h>
@@ -15,287 +13,73 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* errors up to the bound taken at half precision (unit roundoff 2^-11) are drift */
-#define DRIFT_RATIO (0x1p-11 / BOUND_RHO)
+/* ---- the families ---------------------------------------------------------------------- */
 
-static const char *const verdict_names[SHOAL_VERDICT_COUNT] = {"agrees", "drift", "threshold tie",
-                                                               "rule differs"};
-static const char *const term_names[SHOAL_TERM_COUNT] = {
-    "",        "separation", "alignment", "cohesion",    "walls",
-    "targets", "obstacles",  "predators", "integration", "neighbours"};
-
-_Static_assert((int)SHOAL_TERM_COUNT == (int)REF_TERM_COUNT &&
-                   (int)SHOAL_TERM_NEIGHBORS == (int)REF_TERM_NEIGHBORS &&
-                   (int)SHOAL_TERM_WALLS == (int)REF_TERM_WALLS,
-               "shoal_term mirrors ref_term");
-
-const char *shoal_verdict_name(shoal_verdict v)
+/* The model's families, in its table's order, then dt: every row with a hypothesis column,
+ * the OFF rows of a term as one family. Returns how many. */
+size_t families_build(shoal_model model, hyp_family *fam)
 {
-    return (unsigned)v < SHOAL_VERDICT_COUNT ? verdict_names[v] : NULL;
-}
-
-const char *shoal_term_name(shoal_term t)
-{
-    return (unsigned)t < SHOAL_TERM_COUNT ? term_names[t] : NULL;
-}
-
-shoal_verify_desc shoal_verify_desc_default(void)
-{
-    shoal_verify_desc d;
-    memset(&d, 0, sizeof d);
-    d.sim = shoal_sim_desc_default();
-    d.reference = SHOAL_VERIFY_F32;
-    d.worst_count = 8;
-    return d;
-}
-
-/* ---- hypotheses: one parameter changed ----------------------------------------------- */
-
-typedef enum hyp_kind {
-    HK_WEIGHT, /* a parameter by name, fitted as a continuous value (0: the term left out) */
-    HK_DT,     /* the step length */
-    HK_R2,     /* a squared radius in the constants (which: below) */
-    HK_DIST2,  /* fov: a squared distance parameter */
-    HK_COS,    /* fov: a view cone, as its cosine in the constants */
-    HK_OFF     /* classic: no wall boids */
-} hyp_kind;
-
-enum { R2_SEP, R2_ALI, R2_COH, R2_HEADING, R2_CLASSIC, R2_FLEE };
-enum { COS_COH, COS_SEP, COS_ALI };
-enum { NEED_NONE, NEED_OBSTACLES, NEED_PREDATORS };
-
-typedef struct hyp_family {
-    unsigned models; /* bit per shoal_model */
-    shoal_term term;
-    const char *param;
-    hyp_kind kind;
-    int which;  /* HK_R2: R2_*; HK_COS: COS_* */
-    int strict; /* the contract's threshold is strict (<; cos >) */
-    int need;
-} hyp_family;
-
-#define M_STEER (1u << SHOAL_MODEL_STEER)
-#define M_AVERAGE (1u << SHOAL_MODEL_AVERAGE)
-#define M_HEADING (1u << SHOAL_MODEL_HEADING)
-#define M_CLASSIC (1u << SHOAL_MODEL_CLASSIC)
-#define M_FOV (1u << SHOAL_MODEL_FOV)
-#define M_SA (M_STEER | M_AVERAGE)
-#define M_ALL (M_SA | M_HEADING | M_CLASSIC | M_FOV)
-
-/* Every model's terms, each with the parameters a program could have got wrong. */
-static const hyp_family families[] = {
-    {M_SA, SHOAL_TERM_SEPARATION, "sep_weight", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_SA, SHOAL_TERM_SEPARATION, "sep_radius", HK_R2, R2_SEP, 0, NEED_NONE},
-    {M_SA, SHOAL_TERM_ALIGNMENT, "ali_weight", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_SA, SHOAL_TERM_ALIGNMENT, "ali_radius", HK_R2, R2_ALI, 0, NEED_NONE},
-    {M_SA, SHOAL_TERM_COHESION, "coh_weight", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_SA, SHOAL_TERM_COHESION, "coh_radius", HK_R2, R2_COH, 0, NEED_NONE},
-    {M_SA, SHOAL_TERM_WALLS, "wall_weight", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_SA, SHOAL_TERM_INTEGRATION, "max_speed", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_SA, SHOAL_TERM_INTEGRATION, "max_steer", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_HEADING, SHOAL_TERM_SEPARATION, "sep_weight", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_HEADING, SHOAL_TERM_ALIGNMENT, "ali_weight", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_HEADING, SHOAL_TERM_COHESION, "coh_weight", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_HEADING, SHOAL_TERM_NEIGHBORS, "neighbor_radius", HK_R2, R2_HEADING, 1, NEED_NONE},
-    {M_HEADING, SHOAL_TERM_TARGETS, "target_weight", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_HEADING, SHOAL_TERM_INTEGRATION, "rotate_speed", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_HEADING, SHOAL_TERM_INTEGRATION, "move_speed", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_CLASSIC, SHOAL_TERM_SEPARATION, "w1", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_CLASSIC, SHOAL_TERM_SEPARATION, "sep_strength", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_CLASSIC, SHOAL_TERM_ALIGNMENT, "w2", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_CLASSIC, SHOAL_TERM_COHESION, "w3", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_CLASSIC, SHOAL_TERM_NEIGHBORS, "fov", HK_R2, R2_CLASSIC, 0, NEED_NONE},
-    {M_CLASSIC, SHOAL_TERM_WALLS, "walls", HK_OFF, 0, 0, NEED_NONE},
-    {M_CLASSIC, SHOAL_TERM_INTEGRATION, "min_speed", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_CLASSIC, SHOAL_TERM_INTEGRATION, "max_speed", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_FOV, SHOAL_TERM_COHESION, "coh_force", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_FOV, SHOAL_TERM_COHESION, "coh_dist2", HK_DIST2, 0, 1, NEED_NONE},
-    {M_FOV, SHOAL_TERM_COHESION, "coh_angle", HK_COS, COS_COH, 1, NEED_NONE},
-    {M_FOV, SHOAL_TERM_SEPARATION, "sep_force", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_FOV, SHOAL_TERM_SEPARATION, "sep_dist2", HK_DIST2, 0, 1, NEED_NONE},
-    {M_FOV, SHOAL_TERM_SEPARATION, "sep_angle", HK_COS, COS_SEP, 1, NEED_NONE},
-    {M_FOV, SHOAL_TERM_ALIGNMENT, "ali_force", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_FOV, SHOAL_TERM_ALIGNMENT, "ali_dist2", HK_DIST2, 0, 1, NEED_NONE},
-    {M_FOV, SHOAL_TERM_ALIGNMENT, "ali_angle", HK_COS, COS_ALI, 1, NEED_NONE},
-    {M_FOV, SHOAL_TERM_WALLS, "boundary_force", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_FOV, SHOAL_TERM_WALLS, "boundary_range2", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_FOV, SHOAL_TERM_INTEGRATION, "max_force", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_FOV, SHOAL_TERM_INTEGRATION, "min_speed", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_FOV, SHOAL_TERM_INTEGRATION, "max_speed", HK_WEIGHT, 0, 0, NEED_NONE},
-    {M_ALL, SHOAL_TERM_OBSTACLES, "avoid_force", HK_WEIGHT, 0, 0, NEED_OBSTACLES},
-    {M_ALL, SHOAL_TERM_PREDATORS, "flee_weight", HK_WEIGHT, 0, 0, NEED_PREDATORS},
-    {M_ALL, SHOAL_TERM_PREDATORS, "flee_radius", HK_R2, R2_FLEE, 1, NEED_PREDATORS},
-    {M_ALL, SHOAL_TERM_INTEGRATION, "dt", HK_DT, 0, 0, NEED_NONE},
-};
-#define FAMILY_COUNT (sizeof families / sizeof families[0])
-
-/* ---- the object --------------------------------------------------------------------- */
-
-/* a diagnosed boid: its neighbourhood (wide enough for a radius twice the contract's) */
-typedef struct diag_boid {
-    uint32_t row;
-    double in[6], next[6];
-    double tol_p, tol_v, tie_p, tie_v, err0; /* err0: its error under the contract */
-    size_t cand_count;
-    double *x[6];
-    uint32_t rb[1], re[1];
-} diag_boid;
-
-struct shoal_verify {
-    shoal_verify_desc desc;
-    size_t n;
-    shoal_sim *f32; /* the float32 reference; also holds the obstacle meshes */
-    params64 prm;
-    field64 fld;
-    int pred_count;
-    double pred_p[SHOAL_MAX_PREDATORS][3], pred_v[SHOAL_MAX_PREDATORS][3];
-    uint8_t pinned[SHOAL_MAX_TARGETS];
-    double pin[SHOAL_MAX_TARGETS][3];
-    uint64_t k;
-    ref_grid grid, grid_h;
-    float *rows32;
-    double *ref, *alt;
-    refb_out *b;
-    double *ratio, *scratch;
-    uint32_t *order;
-    diag_boid diag[SHOAL_VERIFY_MAX_WORST];
-};
-
-void shoal_verify_destroy(shoal_verify *v)
-{
-    if (!v)
-        return;
-    shoal_sim_destroy(v->f32);
-    field_free64(&v->fld);
-    ref_grid_free(&v->grid);
-    ref_grid_free(&v->grid_h);
-    alloc_free(v->rows32);
-    alloc_free(v->ref);
-    alloc_free(v->alt);
-    alloc_free(v->b);
-    alloc_free(v->ratio);
-    alloc_free(v->scratch);
-    alloc_free(v->order);
-    for (int i = 0; i < SHOAL_VERIFY_MAX_WORST; i++)
-        for (int k = 0; k < 6; k++)
-            free(v->diag[i].x[k]);
-    free(v);
-}
-
-shoal_status shoal_verify_create(const shoal_verify_desc *desc, shoal_verify **out,
-                                 shoal_error *err)
-{
-    *out = NULL;
-    if (desc->reference != SHOAL_VERIFY_F32 && desc->reference != SHOAL_VERIFY_F64)
-        return shoal_error_set(err, SHOAL_ERR_INPUT, "invalid reference %d", (int)desc->reference);
-    if (desc->worst_count < 1 || desc->worst_count > SHOAL_VERIFY_MAX_WORST)
-        return shoal_error_set(err, SHOAL_ERR_INPUT, "worst boids %d outside [1, %d]",
-                               desc->worst_count, SHOAL_VERIFY_MAX_WORST);
-    shoal_verify *v = calloc(1, sizeof *v);
-    if (!v)
-        return shoal_error_set(err, SHOAL_ERR_NOMEM, "out of memory for the verifier");
-    v->desc = *desc;
-    v->n = desc->sim.boid_count;
-    shoal_status st = shoal_sim_create(&desc->sim, &v->f32, err);
-    if (st) {
-        free(v);
-        return st;
+    const sim_model *m = sim_model_of(model);
+    size_t n = 0;
+    for (size_t i = 0; i < m->info.param_count; i++) {
+        const sim_hyp *h = &m->hyps[i];
+        hyp_family f;
+        memset(&f, 0, sizeof f);
+        f.term = h->term;
+        f.param = m->info.params[i].name;
+        f.info = &m->info.params[i];
+        f.k2 = h->k2;
+        f.k1 = h->k1;
+        f.strict = h->strict;
+        f.need = h->term == SHOAL_TERM_OBSTACLES   ? NEED_OBSTACLES
+                 : h->term == SHOAL_TERM_PREDATORS ? NEED_PREDATORS
+                                                   : NEED_NONE;
+        switch ((sim_hyp_kind)h->kind) {
+        case SIM_HYP_NONE:
+            continue;
+        case SIM_HYP_WEIGHT:
+        case SIM_HYP_FACTOR:
+            f.kind = HK_WEIGHT;
+            f.term_weight = h->kind == SIM_HYP_WEIGHT;
+            break;
+        case SIM_HYP_RADIUS:
+            f.kind = HK_R2;
+            break;
+        case SIM_HYP_FLEE:
+            f.kind = HK_R2;
+            f.flee = 1;
+            break;
+        case SIM_HYP_DIST2:
+            f.kind = HK_DIST2;
+            break;
+        case SIM_HYP_COS:
+            f.kind = HK_COS;
+            break;
+        case SIM_HYP_OFF: {
+            int seen = 0;
+            for (size_t k = 0; k < n; k++)
+                seen |= fam[k].kind == HK_OFF && fam[k].term == h->term;
+            if (seen)
+                continue;
+            f.kind = HK_OFF;
+            f.param = shoal_term_name(h->term);
+            f.info = NULL;
+            break;
+        }
+        }
+        fam[n++] = f;
     }
-    params64_from(&desc->sim.params, &v->prm);
-    size_t n = v->n;
-    int ok = (v->rows32 = alloc_array(n * 6, sizeof(float), "verify state", err)) != NULL;
-    ok = ok && (v->ref = alloc_array(n * 6, sizeof(double), "verify reference", err));
-    ok = ok && (v->alt = alloc_array(n * 6, sizeof(double), "verify reference", err));
-    ok = ok && (v->b = alloc_array(n, sizeof(refb_out), "verify bounds", err));
-    ok = ok && (v->ratio = alloc_array(n, sizeof(double), "verify errors", err));
-    ok = ok && (v->scratch = alloc_array(n, sizeof(double), "verify errors", err));
-    ok = ok && (v->order = alloc_array(n, sizeof(uint32_t), "verify errors", err));
-    if (!ok) {
-        shoal_verify_destroy(v);
-        return err ? err->status : SHOAL_ERR_NOMEM;
-    }
-    v->pred_count = (int)desc->sim.params.predator_count;
-    predators64_reset(&v->prm, v->pred_count, v->pred_p, v->pred_v);
-    *out = v;
-    return SHOAL_OK;
-}
-
-shoal_status shoal_verify_copy_obstacles(shoal_verify *v, const shoal_sim *from, shoal_error *err)
-{
-    for (size_t i = 0; i < from->obstacle_count; i++) {
-        const obstacle *o = &from->obstacles[i];
-        shoal_status st =
-            shoal_sim_add_obstacle(v->f32, o->pos, o->nrm, o->count, &o->xf, NULL, err);
-        if (st)
-            return st;
-    }
-    return field_build64(&v->fld, v->f32->obstacles, v->f32->obstacle_count,
-                         v->desc.sim.params.field_cell, v->desc.sim.params.field_margin, err);
-}
-
-shoal_status shoal_verify_set_targets(shoal_verify *v, const double *xyz, size_t count,
-                                      shoal_error *err)
-{
-    if (v->desc.sim.model != SHOAL_MODEL_HEADING)
-        return shoal_error_set(err, SHOAL_ERR_INPUT, "targets: model %s has none",
-                               shoal_model_name(v->desc.sim.model));
-    if (count > (size_t)v->desc.sim.params.target_count)
-        return shoal_error_set(err, SHOAL_ERR_INPUT, "%zu targets given, the parameters say %d",
-                               count, (int)v->desc.sim.params.target_count);
-    for (size_t i = 0; i < 3 * count; i++)
-        if (!isfinite(xyz[i]))
-            return shoal_error_set(err, SHOAL_ERR_INPUT, "target %zu is not finite", i / 3);
-    memset(v->pinned, 0, sizeof v->pinned);
-    for (size_t k = 0; k < count; k++) {
-        v->pinned[k] = 1;
-        memcpy(v->pin[k], xyz + 3 * k, sizeof v->pin[k]);
-    }
-    return SHOAL_OK;
-}
-
-/* ---- errors ------------------------------------------------------------------------- */
-
-static double norm3(double x, double y, double z) { return sqrt((x * x + y * y) + z * z); }
-
-static double ratio_of(double err, double tol)
-{
-    if (err == 0)
-        return 0;
-    return tol > 0 ? err / tol : INFINITY;
-}
-
-/* errors of a result `r` (6 values) against the other program's next row */
-static void errors6(const double *r, const double *next, double *ep, double *ev)
-{
-    *ep = norm3(r[0] - next[0], r[1] - next[1], r[2] - next[2]);
-    *ev = norm3(r[3] - next[3], r[4] - next[4], r[5] - next[5]);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y ? 1 : 0;
-}
-
-static double median(double *a, size_t n)
-{
-    if (n == 0)
-        return 0;
-    qsort(a, n, sizeof *a, cmp_double);
-    return n % 2 ? a[n / 2] : 0.5 * (a[n / 2 - 1] + a[n / 2]);
+    hyp_family dt;
+    memset(&dt, 0, sizeof dt);
+    dt.term = SHOAL_TERM_INTEGRATION;
+    dt.param = "dt";
+    dt.kind = HK_DT;
+    dt.k2 = dt.k1 = -1;
+    fam[n++] = dt;
+    return n;
 }
 
 /* ---- evaluating a hypothesis on the diagnosed boids ---------------------------------- */
-
-static const shoal_param_info *param_info(shoal_model m, const char *name)
-{
-    size_t n;
-    const shoal_param_info *list = shoal_params_list(m, &n);
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(list[i].name, name) == 0)
-            return &list[i];
-    return NULL;
-}
 
 /* the contract's value of a family's parameter (radii: squared; cones: cosine) */
 static double family_value(const hyp_family *f, const ref_env *env)
@@ -305,29 +89,19 @@ static double family_value(const hyp_family *f, const ref_env *env)
     case HK_DT:
         return mc->dt;
     case HK_R2:
-        switch (f->which) {
-        case R2_SEP:
-            return mc->sep_r2;
-        case R2_ALI:
-            return mc->ali_r2;
-        case R2_COH:
-            return mc->coh_r2;
-        case R2_FLEE:
-            return mc->flee_r2;
-        default:
-            return mc->r2;
-        }
+        return f->flee ? mc->flee_r2 : mc->k[f->k2];
     case HK_COS:
-        return f->which == COS_COH ? mc->cos_coh : f->which == COS_SEP ? mc->cos_sep : mc->cos_ali;
+        return mc->k[f->k2];
     case HK_OFF:
         return 0;
-    default: {
-        const shoal_param_info *info = param_info(env->model, f->param);
-        return info ? *params64_field((params64 *)&env->prm, info) : 0;
+    case HK_WEIGHT:
+    case HK_DIST2:
+        break;
     }
-    }
+    return *params64_field((params64 *)&env->prm, f->info);
 }
 
+/* env with the family's value x (then its largest radius again: ref_env_refresh) */
 static void family_apply(const hyp_family *f, ref_env *env, double x)
 {
     model_consts64 *mc = &env->mc;
@@ -336,59 +110,42 @@ static void family_apply(const hyp_family *f, ref_env *env, double x)
         mc->dt = x;
         break;
     case HK_R2:
-        switch (f->which) {
-        case R2_SEP:
-            mc->sep_r2 = x;
-            break;
-        case R2_ALI:
-            mc->ali_r2 = x;
-            break;
-        case R2_COH:
-            mc->coh_r2 = x;
-            break;
-        case R2_FLEE:
+        if (f->flee) {
             mc->flee_r2 = x;
             mc->flee_r = sqrt(x);
             break;
-        case R2_CLASSIC: /* fov: the neighbours' radius and the walls' reach */
-            mc->r2 = x;
-            mc->r = sqrt(x);
-            env->prm.fov = sqrt(x);
-            break;
-        default:
-            mc->r2 = x;
-            mc->r = sqrt(x);
-            break;
         }
+        /* the square the tests compare, the radius where the rules use it, and the parameter
+         * (classic's fov: the walls' reach too) */
+        mc->k[f->k2] = x;
+        if (f->k1 >= 0)
+            mc->k[f->k1] = sqrt(x);
+        *params64_field(&env->prm, f->info) = sqrt(x);
         break;
     case HK_COS:
-        if (f->which == COS_COH)
-            mc->cos_coh = x;
-        else if (f->which == COS_SEP)
-            mc->cos_sep = x;
-        else
-            mc->cos_ali = x;
+        mc->k[f->k2] = x;
         break;
-    case HK_OFF:
-        for (int c = 0; c < 3; c++) {
-            env->prm.box_min[c] = -1e300;
-            env->prm.box_max[c] = 1e300;
-        }
-        break;
-    default: {
-        const shoal_param_info *info = param_info(env->model, f->param);
-        if (info)
-            *params64_field(&env->prm, info) = x;
+    case HK_OFF: {
+        /* every OFF row of the term out of reach (its column says which way) */
+        const sim_model *m = sim_model_of(env->model);
+        for (size_t i = 0; i < m->info.param_count; i++)
+            if (m->hyps[i].kind == SIM_HYP_OFF && m->hyps[i].term == f->term)
+                *params64_field(&env->prm, &m->info.params[i]) = m->hyps[i].k2 * 1e300;
         break;
     }
+    case HK_WEIGHT:
+    case HK_DIST2:
+        *params64_field(&env->prm, f->info) = x;
+        break;
     }
+    ref_env_refresh(env);
 }
 
 /* boid d's step under env: its errors against the other program */
 static void diag_eval(const ref_env *env, const diag_boid *d, double out[6], double *ep, double *ev)
 {
     ref_cands c = {{d->x[0], d->x[1], d->x[2], d->x[3], d->x[4], d->x[5]}, d->rb, d->re, 1};
-    ref64_boid(env, &c, d->in, out);
+    ref64_boid(env, &c, d->row, d->in, out);
     errors6(out, d->next, ep, ev);
 }
 
@@ -425,12 +182,15 @@ static int better(score a, score b)
     return a.explained > b.explained || (a.explained == b.explained && a.obj < b.obj);
 }
 
-/* The squared distance a view cone's neighbours must be within (fov: its term's). */
+/* The squared distance a view cone's neighbours must be within: its term's DIST2 parameter
+ * (fov's), or any distance. */
 static double cos_reach2(const hyp_family *f, const ref_env *env)
 {
-    return f->which == COS_COH   ? env->prm.coh_dist2
-           : f->which == COS_SEP ? env->prm.sep_dist2
-                                 : env->prm.ali_dist2;
+    const sim_model *m = sim_model_of(env->model);
+    for (size_t i = 0; i < m->info.param_count; i++)
+        if (m->hyps[i].kind == SIM_HYP_DIST2 && m->hyps[i].term == f->term)
+            return *params64_field((params64 *)&env->prm, &m->info.params[i]);
+    return INFINITY;
 }
 
 /* The values at which a threshold family can change boid d's result: each of its neighbours'
@@ -445,7 +205,7 @@ static double *boid_breaks(const hyp_family *f, const ref_env *env, const diag_b
         return NULL;
     const double *p = d->in;
     double vl = sqrt((p[3] * p[3] + p[4] * p[4]) + p[5] * p[5]);
-    if (f->kind == HK_R2 && f->which == R2_FLEE) {
+    if (f->kind == HK_R2 && f->flee) {
         for (int k = 0; k < env->mc.predator_count; k++) {
             const double *q = env->mc.predators[k];
             double e[3] = {p[0] - q[0], p[1] - q[1], p[2] - q[2]};
@@ -523,7 +283,8 @@ static size_t break_index(const double *b, size_t n, double x)
 static fit fit_threshold(const shoal_verify *v, const hyp_family *f, const ref_env *env, int count)
 {
     fit best = {{-1, INFINITY}, 0, 0, 0, 0};
-    int continuous = f->kind == HK_R2 && f->which == R2_HEADING;
+    /* a radius the rules also use as a length (heading's) */
+    int continuous = f->kind == HK_R2 && !f->flee && f->k1 >= 0;
     double c0 = family_value(f, env);
     if (f->kind == HK_COS)
         c0 = -c0; /* breaks are -cos: included while -c < -cos, as a squared distance is */
@@ -813,7 +574,7 @@ static void refine_threshold(shoal_verify *v, const hyp_family *f, const ref_env
                              const double *state, const double *next, const uint32_t *idx,
                              fit *best, shoal_error *err)
 {
-    if (best->strictness || (f->kind == HK_R2 && (f->which == R2_FLEE || f->which == R2_HEADING)))
+    if (best->strictness || (f->kind == HK_R2 && (f->flee || f->k1 >= 0)))
         return;
     int cosk = f->kind == HK_COS;
     double lo = cosk ? -best->hi : best->lo, hi = cosk ? -best->lo : best->hi;
@@ -871,7 +632,7 @@ static void refine_threshold(shoal_verify *v, const hyp_family *f, const ref_env
             ref_env h = *env;
             family_apply(f, &h, cosk ? -x : x);
             double out[6];
-            ref64_boid(&h, &c, p, out);
+            ref64_boid(&h, &c, row, p, out);
             fail = !dbuf_push(&okb, row_explained(v, row, out, next));
             evals++;
         }
@@ -922,8 +683,7 @@ static void refine_threshold(shoal_verify *v, const hyp_family *f, const ref_env
 
 static int family_applies(const shoal_verify *v, const hyp_family *f, const ref_env *env)
 {
-    if (!(f->models & (1u << env->model)))
-        return 0;
+    (void)env;
     if (f->need == NEED_OBSTACLES)
         return env->prm.sphere_count > 0 || v->fld.vec != NULL;
     if (f->need == NEED_PREDATORS)
@@ -952,7 +712,7 @@ static double pair_value(const hyp_family *f, const double *p, const double *q)
  * the two worlds themselves: the boid stepped with the threshold moved just past the
  * neighbour each way (with that world's own rounding bound), the tie the largest distance
  * from the reference. For the boids beyond the rounding bound only. */
-static void size_ties(shoal_verify *v, const ref_env *env, const double *state, const double *next)
+void size_ties(shoal_verify *v, const ref_env *env, const double *state, const double *next)
 {
     const ref_grid *g = &v->grid;
     for (size_t i = 0; i < v->n; i++) {
@@ -979,10 +739,10 @@ static void size_ties(shoal_verify *v, const ref_env *env, const double *state, 
         const hyp_family *near[8];
         double xs[8];
         int group[8], nn = 0, groups = 0;
-        for (size_t k = 0; k < FAMILY_COUNT && nn < 8; k++) {
-            const hyp_family *f = &families[k];
+        for (size_t k = 0; k < v->fam_count && nn < 8; k++) {
+            const hyp_family *f = &v->fam[k];
             if (!family_applies(v, f, env) || f->kind == HK_WEIGHT || f->kind == HK_DT ||
-                f->kind == HK_OFF || (f->kind == HK_R2 && f->which == R2_FLEE))
+                f->kind == HK_OFF || (f->kind == HK_R2 && f->flee))
                 continue;
             double x = pair_value(f, p, q), c0 = family_value(f, env);
             if (f->kind == HK_COS)
@@ -1008,12 +768,13 @@ static void size_ties(shoal_verify *v, const ref_env *env, const double *state, 
                 double x = include ? (f->strict ? nextafter(xs[m], INFINITY) : xs[m])
                                    : (f->strict ? xs[m] : nextafter(xs[m], -INFINITY));
                 family_apply(f, &h, f->kind == HK_COS ? -x : x);
-                if (f->kind == HK_R2 && f->which == R2_CLASSIC)
-                    h.prm.fov = env->prm.fov; /* a neighbour's tie: the walls stay */
+                if (f->kind == HK_R2) /* a neighbour's tie: the parameter stays (classic's walls) */
+                    *params64_field(&h.prm, f->info) =
+                        *params64_field((params64 *)&env->prm, f->info);
             }
             /* that world's step and its own rounding bound */
             refb_out alt;
-            refb_boid(&h, &c, p, &alt);
+            refb_boid(&h, &c, (uint32_t)i, p, &alt);
             for (int d = 0; d < 6; d++) {
                 double dd = fabs(alt.value[d] - o->value[d]) + BOUND_RHO * alt.err[d];
                 tie[d] = dd > tie[d] ? dd : tie[d];
@@ -1026,69 +787,7 @@ static void size_ties(shoal_verify *v, const ref_env *env, const double *state, 
     }
 }
 
-/* ---- one step ------------------------------------------------------------------------ */
-
-static shoal_status check_rows(const shoal_verify *v, const double *rows, const char *which,
-                               shoal_error *err)
-{
-    static const char *const names[6] = {"px", "py", "pz", "vx", "vy", "vz"};
-    for (size_t i = 0; i < v->n * 6; i++) {
-        double x = rows[i];
-        if (!isfinite(x))
-            return shoal_error_set(err, SHOAL_ERR_INPUT, "%s: row %zu column %d (%s) is %s", which,
-                                   i / 6, (int)(i % 6), names[i % 6],
-                                   isnan(x) ? "nan"
-                                   : x > 0  ? "inf"
-                                            : "-inf");
-        if (v->desc.reference == SHOAL_VERIFY_F32 && (double)(float)x != x)
-            return shoal_error_set(err, SHOAL_ERR_INPUT,
-                                   "%s: row %zu column %d (%s) is %.17g, not a float32 value: the "
-                                   "float32 reference steps float32 states (use the float64 "
-                                   "reference)",
-                                   which, i / 6, (int)(i % 6), names[i % 6], x);
-    }
-    return SHOAL_OK;
-}
-
-/* The float32 reference's step from `state`: v->ref and the predators after it. */
-static shoal_status step_f32(shoal_verify *v, const double *state, double (*pp)[3], double (*pv)[3],
-                             shoal_error *err)
-{
-    for (size_t i = 0; i < v->n * 6; i++)
-        v->rows32[i] = (float)state[i];
-    shoal_status st = shoal_sim_set_state(v->f32, v->rows32, err);
-    shoal_sim_checkpoint ck;
-    memset(&ck, 0, sizeof ck);
-    ck.steps_done = v->k;
-    ck.predator_count = v->pred_count;
-    for (int k = 0; k < v->pred_count; k++)
-        for (int c = 0; c < 3; c++) {
-            ck.predator_pos[k][c] = (float)v->pred_p[k][c];
-            ck.predator_vel[k][c] = (float)v->pred_v[k][c];
-        }
-    for (int k = 0; k < SHOAL_MAX_TARGETS; k++) {
-        ck.target_pinned[k] = v->pinned[k];
-        for (int c = 0; c < 3; c++)
-            ck.target_pin[k][c] = (float)v->pin[k][c];
-    }
-    if (!st)
-        st = shoal_sim_set_checkpoint(v->f32, &ck, err);
-    if (!st)
-        st = shoal_sim_step(v->f32, 1, err);
-    if (st)
-        return st;
-    shoal_sim_get_state(v->f32, v->rows32);
-    for (size_t i = 0; i < v->n * 6; i++)
-        v->ref[i] = v->rows32[i];
-    float fp[SHOAL_MAX_PREDATORS * 3], fv[SHOAL_MAX_PREDATORS * 3];
-    size_t np = shoal_sim_predators(v->f32, fp, fv, SHOAL_MAX_PREDATORS);
-    for (size_t k = 0; k < np; k++)
-        for (int c = 0; c < 3; c++) {
-            pp[k][c] = fp[3 * k + (size_t)c];
-            pv[k][c] = fv[3 * k + (size_t)c];
-        }
-    return SHOAL_OK;
-}
+/* ---- the diagnosis --------------------------------------------------------------------- */
 
 /* The neighbourhood of a diagnosed boid: every boid within `reach`, in row order. */
 static shoal_status diag_gather(shoal_verify *v, diag_boid *d, const double *state, double reach,
@@ -1126,29 +825,6 @@ static shoal_status diag_gather(shoal_verify *v, diag_boid *d, const double *sta
     return SHOAL_OK;
 }
 
-/* sort indices by ratio, largest first (a small merge sort: qsort has no context in C11) */
-static void sort_by_ratio(uint32_t *idx, size_t n, const double *key, uint32_t *tmp)
-{
-    if (n < 2)
-        return;
-    size_t h = n / 2;
-    sort_by_ratio(idx, h, key, tmp);
-    sort_by_ratio(idx + h, n - h, key, tmp);
-    size_t i = 0, j = h, o = 0;
-    while (i < h && j < n) {
-        /* larger first; equal keys keep the lower row first (stable) */
-        if (key[idx[j]] > key[idx[i]])
-            tmp[o++] = idx[j++];
-        else
-            tmp[o++] = idx[i++];
-    }
-    while (i < h)
-        tmp[o++] = idx[i++];
-    while (j < n)
-        tmp[o++] = idx[j++];
-    memcpy(idx, tmp, n * sizeof *idx);
-}
-
 /* A radius-like value for people: squared thresholds as radii, cosines as angles. */
 static double family_show(const hyp_family *f, double x)
 {
@@ -1173,8 +849,8 @@ static size_t count_beyond(shoal_verify *v, const ref_env *env, const double *st
     return after;
 }
 
-static void diagnose(shoal_verify *v, const ref_env *env, const double *state, const double *next,
-                     const uint32_t *idx, size_t beyond, shoal_verify_report *rep, shoal_error *err)
+void diagnose(shoal_verify *v, const ref_env *env, const double *state, const double *next,
+              const uint32_t *idx, size_t beyond, shoal_verify_report *rep, shoal_error *err)
 {
     /* the worst boids beyond the bound, up to 32: the evidence every hypothesis is fitted to */
     int count = (int)(beyond < SHOAL_VERIFY_MAX_WORST ? beyond : SHOAL_VERIFY_MAX_WORST);
@@ -1198,10 +874,10 @@ static void diagnose(shoal_verify *v, const ref_env *env, const double *state, c
     rep->diagnosed = (size_t)count;
     const hyp_family *best_f = NULL;
     fit best = {{-1, INFINITY}, 0, 0, 0, 0};
-    int explains[FAMILY_COUNT];
-    fit fits[FAMILY_COUNT];
-    for (size_t i = 0; i < FAMILY_COUNT; i++) {
-        const hyp_family *f = &families[i];
+    int explains[FAMILY_MAX];
+    fit fits[FAMILY_MAX];
+    for (size_t i = 0; i < v->fam_count; i++) {
+        const hyp_family *f = &v->fam[i];
         explains[i] = -1;
         if (!family_applies(v, f, env))
             continue;
@@ -1226,10 +902,43 @@ static void diagnose(shoal_verify *v, const ref_env *env, const double *state, c
         } else {
             rep->verdict = SHOAL_VERDICT_RULE;
             rep->term = SHOAL_TERM_NONE;
+            /* The closest term: the family that lowers the error most. But a parameter of
+             * the integration (a speed limit, dt) acts on every term at once and so absorbs
+             * part of any one term's difference: a term's own family that explains as many
+             * and lowers the error at least half as much names the term instead (an
+             * un-normalised alignment vector is alignment's, though max_speed, which rescales
+             * it among the others, fits it better). */
+            const hyp_family *cf = best_f;
+            fit cfit = best;
+            if (best_f->term == SHOAL_TERM_INTEGRATION) {
+                const hyp_family *tf = NULL;
+                fit tfit = best;
+                for (size_t i = 0; i < v->fam_count; i++)
+                    if (explains[i] >= 0 && v->fam[i].term != SHOAL_TERM_INTEGRATION &&
+                        (!tf || better(fits[i].s, tfit.s))) {
+                        tf = &v->fam[i];
+                        tfit = fits[i];
+                    }
+                double gain = count - best.s.obj, tgain = tf ? count - tfit.s.obj : 0;
+                if (tf && tfit.s.explained >= best.s.explained && tgain > 0 && 2 * tgain >= gain) {
+                    cf = tf;
+                    cfit = tfit;
+                }
+            }
+            /* what is left of the error with the family's best value: the RMS of each boid's
+             * error relative to its error under the contract */
             snprintf(rep->detail, sizeof rep->detail,
-                     "no single parameter explains it; closest: %s (%s explains %d of %d)",
-                     term_names[best_f->term], best_f->param,
-                     best.s.explained > 0 ? best.s.explained : 0, count);
+                     "no single parameter explains it; closest: %s (%s explains %d of %d, "
+                     "leaves %.0f%% of the error)",
+                     shoal_term_name(cf->term), cf->param,
+                     cfit.s.explained > 0 ? cfit.s.explained : 0, count,
+                     100.0 * sqrt(fmax(cfit.s.obj, 0.0) / count));
+            size_t len = strlen(rep->detail);
+            if (cf != best_f && len + 1 < sizeof rep->detail)
+                snprintf(rep->detail + len, sizeof rep->detail - len,
+                         "; %s (%s) leaves %.0f%% but acts on every term", best_f->param,
+                         shoal_term_name(best_f->term),
+                         100.0 * sqrt(fmax(best.s.obj, 0.0) / count));
         }
         return;
     }
@@ -1238,16 +947,16 @@ static void diagnose(shoal_verify *v, const ref_env *env, const double *state, c
      * may not tell, say, heading's target weight doubled from its cohesion halved: for a boid
      * without neighbours the two turn it alike). Threshold fits are narrowed on the school
      * first. */
-    size_t best_after = SIZE_MAX, afters[FAMILY_COUNT];
+    size_t best_after = SIZE_MAX, afters[FAMILY_MAX];
     const hyp_family *chosen = NULL;
     fit chosen_fit = best;
-    for (size_t i = 0; i < FAMILY_COUNT; i++)
+    for (size_t i = 0; i < v->fam_count; i++)
         afters[i] = SIZE_MAX;
     int tried = 0;
-    for (size_t i = 0; i < FAMILY_COUNT && tried < 6; i++) {
+    for (size_t i = 0; i < v->fam_count && tried < 6; i++) {
         if (explains[i] != best.s.explained)
             continue;
-        const hyp_family *f = &families[i];
+        const hyp_family *f = &v->fam[i];
         fit r = fits[i];
         if (f->kind == HK_R2 || f->kind == HK_DIST2 || f->kind == HK_COS)
             refine_threshold(v, f, env, state, next, idx, &r, err);
@@ -1256,7 +965,12 @@ static void diagnose(shoal_verify *v, const ref_env *env, const double *state, c
         size_t after = count_beyond(v, &h, state, next, err);
         afters[i] = after;
         tried++;
-        if (!chosen || after < best_after) {
+        /* as few left beyond: a neighbour exactly on a threshold taken the other way (a
+         * strictness flip) is the smallest change, so it wins over a weight at 0 or a
+         * moved threshold that does the same on this school (a lattice whose only close
+         * neighbours sit on the radius: the radius test is the difference) */
+        if (!chosen || after < best_after ||
+            (after == best_after && r.strictness != 0 && chosen_fit.strictness == 0)) {
             chosen = f;
             chosen_fit = r;
             best_after = after;
@@ -1283,7 +997,7 @@ static void diagnose(shoal_verify *v, const ref_env *env, const double *state, c
                  best.strictness > 0 ? "left out" : "counted",
                  best_f->strict ? "strictly inside only" : "inside or on it");
     } else if (best_f->kind == HK_OFF) {
-        snprintf(dt, ds, "the other program has no %s term", term_names[best_f->term]);
+        snprintf(dt, ds, "the other program has no %s term", shoal_term_name(best_f->term));
     } else if (best_f->kind == HK_WEIGHT && best.x == 0) {
         snprintf(dt, ds, "%s acts as 0: the term is missing (the contract: %.7g)", best_f->param,
                  c0);
@@ -1302,14 +1016,14 @@ static void diagnose(shoal_verify *v, const ref_env *env, const double *state, c
      * them (a lattice whose only close neighbours sit on the radius: leaving the ties out and
      * leaving the term out are the same there, and the school too may not tell) */
     int alt = 0;
-    for (size_t i = 0; i < FAMILY_COUNT; i++) {
-        if (&families[i] == best_f || explains[i] != best.s.explained)
+    for (size_t i = 0; i < v->fam_count; i++) {
+        if (&v->fam[i] == best_f || explains[i] != best.s.explained)
             continue;
         len = strlen(dt);
         if (len + 60 < ds)
             snprintf(dt + len, ds - len, "%s%s (%s%s",
-                     alt++ ? "; " : "; the worst boids fit too: ", families[i].param,
-                     term_names[families[i].term],
+                     alt++ ? "; " : "; the worst boids fit too: ", v->fam[i].param,
+                     shoal_term_name(v->fam[i].term),
                      afters[i] == SIZE_MAX     ? ")"
                      : afters[i] == best_after ? ", the school as well)"
                                                : ", not the school)");
@@ -1328,8 +1042,8 @@ static void diagnose(shoal_verify *v, const ref_env *env, const double *state, c
 
 /* How much each term moves the boid's velocity in the reference step: v_ref - v_ref with the
  * term's weight at 0 (classic's walls: none). */
-static void term_parts(shoal_verify *v, const ref_env *env, const double *state, uint32_t row,
-                       shoal_verify_boid *w)
+void term_parts(shoal_verify *v, const ref_env *env, const double *state, uint32_t row,
+                shoal_verify_boid *w)
 {
     double reach = ref_env_radius(env) * (1.0 + 1e-9);
     diag_boid d;
@@ -1341,14 +1055,13 @@ static void term_parts(shoal_verify *v, const ref_env *env, const double *state,
     double base[6], ep, ev;
     diag_eval(env, &d, base, &ep, &ev);
     int done_term[SHOAL_TERM_COUNT] = {0};
-    for (size_t i = 0; i < FAMILY_COUNT; i++) {
-        const hyp_family *f = &families[i];
+    for (size_t i = 0; i < v->fam_count; i++) {
+        const hyp_family *f = &v->fam[i];
         if (done_term[f->term] || !family_applies(v, f, env) ||
             (f->kind != HK_WEIGHT && f->kind != HK_OFF) || f->term == SHOAL_TERM_INTEGRATION)
             continue;
-        if (f->kind == HK_WEIGHT &&
-            (strcmp(f->param, "sep_strength") == 0 || strcmp(f->param, "boundary_range2") == 0))
-            continue;
+        if (f->kind == HK_WEIGHT && !f->term_weight)
+            continue; /* another factor of the term: 0 does not leave the term out */
         done_term[f->term] = 1;
         ref_env h = *env;
         family_apply(f, &h, 0);
@@ -1360,183 +1073,4 @@ static void term_parts(shoal_verify *v, const ref_env *env, const double *state,
 done:
     for (int k = 0; k < 6; k++)
         free(d.x[k]);
-}
-
-shoal_status shoal_verify_step(shoal_verify *v, const double *state, const double *next,
-                               shoal_verify_report *rep, shoal_error *err)
-{
-    memset(rep, 0, sizeof *rep);
-    char which[64];
-    snprintf(which, sizeof which, "state %llu", (unsigned long long)v->k);
-    shoal_status st = check_rows(v, state, which, err);
-    snprintf(which, sizeof which, "state %llu", (unsigned long long)v->k + 1);
-    if (!st)
-        st = check_rows(v, next, which, err);
-    if (st)
-        return st;
-    const shoal_sim_desc *sd = &v->desc.sim;
-    double t = sd->t0_s + (double)v->k * sd->dt_s;
-    rep->step = v->k;
-    rep->t = t;
-    rep->count = v->n;
-    rep->beyond_after = SIZE_MAX;
-
-    /* the bound (and the double values) from the other program's state k */
-    ref_env env;
-    memset(&env, 0, sizeof env);
-    env.prm = v->prm;
-    consts64_prepare(&env, sd->model, sd->dt_s, t, sd->seed, v->pinned, (const double(*)[3])v->pin,
-                     v->pred_count, (const double(*)[3])v->pred_p);
-    env.fld = v->fld.vec ? &v->fld : NULL;
-    if ((st = ref_grid_build(&v->grid, state, v->n, ref_env_radius(&env), 0, err)))
-        return st;
-    ref_school_step(&env, &v->grid, state, NULL, v->b, sd->thread_count);
-
-    /* the reference's step and the predators after it */
-    double pp[SHOAL_MAX_PREDATORS][3], pv[SHOAL_MAX_PREDATORS][3];
-    memcpy(pp, v->pred_p, sizeof pp);
-    memcpy(pv, v->pred_v, sizeof pv);
-    /* the predators move by the float32 rules in both cases: they are part of the other
-     * program's state that its files do not carry, and a float32 program holds them as the
-     * float32 rules compute them */
-    if (v->desc.reference == SHOAL_VERIFY_F32 || v->pred_count > 0)
-        if ((st = step_f32(v, state, pp, pv, err)))
-            return st;
-    if (v->desc.reference == SHOAL_VERIFY_F64) {
-        for (size_t i = 0; i < v->n; i++) {
-            memcpy(v->ref + i * 6, v->b[i].value, 6 * sizeof(double));
-            for (int c = 0; c < 6; c++)
-                if (!isfinite(v->b[i].value[c]))
-                    return shoal_error_set(err, SHOAL_ERR_NONFINITE,
-                                           "the float64 reference step from state %llu gives a "
-                                           "non-finite value in row %zu",
-                                           (unsigned long long)v->k, i);
-        }
-    }
-
-    size_ties(v, &env, state, next);
-
-    /* errors against the bound */
-    double *ep_all = v->scratch;
-    size_t beyond = 0, ties = 0, unver = 0;
-    double pmax = 0, vmax = 0, rmax = 0;
-    for (size_t i = 0; i < v->n; i++) {
-        const refb_out *o = &v->b[i];
-        double ep, ev;
-        errors6(v->ref + i * 6, next + i * 6, &ep, &ev);
-        double tp = BOUND_RHO * norm3(o->err[0], o->err[1], o->err[2]);
-        double tv = BOUND_RHO * norm3(o->err[3], o->err[4], o->err[5]);
-        double xp = norm3(o->tie[0], o->tie[1], o->tie[2]);
-        double xv = norm3(o->tie[3], o->tie[4], o->tie[5]);
-        double r = fmax(ratio_of(ep, tp), ratio_of(ev, tv));
-        if (!(r == r))
-            r = INFINITY; /* an infinite bound and an infinite error */
-        v->ratio[i] = r;
-        ep_all[i] = ep;
-        pmax = ep > pmax ? ep : pmax;
-        vmax = ev > vmax ? ev : vmax;
-        if (isinf(tp) || isinf(tv))
-            unver++;
-        if (ep <= tp && ev <= tv)
-            continue;
-        if (ep <= tp + xp && ev <= tv + xv) {
-            ties++;
-            continue;
-        }
-        beyond++;
-        rmax = r > rmax ? r : rmax;
-    }
-    rep->pos_max = pmax;
-    rep->vel_max = vmax;
-    rep->pos_median = median(ep_all, v->n);
-    for (size_t i = 0; i < v->n; i++) {
-        double ep, ev;
-        errors6(v->ref + i * 6, next + i * 6, &ep, &ev);
-        ep_all[i] = ev;
-    }
-    rep->vel_median = median(ep_all, v->n);
-    memcpy(ep_all, v->ratio, v->n * sizeof(double));
-    double all_max = 0;
-    for (size_t i = 0; i < v->n; i++)
-        all_max = v->ratio[i] > all_max ? v->ratio[i] : all_max;
-    rep->ratio_median = median(ep_all, v->n);
-    rep->ratio_max = all_max;
-    rep->beyond = beyond;
-    rep->ties = ties;
-    rep->unverifiable = unver;
-
-    /* the worst boids: beyond the bound and its ties first, by ratio */
-    uint32_t *idx = v->order;
-    uint32_t *tmp = (uint32_t *)v->scratch; /* n doubles hold n indices */
-    for (size_t i = 0; i < v->n; i++) {
-        idx[i] = (uint32_t)i;
-        const refb_out *o = &v->b[i];
-        double ep, ev;
-        errors6(v->ref + i * 6, next + i * 6, &ep, &ev);
-        double tp = BOUND_RHO * norm3(o->err[0], o->err[1], o->err[2]) +
-                    norm3(o->tie[0], o->tie[1], o->tie[2]);
-        double tv = BOUND_RHO * norm3(o->err[3], o->err[4], o->err[5]) +
-                    norm3(o->tie[3], o->tie[4], o->tie[5]);
-        /* beyond tolerance + tie first, then the ties, then the rest, each by its ratio */
-        double r = fmax(ratio_of(ep, tp), ratio_of(ev, tv));
-        int tied = !(ep <= tp && ev <= tv) ? 0 : v->ratio[i] > 1;
-        v->alt[i] = !(ep <= tp && ev <= tv) ? 4.0 + atan(r)
-                    : tied                  ? 2.0 + atan(v->ratio[i])
-                                            : atan(v->ratio[i]);
-    }
-    sort_by_ratio(idx, v->n, v->alt, tmp);
-    int wc = v->desc.worst_count < (int)v->n ? v->desc.worst_count : (int)v->n;
-    rep->worst_count = wc;
-    for (int w = 0; w < wc; w++) {
-        uint32_t i = idx[w];
-        shoal_verify_boid *b = &rep->worst[w];
-        const refb_out *o = &v->b[i];
-        b->row = i;
-        errors6(v->ref + (size_t)i * 6, next + (size_t)i * 6, &b->pos_err, &b->vel_err);
-        b->pos_tol = BOUND_RHO * norm3(o->err[0], o->err[1], o->err[2]);
-        b->vel_tol = BOUND_RHO * norm3(o->err[3], o->err[4], o->err[5]);
-        b->pos_tie = norm3(o->tie[0], o->tie[1], o->tie[2]);
-        b->vel_tie = norm3(o->tie[3], o->tie[4], o->tie[5]);
-        b->ratio = v->ratio[i];
-        b->tie_row = o->tie_term != REF_TERM_NONE ? o->tie_cand : -1;
-        b->tie_term = (shoal_term)o->tie_term;
-        for (int c = 0; c < 3; c++)
-            b->residual[c] =
-                next[(size_t)i * 6 + 3 + (size_t)c] - v->ref[(size_t)i * 6 + 3 + (size_t)c];
-        term_parts(v, &env, state, i, b);
-    }
-
-    if (beyond == 0) {
-        rep->verdict = ties ? SHOAL_VERDICT_TIE : SHOAL_VERDICT_AGREES;
-        if (ties) {
-            int per[SHOAL_TERM_COUNT] = {0};
-            for (size_t i = 0; i < v->n; i++) {
-                double ep, ev;
-                errors6(v->ref + i * 6, next + i * 6, &ep, &ev);
-                const refb_out *o = &v->b[i];
-                if (ep > BOUND_RHO * norm3(o->err[0], o->err[1], o->err[2]) ||
-                    ev > BOUND_RHO * norm3(o->err[3], o->err[4], o->err[5]))
-                    per[o->tie_term]++;
-            }
-            int top = 0;
-            for (int k = 1; k < SHOAL_TERM_COUNT; k++)
-                top = per[k] > per[top] ? k : top;
-            rep->term = (shoal_term)top;
-            snprintf(rep->detail, sizeof rep->detail,
-                     "%zu boids beyond the rounding bound, each within rounding of a threshold "
-                     "(most: %s, %d)",
-                     ties, term_names[top], per[top]);
-        } else {
-            snprintf(rep->detail, sizeof rep->detail, "%s",
-                     pmax == 0 && vmax == 0 ? "bit-identical to the reference"
-                                            : "every boid within the float32 rounding bound");
-        }
-    } else {
-        diagnose(v, &env, state, next, idx, beyond, rep, err);
-    }
-    /* next step */
-    v->k++;
-    memcpy(v->pred_p, pp, sizeof pp);
-    memcpy(v->pred_v, pv, sizeof pv);
-    return SHOAL_OK;
 }

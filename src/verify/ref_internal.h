@@ -1,21 +1,22 @@
 /* SPDX-License-Identifier: MIT */
-/* The float64 reference's private types, shared by sim64.c (the double instantiation of the
- * rules and the shoal_sim64 object), ref_bound.c (the rules with a rounding bound) and
- * verify.c: the double twins of the parameters, the per-step constants and the obstacle
- * field that sim/rules.h reads (its RULE_PARAMS, RULE_CONSTS, RULE_FIELD), the reference's
- * grid, and the per-boid entry points. Not installed. */
+/* The float64 reference's private types, shared by ref64.c (the double instantiation of the
+ * rules), ref_grid.c (its grid), sim64.c (the shoal_sim64 object), ref_bound.c (the rules with
+ * a rounding bound) and verify.c / verify_fit.c: the double twins of the parameters, the per-step
+ * constants and the obstacle field that sim/rules.h reads (its RULE_PARAMS, RULE_CONSTS,
+ * RULE_FIELD), the reference's grid, and the per-boid entry points. Not installed. */
 #ifndef SHOAL_SIM_SIM64_INTERNAL_H
 #define SHOAL_SIM_SIM64_INTERNAL_H
 
 #include "shoal/sim.h"
 #include "shoal/sim64.h"
+#include "shoal/verify.h"
 #include "sim/sim_internal.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
 /* shoal_params with every float a double, field for field (params64_from converts; the
- * static assertions in sim64.c keep the two layouts in step). */
+ * static assertions in ref64.c keep the two layouts in step). */
 typedef struct sphere64 {
     double center[3];
     double radius;
@@ -52,17 +53,10 @@ void params64_from(const shoal_params *p, params64 *out);
 /* The double of the parameter `info` names (shoal_params_list's offset), and a pointer to it. */
 double *params64_field(params64 *p, const shoal_param_info *info);
 
-/* model_consts in double: the same fields, prepared by consts64_prepare. */
+/* model_consts in double: the same field list (sim_internal.h MODEL_CONSTS_FIELDS), prepared
+ * by consts64_prepare. */
 typedef struct model_consts64 {
-    double sep_r2, ali_r2, coh_r2;
-    double r, r2, inv_r;
-    double cos_coh, cos_sep, cos_ali;
-    double dt;
-    int target_count;
-    double targets[SHOAL_MAX_TARGETS][3];
-    int predator_count;
-    double flee_r, flee_r2;
-    double predators[SHOAL_MAX_PREDATORS][3];
+    MODEL_CONSTS_FIELDS(double)
 } model_consts64;
 
 /* The obstacle field in double (built by field_build64 from the same meshes, by the same
@@ -80,9 +74,9 @@ shoal_status field_build64(field64 *f, const obstacle *obs, size_t obstacle_coun
                            double margin, shoal_error *err);
 void field_free64(field64 *f);
 
-/* Heading's targets at simulated time t in double: the same draws as sim_heading_targets
- * (init.c), lo + (hi - lo) * u evaluated in double. */
-void sim64_heading_targets(const params64 *p, uint64_t seed, double t_s, double *xyz);
+/* The targets of time t in double (rules.h rule_targets: the same draws as sim_targets, lo +
+ * (hi - lo) * u evaluated in double), target_count of them. */
+void sim64_targets(const params64 *p, int target_count, uint64_t seed, double t_s, double *xyz);
 
 /* Everything a boid's step reads besides the boids: the rules' inputs. */
 typedef struct ref_env {
@@ -90,16 +84,23 @@ typedef struct ref_env {
     params64 prm;
     model_consts64 mc;
     const field64 *fld; /* NULL or vec NULL: no obstacle field */
+    /* shoal_verify_set_cancel's flag (NULL: none): a school step stops early while it is set
+     * (its results then unused) */
+    const volatile int *cancel;
 } ref_env;
 
-/* The step constants: radii squared, cosines, dt, heading's targets at time t (pinned ones
- * from `pinned`/`pin`, may be NULL), the predators (count, positions) the flee term reads. */
+/* The step constants: the model's own (NAME_consts in double), its largest squared radius,
+ * dt, the targets of time t where the model draws them (pinned ones from `pinned`/`pin`, may
+ * be NULL), the predators (count, positions) the flee term reads. */
 void consts64_prepare(ref_env *env, shoal_model model, double dt, double t_s, uint64_t seed,
                       const uint8_t *pinned, const double (*pin)[3], int predator_count,
                       const double (*pred_p)[3]);
 
-/* The interaction radius the rules of `env` need a grid to cover (from its constants, which
- * a hypothesis of verify.c may have changed). */
+/* The largest squared radius again (NAME_reach2 in double), after a hypothesis of verify.c
+ * changed the constants or the parameters it follows from. */
+void ref_env_refresh(ref_env *env);
+
+/* The interaction radius the rules of `env` need a grid to cover: sqrt(mc.reach2). */
 double ref_env_radius(const ref_env *env);
 
 /* A uniform grid over double positions, cell >= the interaction radius (grown when the
@@ -130,17 +131,18 @@ typedef struct ref_cands {
     int runs;
 } ref_cands;
 
-/* One boid's step in double (sim/ref_kernel.h instantiated in sim64.c): in = its row at the
- * start of the step, out = its row after. */
-void ref64_boid(const ref_env *env, const ref_cands *c, const double in[6], double out[6]);
+/* One boid's step in double (verify/ref_kernel.h instantiated in ref64.c): in = its row at the
+ * start of the step, out = its row after; row = its input row (its noise's key). */
+void ref64_boid(const ref_env *env, const ref_cands *c, uint32_t row, const double in[6],
+                double out[6]);
 
 /* One boid's step with a first-order bound on the float32 rounding of every operation of its
- * path (ref_bound.c, sim/real_bound.h): value (bit for bit ref64_boid's), err (the bound, in
+ * path (ref_bound.c, verify/real_bound.h): value (bit for bit ref64_boid's), err (the bound, in
  * units of BOUND_RHO: the error of a float32 program that follows the rules is at most
  * BOUND_RHO * err per component) and tie (how far the result may move because a comparison
  * sits within that rounding of its threshold). tie_row: the candidate (as its index into the
  * candidate arrays) whose comparison made the largest tie, or -1; tie_term: its term
- * (ref_term). */
+ * (shoal_term). */
 #define BOUND_UNITS 10.0
 #define BOUND_RHO (BOUND_UNITS * 0x1p-24)
 typedef struct refb_out {
@@ -148,22 +150,8 @@ typedef struct refb_out {
     int64_t tie_cand;
     int tie_term;
 } refb_out;
-void refb_boid(const ref_env *env, const ref_cands *c, const double in[6], refb_out *out);
-
-/* The terms a boid's step is made of, for reports (verify.c). */
-enum ref_term {
-    REF_TERM_NONE = 0,
-    REF_TERM_SEPARATION,
-    REF_TERM_ALIGNMENT,
-    REF_TERM_COHESION,
-    REF_TERM_WALLS,
-    REF_TERM_TARGETS,
-    REF_TERM_OBSTACLES,
-    REF_TERM_PREDATORS,
-    REF_TERM_INTEGRATION,
-    REF_TERM_NEIGHBORS, /* heading's and classic's one radius: separation, alignment, cohesion */
-    REF_TERM_COUNT
-};
+void refb_boid(const ref_env *env, const ref_cands *c, uint32_t row, const double in[6],
+               refb_out *out);
 
 /* A whole school's step over a grid, in parallel over boids (each boid's sum in the grid's
  * candidate order, so the bits do not depend on threads). rows: input order; out: input

@@ -3,8 +3,7 @@
  * are malloc'ed as they are read, so a failure frees what was built. The lenient mode is
  * the reader `shoal bench --compare` always had (so it accepts the files it accepted); the
  * strict mode is the RFC 8259 grammar the tests hold shoal's own output to. */
-#include "support/json.h"
-
+#include "core/json.h"
 #include "core/text.h"
 
 #include <ctype.h>

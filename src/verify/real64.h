@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The wide-type vocabulary of core/simd.h for double at W = 1: what the float64 reference
- * (sim64.c, through sim/ref_kernel.h) compiles sim/rules.h against. Included by core/simd.h
- * when a file defines SIMD_REAL_HEADER as "sim/real64.h" before including it; never on its
+ * (ref64.c, through verify/ref_kernel.h) compiles sim/rules.h against. Included by core/simd.h
+ * when a file defines SIMD_REAL_HEADER as "verify/real64.h" before including it; never on its
  * own. Every operation is one IEEE double operation, round to nearest (the build has no FMA
  * contraction), so the reference gives the same bits on every machine and thread count. */
 #ifndef SHOAL_SIM_REAL64_H
@@ -45,5 +45,9 @@ SIMD_FN double vf_lane(vf v, int i)
     (void)i;
     return v;
 }
+
+/* the ties of a value (real_bound.h): none here */
+#define REF_T3(a) ((void)(a), 0.0)
+#define REF_T1(a) ((void)(a), 0.0)
 
 #endif
