@@ -455,7 +455,7 @@ nofbtl() { # stderr file: Open MPI's per-rank I/O lines must not be there
 }
 # F8: a FIFO (or pipe) as --in is read once, by rank 0, and scattered: no hang, same bytes
 for r in 3 4; do
-  rm -f fifo.npy o8.npy && mkfifo fifo.npy && (cat in33.npy >fifo.npy &)
+  rm -f fifo.npy o8.npy && mkfifo fifo.npy && (timeout 90 sh -c "cat in33.npy >fifo.npy" &)
   if ! timeout 60 mpirun --oversubscribe -np "$r" "$S" step --in fifo.npy --out o8.npy --steps 3 \
     2>f8.err || ! cmp -s ref33.npy o8.npy || ! nofbtl f8.err; then
     fail "F8: a FIFO as --in at $r ranks: $(tail -3 f8.err)"
@@ -463,7 +463,7 @@ for r in 3 4; do
     echo "ok: a FIFO as --in, $r ranks"
   fi
 done
-rm -f fifo.npy && mkfifo fifo.npy && (cat in33.npy >fifo.npy &)
+rm -f fifo.npy && mkfifo fifo.npy && (timeout 90 sh -c "cat in33.npy >fifo.npy" &)
 "$S" render --in in33.npy --out r33.png --size 160x100 2>/dev/null || fail "F8: render one process"
 if ! timeout 60 mpirun --oversubscribe -np 3 "$S" render --in fifo.npy --out r33m.png \
   --size 160x100 2>f8.err || ! cmp -s r33.png r33m.png; then

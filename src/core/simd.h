@@ -901,6 +901,33 @@ SIMD_NEON_FN int32_t vi_hmax(vi a)
     SIMD_FOR(if (k > 0) m = vmaxq_s32(m, a.w[k]));
     return vmaxvq_s32(m);
 }
+SIMD_NEON_FN int32_t vi_hsum(vi a)
+{
+    int32x4_t m = a.w[0];
+    SIMD_FOR(if (k > 0) m = vaddq_s32(m, a.w[k]));
+    return vaddvq_s32(m);
+}
+/* min and max are exact whatever the order (the box filter's bounds) */
+SIMD_NEON_FN float vf_hmin(vf a)
+{
+    float32x4_t m = a.w[0];
+    SIMD_FOR(if (k > 0) m = vminq_f32(m, a.w[k]));
+    return vminvq_f32(m);
+}
+SIMD_NEON_FN float vf_hmax(vf a)
+{
+    float32x4_t m = a.w[0];
+    SIMD_FOR(if (k > 0) m = vmaxq_f32(m, a.w[k]));
+    return vmaxvq_f32(m);
+}
+/* lanes 0 .. n - 1 of v to p (n in 0 .. VW) */
+SIMD_NEON_FN void vi_store_n(int32_t *p, vi v, int n)
+{
+    int32_t t[VW];
+    vi_store(t, v);
+    for (int i = 0; i < n; i++)
+        p[i] = t[i];
+}
 /* Appending by a permutation: per word, the byte indices (TBL) that pack its selected lanes
  * to the front, and how many there are; vi_append stores each packed word at the running
  * position (a whole word: what lies past the selected lanes falls in the caller's slack of

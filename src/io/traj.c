@@ -728,7 +728,7 @@ shoal_status shoal_traj_read(shoal_traj *t, size_t k, double **rows_out, size_t 
 shoal_status shoal_traj_verify_desc(const shoal_traj *t, const shoal_scene *scene, int model_given,
                                     shoal_model model, shoal_sim_desc *out, shoal_error *err)
 {
-    shoal_model m = scene ? scene->desc.model : model_given ? model : SHOAL_MODEL_STEER;
+    shoal_model m = scene ? scene->desc.model : model_given ? model : shoal_sim_desc_default().model;
     if (scene && model_given && model != scene->desc.model)
         return shoal_error_set(err, SHOAL_ERR_INPUT,
                                "model %s contradicts the scene file (model %s)",

@@ -9,7 +9,7 @@ thread count, and shoal.render and shoal.sweep give the bytes of `shoal render` 
 = boid i (the engine re-sorts every step; rows always come back in input order).
 
     import shoal
-    sim = shoal.Simulation(model="steer", count=4096, seed=1)
+    sim = shoal.Simulation(count=4096, seed=1)   # the default model
     sim.step(600)                      # the GIL is released while it runs
     print(sim.time, sim.stats()["polarization"])
     img = shoal.render(sim.state, size=(640, 360))   # (360, 640, 3) uint8

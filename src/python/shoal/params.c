@@ -283,7 +283,7 @@ PyDoc_STRVAR(default_params_doc,
 static PyObject *mod_default_params(PyObject *m, PyObject *arg)
 {
     (void)m;
-    shoal_model model = SHOAL_MODEL_STEER;
+    shoal_model model = shoal_sim_desc_default().model;
     if (model_arg(arg, &model))
         return NULL;
     size_t n;

@@ -228,7 +228,7 @@ int model_arg(PyObject *obj, shoal_model *m)
     if (!obj || obj == Py_None)
         return 0;
     if (!PyUnicode_Check(obj)) {
-        PyErr_SetString(PyExc_TypeError, "model: a name such as \"steer\"");
+        PyErr_SetString(PyExc_TypeError, "model: a model name (shoal.models() lists them)");
         return -1;
     }
     PyObject *keep;
@@ -275,7 +275,7 @@ int desc_args(PyObject *model_obj, PyObject *scene_obj, Py_ssize_t count, int ke
               PyObject *params, shoal_sim_desc *d, shoal_scene *scene)
 {
     shoal_error e;
-    shoal_model m = SHOAL_MODEL_STEER;
+    shoal_model m = shoal_sim_desc_default().model;
     if (model_arg(model_obj, &m))
         return -1;
     memset(scene, 0, sizeof *scene);
@@ -367,7 +367,7 @@ shoal_status asset_mesh(const char *name, shoal_mesh *mesh, shoal_error *e)
 PyDoc_STRVAR(scene_path_doc,
              "scene_path(name)\n--\n\n"
              "The path of one of shoal's scenes: \"school\" (the default school, what `shoal run` "
-             "starts) or a model's (\"steer\", \"fov\", ...; also \"school.ini\"), found in the "
+             "starts) or a model's (its name, as shoal.models() lists them; also \"school.ini\"), found in the "
              "installed package, as `shoal run --model` finds them. For Simulation(scene=...). "
              "FileError when there is none of that name.");
 static PyObject *mod_scene_path(PyObject *m, PyObject *arg)
@@ -447,7 +447,7 @@ int stats_desc_args(PyObject *radius, PyObject *model_obj, int threads, shoal_st
         sd->radius = PyFloat_AsDouble(radius);
         return sd->radius == -1.0 && PyErr_Occurred() ? -1 : 0;
     }
-    shoal_model m = SHOAL_MODEL_STEER;
+    shoal_model m = shoal_sim_desc_default().model;
     if (model_arg(model_obj, &m))
         return -1;
     shoal_params p;

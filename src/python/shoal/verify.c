@@ -163,7 +163,7 @@ static PyObject *mod_verify_run(PyObject *m, PyObject *args)
         goto done;
     }
     /* the rules: defaults < the manifest < the scene < what was given */
-    shoal_model mdl = SHOAL_MODEL_STEER;
+    shoal_model mdl = shoal_sim_desc_default().model;
     if (model_arg(model, &mdl))
         goto done;
     if (scene_obj != Py_None) {
