@@ -117,11 +117,11 @@ static void *grow(void *old, size_t used, size_t cap, size_t size, const char *w
     return p;
 }
 
-/* Room for n boids in every array, the first `keep` slots of the current state (state, rows
- * and sort keys) kept. */
+/* Room for n boids in every array and a guard slot after them (sim.c step_body), the first
+ * `keep` slots of the current state (state, rows and sort keys) kept. */
 static shoal_status reserve(shoal_sim *s, size_t n, size_t keep, shoal_error *err)
 {
-    if (n <= s->part_capacity)
+    if (n < s->part_capacity)
         return SHOAL_OK;
     size_t cap = n + n / 2 + 64;
     for (int k = 0; k < 6; k++) {

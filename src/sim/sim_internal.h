@@ -180,6 +180,11 @@ struct shoal_sim {
      * a state larger than the caches) or stores slot by slot (0); tools/bench_sort and
      * test_scan compare them: the bits are the same either way */
     int sort_staged;
+    /* the force kernel of AVX2 and AVX-512 (sim.c forces_plan): lane groups of consecutive
+     * boids (0, the default), cluster lists where the work items are enough to share out (1:
+     * SHOAL_KERNEL=clusters), or always, clusters also cut at random (2: clusters-random,
+     * test_determinism's check that they change no bit) */
+    int kernel_clusters;
     int64_t scan_partial[SIM_MAX_THREADS + 1];
 
     parallel_counter ctr_blocks, ctr_units, ctr_scatter, ctr_forces;
@@ -286,6 +291,12 @@ void forces_range_scalar(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *
 void forces_range_avx2(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f);
 void forces_range_avx512(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f);
 void forces_range_neon(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f);
+/* The cluster-list kernels (forces_cluster.h): work items [i0, i1), each a column of the active
+ * cells and a slab of 16 layers (sim.c forces_plan counts them); the same outputs as the lane
+ * groups' for those items' boids. */
+void forces_clusters_avx2(const shoal_sim *s, int64_t i0, int64_t i1, sim_fault *f);
+void forces_clusters_avx512(const shoal_sim *s, int64_t i0, int64_t i1, sim_fault *f);
+#define SIM_CLUSTER_SLAB 16
 
 /* field.c: rebuild the field from the sim's obstacles and parameters; free them all. */
 shoal_status sim_field_rebuild(shoal_sim *s, shoal_error *err);
