@@ -55,7 +55,8 @@ OUT=${OUT:-$ROOT/out/device}
 # against slot-by-slot scatter, 1 to all threads, 1M and 4M; the stage medians of steps),
 # plaingrid (issue 40: shoal bench's baseline against the plain-grid yardstick, same run:
 # PLAINGRID=path/to/plaingrid.cpp, the project's shared baselines; default: a shared/ copy in
-# the working tree)
+# the working tree), clusters (issue 40: the cluster-list kernel against the lane groups, same
+# run: its tests, 1M with the plain grid, 1M and 4M stages, every model's lane-pairs, a profile)
 PARTS=${PARTS:-test parity time bench}
 NCPU=$(nproc)
 SUITE="not run" GPU_TEST="not run"
@@ -588,6 +589,69 @@ for spec in "$NCPU avx512" "2 avx2"; do
             --peak-seconds 0 2>&1 | grep -E "^sim/" | tee -a "$REPORT"
     done
 done
+fi
+# issue 40: the cluster-list kernel (SHOAL_KERNEL=clusters, src/sim/forces_cluster.h) against
+# the lane groups (the default), same run, alternating: its tests on this CPU's ISAs, 1M steer
+# at density 0.5 with the plain grid (PLAINGRID, as the plaingrid part), 4M stage medians,
+# every model's lane-pairs per boid, and where the 1M forces go (perf, software clock)
+if has clusters; then
+stamp "issue 40: cluster lists, test_determinism on avx512 and avx2 (bits = lane groups)"
+for isa in avx512 avx2; do
+    "$BUILD/tests/test_determinism" --isa $isa 2>&1 | grep -E "lane-pairs|PASSED|FAILED|ERROR" |
+        tee -a "$REPORT"
+done
+PG=${PLAINGRID:-}
+for c in shared/baselines/plaingrid.cpp; do
+    [ -z "$PG" ] && [ -f "$c" ] && PG=$c
+done
+PGARG=()
+if [ -n "$PG" ] && g++ -O3 -mavx2 -mfma -fopenmp "$PG" -o "$W/plaingrid" 2>"$W/pg.log"; then
+    PGARG=(--plain-grid "$W/plaingrid")
+else
+    log "plain grid: no plaingrid.cpp (PLAINGRID=...) or it did not build"
+fi
+stamp "issue 40: steer 1M, $NCPU and 2 threads, avx512 and avx2: groups vs clusters, 2 rounds"
+for t in $NCPU 2; do
+    for round in 1 2; do
+        for k in groups clusters; do
+            echo "== SHOAL_KERNEL=$k t=$t round $round" >>"$REPORT"
+            SHOAL_KERNEL=$k timeout 300 "$SHOAL" bench --filter "steer-1m/t$t/avx" --threads $t \
+                --repeat 7 --peak-seconds 0.5 "${PGARG[@]}" 2>&1 | grep -E "^# (FP32|copy)|^sim/" |
+                tee -a "$REPORT"
+        done
+    done
+done
+stamp "issue 40: stage medians and lane-pairs, 1M (20 steps) and 4M (10 steps), avx512, groups vs clusters"
+for n in 1048576 4194304; do
+    for t in $NCPU 2; do
+        k=20
+        [ $n -ge 4194304 ] && k=10
+        for kern in groups clusters groups clusters; do
+            echo "== SHOAL_KERNEL=$kern N=$n t=$t" >>"$REPORT"
+            SHOAL_KERNEL=$kern "$SHOAL" step --in "$W/box_$n.npy" --out "$W/o_$kern.npy" --steps $k \
+                --threads $t --simd avx512 $(walls $n) --stats 2>&1 |
+                grep -E "^shoal step|^sim|^forces" | tee -a "$REPORT"
+        done
+        cmp -s "$W/o_groups.npy" "$W/o_clusters.npy" && log "N=$n t=$t: identical bytes" ||
+            log "N=$n t=$t: THE KERNELS' OUTPUTS DIFFER"
+    done
+done
+stamp "issue 40: every model at its defaults, lane-pairs per boid, $NCPU threads avx512, groups vs clusters"
+for k in groups clusters; do
+    for c in steer-default-16k average-default-4k heading-default-16k classic-default-100 \
+        fov-default-4k steer-131k; do
+        SHOAL_KERNEL=$k timeout 100 "$SHOAL" bench --filter "$c/t$NCPU/avx512" --threads $NCPU \
+            --repeat 5 --peak-seconds 0 2>&1 | grep -E "^sim/" | sed "s/^/$k /" | tee -a "$REPORT"
+    done
+done
+if command -v perf >/dev/null; then
+    stamp "issue 40: where the 1M step goes, clusters, $NCPU threads (perf -e cpu-clock)"
+    SHOAL_KERNEL=clusters perf record -e cpu-clock -o "$W/clusters.perf" "$SHOAL" step \
+        --in "$W/box_1048576.npy" --out "$W/o.npy" --steps 20 --threads $NCPU --simd avx512 \
+        $(walls 1048576) >/dev/null 2>&1
+    perf report -i "$W/clusters.perf" --no-children --sort symbol 2>/dev/null | grep -v '^#' |
+        head -20 | tee -a "$REPORT"
+fi
 fi
 if has render; then
 stamp "issue 29: the renderer, 1280x720, avx512: setup / raster ms by threads (100k, 1M with LOD)"
