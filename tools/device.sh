@@ -634,6 +634,8 @@ for n in 1048576 4194304; do
         done
         cmp -s "$W/o_groups.npy" "$W/o_clusters.npy" && log "N=$n t=$t: identical bytes" ||
             log "N=$n t=$t: THE KERNELS' OUTPUTS DIFFER"
+        [ -x "$W/plaingrid" ] && log "N=$n t=$t: plain grid $(OMP_NUM_THREADS=$t "$W/plaingrid" \
+            -n $n -s 5 -w 2 | tr ' ' '\n' | grep -E '^(nb_per_pt|total_ms_med)' | tr '\n' ' ')"
     done
 done
 stamp "issue 40: every model at its defaults, lane-pairs per boid, $NCPU threads avx512, groups vs clusters"
