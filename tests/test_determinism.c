@@ -120,12 +120,13 @@ static void test_cluster_lists(void **state)
         setenv("SHOAL_KERNEL", modes[k], 1);
         for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
             size_t n = 3000;
+            float k_ = reach_scale((shoal_model)m); /* the new models' long reach */
             float *rows =
-                scene_uniform(n, 8.0f, m == SHOAL_MODEL_FOV ? 0.1f : 2.0f, 700 + (uint64_t)m);
+                scene_uniform(n, 8.0f * k_, m == SHOAL_MODEL_FOV ? 0.1f : 2.0f, 700 + (uint64_t)m);
             check_model((shoal_model)m, rows, n, 20, 0);
             free(rows);
             n = 1500;
-            rows = scene_clustered(n, 3, 2.0f, 10.0f, m == SHOAL_MODEL_FOV ? 0.1f : 2.0f,
+            rows = scene_clustered(n, 3, 2.0f * k_, 10.0f * k_, m == SHOAL_MODEL_FOV ? 0.1f : 2.0f,
                                    800 + (uint64_t)m);
             check_model((shoal_model)m, rows, n, k == 0 ? 100 : 30, 0);
             free(rows);

@@ -734,6 +734,23 @@ for n in 1048576 4194304; do
             -n $n -s 5 -w 2 | tr ' ' '\n' | grep -E '^(nb_per_pt|total_ms_med)' | tr '\n' ' ')"
     done
 done
+stamp "issue 40: worlds: steer 1M in a periodic box, the literature scenes, $NCPU threads avx512, groups vs clusters"
+s1=${SIDE[1048576]}
+for spec in "steer-1m-periodic|--in $W/box_1048576.npy --set periodic=1 --set world_size=$s1,$s1,$s1|20" \
+    "vicsek|--scene assets/scenes/vicsek.ini|50" "couzin|--scene assets/scenes/couzin.ini|50" \
+    "flockers|--scene assets/scenes/flockers.ini|20"; do
+    IFS='|' read -r name args k <<<"$spec"
+    [ "$name" = "${name#steer}" ] && "$SHOAL" init ${args#--in *.npy } --out "$W/in_$name.npy" \
+        >/dev/null 2>&1 && args="$args --in $W/in_$name.npy"
+    for kern in groups clusters groups clusters; do
+        echo "== SHOAL_KERNEL=$kern $name t=$NCPU" >>"$REPORT"
+        # shellcheck disable=SC2086
+        SHOAL_KERNEL=$kern "$SHOAL" step $args --out "$W/o_$kern.npy" --steps $k --threads $NCPU \
+            --simd avx512 --stats 2>&1 | grep -E "^shoal step|^sim|^forces" | tee -a "$REPORT"
+    done
+    cmp -s "$W/o_groups.npy" "$W/o_clusters.npy" && log "$name: identical bytes" ||
+        log "$name: THE KERNELS' OUTPUTS DIFFER"
+done
 stamp "issue 40: every model at its defaults, lane-pairs per boid, $NCPU threads avx512, groups vs clusters"
 for k in groups clusters; do
     for c in steer-default-16k average-default-4k heading-default-16k classic-default-100 \

@@ -29,11 +29,11 @@
 
 #if defined(SIMD_HAS_QUADS) && VW >= 8
 
-#define KC (VW / 4)              /* clusters per vector */
-#define KC_SLAB SIM_CLUSTER_SLAB /* cell layers per work item */
-#define KC_CAP 256               /* candidates per list per round */
-#define KC_SORT_MAX 32           /* cells of up to this many boids are sorted by z */
-#define KC_RUNS (3 * (KC_SLAB + 2))
+#define KC (VW / 4)                     /* clusters per vector */
+#define KC_SLAB SIM_CLUSTER_SLAB        /* cell layers per work item */
+#define KC_CAP 256                      /* candidates per list per round */
+#define KC_SORT_MAX 32                  /* cells of up to this many boids are sorted by z */
+#define KC_RUNS (2 * 3 * (KC_SLAB + 2)) /* a periodic x: two ranges a row */
 
 /* The clusters of one vector. */
 typedef struct kcvec {
@@ -62,25 +62,78 @@ typedef struct kcscan {
     vf r2;            /* the model's largest squared radius, as its tests compare it */
     unsigned present; /* the clusters the vector has */
     uint32_t limit;   /* the boid count: a vector load below it stays in the arrays */
+    int axes;         /* the periodic axes whose minimum image the vector takes (kc_axes) */
+    vf period[3];     /* on those axes the period, +inf elsewhere (the box test's wrap) */
 } kcscan;
 
+/* The layers za - 1 .. zb + 1 (or the rows y - 1 .. y + 1: za = zb = y) of axis c in
+ * ascending order, each once: clipped to the grid, or on a periodic axis wrapped (grid.c
+ * grid_axis_cells's rule for one cell: the same cells, the same order). Returns how many. */
+static int KFN(kc_axis)(const grid *g, int c, int32_t za, int32_t zb, int32_t *out)
+{
+    const int32_t n = g->dims[c];
+    int m = 0;
+    if (!g->wrap[c]) {
+        for (int32_t z = za > 0 ? za - 1 : 0; z <= zb + 1 && z < n; z++)
+            out[m++] = z;
+        return m;
+    }
+    if (zb - za + 3 >= n) { /* every layer of the axis */
+        for (int32_t z = 0; z < n; z++)
+            out[m++] = z;
+        return m;
+    }
+    int32_t lo = za - 1, hi = zb + 1; /* at most one end wraps */
+    if (lo < 0) {
+        for (int32_t z = 0; z <= hi; z++)
+            out[m++] = z;
+        for (int32_t z = lo + n; z < n; z++)
+            out[m++] = z;
+    } else if (hi >= n) {
+        for (int32_t z = 0; z <= hi - n; z++)
+            out[m++] = z;
+        for (int32_t z = lo; z < n; z++)
+            out[m++] = z;
+    } else {
+        for (int32_t z = lo; z <= hi; z++)
+            out[m++] = z;
+    }
+    return m;
+}
+
+/* The runs of the cells x - 1 .. x + 1 of the rows y - 1 .. y + 1 of the layers z_lo - 1 ..
+ * z_hi + 1 (each axis clipped, or wrapped where periodic: kc_axis), in ascending slot order:
+ * every member's 27 cells, the walk's order in every world (ARCHITECTURE.md). */
 static void KFN(kc_runs)(const shoal_sim *s, int32_t x, int32_t y, int32_t za, int32_t zb,
                          kcscan *sc)
 {
     const grid *g = &s->g;
-    int32_t x0 = x > 0 ? x - 1 : 0, x1 = x + 1 < g->dims[0] ? x + 1 : g->dims[0] - 1;
-    int32_t z0 = za > 0 ? za - 1 : 0, z1 = zb + 1 < g->dims[2] ? zb + 1 : g->dims[2] - 1;
+    int32_t xs[3], ys[3], zs[KC_SLAB + 2];
+    int nxs = KFN(kc_axis)(g, 0, x, x, xs), nys = KFN(kc_axis)(g, 1, y, y, ys),
+        nzs = KFN(kc_axis)(g, 2, za, zb, zs);
+    /* the x cells as ascending ranges of consecutive cells (at most two) */
+    int32_t xa[3], xb[3];
+    int xr = 0;
+    for (int q = 0; q < nxs; q++) {
+        if (xr > 0 && xs[q] == xb[xr - 1] + 1)
+            xb[xr - 1] = xs[q];
+        else {
+            xa[xr] = xs[q];
+            xb[xr] = xs[q];
+            xr++;
+        }
+    }
     int n = 0;
-    for (int32_t z = z0; z <= z1; z++)
-        for (int32_t yy = y - 1; yy <= y + 1; yy++) {
-            if (yy < 0 || yy >= g->dims[1])
-                continue;
-            int64_t row = (int64_t)g->dims[0] * (yy + (int64_t)g->dims[1] * z);
-            uint32_t rb = s->cell_start[row + x0], re = s->cell_start[row + x1 + 1];
-            if (rb < re) {
-                sc->rb[n] = rb;
-                sc->re[n] = re;
-                n++;
+    for (int iz = 0; iz < nzs; iz++)
+        for (int iy = 0; iy < nys; iy++) {
+            int64_t row = (int64_t)g->dims[0] * (ys[iy] + (int64_t)g->dims[1] * zs[iz]);
+            for (int r = 0; r < xr; r++) {
+                uint32_t rb = s->cell_start[row + xa[r]], re = s->cell_start[row + xb[r] + 1];
+                if (rb < re) {
+                    sc->rb[n] = rb;
+                    sc->re[n] = re;
+                    n++;
+                }
             }
         }
     sc->runs = n;
@@ -91,12 +144,17 @@ static void KFN(kc_runs)(const shoal_sim *s, int32_t x, int32_t y, int32_t za, i
 /* The box test of KFN(filter_keep) on candidates already loaded: the lanes whose squared
  * distance to the box is at most r2 (each lane's own d^2 is at least this). */
 static inline __attribute__((always_inline)) vm KFN(kc_keep)(vf qx, vf qy, vf qz, const vf *box,
-                                                             vf r2)
+                                                             vf r2, const kcscan *sc, int wrap)
 {
     vf zero = vf_zero();
     vf ex = vf_max(vf_max(vf_sub(box[0], qx), vf_sub(qx, box[3])), zero);
     vf ey = vf_max(vf_max(vf_sub(box[1], qy), vf_sub(qy, box[4])), zero);
     vf ez = vf_max(vf_max(vf_sub(box[2], qz), vf_sub(qz, box[5])), zero);
+    if (wrap) { /* forces_kernel.h filter_wrap: a lower bound of every image's distance */
+        ex = KFN(filter_wrap)(ex, qx, box[0], box[3], sc->period[0]);
+        ey = KFN(filter_wrap)(ey, qy, box[1], box[4], sc->period[1]);
+        ez = KFN(filter_wrap)(ez, qz, box[2], box[5], sc->period[2]);
+    }
     vf d2 = vf_add(vf_add(vf_mul(ex, ex), vf_mul(ey, ey)), vf_mul(ez, ez));
     return vf_le(d2, r2);
 }
@@ -112,6 +170,7 @@ static inline int KFN(kc_fill)(const shoal_sim *s, kcscan *sc, kcbuf *b)
     const uint32_t limit = sc->limit;
     const int runs = sc->runs;
     const vf r2 = sc->r2;
+    const int wrap = sc->axes != 0;
     int r = sc->r;
     uint32_t j = sc->j;
     int n[KC], most = 0;
@@ -142,7 +201,7 @@ static inline int KFN(kc_fill)(const shoal_sim *s, kcscan *sc, kcbuf *b)
             for (int k = 0; k < KC; k++) {
                 if (!(present & (1u << k)))
                     continue;
-                vm keep = vm_and(KFN(kc_keep)(qx, qy, qz, sc->box[k], r2), live);
+                vm keep = vm_and(KFN(kc_keep)(qx, qy, qz, sc->box[k], r2, sc, wrap), live);
                 if (!vm_any(keep))
                     continue;
                 vi_append((int32_t *)(list[k] + n[k]), vm_perm(keep), idx);
@@ -213,9 +272,23 @@ static inline void KFN(kc_extras)(const shoal_sim *s, vf3 p, const uint32_t *row
     if (x->field_on) {
         kgroup g = {.n = VW}; /* field_avoid samples lanes 0 .. n - 1: all of them */
         x->field = KFN(field_avoid)(s, &g, p);
+        if (s->mc.world_on && s->mc.world_dims == 2)
+            x->field.z = vf_zero(); /* the plane: the field's z does not act */
     }
     if (x->flee_on)
         x->flee = KFN(flee_weighted)(s, p);
+}
+
+/* The periodic axes on which the vector takes the minimum image: those where its clusters'
+ * cells (column x, y; layers za .. zb) touch the seam (forces_kernel.h's kgroup.wrap, same
+ * reasoning: elsewhere the image is the identity for every candidate a lane is near). */
+static inline int KFN(kc_axes)(const shoal_sim *s, int32_t x, int32_t y, int32_t za, int32_t zb)
+{
+    const grid *g = &s->g;
+    int axes = g->wrap[0] && (x < 1 || x > g->dims[0] - 2);
+    axes |= (g->wrap[1] && (y < 1 || y > g->dims[1] - 2)) << 1;
+    axes |= (g->wrap[2] && (za < 1 || zb > g->dims[2] - 2)) << 2;
+    return axes;
 }
 
 /* The walkers, one per model (forces_kernel.h's KWALK_MODEL for lane groups):
@@ -229,11 +302,13 @@ static inline void KFN(kc_extras)(const shoal_sim *s, vf3 p, const uint32_t *row
         vf reach2;                                                                                 \
         M##_acc a;                                                                                 \
         int late_n;                                                                                \
+        int axes; /* the axes whose minimum image the vector takes (kcscan.axes) */                \
         int late[KC_CAP + VW];                                                                     \
     } KFN(kcst_##M);                                                                               \
                                                                                                    \
     static inline __attribute__((always_inline)) void KFN(kcpairs_##M)(                            \
-        const shoal_sim *s, KFN(kcst_##M) * k, const kcbuf *b, int steps, const int variant)       \
+        const shoal_sim *s, KFN(kcst_##M) * k, const kcbuf *b, int steps, const int variant,       \
+        const int wrap)                                                                            \
     {                                                                                              \
         const shoal_params *prm = &s->desc.params;                                                 \
         const model_consts *mc = &s->mc;                                                           \
@@ -247,6 +322,8 @@ static inline void KFN(kc_extras)(const shoal_sim *s, vf3 p, const uint32_t *row
             const uint32_t *ix = &b->list[0][t];                                                   \
             vf3 pj = {vf_quads(qx, ix, KC_LS), vf_quads(qy, ix, KC_LS), vf_quads(qz, ix, KC_LS)};  \
             vf3 diff = rule_diff_v(p, pj);                                                         \
+            if (wrap)                                                                              \
+                rule_image_axes(mc, &diff, &pj, k->axes);                                          \
             vf d2 = v3_dot(diff, diff);                                                            \
             vm near = M##_near(d2, reach2);                                                        \
             if (M##_SKIP_FAR && !vm_any(near))                                                     \
@@ -267,15 +344,25 @@ static inline void KFN(kc_extras)(const shoal_sim *s, vf3 p, const uint32_t *row
         k->a = a;                                                                                  \
         k->late_n = late_n;                                                                        \
     }                                                                                              \
-    static __attribute__((noinline)) void KFN(kcpairs_##M##_0)(                                    \
+    static __attribute__((noinline)) void KFN(kcpairs_##M##_00)(                                   \
         const shoal_sim *s, KFN(kcst_##M) * k, const kcbuf *b, int steps)                          \
     {                                                                                              \
-        KFN(kcpairs_##M)(s, k, b, steps, 0);                                                       \
+        KFN(kcpairs_##M)(s, k, b, steps, 0, 0);                                                    \
     }                                                                                              \
-    static __attribute__((noinline)) void KFN(kcpairs_##M##_1)(                                    \
+    static __attribute__((noinline)) void KFN(kcpairs_##M##_10)(                                   \
         const shoal_sim *s, KFN(kcst_##M) * k, const kcbuf *b, int steps)                          \
     {                                                                                              \
-        KFN(kcpairs_##M)(s, k, b, steps, M##_VARIANTS > 1);                                        \
+        KFN(kcpairs_##M)(s, k, b, steps, M##_VARIANTS > 1, 0);                                     \
+    }                                                                                              \
+    static __attribute__((noinline)) void KFN(kcpairs_##M##_01)(                                   \
+        const shoal_sim *s, KFN(kcst_##M) * k, const kcbuf *b, int steps)                          \
+    {                                                                                              \
+        KFN(kcpairs_##M)(s, k, b, steps, 0, 1);                                                    \
+    }                                                                                              \
+    static __attribute__((noinline)) void KFN(kcpairs_##M##_11)(                                   \
+        const shoal_sim *s, KFN(kcst_##M) * k, const kcbuf *b, int steps)                          \
+    {                                                                                              \
+        KFN(kcpairs_##M)(s, k, b, steps, M##_VARIANTS > 1, 1);                                     \
     }                                                                                              \
                                                                                                    \
     static __attribute__((noinline)) void KFN(kcwalk_##M)(                                         \
@@ -321,6 +408,9 @@ static inline void KFN(kc_extras)(const shoal_sim *s, vf3 p, const uint32_t *row
         }                                                                                          \
         sc.r2 = vf_set1(mc->reach2);                                                               \
         sc.limit = (uint32_t)s->count;                                                             \
+        k.axes = sc.axes = KFN(kc_axes)(s, x, y, za, zb);                                          \
+        for (int q = 0; q < 3; q++)                                                                \
+            sc.period[q] = vf_set1(sc.axes >> q & 1 ? mc->wsize[q] : __builtin_inff());            \
         KFN(kc_runs)(s, x, y, za, zb, &sc);                                                        \
         const uint32_t guard = (uint32_t)s->count;                                                 \
         int steps;                                                                                 \
@@ -329,14 +419,20 @@ static inline void KFN(kc_extras)(const shoal_sim *s, vf3 p, const uint32_t *row
                 for (int t = b->n[c]; t < steps; t++)                                              \
                     b->list[c][t] = guard;                                                         \
             f->lane_pairs += (uint64_t)steps * VW;                                                 \
-            variant ? KFN(kcpairs_##M##_1)(s, &k, b, steps)                                        \
-                    : KFN(kcpairs_##M##_0)(s, &k, b, steps);                                       \
+            if (!k.axes)                                                                           \
+                variant ? KFN(kcpairs_##M##_10)(s, &k, b, steps)                                   \
+                        : KFN(kcpairs_##M##_00)(s, &k, b, steps);                                  \
+            else                                                                                   \
+                variant ? KFN(kcpairs_##M##_11)(s, &k, b, steps)                                   \
+                        : KFN(kcpairs_##M##_01)(s, &k, b, steps);                                  \
             if (M##_LATE && k.late_n) {                                                            \
                 for (int q = 0; q < k.late_n; q++) {                                               \
                     const uint32_t *ix = &b->list[0][k.late[q]];                                   \
                     vf3 pj = {vf_quads(s->cur[0], ix, KC_LS), vf_quads(s->cur[1], ix, KC_LS),      \
                               vf_quads(s->cur[2], ix, KC_LS)};                                     \
                     vf3 diff = rule_diff_v(k.p, pj);                                               \
+                    if (k.axes)                                                                    \
+                        rule_image_axes(mc, &diff, &pj, k.axes);                                   \
                     M##_late(&k.a, diff, v3_dot(diff, diff), mc);                                  \
                 }                                                                                  \
                 k.late_n = 0;                                                                      \
@@ -349,6 +445,8 @@ static inline void KFN(kc_extras)(const shoal_sim *s, vf3 p, const uint32_t *row
         rule_extras xe;                                                                            \
         KFN(kc_extras)(s, p, rows, &xe);                                                           \
         M##_finish(&k.a, prm, mc, variant, &xe, &p, &v);                                           \
+        if (mc->world_on)                                                                          \
+            KFN(world_place)(s, &p, &v);                                                           \
         KFN(kc_store)(s, cv, p, v, f);                                                             \
     }
 

@@ -499,7 +499,8 @@ typedef struct step_ctx {
 
 /* The forces stage's kernel and work. With kernel_clusters (SHOAL_KERNEL=clusters), AVX2 and
  * AVX-512 walk cluster lists (forces_cluster.h: items of a column of cells and
- * SIM_CLUSTER_SLAB layers) on the grid of a default world when the items are enough to share
+ * SIM_CLUSTER_SLAB layers) on the grid, in every world (the minimum image where a vector's
+ * cells touch a periodic seam, as the lane groups take it), when the items are enough to share
  * out; else, and on the other ISAs, lane groups of consecutive boids (forces_kernel.h). Either
  * gives the same bits. About 16 chunks per thread so a crowded
  * part of the school is shared out; the chunking does not change any result. */
@@ -517,7 +518,7 @@ static void forces_plan(const shoal_sim *s, int nthreads, step_ctx *c)
     int wide = s->isa == SHOAL_ISA_AVX2 || s->isa == SHOAL_ISA_AVX512;
     int enough = s->kernel_clusters == 2 || items >= (int64_t)nthreads * 16;
     if (!s->kernel_clusters || !wide || !enough || items <= 0 ||
-        s->desc.neighbors != SHOAL_NEIGHBORS_GRID || !shoal_world_is_default(&s->desc.world))
+        s->desc.neighbors != SHOAL_NEIGHBORS_GRID)
         return;
     c->forces = s->isa == SHOAL_ISA_AVX512 ? forces_clusters_avx512 : forces_clusters_avx2;
     c->forces_items = items;
