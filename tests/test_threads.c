@@ -25,12 +25,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#if SHOAL_TEST_OPENMP /* run_child's clock */
 static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
+#endif
 
 static double cpu_s(void)
 {
@@ -179,6 +181,7 @@ static void test_omp_num_threads(void **state)
 
 /* ---- N5: fork -------------------------------------------------------------------------- */
 
+#if SHOAL_TEST_OPENMP /* only the OpenMP build forks after teams (the min build: unused) */
 /* Runs `child` in a forked child that must exit 0 within `limit_s`; a child that hangs is
  * killed and fails the test (it waited for ever in libgomp). */
 static void run_child(int (*child)(int fd), const char *what, int limit_s, uint64_t *got)
@@ -224,6 +227,7 @@ static int child_steps_default(int fd)
     uint64_t h = school_hash(0, 5);
     return write(fd, &h, sizeof h) == (ssize_t)sizeof h && h ? 0 : 1;
 }
+#endif
 
 static void test_fork_after_teams(void **state)
 {
