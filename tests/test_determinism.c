@@ -108,6 +108,70 @@ static void test_threads_and_isas_clustered(void **state)
     }
 }
 
+/* The cluster-list kernel of AVX2 and AVX-512 (issue 40, SHOAL_KERNEL=clusters): the lane
+ * groups' bits, and so the scalar kernel's, for every model, on random and clustered schools,
+ * with the clusters as the kernel forms them and cut at random places (clusters-random: which
+ * boids share a cluster, and how many, must not change a bit). */
+static void test_cluster_lists(void **state)
+{
+    (void)state;
+    const char *modes[] = {"clusters-random", "clusters"};
+    for (int k = 0; k < 2; k++) {
+        setenv("SHOAL_KERNEL", modes[k], 1);
+        for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
+            size_t n = 3000;
+            float k_ = reach_scale((shoal_model)m); /* the new models' long reach */
+            float *rows =
+                scene_uniform(n, 8.0f * k_, m == SHOAL_MODEL_FOV ? 0.1f : 2.0f, 700 + (uint64_t)m);
+            check_model((shoal_model)m, rows, n, 20, 0);
+            free(rows);
+            n = 1500;
+            rows = scene_clustered(n, 3, 2.0f * k_, 10.0f * k_, m == SHOAL_MODEL_FOV ? 0.1f : 2.0f,
+                                   800 + (uint64_t)m);
+            check_model((shoal_model)m, rows, n, k == 0 ? 100 : 30, 0);
+            free(rows);
+        }
+    }
+    unsetenv("SHOAL_KERNEL");
+}
+
+/* The cluster lists walk fewer lane-pairs than the lane groups (issue 40: 2 lists of 4 in 8
+ * lanes, 4 in 16), with the same useful pairs: what shows that SHOAL_KERNEL picks the kernel. */
+static void test_cluster_lane_pairs(void **state)
+{
+    (void)state;
+    size_t n = 6000;
+    float *rows = scene_uniform(n, 9.0f, 2.0f, 900);
+    for (size_t i = 0; i < TEST_ISA_COUNT; i++) {
+        shoal_isa isa = test_isas[i];
+        if (test_isa_skip(isa) || (isa != SHOAL_ISA_AVX2 && isa != SHOAL_ISA_AVX512))
+            continue;
+        double lp[2], useful[2];
+        for (int k = 0; k < 2; k++) {
+            if (k)
+                setenv("SHOAL_KERNEL", "clusters", 1);
+            shoal_sim_desc d = shoal_sim_desc_default();
+            d.boid_count = n;
+            d.thread_count = 1;
+            d.isa = isa;
+            shoal_sim *s;
+            shoal_error e;
+            if (shoal_sim_create(&d, &s, &e))
+                fail_msg("%s", e.message);
+            assert_int_equal(shoal_sim_set_rows(s, rows, n, NULL), SHOAL_OK);
+            assert_int_equal(shoal_sim_step(s, 1, &e), SHOAL_OK);
+            shoal_sim_candidate_pairs(s, &lp[k], &useful[k]);
+            shoal_sim_destroy(s);
+            unsetenv("SHOAL_KERNEL");
+        }
+        print_message("%s: %.1f lane-pairs per boid as lane groups, %.1f as cluster lists\n",
+                      shoal_isa_name(isa), lp[0] / (double)n, lp[1] / (double)n);
+        assert_true(useful[0] == useful[1] && useful[0] > 0);
+        assert_true(lp[1] * 1.25 < lp[0]);
+    }
+    free(rows);
+}
+
 /* K steps at once == K1 steps, state out by row, state in, K - K1 more steps from t0. */
 static void test_split_runs(void **state)
 {
@@ -277,6 +341,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_step_golden),
         cmocka_unit_test(test_threads_and_isas_random),
         cmocka_unit_test(test_threads_and_isas_clustered),
+        cmocka_unit_test(test_cluster_lists),
+        cmocka_unit_test(test_cluster_lane_pairs),
         cmocka_unit_test(test_split_runs),
     };
     /* the ISA parts, one meson case per ISA (tests/scenes.h) */

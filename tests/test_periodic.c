@@ -534,6 +534,72 @@ static void test_threads_isas_golden(void **state)
     assert_int_equal(bad, 0);
 }
 
+/* The cluster-list kernel (SHOAL_KERNEL=clusters, AVX2 and AVX-512: issue 40) in every world
+ * of the golden checks, every model: the minimum image where a vector's cells touch a seam,
+ * the wrapped cells in ascending order, the plane: the scalar kernel's bits, with the
+ * clusters as the kernel forms them and cut at random places; and it runs there (its own
+ * lane-pair count, the same useful pairs). */
+static void test_cluster_lists_worlds(void **state)
+{
+    (void)state;
+    const char *modes[] = {"clusters-random", "clusters"};
+    const int threads[] = {1, 2};
+    for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
+        for (int w = 0; w < 4; w++) {
+            shoal_sim_desc d = golden_desc((shoal_model)m, w);
+            size_t n = d.boid_count;
+            float *ref = malloc(n * 6 * sizeof(float)), *out = malloc(n * 6 * sizeof(float));
+            uint64_t h0 = run_world(&d, SHOAL_ISA_SCALAR, 1, 12, ref);
+            for (int k = 0; k < 2; k++) {
+                setenv("SHOAL_KERNEL", modes[k], 1);
+                for (size_t i = 0; i < TEST_ISA_COUNT; i++) {
+                    shoal_isa isa = test_isas[i];
+                    if (test_isa_skip(isa) || (isa != SHOAL_ISA_AVX2 && isa != SHOAL_ISA_AVX512))
+                        continue;
+                    for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+                        uint64_t h = run_world(&d, isa, threads[t], 12, out);
+                        if (h != h0)
+                            fail_msg("%s %s world %d, %s, %d threads: %016llx, scalar %016llx",
+                                     modes[k], shoal_model_name((shoal_model)m), w,
+                                     shoal_isa_name(isa), threads[t], (unsigned long long)h,
+                                     (unsigned long long)h0);
+                    }
+                }
+                unsetenv("SHOAL_KERNEL");
+            }
+            free(ref);
+            free(out);
+        }
+    }
+    if (test_isa_skip(SHOAL_ISA_AVX2))
+        return;
+    for (int w = 0; w < 4; w++) { /* it runs: another lane-pair count, the same useful pairs */
+        shoal_sim_desc d = golden_desc(SHOAL_MODEL_STEER, w);
+        float *rows = malloc(d.boid_count * 6 * sizeof(float));
+        run_world(&d, SHOAL_ISA_SCALAR, 1, 1, rows);
+        double lp[2], useful[2];
+        for (int k = 0; k < 2; k++) {
+            if (k)
+                setenv("SHOAL_KERNEL", "clusters-random", 1);
+            shoal_sim_desc e = d;
+            e.isa = SHOAL_ISA_AVX2;
+            shoal_sim *s;
+            shoal_error err;
+            if (shoal_sim_create(&e, &s, &err))
+                fail_msg("%s", err.message);
+            assert_int_equal(shoal_sim_set_rows(s, rows, e.boid_count, NULL), SHOAL_OK);
+            assert_int_equal(shoal_sim_step(s, 1, &err), SHOAL_OK);
+            shoal_sim_candidate_pairs(s, &lp[k], &useful[k]);
+            shoal_sim_destroy(s);
+            unsetenv("SHOAL_KERNEL");
+        }
+        if (lp[0] == lp[1] || useful[0] != useful[1])
+            fail_msg("world %d: clusters %.0f lane-pairs (%.0f useful), lane groups %.0f (%.0f)", w,
+                     lp[1], useful[1], lp[0], useful[0]);
+        free(rows);
+    }
+}
+
 /* ---- states in, checkpoints ----------------------------------------------------------------- */
 
 static void test_state_wrapped_in(void **state)
@@ -668,6 +734,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_seam_pair_bits),
         cmocka_unit_test(test_plane_10000_steps),
         cmocka_unit_test(test_threads_isas_golden),
+        cmocka_unit_test(test_cluster_lists_worlds),
         cmocka_unit_test(test_state_wrapped_in),
         cmocka_unit_test(test_checkpoint_world),
         cmocka_unit_test(test_bad_worlds),

@@ -761,6 +761,60 @@ static void test_bench_json_and_compare(void **state)
     assert_non_null(strstr(g_out, "sim/steer-16k/"));
 }
 
+/* --plain-grid PROGRAM: bench runs the outside yardstick on the uniform case with the case's
+ * N, repeats and threads (OMP_NUM_THREADS), reads its total_ms_med= and quotes shoal's step
+ * and the baseline against it; a program that prints no time is named in the case's line and
+ * its JSON, a path that is no program is refused before anything runs. */
+static void test_bench_plain_grid(void **state)
+{
+    (void)state;
+    FILE *f = fopen(path("pg.sh"), "w");
+    assert_non_null(f);
+    fprintf(f, "#!/bin/sh\nprintf '%%s\\n' \"$*\" > pg_args.txt\necho \"$OMP_NUM_THREADS\" > "
+               "pg_threads.txt\n"
+               "echo \"engine=grid threads=1 nb_per_pt=29.50 total_ms_med=2.50 pairs=1\"\n");
+    fclose(f);
+    f = fopen(path("pg_bad.sh"), "w");
+    assert_non_null(f);
+    fprintf(f, "#!/bin/sh\necho \"engine=grid\"\n");
+    fclose(f);
+    assert_int_equal(chmod(path("pg.sh"), 0755), 0);
+    assert_int_equal(chmod(path("pg_bad.sh"), 0755), 0);
+    assert_int_equal(run("bench --tiny --filter sim/ --plain-grid ./pg.sh --json pg.json"), 0);
+    assert_non_null(strstr(g_out, "plain grid 2.500 ms"));
+    json_value root;
+    if (jload(path("pg.json"), &root))
+        fail_msg("bench --json wrote invalid JSON");
+    const json_value *res = json_get(&root, "results");
+    assert_int_equal(res->count, 1);
+    char args[256] = "", threads[32] = "", want[32];
+    cli_read_into("pg_args.txt", args, sizeof args);
+    cli_read_into("pg_threads.txt", threads, sizeof threads);
+    snprintf(want, sizeof want, "%d\n", (int)json_get(&res->items[0], "threads")->num);
+    if (strcmp(args, "-n 4096 -s 3 -w 2\n") != 0 || strcmp(threads, want) != 0)
+        fail_msg("plain grid run with '%s', OMP_NUM_THREADS '%s'", args, threads);
+    const json_value *pg = json_get(&res->items[0], "plain_grid");
+    assert_non_null(pg);
+    double med = json_get(&res->items[0], "median_ms")->num;
+    double bl = json_get(json_get(&res->items[0], "baseline"), "median_ms")->num;
+    assert_true(json_get(pg, "median_ms")->num == 2.5);
+    assert_true(json_get(pg, "mean_neighbours")->num == 29.5);
+    assert_true(fabs(json_get(pg, "ratio")->num - med / 2.5) < 1e-5 * (med / 2.5));
+    assert_true(fabs(json_get(pg, "baseline_ratio")->num - bl / 2.5) < 1e-5 * (bl / 2.5));
+    json_free(&root);
+    /* no time printed: said, the case itself still reported */
+    assert_int_equal(run("bench --tiny --filter sim/ --plain-grid ./pg_bad.sh --json pgb.json"), 0);
+    assert_non_null(strstr(g_out, "plain grid: ./pg_bad.sh printed no total_ms_med=MS"));
+    if (jload(path("pgb.json"), &root))
+        fail_msg("bench --json wrote invalid JSON");
+    pg = json_get(&json_get(&root, "results")->items[0], "plain_grid");
+    assert_non_null(pg);
+    assert_non_null(json_get(pg, "error"));
+    json_free(&root);
+    assert_int_equal(run("bench --tiny --plain-grid ./no-such-program"), 2);
+    assert_non_null(strstr(g_out, "--plain-grid: ./no-such-program is not an executable program"));
+}
+
 /* Issue 44, N10: a span count whose buffer size wraps (461168601842738791 x 40 bytes is
  * 16 bytes modulo 2^64) was accepted with a 16-byte buffer, and the next step wrote 250
  * spans into it; N11: the tracks (64-byte aligned lines) came from calloc, which UBSan
@@ -805,6 +859,7 @@ int main(void)
         cmocka_unit_test(test_trace_library),
         cmocka_unit_test(test_step_stats_and_trace),
         cmocka_unit_test(test_bench_json_and_compare),
+        cmocka_unit_test(test_bench_plain_grid),
         cmocka_unit_test(test_wait_policy),
         cmocka_unit_test(test_render_stats_and_trace),
         cmocka_unit_test(test_stats_everywhere),

@@ -244,12 +244,73 @@ static void test_sort_keeps_state(void **state)
     free(rows);
 }
 
+/* The sort as a step sees it (the state in the last step's cell order, a few boids moved):
+ * with fewer and with more blocks than the histograms hold cell tables (packed by the
+ * blocks' ranges), and the scatter staged in cache lines (non-temporal) or slot by slot,
+ * the same bytes and a correct sort after every step; a fresh state in row order with
+ * every block spanning the grid takes the blocks in groups. */
+static void test_steady_sort_paths(void **state)
+{
+    (void)state;
+    const size_t n = 70000; /* 17 blocks: more than the 16 tables of the histograms */
+    float *rows = scene_uniform(n, 40.0f, 4.0f, 21);
+    assert_non_null(rows);
+    scene_add_outliers(rows, n, 5);
+    for (int threads = 2; threads <= 7; threads += 5) { /* 8 blocks; 17 (> 16 tables) */
+        shoal_sim *s[2];
+        for (int v = 0; v < 2; v++) {
+            shoal_sim_desc d = shoal_sim_desc_default();
+            d.boid_count = n;
+            d.thread_count = threads;
+            for (int c = 0; c < 3; c++)
+                d.params.wall_size[c] = 80.0f;
+            assert_int_equal(shoal_sim_create(&d, &s[v], NULL), SHOAL_OK);
+            s[v]->sort_staged = 2 * v; /* never, always */
+            assert_int_equal(shoal_sim_set_rows(s[v], rows, n, NULL), SHOAL_OK);
+            /* row order in: each block spans most of the grid; with a boid at each end of
+             * the grid in every block, every block spans all of it: groups */
+            float *r2 = malloc(n * 6 * sizeof *r2);
+            assert_non_null(r2);
+            memcpy(r2, rows, n * 6 * sizeof *r2);
+            for (size_t i = 0; i < n; i += 4096)
+                for (int c = 0; c < 3; c++) {
+                    r2[i * 6 + (size_t)c] = -1e4f;
+                    r2[(i + 1) * 6 + (size_t)c] = 1e4f;
+                }
+            assert_int_equal(shoal_sim_set_rows(s[v], r2, n, NULL), SHOAL_OK);
+            sim_sort_only(s[v]);
+            assert_int_equal(s[v]->block_count, threads == 7 ? 17 : 8);
+            assert_true(s[v]->units.count <= s[v]->hist_width);
+            check_sorted(s[v]);
+            assert_int_equal(shoal_sim_set_rows(s[v], rows, n, NULL), SHOAL_OK);
+            sim_sort_only(s[v]);
+            check_sorted(s[v]);
+            free(r2);
+        }
+        for (int step = 0; step < 4; step++) {
+            for (int v = 0; v < 2; v++) {
+                assert_int_equal(shoal_sim_step(s[v], 1, NULL), SHOAL_OK);
+                /* the state as the next step's sort gets it: sort it now, untimed */
+                sim_sort_only(s[v]);
+                assert_int_equal(s[v]->units.count, s[v]->block_count); /* nearly sorted */
+                check_sorted(s[v]);
+            }
+            for (int k = 0; k < 6; k++)
+                assert_memory_equal(s[0]->cur[k], s[1]->cur[k], n * sizeof(float));
+            assert_memory_equal(s[0]->row_cur, s[1]->row_cur, n * sizeof(uint32_t));
+        }
+        shoal_sim_destroy(s[0]);
+        shoal_sim_destroy(s[1]);
+    }
+    free(rows);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scan_serial_known), cmocka_unit_test(test_scan_sizes),
         cmocka_unit_test(test_counting_sort),     cmocka_unit_test(test_kernel_cells),
-        cmocka_unit_test(test_sort_keeps_state),
+        cmocka_unit_test(test_sort_keeps_state),  cmocka_unit_test(test_steady_sort_paths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,7 +9,13 @@
  *   - qsort of the same pairs (one thread).
  * The pair sorts only order 8-byte pairs: they do not compute keys nor move the state, so
  * the comparison flatters them. Median of repeats, on 1 and 2 (or --threads) threads.
- * Usage: bench_sort [--count N] [--repeat K] [--threads T,T,...] */
+ * Then the sort as a step sees it (issue 40: the state arrives in the last step's cell order,
+ * a few boids changed cells): two simulations of the same school stepped in turn, one
+ * scattering through the staged non-temporal lines (the default from 2^19 boids), one slot
+ * by slot; the
+ * medians of their assign, scan and scatter stages over --steps steps, and a check that both
+ * hold the same bytes at the end.
+ * Usage: bench_sort [--count N] [--repeat K] [--threads T,T,...] [--steps S] [--steady-only] */
 #include "core/parallel.h"
 #include "core/profile.h"
 #include "core/timer.h"
@@ -66,27 +72,92 @@ static int cmp_u64(const void *x, const void *y)
 
 static double median_of(double *v, int n) { return prof_median(v, (size_t)n); }
 
+/* The sort inside steps: variant 0 scatters slot by slot, variant 1 staged (sort_staged);
+ * stepped in turn from the same state, per-step stage times from the sims' own stage clocks
+ * (thread 0's wall time up to each stage's barrier). Returns 0 when both end bit-identical. */
+static int steady(const float *rows, size_t count, double side, int threads, int steps)
+{
+    shoal_sim *s[2];
+    shoal_error e;
+    for (int v = 0; v < 2; v++) {
+        shoal_sim_desc d = shoal_sim_desc_default();
+        d.boid_count = count;
+        d.thread_count = threads;
+        for (int c = 0; c < 3; c++)
+            d.params.wall_size[c] = (float)side;
+        if (shoal_sim_create(&d, &s[v], &e) || shoal_sim_set_rows(s[v], rows, count, &e) ||
+            shoal_sim_step(s[v], 2, &e)) { /* warm-up: into cell order, cells_valid */
+            fprintf(stderr, "bench_sort: %s\n", e.message);
+            return 1;
+        }
+        s[v]->sort_staged = 2 * v; /* never, always */
+    }
+    double *ms = malloc((size_t)steps * 2 * 4 * sizeof *ms); /* [v][stage][step] */
+    if (!ms)
+        return 1;
+    for (int k = 0; k < steps; k++)
+        for (int v = 0; v < 2; v++) {
+            uint64_t before[STAGE_COUNT];
+            memcpy(before, s[v]->stage_ns, sizeof before);
+            if (shoal_sim_step(s[v], 1, &e)) {
+                fprintf(stderr, "bench_sort: %s\n", e.message);
+                return 1;
+            }
+            double sum = 0;
+            for (int st = 0; st < 3; st++) {
+                double t = (double)(s[v]->stage_ns[st] - before[st]) * 1e-6;
+                ms[((size_t)v * 4 + (size_t)st) * (size_t)steps + (size_t)k] = t;
+                sum += t;
+            }
+            ms[((size_t)v * 4 + 3) * (size_t)steps + (size_t)k] = sum;
+        }
+    static const char *vn[2] = {"slot by slot", "staged lines"};
+    for (int v = 0; v < 2; v++) {
+        double med[4];
+        for (int st = 0; st < 4; st++)
+            med[st] = median_of(ms + ((size_t)v * 4 + (size_t)st) * (size_t)steps, steps);
+        printf("steady %-27s %8d %10.3f %10.3f %10.3f %10.3f\n", vn[v], threads, med[3], med[0],
+               med[1], med[2]);
+    }
+    int same = 1;
+    for (int k = 0; k < 6; k++)
+        same &= memcmp(s[0]->cur[k], s[1]->cur[k], count * sizeof(float)) == 0;
+    same &= memcmp(s[0]->row_cur, s[1]->row_cur, count * sizeof(uint32_t)) == 0;
+    free(ms);
+    shoal_sim_destroy(s[0]);
+    shoal_sim_destroy(s[1]);
+    if (!same)
+        printf("# steady: the two scatters' states DIFFER\n");
+    return same ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     size_t count = (size_t)1 << 20;
     int repeat = 9;
     int thread_list[16] = {1, 2}, thread_n = 2;
+    int steps = 20, steady_only = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--count") == 0 && i + 1 < argc)
             count = (size_t)strtoull(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc)
             repeat = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc)
+            steps = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--steady-only") == 0)
+            steady_only = 1;
         else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
             thread_n = 0;
             for (char *s = strtok(argv[++i], ","); s && thread_n < 16; s = strtok(NULL, ","))
                 thread_list[thread_n++] = atoi(s);
         } else {
-            fprintf(stderr, "usage: bench_sort [--count N] [--repeat K] [--threads T,T,...]\n");
+            fprintf(stderr, "usage: bench_sort [--count N] [--repeat K] [--threads T,T,...] "
+                            "[--steps S] [--steady-only]\n");
             return 2;
         }
     }
-    if (repeat < 1 || repeat > 1000 || count < 2) {
-        fprintf(stderr, "bench_sort: bad --repeat or --count\n");
+    if (repeat < 1 || repeat > 1000 || count < 2 || steps < 1 || steps > 100000) {
+        fprintf(stderr, "bench_sort: bad --repeat, --count or --steps\n");
         return 2;
     }
     /* density 0.5: side = (2 N)^(1/3); 128 for 2^20 */
@@ -106,6 +177,22 @@ int main(int argc, char **argv)
     printf("# bench_sort: %zu boids uniform in a box of side %.0f (density %.2f), steer cell "
            "size 2; median of %d repeats (ms)\n",
            count, side, (double)count / (side * side * side), repeat);
+    int steady_ok = 0;
+    printf("# the sort inside steps, median of %d steps each (ms): sum of the stages, assign, "
+           "scan, scatter\n",
+           steps);
+    printf("%-34s %8s %10s %10s %10s %10s\n", "steady scatter", "threads", "sort", "assign", "scan",
+           "scatter");
+    for (int ti = 0; ti < thread_n; ti++)
+        steady_ok += steady(rows, count, side, thread_list[ti], steps) == 0;
+    if (steady_only) {
+        free(rows);
+        free(keys);
+        free(work);
+        free(ms);
+        return steady_ok == thread_n ? 0 : 1;
+    }
+    printf("# a fresh state in row order each repeat\n");
     printf("%-34s %8s %10s %10s %10s\n", "sort", "threads", "median", "min", "max");
 
     int checked = 0;
@@ -199,5 +286,5 @@ int main(int argc, char **argv)
     free(keys);
     free(work);
     free(ms);
-    return checked == thread_n ? 0 : 1;
+    return checked == thread_n && steady_ok == thread_n ? 0 : 1;
 }

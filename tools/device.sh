@@ -60,7 +60,13 @@ OUT=${OUT:-$ROOT/out/device}
 # and flockers scaled to 131072 and 1M; flockers' ms/step at 10^5 and 10^6 on the GPU and on
 # 2 and 16 cores), mpiworlds (issue 38: 1M steer walled, in a torus and a 2D torus as 1x16,
 # 2x8, 4x4 bound to cores, medians of REPS=3, bytes of every split against one process's:
-# CUDA=disabled MPI=enabled)
+# CUDA=disabled MPI=enabled),
+# sort (issue 40: the sort inside steps, staged
+# against slot-by-slot scatter, 1 to all threads, 1M and 4M; the stage medians of steps),
+# plaingrid (issue 40: shoal bench's baseline against the plain-grid yardstick, same run:
+# PLAINGRID=path/to/plaingrid.cpp, the project's shared baselines; default: a shared/ copy in
+# the working tree), clusters (issue 40: the cluster-list kernel against the lane groups, same
+# run: its tests, 1M with the plain grid, 1M and 4M stages, every model's lane-pairs, a profile)
 PARTS=${PARTS:-test parity time bench}
 NCPU=$(nproc)
 SUITE="not run" GPU_TEST="not run"
@@ -612,6 +618,48 @@ for sc in "--model steer" "--scene assets/scenes/steer_100k.ini" "--scene assets
 done
 timeout 120 "$BUILD/tools/bench_sort" --threads 1,2,$NCPU 2>&1 | tee -a "$REPORT"
 fi
+# issue 40 (docs/PERFORMANCE.md "Issue 40"): the sort (assign + scan + scatter <= 1 ms at 1M
+# on 16 threads): both scatters stepped in turn on one school (bench_sort --steady-only:
+# medians of 30 steps, the same bytes checked), then the stage medians of shoal step
+if has sort; then
+stamp "issue 40: the sort inside steps, staged lines vs slot by slot (bench_sort --steady-only)"
+for n in 1048576 4194304; do
+    timeout 200 "$BUILD/tools/bench_sort" --count $n --steady-only --steps 30 \
+        --threads 1,2,4,8,$NCPU 2>&1 | tee -a "$REPORT"
+done
+stamp "issue 40: stage medians, 1M (20 steps) and 4M (10 steps), $NCPU and 2 threads"
+for n in 1048576 4194304; do
+    for t in $NCPU 2; do
+        k=20
+        [ $n -ge 4194304 ] && k=10
+        "$SHOAL" step --in "$W/box_$n.npy" --out "$W/o.npy" --steps $k --threads $t $(walls $n) \
+            --stats 2>&1 | grep -E "^shoal step|^sim|^forces" | tee -a "$REPORT"
+    done
+done
+fi
+# issue 40: shoal bench's baseline grid against the plain grid (PLAINGRID), same
+# run, same machine: the baseline alone and the plain grid alternately (5 pairs, 1M, 30
+# neighbours), then shoal bench quoting shoal's step against both
+if has plaingrid; then
+stamp "issue 40: baseline grid vs the plain grid, 1M, $NCPU and 2 threads"
+PG=${PLAINGRID:-}
+for c in shared/baselines/plaingrid.cpp; do
+    [ -z "$PG" ] && [ -f "$c" ] && PG=$c
+done
+if [ -z "$PG" ] || ! g++ -O3 -mavx2 -mfma -fopenmp "$PG" -o "$W/plaingrid" 2>"$W/pg.log"; then
+    log "plain grid: no plaingrid.cpp (PLAINGRID=...) or it did not build: $(tail -3 "$W/pg.log" 2>/dev/null)"
+else
+    for t in $NCPU 2; do
+        for round in 1 2 3 4 5; do
+            log "t=$t round $round: $("$BUILD/tools/baseline_grid" 1000000 $t 5)"
+            log "t=$t round $round: plain grid $(OMP_NUM_THREADS=$t "$W/plaingrid" -n 1000000 -s 5 -w 2 | tr ' ' '\n' | grep -E '^(search|use|total)_ms_med' | tr '\n' ' ')"
+        done
+        timeout 300 "$SHOAL" bench --filter "steer-1m/t$t/avx512" --threads $t --repeat 7 \
+            --peak-seconds 0.5 --plain-grid "$W/plaingrid" 2>&1 | grep -E "^# (FP32|copy)|^sim/" |
+            tee -a "$REPORT"
+    done
+fi
+fi
 # the 1M frame's figures (docs/results/2026-11-24-frame-1m.md): the 1M step with the
 # baseline ratio, LOD frames at 2 and all threads, and whole frames of `shoal run` (1M on all cores; 100k
 # and the default 16k on 2 threads)
@@ -704,6 +752,88 @@ for spec in "$NCPU avx512" "2 avx2"; do
             --peak-seconds 0 2>&1 | grep -E "^sim/" | tee -a "$REPORT"
     done
 done
+fi
+# issue 40: the cluster-list kernel (SHOAL_KERNEL=clusters, src/sim/forces_cluster.h) against
+# the lane groups (the default), same run, alternating: its tests on this CPU's ISAs, 1M steer
+# at density 0.5 with the plain grid (PLAINGRID, as the plaingrid part), 4M stage medians,
+# every model's lane-pairs per boid, and where the 1M forces go (perf, software clock)
+if has clusters; then
+stamp "issue 40: cluster lists, test_determinism on avx512 and avx2 (bits = lane groups)"
+for isa in avx512 avx2; do
+    "$BUILD/tests/test_determinism" --isa $isa 2>&1 | grep -E "lane-pairs|PASSED|FAILED|ERROR" |
+        tee -a "$REPORT"
+done
+PG=${PLAINGRID:-}
+for c in shared/baselines/plaingrid.cpp; do
+    [ -z "$PG" ] && [ -f "$c" ] && PG=$c
+done
+PGARG=()
+if [ -n "$PG" ] && g++ -O3 -mavx2 -mfma -fopenmp "$PG" -o "$W/plaingrid" 2>"$W/pg.log"; then
+    PGARG=(--plain-grid "$W/plaingrid")
+else
+    log "plain grid: no plaingrid.cpp (PLAINGRID=...) or it did not build"
+fi
+stamp "issue 40: steer 1M, $NCPU and 2 threads, avx512 and avx2: groups vs clusters, 2 rounds"
+for t in $NCPU 2; do
+    for round in 1 2; do
+        for k in groups clusters; do
+            echo "== SHOAL_KERNEL=$k t=$t round $round" >>"$REPORT"
+            SHOAL_KERNEL=$k timeout 300 "$SHOAL" bench --filter "steer-1m/t$t/avx" --threads $t \
+                --repeat 7 --peak-seconds 0.5 "${PGARG[@]}" 2>&1 | grep -E "^# (FP32|copy)|^sim/" |
+                tee -a "$REPORT"
+        done
+    done
+done
+stamp "issue 40: stage medians and lane-pairs, 1M (20 steps) and 4M (10 steps), avx512, groups vs clusters"
+for n in 1048576 4194304; do
+    for t in $NCPU 2; do
+        k=20
+        [ $n -ge 4194304 ] && k=10
+        for kern in groups clusters groups clusters; do
+            echo "== SHOAL_KERNEL=$kern N=$n t=$t" >>"$REPORT"
+            SHOAL_KERNEL=$kern "$SHOAL" step --in "$W/box_$n.npy" --out "$W/o_$kern.npy" --steps $k \
+                --threads $t --simd avx512 $(walls $n) --stats 2>&1 |
+                grep -E "^shoal step|^sim|^forces" | tee -a "$REPORT"
+        done
+        cmp -s "$W/o_groups.npy" "$W/o_clusters.npy" && log "N=$n t=$t: identical bytes" ||
+            log "N=$n t=$t: THE KERNELS' OUTPUTS DIFFER"
+        [ -x "$W/plaingrid" ] && log "N=$n t=$t: plain grid $(OMP_NUM_THREADS=$t "$W/plaingrid" \
+            -n $n -s 5 -w 2 | tr ' ' '\n' | grep -E '^(nb_per_pt|total_ms_med)' | tr '\n' ' ')"
+    done
+done
+stamp "issue 40: worlds: steer 1M in a periodic box, the literature scenes, $NCPU threads avx512, groups vs clusters"
+s1=${SIDE[1048576]}
+for spec in "steer-1m-periodic|--in $W/box_1048576.npy --set periodic=1 --set world_size=$s1,$s1,$s1|20" \
+    "vicsek|--scene assets/scenes/vicsek.ini|50" "couzin|--scene assets/scenes/couzin.ini|50" \
+    "flockers|--scene assets/scenes/flockers.ini|20"; do
+    IFS='|' read -r name args k <<<"$spec"
+    [ "$name" = "${name#steer}" ] && "$SHOAL" init ${args#--in *.npy } --out "$W/in_$name.npy" \
+        >/dev/null 2>&1 && args="$args --in $W/in_$name.npy"
+    for kern in groups clusters groups clusters; do
+        echo "== SHOAL_KERNEL=$kern $name t=$NCPU" >>"$REPORT"
+        # shellcheck disable=SC2086
+        SHOAL_KERNEL=$kern "$SHOAL" step $args --out "$W/o_$kern.npy" --steps $k --threads $NCPU \
+            --simd avx512 --stats 2>&1 | grep -E "^shoal step|^sim|^forces" | tee -a "$REPORT"
+    done
+    cmp -s "$W/o_groups.npy" "$W/o_clusters.npy" && log "$name: identical bytes" ||
+        log "$name: THE KERNELS' OUTPUTS DIFFER"
+done
+stamp "issue 40: every model at its defaults, lane-pairs per boid, $NCPU threads avx512, groups vs clusters"
+for k in groups clusters; do
+    for c in steer-default-16k average-default-4k heading-default-16k classic-default-100 \
+        fov-default-4k steer-131k; do
+        SHOAL_KERNEL=$k timeout 100 "$SHOAL" bench --filter "$c/t$NCPU/avx512" --threads $NCPU \
+            --repeat 5 --peak-seconds 0 2>&1 | grep -E "^sim/" | sed "s/^/$k /" | tee -a "$REPORT"
+    done
+done
+if command -v perf >/dev/null; then
+    stamp "issue 40: where the 1M step goes, clusters, $NCPU threads (perf -e cpu-clock)"
+    SHOAL_KERNEL=clusters perf record -e cpu-clock -o "$W/clusters.perf" "$SHOAL" step \
+        --in "$W/box_1048576.npy" --out "$W/o.npy" --steps 20 --threads $NCPU --simd avx512 \
+        $(walls 1048576) >/dev/null 2>&1
+    perf report -i "$W/clusters.perf" --no-children --sort symbol 2>/dev/null | grep -v '^#' |
+        head -20 | tee -a "$REPORT"
+fi
 fi
 if has render; then
 stamp "issue 29: the renderer, 1280x720, avx512: setup / raster ms by threads (100k, 1M with LOD)"

@@ -15,11 +15,17 @@
 #include "support/scenes.h"
 #include "shoal/render.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
+
+extern char **environ;
 
 #ifndef SHOAL_BUILDTYPE
 #define SHOAL_BUILDTYPE "unknown"
@@ -55,6 +61,9 @@ static const opt_spec bench_opts[] = {
     {"threads", OPT_VALUE, "T,T,...", "1, powers of 2, all cores", "thread counts to run"},
     {"peak-seconds", OPT_VALUE, "S", "0.5", "time for measuring the FP peak (0: skip it)"},
     {"tiny", OPT_FLAG, NULL, NULL, "a few-second smoke run (for the tests)"},
+    {"plain-grid", OPT_VALUE, "PROGRAM", NULL,
+     "also time this plain-grid yardstick (run as PROGRAM -n N -s K -w 2, OMP_NUM_THREADS=T; "
+     "it prints total_ms_med=MS) on each uniform case, right after the baseline"},
 };
 #define BENCH_OPT_COUNT ((int)(sizeof bench_opts / sizeof bench_opts[0]))
 
@@ -99,6 +108,10 @@ typedef struct bench_result {
      * (30 neighbours per point), and shoal's step / the baseline's pass (issue 18: <= 0.45) */
     double baseline_ms, baseline_sort_ms, baseline_neighbours, baseline_ratio;
     int baseline_avx2;
+    /* --plain-grid: the outside yardstick's median step on the same N and threads (its own
+     * points at the same density and neighbour count), shoal's step / it, the baseline / it */
+    double plain_ms, plain_neighbours, plain_ratio, plain_baseline_ratio;
+    char plain_error[200];
     /* render */
     double render_stage_ms[4];
     double triangles_rasterized, pixels_written;
@@ -112,6 +125,7 @@ typedef struct bench_ctx {
     int quick, tiny, repeat;
     double target_s; /* time per repeat */
     const char *filter;
+    const char *plain_grid; /* --plain-grid PROGRAM, or NULL */
     int threads[16], thread_count;
     shoal_isa isas[4];
     int isa_count;
@@ -348,6 +362,91 @@ static void summarize(double *ms, int n, bench_result *r)
 
 /* ---- running a case --------------------------------------------------------------------- */
 
+/* The plain-grid yardstick of issue 40 (a program outside shoal, e.g. the shared
+ * baselines' plaingrid.cpp built): `PROGRAM -n N -s STEPS -w 2` with OMP_NUM_THREADS=T in
+ * its environment, its stdout read for `total_ms_med=MS` (its median step: sort + pass) and
+ * `nb_per_pt=K`. 0 and *ms > 0 on success; else a one-line reason in err. */
+static int run_plain_grid(const char *prog, size_t n, int threads, int steps, double *ms,
+                          double *neighbours, char *err, size_t err_size)
+{
+    char a_n[32], a_s[16], env_t[40];
+    snprintf(a_n, sizeof a_n, "%zu", n);
+    snprintf(a_s, sizeof a_s, "%d", steps);
+    snprintf(env_t, sizeof env_t, "OMP_NUM_THREADS=%d", threads);
+    char *argv[] = {(char *)prog, "-n", a_n, "-s", a_s, "-w", "2", NULL};
+    size_t env_n = 0;
+    while (environ && environ[env_n])
+        env_n++;
+    char **envp = malloc((env_n + 2) * sizeof *envp);
+    int fd[2];
+    if (!envp || pipe(fd) != 0) {
+        free(envp);
+        snprintf(err, err_size, "plain grid: cannot start %s (out of memory or pipes)", prog);
+        return 1;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < env_n; i++)
+        if (strncmp(environ[i], "OMP_NUM_THREADS=", 16) != 0)
+            envp[k++] = environ[i];
+    envp[k++] = env_t;
+    envp[k] = NULL;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) { /* the child: only async-signal-safe calls until exec */
+        dup2(fd[1], 1);
+        close(fd[0]);
+        close(fd[1]);
+        execve(prog, argv, envp);
+        _exit(127);
+    }
+    close(fd[1]);
+    free(envp);
+    if (pid < 0) {
+        close(fd[0]);
+        snprintf(err, err_size, "plain grid: cannot fork to run %s", prog);
+        return 1;
+    }
+    char out[4096];
+    size_t len = 0;
+    for (;;) { /* keep the first 4 KiB, drain the rest */
+        char tmp[1024];
+        ssize_t got = read(fd[0], tmp, sizeof tmp);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        size_t take = (size_t)got < sizeof out - 1 - len ? (size_t)got : sizeof out - 1 - len;
+        memcpy(out + len, tmp, take);
+        len += take;
+    }
+    out[len] = 0;
+    close(fd[0]);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 127) {
+        snprintf(err, err_size, "plain grid: cannot run %s", prog);
+        return 1;
+    }
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        snprintf(err, err_size, "plain grid: %s %s %d", prog,
+                 WIFEXITED(st) ? "exited with status" : "killed by signal",
+                 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+        return 1;
+    }
+    const char *t = strstr(out, "total_ms_med=");
+    char *end = NULL;
+    *ms = t ? strtod(t + 13, &end) : 0;
+    if (!t || end == t + 13 || !(*ms > 0) || !isfinite(*ms)) {
+        snprintf(err, err_size, "plain grid: %s printed no total_ms_med=MS (a time > 0)", prog);
+        return 1;
+    }
+    const char *nb = strstr(out, "nb_per_pt=");
+    *neighbours = nb ? strtod(nb + 10, NULL) : NAN;
+    return 0;
+}
+
 static void run_sim_case(bench_ctx *b, bench_result *r)
 {
     const bench_case *c = &r->c;
@@ -422,6 +521,13 @@ static void run_sim_case(bench_ctx *b, bench_result *r)
             r->baseline_neighbours = br.mean_neighbours;
             r->baseline_avx2 = br.avx2;
             r->baseline_ratio = br.median_ms > 0 ? r->median_ms / br.median_ms : 0;
+        }
+        /* the outside yardstick, same N and threads, right after (--plain-grid) */
+        if (b->plain_grid &&
+            run_plain_grid(b->plain_grid, c->n, c->threads, reps, &r->plain_ms,
+                           &r->plain_neighbours, r->plain_error, sizeof r->plain_error) == 0) {
+            r->plain_ratio = r->median_ms / r->plain_ms;
+            r->plain_baseline_ratio = r->baseline_ms > 0 ? r->baseline_ms / r->plain_ms : 0;
         }
     }
     r->lane_pairs = 0.5 * (r->lane_pairs + lp0);
@@ -720,6 +826,22 @@ static int write_json(const bench_ctx *b, const bench_result *res, int n, const 
                 json_write_number(f, r->baseline_ratio, 6);
                 fputc('}', f);
             }
+            if (r->plain_ms > 0) {
+                fprintf(f, ",\n     \"plain_grid\": {\"median_ms\": ");
+                json_write_number(f, r->plain_ms, 6);
+                fprintf(f, ", \"mean_neighbours\": ");
+                json_write_number(f, r->plain_neighbours, 6);
+                fprintf(f, ", \"ratio\": ");
+                json_write_number(f, r->plain_ratio, 6);
+                fprintf(f, ", \"baseline_ratio\": ");
+                json_write_number(f, r->plain_baseline_ratio > 0 ? r->plain_baseline_ratio : NAN,
+                                  6);
+                fputc('}', f);
+            } else if (r->plain_error[0]) {
+                fprintf(f, ",\n     \"plain_grid\": {\"error\": ");
+                json_write_string(f, r->plain_error);
+                fputc('}', f);
+            }
         } else {
             static const char *rn[4] = {"instance", "setup", "raster", "resolve"};
             fprintf(f,
@@ -856,6 +978,11 @@ static void print_result(const bench_result *r, FILE *f)
     if (r->baseline_ms > 0)
         fprintf(f, "; baseline %.3f ms (%s), ratio %.2f", r->baseline_ms,
                 r->baseline_avx2 ? "avx2" : "scalar", r->baseline_ratio);
+    if (r->plain_ms > 0)
+        fprintf(f, "; plain grid %.3f ms, ratio %.2f (baseline / plain grid %.2f)", r->plain_ms,
+                r->plain_ratio, r->plain_baseline_ratio);
+    else if (r->plain_error[0])
+        fprintf(f, "; %s", r->plain_error);
     fprintf(f, "\n");
 }
 
@@ -891,6 +1018,12 @@ int cmd_bench(int argc, char **argv)
     b->quick = options_given(&o, "quick");
     b->tiny = options_given(&o, "tiny");
     b->filter = options_get(&o, "filter");
+    b->plain_grid = options_get(&o, "plain-grid");
+    if (b->plain_grid && access(b->plain_grid, X_OK) != 0) {
+        free(b);
+        return options_fail(&o, "--plain-grid: %s is not an executable program",
+                            options_get(&o, "plain-grid"));
+    }
     long long v = b->tiny ? 3 : b->quick ? 5 : 7;
     if (options_given(&o, "repeat") && (rc = options_int(&o, "repeat", 1, 1000, &v))) {
         free(b);

@@ -151,6 +151,16 @@ static inline void vf_append(float *p, vperm m, vf v)
 {
     _mm512_storeu_ps(p, _mm512_maskz_compress_ps(m, v));
 }
+/* Lanes 4k .. 4k + 3 = p[idx[k * stride]], k < VW / 4: a value per quarter of the lanes (the
+ * cluster lists of sim/forces_cluster.h walk one candidate per cluster of 4 lanes). */
+#define SIMD_HAS_QUADS 1
+static inline vf vf_quads(const float *p, const uint32_t *idx, size_t stride)
+{
+    __m512 r = _mm512_set1_ps(p[idx[0]]);
+    r = _mm512_insertf32x4(r, _mm_broadcast_ss(p + idx[stride]), 1);
+    r = _mm512_insertf32x4(r, _mm_broadcast_ss(p + idx[2 * stride]), 2);
+    return _mm512_insertf32x4(r, _mm_broadcast_ss(p + idx[3 * stride]), 3);
+}
 /* the same, writing exactly the k = popcount(m) selected lanes (no slack needed) */
 static inline void vi_append_n(int32_t *p, vperm m, vi v, int k)
 {
@@ -421,6 +431,13 @@ static inline void vi_append(int32_t *p, vperm m, vi v)
 static inline void vf_append(float *p, vperm m, vf v)
 {
     _mm256_storeu_ps(p, _mm256_permutevar8x32_ps(v, m));
+}
+/* Lanes 4k .. 4k + 3 = p[idx[k * stride]], k < VW / 4 (AVX-512's vf_quads) */
+#define SIMD_HAS_QUADS 1
+static inline vf vf_quads(const float *p, const uint32_t *idx, size_t stride)
+{
+    return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_broadcast_ss(p + idx[0])),
+                                _mm_broadcast_ss(p + idx[stride]), 1);
 }
 static inline void vi_append_n(int32_t *p, vperm m, vi v, int k)
 {

@@ -421,9 +421,17 @@ static inline void KFN(store_state)(const shoal_sim *s, const kgroup *g, vf3 p, 
             vm near = M##_near(d2, reach2);                                                        \
             if (M##_SKIP_FAR && !vm_any(near))                                                     \
                 continue;                                                                          \
-            rule_cand c = {pos, wx[j], wy[j], wz[j], {0.0f, 0.0f, 0.0f}};                          \
-            if (M##_USES_DIR)                                                                      \
-                rule_dir(c.vx, c.vy, c.vz, c.dir);                                                 \
+            rule_cand c = {pos,                                                                    \
+                           vf_set1(wx[j]),                                                         \
+                           vf_set1(wy[j]),                                                         \
+                           vf_set1(wz[j]),                                                         \
+                           {vf_zero(), vf_zero(), vf_zero()}};                                     \
+            if (M##_USES_DIR) { /* dir_j once, as a scalar, then in every lane */                  \
+                float dj[3];                                                                       \
+                rule_dir(wx[j], wy[j], wz[j], dj);                                                 \
+                for (int d = 0; d < 3; d++)                                                        \
+                    c.dir[d] = vf_set1(dj[d]);                                                     \
+            }                                                                                      \
             vm late = M##_pair(&a, near, p, diff, d2, &c, prm, mc, variant);                       \
             if (M##_LATE) {                                                                        \
                 k->late[late_n] = j;                                                               \
@@ -615,3 +623,6 @@ void KFN(forces_range)(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f)
         i = row_end; /* the next row's first boid */
     }
 }
+
+/* The cluster-list kernel (issue 40) where this ISA has its words. */
+#include "sim/forces_cluster.h"

@@ -115,134 +115,344 @@ static inline uint32_t cell_index(const grid *g, float x, float y, float z)
     return (uint32_t)(cx + g->dims[0] * (cy + g->dims[1] * cz));
 }
 
-/* Worker threads: cell of each boid of the blocks they take (unless the last step's
- * forces wrote them: cells_valid), and each block's histogram over the cell range it
- * touches. Writes cell_of, hist rows and block_lo/hi of its blocks only. */
-__attribute__((noinline)) void grid_assign(shoal_sim *s, int thread_index)
+/* The sort's work is cut into blocks of consecutive boids (sim_block_count: from N and the
+ * thread count) so that threads can share it out. Which blocks there are never changes the
+ * result: the scatter is stable (a cell's boids land in source order whatever block counted
+ * them) and grid_scatter ends by putting each cell in input-row order. Each block counts
+ * into its own histogram over the cells it touches only, packed one after the other into
+ * `hist` (hist_width cell tables): in the steady state a block's boids lie in a narrow
+ * range of cells (its own, widened by a z-plane each way by the few boids that changed
+ * planes). When the ranges do not fit (a fresh state in row order: every block touches
+ * every cell), blocks are taken together in groups, at most hist_width of them, each over
+ * the whole range of its members. A "unit" is a block or a group: begin/end boids, lo/hi
+ * cells, and `off`, the index in hist of its counter for cell lo (of cell c: hist[off + c -
+ * lo]). */
+
+/* Worker threads: the block range [begin, end) of block `blk`. */
+static void block_range(const shoal_sim *s, int blk, int64_t *begin, int64_t *end)
 {
-    (void)thread_index;
-    const grid *g = &s->g;
-    const float *px = s->cur[0], *py = s->cur[1], *pz = s->cur[2];
-    const int fresh = !s->cells_valid;
-    int64_t b0, b1;
-    while (parallel_dynamic_next(&s->ctr_blocks, s->block_count, 1, &b0, &b1)) {
-        int64_t blk = b0;
-        int64_t begin = blk * s->block_size;
-        int64_t end = begin + s->block_size;
-        if (end > (int64_t)s->count)
-            end = (int64_t)s->count;
-        if (begin >= end) {
-            s->block_lo[blk] = 1;
-            s->block_hi[blk] = 0;
+    *begin = blk * s->block_size;
+    *end = *begin + s->block_size;
+    if (*end > (int64_t)s->count)
+        *end = (int64_t)s->count;
+    if (*begin > *end)
+        *begin = *end;
+}
+
+/* The units of this step from the blocks' cell ranges (see above): every thread of
+ * grid_assign computes the same ones (no barrier to wait for one of them). */
+static void sort_units_make(const shoal_sim *s, sort_units *u)
+{
+    const int64_t cells = s->g.cell_count;
+    int64_t total = 0;
+    for (int k = 0; k < s->block_count; k++)
+        if (s->block_lo[k] <= s->block_hi[k])
+            total += s->block_hi[k] - s->block_lo[k] + 1;
+    int per = 1; /* blocks per unit */
+    if (total > (int64_t)s->hist_width * cells)
+        per = (s->block_count + s->hist_width - 1) / s->hist_width;
+    int64_t base = 0;
+    u->count = 0;
+    for (int k0 = 0; k0 < s->block_count; k0 += per) {
+        int k1 = k0 + per < s->block_count ? k0 + per : s->block_count;
+        int64_t lo = INT64_MAX, hi = -1, b, e;
+        for (int k = k0; k < k1; k++)
+            if (s->block_lo[k] <= s->block_hi[k]) {
+                lo = s->block_lo[k] < lo ? s->block_lo[k] : lo;
+                hi = s->block_hi[k] > hi ? s->block_hi[k] : hi;
+            }
+        int n = u->count++;
+        block_range(s, k0, &b, &e);
+        u->begin[n] = b;
+        block_range(s, k1 - 1, &b, &e);
+        u->end[n] = e;
+        if (hi < 0) { /* no boids: an empty range */
+            u->lo[n] = 1;
+            u->hi[n] = 0;
+            u->off[n] = 0;
             continue;
         }
-        uint32_t lo = UINT32_MAX, hi = 0;
-        if (fresh) {
-            for (int64_t i = begin; i < end; i++) {
-                uint32_t c = cell_index(g, px[i], py[i], pz[i]);
-                s->cell_of[i] = c;
-                lo = c < lo ? c : lo;
-                hi = c > hi ? c : hi;
-            }
-        } else if (!s->part_mode) {
-            for (int64_t i = begin; i < end; i++) {
-                uint32_t c = s->cell_of[i];
-                lo = c < lo ? c : lo;
-                hi = c > hi ? c : hi;
-            }
-        } else { /* a part: slots marked SIM_CELL_NONE are dropped (part.c) */
-            for (int64_t i = begin; i < end; i++) {
-                uint32_t c = s->cell_of[i];
-                if (c == SIM_CELL_NONE)
-                    continue;
-                lo = c < lo ? c : lo;
-                hi = c > hi ? c : hi;
-            }
-            if (lo > hi) { /* every slot of the block dropped */
-                s->block_lo[blk] = 1;
-                s->block_hi[blk] = 0;
-                continue;
-            }
+        u->lo[n] = lo;
+        u->hi[n] = hi;
+        u->off[n] = base;
+        base += hi - lo + 1;
+    }
+}
+
+/* The cell of each boid of [begin, end) (unless cells_valid), and their range. */
+static void block_cells(shoal_sim *s, int64_t begin, int64_t end, int64_t *lo_out, int64_t *hi_out)
+{
+    const grid *g = &s->g;
+    const float *px = s->cur[0], *py = s->cur[1], *pz = s->cur[2];
+    uint32_t *cell_of = s->cell_of;
+    uint32_t lo = UINT32_MAX, hi = 0;
+    if (!s->cells_valid) {
+        for (int64_t i = begin; i < end; i++) {
+            uint32_t c = cell_index(g, px[i], py[i], pz[i]);
+            cell_of[i] = c;
+            lo = c < lo ? c : lo;
+            hi = c > hi ? c : hi;
         }
-        s->block_lo[blk] = lo;
-        s->block_hi[blk] = hi;
-        uint32_t *h = s->hist + blk * s->g.cell_count;
-        memset(h + lo, 0, (size_t)(hi - lo + 1) * sizeof *h);
-        if (!s->part_mode) {
-            for (int64_t i = begin; i < end; i++)
-                h[s->cell_of[i]]++;
-        } else {
-            for (int64_t i = begin; i < end; i++) {
-                uint32_t c = s->cell_of[i];
-                if (c != SIM_CELL_NONE)
-                    h[c]++;
-            }
+    } else if (!s->part_mode) {
+        for (int64_t i = begin; i < end; i++) {
+            uint32_t c = cell_of[i];
+            lo = c < lo ? c : lo;
+            hi = c > hi ? c : hi;
+        }
+    } else { /* a part: slots marked SIM_CELL_NONE are dropped (part.c) */
+        for (int64_t i = begin; i < end; i++) {
+            uint32_t c = cell_of[i];
+            if (c == SIM_CELL_NONE)
+                continue;
+            lo = c < lo ? c : lo;
+            hi = c > hi ? c : hi;
+        }
+    }
+    /* no boids, or every slot dropped: an empty range */
+    *lo_out = lo <= hi ? (int64_t)lo : 1;
+    *hi_out = lo <= hi ? (int64_t)hi : 0;
+}
+
+/* Unit n's histogram over its cell range. */
+static void unit_count_cells(shoal_sim *s, const sort_units *u, int n)
+{
+    if (u->lo[n] > u->hi[n])
+        return;
+    uint32_t *h = s->hist + u->off[n];
+    const uint32_t lo = (uint32_t)u->lo[n], *cell_of = s->cell_of;
+    memset(h, 0, (size_t)(u->hi[n] - u->lo[n] + 1) * sizeof *h);
+    if (!s->part_mode) {
+        for (int64_t i = u->begin[n]; i < u->end[n]; i++)
+            h[cell_of[i] - lo]++;
+    } else {
+        for (int64_t i = u->begin[n]; i < u->end[n]; i++) {
+            uint32_t c = cell_of[i];
+            if (c != SIM_CELL_NONE)
+                h[c - lo]++;
         }
     }
 }
 
-/* All threads of the region: per-cell totals over the blocks, their exclusive scan into
- * cell_start, then each (cell, block) counter becomes that block's first slot in the cell
- * (cell-major, block-minor order: a stable sort). */
+/* All threads of the region: the cell of each boid of the blocks they take (unless the
+ * last step's forces wrote them: cells_valid) and each block's cell range; then the units
+ * and each unit's histogram over its range. One block (a small school): its taker does all
+ * of it, no barrier. Writes cell_of, block_lo/hi, the units (thread 0) and the hist entries
+ * of the units it takes. */
+__attribute__((noinline)) void grid_assign(shoal_sim *s, int thread_index)
+{
+    int64_t b0, b1;
+    if (s->block_count == 1) {
+        if (parallel_dynamic_next(&s->ctr_blocks, 1, 1, &b0, &b1)) {
+            block_range(s, 0, &b0, &b1);
+            block_cells(s, b0, b1, &s->block_lo[0], &s->block_hi[0]);
+            sort_units_make(s, &s->units);
+            unit_count_cells(s, &s->units, 0);
+        }
+        return;
+    }
+    while (parallel_dynamic_next(&s->ctr_blocks, s->block_count, 1, &b0, &b1)) {
+        int blk = (int)b0;
+        int64_t begin, end;
+        block_range(s, blk, &begin, &end);
+        block_cells(s, begin, end, &s->block_lo[blk], &s->block_hi[blk]);
+    }
+    parallel_barrier();
+    sort_units units;
+    sort_units_make(s, &units);
+    if (thread_index == 0) /* read after the stage's barrier (grid_scan, grid_scatter) */
+        s->units = units;
+    while (parallel_dynamic_next(&s->ctr_units, units.count, 1, &b0, &b1))
+        unit_count_cells(s, &units, (int)b0);
+}
+
+/* All threads of the region, each over its share [b, e) of the cells: the totals of its
+ * cells (pass 1), their offset among all threads' (scan.c), then in one pass cell_start and
+ * each (cell, unit) counter turned into that unit's first slot in the cell: cell-major,
+ * unit-minor order, a stable sort. The units touching a thread's cells are few in the
+ * steady state (their ranges barely overlap), so the per-cell loop over them is short. */
 __attribute__((noinline)) void grid_scan(shoal_sim *s, int thread_index, int thread_count)
 {
     const int64_t cells = s->g.cell_count;
     int64_t b, e;
     parallel_split(cells, thread_index, thread_count, &b, &e);
-    for (int64_t c = b; c < e; c++)
-        s->cell_start[c] = 0;
-    for (int blk = 0; blk < s->block_count; blk++) {
-        int64_t lo = s->block_lo[blk] > b ? s->block_lo[blk] : b;
-        int64_t hi = s->block_hi[blk] + 1 < e ? s->block_hi[blk] + 1 : e;
-        const uint32_t *h = s->hist + blk * cells;
-        for (int64_t c = lo; c < hi; c++)
-            s->cell_start[c] += h[c];
+    int act[SIM_BLOCK_MAX_COUNT], na = 0;
+    for (int u = 0; u < s->units.count; u++)
+        if (s->units.lo[u] <= s->units.hi[u] && s->units.lo[u] < e && s->units.hi[u] >= b)
+            act[na++] = u;
+    uint64_t sum = 0;
+    for (int k = 0; k < na; k++) {
+        int u = act[k];
+        int64_t lo = s->units.lo[u] > b ? s->units.lo[u] : b;
+        int64_t hi = s->units.hi[u] + 1 < e ? s->units.hi[u] + 1 : e;
+        const uint32_t *h = s->hist + s->units.off[u] + (lo - s->units.lo[u]);
+        uint32_t us = 0; /* a unit counts at most N < 2^32 boids */
+        for (int64_t c = 0; c < hi - lo; c++)
+            us += h[c];
+        sum += us;
     }
-    int64_t total =
-        scan_exclusive_u32(s->cell_start, cells, s->scan_partial, thread_index, thread_count);
-    if (thread_index == 0)
-        s->cell_start[cells] = (uint32_t)total;
-    /* Per-block offsets: a cell's first slot, then each block's count in block order.
-     * Block by block over the part of its cell range in this thread's cells (in steady
-     * state the state arrives nearly sorted, so the ranges barely overlap), with
-     * cell_start[c] as the running slot of cell c: afterwards it holds the next cell's
-     * first slot, so the thread's cells shift back by one (the first saved before). */
-    if (e <= b)
-        return;
-    uint32_t first = s->cell_start[b];
-    for (int blk = 0; blk < s->block_count; blk++) {
-        int64_t lo = s->block_lo[blk] > b ? s->block_lo[blk] : b;
-        int64_t hi = s->block_hi[blk] + 1 < e ? s->block_hi[blk] + 1 : e;
-        uint32_t *h = s->hist + blk * cells;
-        for (int64_t c = lo; c < hi; c++) {
-            uint32_t v = h[c];
-            h[c] = s->cell_start[c];
-            s->cell_start[c] += v;
+    int64_t total;
+    uint64_t run = (uint64_t)scan_offset(sum, s->scan_partial, thread_index, thread_count, &total);
+    /* The cells cut into segments at the units' range ends: inside a segment the same
+     * units cover every cell (in the steady state a few: ranges overlap by the z-planes
+     * their movers reach). */
+    int64_t cut[2 * SIM_BLOCK_MAX_COUNT + 2];
+    int nc = 0;
+    cut[nc++] = b;
+    cut[nc++] = e;
+    for (int k = 0; k < na; k++) {
+        int64_t lo = s->units.lo[act[k]], hi = s->units.hi[act[k]] + 1;
+        if (lo > b && lo < e)
+            cut[nc++] = lo;
+        if (hi > b && hi < e)
+            cut[nc++] = hi;
+    }
+    for (int i = 1; i < nc; i++) /* insertion sort: a few dozen at most */
+        for (int j = i; j > 0 && cut[j - 1] > cut[j]; j--) {
+            int64_t t = cut[j];
+            cut[j] = cut[j - 1];
+            cut[j - 1] = t;
+        }
+    for (int i = 0; i + 1 < nc; i++) {
+        int64_t c0 = cut[i], c1 = cut[i + 1];
+        if (c0 == c1)
+            continue;
+        uint32_t *cover[SIM_BLOCK_MAX_COUNT]; /* in unit order: each unit's counter of c0 */
+        int ncov = 0;
+        for (int k = 0; k < na; k++) {
+            int u = act[k];
+            if (s->units.lo[u] <= c0 && s->units.hi[u] >= c0)
+                cover[ncov++] = s->hist + s->units.off[u] + (c0 - s->units.lo[u]);
+        }
+        uint32_t *cs = s->cell_start + c0;
+        if (ncov == 1) { /* the steady state's common case: one exclusive scan */
+            uint32_t *h = cover[0];
+            for (int64_t c = 0; c < c1 - c0; c++) {
+                uint32_t v = h[c];
+                cs[c] = h[c] = (uint32_t)run;
+                run += v;
+            }
+            continue;
+        }
+        for (int64_t c = 0; c < c1 - c0; c++) {
+            cs[c] = (uint32_t)run;
+            for (int k = 0; k < ncov; k++) {
+                uint32_t v = cover[k][c];
+                cover[k][c] = (uint32_t)run;
+                run += v;
+            }
         }
     }
-    memmove(s->cell_start + b + 1, s->cell_start + b, (size_t)(e - b - 1) * sizeof(uint32_t));
-    s->cell_start[b] = first;
+    if (thread_index == 0)
+        s->cell_start[cells] = (uint32_t)total;
 }
 
-/* The scatter's stores. Built with -DGRID_NT they are non-temporal (no read for ownership
- * of the destination lines, 28 of the sort's 96 bytes a boid): an experiment for machines
- * where the sort is bound by memory bandwidth (tools/device.sh PARTS=kernel times both;
- * docs/PERFORMANCE.md "Issue 28"). The bits are the same either way. */
-#if defined(__SSE2__) && defined(GRID_NT)
-#include <immintrin.h>
-#define GRID_STORE(p, v) _mm_stream_si32((int *)(p), (int)(v))
-static inline void grid_storef(float *p, float v)
-{
-    int i;
-    memcpy(&i, &v, sizeof i);
-    _mm_stream_si32((int *)p, i);
-}
-#define GRID_STOREF(p, v) grid_storef(p, v)
-#define GRID_FENCE() _mm_sfence()
+/* The scatter's stores. In the steady state (the state arrives in the last step's cell
+ * order) a block's destinations are nearly consecutive slots, so they are staged per
+ * 64-byte line in a small ring in the worker's cache (sort_ring) and a line all of whose 16
+ * slots this block wrote leaves with non-temporal stores: no read for ownership of the
+ * destination (28 of the scatter's 88 bytes a boid from memory), and no other thread can
+ * own a slot of such a line. A line left part-written (a cell shared with the next block,
+ * a boid moving far) is written slot by slot with ordinary stores, so the values and slots
+ * are exactly the plain scatter's: the bits never depend on the path. Writing each slot
+ * with a non-temporal store of its own (the experiment of issue 28) left the write-combining
+ * buffers part-filled and was 17-20x slower. */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define GRID_STAGED 1
 #else
-#define GRID_STORE(p, v) (*(p) = (v))
-#define GRID_STOREF(p, v) (*(p) = (v))
-#define GRID_FENCE() ((void)0)
+#define GRID_STAGED 0
+#endif
+
+/* 7 streams: the row and the six state floats, as 32-bit words */
+enum { SORT_STREAMS = 7, SORT_RING_LINES = 64 };
+
+typedef struct sort_ring {
+    _Alignas(64) uint32_t v[SORT_STREAMS][SORT_RING_LINES][16];
+    int64_t line[SORT_RING_LINES];  /* the destination line an entry holds, or -1 */
+    uint32_t mask[SORT_RING_LINES]; /* its slots written so far */
+} sort_ring;
+
+#if GRID_STAGED
+/* The written slots of ring entry e, with ordinary stores (a line other blocks share). */
+static void ring_put_part(sort_ring *r, int e, uint32_t *const dst[SORT_STREAMS])
+{
+    size_t base = (size_t)r->line[e] * 16;
+    for (uint32_t m = r->mask[e]; m; m &= m - 1) {
+        int b = __builtin_ctz(m);
+        for (int k = 0; k < SORT_STREAMS; k++)
+            dst[k][base + (size_t)b] = r->v[k][e][b];
+    }
+    r->mask[e] = 0;
+    r->line[e] = -1;
+}
+
+/* A whole line of every stream, non-temporal (the arrays are 64-byte aligned: alloc_array). */
+static void ring_put_line(sort_ring *r, int e, uint32_t *const dst[SORT_STREAMS])
+{
+    size_t base = (size_t)r->line[e] * 16;
+    for (int k = 0; k < SORT_STREAMS; k++) {
+        const __m128i *src = (const __m128i *)r->v[k][e];
+        __m128i *d = (__m128i *)(dst[k] + base);
+        _mm_stream_si128(d, _mm_load_si128(src));
+        _mm_stream_si128(d + 1, _mm_load_si128(src + 1));
+        _mm_stream_si128(d + 2, _mm_load_si128(src + 2));
+        _mm_stream_si128(d + 3, _mm_load_si128(src + 3));
+    }
+    r->mask[e] = 0;
+    r->line[e] = -1;
+}
+
+static inline uint32_t f2u(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* One block's stable scatter through the ring: the plain loop's slots and values. */
+static void scatter_block_staged(shoal_sim *s, uint32_t *h, uint32_t lo, int64_t begin, int64_t end,
+                                 sort_ring *r)
+{
+    const float *px = s->cur[0], *py = s->cur[1], *pz = s->cur[2];
+    const float *vx = s->cur[3], *vy = s->cur[4], *vz = s->cur[5];
+    const uint32_t *cell_of = s->cell_of, *row_cur = s->row_cur;
+    uint32_t *const dst[SORT_STREAMS] = {s->row_nxt,
+                                         (uint32_t *)s->nxt[0],
+                                         (uint32_t *)s->nxt[1],
+                                         (uint32_t *)s->nxt[2],
+                                         (uint32_t *)s->nxt[3],
+                                         (uint32_t *)s->nxt[4],
+                                         (uint32_t *)s->nxt[5]};
+    for (int e = 0; e < SORT_RING_LINES; e++) {
+        r->line[e] = -1;
+        r->mask[e] = 0;
+    }
+    const int part = s->part_mode;
+    for (int64_t i = begin; i < end; i++) {
+        if (part && cell_of[i] == SIM_CELL_NONE)
+            continue; /* a slot a part drops */
+        uint32_t slot = h[cell_of[i] - lo]++;
+        int64_t line = slot >> 4;
+        int e = (int)(line & (SORT_RING_LINES - 1)), b = (int)(slot & 15);
+        if (r->line[e] != line) {
+            if (r->mask[e])
+                ring_put_part(r, e, dst);
+            r->line[e] = line;
+        }
+        r->v[0][e][b] = row_cur[i];
+        r->v[1][e][b] = f2u(px[i]);
+        r->v[2][e][b] = f2u(py[i]);
+        r->v[3][e][b] = f2u(pz[i]);
+        r->v[4][e][b] = f2u(vx[i]);
+        r->v[5][e][b] = f2u(vy[i]);
+        r->v[6][e][b] = f2u(vz[i]);
+        if ((r->mask[e] |= 1u << b) == 0xffffu)
+            ring_put_line(r, e, dst);
+    }
+    for (int e = 0; e < SORT_RING_LINES; e++)
+        if (r->mask[e])
+            ring_put_part(r, e, dst);
+}
 #endif
 
 /* Insertion sort of one cell's entries by input row, moving every array. Cells are short
@@ -288,27 +498,47 @@ __attribute__((noinline)) void grid_scatter(shoal_sim *s, int thread_index, int 
     const uint32_t *cell_of = s->cell_of, *row_cur = s->row_cur;
     uint32_t *row_nxt = s->row_nxt;
     const int part = s->part_mode;
-    while (parallel_dynamic_next(&s->ctr_scatter, s->block_count, 1, &b0, &b1)) {
-        int64_t blk = b0;
-        int64_t begin = blk * s->block_size;
-        int64_t end = begin + s->block_size;
-        if (end > (int64_t)s->count)
-            end = (int64_t)s->count;
-        uint32_t *h = s->hist + blk * cells;
+#if GRID_STAGED
+    sort_ring ring; /* 29 KiB of this worker's stack: stays in its L1/L2 */
+    int staged_any = 0;
+#endif
+    while (parallel_dynamic_next(&s->ctr_scatter, s->units.count, 1, &b0, &b1)) {
+        int u = (int)b0;
+        int64_t begin = s->units.begin[u], end = s->units.end[u];
+        if (begin >= end)
+            continue;
+        uint32_t *h = s->hist + s->units.off[u];
+        const uint32_t lo = (uint32_t)s->units.lo[u];
+#if GRID_STAGED
+        /* nearly sorted: the unit's slots span little more than its boids (the cells of
+         * its range hold them and a few movers); else (a fresh state in row order) the
+         * plain loop, as the ring would only spill */
+        int64_t span = (int64_t)s->cell_start[s->units.hi[u] + 1] - s->cell_start[s->units.lo[u]];
+        int staged =
+            s->sort_staged == 2 || (s->sort_staged == 1 && s->count >= SIM_SORT_STAGED_MIN);
+        if (staged && span <= 2 * (end - begin) + 64) {
+            scatter_block_staged(s, h, lo, begin, end, &ring);
+            staged_any = 1;
+            continue;
+        }
+#endif
         for (int64_t i = begin; i < end; i++) {
             if (part && cell_of[i] == SIM_CELL_NONE)
                 continue; /* a slot a part drops */
-            uint32_t slot = h[cell_of[i]]++;
-            GRID_STORE(row_nxt + slot, row_cur[i]);
-            GRID_STOREF(qx + slot, px[i]);
-            GRID_STOREF(qy + slot, py[i]);
-            GRID_STOREF(qz + slot, pz[i]);
-            GRID_STOREF(wx + slot, vx[i]);
-            GRID_STOREF(wy + slot, vy[i]);
-            GRID_STOREF(wz + slot, vz[i]);
+            uint32_t slot = h[cell_of[i] - lo]++;
+            row_nxt[slot] = row_cur[i];
+            qx[slot] = px[i];
+            qy[slot] = py[i];
+            qz[slot] = pz[i];
+            wx[slot] = vx[i];
+            wy[slot] = vy[i];
+            wz[slot] = vz[i];
         }
     }
-    GRID_FENCE();
+#if GRID_STAGED
+    if (staged_any)
+        _mm_sfence(); /* the non-temporal lines before the barrier publishes them */
+#endif
     parallel_barrier();
     int64_t b, e;
     parallel_split(cells, thread_index, thread_count, &b, &e);

@@ -30,7 +30,7 @@ shoal_status part_create(const shoal_sim_desc *d, shoal_sim **out, shoal_error *
     s->count = 0;
     s->part_capacity = 1;
     s->part_cells = (size_t)s->g.cell_count;
-    s->part_hist = (size_t)s->g.cell_count * (size_t)s->block_count;
+    s->part_hist = (size_t)s->g.cell_count * (size_t)s->hist_width;
     s->part_mode = 1;
     grid_setup(&s->g, d->model, &d->params, &d->world, d->neighbors, d->boid_count);
     for (int c = 0; c < 3; c++) {
@@ -116,7 +116,7 @@ void part_cell_of(const shoal_sim *s, const float p[3], int32_t cell[3])
 static shoal_status ensure_tables(shoal_sim *s, shoal_error *err)
 {
     size_t cells = (size_t)s->g.cell_count;
-    size_t hist = cells * (size_t)s->block_count;
+    size_t hist = cells * (size_t)s->hist_width;
     if (cells + 1 > s->part_cells + 1 || s->cell_start == NULL) {
         uint32_t *cs = alloc_array(cells + 1, sizeof(uint32_t), "grid cell table", err);
         if (!cs)
@@ -222,11 +222,11 @@ static void *grow(void *old, size_t used, size_t cap, size_t size, const char *w
     return p;
 }
 
-/* Room for n boids in every array, the first `keep` slots of the current state (state, rows
- * and sort keys) kept. */
+/* Room for n boids in every array and a guard slot after them (sim.c step_body), the first
+ * `keep` slots of the current state (state, rows and sort keys) kept. */
 static shoal_status reserve(shoal_sim *s, size_t n, size_t keep, shoal_error *err)
 {
-    if (n <= s->part_capacity)
+    if (n < s->part_capacity)
         return SHOAL_OK;
     size_t cap = n + n / 2 + 64;
     for (int k = 0; k < 6; k++) {
@@ -250,14 +250,12 @@ static shoal_status reserve(shoal_sim *s, size_t n, size_t keep, shoal_error *er
     return SHOAL_OK;
 }
 
-/* The sort's blocks for the slots held now, as shoal_sim_create makes them (they never
- * change a result), and tables to match. */
+/* The sort's histograms for the slots held now, as shoal_sim_create sizes them (each step
+ * makes its blocks from the slots and the threads: they never change a result), and tables
+ * to match. */
 static shoal_status reblock(shoal_sim *s, shoal_error *err)
 {
-    int64_t blocks = (int64_t)s->count / SIM_BLOCK_MIN;
-    blocks = blocks < 1 ? 1 : blocks > SIM_BLOCK_MAX_COUNT ? SIM_BLOCK_MAX_COUNT : blocks;
-    s->block_count = (int)blocks;
-    s->block_size = ((int64_t)s->count + blocks - 1) / blocks;
+    s->hist_width = sim_hist_width(s->count);
     return ensure_tables(s, err);
 }
 

@@ -275,13 +275,43 @@ RULE_FN vf3 rule_add_extras(vf3 f, const rule_extras *x)
  * world the image of p_j nearest each lane, rule_image), its velocity and, for a model whose
  * NAME_USES_DIR is 1, its unit heading dir_j = rule_dir(v_j) (the CPU and the reference
  * compute it per candidate, the GPU once per boid in its gather: the same function, so the
- * same bits). The velocity and heading are scalars: every lane of a group walks the same
- * candidate, and a velocity is the same in every image. */
+ * same bits). A model reads them through rule_cand_p, rule_cand_v and rule_cand_dir. On the
+ * CPU and the GPU the velocity and heading are the walker's wide type (vf): the lane groups
+ * put one candidate in every lane (a velocity is the same in every image), the cluster lists
+ * (forces_cluster.h) a different candidate in each quarter of the lanes; in the float64
+ * reference they are its exact scalar (the bound's vf is not a number). */
+#if defined(SIMD_REAL_HEADER)
+typedef vreal rule_cand_t;
+#define RULE_CAND_WIDE 0
+#else
+typedef vf rule_cand_t;
+#define RULE_CAND_WIDE 1
+#endif
 typedef struct rule_cand {
     vf3 pos;
-    vreal vx, vy, vz;
-    vreal dir[3];
+    rule_cand_t vx, vy, vz;
+    rule_cand_t dir[3];
 } rule_cand;
+
+RULE_FN vf3 rule_cand_p(const rule_cand *c) { return c->pos; }
+RULE_FN vf3 rule_cand_v(const rule_cand *c)
+{
+#if RULE_CAND_WIDE
+    vf3 r = {c->vx, c->vy, c->vz};
+    return r;
+#else
+    return v3_set1(c->vx, c->vy, c->vz);
+#endif
+}
+RULE_FN vf3 rule_cand_dir(const rule_cand *c)
+{
+#if RULE_CAND_WIDE
+    vf3 r = {c->dir[0], c->dir[1], c->dir[2]};
+    return r;
+#else
+    return v3_set1(c->dir[0], c->dir[1], c->dir[2]);
+#endif
+}
 
 /* v / |v| (0 for v = 0), |v| as (x^2 + y^2) + z^2 */
 RULE_FN void rule_dir(vreal vx, vreal vy, vreal vz, vreal d[3])
@@ -302,6 +332,22 @@ RULE_FN vf3 rule_diff(vf3 p, vreal pjx, vreal pjy, vreal pjz)
     vf3 d = {vf_sub(p.x, vf_set1(pjx)), vf_sub(p.y, vf_set1(pjy)), vf_sub(p.z, vf_set1(pjz))};
     return d;
 }
+
+#if RULE_CAND_WIDE
+/* rule_dir lane by lane (the same operations, IEEE division and square root: the same bits
+ * in every lane as rule_dir of that lane's velocity) */
+RULE_FN void rule_dir_v(vf vx, vf vy, vf vz, vf d[3])
+{
+    vf vl = vf_sqrt(vf_add(vf_add(vf_mul(vx, vx), vf_mul(vy, vy)), vf_mul(vz, vz)));
+    vm pos = vf_gt(vl, vf_zero());
+    d[0] = vf_select(pos, vf_div(vx, vl), vf_zero());
+    d[1] = vf_select(pos, vf_div(vy, vl), vf_zero());
+    d[2] = vf_select(pos, vf_div(vz, vl), vf_zero());
+}
+
+/* rule_diff of a candidate per lane */
+RULE_FN vf3 rule_diff_v(vf3 p, vf3 pj) { return v3_sub(p, pj); }
+#endif
 
 /* The targets of time t_s (heading's: any model whose constants set target_count draws them):
  * target_count points uniform in the box bounds_center +- bounds_size / 2, redrawn every

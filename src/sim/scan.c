@@ -16,14 +16,9 @@ int64_t scan_exclusive_serial_u32(uint32_t *data, int64_t count)
     return (int64_t)run;
 }
 
-int64_t scan_exclusive_u32(uint32_t *data, int64_t count, int64_t *partial, int thread_index,
-                           int thread_count)
+int64_t scan_offset(uint64_t sum, int64_t *partial, int thread_index, int thread_count,
+                    int64_t *total)
 {
-    int64_t b, e;
-    parallel_split(count, thread_index, thread_count, &b, &e);
-    uint64_t sum = 0;
-    for (int64_t i = b; i < e; i++)
-        sum += data[i];
     partial[thread_index] = (int64_t)sum;
     parallel_barrier();
     if (thread_index == 0) {
@@ -36,14 +31,27 @@ int64_t scan_exclusive_u32(uint32_t *data, int64_t count, int64_t *partial, int 
         partial[thread_count] = run;
     }
     parallel_barrier();
-    uint64_t run = (uint64_t)partial[thread_index];
+    int64_t off = partial[thread_index];
+    *total = partial[thread_count];
+    /* Callers may reuse `partial` right after: nobody may still be reading it. */
+    parallel_barrier();
+    return off;
+}
+
+int64_t scan_exclusive_u32(uint32_t *data, int64_t count, int64_t *partial, int thread_index,
+                           int thread_count)
+{
+    int64_t b, e;
+    parallel_split(count, thread_index, thread_count, &b, &e);
+    uint64_t sum = 0;
+    for (int64_t i = b; i < e; i++)
+        sum += data[i];
+    int64_t total;
+    uint64_t run = (uint64_t)scan_offset(sum, partial, thread_index, thread_count, &total);
     for (int64_t i = b; i < e; i++) {
         uint32_t v = data[i];
         data[i] = (uint32_t)run;
         run += v;
     }
-    int64_t total = partial[thread_count];
-    /* Callers may reuse `partial` right after: nobody may still be reading it. */
-    parallel_barrier();
     return total;
 }

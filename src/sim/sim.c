@@ -134,7 +134,7 @@ static void first_touch(void *ctx, int t, int nt)
         s->row_cur[i] = (uint32_t)i;
     memset(s->row_nxt + b, 0, len * sizeof(uint32_t));
     memset(s->cell_of + b, 0, len * sizeof(uint32_t));
-    int64_t hn = (int64_t)s->g.cell_count * s->block_count;
+    int64_t hn = (int64_t)s->g.cell_count * s->hist_width;
     parallel_split(hn, t, nt, &b, &e);
     memset(s->hist + b, 0, (size_t)(e - b) * sizeof(uint32_t));
     parallel_split((int64_t)s->g.cell_count + 1, t, nt, &b, &e);
@@ -161,6 +161,17 @@ shoal_status shoal_sim_create(const shoal_sim_desc *desc, shoal_sim **sim_out, s
     s->desc = *desc;
     s->count = desc->boid_count;
     s->isa = (int)isa;
+    s->sort_staged = 1;
+    /* the force kernel of AVX2 and AVX-512 (the same bits either way): lane groups unless
+     * SHOAL_KERNEL=clusters (cluster lists, issue 40: docs/KERNEL_DESIGN.md) or
+     * clusters-random (cluster lists cut at random places, whatever the school's size: a test
+     * of the kernel). Lane groups stay the default until the device's figures say which is
+     * faster where (docs/KERNEL_DESIGN.md, "Status"). */
+    const char *kernel = getenv("SHOAL_KERNEL");
+    s->kernel_clusters = !kernel                                  ? 0
+                         : strcmp(kernel, "clusters") == 0        ? 1
+                         : strcmp(kernel, "clusters-random") == 0 ? 2
+                                                                  : 0;
     if ((st = prof_create(&s->prof_own, err))) {
         alloc_free(s);
         return st;
@@ -168,28 +179,22 @@ shoal_status shoal_sim_create(const shoal_sim_desc *desc, shoal_sim **sim_out, s
     s->prof = s->prof_own;
     grid_setup(&s->g, desc->model, &desc->params, &desc->world, desc->neighbors, s->count);
 
-    /* Blocks: a function of N alone (never of the thread count). */
-    int64_t n = (int64_t)s->count;
-    int64_t blocks = n / SIM_BLOCK_MIN;
-    if (blocks < 1)
-        blocks = 1;
-    if (blocks > SIM_BLOCK_MAX_COUNT)
-        blocks = SIM_BLOCK_MAX_COUNT;
-    s->block_count = (int)blocks;
-    s->block_size = (n + blocks - 1) / blocks;
+    /* The sort's histograms (its blocks follow each step's thread count: run_region) */
+    s->hist_width = sim_hist_width(s->count);
 
     size_t cnt = s->count;
     int ok = 1;
     for (int k = 0; k < 6 && ok; k++) {
-        ok = ok && (s->cur[k] = alloc_array(cnt, sizeof(float), "boid state", err));
-        ok = ok && (s->nxt[k] = alloc_array(cnt, sizeof(float), "boid state", err));
+        /* one slot more: the guard the cluster lists pad with (step_body) */
+        ok = ok && (s->cur[k] = alloc_array(cnt + 1, sizeof(float), "boid state", err));
+        ok = ok && (s->nxt[k] = alloc_array(cnt + 1, sizeof(float), "boid state", err));
     }
     ok = ok && (s->row_cur = alloc_array(cnt, sizeof(uint32_t), "boid rows", err));
     ok = ok && (s->row_nxt = alloc_array(cnt, sizeof(uint32_t), "boid rows", err));
     ok = ok && (s->cell_of = alloc_array(cnt, sizeof(uint32_t), "cell keys", err));
     ok = ok && (s->cell_start = alloc_array((size_t)s->g.cell_count + 1, sizeof(uint32_t),
                                             "grid cell table", err));
-    ok = ok && (s->hist = alloc_array((size_t)s->g.cell_count * (size_t)s->block_count,
+    ok = ok && (s->hist = alloc_array((size_t)s->g.cell_count * (size_t)s->hist_width,
                                       sizeof(uint32_t), "sort histograms", err));
     if (!ok) {
         shoal_sim_destroy(s);
@@ -253,7 +258,7 @@ shoal_status shoal_sim_set_params(shoal_sim *s, const shoal_params *params, shoa
         if (g.cell_count > s->g.cell_count) {
             uint32_t *cs =
                 alloc_array((size_t)g.cell_count + 1, sizeof(uint32_t), "grid cell table", err);
-            uint32_t *h = alloc_array((size_t)g.cell_count * (size_t)s->block_count,
+            uint32_t *h = alloc_array((size_t)g.cell_count * (size_t)s->hist_width,
                                       sizeof(uint32_t), "sort histograms", err);
             if (!cs || !h) {
                 alloc_free(cs);
@@ -487,9 +492,40 @@ static void prepare_consts(shoal_sim *s)
 typedef struct step_ctx {
     shoal_sim *s;
     forces_range_fn forces;
-    int64_t forces_chunk; /* boids per dynamic chunk of the forces stage */
+    int64_t forces_items; /* what the forces stage shares out: boids, or cluster work items */
+    int64_t forces_chunk; /* items per dynamic chunk of the forces stage */
     int sort_only;
 } step_ctx;
+
+/* The forces stage's kernel and work. With kernel_clusters (SHOAL_KERNEL=clusters), AVX2 and
+ * AVX-512 walk cluster lists (forces_cluster.h: items of a column of cells and
+ * SIM_CLUSTER_SLAB layers) on the grid, in every world (the minimum image where a vector's
+ * cells touch a periodic seam, as the lane groups take it), when the items are enough to share
+ * out; else, and on the other ISAs, lane groups of consecutive boids (forces_kernel.h). Either
+ * gives the same bits. About 16 chunks per thread so a crowded
+ * part of the school is shared out; the chunking does not change any result. */
+static void forces_plan(const shoal_sim *s, int nthreads, step_ctx *c)
+{
+    c->forces = forces_for_isa(s->isa);
+    c->forces_items = (int64_t)s->count;
+    int64_t chunk = (int64_t)s->count / ((int64_t)nthreads * 16);
+    c->forces_chunk = chunk < 64 ? 64 : chunk > 4096 ? 4096 : chunk;
+#if SHOAL_SIM_HAVE_X86_SIMD
+    const grid *g = &s->g;
+    int64_t cx = g->act_hi[0] - g->act_lo[0], cy = g->act_hi[1] - g->act_lo[1],
+            cz = g->act_hi[2] - g->act_lo[2];
+    int64_t items = cx * cy * ((cz + SIM_CLUSTER_SLAB - 1) / SIM_CLUSTER_SLAB);
+    int wide = s->isa == SHOAL_ISA_AVX2 || s->isa == SHOAL_ISA_AVX512;
+    int enough = s->kernel_clusters == 2 || items >= (int64_t)nthreads * 16;
+    if (!s->kernel_clusters || !wide || !enough || items <= 0 ||
+        s->desc.neighbors != SHOAL_NEIGHBORS_GRID)
+        return;
+    c->forces = s->isa == SHOAL_ISA_AVX512 ? forces_clusters_avx512 : forces_clusters_avx2;
+    c->forces_items = items;
+    chunk = items / ((int64_t)nthreads * 16);
+    c->forces_chunk = chunk < 1 ? 1 : chunk;
+#endif
+}
 
 /* Record a stage: per-thread busy time, and thread 0's wall time up to the barrier. With
  * the profiler on (core/profile.h) also thread 0's per-call wall time (median, max) and
@@ -543,6 +579,10 @@ static void step_body(void *p, int t, int nthreads)
         /* a part: the sort dropped the slots marked SIM_CELL_NONE (part.c) */
         if (s->part_mode)
             s->count = s->cell_start[s->g.cell_count];
+        /* the guard after the last boid: a candidate at infinity, which no radius test takes
+         * (the cluster lists pad an ended list with it: forces_cluster.h) */
+        for (int k = 0; k < 6; k++)
+            s->cur[k][s->count] = k < 3 ? INFINITY : 0.0f;
     }
     parallel_barrier();
     if (c->sort_only) {
@@ -554,7 +594,7 @@ static void step_body(void *p, int t, int nthreads)
     t_prev = timer_now_ns(); /* the swap and its barrier belong to no stage */
     int64_t b0, b1;
     sim_fault *f = &s->fault[t];
-    while (parallel_dynamic_next(&s->ctr_forces, (int64_t)s->count, c->forces_chunk, &b0, &b1))
+    while (parallel_dynamic_next(&s->ctr_forces, c->forces_items, c->forces_chunk, &b0, &b1))
         c->forces(s, b0, b1, f);
     stage_end(s, STAGE_FORCES, t, &t_prev);
     if (prof_on(s->prof, PROF_TRACE))
@@ -565,9 +605,10 @@ static void step_body(void *p, int t, int nthreads)
  * input row whose new state is not finite, or UINT32_MAX. */
 static uint32_t run_region(shoal_sim *s, int sort_only)
 {
-    step_ctx c = {.s = s, .forces = forces_for_isa(s->isa), .sort_only = sort_only};
+    step_ctx c = {.s = s, .sort_only = sort_only};
     prepare_consts(s);
     s->ctr_blocks.next = 0;
+    s->ctr_units.next = 0;
     s->ctr_scatter.next = 0;
     s->ctr_forces.next = 0;
     /* This simulation's own thread count, passed to its region: the process default is
@@ -575,14 +616,14 @@ static uint32_t run_region(shoal_sim *s, int sort_only)
     int nthreads = parallel_resolve_threads(s->desc.thread_count);
     if (nthreads > SIM_MAX_THREADS)
         nthreads = SIM_MAX_THREADS;
+    /* the sort's blocks for this many threads (they never change its result: grid.c) */
+    s->block_count = sim_block_count(s->count, nthreads);
+    s->block_size = ((int64_t)s->count + s->block_count - 1) / s->block_count;
     for (int t = 0; t < nthreads; t++) {
         s->fault[t].found = 0;
         s->fault[t].groups = s->fault[t].boids = s->fault[t].lane_pairs = s->fault[t].useful = 0;
     }
-    /* About 16 chunks per thread so a crowded part of the school is shared out, whole
-     * groups per chunk at least; the chunking does not change any result. */
-    int64_t chunk = (int64_t)s->count / ((int64_t)nthreads * 16);
-    c.forces_chunk = chunk < 64 ? 64 : chunk > 4096 ? 4096 : chunk;
+    forces_plan(s, nthreads, &c);
     parallel_region_n(step_body, &c, nthreads);
     s->stage_calls++;
     uint32_t bad_row = UINT32_MAX;

@@ -17,7 +17,7 @@
 
 /* Stages of one step, in order (shoal_sim_stage of the public API); the names are the
  * functions perf shows. grid_assign: cell of each boid + per-block histograms; grid_scan:
- * cell totals, exclusive scan, per-block offsets; grid_scatter: stable scatter, row order
+ * cell totals, their scan, per-block offsets; grid_scatter: stable scatter, row order
  * inside cells, gather; forces_*: neighbour sums, per-boid rules, integration. */
 enum {
     STAGE_ASSIGN = SHOAL_SIM_STAGE_ASSIGN,
@@ -29,10 +29,42 @@ enum {
 extern const char *const sim_stage_names[STAGE_COUNT];
 
 #define SIM_MAX_THREADS SHOAL_MAX_THREADS
-/* Boids per histogram block for the counting sort. The blocks are a function of N alone,
- * so the sort (and everything after it) is the same for any thread count. */
+/* The counting sort cuts its work into blocks of consecutive boids (grid.c): at least
+ * SIM_BLOCK_MIN boids each, at most SIM_BLOCK_PER_THREAD per thread (so threads share the
+ * scatter out, and the blocks' cell ranges overlap little on few threads) and
+ * SIM_BLOCK_MAX_COUNT in all. Which blocks there are never changes the sort's result
+ * (grid.c), so they may follow the thread count. The histograms hold at most
+ * SIM_HIST_WIDTH cell tables (sim_hist_width), packed by the blocks' cell ranges. */
 #define SIM_BLOCK_MIN 4096
-#define SIM_BLOCK_MAX_COUNT 16
+#define SIM_BLOCK_PER_THREAD 4
+#define SIM_BLOCK_MAX_COUNT 64
+#define SIM_HIST_WIDTH 16
+/* The units of one step's sort (grid.c): a block, or a group of blocks, each with its boids
+ * [begin, end), its cells [lo, hi] (lo > hi: none) and `off`, the index in hist of its
+ * counter for cell lo. */
+typedef struct sort_units {
+    int count;
+    int64_t begin[SIM_BLOCK_MAX_COUNT], end[SIM_BLOCK_MAX_COUNT];
+    int64_t lo[SIM_BLOCK_MAX_COUNT], hi[SIM_BLOCK_MAX_COUNT], off[SIM_BLOCK_MAX_COUNT];
+} sort_units;
+
+/* From this many boids the scatter writes whole lines non-temporally by default: below, the
+ * sorted state the forces read next fits the caches of a server and should stay there. */
+#define SIM_SORT_STAGED_MIN ((size_t)1 << 19)
+static inline int sim_block_count(size_t boids, int threads)
+{
+    int64_t b = (int64_t)(boids / SIM_BLOCK_MIN);
+    int64_t cap = (int64_t)threads * SIM_BLOCK_PER_THREAD;
+    b = b < cap ? b : cap;
+    b = b < SIM_BLOCK_MAX_COUNT ? b : SIM_BLOCK_MAX_COUNT;
+    return b < 1 ? 1 : (int)b;
+}
+static inline int sim_hist_width(size_t boids)
+{
+    int64_t b = (int64_t)(boids / SIM_BLOCK_MIN);
+    b = b < SIM_HIST_WIDTH ? b : SIM_HIST_WIDTH;
+    return b < 1 ? 1 : (int)b;
+}
 
 /* The uniform grid: cell size >= the largest interaction radius, so every neighbour of a
  * boid lies in its 27 cells. Cells are numbered x + nx*(y + ny*z); a row is a fixed (y, z).
@@ -150,13 +182,25 @@ struct shoal_sim {
 
     grid g;
     uint32_t *cell_start; /* cell_count + 1 entries: first slot of each cell */
-    int block_count;
-    int64_t block_size;
-    uint32_t *hist; /* block_count x cell_count counters, then offsets */
-    int64_t block_lo[SIM_BLOCK_MAX_COUNT], block_hi[SIM_BLOCK_MAX_COUNT];
+    int block_count;      /* this step's blocks: sim_block_count (set by each step) */
+    int64_t block_size;   /* boids a block */
+    int hist_width;       /* cell tables in hist: sim_hist_width(N) */
+    uint32_t *hist;       /* the units' counters over their cell ranges, then offsets (grid.c) */
+    int64_t block_lo[SIM_BLOCK_MAX_COUNT], block_hi[SIM_BLOCK_MAX_COUNT]; /* cells, or 1 > 0 */
+    sort_units units; /* this step's units: blocks, or groups of them (grid.c) */
+    /* grid_scatter stages nearly sorted blocks per cache line and writes whole lines
+     * non-temporally (2; 1, the default: when there are SIM_SORT_STAGED_MIN boids or more,
+     * a state larger than the caches) or stores slot by slot (0); tools/bench_sort and
+     * test_scan compare them: the bits are the same either way */
+    int sort_staged;
+    /* the force kernel of AVX2 and AVX-512 (sim.c forces_plan): lane groups of consecutive
+     * boids (0, the default), cluster lists where the work items are enough to share out (1:
+     * SHOAL_KERNEL=clusters), or always, clusters also cut at random (2: clusters-random,
+     * test_determinism's check that they change no bit) */
+    int kernel_clusters;
     int64_t scan_partial[SIM_MAX_THREADS + 1];
 
-    parallel_counter ctr_blocks, ctr_scatter, ctr_forces;
+    parallel_counter ctr_blocks, ctr_units, ctr_scatter, ctr_forces;
     sim_fault fault[SIM_MAX_THREADS];
     sim_work work; /* of the last step's forces */
 
@@ -258,6 +302,10 @@ int64_t scan_exclusive_u32(uint32_t *data, int64_t count, int64_t *partial, int 
                            int thread_count);
 /* Serial reference. */
 int64_t scan_exclusive_serial_u32(uint32_t *data, int64_t count);
+/* The middle of the parallel scan: every thread of the region gives the sum of its share,
+ * gets the sum of the shares of the threads before it, and the total in *total. */
+int64_t scan_offset(uint64_t sum, int64_t *partial, int thread_index, int thread_count,
+                    int64_t *total);
 
 /* Force kernels, one per ISA (forces_scalar.c, forces_avx2.c, forces_avx512.c): process
  * the groups that start in sorted boid range [b0, b1) (groups: VW boids of one grid row,
@@ -270,6 +318,12 @@ void forces_range_scalar(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *
 void forces_range_avx2(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f);
 void forces_range_avx512(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f);
 void forces_range_neon(const shoal_sim *s, int64_t b0, int64_t b1, sim_fault *f);
+/* The cluster-list kernels (forces_cluster.h): work items [i0, i1), each a column of the active
+ * cells and a slab of 16 layers (sim.c forces_plan counts them); the same outputs as the lane
+ * groups' for those items' boids. */
+void forces_clusters_avx2(const shoal_sim *s, int64_t i0, int64_t i1, sim_fault *f);
+void forces_clusters_avx512(const shoal_sim *s, int64_t i0, int64_t i1, sim_fault *f);
+#define SIM_CLUSTER_SLAB 16
 
 /* field.c: rebuild the field from the sim's obstacles and parameters; free them all. */
 shoal_status sim_field_rebuild(shoal_sim *s, shoal_error *err);

@@ -81,13 +81,13 @@ RULE_FN void rule_classic_begin(rule_cl *a, const RULE_PARAMS *prm, const RULE_C
 RULE_FN void rule_classic_add(rule_cl *a, vm m, vf3 p, vf d2, const rule_cand *c,
                               const RULE_PARAMS *prm)
 {
-    vf3 pj = c->pos;
+    vf3 pj = rule_cand_p(c);
     vf3 e = v3_sub(pj, p); /* the seed's diff = other - me */
     vf one = vf_set1(1.0f);
     vf d = vf_sqrt(d2);
     a->r1 = v3_add_masked(a->r1, m, rule_classic_repel(e, d, vf_set1(prm->sep_strength)));
     a->n1 = vf_add_masked(a->n1, m, one);
-    a->vsum = v3_add_masked(a->vsum, m, v3_set1(c->vx, c->vy, c->vz));
+    a->vsum = v3_add_masked(a->vsum, m, rule_cand_v(c));
     a->psum = v3_add_masked(a->psum, m, pj);
     a->n = vf_add_masked(a->n, m, one);
 }

@@ -71,7 +71,7 @@ RULE_FN void rule_couzin_add(rule_cz *a, vm near, vf3 diff, vf d2, const rule_ca
     vm za = vm_andnot(seen, in_o);
     a->dr = v3_add_masked(a->dr, zr, w);
     a->nr = vf_add_masked(a->nr, zr, one);
-    a->dor = v3_add_masked(a->dor, zo, v3_set1(c->dir[0], c->dir[1], c->dir[2]));
+    a->dor = v3_add_masked(a->dor, zo, rule_cand_dir(c));
     a->no = vf_add_masked(a->no, zo, one);
     a->da_neg = v3_add_masked(a->da_neg, za, w);
     a->na = vf_add_masked(a->na, za, one);

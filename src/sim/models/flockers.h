@@ -43,7 +43,7 @@ RULE_FN void rule_flockers_add(rule_fl *a, vm near, vf3 diff, vf d2, const rule_
 {
     a->coh_neg = v3_add_masked(a->coh_neg, near, diff);
     a->sep = v3_add_masked(a->sep, vm_and(near, vf_lt(d2, vf_set1(mc->k[FL_SEP2]))), diff);
-    a->match = v3_add_masked(a->match, near, v3_set1(c->vx, c->vy, c->vz));
+    a->match = v3_add_masked(a->match, near, rule_cand_v(c));
     a->n = vf_add_masked(a->n, near, vf_set1(1.0f));
 }
 

@@ -49,7 +49,7 @@ RULE_FN void rule_fov_begin(rule_fv *a, vf3 v)
 RULE_FN void rule_fov_add(rule_fv *a, vm near, vf3 p, vf3 diff, vf d2, const rule_cand *c,
                           const RULE_PARAMS *prm, const RULE_CONSTS *mc)
 {
-    vf3 pj = c->pos;
+    vf3 pj = rule_cand_p(c);
     vf3 e = v3_sub(pj, p); /* p_j - p_i */
     vf one = vf_set1(1.0f);
     a->near_n = vf_add_masked(a->near_n, near, one);
@@ -66,7 +66,7 @@ RULE_FN void rule_fov_add(rule_fv *a, vm near, vf3 p, vf3 diff, vf d2, const rul
     a->coh_n = vf_add_masked(a->coh_n, m_coh, one);
     if (vm_any(m_sep)) /* normalize(p_i - p_j) / sqrt(d^2) */
         a->sep = v3_add_masked(a->sep, m_sep, v3_div(v3_div(diff, d), d));
-    a->ali = v3_add_masked(a->ali, m_ali, v3_set1(c->vx, c->vy, c->vz));
+    a->ali = v3_add_masked(a->ali, m_ali, rule_cand_v(c));
     a->ali_n = vf_add_masked(a->ali_n, m_ali, one);
 }
 

@@ -32,7 +32,7 @@ typedef struct rule_hd {
 } rule_hd;
 
 /* The terms of a candidate that passed heading_near in some lane (dir: its dir_j). */
-RULE_FN void rule_heading_add(rule_hd *a, vm m, vf3 diff, vf d2, vf3 pj, const vreal dir[3],
+RULE_FN void rule_heading_add(rule_hd *a, vm m, vf3 diff, vf d2, vf3 pj, vf3 dir,
                               const RULE_CONSTS *mc)
 {
     vf R = vf_set1(mc->k[HD_R]);
@@ -41,7 +41,7 @@ RULE_FN void rule_heading_add(rule_hd *a, vm m, vf3 diff, vf d2, vf3 pj, const v
      * one division per pair instead of four divisions */
     vf w = vf_div(vf_sub(R, d), vf_mul(R, d));
     a->sep = v3_add_masked(a->sep, m, v3_mul(diff, w));
-    a->ali = v3_add_masked(a->ali, m, v3_set1(dir[0], dir[1], dir[2]));
+    a->ali = v3_add_masked(a->ali, m, dir);
     a->coh = v3_add_masked(a->coh, m, pj);
     a->n = vf_add_masked(a->n, m, vf_set1(1.0f));
 }
@@ -120,7 +120,7 @@ RULE_FN vm heading_pair(rule_hd *a, vm near, vf3 p, vf3 diff, vf d2, const rule_
                         const RULE_PARAMS *prm, const RULE_CONSTS *mc, int variant)
 {
     (void)p, (void)prm, (void)variant;
-    rule_heading_add(a, near, diff, d2, c->pos, c->dir, mc);
+    rule_heading_add(a, near, diff, d2, rule_cand_p(c), rule_cand_dir(c), mc);
     return near;
 }
 

@@ -96,9 +96,9 @@ RULE_FN vm rule_sa_pair(rule_sa *a, vm near, vf3 diff, vf d2, const rule_cand *c
         a->sep = v3_add_masked(a->sep, m_sep, diff);
         a->sep_n = vf_add_masked(a->sep_n, m_sep, one);
     }
-    a->ali = v3_add_masked(a->ali, m_ali, v3_set1(c->vx, c->vy, c->vz));
+    a->ali = v3_add_masked(a->ali, m_ali, rule_cand_v(c));
     a->ali_n = vf_add_masked(a->ali_n, m_ali, one);
-    a->coh = v3_add_masked(a->coh, m_coh, c->pos);
+    a->coh = v3_add_masked(a->coh, m_coh, rule_cand_p(c));
     if (!shared_mask)
         a->coh_n = vf_add_masked(a->coh_n, m_coh, one);
     return m_sep;

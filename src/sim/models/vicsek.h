@@ -115,7 +115,7 @@ RULE_FN vm vicsek_pair(rule_vk *a, vm near, vf3 p, vf3 diff, vf d2, const rule_c
                        const RULE_PARAMS *prm, const RULE_CONSTS *mc, int variant)
 {
     (void)p, (void)diff, (void)d2, (void)prm, (void)mc, (void)variant;
-    a->sum = v3_add_masked(a->sum, near, v3_set1(c->dir[0], c->dir[1], c->dir[2]));
+    a->sum = v3_add_masked(a->sum, near, rule_cand_dir(c));
     a->n = vf_add_masked(a->n, near, vf_set1(1.0f));
     return near;
 }
