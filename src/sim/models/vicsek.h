@@ -50,6 +50,38 @@ static inline vf vk_sym(vi w, float a)
     return vf_mul(vf_mul(vf_from_vi(k), vf_set1(1.0f / 8388608.0f)), vf_set1(a));
 }
 
+/* Word 0 of noise_draw(k, rows[i], 0) for the lanes i < lanes (0 past them): Philox4x32-10
+ * (Random123's philox4x32_R(10, {row, 0, step_lo, step_hi}, {seed_lo, seed_hi}), its rounds and
+ * key schedule) written over the lanes, which the compiler vectorises (32 x 32 -> 64-bit
+ * products): integer arithmetic, so the same words on any ISA. */
+static inline vi vk_draw_w0(noise_key k, const uint32_t *rows, int lanes)
+{
+    uint32_t c0[VW], c1[VW], c2[VW], c3[VW];
+    for (int i = 0; i < VW; i++) {
+        c0[i] = i < lanes ? rows[i] : 0u;
+        c1[i] = 0u;
+        c2[i] = k.step_lo;
+        c3[i] = k.step_hi;
+    }
+    uint32_t k0 = k.seed_lo, k1 = k.seed_hi;
+    for (int r = 0; r < 10; r++) {
+        for (int i = 0; i < VW; i++) {
+            uint64_t p0 = (uint64_t)0xD2511F53u * c0[i], p1 = (uint64_t)0xCD9E8D57u * c2[i];
+            uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1[i] ^ k0;
+            uint32_t n2 = (uint32_t)(p0 >> 32) ^ c3[i] ^ k1;
+            c1[i] = (uint32_t)p1;
+            c3[i] = (uint32_t)p0;
+            c0[i] = n0;
+            c2[i] = n2;
+        }
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+    int32_t w[VW];
+    memcpy(w, c0, sizeof w);
+    return vi_load(w);
+}
+
 /* noise_sincos(x, s, c) per lane */
 static inline void vk_sincos(vf x, vf *s, vf *c)
 {
@@ -114,10 +146,7 @@ RULE_FN void rule_vicsek_finish(const rule_vk *a, const RULE_PARAMS *prm, const 
     vf c, sn;
 #if VK_WIDE_NOISE
     if (plane) { /* the plane's angles and their sine and cosine VW lanes at a time */
-        int32_t w0[VW];
-        for (int i = 0; i < VW; i++)
-            w0[i] = i < x->lanes ? (int32_t)noise_draw(key, x->rows[i], 0).w[0] : 0;
-        vk_sincos(vk_sym(vi_load(w0), half), &sn, &c);
+        vk_sincos(vk_sym(vk_draw_w0(key, x->rows, x->lanes), half), &sn, &c);
         vm live = vm_first(x->lanes); /* the lanes past the group's: (1, 0) as below */
         c = vf_select(live, c, vf_set1(1.0f));
         sn = vf_select(live, sn, vf_zero());
@@ -155,9 +184,13 @@ RULE_FN void rule_vicsek_finish(const rule_vk *a, const RULE_PARAMS *prm, const 
 
 /* ---- the adapter (rules.h RULE_ADAPTER) -------------------------------------------------- */
 
-/* Every backend skips a candidate no lane is near; its pair reads dir_j (rules.h rule_cand). */
+/* Its pair reads dir_j (rules.h rule_cand). The CPU walks every listed candidate (no skip of one
+ * no lane is near: a far candidate's masked adds are +0, and a sum that starts at +0 never turns
+ * -0, so the same bits): at about a third of the lanes near (the box filter keeps the rest), the
+ * skip's branch mispredicted more than its few adds cost (-14% CPU time at 10^5 in the plane,
+ * docs/results/2026-11-28-literature-models-steps.md). */
 typedef rule_vk vicsek_acc;
-RULE_MODEL_TRAITS(vicsek, 1, 1, 0, 1, SHOAL_TERM_NONE);
+RULE_MODEL_TRAITS(vicsek, 0, 1, 0, 1, SHOAL_TERM_NONE);
 
 RULE_FN int vicsek_variant(const RULE_CONSTS *mc)
 {
