@@ -431,9 +431,12 @@ static inline __attribute__((always_inline)) void KFN(kdir)(const float *wx, con
         vf reach2 = k->reach2;                                                                     \
         M##_acc a = k->a;                                                                          \
         int late_n = k->late_n;                                                                    \
-        /* the listed candidates' unit headings, VW at a time (kdir: rule_dir's bits) */           \
+        /* a model that walks every candidate: their unit headings VW at a time (kdir: rule_dir's  \
+         * bits); one that skips the far ones: rule_dir per candidate kept (couzin: +7% when       \
+         * every listed one took kdir's) */                                                        \
+        enum { KDIR = M##_USES_DIR && !M##_SKIP_FAR };                                             \
         float dir[3][KLIST_CAP + VW];                                                              \
-        if (M##_USES_DIR)                                                                          \
+        if (KDIR)                                                                                  \
             KFN(kdir)(wx, wy, wz, list, n, dir);                                                   \
         for (int q = 0; q < n; q++) {                                                              \
             uint32_t j = list[q];                                                                  \
@@ -446,10 +449,12 @@ static inline __attribute__((always_inline)) void KFN(kdir)(const float *wx, con
             if (M##_SKIP_FAR && !vm_any(near))                                                     \
                 continue;                                                                          \
             rule_cand c = {pos, wx[j], wy[j], wz[j], {0.0f, 0.0f, 0.0f}};                          \
-            if (M##_USES_DIR) {                                                                    \
+            if (KDIR) {                                                                            \
                 c.dir[0] = dir[0][q];                                                              \
                 c.dir[1] = dir[1][q];                                                              \
                 c.dir[2] = dir[2][q];                                                              \
+            } else if (M##_USES_DIR) {                                                             \
+                rule_dir(c.vx, c.vy, c.vz, c.dir);                                                 \
             }                                                                                      \
             vm late = M##_pair(&a, near, p, diff, d2, &c, prm, mc, variant);                       \
             if (M##_LATE) {                                                                        \
