@@ -190,13 +190,12 @@ RULE_FN void rule_vicsek_finish(const rule_vk *a, const RULE_PARAMS *prm, const 
  * skip's branch mispredicted more than its few adds cost (-14% CPU time at 10^5 in the plane,
  * docs/results/2026-11-28-literature-models-steps.md). */
 typedef rule_vk vicsek_acc;
-RULE_MODEL_TRAITS(vicsek, 0, 1, 0, 1, SHOAL_TERM_NONE);
+RULE_MODEL_TRAITS(vicsek, 0, 1, 0, 2, SHOAL_TERM_NONE);
 
-RULE_FN int vicsek_variant(const RULE_CONSTS *mc)
-{
-    (void)mc;
-    return 0;
-}
+/* The CPU's variant 1 is the plane (a 2D world), where every vz is +-0, so each dir_j's z is +-0
+ * and sum.z, which starts at +0, stays +0 (+0 + -0 = +0): variant 1 leaves it out, the same
+ * bits. The GPU and the reference run variant 0. */
+RULE_FN int vicsek_variant(const RULE_CONSTS *mc) { return rule_plane(mc); }
 
 RULE_FN void vicsek_begin(rule_vk *a, const RULE_PARAMS *prm, const RULE_CONSTS *mc, vf3 p, vf3 v)
 {
@@ -212,7 +211,13 @@ RULE_FN vm vicsek_near(vf d2, vf reach2) { return vf_le(d2, reach2); }
 RULE_FN vm vicsek_pair(rule_vk *a, vm near, vf3 p, vf3 diff, vf d2, const rule_cand *c,
                        const RULE_PARAMS *prm, const RULE_CONSTS *mc, int variant)
 {
-    (void)p, (void)diff, (void)d2, (void)prm, (void)mc, (void)variant;
+    (void)p, (void)diff, (void)d2, (void)prm, (void)mc;
+    if (variant) { /* the plane: sum.z stays begin's +0 (see vicsek_variant) */
+        a->sum.x = vf_add_masked(a->sum.x, near, vf_set1(c->dir[0]));
+        a->sum.y = vf_add_masked(a->sum.y, near, vf_set1(c->dir[1]));
+        a->n = vf_add_masked(a->n, near, vf_set1(1.0f));
+        return near;
+    }
     a->sum = v3_add_masked(a->sum, near, v3_set1(c->dir[0], c->dir[1], c->dir[2]));
     a->n = vf_add_masked(a->n, near, vf_set1(1.0f));
     return near;
