@@ -273,10 +273,11 @@ RULE_FN vf3 rule_add_extras(vf3 f, const rule_extras *x)
 
 /* One candidate j of a boid: its position per lane (pos: p_j in every lane, or in a periodic
  * world the image of p_j nearest each lane, rule_image), its velocity and, for a model whose
- * NAME_USES_DIR is 1, its unit heading dir_j = rule_dir(v_j) (the CPU and the reference
- * compute it per candidate, the GPU once per boid in its gather: the same function, so the
- * same bits). The velocity and heading are scalars: every lane of a group walks the same
- * candidate, and a velocity is the same in every image. */
+ * NAME_USES_DIR is 1, its unit heading dir_j = rule_dir(v_j) (the reference computes it per
+ * candidate, the CPU per candidate or, for a model that walks every candidate, VW candidates at
+ * a time by v3_normalize (forces_kernel.h kdir), the GPU once per boid in its gather: the same
+ * arithmetic, so the same bits). The velocity and heading are scalars: every lane of a group walks
+ * the same candidate, and a velocity is the same in every image. */
 typedef struct rule_cand {
     vf3 pos;
     vreal vx, vy, vz;
