@@ -273,13 +273,14 @@ RULE_FN vf3 rule_add_extras(vf3 f, const rule_extras *x)
 
 /* One candidate j of a boid: its position per lane (pos: p_j in every lane, or in a periodic
  * world the image of p_j nearest each lane, rule_image), its velocity and, for a model whose
- * NAME_USES_DIR is 1, its unit heading dir_j = rule_dir(v_j) (the CPU and the reference
- * compute it per candidate, the GPU once per boid in its gather: the same function, so the
- * same bits). A model reads them through rule_cand_p, rule_cand_v and rule_cand_dir. On the
- * CPU and the GPU the velocity and heading are the walker's wide type (vf): the lane groups
- * put one candidate in every lane (a velocity is the same in every image), the cluster lists
- * (forces_cluster.h) a different candidate in each quarter of the lanes; in the float64
- * reference they are its exact scalar (the bound's vf is not a number). */
+ * NAME_USES_DIR is 1, its unit heading dir_j = rule_dir(v_j) (the reference computes it per
+ * candidate, the CPU per candidate or, for a model that walks every candidate, VW candidates
+ * at a time by v3_normalize (forces_kernel.h kdir), the GPU once per boid in its gather: the
+ * same arithmetic, so the same bits). A model reads them through rule_cand_p, rule_cand_v and
+ * rule_cand_dir. On the CPU and the GPU the velocity and heading are the walker's wide type (vf):
+ * the lane groups put one candidate in every lane (a velocity is the same in every image), the
+ * cluster lists (forces_cluster.h) a different candidate in each quarter of the lanes; in the
+ * float64 reference they are its exact scalar (the bound's vf is not a number). */
 #if defined(SIMD_REAL_HEADER)
 typedef vreal rule_cand_t;
 #define RULE_CAND_WIDE 0

@@ -74,15 +74,18 @@ RULE_FN void rule_flockers_finish(const rule_fl *a, const RULE_PARAMS *prm, cons
 
 /* ---- the adapter (rules.h RULE_ADAPTER) -------------------------------------------------- */
 
-/* Every backend skips a candidate no lane is near. */
+/* The CPU walks every listed candidate (no skip of one no lane is near: its masked adds are +0,
+ * and a sum that starts at +0 never turns -0, so the same bits): the skip's branch mispredicted
+ * more than the adds it saved cost (-21% CPU time at 10^5, docs/results/
+ * 2026-11-28-literature-models-steps.md). */
 typedef rule_fl flockers_acc;
-RULE_MODEL_TRAITS(flockers, 1, 0, 0, 1, SHOAL_TERM_NONE);
+RULE_MODEL_TRAITS(flockers, 0, 0, 0, 2, SHOAL_TERM_NONE);
 
-RULE_FN int flockers_variant(const RULE_CONSTS *mc)
-{
-    (void)mc;
-    return 0;
-}
+/* The CPU's variant 1 is the plane (a 2D world), where every z and vz is +-0 (the world's check
+ * of the rows, and each step's placement makes them +0): the z terms of the sums are +-0, and a
+ * sum that starts at +0 stays +0 under them (+0 + -0 = +0), so variant 1 leaves them out, the
+ * same bits with a third fewer adds. The GPU and the reference run variant 0. */
+RULE_FN int flockers_variant(const RULE_CONSTS *mc) { return rule_plane(mc); }
 
 RULE_FN void flockers_begin(rule_fl *a, const RULE_PARAMS *prm, const RULE_CONSTS *mc, vf3 p, vf3 v)
 {
@@ -101,7 +104,19 @@ RULE_FN vm flockers_near(vf d2, vf reach2)
 RULE_FN vm flockers_pair(rule_fl *a, vm near, vf3 p, vf3 diff, vf d2, const rule_cand *c,
                          const RULE_PARAMS *prm, const RULE_CONSTS *mc, int variant)
 {
-    (void)p, (void)prm, (void)variant;
+    (void)p, (void)prm;
+    if (variant) { /* the plane: the z sums stay begin's +0 (see flockers_variant) */
+        vm sep = vm_and(near, vf_lt(d2, vf_set1(mc->k[FL_SEP2])));
+        a->coh_neg.x = vf_add_masked(a->coh_neg.x, near, diff.x);
+        a->coh_neg.y = vf_add_masked(a->coh_neg.y, near, diff.y);
+        a->sep.x = vf_add_masked(a->sep.x, sep, diff.x);
+        a->sep.y = vf_add_masked(a->sep.y, sep, diff.y);
+        vf3 v = rule_cand_v(c);
+        a->match.x = vf_add_masked(a->match.x, near, v.x);
+        a->match.y = vf_add_masked(a->match.y, near, v.y);
+        a->n = vf_add_masked(a->n, near, vf_set1(1.0f));
+        return near;
+    }
     rule_flockers_add(a, near, diff, d2, c, mc);
     return near;
 }

@@ -36,6 +36,88 @@ typedef struct rule_vk {
     vf n;    /* how many (a work statistic) */
 } rule_vk;
 
+/* The CPU's wide kernels (W > 1) take the plane's draws VW lanes at a time: vk_sym and vk_sincos
+ * are core/noise.h's noise_sym and noise_sincos lane by lane, the same float operations in the
+ * same order (no FMA: -ffp-contract=off), the integer conversions as C's (truncation), the
+ * quadrant's swaps and signs exact; so the same bits as the scalar calls (docs/NOISE.md's
+ * numbers), which the scalar kernel, the GPU and the reference still make. */
+#if VW > 1 && !defined(SIMD_REAL_HEADER) && !defined(__CUDACC__)
+#define VK_WIDE_NOISE 1
+/* noise_sym(w, a) per lane: ((int32)((w >> 9) << 1) + 1 - 2^23) 2^-23 a */
+static inline vf vk_sym(vi w, float a)
+{
+    vi k = vi_add(vi_sll(vi_srl(w, 9), 1), vi_set1(1 - 8388608));
+    return vf_mul(vf_mul(vf_from_vi(k), vf_set1(1.0f / 8388608.0f)), vf_set1(a));
+}
+
+/* Word 0 of noise_draw(k, rows[i], 0) for the lanes i < lanes (0 past them): Philox4x32-10
+ * (Random123's philox4x32_R(10, {row, 0, step_lo, step_hi}, {seed_lo, seed_hi}), its rounds and
+ * key schedule) written over the lanes, which the compiler vectorises (32 x 32 -> 64-bit
+ * products): integer arithmetic, so the same words on any ISA. */
+static inline vi vk_draw_w0(noise_key k, const uint32_t *rows, int lanes)
+{
+    uint32_t c0[VW], c1[VW], c2[VW], c3[VW];
+    for (int i = 0; i < VW; i++) {
+        c0[i] = i < lanes ? rows[i] : 0u;
+        c1[i] = 0u;
+        c2[i] = k.step_lo;
+        c3[i] = k.step_hi;
+    }
+    uint32_t k0 = k.seed_lo, k1 = k.seed_hi;
+    for (int r = 0; r < 10; r++) {
+        for (int i = 0; i < VW; i++) {
+            uint64_t p0 = (uint64_t)0xD2511F53u * c0[i], p1 = (uint64_t)0xCD9E8D57u * c2[i];
+            uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1[i] ^ k0;
+            uint32_t n2 = (uint32_t)(p0 >> 32) ^ c3[i] ^ k1;
+            c1[i] = (uint32_t)p1;
+            c3[i] = (uint32_t)p0;
+            c0[i] = n0;
+            c2[i] = n2;
+        }
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+    int32_t w[VW];
+    memcpy(w, c0, sizeof w);
+    return vi_load(w);
+}
+
+/* noise_sincos(x, s, c) per lane */
+static inline void vk_sincos(vf x, vf *s, vf *c)
+{
+    vf qf = vf_mul(x, vf_set1(0.636619772367581343f));
+    vm in = vm_and(vf_gt(qf, vf_set1(-8192.0f)), vf_lt(qf, vf_set1(8192.0f)));
+    qf = vf_select(in, qf, vf_zero());
+    vf up = vf_from_vi(vi_trunc(vf_add(qf, vf_set1(0.5f))));
+    vf down = vf_minus(vf_from_vi(vi_trunc(vf_sub(vf_set1(0.5f), qf))));
+    qf = vf_select(vf_ge(qf, vf_zero()), up, down);
+    vi q = vi_trunc(qf);
+    vf t = vf_sub(x, vf_mul(qf, vf_set1(1.5703125f)));
+    t = vf_sub(t, vf_mul(qf, vf_set1(4.837512969970703125e-4f)));
+    t = vf_sub(t, vf_mul(qf, vf_set1(7.54978995489188216e-8f)));
+    /* noise_sincos_small */
+    vf z = vf_mul(t, t);
+    vf ps = vf_set1(-1.9515295891e-4f);
+    ps = vf_add(vf_mul(ps, z), vf_set1(8.3321608736e-3f));
+    ps = vf_sub(vf_mul(ps, z), vf_set1(1.6666654611e-1f));
+    vf s0 = vf_add(vf_mul(vf_mul(ps, z), t), t);
+    vf pc = vf_set1(2.443315711809948e-5f);
+    pc = vf_sub(vf_mul(pc, z), vf_set1(1.388731625493765e-3f));
+    pc = vf_add(vf_mul(pc, z), vf_set1(4.166664568298827e-2f));
+    vf c0 = vf_add(vf_sub(vf_mul(vf_mul(pc, z), z), vf_mul(vf_set1(0.5f), z)), vf_set1(1.0f));
+    /* noise_quadrant: q odd swaps the pair; s is negated for q & 2, c for q = 1 or 2 */
+    vi one = vi_set1(1), two = vi_set1(2);
+    vm swap = vi_eq(vi_and(q, one), one);
+    vm neg_s = vi_eq(vi_and(q, two), two);
+    vm neg_c = vi_eq(vi_and(vi_add(q, one), two), two); /* q & 3 = 1 or 2 (two's complement) */
+    vf a = vf_select(swap, c0, s0), b = vf_select(swap, s0, c0);
+    *s = vf_select(neg_s, vf_minus(a), a);
+    *c = vf_select(neg_c, vf_minus(b), b);
+}
+#else
+#define VK_WIDE_NOISE 0
+#endif
+
 /* The sum's direction (or the own heading for a sum of length 0; the extras, when on, added
  * first), turned by the boid's draw: in the plane by noise_sym(w0, eta/2) (noise_turn2's
  * rotation), in 3D onto the cap of noise_cap; v = speed * unit(heading), and the position moves
@@ -61,19 +143,31 @@ RULE_FN void rule_vicsek_finish(const rule_vk *a, const RULE_PARAMS *prm, const 
     noise_key key = rule_noise_key(mc);
     float half = (float)prm->noise * 0.5f, cap_cos = (float)mc->k[VK_CAP_COS];
     vreal q[4][VW];
-    for (int i = 0; i < VW; i++) {
-        float d[4] = {1.0f, 0.0f, 1.0f, 0.0f};
-        if (i < x->lanes) {
-            noise_bits b = noise_draw(key, x->rows[i], 0);
-            if (plane)
-                noise_sincos(noise_sym(b.w[0], half), &d[1], &d[0]);
-            else
-                noise_cap_parts(b, cap_cos, d);
+    vf c, sn;
+#if VK_WIDE_NOISE
+    if (plane) { /* the plane's angles and their sine and cosine VW lanes at a time */
+        vk_sincos(vk_sym(vk_draw_w0(key, x->rows, x->lanes), half), &sn, &c);
+        vm live = vm_first(x->lanes); /* the lanes past the group's: (1, 0) as below */
+        c = vf_select(live, c, vf_set1(1.0f));
+        sn = vf_select(live, sn, vf_zero());
+    } else
+#endif
+    {
+        for (int i = 0; i < VW; i++) {
+            float d[4] = {1.0f, 0.0f, 1.0f, 0.0f};
+            if (i < x->lanes) {
+                noise_bits b = noise_draw(key, x->rows[i], 0);
+                if (plane)
+                    noise_sincos(noise_sym(b.w[0], half), &d[1], &d[0]);
+                else
+                    noise_cap_parts(b, cap_cos, d);
+            }
+            for (int k = 0; k < 4; k++)
+                q[k][i] = d[k];
         }
-        for (int k = 0; k < 4; k++)
-            q[k][i] = d[k];
+        c = vf_load_n(q[0], VW);
+        sn = vf_load_n(q[1], VW);
     }
-    vf c = vf_load_n(q[0], VW), sn = vf_load_n(q[1], VW);
     vf3 nh;
     if (plane) {
         nh = rule_turn2(m, c, sn);
@@ -90,15 +184,18 @@ RULE_FN void rule_vicsek_finish(const rule_vk *a, const RULE_PARAMS *prm, const 
 
 /* ---- the adapter (rules.h RULE_ADAPTER) -------------------------------------------------- */
 
-/* Every backend skips a candidate no lane is near; its pair reads dir_j (rules.h rule_cand). */
+/* Its pair reads dir_j (rules.h rule_cand). The CPU walks every listed candidate (no skip of one
+ * no lane is near: a far candidate's masked adds are +0, and a sum that starts at +0 never turns
+ * -0, so the same bits): at about a third of the lanes near (the box filter keeps the rest), the
+ * skip's branch mispredicted more than its few adds cost (-14% CPU time at 10^5 in the plane,
+ * docs/results/2026-11-28-literature-models-steps.md). */
 typedef rule_vk vicsek_acc;
-RULE_MODEL_TRAITS(vicsek, 1, 1, 0, 1, SHOAL_TERM_NONE);
+RULE_MODEL_TRAITS(vicsek, 0, 1, 0, 2, SHOAL_TERM_NONE);
 
-RULE_FN int vicsek_variant(const RULE_CONSTS *mc)
-{
-    (void)mc;
-    return 0;
-}
+/* The CPU's variant 1 is the plane (a 2D world), where every vz is +-0, so each dir_j's z is +-0
+ * and sum.z, which starts at +0, stays +0 (+0 + -0 = +0): variant 1 leaves it out, the same
+ * bits. The GPU and the reference run variant 0. */
+RULE_FN int vicsek_variant(const RULE_CONSTS *mc) { return rule_plane(mc); }
 
 RULE_FN void vicsek_begin(rule_vk *a, const RULE_PARAMS *prm, const RULE_CONSTS *mc, vf3 p, vf3 v)
 {
@@ -114,8 +211,15 @@ RULE_FN vm vicsek_near(vf d2, vf reach2) { return vf_le(d2, reach2); }
 RULE_FN vm vicsek_pair(rule_vk *a, vm near, vf3 p, vf3 diff, vf d2, const rule_cand *c,
                        const RULE_PARAMS *prm, const RULE_CONSTS *mc, int variant)
 {
-    (void)p, (void)diff, (void)d2, (void)prm, (void)mc, (void)variant;
-    a->sum = v3_add_masked(a->sum, near, rule_cand_dir(c));
+    (void)p, (void)diff, (void)d2, (void)prm, (void)mc;
+    vf3 dir = rule_cand_dir(c);
+    if (variant) { /* the plane: sum.z stays begin's +0 (see vicsek_variant) */
+        a->sum.x = vf_add_masked(a->sum.x, near, dir.x);
+        a->sum.y = vf_add_masked(a->sum.y, near, dir.y);
+        a->n = vf_add_masked(a->n, near, vf_set1(1.0f));
+        return near;
+    }
+    a->sum = v3_add_masked(a->sum, near, dir);
     a->n = vf_add_masked(a->n, near, vf_set1(1.0f));
     return near;
 }
