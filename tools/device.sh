@@ -66,7 +66,9 @@ OUT=${OUT:-$ROOT/out/device}
 # plaingrid (issue 40: shoal bench's baseline against the plain-grid yardstick, same run:
 # PLAINGRID=path/to/plaingrid.cpp, the project's shared baselines; default: a shared/ copy in
 # the working tree), clusters (issue 40: the cluster-list kernel against the lane groups, same
-# run: its tests, 1M with the plain grid, 1M and 4M stages, every model's lane-pairs, a profile)
+# run: its tests, 1M with the plain grid, 1M and 4M stages, every model's lane-pairs, a profile),
+# kernelpick (issue 40, short: steer 1M at density 0.5 on every core, AVX-512, the lane groups and
+# the cluster lists alternately, REPS=3 runs of 20 steps each: the forces' and the step's median)
 PARTS=${PARTS:-test parity time bench}
 NCPU=$(nproc)
 SUITE="not run" GPU_TEST="not run"
@@ -387,6 +389,20 @@ fi
 # unit area), each as one process x 16 threads, 2x8 and 4x4 bound to cores (as mpi42 binds),
 # 20 steps, the median step of REPS=3 interleaved runs; every split's output against one
 # process's in the same world (cmp). CSV $OUT/mpiworlds.csv, the runs' --stats in the report.
+if has kernelpick; then
+stamp "issue 40: the default kernel against the cluster lists, ${NKP:-1048576} steer boids, $NCPU threads"
+SK=$(python3 tools/gen_box.py ${NKP:-1048576} "$W/kp.npy" --density 0.5)
+for q in $(seq 1 "${REPS:-3}"); do
+    for kern in groups clusters; do
+        env $([ $kern = clusters ] && echo SHOAL_KERNEL=clusters) OMP_PROC_BIND=close OMP_PLACES=cores \
+            "$SHOAL" step --in "$W/kp.npy" --out "$W/kp_$kern.npy" --steps 20 --set wall_size=$SK,$SK,$SK \
+            --stats 2>"$W/kp_${kern}_$q.txt" >/dev/null
+        log "kernel $kern run $q: forces median $(awk '$1 == "sim/forces" {print $5}' "$W/kp_${kern}_$q.txt") ms, step $(awk '$1 == "sim" {print $3}' "$W/kp_${kern}_$q.txt") ms; $(grep '^forces (last step)' "$W/kp_${kern}_$q.txt")"
+    done
+    cmp -s "$W/kp_groups.npy" "$W/kp_clusters.npy" && log "run $q: the same bytes" || log "run $q: DIFFERENT bytes"
+done
+fi
+
 if has mpiworlds; then
 stamp "issue 38: periodic and 2D worlds under MPI, 1M steer: walled, torus, 2D torus as 1x16, 2x8, 4x4"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
