@@ -637,6 +637,22 @@ if mpi 3 run --headless --frames 2 --count 1000 --out notadir/f/x >run.out 2>run
   fail "run --out into a file under MPI: $(cat run.err)"
 fi
 
+# A uniform box of 60,000 boids at 2 ranks x 2 threads: many boids leave each part every
+# step, so the sort drops their slots and the forces must share out only the boids left (the
+# lane groups once walked ranges past the last one, reading past the grid's cell table: seen
+# at 1M on the device as a crash of one rank in ten runs, every run under ASan here).
+SBIG=$("$PY" "$(dirname "$0")/../tools/gen_box.py" 60000 big60.npy --density 0.5) || fail "gen_box"
+"$S" step --in big60.npy --out big60.ref.npy --steps 6 --threads 2 \
+  --set wall_size="$SBIG,$SBIG,$SBIG" 2>/dev/null || fail "60k box: one process"
+if ! mpi 2 step --in big60.npy --out big60.2.npy --steps 6 --threads 2 \
+  --set wall_size="$SBIG,$SBIG,$SBIG" 2>big60.err; then
+  fail "60k box, 2 ranks x 2 threads failed: $(tail -5 big60.err)"
+elif ! cmp -s big60.ref.npy big60.2.npy; then
+  fail "60k box, 2 ranks x 2 threads differ from one process"
+else
+  echo "ok: 60k box, boids leaving every part, 2 ranks x 2 threads"
+fi
+
 # ---- issue 33: files, messages and launches under mpirun ----------------------------------
 "$S" init --count 2000 --seed 3 --out in33.npy 2>/dev/null || fail "init in33"
 "$S" step --in in33.npy --out ref33.npy --steps 3 || fail "step ref33"

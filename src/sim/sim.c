@@ -492,8 +492,9 @@ static void prepare_consts(shoal_sim *s)
 typedef struct step_ctx {
     shoal_sim *s;
     forces_range_fn forces;
-    int64_t forces_items; /* what the forces stage shares out: boids, or cluster work items */
-    int64_t forces_chunk; /* items per dynamic chunk of the forces stage */
+    int64_t forces_items;       /* what the forces stage shares out: boids, or cluster work items */
+    int64_t forces_chunk;       /* items per dynamic chunk of the forces stage */
+    int forces_items_are_boids; /* the lane groups' items (not the cluster lists' cells) */
     int sort_only;
 } step_ctx;
 
@@ -508,6 +509,7 @@ static void forces_plan(const shoal_sim *s, int nthreads, step_ctx *c)
 {
     c->forces = forces_for_isa(s->isa);
     c->forces_items = (int64_t)s->count;
+    c->forces_items_are_boids = 1;
     int64_t chunk = (int64_t)s->count / ((int64_t)nthreads * 16);
     c->forces_chunk = chunk < 64 ? 64 : chunk > 4096 ? 4096 : chunk;
 #if SHOAL_SIM_HAVE_X86_SIMD
@@ -522,6 +524,7 @@ static void forces_plan(const shoal_sim *s, int nthreads, step_ctx *c)
         return;
     c->forces = s->isa == SHOAL_ISA_AVX512 ? forces_clusters_avx512 : forces_clusters_avx2;
     c->forces_items = items;
+    c->forces_items_are_boids = 0;
     chunk = items / ((int64_t)nthreads * 16);
     c->forces_chunk = chunk < 1 ? 1 : chunk;
 #endif
@@ -577,8 +580,13 @@ static void step_body(void *p, int t, int nthreads)
         s->row_cur = s->row_nxt;
         s->row_nxt = tr;
         /* a part: the sort dropped the slots marked SIM_CELL_NONE (part.c) */
-        if (s->part_mode)
+        if (s->part_mode) {
             s->count = s->cell_start[s->g.cell_count];
+            /* the lane groups share out boids: those that are left (forces_plan counted them
+             * before the sort; a range past the last would walk rows past the grid's end) */
+            if (c->forces_items_are_boids && c->forces_items > (int64_t)s->count)
+                c->forces_items = (int64_t)s->count;
+        }
         /* the guard after the last boid: a candidate at infinity, which no radius test takes
          * (the cluster lists pad an ended list with it: forces_cluster.h) */
         for (int k = 0; k < 6; k++)
