@@ -183,11 +183,21 @@ size_t app_outside_count(const shoal_sim_desc *d, const float *px, const float *
         lo[k] = w.lo[k] - m;
         hi[k] = w.hi[k] + m;
     }
+    /* a periodic axis has no walls (docs/WORLD.md): a boid anywhere along it is in the world,
+     * and a boundary sphere acts on the other axes only */
+    double on[3];
+    for (int k = 0; k < 3; k++) {
+        on[k] = shoal_world_axis_periodic(&d->world, k) ? 0.0 : 1.0;
+        if (on[k] == 0.0) {
+            lo[k] = -INFINITY;
+            hi[k] = INFINITY;
+        }
+    }
     size_t out = 0;
     for (size_t i = 0; i < n; i++) {
         double x = px[i * stride], y = py[i * stride], z = pz[i * stride];
         if (w.sphere) {
-            double dx = x - w.c[0], dy = y - w.c[1], dz = z - w.c[2];
+            double dx = on[0] * (x - w.c[0]), dy = on[1] * (y - w.c[1]), dz = on[2] * (z - w.c[2]);
             out += dx * dx + dy * dy + dz * dz > r2;
         } else {
             out += x < lo[0] || x > hi[0] || y < lo[1] || y > hi[1] || z < lo[2] || z > hi[2];
