@@ -620,7 +620,14 @@ static void check_wait_policy(const char *policy, const char *spin)
     assert_non_null(rt);
     assert_non_null(wt);
     printf("# runtime %s, wait: %s\n", rt, wt);
-    if (policy || spin) {
+    if (strcmp(rt, "none") == 0) {
+        /* a build without OpenMP: one thread, nothing waits, the program chooses nothing,
+         * whatever the environment says */
+        if (sd)
+            fail_msg("without OpenMP the program chose a wait (%s)", sd);
+        if (strncmp(wt, "no OpenMP", 9) != 0)
+            fail_msg("wait '%s' without OpenMP", wt);
+    } else if (policy || spin) {
         if ((policy && (!wp || strcmp(wp, policy) != 0)) || (!policy && wp))
             fail_msg("OMP_WAIT_POLICY %s in the JSON, %s set", wp ? wp : "null",
                      policy ? policy : "none");
