@@ -9,8 +9,10 @@
  * run("ARGS ...") runs `shoal ARGS` (a shell fragment: quotes, redirections and pipes work)
  * in the scratch directory with standard input from /dev/null; stdout goes to stdout.txt
  * and into g_out, stderr to stderr.txt and into g_err (with g_merge_output set, both go to
- * out.txt and g_out, as a terminal shows them). Lines a sanitizer adds ("==PID==...") are
- * dropped from g_err: they are not the program's message. The exit code is the shell's:
+ * out.txt and g_out, as a terminal shows them). Lines a sanitizer adds ("==PID==...") and
+ * those of gcov's counters in the coverage build ("libgcov profiling error:...", seen when a
+ * test's file-size limit stops them being written at exit) are dropped from g_err: they are
+ * not the program's message. The exit code is the shell's:
  * 128 + N for a program killed by signal N. run_with(PREFIX, ...) first runs the shell
  * commands PREFIX in the same subshell (ulimit, say); g_env is put before the program
  * (environment assignments). sh("...") runs any shell command there with $S = shoal. In a
@@ -66,7 +68,7 @@ static inline int cli_shell(const char *body)
     for (char *l = g_err; *l;) {
         char *nl = strchr(l, '\n');
         size_t len = nl ? (size_t)(nl - l) + 1 : strlen(l);
-        if (l[0] == '=' && l[1] == '=')
+        if ((l[0] == '=' && l[1] == '=') || !strncmp(l, "libgcov profiling error:", 24))
             memmove(l, l + len, strlen(l + len) + 1);
         else
             l += len;
