@@ -42,14 +42,15 @@ int test_exit(int failed);
 static const shoal_isa test_isas[TEST_ISA_COUNT] = TEST_ISA_LIST;
 
 /* TEST_LONG(full, short): a loop's length (steps, cases) in the gcc suite and in a sanitizer
- * build (tests/meson.build sets SHOAL_TEST_SANITIZED). Under ASan + UBSan on 2 cores every
- * step costs several times more, and what the sanitizers look for (a bad access, a leak,
- * undefined arithmetic) shows in the first steps; the long runs that look for a lane or an
+ * or coverage build (tests/meson.build sets SHOAL_TEST_SHORT). Under ASan + UBSan on 2 cores
+ * every step costs several times more, and what the sanitizers look for (a bad access, a leak,
+ * undefined arithmetic) shows in the first steps; the coverage build (the smallest one) counts
+ * which lines run, which the length does not change. The long runs that look for a lane or an
  * order bug after many steps are the gcc suite's (and the ARM check's). */
-#ifndef SHOAL_TEST_SANITIZED
-#define SHOAL_TEST_SANITIZED 0
+#ifndef SHOAL_TEST_SHORT
+#define SHOAL_TEST_SHORT 0
 #endif
-#define TEST_LONG(full, short) (SHOAL_TEST_SANITIZED ? (short) : (full))
+#define TEST_LONG(full, short) (SHOAL_TEST_SHORT ? (short) : (full))
 
 /* The tests that check every ISA run as one meson case per ISA (tests/meson.build:
  * `test_render` checks scalar and what does not depend on the ISA, `test_render:avx2` and

@@ -144,7 +144,7 @@ static void test_f03_two_sweeps_one_dir(void **state)
 
 /* A sweep whose members take a while (about a second each here; under ASan + UBSan a
  * quarter of the steps take as long). */
-static const char *slow_sweep = SHOAL_TEST_SANITIZED
+static const char *slow_sweep = SHOAL_TEST_SHORT
                                     ? "--vary sep_weight=1,2 --seeds 1..3 --count 5000 --steps 60 "
                                       "--every 20 --jobs 2 --threads 2 --set init_pos_radius=6 "
                                       "--quiet"
