@@ -128,7 +128,8 @@ static void test_cluster_lists(void **state)
             n = 1500;
             rows = scene_clustered(n, 3, 2.0f * k_, 10.0f * k_, m == SHOAL_MODEL_FOV ? 0.1f : 2.0f,
                                    800 + (uint64_t)m);
-            check_model((shoal_model)m, rows, n, k == 0 ? 100 : 30, 0);
+            check_model((shoal_model)m, rows, n, k == 0 ? TEST_LONG(100, 30) : TEST_LONG(30, 15),
+                        0);
             free(rows);
         }
     }

@@ -6,9 +6,10 @@
 # all boids in one rank's brick; more ranks than cells along an axis (a clear error); a
 # rank that cannot open its part of the file (every rank fails, nothing is written).
 # Usage: test_mpi.sh SHOAL_EXE MPI_BUILT(0|1) [SANITIZE]   Exit 77 (skip) without MPI or
-# mpirun. SANITIZE (meson's b_sanitize) other than "none": a shorter run (40 steps where the
-# full run has 200; each case at the largest of its rank counts only, R = 4 where the full
-# run has 1..4; no 5 or 8 ranks), since every rank runs under ASan on 2 cores: the sanitizers
+# mpirun. SANITIZE (meson's b_sanitize) other than "none": a shorter run (20 steps where the
+# full run has 200, 10 for the clumped states' 40; each case at the largest of its rank
+# counts only, R = 4 where the full run has 1..4; no 5 or 8 ranks), since every rank runs
+# under ASan on 2 cores: the sanitizers
 # look for bad accesses and leaks, which the largest split (halos on the most faces) shows;
 # the byte identity of every split is the gcc suite's.
 # Kept small for a 2-core machine: N = 1500-3000; 200 steps for every model's uniform state
@@ -36,9 +37,9 @@ if [ -z "$PY" ]; then
   echo "SKIP: no python3 with numpy to make the states"
   exit 77
 fi
-LONG=200 ALL_RANKS="1 2 3 4" MANY_RANKS="5 6 8" RUN_RANKS="2 3" SAN=0
+LONG=200 CLUMP=40 ALL_RANKS="1 2 3 4" MANY_RANKS="5 6 8" RUN_RANKS="2 3" SAN=0
 if [ "${3:-none}" != none ]; then
-  LONG=40 ALL_RANKS="4" MANY_RANKS="" RUN_RANKS="3" SAN=1
+  LONG=20 CLUMP=10 ALL_RANKS="4" MANY_RANKS="" RUN_RANKS="3" SAN=1
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # one core per rank is not there: no binding, and let ranks share cores politely
@@ -156,7 +157,7 @@ for m in $MODELS; do
   check_step "uniform_$m" "$m" "$LONG" "uniform_$m.npy"
 done
 for m in $MODELS; do
-  check_step "clumped_$m" "$m" 40 "clumped_$m.npy"
+  check_step "clumped_$m" "$m" "$CLUMP" "clumped_$m.npy"
 done
 # a model whose own start is a ball of a few cells (steer's, average's): all boids in one
 # rank's brick

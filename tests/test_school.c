@@ -56,8 +56,9 @@ static void test_default_scene_orders(void **state)
 {
     (void)state;
     const char *sc = SHOAL_SOURCE_ROOT "/assets/scenes/school.ini";
-    /* under the sanitizers (a step costs ~10x there) the first 20 s; the gcc suite the minute */
-    const int checks = SHOAL_TEST_SHORT ? 2 : 6;
+    /* in the short suites (a step costs ~10x under the sanitizers) the first 10 s; the gcc suite
+     * the minute */
+    const int checks = SHOAL_TEST_SHORT ? 1 : 6;
     assert_int_equal(run("init --scene %s --out s0.npy", sc), 0);
     assert_int_equal(run("step --scene %s --in s0.npy --out s60.npy --steps %d --every 600 "
                          "--out-dir hold --quiet",
