@@ -9,9 +9,8 @@ bit). Per eta: the seeds' mean and spread of v_a and the susceptibility N var(v_
 the slope of log v_a against log((eta_c - eta) / eta_c), two ways:
   peak: eta_c where the susceptibility peaks, the fit over 0 < (eta_c - eta) / eta_c <= WINDOW
         (the notebook's method; eta_c one grid step either side in brackets);
-  line: the same points below the peak for every candidate eta_c (above the last of them, up
-        to two grid steps past the peak), eta_c where the log-log fit's residual is smallest:
-        the three-parameter power law A ((eta_c - eta) / eta_c)^beta fitted by least squares.
+  and the same fit for every eta_c of the grid from the peak on: where the data leave eta_c
+        loose (a transition smeared by the finite size), this shows how far beta moves with it.
 Usage: PYTHONPATH=build-release/src/python tools/vicsek_beta.py [--sizes 4000:31.6] \\
          [--etas 1.5:3.5:0.1] [--seeds 4] [--steps 12000] [--burn 4000] [--jobs 2] [--csv F]
        tools/vicsek_beta.py --small   (a few seconds: what the test suite runs)
@@ -85,6 +84,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--csv", help="write every run's row here")
     ap.add_argument("--small", action="store_true", help="a few seconds (the test suite's)")
+    ap.add_argument("--from-csv", help="analyse the rows of an earlier --csv instead of running")
     a = ap.parse_args()
     if a.small:
         a.sizes, a.etas, a.seeds, a.steps, a.burn, a.every = "100:5", "0.5:5:0.5", 2, 400, 200, 20
@@ -95,15 +95,26 @@ def main():
     jobs = [(n, L, e, s, a.steps, a.burn, a.every, 1) for n, L in sizes for e in etas
             for s in range(1, a.seeds + 1)]
     t0 = time.perf_counter()
-    if a.jobs > 1:
+    if a.from_csv:
+        d = np.genfromtxt(a.from_csv, delimiter=",", names=True, ndmin=1)
+        rows = [(int(r["n"]), float(r["L"]), float(r["eta"]), int(r["seed"]), float(r["va_mean"]),
+                 float(r["va_var"])) for r in d]
+        sizes = sorted({(r[0], r[1]) for r in rows})
+        etas = sorted({r[2] for r in rows})
+        a.seeds = len({r[3] for r in rows})
+    elif a.jobs > 1:
         with multiprocessing.Pool(a.jobs) as pool:
             rows = pool.map(run_one, jobs)
     else:
         rows = [run_one(j) for j in jobs]
-    print(f"{len(rows)} runs ({a.seeds} seeds x {len(etas)} etas x {len(sizes)} sizes), "
-          f"{a.steps} steps each, v_a averaged after {a.burn} every {a.every}: "
-          f"{time.perf_counter() - t0:.0f} s on {a.jobs} processes")
-    if a.csv:
+    if a.from_csv:
+        print(f"{len(rows)} runs ({a.seeds} seeds x {len(etas)} etas x {len(sizes)} sizes) "
+              f"from {a.from_csv}")
+    else:
+        print(f"{len(rows)} runs ({a.seeds} seeds x {len(etas)} etas x {len(sizes)} sizes), "
+              f"{a.steps} steps each, v_a averaged after {a.burn} every {a.every}: "
+              f"{time.perf_counter() - t0:.0f} s on {a.jobs} processes")
+    if a.csv and not a.from_csv:
         with open(a.csv + ".tmp", "w") as f:
             f.write("n,L,eta,seed,va_mean,va_var\n")
             for r in rows:
@@ -125,26 +136,15 @@ def main():
         peak = [fit(eta, m, eta[k] + dx, n, a.window) for dx in (-step, 0.0, step)]
         print(f"  peak: eta_c = {eta[k]:.2f} (N var v_a = {chi[k]:.2f}); beta = {peak[1][0]:.3f} "
               f"over {peak[1][1]} points (eta_c -/+ {step:g}: {peak[0][0]:.3f}, {peak[2][0]:.3f})")
-        # line: the points below the peak (v_a above twice the floor, (eta_c - eta) / eta_c
-        # within the window of the peak's eta_c), one set for every candidate eta_c, so the
-        # residuals compare: the three-parameter fit A ((eta_c - eta) / eta_c)^beta
-        below = (eta < eta[k]) & (m > 2 * np.sqrt(np.pi / (4 * n))) & \
-            ((eta[k] - eta) / eta[k] <= a.window)
-        fits = []
-        if below.sum() >= 3:
-            top = float(eta[below].max())
-            for c in np.linspace(top + step / 20, eta[min(k + 2, len(eta) - 1)] + step, 200):
-                x, y = np.log((c - eta[below]) / c), np.log(m[below])
-                kk, cc = np.polyfit(x, y, 1)
-                res = float(np.sqrt(np.mean((y - (kk * x + cc)) ** 2)))
-                fits.append(((float(kk), int(below.sum()), res), float(c)))
-        if fits:
-            (b, pts, res), c = min(fits, key=lambda t: t[0][2])
-            print(f"  line: eta_c = {c:.3f}; beta = {b:.3f} over {pts} points "
-                  f"(log-log rms residual {res:.4f}); paper: 0.45 +- 0.07")
-        else:
-            b = float("nan")
-            print("  line: too few points below the transition for a fit")
+        # beta against where eta_c is placed: from the susceptibility's peak to the grid's end
+        # (when the data do not fix eta_c, neither do they fix beta: this shows by how much)
+        table = []
+        for c in eta[k:]:
+            f = fit(eta, m, c, n, a.window)
+            if not np.isnan(f[0]):
+                table.append((float(c), f[0], f[1]))
+        print("  beta against eta_c: " + ", ".join(f"{c:.2f}: {b:.3f} ({p})" for c, b, p in table))
+        b = peak[1][0]
         # what holds at any size (the --small run checks it: the test suite's): ordered at the
         # smallest noise, near the disordered floor at the largest, a finite exponent
         if not (m[0] > 0.9 and m[-1] < 0.5 and 0 < b < 2):
