@@ -220,6 +220,7 @@ static int run_outside(const opt_values *o, shoal_traj *t, const shoal_verify_ru
     free(a);
     free(b);
     shoal_noise_result r;
+    memset(&r, 0, sizeof r);
     int exit_rc = 0;
     if (!st) {
         shoal_noise_check_result(nc, &r);
@@ -228,30 +229,29 @@ static int run_outside(const opt_values *o, shoal_traj *t, const shoal_verify_ru
                "sd %.6g)\n",
                r.steps, r.samples, r.limited, r.ks_d, r.ks_p, r.chi2, r.chi2_p, r.resid_mean,
                r.resid_sd, r.expect_mean, r.expect_sd);
-        printf("summary: noise outside: verdict: %s%s%s\n",
-               r.part ? "rule differs: " : "agrees: ", r.part ? "" : "", r.detail);
+        printf("summary: noise outside: verdict: %s: %s\n", r.part ? "rule differs" : "agrees",
+               r.detail);
         exit_rc = r.part ? 1 : 0;
     }
-    if (!st && options_get(o, "csv")) {
-        FILE *f = fopen(options_get(o, "csv"), "w");
-        if (!f)
-            st = shoal_error_set(&e, SHOAL_ERR_IO, "%s: cannot write", options_get(o, "csv"));
-        else {
+    /* the reports in memory, then staged: a command that fails replaces none of its outputs */
+    membuf bufs[2] = {{NULL, 0}, {NULL, 0}};
+    const char *outs[2] = {options_get(o, "csv"), options_get(o, "json")};
+    for (int w = 0; !st && w < 2; w++) {
+        if (!outs[w])
+            continue;
+        FILE *f = open_memstream(&bufs[w].data, &bufs[w].len);
+        if (!f) {
+            st = shoal_error_set(&e, SHOAL_ERR_NOMEM, "out of memory for the reports");
+            break;
+        }
+        if (w == 0) {
             fprintf(f, "steps,samples,limited,ks_d,ks_p,chi2,chi2_p,resid_mean,resid_sd,"
                        "expect_mean,expect_sd,verdict,part,beyond\n");
             fprintf(f, "%zu,%zu,%zu,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%s,%s,%zu\n", r.steps,
                     r.samples, r.limited, r.ks_d, r.ks_p, r.chi2, r.chi2_p, r.resid_mean,
                     r.resid_sd, r.expect_mean, r.expect_sd, r.part ? "rule differs" : "agrees",
                     shoal_noise_part_name(r.part), r.beyond);
-            if (fclose(f) != 0)
-                st = shoal_error_set(&e, SHOAL_ERR_IO, "%s: write failed", options_get(o, "csv"));
-        }
-    }
-    if (!st && options_get(o, "json")) {
-        FILE *f = fopen(options_get(o, "json"), "w");
-        if (!f)
-            st = shoal_error_set(&e, SHOAL_ERR_IO, "%s: cannot write", options_get(o, "json"));
-        else {
+        } else {
             fprintf(f, "{\"trajectory\": \"");
             for (const char *q = path; *q; q++)
                 fprintf(f, (*q == '"' || *q == '\\') ? "\\%c" : "%c", *q);
@@ -274,11 +274,28 @@ static int run_outside(const opt_values *o, shoal_traj *t, const shoal_verify_ru
             for (const char *q = r.detail; *q; q++)
                 fprintf(f, (*q == '"' || *q == '\\') ? "\\%c" : "%c", *q);
             fprintf(f, "\"}}\n");
-            if (fclose(f) != 0)
-                st = shoal_error_set(&e, SHOAL_ERR_IO, "%s: write failed", options_get(o, "json"));
         }
+        if (fclose(f) != 0)
+            st = shoal_error_set(&e, SHOAL_ERR_NOMEM, "out of memory for the reports");
     }
+    if (!st && app_stdout_check("verify"))
+        exit_rc = -2;
+    if (!st && exit_rc != -2) {
+        app_staged staged[2];
+        int nstaged = 0;
+        for (int w = 0; !st && w < 2; w++)
+            if (outs[w])
+                st = app_stage_file(&staged[nstaged++], outs[w], write_membuf, &bufs[w], &e);
+        if (!st)
+            st = app_stage_commit_all(staged, nstaged, &e);
+        for (int i = 0; i < nstaged; i++)
+            app_stage_abort(&staged[i]);
+    }
+    free(bufs[0].data);
+    free(bufs[1].data);
     shoal_noise_check_destroy(nc);
+    if (exit_rc == -2)
+        return 2;
     if (st)
         return app_fail_status(o, &e);
     return exit_rc;
