@@ -61,7 +61,8 @@ extern "C" {
     X(shoal_world)                                                                                 \
     X(shoal_io_format)                                                                             \
     X(shoal_verify_run_desc)                                                                       \
-    X(shoal_verify_summary)
+    X(shoal_verify_summary)                                                                        \
+    X(shoal_noise_result)
 
 /** The library's half of shoal_abi_check: `sizes` are sizeof of each struct of
  *  SHOAL_ABI_STRUCTS as the program's headers have them (`count` entries) and

@@ -215,4 +215,56 @@ SHOAL_API int shoal_verify_write_json_tail(FILE *f, const shoal_verify_summary *
 SHOAL_API int shoal_verify_write_csv_head(FILE *f);
 SHOAL_API int shoal_verify_write_csv_row(FILE *f, const shoal_verify_report *report, int64_t step);
 
+/* ---------------------------------------------------------------------------------------
+ * Outside noise (shoal verify --noise outside, docs/VERIFY.md "Outside noise"): a program
+ * whose noise is not shoal's Philox draws (NumPy, curand, Agents.jl) checked on what does not
+ * depend on the draws (speed, integration, couzin's turn limit, against the float64 reference
+ * run with the noise 0), on the noise's support, and on its distribution (a probability
+ * integral transform per boid, pooled over boids and steps, Kolmogorov-Smirnov against
+ * uniform). Models with a noise parameter: vicsek, couzin.
+ * ------------------------------------------------------------------------------------- */
+
+/** The p-value under which the noise's distribution differs (documented in VERIFY.md). */
+#define SHOAL_NOISE_P_MIN 1e-4
+
+typedef enum shoal_noise_part {
+    SHOAL_NOISE_OK = 0,
+    SHOAL_NOISE_SPEED,       /**< the speed is not the rule's */
+    SHOAL_NOISE_INTEGRATION, /**< the position does not follow the observed velocity */
+    SHOAL_NOISE_TURN_LIMIT,  /**< couzin: a heading turned by more than turn_rate dt */
+    SHOAL_NOISE_SUPPORT,     /**< vicsek: a turn outside [-eta/2, eta/2] */
+    SHOAL_NOISE_DISTRIBUTION /**< the pooled PIT is not uniform (p < SHOAL_NOISE_P_MIN) */
+} shoal_noise_part;
+
+typedef struct shoal_noise_result {
+    size_t steps, samples; /**< pairs checked; PIT values pooled */
+    size_t beyond;         /**< boid-steps failing the part named (first failing part) */
+    shoal_noise_part part; /**< OK, or the first part that differs (in the order above) */
+    uint64_t worst_step;   /**< the worst boid of that part: its step and row */
+    uint32_t worst_row;
+    double worst_value, worst_limit; /**< its figure and the limit it passed */
+    double ks_d, ks_p;               /**< Kolmogorov-Smirnov statistic and p-value */
+    double chi2, chi2_p;             /**< chi-square over 20 equal bins (19 dof) */
+    double resid_mean, resid_sd;     /**< the observed residual angle (rad): vicsek 2D the
+                                          signed turn, 3D the tilt; couzin the turn before the
+                                          limit's clamp where not limited */
+    double expect_mean, expect_sd;   /**< the same under the declared noise (unlimited boids) */
+    size_t limited;                  /**< couzin: boid-steps at the turn limit (randomised PIT) */
+    char detail[320];                /**< one line for people */
+} shoal_noise_result;
+
+typedef struct shoal_noise_check shoal_noise_check;
+
+/** SHOAL_ERR_INPUT (one line) for a model without a noise parameter. */
+SHOAL_API shoal_status shoal_noise_check_create(const shoal_sim_desc *sim, shoal_noise_check **out,
+                                                shoal_error *err);
+SHOAL_API void shoal_noise_check_destroy(shoal_noise_check *c);
+/** One pair of states (boid_count rows of px py pz vx vy vz each), in order. */
+SHOAL_API shoal_status shoal_noise_check_step(shoal_noise_check *c, const double *state,
+                                              const double *next, shoal_error *err);
+/** The verdict over the steps so far. */
+SHOAL_API void shoal_noise_check_result(shoal_noise_check *c, shoal_noise_result *out);
+/** "ok", "speed", "integration", "turn limit", "support", "distribution". */
+SHOAL_API const char *shoal_noise_part_name(shoal_noise_part p);
+
 #endif

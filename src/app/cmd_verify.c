@@ -10,6 +10,7 @@
 #include "app/traj.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,10 @@ static const opt_spec verify_opts[] = {
     {"reference", OPT_VALUE, "f32|f64", "f32",
      "the step compared with: shoal's float32 step, or the float64 reference (the other "
      "program's own float32 drift)"},
+    {"noise", OPT_VALUE, "shoal|outside", "shoal",
+     "the noise of vicsek and couzin: shoal's own draws (--seed, compared step by step), or "
+     "the other program's own (outside: the noise-free part, the noise's support and its "
+     "distribution, docs/VERIFY.md)"},
     {"ids", OPT_VALUE, "FILE.npy", NULL,
      "the id of each row: (N,) for every state or (T, N); rows are matched by id (else by a "
      "7th column, else by row)"},
@@ -170,6 +175,132 @@ static int on_step(void *p, const shoal_verify_report *r, int64_t step, const do
     return 0;
 }
 
+/* --noise outside: every pair through the noise check (shoal/verify.h), one verdict for
+ * the run; the CSV is one row of its figures, the JSON one object. Exit 1 when a part
+ * differs. */
+static int run_outside(const opt_values *o, shoal_traj *t, const shoal_verify_run_desc *rd,
+                       const char *path)
+{
+    shoal_error e;
+    shoal_noise_check *nc = NULL;
+    size_t total = shoal_traj_frame_count(t), first = rd->first;
+    size_t pairs = first + 1 < total ? total - 1 - first : 0;
+    if (rd->steps && rd->steps < pairs)
+        pairs = rd->steps;
+    if (pairs == 0) {
+        shoal_error_set(&e, SHOAL_ERR_INPUT, "first %zu: the trajectory has %zu states", first,
+                        total);
+        return app_fail_status(o, &e);
+    }
+    double *a = NULL, *b = NULL;
+    size_t n = 0, nb = 0;
+    shoal_sim_desc sd = rd->verify.sim;
+    shoal_status st = shoal_traj_read(t, first, &a, &n, &e);
+    if (!st) {
+        sd.boid_count = n;
+        st = shoal_noise_check_create(&sd, &nc, &e);
+    }
+    if (!st)
+        printf("shoal verify: %s, %zu boids, %zu step%s from state %zu, noise outside (the "
+               "other program's own draws: the noise-free part against the float64 reference "
+               "with noise 0, the noise's support, its distribution by KS, docs/VERIFY.md)\n",
+               shoal_model_name(sd.model), n, pairs, pairs == 1 ? "" : "s", first);
+    progress pg;
+    progress_begin(&pg, "shoal verify", (long long)pairs, options_given(o, "quiet"));
+    for (size_t k = 0; !st && k < pairs; k++) {
+        if ((st = shoal_traj_read(t, first + k + 1, &b, &nb, &e)))
+            break;
+        st = shoal_noise_check_step(nc, a, b, &e);
+        free(a);
+        a = b;
+        b = NULL;
+        progress_update(&pg, (long long)k + 1, 0);
+    }
+    progress_end(&pg);
+    free(a);
+    free(b);
+    shoal_noise_result r;
+    memset(&r, 0, sizeof r);
+    int exit_rc = 0;
+    if (!st) {
+        shoal_noise_check_result(nc, &r);
+        printf("noise: %zu steps, %zu samples (%zu at the turn limit), KS D %.6g p %.6g, "
+               "chi-square %.6g (19 dof) p %.6g, residual mean %.6g sd %.6g rad (expected %.6g "
+               "sd %.6g)\n",
+               r.steps, r.samples, r.limited, r.ks_d, r.ks_p, r.chi2, r.chi2_p, r.resid_mean,
+               r.resid_sd, r.expect_mean, r.expect_sd);
+        printf("summary: noise outside: verdict: %s: %s\n", r.part ? "rule differs" : "agrees",
+               r.detail);
+        exit_rc = r.part ? 1 : 0;
+    }
+    /* the reports in memory, then staged: a command that fails replaces none of its outputs */
+    membuf bufs[2] = {{NULL, 0}, {NULL, 0}};
+    const char *outs[2] = {options_get(o, "csv"), options_get(o, "json")};
+    for (int w = 0; !st && w < 2; w++) {
+        if (!outs[w])
+            continue;
+        FILE *f = open_memstream(&bufs[w].data, &bufs[w].len);
+        if (!f) {
+            st = shoal_error_set(&e, SHOAL_ERR_NOMEM, "out of memory for the reports");
+            break;
+        }
+        if (w == 0) {
+            fprintf(f, "steps,samples,limited,ks_d,ks_p,chi2,chi2_p,resid_mean,resid_sd,"
+                       "expect_mean,expect_sd,verdict,part,beyond\n");
+            fprintf(f, "%zu,%zu,%zu,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%s,%s,%zu\n", r.steps,
+                    r.samples, r.limited, r.ks_d, r.ks_p, r.chi2, r.chi2_p, r.resid_mean,
+                    r.resid_sd, r.expect_mean, r.expect_sd, r.part ? "rule differs" : "agrees",
+                    shoal_noise_part_name(r.part), r.beyond);
+        } else {
+            fprintf(f, "{\"trajectory\": \"");
+            for (const char *q = path; *q; q++)
+                fprintf(f, (*q == '"' || *q == '\\') ? "\\%c" : "%c", *q);
+            fprintf(f,
+                    "\", \"model\": \"%s\", \"noise\": \"outside\", \"summary\": "
+                    "{\"steps\": %zu, \"samples\": %zu, \"limited\": %zu, ",
+                    shoal_model_name(sd.model), r.steps, r.samples, r.limited);
+            const double vals[] = {r.ks_d,       r.ks_p,     r.chi2,        r.chi2_p,
+                                   r.resid_mean, r.resid_sd, r.expect_mean, r.expect_sd};
+            const char *names[] = {"ks_d",       "ks_p",     "chi2",        "chi2_p",
+                                   "resid_mean", "resid_sd", "expect_mean", "expect_sd"};
+            for (int i = 0; i < 8; i++) {
+                if (isfinite(vals[i]))
+                    fprintf(f, "\"%s\": %.17g, ", names[i], vals[i]);
+                else
+                    fprintf(f, "\"%s\": null, ", names[i]);
+            }
+            fprintf(f, "\"verdict\": \"%s\", \"part\": \"%s\", \"beyond\": %zu, \"detail\": \"",
+                    r.part ? "rule differs" : "agrees", shoal_noise_part_name(r.part), r.beyond);
+            for (const char *q = r.detail; *q; q++)
+                fprintf(f, (*q == '"' || *q == '\\') ? "\\%c" : "%c", *q);
+            fprintf(f, "\"}}\n");
+        }
+        if (fclose(f) != 0)
+            st = shoal_error_set(&e, SHOAL_ERR_NOMEM, "out of memory for the reports");
+    }
+    if (!st && app_stdout_check("verify"))
+        exit_rc = -2;
+    if (!st && exit_rc != -2) {
+        app_staged staged[2];
+        int nstaged = 0;
+        for (int w = 0; !st && w < 2; w++)
+            if (outs[w])
+                st = app_stage_file(&staged[nstaged++], outs[w], write_membuf, &bufs[w], &e);
+        if (!st)
+            st = app_stage_commit_all(staged, nstaged, &e);
+        for (int i = 0; i < nstaged; i++)
+            app_stage_abort(&staged[i]);
+    }
+    free(bufs[0].data);
+    free(bufs[1].data);
+    shoal_noise_check_destroy(nc);
+    if (exit_rc == -2)
+        return 2;
+    if (st)
+        return app_fail_status(o, &e);
+    return exit_rc;
+}
+
 int cmd_verify(int argc, char **argv)
 {
     opt_values o;
@@ -198,6 +329,12 @@ int cmd_verify(int argc, char **argv)
         rd.verify.reference = SHOAL_VERIFY_F64;
     else
         return options_fail(&o, "--reference: '%s' (expected f32 or f64)", ref_name);
+    const char *noise_name = options_get(&o, "noise");
+    int outside = 0;
+    if (strcmp(noise_name, "outside") == 0)
+        outside = 1;
+    else if (strcmp(noise_name, "shoal") != 0)
+        return options_fail(&o, "--noise: '%s' (expected shoal or outside)", noise_name);
     long long worst = 8, first = 0, steps = -1, threads = 0;
     if ((options_given(&o, "worst") &&
          (rc = options_int(&o, "worst", 1, SHOAL_VERIFY_MAX_WORST, &worst))) ||
@@ -280,6 +417,21 @@ int cmd_verify(int argc, char **argv)
     rd.scene = &scene;
     rd.first = (size_t)first;
     rd.steps = steps > 0 ? (size_t)steps : 0;
+    if (outside) {
+        if (rd.verify.sim.model != SHOAL_MODEL_VICSEK &&
+            rd.verify.sim.model != SHOAL_MODEL_COUZIN) {
+            shoal_traj_close(t);
+            shoal_npy_array_free(&tg);
+            return options_fail(&o,
+                                "--noise outside: model %s has no noise parameter (vicsek and "
+                                "couzin have)",
+                                shoal_model_name(rd.verify.sim.model));
+        }
+        int orc = run_outside(&o, t, &rd, path);
+        shoal_npy_array_free(&tg);
+        shoal_traj_close(t);
+        return orc;
+    }
 
     /* the reports go to memory first: a command that fails replaces none of its outputs */
     membuf csv_buf = {NULL, 0}, steps_buf = {NULL, 0}, js_buf = {NULL, 0};
