@@ -116,7 +116,7 @@ static void test_cluster_lists(void **state)
 {
     (void)state;
     const char *modes[] = {"clusters-random", "clusters"};
-    for (int k = 0; k < 2; k++) {
+    for (int k = TEST_LONG(0, 1); k < 2; k++) { /* the short suites: the kernel's own clusters */
         setenv("SHOAL_KERNEL", modes[k], 1);
         for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
             size_t n = 3000;
