@@ -51,6 +51,14 @@ static const shoal_isa test_isas[TEST_ISA_COUNT] = TEST_ISA_LIST;
 #define SHOAL_TEST_SHORT 0
 #endif
 #define TEST_LONG(full, short) (SHOAL_TEST_SHORT ? (short) : (full))
+/* TEST_SAN(other, sanitized): a length in every build but the sanitizer ones (ASan + UBSan,
+ * TSan; tests/meson.build sets SHOAL_TEST_SANITIZED), where a step costs 3-15x the coverage
+ * build's -O2 step. For loops whose checks the gcc and coverage suites keep: under the
+ * sanitizers the code runs (every branch the short run takes) for its accesses alone. */
+#ifndef SHOAL_TEST_SANITIZED
+#define SHOAL_TEST_SANITIZED 0
+#endif
+#define TEST_SAN(other, sanitized) (SHOAL_TEST_SANITIZED ? (sanitized) : (other))
 
 /* The tests that check every ISA run as one meson case per ISA (tests/meson.build:
  * `test_render` checks scalar and what does not depend on the ISA, `test_render:avx2` and
