@@ -48,6 +48,11 @@ export OMPI_MCA_mpi_yield_when_idle=1 OMP_WAIT_POLICY=passive
 # no cross-memory attach between ranks (containers that restrict ptrace refuse it and the
 # shared-memory transport then fails large messages); copies through shared memory instead
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
+# one node, so shared memory and the ob1 layer alone: Open MPI 4.1 otherwise probes UCX
+# (pml, osc) and the network BTLs at every MPI_Init, 0.2 s of each launch's 0.4 (0.28 s of
+# 0.52 at 4 ranks) on the 2-core dev VM, and this test launches mpirun about 220 times. The
+# transport does not touch what is tested (shoal's bytes, files and messages).
+export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader OMPI_MCA_osc=^ucx
 # (ASan builds) MCA components stay loaded, so tests/lsan.supp can name their leaks
 export OMPI_MCA_mca_base_component_disable_dlclose=1
 # Leak checking under mpirun needs full stacks (fast_unwind_on_malloc=0: the leaks Open MPI
@@ -825,8 +830,12 @@ done
 # assembles sweep.csv: the bytes of a one-process sweep; a job killed half way (SIGTERM to
 # mpirun) is finished by --resume on another rank count with the same bytes; --jobs is
 # refused under mpirun; a scene that differs between ranks is refused before any member
-SWB="--vary sep_weight=1,2,3,4 --seeds 1..3 --count 1500 --every 50 --set init_pos_radius=5 --quiet"
-SWA="$SWB --steps 200"
+# (under the sanitizers 500 boids and a fifth of the steps: the sweeps were 100 s of this test's
+# 260 there; a member still takes about a second, so the kill still comes half way)
+SWN=1500 SWS=200 SWK=1000 SWE=50
+[ $SAN = 1 ] && SWN=500 SWS=40 SWK=200 SWE=10
+SWB="--vary sep_weight=1,2,3,4 --seeds 1..3 --count $SWN --every $SWE --set init_pos_radius=5 --quiet"
+SWA="$SWB --steps $SWS"
 # shellcheck disable=SC2086
 "$S" sweep $SWA --out sw1 --jobs 2 >/dev/null || fail "sweep: one process"
 for r in $(rk 2 3); do
@@ -836,7 +845,7 @@ for r in $(rk 2 3); do
     echo "ok: sweep, $r ranks" || fail "sweep, $r ranks: $(tail -3 sw.err)"
 done
 # shellcheck disable=SC2086
-timeout 300 mpirun --oversubscribe -np 3 "$S" sweep $SWB --steps 1000 --out swk --threads 1 \
+timeout 300 mpirun --oversubscribe -np 3 "$S" sweep $SWB --steps $SWK --out swk --threads 1 \
   >/dev/null 2>&1 &
 mp=$!
 for _ in $(seq 1 1200); do
@@ -846,10 +855,10 @@ done
 kill -TERM $mp 2>/dev/null
 wait $mp
 # shellcheck disable=SC2086
-"$S" sweep $SWB --steps 1000 --out swk1 --jobs 2 >/dev/null || fail "sweep 1000: one process"
+"$S" sweep $SWB --steps $SWK --out swk1 --jobs 2 >/dev/null || fail "sweep $SWK: one process"
 left=$(ls swk/members | grep -c '^member_')
 # shellcheck disable=SC2086
-if ! mpi 2 sweep $SWB --steps 1000 --out swk --resume --threads 1 >/dev/null 2>sw.err ||
+if ! mpi 2 sweep $SWB --steps $SWK --out swk --resume --threads 1 >/dev/null 2>sw.err ||
   ! cmp -s swk1/sweep.csv swk/sweep.csv; then
   fail "sweep killed with $left members and resumed on 2 ranks: $(tail -3 sw.err)"
 else

@@ -19,6 +19,11 @@
 
 #include <math.h>
 
+/* 1 in the sanitizer builds (tests/meson.build) */
+#ifndef SHOAL_TEST_SANITIZED
+#define SHOAL_TEST_SANITIZED 0
+#endif
+
 static int setup(void **state)
 {
     (void)state;
@@ -56,17 +61,20 @@ static void test_default_scene_orders(void **state)
 {
     (void)state;
     const char *sc = SHOAL_SOURCE_ROOT "/assets/scenes/school.ini";
-    /* in the short suites (a step costs ~10x under the sanitizers) the first 10 s; the gcc suite
-     * the minute */
+    /* the gcc suite the minute, the coverage build (-O2) the first 10 s; under the sanitizers
+     * (a step of this scene costs ~16x there: 179 s of the ASan suite for 10 s) one second, for
+     * the accesses of every stage the scene runs (predator, field, trails of the hold
+     * directory): the order and the one body at 10 s and later are the other suites' checks */
     const int checks = SHOAL_TEST_SHORT ? 1 : 6;
+    const int every = SHOAL_TEST_SANITIZED ? 60 : 600;
     assert_int_equal(run("init --scene %s --out s0.npy", sc), 0);
-    assert_int_equal(run("step --scene %s --in s0.npy --out s60.npy --steps %d --every 600 "
+    assert_int_equal(run("step --scene %s --in s0.npy --out s60.npy --steps %d --every %d "
                          "--out-dir hold --quiet",
-                         sc, 600 * checks),
+                         sc, every * checks, every),
                      0);
     /* it has a predator: step --out says the file holds the boids only */
     assert_non_null(strstr(g_err, "not the 1 predator"));
-    for (int k = 1; k <= checks; k++) {
+    for (int k = 1; k <= checks && !SHOAL_TEST_SANITIZED; k++) {
         char name[64];
         snprintf(name, sizeof name, "hold/state_%06d.npy", 600 * k);
         shoal_stats g = stats_of(name, 3);
@@ -78,17 +86,21 @@ static void test_default_scene_orders(void **state)
             fail_msg("school.ini at %d s: the largest group holds %.3f of the fish (< 0.9)", 10 * k,
                      g.largest_group_fraction);
     }
-    shoal_stats a = stats_of("s0.npy", 3), b = stats_of("hold/state_000600.npy", 3);
+    shoal_stats a = stats_of("s0.npy", 3),
+                b = stats_of(
+                    SHOAL_TEST_SANITIZED ? "hold/state_000060.npy" : "hold/state_000600.npy", 3);
     printf("  school.ini at 0 s: polarisation %.3f, milling %.3f\n", a.polarisation, a.milling);
     printf("  school.ini at 10 s: polarisation %.3f, milling %.3f, largest group %.3f, mean "
            "speed %.2f, %llu groups, extent %.1f x %.1f x %.1f\n",
            b.polarisation, b.milling, b.largest_group_fraction, b.mean_speed,
            (unsigned long long)b.group_count, b.extent[0], b.extent[1], b.extent[2]);
     assert_int_equal(b.count, 4096);
-    assert_true(a.polarisation < 0.2);                      /* it starts disordered ... */
-    assert_true(b.polarisation >= 0.5 || b.milling >= 0.5); /* ... and orders */
-    assert_true(b.largest_group_fraction >= 0.8);
-    assert_true(b.mean_speed > 2.0); /* 2.2-3.2 units/s over seeds 1-4 and 10-60 s (max 5) */
+    assert_true(a.polarisation < 0.2); /* it starts disordered ... */
+    if (!SHOAL_TEST_SANITIZED) {
+        assert_true(b.polarisation >= 0.5 || b.milling >= 0.5); /* ... and orders */
+        assert_true(b.largest_group_fraction >= 0.8);
+        assert_true(b.mean_speed > 2.0); /* 2.2-3.2 units/s over seeds 1-4 and 10-60 s (max 5) */
+    }
     /* `shoal run` without --scene and --model starts this scene */
     assert_int_equal(run("run --headless --frames 1 --size 32x24 --out - --hud off"), 0);
     assert_non_null(strstr(g_out, "4096 fish, model steer"));
