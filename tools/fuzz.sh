@@ -10,8 +10,16 @@
 # The targets run side by side, one per core.
 # Usage: tools/fuzz.sh [SECONDS] [TARGET...]      env: SHOAL_FUZZ_BUILD (build-fuzz),
 #        SHOAL_FUZZ_JOBS (targets at a time; default: the cores)
+#        tools/fuzz.sh --build-only [TARGET...]  (build them, run nothing: tools/test.sh builds
+#        them in the background while its suites run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+build_only=0
+if [ "${1:-}" = --build-only ]; then
+  build_only=1
+  shift
+  set -- 0 "$@"
+fi
 secs=${1:-30}
 shift || true
 build=${SHOAL_FUZZ_BUILD:-build-fuzz}
@@ -38,6 +46,10 @@ if ! ninja -C "$build" $(printf 'tests/fuzz/%s ' "${targets[@]}") > "$build/fuzz
   tail -n 30 "$build/fuzz-build.log" >&2
   echo "fuzz: building the targets failed (log: $build/fuzz-build.log)" >&2
   exit 1
+fi
+if [ $build_only = 1 ]; then
+  echo "fuzz: built ${targets[*]} in $build"
+  exit 0
 fi
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}

@@ -19,7 +19,7 @@ jobs=$(nproc)
 # cutime/cstime in /proc) are printed at the end, also after a failure: where the time goes.
 tck=$(getconf CLK_TCK)
 phases=()
-cpu_ticks() { local s; read -r s </proc/$$/stat; s=${s##*) }; set -- $s; echo $((${14} + ${15})); }
+cpu_ticks() { local s; read -r s </proc/${1:-$$}/stat; s=${s##*) }; set -- $s; echo $((${14} + ${15})); }
 phase() { # phase NAME COMMAND...: run it, note its times
   local name=$1 w0 c0 rc=0
   shift
@@ -30,17 +30,56 @@ phase() { # phase NAME COMMAND...: run it, note its times
   rc=$?
   set -e
   phases+=("$(awk -v n="$name" -v w0="$w0" -v w1="$(date +%s.%N)" -v c="$(($(cpu_ticks) - c0))" \
-    -v t="$tck" 'BEGIN { printf "  %-34s %7.1f s wall %8.1f s cpu", n, w1 - w0, c / t }')")
+    -v t="$tck" 'BEGIN { printf "  %-40s %7.1f s wall %8.1f s cpu", n, w1 - w0, c / t }')")
   return $rc
 }
 report() {
   [ ${#phases[@]} -gt 0 ] || return 0
   echo "tools/test.sh: time by phase (wall; cpu = user + sys of its processes):"
   printf '%s\n' "${phases[@]}"
+  if [ -n "$bgpid" ]; then
+    echo "  in the background (niced, beside the phases above; a phase's wait for one is its wall):"
+    cat "$bgdir/times" 2>/dev/null || true
+  fi
   echo "  total: $(($(date +%s) - start)) s wall"
 }
+finish() {
+  local rc=$?
+  [ -n "$bgpid" ] && kill -TERM -- -"$bgpid" 2>/dev/null || true
+  report
+  [ -n "$bgdir" ] && rm -rf "$bgdir"
+  exit $rc
+}
 start=$(date +%s)
-trap report EXIT
+bgpid="" bgdir=""
+trap finish EXIT
+
+# The builds the later phases need (and the ARM check and the pip install, which are mostly
+# builds) run in one background chain, niced, from the start of the gcc suite: they take the
+# cores' idle time while the suites run (mpirun's starts, Python's, a long test's tail: a suite
+# kept 10-20% of the 2 cores idle, about 460 core-seconds over the whole command), and a phase
+# waits only for what is not built yet, at full speed then. Each step's output goes to
+# $bgdir/NAME.log, its exit status to NAME.rc, its times to $bgdir/times; the phase that needs it
+# prints the log (the test log reads in order) and fails with the step.
+bg_step() { # NAME COMMAND...
+  local name=$1 w0 c0 rc=0
+  shift
+  w0=$(date +%s.%N)
+  c0=$(cpu_ticks "$BASHPID")
+  (set -e; "$@") >"$bgdir/$name.log" 2>&1 || rc=$?
+  awk -v n="$name" -v w0="$w0" -v w1="$(date +%s.%N)" -v c="$(($(cpu_ticks "$BASHPID") - c0))" \
+    -v t="$tck" 'BEGIN { printf "  %-40s %7.1f s wall %8.1f s cpu\n", n, w1 - w0, c / t }' \
+    >>"$bgdir/times"
+  echo "$rc" >"$bgdir/$name.rc"
+}
+bg_wait() { # NAME: wait for a background step, show its output, its status
+  while [ ! -f "$bgdir/$1.rc" ]; do
+    kill -0 "$bgpid" 2>/dev/null || { echo "tools/test.sh: the background builds stopped before $1" >&2; return 1; }
+    sleep 1
+  done
+  sed 's/.*\r//' "$bgdir/$1.log"
+  return "$(cat "$bgdir/$1.rc")"
+}
 
 # meson setup DIR ARGS...: a build directory set up afresh (--wipe where one is there); its
 # output without meson's progress bars (tqdm redraws them with carriage returns: in a log
@@ -107,12 +146,15 @@ asan_suite() {
 # not instrumented: Archer (libarcher.so, LLVM's OpenMP tool for TSan) tells TSan about
 # the runtime's barriers and joins, and ignore_noninstrumented_modules keeps TSan out of
 # libomp's internals. Any report fails the run (halt_on_error).
-tsan() {
+tsan_build() {
   archer=/usr/lib/llvm-$(clang -dumpversion | cut -d. -f1)/lib/libarcher.so
   [ -f "$archer" ] || { echo "tools/test.sh: $archer is missing (libomp-dev)" >&2; exit 1; }
   CC=clang CXX=clang++ setup build-tsan --buildtype=debug -Doptimization=1 -Dcuda=disabled \
     -Dmpi=disabled -Dsdl=disabled -Db_sanitize=thread -Db_lundef=false
   ninja -C build-tsan tests/test_concurrent
+}
+tsan_run() {
+  archer=/usr/lib/llvm-$(clang -dumpversion | cut -d. -f1)/lib/libarcher.so
   TSAN_OPTIONS="halt_on_error=1 ignore_noninstrumented_modules=1 second_deadlock_stack=1" \
     OMP_TOOL_LIBRARIES="$archer" build-tsan/tests/test_concurrent
 }
@@ -120,10 +162,12 @@ tsan() {
 # GNU libgomp instead of LLVM's libomp (-Dopenmp_runtime=gnu: where libomp is missing): the
 # library's threads there (bounds, a child of fork() stepping, the wait policy it cannot
 # set, the program's start-time choice); only what differs by runtime is built and run.
-gnu_omp() {
+gnu_build() {
   setup build-gnu --buildtype=debugoptimized -Dwerror=true -Dopenmp_runtime=gnu \
     -Dcuda=disabled -Dsdl=disabled -Dmpi=disabled -Dpython=disabled
   ninja -C build-gnu src/app/shoal tests/test_threads tests/test_profile
+}
+gnu_run() {
   meson test -C build-gnu --no-rebuild --print-errorlogs test_threads test_profile
 }
 
@@ -145,24 +189,44 @@ min_suite() {
 phase "deps (tools/deps.sh test)" tools/deps.sh test
 phase "clang-format check" format_check
 phase "gcc build" gcc_build
+if [ $quick -eq 0 ]; then
+  bgdir=$(mktemp -d /tmp/shoal-test-bg.XXXXXX)
+  # setsid: its own process group, which finish() stops on a failure
+  setsid nice -n 19 bash -c "$(declare -f cpu_ticks bg_step setup asan_build arm_check \
+    tsan_build gnu_build min_build)
+    set -uo pipefail
+    bgdir=$bgdir tck=$tck
+    bg_step asan_build asan_build
+    if [ \"\$(uname -m)\" = x86_64 ]; then bg_step arm_check arm_check; fi
+    bg_step tsan_build tsan_build
+    bg_step gnu_build gnu_build
+    bg_step min_build min_build
+    bg_step pip_check tools/pip_check.sh
+    bg_step fuzz_build tools/fuzz.sh --build-only" </dev/null &
+  bgpid=$!
+fi
 phase "gcc suite" gcc_suite
 [ $quick -eq 1 ] && exit 0
-if [ "$(uname -m)" = x86_64 ]; then
-  phase "arm: cross build + qemu bits" arm_check
-fi
-phase "asan+ubsan build" asan_build
+phase "asan+ubsan build (wait)" bg_wait asan_build
 phase "asan+ubsan suite" asan_suite
-phase "tsan build + test_concurrent" tsan
-phase "libgomp build + thread tests" gnu_omp
-phase "min build (coverage)" min_build
+if [ "$(uname -m)" = x86_64 ]; then
+  # ARM: the aarch64 cross build and its bits under qemu, against the gcc build's program
+  phase "arm: cross build + qemu bits (wait)" bg_wait arm_check
+fi
+phase "tsan build (wait)" bg_wait tsan_build
+phase "tsan: test_concurrent" tsan_run
+phase "libgomp build (wait)" bg_wait gnu_build
+phase "libgomp: thread tests" gnu_run
+phase "min build (coverage) (wait)" bg_wait min_build
 phase "min suite" min_suite
 # The Python package through pip and meson-python, offline, as a user installs it
 # (tools/pip_check.sh, docs/PYTHON.md).
-phase "pip install . (tools/pip_check.sh)" tools/pip_check.sh
+phase "pip install . (wait; tools/pip_check.sh)" bg_wait pip_check
 # Fuzz every parser (.npy, scene, OBJ, Unity buffer, command line) with
 # libFuzzer + ASan + UBSan; a crash fails the run (tools/fuzz.sh, docs/ROBUSTNESS.md). 15 s
 # each here (every saved regression input also runs in test_robust); longer
 # runs by hand: tools/fuzz.sh 600.
-phase "fuzz (build + 15 s a parser)" tools/fuzz.sh 15
+phase "fuzz build (wait)" bg_wait fuzz_build
+phase "fuzz (15 s a parser)" tools/fuzz.sh 15
 # Line and branch coverage of the build-min suite run above (docs/TESTING.md).
 phase "coverage report" tools/coverage.sh build-min
