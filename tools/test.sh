@@ -62,12 +62,12 @@ trap finish EXIT
 # $bgdir/NAME.log, its exit status to NAME.rc, its times to $bgdir/times; the phase that needs it
 # prints the log (the test log reads in order) and fails with the step.
 bg_step() { # NAME COMMAND...
-  local name=$1 w0 c0 rc=0
+  local name=$1 w0 c0 rc=0 me=$BASHPID # (inside $(...) BASHPID is that subshell's)
   shift
   w0=$(date +%s.%N)
-  c0=$(cpu_ticks "$BASHPID")
+  c0=$(cpu_ticks "$me")
   (set -e; "$@") >"$bgdir/$name.log" 2>&1 || rc=$?
-  awk -v n="$name" -v w0="$w0" -v w1="$(date +%s.%N)" -v c="$(($(cpu_ticks "$BASHPID") - c0))" \
+  awk -v n="$name" -v w0="$w0" -v w1="$(date +%s.%N)" -v c="$(($(cpu_ticks "$me") - c0))" \
     -v t="$tck" 'BEGIN { printf "  %-40s %7.1f s wall %8.1f s cpu\n", n, w1 - w0, c / t }' \
     >>"$bgdir/times"
   echo "$rc" >"$bgdir/$name.rc"
