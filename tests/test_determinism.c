@@ -88,7 +88,8 @@ static void test_threads_and_isas_random(void **state)
         size_t n = 3000;
         float *rows = scene_uniform(n, 8.0f * reach_scale((shoal_model)m),
                                     m == SHOAL_MODEL_FOV ? 0.1f : 2.0f, 500 + (uint64_t)m);
-        check_model((shoal_model)m, rows, n, 20, 1);
+        /* under the sanitizers 6 steps: every branch of the step runs in its first steps */
+        check_model((shoal_model)m, rows, n, TEST_SAN(20, 6), 1);
         free(rows);
     }
 }
@@ -103,7 +104,7 @@ static void test_threads_and_isas_clustered(void **state)
         float k = reach_scale((shoal_model)m);
         float *rows = scene_clustered(n, 3, 2.0f * k, 10.0f * k, m == SHOAL_MODEL_FOV ? 0.1f : 2.0f,
                                       600 + (uint64_t)m);
-        check_model((shoal_model)m, rows, n, TEST_LONG(300, 60), 0);
+        check_model((shoal_model)m, rows, n, TEST_LONG(300, TEST_SAN(60, 15)), 0);
         free(rows);
     }
 }
@@ -123,13 +124,13 @@ static void test_cluster_lists(void **state)
             float k_ = reach_scale((shoal_model)m); /* the new models' long reach */
             float *rows =
                 scene_uniform(n, 8.0f * k_, m == SHOAL_MODEL_FOV ? 0.1f : 2.0f, 700 + (uint64_t)m);
-            check_model((shoal_model)m, rows, n, 20, 0);
+            check_model((shoal_model)m, rows, n, TEST_SAN(20, 6), 0);
             free(rows);
             n = 1500;
             rows = scene_clustered(n, 3, 2.0f * k_, 10.0f * k_, m == SHOAL_MODEL_FOV ? 0.1f : 2.0f,
                                    800 + (uint64_t)m);
-            check_model((shoal_model)m, rows, n, k == 0 ? TEST_LONG(100, 30) : TEST_LONG(30, 15),
-                        0);
+            check_model((shoal_model)m, rows, n,
+                        k == 0 ? TEST_LONG(100, 30) : TEST_LONG(30, TEST_SAN(15, 6)), 0);
             free(rows);
         }
     }
@@ -178,7 +179,7 @@ static void test_split_runs(void **state)
 {
     (void)state;
     for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
-        size_t n = 2000;
+        size_t n = TEST_SAN(2000, 600); /* 600: still many grid cells, lanes and threads */
         float *rows = scene_uniform(n, 8.0f * reach_scale((shoal_model)m),
                                     m == SHOAL_MODEL_FOV ? 0.1f : 2.0f, 700 + (uint64_t)m);
         float *a = malloc(n * 6 * sizeof(float)), *b = malloc(n * 6 * sizeof(float));

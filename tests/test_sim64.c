@@ -163,6 +163,11 @@ static void bound_check(const char *label, const shoal_sim_desc *d, const shoal_
     shoal_sim_destroy(s);
 }
 
+/* The bound checks' school: 1200 boids, 400 under the sanitizers (every term, the grid of
+ * many cells and the seams still reached; the statistics over 1200 in the gcc and coverage
+ * suites) */
+#define BOUND_N TEST_SAN(1200, 400)
+
 static void test_bound_holds(void **state)
 {
     (void)state;
@@ -170,14 +175,14 @@ static void test_bound_holds(void **state)
         for (int extras = 0; extras < 2; extras++) {
             char text[2048];
             snprintf(text, sizeof text,
-                     "[scene]\nmodel = %s\ncount = 1200\nseed = 5\n"
+                     "[scene]\nmodel = %s\ncount = %d\nseed = 5\n"
                      "[params]\navoid_force = 4\nfield_cell = 1\nfield_margin = 1.5\n%s"
                      "[sphere a]\ncenter = 2,1,0\nradius = 1.5\n"
                      "[mesh rock]\nfile = %s/assets/rock.obj\nposition = 1,0,0\n"
                      "rotation = 0,20,10\nscale = 3\n"
                      "[predators]\ncount = 2\nspeed = 6\nturn = 2\nchase = nearest\n"
                      "flee_radius = 4\nflee_weight = 6\nstart = 0,0,3\nspread = 4\n",
-                     shoal_model_name((shoal_model)m),
+                     shoal_model_name((shoal_model)m), BOUND_N,
                      m <= SHOAL_MODEL_AVERAGE ? "init_pos_radius = 6\ninit_vel_radius = 2\n" : "",
                      SHOAL_SOURCE_ROOT);
             shoal_scene sc;
@@ -190,7 +195,7 @@ static void test_bound_holds(void **state)
                 sc.desc = shoal_sim_desc_default();
                 sc.desc.model = (shoal_model)m;
                 shoal_params_default((shoal_model)m, &sc.desc.params);
-                sc.desc.boid_count = 1200;
+                sc.desc.boid_count = BOUND_N;
                 if (m <= SHOAL_MODEL_AVERAGE) {
                     sc.desc.params.init_pos_radius = 6;
                     sc.desc.params.init_vel_radius = 2;
@@ -208,7 +213,8 @@ static void test_bound_holds(void **state)
                    label, bs.boids, bs.worst_u, bs.worst_rho, bs.ties, bs.unverifiable);
             assert_true(bs.worst_rho <= 1.0);
             assert_true(bs.worst_u <= 1.5);
-            assert_true(bs.ties * 20 <= bs.boids);
+            /* a share of a sample: over 1200 boids (the gcc and coverage suites) */
+            assert_true(SHOAL_TEST_SANITIZED || bs.ties * 20 <= bs.boids);
             free(rows);
         }
     }
@@ -224,7 +230,7 @@ static void test_bound_holds_worlds(void **state)
             shoal_sim_desc d = shoal_sim_desc_default();
             d.model = (shoal_model)m;
             shoal_params_default(d.model, &d.params);
-            d.boid_count = 1200;
+            d.boid_count = BOUND_N;
             d.params.predator_count = 2;
             d.params.flee_radius = 4;
             d.params.flee_weight = 6;
@@ -251,7 +257,8 @@ static void test_bound_holds_worlds(void **state)
                    label, bs.boids, bs.worst_u, bs.worst_rho, bs.ties, bs.unverifiable);
             assert_true(bs.worst_rho <= 1.0);
             assert_true(bs.worst_u <= 1.5);
-            assert_true(bs.ties * 20 <= bs.boids);
+            /* a share of a sample: over 1200 boids (the gcc and coverage suites) */
+            assert_true(SHOAL_TEST_SANITIZED || bs.ties * 20 <= bs.boids);
             free(rows);
         }
     }

@@ -383,7 +383,8 @@ static void test_thin_line(void **state)
 static void test_dense_ball(void **state)
 {
     (void)state;
-    const size_t n = 300000;
+    /* 70,000 under the sanitizers: still n (n - 1) > 2^32 pairs, the same paths */
+    const size_t n = TEST_SAN(300000, 70000);
     float *r = malloc(n * 6 * sizeof *r);
     uint64_t x = 99;
     for (size_t i = 0; i < n;) {
@@ -411,7 +412,8 @@ static void test_dense_ball(void **state)
 static void test_lattice_exact(void **state)
 {
     (void)state;
-    const int nx = 67, ny = 67, nz = 67;
+    /* 41^3 under the sanitizers: every pair within 2.5 still n (n - 1) > 2^32 */
+    const int nx = TEST_SAN(67, 41), ny = nx, nz = nx;
     const size_t n = (size_t)nx * ny * nz;
     float *r = malloc(n * 6 * sizeof *r);
     size_t i = 0;

@@ -166,7 +166,10 @@ static void test_checkpoint(void **state)
         const char *md = models[m];
         const char *pred = "--set predator_count=3 --set predator_start=0,0,4 "
                            "--set predator_spread=1 --set flee_radius=8 --set flee_weight=20";
-        assert_int_equal(sh("$S init --model %s --count 2000 --seed 5 --out a.npy", md), 0);
+        /* 600 boids under the sanitizers: the same paths (grid, predators, every split) */
+        assert_int_equal(sh("$S init --model %s --count %d --seed 5 --out a.npy", md,
+                            SHOAL_TEST_SANITIZED ? 600 : 2000),
+                         0);
         assert_int_equal(sh("$S step --model %s %s --in a.npy --steps 60 --out one.npy "
                             "--threads 2",
                             md, pred),
@@ -437,8 +440,12 @@ static void test_sweep(void **state)
                      0);
 
     /* kill mid-sweep, resume: the same bytes (members run one at a time, each a while) */
-    const char *slow = "--model steer --vary max_speed=2:9:1 --seeds 1..2 --count 1500 "
-                       "--steps 60 --every 20";
+    /* 500 boids under the sanitizers, where a member still takes a while (ASan) */
+    const char *slow = SHOAL_TEST_SANITIZED
+                           ? "--model steer --vary max_speed=2:9:1 --seeds 1..2 --count 500 "
+                             "--steps 60 --every 20"
+                           : "--model steer --vary max_speed=2:9:1 --seeds 1..2 --count 1500 "
+                             "--steps 60 --every 20";
     assert_int_equal(sh("$S sweep %s --out full --jobs 2 --threads 2", slow), 0);
     assert_int_equal(sh("$S sweep %s --out part --jobs 1 --threads 1 & pid=$!; i=0; while [ ! -e "
                         "part/members/member_000002.csv ] && [ $i -lt 6000 ]; do sleep 0.01; "

@@ -138,18 +138,21 @@ static shoal_scene scene_of(shoal_model m, int extras)
 static void test_engine_orders(void **state)
 {
     (void)state;
+    /* 2 steps under the sanitizers: the first steps take every path of verify and the engine;
+     * the gcc and coverage suites check 4 */
+    const int steps = TEST_SAN(4, 2);
     for (int m = 0; m < SHOAL_MODEL_COUNT; m++) {
         shoal_scene sc = scene_of((shoal_model)m, 1);
         float *rows = initial(&sc.desc, 7);
         for (int brute = 0; brute < 2; brute++) {
             shoal_sim_desc od = sc.desc;
             od.neighbors = brute ? SHOAL_NEIGHBORS_BRUTE : SHOAL_NEIGHBORS_GRID;
-            double *t = engine_trajectory(&od, &sc, rows, 4);
+            double *t = engine_trajectory(&od, &sc, rows, steps);
             for (int ref = 0; ref < 2; ref++) {
                 shoal_verify_report rep[4];
-                verify_run(&sc.desc, &sc, ref ? SHOAL_VERIFY_F64 : SHOAL_VERIFY_F32, t, 4, rep);
+                verify_run(&sc.desc, &sc, ref ? SHOAL_VERIFY_F64 : SHOAL_VERIFY_F32, t, steps, rep);
                 double worst = 0;
-                for (int k = 0; k < 4; k++) {
+                for (int k = 0; k < steps; k++) {
                     if (rep[k].verdict != SHOAL_VERDICT_AGREES &&
                         rep[k].verdict != SHOAL_VERDICT_TIE)
                         fail_msg("%s %s vs %s step %d: %s %s", shoal_model_name((shoal_model)m),
