@@ -223,10 +223,10 @@ phase "min suite" min_suite
 # (tools/pip_check.sh, docs/PYTHON.md).
 phase "pip install . (wait; tools/pip_check.sh)" bg_wait pip_check
 # Fuzz every parser (.npy, scene, OBJ, Unity buffer, command line) with
-# libFuzzer + ASan + UBSan; a crash fails the run (tools/fuzz.sh, docs/ROBUSTNESS.md). 15 s
-# each here (every saved regression input also runs in test_robust); longer
-# runs by hand: tools/fuzz.sh 600.
+# libFuzzer + ASan + UBSan; a crash fails the run (tools/fuzz.sh, docs/ROBUSTNESS.md). 10 s
+# each here, from the seed corpus (every saved regression input also runs in test_robust);
+# longer runs by hand: tools/fuzz.sh 600.
 phase "fuzz build (wait)" bg_wait fuzz_build
-phase "fuzz (15 s a parser)" tools/fuzz.sh 15
+phase "fuzz (10 s a parser)" tools/fuzz.sh 10
 # Line and branch coverage of the build-min suite run above (docs/TESTING.md).
 phase "coverage report" tools/coverage.sh build-min
